@@ -1,0 +1,21 @@
+/*
+ * output.h - output files that never look complete when they are not:
+ * write under DIR/.NAME.tmp, then rename over DIR/NAME.
+ */
+#ifndef RS_OUTPUT_H
+#define RS_OUTPUT_H
+
+#include <stddef.h>
+
+#include "base.h"
+
+/* Create directory `dir` and its parents if missing. RS_EIO with err
+ * naming the directory. */
+int rs_output_mkdir(const char *dir, rs_err *err);
+
+/* Write len bytes to dir/name atomically (temporary file, fsync-free
+ * rename). RS_EIO with err naming the file on any failure; the temporary
+ * is removed then. */
+int rs_output_write(const char *dir, const char *name, const char *data, size_t len, rs_err *err);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * summary.c - builds summary.json. Key order is fixed (insertion order),
+ * numbers are integers where the simulation computed integers (times in
+ * picoseconds, counts), so the same run gives the same bytes; only wall_s
+ * and peak_rss_bytes describe the host and differ between runs.
+ */
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[0..n): the smallest value with at
+ * least q of the samples at or below it. */
+static uint64_t pct(const uint64_t *v, size_t n, double q)
+{
+    size_t r = (size_t)(q * (double)n + 0.999999999);
+    if (r < 1)
+        r = 1;
+    if (r > n)
+        r = n;
+    return v[r - 1];
+}
+
+static json_t *fct_stats(rs_net *net)
+{
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    json_t *o = json_object();
+    if (n == 0) {
+        json_object_set_new(o, "min", json_null());
+        json_object_set_new(o, "mean", json_null());
+        json_object_set_new(o, "p50", json_null());
+        json_object_set_new(o, "p99", json_null());
+        json_object_set_new(o, "max", json_null());
+        return o;
+    }
+    uint64_t *v = malloc(n * sizeof *v);
+    if (!v) {
+        json_decref(o);
+        return NULL;
+    }
+    unsigned __int128 sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = t[i].end - t[i].start;
+        sum += v[i];
+    }
+    qsort(v, n, sizeof *v, cmp_u64);
+    json_object_set_new(o, "min", json_integer((json_int_t)v[0]));
+    json_object_set_new(o, "mean", json_integer((json_int_t)((sum + n / 2) / n)));
+    json_object_set_new(o, "p50", json_integer((json_int_t)pct(v, n, 0.50)));
+    json_object_set_new(o, "p99", json_integer((json_int_t)pct(v, n, 0.99)));
+    json_object_set_new(o, "max", json_integer((json_int_t)v[n - 1]));
+    free(v);
+    return o;
+}
+
+#define I(x) json_integer((json_int_t)(x))
+
+json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info)
+{
+    rs_net_stats st;
+    rs_net_topo_info ti;
+    rs_net_stats_get(net, &st);
+    rs_net_topo_info_get(net, &ti);
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "format", json_string("railsim-summary"));
+    json_object_set_new(o, "version", I(1));
+    json_object_set_new(o, "railsim", json_string(RS_VERSION));
+    json_object_set_new(o, "status", json_string(info->status == RS_OK ? "complete" : "incomplete"));
+    json_object_set_new(o, "scenario", rs_scenario_to_json(sc));
+    json_object_set_new(o, "sim_end_ps", I(rs_net_now(net)));
+
+    json_t *topo = json_object();
+    json_object_set_new(topo, "kind", json_string(sc->net.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat-tree"));
+    json_object_set_new(topo, "gpus", I(sc->net.gpus));
+    json_object_set_new(topo, "hb_domains", I(ti.hb_domains));
+    json_object_set_new(topo, "planes", I(ti.planes));
+    json_object_set_new(topo, "tiers", I(ti.tiers));
+    json_object_set_new(topo, "switches", I(ti.switches));
+    json_object_set_new(topo, "links", I(ti.links));
+    json_object_set_new(o, "topology", topo);
+
+    json_t *flows = json_object();
+    json_object_set_new(flows, "count", I(st.msgs));
+    json_object_set_new(flows, "completed", I(st.msgs_done));
+    json_object_set_new(flows, "bytes", I(st.msg_bytes));
+    json_object_set_new(flows, "fct_ps", fct_stats(net));
+    json_object_set_new(o, "flows", flows);
+
+    json_t *pk = json_object();
+    json_object_set_new(pk, "sent", I(st.pkts_sent));
+    json_object_set_new(pk, "delivered", I(st.pkts_delivered));
+    json_object_set_new(pk, "dropped", I(st.pkts_dropped));
+    json_object_set_new(pk, "retransmitted", I(st.pkts_retransmitted));
+    json_object_set_new(pk, "data", I(st.data_pkts));
+    json_object_set_new(pk, "control", I(st.ctrl_pkts));
+    json_object_set_new(pk, "naks", I(st.naks));
+    json_object_set_new(pk, "timeouts", I(st.timeouts));
+    json_object_set_new(pk, "in_flight", I(st.pkts_in_flight));
+    json_object_set_new(o, "packets", pk);
+
+    json_t *by = json_object();
+    json_object_set_new(by, "nic", I(st.nic_bytes));
+    json_object_set_new(by, "hb", I(st.hb_bytes));
+    json_object_set_new(o, "payload_bytes", by);
+    json_object_set_new(o, "max_queue_bytes", I(st.max_queue_bytes));
+    json_object_set_new(o, "packet_hops", I(st.packet_hops));
+    json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net))));
+    json_object_set_new(o, "wall_s", json_real(info->wall_s));
+    json_object_set_new(o, "peak_rss_bytes", I(info->peak_rss_bytes));
+    return o;
+}

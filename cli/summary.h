@@ -1,0 +1,22 @@
+/*
+ * summary.h - the run summary (docs/summary-format.md): what a run
+ * measured, as a JSON object built from the network's statistics.
+ */
+#ifndef RS_SUMMARY_H
+#define RS_SUMMARY_H
+
+#include <jansson.h>
+
+#include "net.h"
+#include "scenario.h"
+
+typedef struct rs_run_info {
+    double wall_s;
+    uint64_t peak_rss_bytes;
+    int status;            /* RS_OK or why the run stopped */
+} rs_run_info;
+
+/* New JSON object (caller: json_decref), NULL on ENOMEM. */
+json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * pool.h - fixed-size object pool: slabs carved into a free list.
+ *
+ * For objects created and freed on the run loop's hot path (packet
+ * descriptors). rs_pool_get is a pointer pop in the common case; a new slab
+ * is allocated only when the free list is empty, and slabs are returned
+ * only by rs_pool_fini. The pool counts live objects so that tests and
+ * end-of-run checks can assert that everything came back. Debug builds
+ * poison freed objects (0xdd) to catch use after free.
+ */
+#ifndef RS_POOL_H
+#define RS_POOL_H
+
+#include "base.h"
+
+typedef struct rs_pool {
+    void *free;       /* singly linked through the first word of each object */
+    void *slabs;      /* singly linked list of slabs, for fini */
+    size_t obj_size;  /* >= sizeof(void *), rounded to 8 */
+    size_t per_slab;
+    uint64_t live;    /* objects handed out and not yet returned */
+    uint64_t capacity;
+} rs_pool;
+
+/* obj_size: bytes per object; per_slab: objects per allocation (0: a
+ * default sized for about 64 KiB slabs). */
+void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab);
+void rs_pool_fini(rs_pool *p); /* frees every slab, live objects too */
+
+void *rs_pool_grow_get(rs_pool *p); /* slow path: NULL on ENOMEM */
+
+/* An object of obj_size bytes, contents undefined. NULL on ENOMEM. */
+static inline void *rs_pool_get(rs_pool *p)
+{
+    void *o = p->free;
+    if (RS_UNLIKELY(!o))
+        return rs_pool_grow_get(p);
+    p->free = *(void **)o;
+    p->live++;
+    return o;
+}
+
+void rs_pool_poison(rs_pool *p, void *o);
+
+/* Return an object obtained from rs_pool_get on this pool. */
+static inline void rs_pool_put(rs_pool *p, void *o)
+{
+    RS_ASSERT(p->live > 0);
+#ifndef NDEBUG
+    rs_pool_poison(p, o);
+#endif
+    *(void **)o = p->free;
+    p->free = o;
+    p->live--;
+}
+
+static inline uint64_t rs_pool_live(const rs_pool *p) { return p->live; }
+
+#endif

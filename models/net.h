@@ -1,0 +1,128 @@
+/*
+ * net.h - railsim's network: build it from a configuration, send messages
+ * between GPUs with a completion callback, schedule callbacks, run.
+ *
+ * This is the interface collectives and replay use, and the one another
+ * simulator can embed. A network owns its simulation clock (rs_sim), its
+ * topology (GPUs with NICs, rail/spine switches, NVSwitch HB domains) and
+ * everything in flight.
+ *
+ * GPUs are numbered 0..gpus-1. GPU g sits in HB domain g / hb_size at local
+ * rank (and rail) g % hb_size. A message between two GPUs of one HB domain
+ * crosses the NVSwitch; otherwise it crosses the Ethernet fabric from the
+ * source's NIC. On a rail-only network a message between different rails
+ * of different domains is forwarded (as NCCL's PXN does): first over the
+ * source's HB domain to the GPU on the destination's rail, then over that
+ * rail, pipelined in chunks of transport.relay_chunk_bytes.
+ */
+#ifndef RS_NET_H
+#define RS_NET_H
+
+#include "base.h"
+#include "sim.h"
+
+typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
+typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
+typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
+
+/* Every field is a scenario key (docs/scenario-format.md names them); the
+ * defaults come from rs_net_config_default. Plain value type. */
+typedef struct rs_net_config {
+    uint64_t seed;
+    rs_topo_kind kind;           /* topology.kind */
+    uint32_t gpus;               /* topology.gpus */
+    uint32_t hb_size;            /* topology.hb_size: GPUs per HB domain (= rails) */
+    uint32_t radix;              /* topology.radix: ports per Ethernet switch */
+    double nic_gbps;             /* topology.nic_gbps: GPU NIC <-> leaf links */
+    double link_gbps;            /* topology.link_gbps: switch <-> switch links */
+    double hb_gbps;              /* topology.hb_gbps: per GPU per direction in the HB domain */
+    double oversubscription;     /* topology.oversubscription: leaf down:up ratio (1 = full bisection) */
+    double link_latency_ns;      /* topology.link_latency_ns: propagation per Ethernet link */
+    double switch_latency_ns;    /* topology.switch_latency_ns: pipeline latency per switch */
+    double hb_latency_ns;        /* topology.hb_latency_ns: GPU -> NVSwitch -> GPU, each way half */
+    uint32_t mtu;                /* topology.mtu: RoCE payload bytes per packet */
+    uint32_t hb_mtu;             /* topology.hb_mtu: bytes per HB transfer unit */
+    uint64_t buffer_bytes;       /* topology.buffer_bytes: per switch egress port */
+    rs_transport_kind transport; /* transport.kind */
+    uint32_t ack_every;          /* transport.ack_every: coalesce one ACK per N packets */
+    double rto_us;               /* transport.rto_us: retransmit timeout */
+    uint64_t relay_chunk_bytes;  /* transport.relay_chunk_bytes: PXN pipeline chunk */
+    uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
+    rs_ecmp_mode ecmp;           /* routing.ecmp */
+} rs_net_config;
+
+void rs_net_config_default(rs_net_config *c);
+
+typedef struct rs_net rs_net;
+
+/* Build the network described by *c (copied). On bad configuration returns
+ * RS_EINVAL / RS_ERANGE with err naming the scenario key; RS_ENOMEM.
+ * *out is owned by the caller: rs_net_destroy. */
+int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
+void rs_net_destroy(rs_net *net); /* NULL is a no-op */
+
+rs_sim *rs_net_sim(rs_net *net);
+static inline rs_time rs_net_now(rs_net *net) { return rs_sim_now(rs_net_sim(net)); }
+uint32_t rs_net_gpus(const rs_net *net);
+
+/* Called when a message has fully arrived at its destination GPU. */
+typedef void (*rs_net_done_fn)(void *ctx, rs_net *net, uint64_t tag);
+/* Called at a scheduled time. */
+typedef void (*rs_net_timer_fn)(void *ctx, rs_net *net, uint64_t arg);
+
+/* Send `bytes` (0 allowed: one empty packet) from GPU src to GPU dst,
+ * starting now; done(ctx, net, tag) runs when the last byte has arrived.
+ * src == dst completes at once (after no network time). RS_EINVAL for a GPU
+ * id out of range, RS_ENOMEM. ctx is borrowed until done runs. */
+int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                rs_net_done_fn done, void *ctx, uint64_t tag);
+
+/* Run fn(ctx, net, arg) at absolute time t >= now. */
+void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
+
+/* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
+ * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
+int rs_net_run(rs_net *net, rs_time until);
+
+/* Topology facts. */
+typedef struct rs_net_topo_info {
+    uint32_t switches;   /* Ethernet switches */
+    uint32_t links;      /* Ethernet cables (each two directed links), NIC cables included */
+    uint32_t tiers;      /* Ethernet switch tiers (max over planes) */
+    uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */
+    uint32_t hb_domains;
+} rs_net_topo_info;
+void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out);
+
+/* Number of Ethernet links on the shortest network path from the NIC of
+ * GPU a to the NIC of GPU b, or -1 if no network path joins them (e.g.
+ * different rails on rail-only). Same GPU: 0. */
+int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b);
+
+/* Totals since creation. */
+typedef struct rs_net_stats {
+    uint64_t msgs, msgs_done, msg_bytes;
+    uint64_t pkts_sent;        /* packets put on a first link by an endpoint, ACK/NAK included */
+    uint64_t pkts_delivered;   /* packets that reached their destination endpoint */
+    uint64_t pkts_dropped;     /* packets dropped anywhere */
+    uint64_t pkts_retransmitted; /* data packets sent again */
+    uint64_t data_pkts, ctrl_pkts; /* of pkts_sent: data, ACK/NAK */
+    uint64_t timeouts, naks;
+    uint64_t packet_hops;      /* packets that crossed one link, all kinds */
+    uint64_t hb_bytes;         /* payload bytes that crossed an HB domain */
+    uint64_t nic_bytes;        /* payload bytes that left a NIC onto the fabric */
+    uint64_t max_queue_bytes;  /* deepest switch egress queue seen */
+    uint64_t pkts_in_flight;   /* packets alive now (0 after a clean run) */
+} rs_net_stats;
+void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
+
+/* Completion times of finished messages, in completion order:
+ * n entries of (start, end). Borrowed; valid until the next send. */
+typedef struct rs_net_msg_time {
+    rs_time start, end;
+    uint32_t src, dst;
+    uint64_t bytes;
+} rs_net_msg_time;
+const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * netint.h - the network's private data layout, shared by the models'
+ * .c files (topology, fabric, transport, net). Not for other layers.
+ *
+ * Everything is a dense array indexed by uint32_t ids: nodes (GPUs first,
+ * so node id == GPU id for GPUs, then Ethernet switches, then one NVSwitch
+ * per HB domain), ports (each the egress side of one directed link; a cable
+ * is two ports pointing at each other), flows (one transport stream, a QP)
+ * and messages (what the user sent). Packets are pooled descriptors.
+ */
+#ifndef RS_NETINT_H
+#define RS_NETINT_H
+
+#include "net.h"
+#include "pool.h"
+#include "rng.h"
+
+#define RS_NPRIO 8
+#define RS_NONE UINT32_MAX
+
+/* Bytes around a RoCEv2 payload on the wire (all counted in serialization):
+ * Ethernet header 14 + IPv4 20 + UDP 8 + IB BTH 12, ICRC 4, FCS 4, plus the
+ * 8-byte preamble/SFD and 12-byte inter-frame gap. RETH (16) rides on the
+ * first packet of an RDMA WRITE; AETH (4) on ACK/NAK. An HB transfer unit
+ * carries a 16-byte header (NVLink flit overhead is below our resolution). */
+enum {
+    RS_WIRE_ROCE = 14 + 20 + 8 + 12 + 4 + 4 + 8 + 12,
+    RS_WIRE_RETH = 16,
+    RS_WIRE_AETH = 4,
+    RS_WIRE_HB = 16,
+    RS_ETH_MIN_FRAME = 64 /* minimum frame (FCS included), before preamble/IFG */
+};
+
+enum rs_pkt_type { RS_PKT_DATA = 0, RS_PKT_ACK = 1, RS_PKT_NAK = 2 };
+
+enum rs_pkt_flags {
+    RS_PF_FIRST = 1,  /* first packet of the message: RDMA WRITE First/Only, RETH */
+    RS_PF_LAST = 2,   /* last packet: WRITE Last/Only, AckReq set */
+    RS_PF_RETX = 4    /* sent before: a retransmission */
+};
+
+typedef struct rs_pkt {
+    struct rs_pkt *next;  /* egress queue or in-flight list link */
+    rs_time t_arr;        /* when the last bit reaches the far end (+ switch latency) */
+    uint32_t flow;        /* flow index */
+    uint32_t psn;         /* data: PSN; ACK/NAK: the PSN acknowledged / expected */
+    uint32_t src;         /* source GPU (hashed by ECMP) */
+    uint32_t dst;         /* destination GPU (what switches route on) */
+    uint32_t payload;     /* payload bytes */
+    uint32_t wire;        /* bytes serialized on the wire */
+    uint32_t link;        /* port whose link carries it now */
+    uint16_t entropy;     /* UDP source port: the ECMP entropy */
+    uint8_t type, prio, flags, hops;
+} rs_pkt;
+
+enum rs_node_kind { RS_NODE_GPU = 0, RS_NODE_SWITCH = 1, RS_NODE_HB = 2 };
+
+typedef struct rs_node {
+    uint32_t port_base;   /* first port id; ports are contiguous */
+    uint32_t nports;
+    uint32_t entity;      /* engine entity id */
+    uint32_t sw;          /* switch index (switches), else RS_NONE */
+    uint8_t kind;
+    uint8_t tier;         /* switches: 1 leaf, 2, 3 */
+    uint16_t plane;       /* switches: rail plane (rail-only) or 0 */
+    uint32_t ordinal;     /* index among switches of its plane and tier, for naming */
+} rs_node;
+
+enum rs_port_kind { RS_PORT_NIC = 0, RS_PORT_GPU_HB = 1, RS_PORT_SWITCH = 2, RS_PORT_HB = 3 };
+
+typedef struct rs_port {
+    /* hot: touched for every packet */
+    rs_time busy_until;        /* the current transmission ends */
+    rs_pkt *fly_head, *fly_tail; /* on the link, in arrival order */
+    rs_pkt *qh[RS_NPRIO], *qt[RS_NPRIO];
+    uint64_t qbytes;           /* bytes queued (not counting the frame on the wire) */
+    uint64_t limit;            /* tail-drop limit on qbytes */
+    uint64_t ps_per_byte;      /* serialization per byte when exact, else 0 */
+    uint64_t rate_bps;
+    rs_time prop;              /* propagation + the receiver's pipeline latency */
+    uint32_t node, peer_node;
+    uint32_t peer_port;        /* the reverse direction's port (at peer_node) */
+    uint32_t entity;
+    uint32_t act_head, act_tail; /* GPU ports: flows with packets to send (round robin) */
+    uint8_t qmask;             /* bit p set: queue p non-empty */
+    uint8_t tx_sched;          /* a tx-done event is pending */
+    uint8_t up;
+    uint8_t kind;
+    /* cold: counters */
+    uint64_t tx_pkts, tx_bytes, drops, max_qbytes;
+} rs_port;
+
+typedef struct rs_flow {
+    uint64_t bytes;
+    uint32_t src, dst;       /* GPUs */
+    uint32_t port;           /* egress port at the source */
+    uint32_t npkts, mtu;
+    uint32_t snd_nxt;        /* next PSN to send */
+    uint32_t snd_una;        /* oldest unacknowledged PSN */
+    uint32_t max_sent;       /* one past the highest PSN ever sent */
+    uint32_t rcv_nxt;        /* receiver: next expected PSN (ideal: packets received) */
+    uint32_t since_ack;      /* receiver: in-order packets since the last ACK */
+    uint32_t next_active;    /* link in the port's round-robin list */
+    uint32_t msg;            /* owning message */
+    uint32_t chunk;          /* relay chunk index, or RS_NONE */
+    rs_time last_progress;   /* sender: last ACK advance or go-back */
+    uint16_t entropy;
+    uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
+    uint8_t active;          /* in its port's round-robin list */
+    uint8_t nak_pending;     /* receiver: a NAK for rcv_nxt is outstanding */
+    uint8_t timer;           /* sender: an RTO event is pending */
+    uint8_t tx_done, rx_done;
+} rs_flow;
+
+typedef struct rs_msg {
+    uint64_t bytes;
+    uint64_t tag;
+    rs_net_done_fn done;
+    void *ctx;
+    rs_time start;
+    uint32_t src, dst;
+    uint32_t relay;          /* PXN intermediate GPU, or RS_NONE */
+    uint32_t nchunks;        /* relay: chunks */
+    uint32_t hb_next;        /* relay: next chunk to send over HB */
+    uint32_t net_next;       /* relay: next chunk to send over the rail */
+    uint32_t hb_ready;       /* relay: chunks that crossed the HB domain */
+    uint32_t net_busy;       /* relay: a rail chunk is in flight */
+    uint32_t chunks_done;
+} rs_msg;
+
+/* Per-switch forwarding state: next-hop sets toward each leaf switch. */
+typedef struct rs_switch {
+    uint32_t node;
+    uint32_t leaf_index;     /* index among leaves, or RS_NONE */
+    uint32_t *nh_off;        /* per leaf: offset into net->nh, RS_NONE if unreachable */
+    uint64_t hash_salt;      /* per-switch ECMP hash seed */
+    rs_rng rng;              /* per-packet spraying */
+} rs_switch;
+
+struct rs_net {
+    rs_sim *sim;
+    rs_net_config cfg;
+    uint32_t gpus, K, domains;
+
+    rs_node *nodes;
+    uint32_t nnodes, nswitches, first_switch, first_hb;
+    rs_port *ports;
+    uint32_t nports;
+    rs_switch *sw;
+    uint32_t nleaves;
+    uint32_t *leaf_of_gpu;   /* switch index of the leaf each GPU's NIC hangs off */
+    uint32_t *leaf_port;     /* the leaf's port toward that GPU */
+    uint32_t *nh;            /* next-hop sets: [count, port, port, ...] */
+    size_t nh_len;
+    uint8_t *leaf_dist;      /* [leaf][switch] hops between switches, 255 = none */
+    uint32_t tiers, planes, cables;
+
+    rs_pool pkts;
+    rs_pool timers;          /* rs_net_at records */
+    rs_flow *flows;
+    uint32_t nflows, capflows;
+    rs_msg *msgs;
+    uint32_t nmsgs, capmsgs;
+    rs_net_msg_time *done_times;
+    size_t ndone, capdone;
+
+    uint32_t ent_driver;     /* entity for timers scheduled through the API */
+    rs_time rto;
+    uint64_t ps_per_byte_nic;
+    rs_net_stats st;
+};
+
+/* topo.c */
+int rs_topo_build(rs_net *net, rs_err *err);
+int rs_topo_route(rs_net *net);
+
+/* fabric.c: ports and switches */
+void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt);
+void rs_port_kick(rs_net *net, rs_port *p);
+void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt);
+
+/* transport.c: NIC side */
+rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);
+void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt);
+void rs_flow_activate(rs_net *net, uint32_t f);
+int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out);
+
+/* net.c: message-level progress */
+void rs_msg_flow_done(rs_net *net, uint32_t f);
+
+#endif

@@ -1,0 +1,502 @@
+/*
+ * topo.c - topology builders and routing tables.
+ *
+ * Builders turn (GPUs, HB size K, radix R, rates, latencies) into nodes and
+ * cables. Both designs are built from one routine that makes a folded Clos
+ * over a list of leaf switches ("plane"):
+ *
+ *   fat-tree   one plane over all GPUs. Leaves are rail-pure (rail-optimized):
+ *              leaf j of rail r holds GPU r of up to `dl` consecutive HB
+ *              domains; tiers above join all rails with full bisection
+ *              (or the leaf's oversubscription).
+ *   rail-only  one plane per rail r holding GPU r of every domain; a rail
+ *              that fits in one switch is one switch, else its own Clos.
+ *
+ * A plane of L leaves: L = 1 is one switch; L <= R is two tiers (leaf,
+ * spine); L <= R*R/2 is three (leaf, aggregation in pods of R/2 leaves,
+ * core). Where a tier above is not full, fewer upper switches are used with
+ * parallel cables so that every leaf keeps all its uplinks (full bisection
+ * at the fewest switches). A leaf has dl = floor(R*o/(o+1)) GPU ports and
+ * R - dl uplinks for oversubscription o.
+ *
+ * Routing is computed from the built graph, never per topology: a BFS from
+ * every leaf over the switch-to-switch links that are up gives hop
+ * distances; a switch's next hops toward a leaf are all its up ports whose
+ * neighbour is one hop closer (every equal-cost path). A switch stores one
+ * next-hop set per leaf (deduplicated); the leaf itself forwards to the
+ * GPU's port directly. Recomputing after a failure is another rs_topo_route.
+ */
+#include "netint.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum cable_kind { CABLE_NIC, CABLE_SW, CABLE_HB };
+
+typedef struct cable {
+    uint32_t a, b;
+    uint8_t kind;
+} cable;
+
+typedef struct builder {
+    rs_net *net;
+    cable *cables;
+    size_t ncables, capcables;
+    uint32_t capnodes;
+    uint32_t *ord;           /* next switch ordinal per [plane * 4 + tier] */
+} builder;
+
+static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint32_t *id)
+{
+    rs_net *net = b->net;
+    if (net->nnodes == b->capnodes) {
+        uint32_t cap = b->capnodes ? b->capnodes * 2 : 1024;
+        rs_node *n = realloc(net->nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            return RS_ENOMEM;
+        net->nodes = n;
+        b->capnodes = cap;
+    }
+    rs_node *n = &net->nodes[net->nnodes];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->tier = tier;
+    n->plane = plane;
+    n->sw = RS_NONE;
+    if (kind == RS_NODE_SWITCH)
+        n->ordinal = b->ord[plane * 4u + tier]++;
+    *id = net->nnodes++;
+    return RS_OK;
+}
+
+static int add_cable(builder *b, uint32_t x, uint32_t y, uint8_t kind)
+{
+    if (b->ncables == b->capcables) {
+        size_t cap = b->capcables ? b->capcables * 2 : 4096;
+        cable *c = realloc(b->cables, cap * sizeof *c);
+        if (!c)
+            return RS_ENOMEM;
+        b->cables = c;
+        b->capcables = cap;
+    }
+    b->cables[b->ncables++] = (cable){ x, y, kind };
+    return RS_OK;
+}
+
+/* Smallest divisor of n that is >= lo (n itself at worst). */
+static uint32_t divisor_at_least(uint32_t n, uint32_t lo)
+{
+    for (uint32_t d = lo ? lo : 1; d < n; d++)
+        if (n % d == 0)
+            return d;
+    return n;
+}
+
+#define TRY(x) do { int rc_ = (x); if (rc_ != RS_OK) return rc_; } while (0)
+
+/* Build one plane: nl leaves, leaf i holding gpus[start[i] .. start[i+1]),
+ * each leaf with `up` uplinks when nl > 1. Returns the plane's tier count. */
+static int build_plane(builder *b, uint16_t plane, const uint32_t *gpus,
+                       const uint32_t *start, uint32_t nl, uint32_t up,
+                       uint32_t *tiers, rs_err *err)
+{
+    uint32_t R = b->net->cfg.radix, half = R / 2;
+    uint32_t first_leaf = b->net->nnodes;
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t leaf;
+        TRY(add_node(b, RS_NODE_SWITCH, 1, plane, &leaf));
+        for (uint32_t k = start[i]; k < start[i + 1]; k++)
+            TRY(add_cable(b, gpus[k], leaf, CABLE_NIC));
+    }
+    if (nl == 1) {
+        *tiers = 1;
+        return RS_OK;
+    }
+    if (nl <= R) {
+        uint32_t S = divisor_at_least(up, (nl * up + R - 1) / R);
+        uint32_t per = up / S;
+        uint32_t first_spine = b->net->nnodes;
+        for (uint32_t s = 0; s < S; s++) {
+            uint32_t id;
+            TRY(add_node(b, RS_NODE_SWITCH, 2, plane, &id));
+        }
+        for (uint32_t i = 0; i < nl; i++)
+            for (uint32_t s = 0; s < S; s++)
+                for (uint32_t k = 0; k < per; k++)
+                    TRY(add_cable(b, first_leaf + i, first_spine + s, CABLE_SW));
+        *tiers = 2;
+        return RS_OK;
+    }
+    uint32_t pods = (nl + half - 1) / half;
+    if (half == 0 || pods > R)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.radix: %u-port switches cannot join %u leaf switches in 3 tiers "
+                          "(at most %u); expected a larger radix or fewer GPUs",
+                          R, nl, R * half);
+    /* Aggregation: `up` switches per pod, leaf i of the pod -> each of them. */
+    uint32_t first_agg = b->net->nnodes;
+    for (uint32_t p = 0; p < pods; p++)
+        for (uint32_t a = 0; a < up; a++) {
+            uint32_t id;
+            TRY(add_node(b, RS_NODE_SWITCH, 2, plane, &id));
+        }
+    for (uint32_t i = 0; i < nl; i++) {
+        uint32_t pod = i / half;
+        for (uint32_t a = 0; a < up; a++)
+            TRY(add_cable(b, first_leaf + i, first_agg + pod * up + a, CABLE_SW));
+    }
+    /* Core: group a joins aggregation switch a of every pod. */
+    uint32_t C = divisor_at_least(half, (pods * half + R - 1) / R);
+    uint32_t per = half / C;
+    uint32_t first_core = b->net->nnodes;
+    for (uint32_t a = 0; a < up; a++)
+        for (uint32_t c = 0; c < C; c++) {
+            uint32_t id;
+            TRY(add_node(b, RS_NODE_SWITCH, 3, plane, &id));
+        }
+    for (uint32_t p = 0; p < pods; p++)
+        for (uint32_t a = 0; a < up; a++)
+            for (uint32_t c = 0; c < C; c++)
+                for (uint32_t k = 0; k < per; k++)
+                    TRY(add_cable(b, first_agg + p * up + a, first_core + a * C + c, CABLE_SW));
+    *tiers = 3;
+    return RS_OK;
+}
+
+static int check_config(const rs_net_config *c, rs_err *err)
+{
+    if (c->gpus == 0)
+        return rs_err_set(err, RS_EINVAL, "topology.gpus: expected at least 1 GPU");
+    if (c->hb_size == 0 || c->gpus % c->hb_size != 0)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.gpus: %u GPUs do not fill HB domains of topology.hb_size=%u; "
+                          "expected a multiple of %u", c->gpus, c->hb_size, c->hb_size);
+    if (c->hb_size > 65535)
+        return rs_err_set(err, RS_EINVAL, "topology.hb_size: expected at most 65535 GPUs per HB domain");
+    if (c->radix < 2 || c->radix % 2 != 0 || c->radix > 65536)
+        return rs_err_set(err, RS_EINVAL, "topology.radix: expected an even number of switch ports from 2 to 65536, got %u", c->radix);
+    const struct { const char *key; double v; } rates[] = {
+        { "topology.nic_gbps", c->nic_gbps },
+        { "topology.link_gbps", c->link_gbps },
+        { "topology.hb_gbps", c->hb_gbps },
+    };
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        if (!(rates[i].v > 0.0 && rates[i].v <= 1e6) || llround(rates[i].v * 1e9) == 0)
+            return rs_err_set(err, RS_EINVAL, "%s: expected a rate above 0 and at most 1000000 Gb/s", rates[i].key);
+    if (!(c->oversubscription >= 1.0 && c->oversubscription <= 64.0))
+        return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
+    if (c->mtu < 1 || c->hb_mtu < 1)
+        return rs_err_set(err, RS_EINVAL, "topology.mtu: expected a positive packet size");
+    if (c->buffer_bytes < (uint64_t)c->mtu + RS_WIRE_ROCE + RS_WIRE_RETH)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.buffer_bytes: %llu bytes cannot hold one %u-byte packet; expected at least %u",
+                          (unsigned long long)c->buffer_bytes, c->mtu, c->mtu + RS_WIRE_ROCE + RS_WIRE_RETH);
+    if (c->ack_every == 0)
+        return rs_err_set(err, RS_EINVAL, "transport.ack_every: expected at least 1");
+    if (c->relay_chunk_bytes == 0)
+        return rs_err_set(err, RS_EINVAL, "transport.relay_chunk_bytes: expected at least 1 byte");
+    if (c->prio >= RS_NPRIO)
+        return rs_err_set(err, RS_EINVAL, "transport.priority: expected a priority from 0 to 7");
+    rs_time t;
+    if (rs_time_from_ns(c->link_latency_ns, &t) || rs_time_from_ns(c->switch_latency_ns, &t) ||
+        rs_time_from_ns(c->hb_latency_ns, &t) || rs_time_from_us(c->rto_us, &t) || t == 0)
+        return rs_err_set(err, RS_EINVAL, "topology latencies and transport.rto_us: expected non-negative times "
+                          "(rto_us above 0) below 10^8 seconds");
+    return RS_OK;
+}
+
+static void init_port(rs_net *net, rs_port *p, uint32_t node, uint32_t peer, uint32_t peer_port,
+                      uint8_t kind, double gbps, rs_time prop)
+{
+    memset(p, 0, sizeof *p);
+    p->node = node;
+    p->peer_node = peer;
+    p->peer_port = peer_port;
+    p->kind = kind;
+    p->up = 1;
+    p->rate_bps = (uint64_t)llround(gbps * 1e9);
+    p->ps_per_byte = (8 * RS_PS_PER_S) % p->rate_bps == 0 ? 8 * RS_PS_PER_S / p->rate_bps : 0;
+    p->prop = prop;
+    p->limit = kind == RS_PORT_SWITCH ? net->cfg.buffer_bytes : UINT64_MAX;
+    p->act_head = p->act_tail = RS_NONE;
+}
+
+int rs_topo_build(rs_net *net, rs_err *err)
+{
+    const rs_net_config *c = &net->cfg;
+    TRY(check_config(c, err));
+    uint32_t N = c->gpus, K = c->hb_size, R = c->radix, D = N / K;
+    net->gpus = N;
+    net->K = K;
+    net->domains = D;
+    net->planes = c->kind == RS_TOPO_RAIL_ONLY ? K : 1;
+
+    builder b = { .net = net };
+    int rc = RS_ENOMEM;
+    uint32_t *gpus = malloc((size_t)N * sizeof *gpus);
+    uint32_t *start = malloc(((size_t)N + 1) * sizeof *start);
+    b.ord = calloc((size_t)net->planes * 4, sizeof *b.ord);
+    if (!gpus || !start || !b.ord)
+        goto out;
+    for (uint32_t g = 0, id; g < N; g++) /* node id == GPU id */
+        if ((rc = add_node(&b, RS_NODE_GPU, 0, 0, &id)) != RS_OK)
+            goto out;
+
+    uint32_t dl = (uint32_t)floor(R * c->oversubscription / (c->oversubscription + 1.0));
+    if (dl < 1)
+        dl = 1;
+    if (dl >= R)
+        dl = R - 1;
+    uint32_t up = R - dl;
+    net->tiers = 0;
+    /* Each plane lists its rails' GPUs rail by rail and cuts them into
+     * leaves of at most dl GPUs (a whole plane that fits in one switch and
+     * has one rail is a single switch). */
+    uint32_t rails_per_plane = c->kind == RS_TOPO_RAIL_ONLY ? 1 : K;
+    for (uint32_t plane = 0; plane < net->planes; plane++) {
+        uint32_t n = 0, nl = 0;
+        int single = rails_per_plane * D <= R && rails_per_plane == 1;
+        for (uint32_t ri = 0; ri < rails_per_plane; ri++) {
+            uint32_t rail = c->kind == RS_TOPO_RAIL_ONLY ? plane : ri;
+            for (uint32_t d = 0; d < D; d++) {
+                if (single ? n == 0 : d % dl == 0)
+                    start[nl++] = n;
+                gpus[n++] = d * K + rail;
+            }
+        }
+        start[nl] = n;
+        uint32_t t = 0;
+        if ((rc = build_plane(&b, (uint16_t)plane, gpus, start, nl, up, &t, err)) != RS_OK)
+            goto out;
+        if (t > net->tiers)
+            net->tiers = t;
+    }
+    net->first_hb = net->nnodes;
+    net->first_switch = N;
+    net->nswitches = net->first_hb - N;
+    net->cables = (uint32_t)b.ncables;
+    if (K > 1)
+        for (uint32_t d = 0; d < D; d++) {
+            uint32_t hb;
+            if ((rc = add_node(&b, RS_NODE_HB, 0, 0, &hb)) != RS_OK)
+                goto out;
+            for (uint32_t k = 0; k < K; k++)
+                if ((rc = add_cable(&b, d * K + k, hb, CABLE_HB)) != RS_OK)
+                    goto out;
+        }
+
+    /* Ports: count per node, lay out contiguously, then fill cable by cable
+     * (so a GPU's NIC port comes before its HB port, and NVSwitch port k
+     * faces local GPU k). */
+    rc = RS_ENOMEM;
+    uint32_t *fill = calloc(net->nnodes, sizeof *fill);
+    if (!fill)
+        goto out;
+    for (size_t i = 0; i < b.ncables; i++) {
+        net->nodes[b.cables[i].a].nports++;
+        net->nodes[b.cables[i].b].nports++;
+    }
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < net->nnodes; i++) {
+        net->nodes[i].port_base = np;
+        np += net->nodes[i].nports;
+    }
+    net->nports = np;
+    net->ports = malloc((size_t)np * sizeof *net->ports);
+    if (!net->ports) {
+        free(fill);
+        goto out;
+    }
+    rs_time eth_prop, sw_lat, hb_lat;
+    rs_time_from_ns(c->link_latency_ns, &eth_prop);
+    rs_time_from_ns(c->switch_latency_ns, &sw_lat);
+    rs_time_from_ns(c->hb_latency_ns, &hb_lat);
+    for (size_t i = 0; i < b.ncables; i++) {
+        const cable *cb = &b.cables[i];
+        uint32_t pa = net->nodes[cb->a].port_base + fill[cb->a]++;
+        uint32_t pb = net->nodes[cb->b].port_base + fill[cb->b]++;
+        switch (cb->kind) {
+        case CABLE_NIC: /* a = GPU, b = leaf */
+            init_port(net, &net->ports[pa], cb->a, cb->b, pb, RS_PORT_NIC, c->nic_gbps, eth_prop + sw_lat);
+            init_port(net, &net->ports[pb], cb->b, cb->a, pa, RS_PORT_SWITCH, c->nic_gbps, eth_prop);
+            break;
+        case CABLE_SW:
+            init_port(net, &net->ports[pa], cb->a, cb->b, pb, RS_PORT_SWITCH, c->link_gbps, eth_prop + sw_lat);
+            init_port(net, &net->ports[pb], cb->b, cb->a, pa, RS_PORT_SWITCH, c->link_gbps, eth_prop + sw_lat);
+            break;
+        default: /* CABLE_HB: a = GPU, b = NVSwitch; the latency splits over the two hops */
+            init_port(net, &net->ports[pa], cb->a, cb->b, pb, RS_PORT_GPU_HB, c->hb_gbps, hb_lat / 2);
+            init_port(net, &net->ports[pb], cb->b, cb->a, pa, RS_PORT_HB, c->hb_gbps, hb_lat - hb_lat / 2);
+            break;
+        }
+    }
+    free(fill);
+
+    /* Switch records and the GPU -> leaf map. */
+    net->sw = calloc(net->nswitches ? net->nswitches : 1, sizeof *net->sw);
+    net->leaf_of_gpu = malloc((size_t)N * sizeof *net->leaf_of_gpu);
+    net->leaf_port = malloc((size_t)N * sizeof *net->leaf_port);
+    if (!net->sw || !net->leaf_of_gpu || !net->leaf_port)
+        goto out;
+    net->nleaves = 0;
+    for (uint32_t s = 0; s < net->nswitches; s++) {
+        rs_switch *sw = &net->sw[s];
+        sw->node = net->first_switch + s;
+        net->nodes[sw->node].sw = s;
+        sw->leaf_index = net->nodes[sw->node].tier == 1 ? net->nleaves++ : RS_NONE;
+        sw->hash_salt = rs_mix64(c->seed ^ rs_mix64(0x45434d50ULL + s));
+        rs_rng_init(&sw->rng, c->seed, sw->node, 1 /* spraying */);
+    }
+    for (uint32_t g = 0; g < N; g++) {
+        const rs_port *p = &net->ports[net->nodes[g].port_base];
+        net->leaf_of_gpu[g] = net->nodes[p->peer_node].sw;
+        net->leaf_port[g] = p->peer_port;
+    }
+    rc = rs_topo_route(net);
+out:
+    free(gpus);
+    free(start);
+    free(b.ord);
+    free(b.cables);
+    return rc;
+}
+
+/* -- routing ------------------------------------------------------------ */
+
+#define DIST_NONE 255
+
+static inline int port_usable(const rs_net *net, const rs_port *p)
+{
+    return p->up && net->ports[p->peer_port].up;
+}
+
+int rs_topo_route(rs_net *net)
+{
+    uint32_t S = net->nswitches, L = net->nleaves;
+    free(net->leaf_dist);
+    free(net->nh);
+    net->nh = NULL;
+    net->nh_len = 0;
+    net->leaf_dist = malloc((size_t)L * S + 1);
+    uint32_t *queue = malloc(((size_t)S + 1) * sizeof *queue);
+    uint32_t *leaf_sw = malloc(((size_t)L + 1) * sizeof *leaf_sw);
+    int rc = RS_ENOMEM;
+    if (!net->leaf_dist || !queue || !leaf_sw)
+        goto out;
+    for (uint32_t s = 0; s < S; s++)
+        if (net->sw[s].leaf_index != RS_NONE)
+            leaf_sw[net->sw[s].leaf_index] = s;
+
+    /* BFS from every leaf over usable switch-switch links. O(L * (S + E)). */
+    for (uint32_t l = 0; l < L; l++) {
+        uint8_t *dist = net->leaf_dist + (size_t)l * S;
+        memset(dist, DIST_NONE, S);
+        uint32_t qh = 0, qt = 0;
+        dist[leaf_sw[l]] = 0;
+        queue[qt++] = leaf_sw[l];
+        while (qh < qt) {
+            uint32_t s = queue[qh++];
+            const rs_node *n = &net->nodes[net->sw[s].node];
+            for (uint32_t i = 0; i < n->nports; i++) {
+                const rs_port *p = &net->ports[n->port_base + i];
+                const rs_node *peer = &net->nodes[p->peer_node];
+                if (peer->kind != RS_NODE_SWITCH || !port_usable(net, p))
+                    continue;
+                if (dist[peer->sw] == DIST_NONE && dist[s] + 1 < DIST_NONE) {
+                    dist[peer->sw] = (uint8_t)(dist[s] + 1);
+                    queue[qt++] = peer->sw;
+                }
+            }
+        }
+    }
+
+    /* Next-hop sets, deduplicated per switch by content. */
+    size_t cap = 4096;
+    net->nh = malloc(cap * sizeof *net->nh);
+    uint64_t *seen_hash = NULL;
+    uint32_t *seen_off = NULL;
+    uint32_t maxdeg = 0;
+    for (uint32_t s = 0; s < S; s++)
+        if (net->nodes[net->sw[s].node].nports > maxdeg)
+            maxdeg = net->nodes[net->sw[s].node].nports;
+    seen_hash = malloc(((size_t)maxdeg + 2) * sizeof *seen_hash);
+    seen_off = malloc(((size_t)maxdeg + 2) * sizeof *seen_off);
+    if (!net->nh || !seen_hash || !seen_off)
+        goto out2;
+    for (uint32_t s = 0; s < S; s++) {
+        rs_switch *sw = &net->sw[s];
+        const rs_node *n = &net->nodes[sw->node];
+        free(sw->nh_off);
+        sw->nh_off = malloc(((size_t)L + 1) * sizeof *sw->nh_off);
+        if (!sw->nh_off)
+            goto out2;
+        uint32_t nseen = 0;
+        for (uint32_t l = 0; l < L; l++) {
+            const uint8_t *dist = net->leaf_dist + (size_t)l * S;
+            sw->nh_off[l] = RS_NONE;
+            if (dist[s] == DIST_NONE || dist[s] == 0)
+                continue;
+            if (net->nh_len + n->nports + 1 > cap) {
+                cap *= 2;
+                uint32_t *g = realloc(net->nh, cap * sizeof *g);
+                if (!g)
+                    goto out2;
+                net->nh = g;
+            }
+            uint32_t off = (uint32_t)net->nh_len, cnt = 0;
+            uint64_t h = 0;
+            for (uint32_t i = 0; i < n->nports; i++) {
+                uint32_t pid = n->port_base + i;
+                const rs_port *p = &net->ports[pid];
+                const rs_node *peer = &net->nodes[p->peer_node];
+                if (peer->kind == RS_NODE_SWITCH && port_usable(net, p) &&
+                    dist[peer->sw] + 1 == dist[s]) {
+                    net->nh[off + 1 + cnt++] = pid;
+                    h = rs_mix64(h ^ pid);
+                }
+            }
+            if (cnt == 0)
+                continue;
+            net->nh[off] = cnt;
+            uint32_t found = RS_NONE;
+            for (uint32_t k = 0; k < nseen && found == RS_NONE; k++)
+                if (seen_hash[k] == h && net->nh[seen_off[k]] == cnt &&
+                    memcmp(&net->nh[seen_off[k] + 1], &net->nh[off + 1], cnt * sizeof(uint32_t)) == 0)
+                    found = seen_off[k];
+            if (found != RS_NONE) {
+                sw->nh_off[l] = found;
+            } else {
+                sw->nh_off[l] = off;
+                net->nh_len += cnt + 1;
+                if (nseen < maxdeg + 2) {
+                    seen_hash[nseen] = h;
+                    seen_off[nseen++] = off;
+                }
+            }
+        }
+    }
+    rc = RS_OK;
+out2:
+    free(seen_hash);
+    free(seen_off);
+out:
+    free(queue);
+    free(leaf_sw);
+    return rc;
+}
+
+int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b)
+{
+    if (a >= net->gpus || b >= net->gpus)
+        return -1;
+    if (a == b)
+        return 0;
+    const rs_port *pa = &net->ports[net->nodes[a].port_base];
+    const rs_port *pb = &net->ports[net->nodes[b].port_base];
+    if (!port_usable(net, pa) || !port_usable(net, pb))
+        return -1;
+    uint32_t la = net->leaf_of_gpu[a], lb = net->leaf_of_gpu[b];
+    uint8_t d = net->leaf_dist[(size_t)net->sw[lb].leaf_index * net->nswitches + la];
+    return d == DIST_NONE ? -1 : d + 2;
+}

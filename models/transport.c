@@ -1,0 +1,284 @@
+/*
+ * transport.c - the NIC: flows (one per transport stream, like an RC QP)
+ * and the RoCEv2 reliable-connection behaviour, or the ideal transport.
+ *
+ * Sender: a message of B bytes is ceil(B / mtu) packets with PSNs 0..n-1
+ * (RDMA WRITE First/Middle/Last, or Only). A GPU port pulls one packet at a
+ * time from its active flows in round robin, so flows share the NIC fairly
+ * and nothing waits in a NIC queue but ACKs. RoCE (IB spec vol. 1, 9.7):
+ *   - the receiver accepts only the expected PSN; it ACKs every ack_every
+ *     in-order packets and the last one (AckReq), coalescing the rest;
+ *   - a PSN beyond the expected one is dropped and answered with one NAK
+ *     (PSN sequence error, AETH syndrome 0x60) carrying the expected PSN,
+ *     and no more NAKs until that PSN arrives;
+ *   - a duplicate is dropped and counted toward the next ACK;
+ *   - the sender goes back to the NAK'd PSN (go-back-N), and on a
+ *     retransmit timeout with no progress goes back to the oldest
+ *     unacknowledged PSN.
+ * Ideal: the same packets, no ACKs; the receiver counts packets (order is
+ * irrelevant) and completes when all have arrived. A lost packet means
+ * the message never completes, which the run reports.
+ *
+ * HB-domain transfers are ideal flows over the GPU's HB port in hb_mtu
+ * units: NVLink is lossless and credit-flow-controlled.
+ */
+#include "netint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void ev_rto(rs_sim *sim, void *obj, uint64_t f);
+
+static inline uint32_t hdr_bytes(const rs_port *p, uint8_t type, uint8_t flags)
+{
+    if (p->kind == RS_PORT_GPU_HB)
+        return RS_WIRE_HB;
+    uint32_t h = RS_WIRE_ROCE;
+    if (type != RS_PKT_DATA)
+        h += RS_WIRE_AETH;
+    else if (flags & RS_PF_FIRST)
+        h += RS_WIRE_RETH;
+    return h;
+}
+
+/* Bytes on the wire for a frame, padded to Ethernet's 64-byte minimum. */
+static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t type, uint8_t flags)
+{
+    uint32_t w = payload + hdr_bytes(p, type, flags);
+    if (p->kind != RS_PORT_GPU_HB && w < RS_ETH_MIN_FRAME + 20)
+        w = RS_ETH_MIN_FRAME + 20;
+    return w;
+}
+
+int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
+{
+    if (net->nflows == net->capflows) {
+        uint32_t cap = net->capflows ? net->capflows * 2 : 1024;
+        rs_flow *fl = realloc(net->flows, (size_t)cap * sizeof *fl);
+        if (!fl)
+            return RS_ENOMEM;
+        net->flows = fl;
+        net->capflows = cap;
+    }
+    uint32_t id = net->nflows++;
+    rs_flow *f = &net->flows[id];
+    memset(f, 0, sizeof *f);
+    f->bytes = bytes;
+    f->src = src;
+    f->dst = dst;
+    f->port = net->nodes[src].port_base + (via_hb ? 1 : 0);
+    f->mtu = via_hb ? net->cfg.hb_mtu : net->cfg.mtu;
+    uint64_t n = bytes ? (bytes + f->mtu - 1) / f->mtu : 1;
+    if (n > UINT32_MAX / 2) {
+        net->nflows--;
+        return RS_ERANGE;
+    }
+    f->npkts = (uint32_t)n;
+    f->msg = msg;
+    f->chunk = chunk;
+    f->next_active = RS_NONE;
+    f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
+    /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
+    f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ ((uint64_t)id << 20) ^ src) & 0x3fff));
+    *out = id;
+    return RS_OK;
+}
+
+/* Append flow fid to its port's round robin (no transmission started). */
+static int act_append(rs_net *net, rs_port *p, uint32_t fid)
+{
+    rs_flow *f = &net->flows[fid];
+    if (f->active || f->snd_nxt >= f->npkts)
+        return 0;
+    f->active = 1;
+    f->next_active = RS_NONE;
+    if (p->act_tail != RS_NONE)
+        net->flows[p->act_tail].next_active = fid;
+    else
+        p->act_head = fid;
+    p->act_tail = fid;
+    return 1;
+}
+
+void rs_flow_activate(rs_net *net, uint32_t fid)
+{
+    rs_port *p = &net->ports[net->flows[fid].port];
+    if (act_append(net, p, fid))
+        rs_port_kick(net, p);
+}
+
+static inline rs_pkt *pkt_new(rs_net *net)
+{
+    rs_pkt *pkt = rs_pool_get(&net->pkts);
+    if (RS_UNLIKELY(!pkt))
+        rs_sim_stop(net->sim, RS_ENOMEM);
+    return pkt;
+}
+
+/* Next data packet from the head flow of port p's round robin. */
+rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
+{
+    uint32_t fid = p->act_head;
+    rs_flow *f = &net->flows[fid];
+    rs_pkt *pkt = pkt_new(net);
+    if (!pkt)
+        return NULL;
+    uint32_t psn = f->snd_nxt++;
+    uint64_t off = (uint64_t)psn * f->mtu;
+    uint32_t payload = (uint32_t)(f->bytes - off < f->mtu ? f->bytes - off : f->mtu);
+    uint8_t flags = (psn == 0 ? RS_PF_FIRST : 0) | (psn + 1 == f->npkts ? RS_PF_LAST : 0);
+    if (psn < f->max_sent) {
+        flags |= RS_PF_RETX;
+        net->st.pkts_retransmitted++;
+    } else {
+        f->max_sent = psn + 1;
+    }
+    pkt->flow = fid;
+    pkt->psn = psn;
+    pkt->src = f->src;
+    pkt->dst = f->dst;
+    pkt->payload = payload;
+    pkt->type = RS_PKT_DATA;
+    pkt->flags = flags;
+    pkt->wire = wire_bytes(p, payload, RS_PKT_DATA, flags);
+    pkt->prio = (uint8_t)net->cfg.prio;
+    pkt->entropy = f->entropy;
+    pkt->hops = 0;
+    net->st.pkts_sent++;
+    net->st.data_pkts++;
+    if (p->kind == RS_PORT_GPU_HB)
+        net->st.hb_bytes += payload;
+    else
+        net->st.nic_bytes += payload;
+
+    /* Rotate: the flow goes to the back, or leaves when it has sent all. */
+    p->act_head = f->next_active;
+    if (p->act_head == RS_NONE)
+        p->act_tail = RS_NONE;
+    f->next_active = RS_NONE;
+    f->active = 0;
+    act_append(net, p, fid); /* back of the line if it has more to send */
+
+    if (f->reliable && !f->timer) {
+        f->timer = 1;
+        f->last_progress = rs_sim_now(net->sim);
+        rs_sim_at(net->sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);
+    }
+    return pkt;
+}
+
+/* Queue an ACK or NAK from the receiver (flow's dst) back to the sender. */
+static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
+{
+    rs_flow *f = &net->flows[fid];
+    rs_pkt *pkt = pkt_new(net);
+    if (!pkt)
+        return;
+    rs_port *p = &net->ports[net->nodes[f->dst].port_base];
+    pkt->flow = fid;
+    pkt->psn = psn;
+    pkt->src = f->dst;
+    pkt->dst = f->src;
+    pkt->payload = 0;
+    pkt->type = type;
+    pkt->flags = 0;
+    pkt->wire = wire_bytes(p, 0, type, 0);
+    pkt->prio = (uint8_t)net->cfg.prio;
+    pkt->entropy = f->entropy;
+    pkt->hops = 0;
+    net->st.pkts_sent++;
+    net->st.ctrl_pkts++;
+    if (type == RS_PKT_NAK)
+        net->st.naks++;
+    rs_fabric_enqueue(net, p, pkt);
+}
+
+static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
+{
+    if (!f->reliable) {
+        if (++f->rcv_nxt == f->npkts) {
+            f->rx_done = 1;
+            f->tx_done = 1;
+            rs_msg_flow_done(net, fid);
+        }
+        return;
+    }
+    if (pkt->psn == f->rcv_nxt) {
+        f->rcv_nxt++;
+        f->nak_pending = 0;
+        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_LAST)) {
+            f->since_ack = 0;
+            send_ctrl(net, fid, RS_PKT_ACK, pkt->psn);
+        }
+        if (f->rcv_nxt == f->npkts && !f->rx_done) {
+            f->rx_done = 1;
+            rs_msg_flow_done(net, fid);
+        }
+    } else if (pkt->psn > f->rcv_nxt) {
+        if (!f->nak_pending) {
+            f->nak_pending = 1;
+            send_ctrl(net, fid, RS_PKT_NAK, f->rcv_nxt);
+        }
+    } else {
+        /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
+        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_LAST)) {
+            f->since_ack = 0;
+            send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1);
+        }
+    }
+}
+
+static void receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
+{
+    if (f->tx_done)
+        return;
+    /* ACK psn: everything up to psn arrived. NAK psn: everything before it. */
+    uint32_t una = pkt->type == RS_PKT_ACK ? pkt->psn + 1 : pkt->psn;
+    if (una > f->snd_una) {
+        f->snd_una = una;
+        f->last_progress = rs_sim_now(net->sim);
+    }
+    if (f->snd_una >= f->npkts) {
+        f->tx_done = 1;
+        return;
+    }
+    if (pkt->type == RS_PKT_NAK && f->snd_nxt > pkt->psn) {
+        f->snd_nxt = pkt->psn; /* go back N */
+        f->last_progress = rs_sim_now(net->sim);
+        rs_flow_activate(net, fid);
+    } else if (f->snd_nxt < f->snd_una) {
+        f->snd_nxt = f->snd_una;
+    }
+}
+
+void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
+{
+    (void)gpu;
+    rs_flow *f = &net->flows[pkt->flow];
+    net->st.pkts_delivered++;
+    if (pkt->type == RS_PKT_DATA)
+        receive_data(net, f, pkt->flow, pkt);
+    else
+        receive_ack(net, f, pkt->flow, pkt);
+    rs_pool_put(&net->pkts, pkt);
+}
+
+static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
+{
+    rs_net *net = obj;
+    rs_flow *f = &net->flows[fid];
+    rs_time now = rs_sim_now(sim);
+    if (f->tx_done) {
+        f->timer = 0;
+        return;
+    }
+    if (now >= f->last_progress + net->rto) {
+        /* Timeout: nothing acknowledged for a whole RTO. */
+        net->st.timeouts++;
+        f->snd_nxt = f->snd_una;
+        f->last_progress = now;
+        rs_flow_activate(net, (uint32_t)fid);
+    }
+    rs_sim_at(sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);
+}

@@ -1,0 +1,140 @@
+/*
+ * synth.c - synthetic traffic patterns (see synth.h). Random choices use
+ * their own stream of the run seed, so they do not depend on the network.
+ */
+#include "synth.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+enum { SYNTH_RNG_ENTITY = 0x53594e54 /* "SYNT" */ };
+
+void rs_synth_config_default(rs_synth_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = RS_SYNTH_PERMUTATION;
+    c->bytes = 1u << 20;
+    c->src = 0;
+    c->dst = 1;
+    c->fan_in = 8;
+    c->start_ns = 0;
+}
+
+/* Sattolo's algorithm: a uniformly random cyclic permutation, hence a
+ * derangement in which everyone sends once and receives once. */
+static void derangement(uint32_t *perm, uint32_t n, rs_rng *r)
+{
+    for (uint32_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+        uint32_t j = rs_rng_below(r, i);
+        uint32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+static int send_all(rs_net *net, const uint32_t *src, const uint32_t *dst, size_t n, uint64_t bytes)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = rs_net_send(net, src[i], dst[i], bytes, NULL, NULL, i);
+        if (rc != RS_OK)
+            return rc;
+    }
+    return RS_OK;
+}
+
+static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
+{
+    uint32_t n = rs_net_gpus(net);
+    rs_rng r;
+    rs_rng_init(&r, seed, SYNTH_RNG_ENTITY, (uint64_t)c->kind);
+    int rc = RS_OK;
+    switch (c->kind) {
+    case RS_SYNTH_SINGLE:
+        return rs_net_send(net, c->src, c->dst, c->bytes, NULL, NULL, 0);
+    case RS_SYNTH_PERMUTATION: {
+        uint32_t *perm = malloc((size_t)n * sizeof *perm);
+        uint32_t *ids = malloc((size_t)n * sizeof *ids);
+        if (!perm || !ids) {
+            rc = RS_ENOMEM;
+        } else {
+            derangement(perm, n, &r);
+            for (uint32_t i = 0; i < n; i++)
+                ids[i] = i;
+            rc = send_all(net, ids, perm, n, c->bytes);
+        }
+        free(perm);
+        free(ids);
+        return rc;
+    }
+    case RS_SYNTH_ALL_TO_ALL:
+        /* Staggered order (i sends to i+1, i+2, ...) as all-to-all
+         * implementations do, so no receiver is hit by everyone first. */
+        for (uint32_t k = 1; k < n && rc == RS_OK; k++)
+            for (uint32_t i = 0; i < n && rc == RS_OK; i++)
+                rc = rs_net_send(net, i, (i + k) % n, c->bytes, NULL, NULL, (uint64_t)k * n + i);
+        return rc;
+    case RS_SYNTH_INCAST: {
+        /* fan_in distinct senders other than dst: a partial Fisher-Yates. */
+        uint32_t *cand = malloc((size_t)n * sizeof *cand);
+        if (!cand)
+            return RS_ENOMEM;
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (i != c->dst)
+                cand[m++] = i;
+        for (uint32_t i = 0; i < c->fan_in && rc == RS_OK; i++) {
+            uint32_t j = i + rs_rng_below(&r, m - i);
+            uint32_t t = cand[i];
+            cand[i] = cand[j];
+            cand[j] = t;
+            rc = rs_net_send(net, cand[i], c->dst, c->bytes, NULL, NULL, i);
+        }
+        free(cand);
+        return rc;
+    }
+    }
+    return RS_EINVAL;
+}
+
+static void ev_start(void *ctx, rs_net *net, uint64_t seed)
+{
+    int rc = start_now(ctx, net, seed);
+    if (rc != RS_OK)
+        rs_sim_stop(rs_net_sim(net), rc);
+}
+
+int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err)
+{
+    uint32_t n = rs_net_gpus(net);
+    switch (c->kind) {
+    case RS_SYNTH_SINGLE:
+        if (c->src >= n)
+            return rs_err_set(err, RS_EINVAL, "traffic.src: GPU %u does not exist; expected 0 to %u", c->src, n - 1);
+        if (c->dst >= n)
+            return rs_err_set(err, RS_EINVAL, "traffic.dst: GPU %u does not exist; expected 0 to %u", c->dst, n - 1);
+        break;
+    case RS_SYNTH_PERMUTATION:
+    case RS_SYNTH_ALL_TO_ALL:
+        if (n < 2)
+            return rs_err_set(err, RS_EINVAL, "traffic.kind: a %s needs at least 2 GPUs",
+                              c->kind == RS_SYNTH_PERMUTATION ? "permutation" : "all-to-all");
+        break;
+    case RS_SYNTH_INCAST:
+        if (c->dst >= n)
+            return rs_err_set(err, RS_EINVAL, "traffic.dst: GPU %u does not exist; expected 0 to %u", c->dst, n - 1);
+        if (c->fan_in == 0 || c->fan_in >= n)
+            return rs_err_set(err, RS_EINVAL, "traffic.fan_in: expected 1 to %u senders for %u GPUs", n - 1, n);
+        break;
+    default:
+        return rs_err_set(err, RS_EINVAL, "traffic.kind: unknown traffic pattern");
+    }
+    rs_time t;
+    if (rs_time_from_ns(c->start_ns, &t) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "traffic.start_ns: expected a non-negative time");
+    rs_net_at(net, t, ev_start, (void *)c, seed);
+    return RS_OK;
+}

@@ -1,0 +1,43 @@
+/*
+ * synth.h - synthetic traffic patterns: the workloads `railsim run` uses
+ * when no training plan is given. Each pattern becomes a set of messages
+ * handed to the network at one start time.
+ *
+ *   single       one message traffic.src -> traffic.dst
+ *   permutation  every GPU sends to one partner; partners form a random
+ *                derangement drawn from the run seed (nobody sends to itself,
+ *                everybody receives exactly once)
+ *   all-to-all   every GPU sends to every other GPU
+ *   incast       traffic.fan_in GPUs send to traffic.dst at once; the
+ *                senders are drawn from the run seed among the others
+ */
+#ifndef RS_SYNTH_H
+#define RS_SYNTH_H
+
+#include "net.h"
+
+typedef enum {
+    RS_SYNTH_SINGLE = 0,
+    RS_SYNTH_PERMUTATION = 1,
+    RS_SYNTH_ALL_TO_ALL = 2,
+    RS_SYNTH_INCAST = 3
+} rs_synth_kind;
+
+typedef struct rs_synth_config {
+    rs_synth_kind kind; /* traffic.kind */
+    uint64_t bytes;     /* traffic.bytes: per message */
+    uint32_t src;       /* traffic.src (single) */
+    uint32_t dst;       /* traffic.dst (single, incast) */
+    uint32_t fan_in;    /* traffic.fan_in (incast) */
+    double start_ns;    /* traffic.start_ns */
+} rs_synth_config;
+
+void rs_synth_config_default(rs_synth_config *c);
+
+/* Check *c against the network (GPU ids in range, fan_in < gpus, ...) and
+ * schedule its messages on net at traffic.start_ns. RS_EINVAL with err
+ * naming the key. The network keeps c (borrowed): it must stay valid until
+ * the run has passed the start time. */
+int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err);
+
+#endif
