@@ -76,7 +76,7 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "railsim", json_string(RS_VERSION));
     json_object_set_new(o, "status", json_string(info->status == RS_OK ? "complete" : "incomplete"));
     json_object_set_new(o, "scenario", rs_scenario_to_json(sc));
-    json_object_set_new(o, "sim_end_ps", I(rs_net_now(net)));
+    json_object_set_new(o, "sim_end_ps", I(st.last_activity));
 
     json_t *topo = json_object();
     json_object_set_new(topo, "kind", json_string(sc->net.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat-tree"));
@@ -110,6 +110,7 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_t *by = json_object();
     json_object_set_new(by, "nic", I(st.nic_bytes));
     json_object_set_new(by, "hb", I(st.hb_bytes));
+    json_object_set_new(by, "goodput", I(st.goodput_bytes));
     json_object_set_new(o, "payload_bytes", by);
     json_object_set_new(o, "max_queue_bytes", I(st.max_queue_bytes));
     json_object_set_new(o, "packet_hops", I(st.packet_hops));

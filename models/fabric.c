@@ -161,6 +161,7 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t port)
         link->fly_tail = NULL;
 
     pkt->hops++;
+    net->st.last_activity = rs_sim_now(sim);
     const rs_node *n = &net->nodes[link->peer_node];
     switch (n->kind) {
     case RS_NODE_SWITCH: {

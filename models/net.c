@@ -139,6 +139,7 @@ static int msg_finish(rs_net *net, uint32_t m)
     rs_time now = rs_sim_now(net->sim);
     net->done_times[net->ndone++] = (rs_net_msg_time){ msg->start, now, msg->src, msg->dst, msg->bytes };
     net->st.msgs_done++;
+    net->st.last_activity = now;
     rs_sim_at(net->sim, now, net->nodes[msg->dst].entity, ev_msg_done, net, m);
     return RS_OK;
 }

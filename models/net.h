@@ -113,6 +113,10 @@ typedef struct rs_net_stats {
     uint64_t nic_bytes;        /* payload bytes that left a NIC onto the fabric */
     uint64_t max_queue_bytes;  /* deepest switch egress queue seen */
     uint64_t pkts_in_flight;   /* packets alive now (0 after a clean run) */
+    uint64_t goodput_bytes;    /* payload accepted in order at the receiving end of each
+                                  transfer, each byte once (a relayed byte counts at the
+                                  relay GPU and at the destination) */
+    rs_time last_activity;     /* last packet arrival or message completion */
 } rs_net_stats;
 void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
 

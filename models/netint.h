@@ -167,7 +167,7 @@ struct rs_net {
     uint32_t ent_driver;     /* entity for timers scheduled through the API */
     rs_time rto;
     uint64_t ps_per_byte_nic;
-    rs_net_stats st;
+    rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
 };
 
 /* topo.c */

@@ -197,6 +197,7 @@ static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
 static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
 {
     if (!f->reliable) {
+        net->st.goodput_bytes += pkt->payload;
         if (++f->rcv_nxt == f->npkts) {
             f->rx_done = 1;
             f->tx_done = 1;
@@ -206,6 +207,7 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
     }
     if (pkt->psn == f->rcv_nxt) {
         f->rcv_nxt++;
+        net->st.goodput_bytes += pkt->payload;
         f->nak_pending = 0;
         if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_LAST)) {
             f->since_ack = 0;

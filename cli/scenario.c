@@ -1,0 +1,833 @@
+/*
+ * scenario.c - the scenario reader. The schema table `keys` below is the only
+ * list of scenario keys: loading a file, applying --set strings, writing the
+ * effective scenario as JSON and `railsim help keys` all walk it. Adding a
+ * field to rs_net_config or rs_synth_config means adding one row here and
+ * one line to docs/scenario-format.md.
+ *
+ * A key's section is the part before its dot ("topology"); keys without a
+ * dot ("seed") sit at the top level. Loading works on a copy, so a failed
+ * load leaves the caller's scenario untouched. jansson is used only here and
+ * by callers of rs_scenario_to_json.
+ */
+#include "scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM } key_type;
+
+typedef struct key_def {
+    const char *key;           /* dotted scenario key */
+    key_type type;
+    size_t off, size;          /* field in rs_scenario */
+    uint64_t umin, umax;       /* KT_UINT */
+    double dmin, dmax;         /* KT_DOUBLE */
+    bool dmin_open;            /* KT_DOUBLE: value must be > dmin, not >= */
+    const char *const *names;  /* KT_ENUM: NULL-terminated, names[i] is value i */
+    const char *desc;
+} key_def;
+
+#define FIELD(m) offsetof(rs_scenario, m), sizeof(((rs_scenario *)0)->m)
+#define UINT(k, m, lo, hi, d) { k, KT_UINT, FIELD(m), lo, hi, 0, 0, false, NULL, d }
+#define DBL(k, m, lo, open, hi, d) { k, KT_DOUBLE, FIELD(m), 0, 0, lo, hi, open, NULL, d }
+#define ENUM(k, m, names, d) { k, KT_ENUM, FIELD(m), 0, 0, 0, 0, false, names, d }
+
+/* Enum fields are stored through an int; the C enums hold small values only. */
+_Static_assert(sizeof(rs_topo_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
+/* Unsigned keys up to INT64_MAX travel as JSON integers. */
+_Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
+
+/* Names in enum value order (RS_TOPO_FAT_TREE = 0, ...). */
+static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
+static const char *const transport_names[] = { "roce", "ideal", NULL };
+static const char *const ecmp_names[] = { "flow", "packet", NULL };
+static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", NULL };
+
+#define MAX_GPUS 1048576u
+#define RATE_MAX 1e6          /* Gb/s */
+#define LAT_MAX 1e9           /* ns: one second per link or switch */
+
+/* Schema order is also the order of rs_scenario_to_json and help output;
+ * keys of one section stay together. The seed stops at 2^63-1 because JSON
+ * integers in jansson are signed 64-bit. */
+static const key_def keys[] = {
+    UINT("seed", net.seed, 0, INT64_MAX,
+         "run seed: ECMP hash salts, packet spraying, flow entropy and traffic partners derive from it"),
+    ENUM("topology.kind", net.kind, topo_names,
+         "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),
+    UINT("topology.gpus", net.gpus, 1, MAX_GPUS,
+         "GPUs in the cluster (a multiple of topology.hb_size)"),
+    UINT("topology.hb_size", net.hb_size, 1, 65535,
+         "GPUs per high-bandwidth (NVLink) domain, which is also the number of rails"),
+    UINT("topology.radix", net.radix, 2, 65536,
+         "ports per Ethernet switch (even)"),
+    DBL("topology.nic_gbps", net.nic_gbps, 0, true, RATE_MAX,
+        "rate of each GPU NIC <-> leaf switch link, Gb/s"),
+    DBL("topology.link_gbps", net.link_gbps, 0, true, RATE_MAX,
+        "rate of each switch <-> switch link, Gb/s"),
+    DBL("topology.hb_gbps", net.hb_gbps, 0, true, RATE_MAX,
+        "HB-domain bandwidth per GPU per direction, Gb/s"),
+    DBL("topology.oversubscription", net.oversubscription, 1, false, 64,
+        "leaf switch down:up port ratio (1 = full bisection)"),
+    DBL("topology.link_latency_ns", net.link_latency_ns, 0, false, LAT_MAX,
+        "propagation delay of each Ethernet link, ns"),
+    DBL("topology.switch_latency_ns", net.switch_latency_ns, 0, false, LAT_MAX,
+        "pipeline latency of each Ethernet switch, ns"),
+    DBL("topology.hb_latency_ns", net.hb_latency_ns, 0, false, LAT_MAX,
+        "GPU -> NVSwitch -> GPU latency, ns (half on each hop)"),
+    UINT("topology.mtu", net.mtu, 256, 9216,
+         "RoCE payload bytes per packet"),
+    UINT("topology.hb_mtu", net.hb_mtu, 64, 65536,
+         "bytes per HB-domain transfer unit"),
+    UINT("topology.buffer_bytes", net.buffer_bytes, 1, (uint64_t)1 << 40,
+         "buffer per switch egress port, bytes (must hold one full packet)"),
+    ENUM("transport.kind", net.transport, transport_names,
+         "roce: RoCE RC with ACK/NAK, go-back-N and timeouts; ideal: lossless, no ACKs"),
+    UINT("transport.ack_every", net.ack_every, 1, 65536,
+         "receiver sends one ACK per this many data packets"),
+    DBL("transport.rto_us", net.rto_us, 0, true, 1e8,
+        "retransmit timeout, us"),
+    UINT("transport.relay_chunk_bytes", net.relay_chunk_bytes, 1, (uint64_t)1 << 40,
+         "chunk size of the HB-then-rail relay (PXN) pipeline on rail-only networks, bytes"),
+    UINT("transport.priority", net.prio, 0, 7,
+         "802.1p priority of RoCE traffic"),
+    ENUM("routing.ecmp", net.ecmp, ecmp_names,
+         "flow: hash each message onto one path; packet: spray packets over all paths"),
+    ENUM("traffic.kind", traffic.kind, synth_names,
+         "synthetic pattern: single, permutation, all-to-all or incast"),
+    UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,
+         "bytes per message"),
+    UINT("traffic.src", traffic.src, 0, MAX_GPUS - 1,
+         "sending GPU (single)"),
+    UINT("traffic.dst", traffic.dst, 0, MAX_GPUS - 1,
+         "receiving GPU (single, incast)"),
+    UINT("traffic.fan_in", traffic.fan_in, 1, MAX_GPUS - 1,
+         "number of senders (incast), fewer than topology.gpus"),
+    DBL("traffic.start_ns", traffic.start_ns, 0, false, 1e15,
+        "time the messages start, ns"),
+};
+
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+/* ---- field access ------------------------------------------------------ */
+
+static uint64_t get_uint(const rs_scenario *sc, const key_def *k)
+{
+    const char *p = (const char *)sc + k->off;
+    if (k->size == sizeof(uint32_t)) {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static void put_uint(rs_scenario *sc, const key_def *k, uint64_t v)
+{
+    char *p = (char *)sc + k->off;
+    if (k->size == sizeof(uint32_t)) {
+        uint32_t w = (uint32_t)v; /* range-checked: umax fits */
+        memcpy(p, &w, sizeof w);
+    } else {
+        memcpy(p, &v, sizeof v);
+    }
+}
+
+static double get_double(const rs_scenario *sc, const key_def *k)
+{
+    double v;
+    memcpy(&v, (const char *)sc + k->off, sizeof v);
+    return v;
+}
+
+static void put_double(rs_scenario *sc, const key_def *k, double v)
+{
+    memcpy((char *)sc + k->off, &v, sizeof v);
+}
+
+static int get_enum(const rs_scenario *sc, const key_def *k)
+{
+    int v;
+    memcpy(&v, (const char *)sc + k->off, sizeof v);
+    return v;
+}
+
+static void put_enum(rs_scenario *sc, const key_def *k, int v)
+{
+    memcpy((char *)sc + k->off, &v, sizeof v);
+}
+
+static size_t enum_count(const key_def *k)
+{
+    size_t n = 0;
+    while (k->names[n])
+        n++;
+    return n;
+}
+
+/* Name of the current value; "?" for a value the enum does not name (only
+ * possible when the caller filled the struct by hand). */
+static const char *enum_name(const rs_scenario *sc, const key_def *k)
+{
+    int v = get_enum(sc, k);
+    return v >= 0 && (size_t)v < enum_count(k) ? k->names[v] : "?";
+}
+
+/* ---- schema lookups ---------------------------------------------------- */
+
+static const key_def *find_key(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].key, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+/* Length of the section part of a key ("topology" in "topology.gpus"), 0 for
+ * a top-level key. */
+static size_t section_len(const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    return dot ? (size_t)(dot - key) : 0;
+}
+
+static bool is_section(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NKEYS; i++)
+        if (section_len(keys[i].key) == n && strncmp(keys[i].key, name, n) == 0)
+            return true;
+    return false;
+}
+
+/* Optimal-string-alignment distance (Levenshtein plus adjacent swaps), or
+ * `cap` + 1 when it is larger than cap or a string is too long to bother. */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+    enum { MAXLEN = 63 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > cap)
+        return cap + 1;
+    size_t d[MAXLEN + 1][MAXLEN + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb] > cap ? cap + 1 : d[la][lb];
+}
+
+/* A known key or section close to the unknown dotted name, written to out
+ * (size > any key); false when none is close. In order of preference (ties
+ * go to schema order):
+ *  1. a key or section within edit distance 2 of the whole name
+ *     ("topology.radx", "topolgy");
+ *  2. same section, and one last segment is a prefix of the other, at least
+ *     2 characters long ("topology.hb" -> topology.hb_size);
+ *  3. the same last segment, or one edit away, in another section ("gpus",
+ *     "transport.mtu" -> topology.mtu). */
+static bool suggest(const char *name, char *out, size_t size)
+{
+    const key_def *best = NULL;
+    bool best_is_section = false;
+    size_t best_d = 3;
+    size_t nlen = strlen(name);
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *key = keys[i].key;
+        size_t d = edit_distance(name, key, 2);
+        if (d < best_d && d < nlen) {
+            best = &keys[i];
+            best_d = d;
+        }
+        size_t sl = section_len(key);
+        char section[64];
+        if (sl == 0 || sl >= sizeof section)
+            continue;
+        memcpy(section, key, sl);
+        section[sl] = '\0';
+        d = edit_distance(name, section, 2);
+        if (d < best_d && d < nlen) {
+            best = &keys[i];
+            best_is_section = true;
+            best_d = d;
+        }
+    }
+
+    size_t nsec = section_len(name);
+    const char *nseg = nsec ? name + nsec + 1 : name;
+    size_t nseg_len = strlen(nseg);
+
+    size_t best_extra = SIZE_MAX;
+    for (size_t i = 0; !best && i < NKEYS && nseg_len >= 2; i++) {
+        const char *key = keys[i].key;
+        size_t ksec = section_len(key);
+        const char *kseg = ksec ? key + ksec + 1 : key;
+        size_t kseg_len = strlen(kseg);
+        if (ksec != nsec || strncmp(key, name, nsec) != 0)
+            continue;
+        size_t shorter = nseg_len < kseg_len ? nseg_len : kseg_len;
+        size_t extra = nseg_len > kseg_len ? nseg_len - kseg_len : kseg_len - nseg_len;
+        if (strncmp(nseg, kseg, shorter) == 0 && extra < best_extra) {
+            best = &keys[i];
+            best_extra = extra;
+        }
+    }
+
+    best_d = 2;
+    for (size_t i = 0; !best && i < NKEYS; i++) {
+        const char *key = keys[i].key;
+        size_t ksec = section_len(key);
+        const char *kseg = ksec ? key + ksec + 1 : key;
+        size_t d = edit_distance(nseg, kseg, 1);
+        if (d == 1 && nseg_len < 4)
+            continue; /* one edit in a 3-letter name is a different word */
+        if (d < best_d) {
+            best = &keys[i];
+            best_d = d;
+        }
+    }
+    if (!best)
+        return false;
+    int len = best_is_section ? (int)section_len(best->key) : (int)strlen(best->key);
+    snprintf(out, size, "%.*s", len, best->key);
+    return true;
+}
+
+/* ---- error messages ---------------------------------------------------- */
+
+/* Where a value came from: a file (path) or a --set string (path NULL). */
+typedef struct source {
+    const char *path;
+} source;
+
+/* "scenario.json: topology.gpus: " or "--set topology.gpus: ". */
+static int fail_key(const source *src, const char *key, rs_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail_key(const source *src, const char *key, rs_err *err, const char *fmt, ...)
+{
+    char what[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (src->path)
+        return rs_err_set(err, RS_EINVAL, "%s: %s: %s", src->path, key, what);
+    return rs_err_set(err, RS_EINVAL, "--set %s: %s", key, what);
+}
+
+static int fail_unknown(const source *src, const char *name_in, rs_err *err)
+{
+    char s[64], hint[96] = "", name[128];
+    if (suggest(name_in, s, sizeof s))
+        snprintf(hint, sizeof hint, " (did you mean '%s'?)", s);
+    /* JSON keys may hold any character; keep the message on one line. */
+    size_t n = 0;
+    for (; name_in[n] && n + 1 < sizeof name; n++)
+        name[n] = (unsigned char)name_in[n] < 0x20 || name_in[n] == 0x7f ? '?' : name_in[n];
+    name[n] = '\0';
+    if (src->path)
+        return rs_err_set(err, RS_EINVAL, "%s: unknown key '%s'%s", src->path, name, hint);
+    return rs_err_set(err, RS_EINVAL, "--set %s: unknown key%s", name, hint);
+}
+
+/* Copy s into buf for a message: at most ~60 characters, control
+ * characters replaced, so a hostile value cannot break the one line. */
+static void quote_text(char *buf, size_t size, const char *s)
+{
+    size_t n = 0;
+    buf[n++] = '"';
+    for (; *s && n + 5 < size && n < 62; s++)
+        buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    if (*s) {
+        buf[n++] = '.';
+        buf[n++] = '.';
+        buf[n++] = '.';
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+}
+
+/* A JSON value as it appears in a "got ..." clause. */
+static void describe_json(char *buf, size_t size, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: snprintf(buf, size, "an object"); break;
+    case JSON_ARRAY: snprintf(buf, size, "an array"); break;
+    case JSON_STRING: quote_text(buf, size, json_string_value(v)); break;
+    case JSON_INTEGER: snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
+    case JSON_REAL: snprintf(buf, size, "%.15g", json_real_value(v)); break;
+    case JSON_TRUE: snprintf(buf, size, "true"); break;
+    case JSON_FALSE: snprintf(buf, size, "false"); break;
+    default: snprintf(buf, size, "null"); break;
+    }
+}
+
+/* Doubles for people: whole values without an exponent (1e15 as
+ * 1000000000000000), others with up to 15 significant digits. */
+static void format_double(char *buf, size_t size, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e17)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.15g", v);
+}
+
+/* "expected an integer from 1 to 1048576" and friends. */
+static void describe_expected(char *buf, size_t size, const key_def *k)
+{
+    switch (k->type) {
+    case KT_UINT:
+        snprintf(buf, size, "expected an integer from %llu to %llu",
+                 (unsigned long long)k->umin, (unsigned long long)k->umax);
+        break;
+    case KT_DOUBLE: {
+        char lo[32], hi[32];
+        format_double(lo, sizeof lo, k->dmin);
+        format_double(hi, sizeof hi, k->dmax);
+        snprintf(buf, size, "expected a number %s %s %s %s", k->dmin_open ? "greater than" : "from", lo,
+                 k->dmin_open ? "and at most" : "to", hi);
+        break;
+    }
+    case KT_ENUM: {
+        size_t n = (size_t)snprintf(buf, size, "expected one of");
+        for (size_t i = 0; k->names[i] && n < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%s \"%s\"", i ? "," : "", k->names[i]);
+        break;
+    }
+    }
+}
+
+static int fail_value(const source *src, const key_def *k, const char *got, rs_err *err)
+{
+    char expected[160];
+    describe_expected(expected, sizeof expected, k);
+    return fail_key(src, k->key, err, "%s, got %s", expected, got);
+}
+
+/* ---- applying one value ------------------------------------------------ */
+
+static bool uint_in_range(const key_def *k, uint64_t v)
+{
+    return v >= k->umin && v <= k->umax;
+}
+
+static bool double_in_range(const key_def *k, double v)
+{
+    /* Written so that NaN fails both comparisons. */
+    bool lo = k->dmin_open ? v > k->dmin : v >= k->dmin;
+    return lo && v <= k->dmax;
+}
+
+/* A whole, non-negative double that fits the key's range, as an integer. */
+static bool whole_uint(const key_def *k, double d, uint64_t *out)
+{
+    if (!(d >= (double)k->umin && d <= (double)k->umax) || d != floor(d))
+        return false;
+    *out = (uint64_t)d;
+    return uint_in_range(k, *out); /* (double)umax may round up */
+}
+
+static int enum_lookup(const key_def *k, const char *name)
+{
+    for (int i = 0; k->names[i]; i++)
+        if (strcmp(k->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int apply_json(rs_scenario *sc, const key_def *k, const json_t *v,
+                      const source *src, rs_err *err)
+{
+    bool ok = false;
+    switch (k->type) {
+    case KT_UINT: {
+        uint64_t u = 0;
+        if (json_is_integer(v)) {
+            json_int_t i = json_integer_value(v);
+            u = (uint64_t)i;
+            ok = i >= 0 && uint_in_range(k, u);
+        } else if (json_is_real(v)) {
+            /* 64.0 is 64; 1.5 is not an integer. */
+            ok = whole_uint(k, json_real_value(v), &u);
+        }
+        if (ok)
+            put_uint(sc, k, u);
+        break;
+    }
+    case KT_DOUBLE:
+        if (json_is_number(v) && double_in_range(k, json_number_value(v))) {
+            put_double(sc, k, json_number_value(v));
+            ok = true;
+        }
+        break;
+    case KT_ENUM:
+        if (json_is_string(v)) {
+            int e = enum_lookup(k, json_string_value(v));
+            if (e >= 0) {
+                put_enum(sc, k, e);
+                ok = true;
+            }
+        }
+        break;
+    }
+    if (ok)
+        return RS_OK;
+    char got[80];
+    describe_json(got, sizeof got, v);
+    return fail_value(src, k, got, err);
+}
+
+/* Only decimal notation: strtod would also take "0x1p4", "inf" and
+ * leading blanks. */
+static bool decimal_text(const char *text)
+{
+    return text[0] != '\0' && text[strspn(text, "0123456789.eE+-")] == '\0';
+}
+
+/* A --set value: the whole string must be the number (no sign, no blanks). */
+static int apply_text(rs_scenario *sc, const key_def *k, const char *text,
+                      const source *src, rs_err *err)
+{
+    bool ok = false;
+    char *end;
+    switch (k->type) {
+    case KT_UINT: {
+        if (!isdigit((unsigned char)text[0]))
+            break;
+        errno = 0;
+        unsigned long long u = strtoull(text, &end, 10);
+        if (*end == '\0') {
+            ok = errno == 0 && uint_in_range(k, u);
+        } else if (decimal_text(text)) {
+            /* "1e9" and "64.0" are whole numbers too. */
+            double d = strtod(text, &end);
+            uint64_t w = 0;
+            ok = *end == '\0' && whole_uint(k, d, &w);
+            u = w;
+        }
+        if (ok)
+            put_uint(sc, k, u);
+        break;
+    }
+    case KT_DOUBLE: {
+        if (!decimal_text(text))
+            break;
+        double d = strtod(text, &end);
+        if (*end == '\0' && double_in_range(k, d)) { /* also rejects nan, inf */
+            put_double(sc, k, d);
+            ok = true;
+        }
+        break;
+    }
+    case KT_ENUM: {
+        int e = enum_lookup(k, text);
+        if (e >= 0) {
+            put_enum(sc, k, e);
+            ok = true;
+        }
+        break;
+    }
+    }
+    if (ok)
+        return RS_OK;
+    char got[80];
+    quote_text(got, sizeof got, text);
+    return fail_value(src, k, got, err);
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+/* Apply the members of obj, whose dotted path is prefix ("" at the top). */
+static int apply_object(rs_scenario *sc, const json_t *obj, const char *prefix,
+                        const source *src, rs_err *err)
+{
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)obj, name, v) {
+        char dotted[256];
+        snprintf(dotted, sizeof dotted, "%s%s%s", prefix, *prefix ? "." : "", name);
+        const key_def *k = find_key(dotted);
+        if (k && strchr(name, '.'))
+            /* One spelling per key, so a file cannot set a key twice. */
+            return rs_err_set(err, RS_EINVAL,
+                              "%s: key '%s' must be written nested, as {\"%.*s\": {\"%s\": ...}}",
+                              src->path, dotted, (int)section_len(dotted), dotted,
+                              dotted + section_len(dotted) + 1);
+        if (k) {
+            int rc = apply_json(sc, k, v, src, err);
+            if (rc)
+                return rc;
+        } else if (is_section(dotted)) {
+            if (!json_is_object(v))
+                return fail_key(src, dotted, err, "expected an object of %s.* keys, got %s",
+                                dotted, json_kind(v));
+            int rc = apply_object(sc, v, dotted, src, err);
+            if (rc)
+                return rc;
+        } else {
+            return fail_unknown(src, dotted, err);
+        }
+    }
+    return RS_OK;
+}
+
+static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
+{
+    /* fopen + json_loadf rather than json_load_file: it tells a file we
+     * cannot read (RS_EIO, with errno) from one we cannot parse. */
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rs_err_set(err, RS_EIO, "%s: cannot open scenario file: %s", path, strerror(errno));
+    json_error_t jerr;
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+    bool read_failed = ferror(f) != 0;
+    int read_errno = errno;
+    fclose(f);
+    if (read_failed) {
+        json_decref(root);
+        return rs_err_set(err, RS_EIO, "%s: cannot read scenario file: %s", path, strerror(read_errno));
+    }
+    if (!root) {
+        if (jerr.line > 0)
+            return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s",
+                              path, jerr.line, jerr.column, jerr.line, jerr.column, jerr.text);
+        return rs_err_set(err, RS_EINVAL, "%s: JSON syntax error: %s", path, jerr.text);
+    }
+    source src = { path };
+    int rc;
+    if (!json_is_object(root))
+        rc = rs_err_set(err, RS_EINVAL, "%s: expected a JSON object at the top level, got %s",
+                        path, json_kind(root));
+    else
+        rc = apply_object(sc, root, "", &src, err);
+    json_decref(root);
+    return rc;
+}
+
+/* ---- --set ------------------------------------------------------------- */
+
+static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+{
+    const source src = { NULL };
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set) {
+        char got[80];
+        quote_text(got, sizeof got, set);
+        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE (e.g. topology.gpus=64), got %s", got);
+    }
+    char key[128];
+    size_t n = (size_t)(eq - set);
+    if (n >= sizeof key)
+        n = sizeof key - 1; /* too long to be a key; reported as unknown */
+    memcpy(key, set, n);
+    key[n] = '\0';
+    const key_def *k = find_key(key);
+    if (k)
+        return apply_text(sc, k, eq + 1, &src, err);
+    if (is_section(key)) {
+        for (size_t i = 0; i < NKEYS; i++)
+            if (section_len(keys[i].key) == n && strncmp(keys[i].key, key, n) == 0)
+                return rs_err_set(err, RS_EINVAL,
+                                  "--set %s: '%s' is a group of keys; expected one of them, e.g. '%s'",
+                                  key, key, keys[i].key);
+    }
+    return fail_unknown(&src, key, err);
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    if (!sc || nsets < 0 || (nsets > 0 && !sets))
+        return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
+                          nsets);
+    rs_scenario tmp;
+    memset(&tmp, 0, sizeof tmp);
+    rs_net_config_default(&tmp.net);
+    rs_synth_config_default(&tmp.traffic);
+    if (path) {
+        int rc = apply_file(&tmp, path, err);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < nsets; i++) {
+        if (!sets[i])
+            return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
+        int rc = apply_set(&tmp, sets[i], err);
+        if (rc)
+            return rc;
+    }
+    *sc = tmp;
+    return RS_OK;
+}
+
+static json_t *value_json(const rs_scenario *sc, const key_def *k)
+{
+    switch (k->type) {
+    case KT_UINT: {
+        uint64_t u = get_uint(sc, k);
+        /* Only a hand-filled seed can pass INT64_MAX; JSON integers cannot
+         * hold it, so it degrades to a real rather than wrapping negative. */
+        if (u > (uint64_t)INT64_MAX)
+            return json_real((double)u);
+        return json_integer((json_int_t)u);
+    }
+    case KT_DOUBLE:
+        return json_real(get_double(sc, k));
+    case KT_ENUM:
+        return json_string(enum_name(sc, k));
+    }
+    return NULL;
+}
+
+json_t *rs_scenario_to_json(const rs_scenario *sc)
+{
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_def *k = &keys[i];
+        size_t sl = section_len(k->key);
+        json_t *parent = root;
+        const char *leaf = k->key;
+        if (sl) {
+            char section[64];
+            if (RS_NEVER(sl >= sizeof section))
+                goto fail;
+            memcpy(section, k->key, sl);
+            section[sl] = '\0';
+            leaf = k->key + sl + 1;
+            parent = json_object_get(root, section);
+            if (!parent) {
+                parent = json_object();
+                if (!parent || json_object_set_new(root, section, parent))
+                    goto fail; /* set_new dropped parent already */
+            }
+        }
+        if (json_object_set_new(parent, leaf, value_json(sc, k)))
+            goto fail;
+    }
+    return root;
+fail:
+    json_decref(root);
+    return NULL;
+}
+
+static void format_default(char *buf, size_t size, const rs_scenario *sc, const key_def *k)
+{
+    switch (k->type) {
+    case KT_UINT: snprintf(buf, size, "%llu", (unsigned long long)get_uint(sc, k)); break;
+    case KT_DOUBLE: format_double(buf, size, get_double(sc, k)); break;
+    case KT_ENUM: snprintf(buf, size, "%s", enum_name(sc, k)); break;
+    }
+}
+
+/* Short bounds for the help table: 2^40 rather than 1099511627776. */
+static void format_u64(char *buf, size_t size, uint64_t v)
+{
+    if (v == (uint64_t)INT64_MAX)
+        snprintf(buf, size, "2^63-1");
+    else if (v > UINT32_MAX && (v & (v - 1)) == 0)
+        snprintf(buf, size, "2^%d", __builtin_ctzll(v));
+    else
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+static void format_range(char *buf, size_t size, const key_def *k)
+{
+    switch (k->type) {
+    case KT_UINT: {
+        char lo[24], hi[24];
+        format_u64(lo, sizeof lo, k->umin);
+        format_u64(hi, sizeof hi, k->umax);
+        snprintf(buf, size, "%s..%s", lo, hi);
+        break;
+    }
+    case KT_DOUBLE: {
+        char lo[32], hi[32];
+        format_double(lo, sizeof lo, k->dmin);
+        format_double(hi, sizeof hi, k->dmax);
+        snprintf(buf, size, "%s%s, %s]", k->dmin_open ? "(" : "[", lo, hi);
+        break;
+    }
+    case KT_ENUM: {
+        size_t n = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; k->names[i] && n < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "|" : "", k->names[i]);
+        break;
+    }
+    }
+}
+
+void rs_scenario_print_keys(FILE *f)
+{
+    static const char *const type_names[] = { "uint", "number", "enum" };
+    rs_scenario def;
+    memset(&def, 0, sizeof def);
+    rs_net_config_default(&def.net);
+    rs_synth_config_default(&def.traffic);
+    /* Two passes: column widths first, so the table lines up whatever the
+     * defaults are. */
+    int wkey = 3, wdef = 7, wrange = 7;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", wkey, "KEY", "TYPE", wdef, "DEFAULT",
+                    wrange, "ALLOWED", "MEANING");
+        for (size_t i = 0; i < NKEYS; i++) {
+            const key_def *k = &keys[i];
+            char dflt[40], range[96];
+            format_default(dflt, sizeof dflt, &def, k);
+            format_range(range, sizeof range, k);
+            if (pass == 0) {
+                wkey = (int)strlen(k->key) > wkey ? (int)strlen(k->key) : wkey;
+                wdef = (int)strlen(dflt) > wdef ? (int)strlen(dflt) : wdef;
+                wrange = (int)strlen(range) > wrange ? (int)strlen(range) : wrange;
+            } else {
+                fprintf(f, "%-*s  %-6s  %-*s  %-*s  %s\n", wkey, k->key, type_names[k->type],
+                        wdef, dflt, wrange, range, k->desc);
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+/*
+ * scenario.h - the scenario a run starts from: network configuration plus
+ * synthetic traffic, read from a nested JSON file and "KEY=VALUE" overrides
+ * (`--set topology.gpus=64`). docs/scenario-format.md describes the format.
+ *
+ * One schema table in scenario.c names every key (dotted, "topology.gpus"),
+ * its type, its allowed range and its meaning; loading, printing the keys
+ * and writing the effective scenario back out all walk that table, so a key
+ * cannot be readable but unprintable or the other way round.
+ *
+ * The reader checks each value on its own (type, range, enum name). Checks
+ * that involve several keys (gpus a multiple of hb_size, fan_in < gpus, ...)
+ * belong to the model (rs_net_create, rs_synth_start), which reports them
+ * by key as well.
+ */
+#ifndef RS_SCENARIO_H
+#define RS_SCENARIO_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "base.h"
+#include "net.h"
+#include "synth.h"
+
+/* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
+typedef struct rs_scenario {
+    rs_net_config net;
+    rs_synth_config traffic;
+} rs_scenario;
+
+/* Fill *sc with the defaults (rs_net_config_default, rs_synth_config_default),
+ * then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
+ * string of sets[0..nsets) in order, so a later --set wins over an earlier
+ * one and over the file.
+ *
+ * Returns RS_OK; RS_EIO when the file cannot be opened or read; RS_EINVAL for
+ * anything wrong in its content or in a --set string (syntax error, unknown
+ * key, wrong type, value out of range, unknown enum name, duplicate key);
+ * RS_EINVAL also for sc == NULL or nsets < 0. On error err (may be NULL) gets
+ * one sentence naming the file and line:column or the key, and what was
+ * expected, and *sc is left unchanged. Nothing is kept: path and sets are
+ * only read during the call. */
+int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err);
+
+/* The scenario as a nested JSON object, keys in schema order:
+ * {"seed":..,"topology":{..},"transport":{..},"routing":{..},"traffic":{..}}.
+ * Loading its dump gives back the same scenario (doubles are written with
+ * 17 significant digits). A new reference owned by the caller (json_decref);
+ * NULL when out of memory. */
+json_t *rs_scenario_to_json(const rs_scenario *sc);
+
+/* Print one line per key (key, type, default, allowed values, meaning) to f,
+ * after a header line; for `railsim help keys`. */
+void rs_scenario_print_keys(FILE *f);
+
+#endif

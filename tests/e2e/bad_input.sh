@@ -1,0 +1,54 @@
+#!/bin/sh
+# Bad input: exit 2, one sentence on stderr naming the file/key and what
+# was expected, and no output directory left behind.
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+
+# expect_bad NAME PATTERN ARGS...: run railsim ARGS, expect exit 2, exactly
+# one stderr line matching PATTERN, and no $TMP/out.
+expect_bad() {
+    name=$1; pat=$2; shift 2
+    rm -rf "$TMP/out"
+    "$RS" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
+    rc=$?
+    lines=$(wc -l <"$TMP/stderr")
+    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2"; return; fi
+    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines"; cat "$TMP/stderr"; return; fi
+    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
+    if [ -e "$TMP/out" ]; then fail "$name: output directory created"; return; fi
+    ok "$name: $(cat "$TMP/stderr")"
+}
+
+printf '{ "topology": { "gpus": 64, }\n' > "$TMP/syntax.json"
+printf '{ "topology": { "radx": 16 } }\n' > "$TMP/unknown.json"
+printf '{ "topology": { "gpus": "many" } }\n' > "$TMP/type.json"
+printf '{ "topology": { "gpus": 12, "hb_size": 8 } }\n' > "$TMP/multiple.json"
+printf '[1, 2]\n' > "$TMP/array.json"
+printf '' > "$TMP/empty.json"
+
+expect_bad "syntax error"        "syntax.json:1:"          run "$TMP/syntax.json" -o "$TMP/out"
+expect_bad "unknown key"         "did you mean 'topology.radix'" run "$TMP/unknown.json" -o "$TMP/out"
+expect_bad "wrong type"          "topology.gpus"           run "$TMP/type.json" -o "$TMP/out"
+expect_bad "gpus not multiple"   "topology.gpus"           run "$TMP/multiple.json" -o "$TMP/out"
+expect_bad "not an object"       "array.json"              run "$TMP/array.json" -o "$TMP/out"
+expect_bad "empty file"          "empty.json"              run "$TMP/empty.json" -o "$TMP/out"
+expect_bad "missing file"        "nope.json"               run "$TMP/nope.json" -o "$TMP/out"
+expect_bad "radix too small"     "topology.radix"          run --set topology.gpus=100000 --set topology.hb_size=1 --set topology.radix=8 -o "$TMP/out"
+expect_bad "zero rate"           "topology.nic_gbps"       run --set topology.nic_gbps=0 -o "$TMP/out"
+expect_bad "negative latency"    "topology.link_latency_ns" run --set topology.link_latency_ns=-5 -o "$TMP/out"
+expect_bad "huge gpus"           "topology.gpus"           run --set topology.gpus=99999999999 -o "$TMP/out"
+expect_bad "bad enum"            "topology.kind"           run --set topology.kind=torus -o "$TMP/out"
+expect_bad "set without ="       "--set"                   run --set topology.gpus -o "$TMP/out"
+expect_bad "unknown set key"     "traffic.byte"            run --set traffic.byte=5 -o "$TMP/out"
+expect_bad "src out of range"    "traffic.src"             run --set traffic.kind=single --set traffic.src=64 -o "$TMP/out"
+expect_bad "fan_in too large"    "traffic.fan_in"          run --set traffic.kind=incast --set traffic.fan_in=64 -o "$TMP/out"
+expect_bad "tiny buffer"         "topology.buffer_bytes"   run --set topology.buffer_bytes=100 -o "$TMP/out"
+expect_bad "unknown option"      "--frobnicate"            run --frobnicate -o "$TMP/out"
+expect_bad "unknown command"     "teleport"                teleport
+expect_bad "two scenario files"  "unexpected argument"     run "$E2E/small.json" "$E2E/small.json" -o "$TMP/out"
+
+# An output path that is a file: exit 2, nothing written.
+: > "$TMP/afile"
+"$RS" run -q -o "$TMP/afile/sub" 2>"$TMP/stderr"
+[ $? -eq 2 ] && grep -q 'afile' "$TMP/stderr" && ok "unwritable output directory" || fail "unwritable output directory"
+finish

@@ -1,0 +1,55 @@
+#!/bin/sh
+# railsim run end to end: the default scenario and each traffic kind write a
+# complete summary.json whose numbers are consistent with each other.
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+
+"$RS" --version | grep -q '^railsim [0-9]' && ok "--version" || fail "--version"
+"$RS" help | grep -q 'run \[SCENARIO.json\]' && ok "help" || fail "help"
+"$RS" help keys | grep -q 'topology.gpus' && ok "help keys" || fail "help keys"
+
+if "$RS" run -q -o "$TMP/default" && [ -f "$TMP/default/summary.json" ]; then
+    ok "default run writes summary.json"
+else
+    fail "default run"
+fi
+ls -a "$TMP/default" | grep -q '\.tmp' && fail "temporary file left behind" || ok "no temporary files"
+
+for kind in single permutation all-to-all incast; do
+    out="$TMP/$kind"
+    if ! "$RS" run -q --set traffic.kind=$kind --set traffic.bytes=65536 -o "$out" "$E2E/small.json"; then
+        fail "$kind: run failed"; continue
+    fi
+    s="$out/summary.json"
+    v=$(json_get "$s" "d['status'] == 'complete' and d['flows']['count'] == d['flows']['completed'] > 0 and d['packets']['sent'] == d['packets']['delivered'] + d['packets']['dropped'] and d['packets']['in_flight'] == 0 and d['flows']['fct_ps']['min'] <= d['flows']['fct_ps']['p50'] <= d['flows']['fct_ps']['p99'] <= d['flows']['fct_ps']['max'] and d['sim_end_ps'] >= d['flows']['fct_ps']['max'] and d['packet_hops'] > 0 and d['events'] > 0 and d['topology']['switches'] > 0")
+    [ "$v" = True ] && ok "$kind: summary consistent" || fail "$kind: summary inconsistent"
+done
+
+# Expected flow counts per pattern on 16 GPUs.
+[ "$(json_get "$TMP/single/summary.json" "d['flows']['count']")" = 1 ] && ok "single: 1 flow" || fail "single flow count"
+[ "$(json_get "$TMP/permutation/summary.json" "d['flows']['count']")" = 16 ] && ok "permutation: 16 flows" || fail "permutation flow count"
+[ "$(json_get "$TMP/all-to-all/summary.json" "d['flows']['count']")" = 240 ] && ok "all-to-all: 240 flows" || fail "all-to-all flow count"
+[ "$(json_get "$TMP/incast/summary.json" "d['flows']['count']")" = 4 ] && ok "incast: fan_in flows" || fail "incast flow count"
+
+# Every summary key the docs promise is there.
+v=$(json_get "$TMP/default/summary.json" "all(k in d for k in ['sim_end_ps','flows','packets','packet_hops','events','wall_s','peak_rss_bytes','topology']) and all(k in d['flows']['fct_ps'] for k in ['min','mean','p50','p99','max']) and all(k in d['packets'] for k in ['sent','delivered','dropped','retransmitted']) and all(k in d['topology'] for k in ['switches','links','tiers'])")
+[ "$v" = True ] && ok "summary has the documented keys" || fail "summary keys"
+
+# The summary's scenario echo is itself a valid scenario that reproduces the run.
+json_get "$TMP/permutation/summary.json" "json.dumps(d['scenario'])" > "$TMP/echo.json"
+"$RS" run -q -o "$TMP/echo" "$TMP/echo.json" && [ "$(strip_host "$TMP/echo/summary.json")" = "$(strip_host "$TMP/permutation/summary.json")" ] \
+    && ok "scenario echo reproduces the run" || fail "scenario echo"
+
+# Lossy: small buffers drop, RoCE retransmits, everything still arrives.
+"$RS" run -q --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
+    --set traffic.bytes=262144 -o "$TMP/lossy" "$E2E/small.json"
+v=$(json_get "$TMP/lossy/summary.json" "d['packets']['dropped'] > 0 and d['packets']['retransmitted'] > 0 and d['flows']['completed'] == 8 and d['payload_bytes']['goodput'] == 8 * 262144")
+[ "$v" = True ] && ok "lossy incast recovers every byte" || fail "lossy incast"
+
+# Ideal transport with losses cannot recover: exit 1, summary says incomplete.
+"$RS" run -q --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
+    --set traffic.bytes=262144 --set transport.kind=ideal -o "$TMP/ideal-lossy" "$E2E/small.json" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'undelivered' "$TMP/err" && [ "$(json_get "$TMP/ideal-lossy/summary.json" "d['status']")" = incomplete ] \
+    && ok "unrecoverable loss: exit 1 and status incomplete" || fail "unrecoverable loss (rc=$rc)"
+finish

@@ -1,0 +1,635 @@
+/*
+ * test_scenario.c - CUnit suite "scenario": the scenario reader (cli/scenario.c).
+ * Pins defaults, nested-file and --set application, every rejection path
+ * with its return code and the words of its message, and the JSON round
+ * trip. A standalone executable, test_scenario; exits with the number of
+ * failed tests.
+ *
+ * Expected values come from rs_net_config_default / rs_synth_config_default
+ * at run time or from the values a test writes itself, never from copies of
+ * the defaults, so the suite does not break when a default changes.
+ */
+#include <CUnit/Basic.h>
+#include <CUnit/CUnit.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scenario.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* Write text to a new file under /tmp; path receives its name. */
+static void write_temp(char path[64], const char *text)
+{
+    strcpy(path, "/tmp/rs_scenario_XXXXXX");
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    size_t n = strlen(text);
+    CU_ASSERT_FATAL(write(fd, text, n) == (ssize_t)n);
+    CU_ASSERT_FATAL(close(fd) == 0);
+}
+
+/* Load the JSON text as a file, with optional --set strings. */
+static int load_text(rs_scenario *sc, const char *text, char *const *sets, int nsets, rs_err *err)
+{
+    char path[64];
+    write_temp(path, text);
+    int rc = rs_scenario_load(sc, path, sets, nsets, err);
+    unlink(path);
+    return rc;
+}
+
+/* Message checks that say which substring was missing when they fail. */
+#define ASSERT_MSG_HAS(err, s)                                              \
+    do {                                                                    \
+        if (!strstr((err).msg, (s)))                                        \
+            fprintf(stderr, "\n  message [%s] lacks [%s]\n", (err).msg, (s)); \
+        CU_ASSERT_PTR_NOT_NULL(strstr((err).msg, (s)));                     \
+    } while (0)
+
+#define ASSERT_MSG_LACKS(err, s) CU_ASSERT_PTR_NULL(strstr((err).msg, (s)))
+
+/* One sentence: no newline, not empty. */
+#define ASSERT_ONE_LINE(err)                                                \
+    do {                                                                    \
+        CU_ASSERT((err).msg[0] != '\0');                                    \
+        CU_ASSERT_PTR_NULL(strchr((err).msg, '\n'));                        \
+    } while (0)
+
+static void defaults(rs_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    rs_net_config_default(&sc->net);
+    rs_synth_config_default(&sc->traffic);
+}
+
+/* Two scenarios are equal when their JSON forms are (ignores padding). */
+static int scenarios_equal(const rs_scenario *a, const rs_scenario *b)
+{
+    json_t *ja = rs_scenario_to_json(a), *jb = rs_scenario_to_json(b);
+    int eq = ja && jb && json_equal(ja, jb);
+    json_decref(ja);
+    json_decref(jb);
+    return eq;
+}
+
+/* A file that sets one key, for rejection tests. */
+static int load_one(const char *json, rs_err *err)
+{
+    rs_scenario sc;
+    return load_text(&sc, json, NULL, 0, err);
+}
+
+static int set_one(const char *set, rs_scenario *sc, rs_err *err)
+{
+    char *sets[] = { (char *)set };
+    return rs_scenario_load(sc, NULL, sets, 1, err);
+}
+
+/* ---- defaults and applying values ------------------------------------- */
+
+static void test_scenario_defaults_when_no_file(void)
+{
+    rs_scenario sc, want;
+    rs_err err;
+    memset(&sc, 0xa5, sizeof sc);
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, NULL, NULL, 0, &err), RS_OK);
+    defaults(&want);
+    CU_ASSERT(scenarios_equal(&sc, &want));
+    CU_ASSERT_EQUAL(sc.net.gpus, want.net.gpus);
+    CU_ASSERT_EQUAL(sc.net.seed, want.net.seed);
+    CU_ASSERT_EQUAL(sc.traffic.kind, want.traffic.kind);
+}
+
+/* The defaults live in the models; they must pass the reader's own checks,
+ * or `railsim run` would print a scenario it cannot read back. */
+static void test_scenario_defaults_are_within_ranges(void)
+{
+    rs_scenario sc, back;
+    rs_err err;
+    defaults(&sc);
+    json_t *j = rs_scenario_to_json(&sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    char *text = json_dumps(j, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    int rc = load_text(&back, text, NULL, 0, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "\n  default rejected: %s\n", err.msg);
+    CU_ASSERT_EQUAL(rc, RS_OK);
+    free(text);
+    json_decref(j);
+}
+
+static void test_scenario_empty_object_keeps_defaults(void)
+{
+    rs_scenario sc, want;
+    rs_err err;
+    CU_ASSERT_EQUAL(load_text(&sc, "{\"topology\": {}}", NULL, 0, &err), RS_OK);
+    defaults(&want);
+    CU_ASSERT(scenarios_equal(&sc, &want));
+}
+
+static void test_scenario_applies_nested_file(void)
+{
+    rs_scenario sc, want;
+    rs_err err;
+    const char *text =
+        "{\n"
+        "  \"seed\": 42,\n"
+        "  \"topology\": {\"kind\": \"rail-only\", \"gpus\": 128, \"hb_size\": 8,\n"
+        "               \"nic_gbps\": 200, \"link_latency_ns\": 12.5,\n"
+        "               \"buffer_bytes\": 1099511627776},\n"
+        "  \"transport\": {\"kind\": \"ideal\", \"rto_us\": 0.5, \"priority\": 7},\n"
+        "  \"routing\": {\"ecmp\": \"packet\"},\n"
+        "  \"traffic\": {\"kind\": \"incast\", \"bytes\": 0, \"dst\": 3, \"fan_in\": 5,\n"
+        "              \"start_ns\": 1000}\n"
+        "}\n";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, NULL, 0, &err), RS_OK);
+    defaults(&want);
+    CU_ASSERT_EQUAL(sc.net.seed, 42);
+    CU_ASSERT_EQUAL(sc.net.kind, RS_TOPO_RAIL_ONLY);
+    CU_ASSERT_EQUAL(sc.net.gpus, 128);
+    CU_ASSERT_EQUAL(sc.net.hb_size, 8);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.nic_gbps, 200.0, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.link_latency_ns, 12.5, 0.0);
+    CU_ASSERT_EQUAL(sc.net.buffer_bytes, (uint64_t)1 << 40);
+    CU_ASSERT_EQUAL(sc.net.transport, RS_TRANSPORT_IDEAL);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.rto_us, 0.5, 0.0);
+    CU_ASSERT_EQUAL(sc.net.prio, 7);
+    CU_ASSERT_EQUAL(sc.net.ecmp, RS_ECMP_PACKET);
+    CU_ASSERT_EQUAL(sc.traffic.kind, RS_SYNTH_INCAST);
+    CU_ASSERT_EQUAL(sc.traffic.bytes, 0);
+    CU_ASSERT_EQUAL(sc.traffic.dst, 3);
+    CU_ASSERT_EQUAL(sc.traffic.fan_in, 5);
+    CU_ASSERT_DOUBLE_EQUAL(sc.traffic.start_ns, 1000.0, 0.0);
+    /* Untouched keys keep their defaults. */
+    CU_ASSERT_EQUAL(sc.net.radix, want.net.radix);
+    CU_ASSERT_EQUAL(sc.net.mtu, want.net.mtu);
+    CU_ASSERT_EQUAL(sc.traffic.src, want.traffic.src);
+}
+
+static void test_scenario_accepts_whole_real_for_integer(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL(load_text(&sc, "{\"topology\": {\"gpus\": 64.0, \"mtu\": 4.096e3}}", NULL, 0, &err),
+                    RS_OK);
+    CU_ASSERT_EQUAL(sc.net.gpus, 64);
+    CU_ASSERT_EQUAL(sc.net.mtu, 4096);
+}
+
+static void test_scenario_set_overrides_file(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    char *sets[] = { "topology.gpus=256", "traffic.kind=all-to-all", "topology.gpus=512" };
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, "{\"topology\": {\"gpus\": 64, \"radix\": 32}}", sets, 3, &err),
+                          RS_OK);
+    CU_ASSERT_EQUAL(sc.net.gpus, 512); /* the last --set wins */
+    CU_ASSERT_EQUAL(sc.net.radix, 32); /* the file still applies */
+    CU_ASSERT_EQUAL(sc.traffic.kind, RS_SYNTH_ALL_TO_ALL);
+}
+
+static void test_scenario_set_parses_each_type(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    char *sets[] = { "seed=9223372036854775807", "topology.hb_gbps=3.6e3", "transport.kind=ideal",
+                     "traffic.bytes=1e9", "topology.oversubscription=2.5", "routing.ecmp=packet" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_load(&sc, NULL, sets, 6, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.net.seed, (uint64_t)INT64_MAX);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.hb_gbps, 3600.0, 0.0);
+    CU_ASSERT_EQUAL(sc.net.transport, RS_TRANSPORT_IDEAL);
+    CU_ASSERT_EQUAL(sc.traffic.bytes, 1000000000u);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.oversubscription, 2.5, 0.0);
+    CU_ASSERT_EQUAL(sc.net.ecmp, RS_ECMP_PACKET);
+}
+
+static void test_scenario_accepts_range_bounds(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    char *sets[] = { "topology.gpus=1", "topology.gpus=1048576", "transport.priority=0",
+                     "transport.priority=7", "topology.mtu=256", "topology.mtu=9216",
+                     "topology.nic_gbps=1000000", "topology.link_latency_ns=0",
+                     "topology.oversubscription=64", "traffic.bytes=1125899906842624" };
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, NULL, sets, 10, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.traffic.bytes, (uint64_t)1 << 50);
+}
+
+/* ---- rejections: file ------------------------------------------------- */
+
+static void test_scenario_rejects_unknown_key_with_suggestion(void)
+{
+    char path[64];
+    rs_scenario sc;
+    rs_err err;
+    write_temp(path, "{\"topology\": {\"radx\": 8}}");
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, path, NULL, 0, &err), RS_EINVAL);
+    unlink(path);
+    ASSERT_MSG_HAS(err, path);
+    ASSERT_MSG_HAS(err, "unknown key 'topology.radx' (did you mean 'topology.radix'?)");
+    ASSERT_ONE_LINE(err);
+    CU_ASSERT_EQUAL(err.code, RS_EINVAL);
+}
+
+static void test_scenario_suggests_key_from_its_section(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"gpus\": 8}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'gpus' (did you mean 'topology.gpus'?)");
+    CU_ASSERT_EQUAL(load_one("{\"transport\": {\"mtu\": 1024}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'transport.mtu' (did you mean 'topology.mtu'?)");
+    CU_ASSERT_EQUAL(load_one("{\"topolgy\": {}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'topolgy' (did you mean 'topology'?)");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"hb\": 8}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "(did you mean 'topology.hb_size'?)");
+    CU_ASSERT_EQUAL(load_one("{\"trafic\": {\"bytes\": 8}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "(did you mean 'traffic'?)");
+}
+
+static void test_scenario_rejects_unknown_key_without_close_match(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": 8}, \"zzzzzz\": 1}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'zzzzzz'");
+    ASSERT_MSG_LACKS(err, "did you mean");
+    /* Control characters in a key do not break the one-line message. */
+    CU_ASSERT_EQUAL(load_one("{\"a\\nb\": 1}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'a?b'");
+    ASSERT_ONE_LINE(err);
+}
+
+static void test_scenario_rejects_wrong_type(void)
+{
+    char path[64];
+    rs_scenario sc;
+    rs_err err;
+    write_temp(path, "{\"topology\": {\"gpus\": \"sixty-four\"}}");
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, path, NULL, 0, &err), RS_EINVAL);
+    unlink(path);
+    char want[160];
+    snprintf(want, sizeof want,
+             "%s: topology.gpus: expected an integer from 1 to 1048576, got \"sixty-four\"", path);
+    CU_ASSERT_STRING_EQUAL(err.msg, want);
+
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"nic_gbps\": true}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.nic_gbps: expected a number greater than 0 and at most 1000000, got true");
+    CU_ASSERT_EQUAL(load_one("{\"seed\": null}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "seed: expected an integer from 0 to 9223372036854775807, got null");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"kind\": 1}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got 1");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": [64]}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "got an array");
+}
+
+static void test_scenario_rejects_negative_or_fractional_integer(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": -64}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.gpus: expected an integer from 1 to 1048576, got -64");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": 1.5}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "got 1.5");
+    CU_ASSERT_EQUAL(load_one("{\"traffic\": {\"bytes\": -1.0}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "traffic.bytes: expected an integer from 0 to 1125899906842624");
+}
+
+static void test_scenario_rejects_out_of_range(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": 0}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.gpus: expected an integer from 1 to 1048576, got 0");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": 1048577}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "got 1048577");
+    CU_ASSERT_EQUAL(load_one("{\"transport\": {\"priority\": 8}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "transport.priority: expected an integer from 0 to 7, got 8");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"nic_gbps\": 0}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.nic_gbps: expected a number greater than 0 and at most 1000000, got 0");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"oversubscription\": 0.5}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.oversubscription: expected a number from 1 to 64, got 0.5");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"mtu\": 9217}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.mtu: expected an integer from 256 to 9216, got 9217");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"hb_latency_ns\": -1}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.hb_latency_ns: expected a number from 0 to 1000000000, got -1");
+    /* A 32-bit field must not wrap: 2^32 + 64 is not 64. */
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": 4294967360}}", &err), RS_EINVAL);
+    ASSERT_ONE_LINE(err);
+}
+
+static void test_scenario_rejects_bad_enum(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"kind\": \"clos\"}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got \"clos\"");
+    CU_ASSERT_EQUAL(load_one("{\"traffic\": {\"kind\": \"Incast\"}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "\"single\", \"permutation\", \"all-to-all\", \"incast\", got \"Incast\"");
+}
+
+static void test_scenario_reports_syntax_error_line(void)
+{
+    char path[64];
+    rs_scenario sc;
+    rs_err err;
+    /* The trailing comma leaves '}' at line 3, column 27. */
+    write_temp(path, "{\n  \"seed\": 1,\n  \"topology\": {\"gpus\": 64,}\n}\n");
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, path, NULL, 0, &err), RS_EINVAL);
+    unlink(path);
+    char want[96];
+    snprintf(want, sizeof want, "%s:3:27: JSON syntax error", path);
+    ASSERT_MSG_HAS(err, want);
+    ASSERT_MSG_HAS(err, "line 3, column 27");
+    ASSERT_MSG_HAS(err, "string or '}' expected"); /* jansson's own words */
+    ASSERT_ONE_LINE(err);
+}
+
+static void test_scenario_rejects_duplicate_key(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\n\"seed\": 1,\n\"seed\": 2\n}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "line 3");
+    ASSERT_MSG_HAS(err, "duplicate object key");
+}
+
+static void test_scenario_rejects_non_object_top_level(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("[{\"seed\": 1}]", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "expected a JSON object at the top level, got an array");
+    CU_ASSERT_EQUAL(load_one("", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "JSON syntax error");
+}
+
+static void test_scenario_rejects_section_that_is_not_object(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology\": 64}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology: expected an object of topology.* keys, got a number");
+}
+
+static void test_scenario_rejects_dotted_key_in_file(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(load_one("{\"topology.gpus\": 64}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "key 'topology.gpus' must be written nested, as {\"topology\": {\"gpus\": ...}}");
+}
+
+static void test_scenario_missing_file_is_io_error(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, "/tmp/rs_scenario_no_such_file.json", NULL, 0, &err), RS_EIO);
+    ASSERT_MSG_HAS(err, "/tmp/rs_scenario_no_such_file.json: cannot open scenario file");
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, "/tmp", NULL, 0, &err), RS_EIO);
+    ASSERT_MSG_HAS(err, "/tmp: cannot read scenario file");
+}
+
+/* ---- rejections: --set ------------------------------------------------ */
+
+static void test_scenario_set_rejects_missing_equals(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL(set_one("topology.gpus", &sc, &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "--set: expected KEY=VALUE");
+    ASSERT_MSG_HAS(err, "\"topology.gpus\"");
+    CU_ASSERT_EQUAL(set_one("=64", &sc, &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "expected KEY=VALUE");
+}
+
+static void test_scenario_set_rejects_bad_values(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL(set_one("topology.gpus=sixty-four", &sc, &err), RS_EINVAL);
+    CU_ASSERT_STRING_EQUAL(err.msg,
+                           "--set topology.gpus: expected an integer from 1 to 1048576, got \"sixty-four\"");
+    static const char *const bad[] = {
+        "topology.gpus=", "topology.gpus=-1", "topology.gpus=64x", "topology.gpus= 64",
+        "topology.gpus=0x40", "topology.gpus=1.5", "traffic.bytes=99999999999999999999999",
+        "topology.nic_gbps=", "topology.nic_gbps=inf", "topology.nic_gbps=nan",
+        "topology.nic_gbps=0x1p4", "topology.nic_gbps=-5", "topology.nic_gbps=1e7",
+        "topology.kind=Fat-Tree", "transport.priority=8",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rs_err_clear(&err);
+        int rc = set_one(bad[i], &sc, &err);
+        if (rc != RS_EINVAL)
+            fprintf(stderr, "\n  --set %s was accepted\n", bad[i]);
+        CU_ASSERT_EQUAL(rc, RS_EINVAL);
+        char want[64];
+        snprintf(want, sizeof want, "--set %.*s: expected ", (int)(strchr(bad[i], '=') - bad[i]), bad[i]);
+        ASSERT_MSG_HAS(err, want);
+        ASSERT_ONE_LINE(err);
+    }
+}
+
+static void test_scenario_set_rejects_unknown_key_with_suggestion(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL(set_one("topology.radx=8", &sc, &err), RS_EINVAL);
+    CU_ASSERT_STRING_EQUAL(err.msg, "--set topology.radx: unknown key (did you mean 'topology.radix'?)");
+    CU_ASSERT_EQUAL(set_one("topology=8", &sc, &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "--set topology: 'topology' is a group of keys");
+}
+
+static void test_scenario_error_leaves_scenario_unchanged(void)
+{
+    rs_scenario sc, before;
+    rs_err err;
+    memset(&sc, 0x5a, sizeof sc);
+    before = sc;
+    char *sets[] = { "topology.gpus=8", "topology.gpus=0" };
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, NULL, sets, 2, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(memcmp(&sc, &before, sizeof sc), 0);
+    CU_ASSERT_EQUAL(rs_scenario_load(NULL, NULL, NULL, 0, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_scenario_load(&sc, NULL, NULL, 0, NULL), RS_OK); /* err may be NULL */
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void test_scenario_to_json_round_trips(void)
+{
+    rs_scenario sc, back;
+    rs_err err;
+    char *sets[] = { "seed=9223372036854775807", "topology.kind=rail-only", "topology.nic_gbps=0.1",
+                     "topology.hb_latency_ns=333.33333333333331", "transport.rto_us=1e-3",
+                     "traffic.kind=single", "traffic.start_ns=123456.789", "traffic.bytes=1125899906842624" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_load(&sc, NULL, sets, 8, &err), RS_OK);
+    json_t *j = rs_scenario_to_json(&sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    char *text = json_dumps(j, JSON_INDENT(2));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_EQUAL_FATAL(load_text(&back, text, NULL, 0, &err), RS_OK);
+    /* Field by field: doubles must come back bit-identical. */
+    CU_ASSERT_EQUAL(back.net.seed, sc.net.seed);
+    CU_ASSERT_EQUAL(back.net.kind, RS_TOPO_RAIL_ONLY);
+    CU_ASSERT(back.net.nic_gbps == sc.net.nic_gbps);
+    CU_ASSERT(back.net.hb_latency_ns == sc.net.hb_latency_ns);
+    CU_ASSERT(back.net.rto_us == sc.net.rto_us);
+    CU_ASSERT(back.traffic.start_ns == sc.traffic.start_ns);
+    CU_ASSERT_EQUAL(back.traffic.bytes, sc.traffic.bytes);
+    CU_ASSERT(scenarios_equal(&back, &sc));
+    json_t *j2 = rs_scenario_to_json(&back);
+    char *text2 = json_dumps(j2, JSON_INDENT(2));
+    CU_ASSERT_STRING_EQUAL(text, text2); /* byte-identical output */
+    free(text2);
+    json_decref(j2);
+    free(text);
+    json_decref(j);
+}
+
+static void test_scenario_to_json_keeps_schema_order(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_load(&sc, NULL, NULL, 0, &err), RS_OK);
+    json_t *j = rs_scenario_to_json(&sc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    char *text = json_dumps(j, JSON_COMPACT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    /* Sections in order, each key inside its section. */
+    const char *order[] = { "\"seed\":", "\"topology\":{\"kind\":", "\"gpus\":", "\"buffer_bytes\":",
+                            "\"transport\":{\"kind\":", "\"priority\":", "\"routing\":{\"ecmp\":",
+                            "\"traffic\":{\"kind\":", "\"start_ns\":" };
+    const char *at = text;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const char *p = strstr(at, order[i]);
+        if (!p)
+            fprintf(stderr, "\n  %s missing or out of order in %s\n", order[i], text);
+        CU_ASSERT_PTR_NOT_NULL(p);
+        if (p)
+            at = p;
+    }
+    CU_ASSERT_EQUAL(strncmp(text, "{\"seed\":", 8), 0);
+    CU_ASSERT_EQUAL(json_object_size(j), 5);
+    CU_ASSERT_EQUAL(json_object_size(json_object_get(j, "topology")), 14);
+    CU_ASSERT_EQUAL(json_object_size(json_object_get(j, "transport")), 5);
+    CU_ASSERT_EQUAL(json_object_size(json_object_get(j, "routing")), 1);
+    CU_ASSERT_EQUAL(json_object_size(json_object_get(j, "traffic")), 6);
+    free(text);
+    json_decref(j);
+}
+
+static void test_scenario_print_keys_lists_every_key(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rs_scenario_print_keys(f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+
+    /* Every key of the JSON form starts a line of the help. */
+    rs_scenario sc;
+    defaults(&sc);
+    json_t *j = rs_scenario_to_json(&sc);
+    const char *name;
+    json_t *v;
+    size_t nkeys = 0;
+    json_object_foreach(j, name, v) {
+        const char *sub;
+        json_t *leaf;
+        char line[96];
+        if (!json_is_object(v)) {
+            snprintf(line, sizeof line, "\n%s ", name);
+            CU_ASSERT_PTR_NOT_NULL(strstr(buf, line));
+            nkeys++;
+            continue;
+        }
+        json_object_foreach(v, sub, leaf) {
+            snprintf(line, sizeof line, "\n%s.%s ", name, sub);
+            if (!strstr(buf, line))
+                fprintf(stderr, "\n  help lacks %s.%s\n", name, sub);
+            CU_ASSERT_PTR_NOT_NULL(strstr(buf, line));
+            nkeys++;
+        }
+    }
+    CU_ASSERT_EQUAL(nkeys, 27);
+    /* Header plus one line per key. */
+    size_t lines = 0;
+    for (const char *p = buf; *p; p++)
+        lines += *p == '\n';
+    CU_ASSERT_EQUAL(lines, nkeys + 1);
+    /* The default comes from the model, and enums list their names. */
+    char want[64];
+    snprintf(want, sizeof want, "%u", sc.net.gpus);
+    const char *gpus_line = strstr(buf, "\ntopology.gpus ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gpus_line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gpus_line, want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "fat-tree|rail-only"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "single|permutation|all-to-all|incast"));
+    json_decref(j);
+    free(buf);
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+#define TEST(fn) { #fn, fn }
+
+static const struct {
+    const char *name;
+    CU_TestFunc fn;
+} scenario_tests[] = {
+    TEST(test_scenario_defaults_when_no_file),
+    TEST(test_scenario_defaults_are_within_ranges),
+    TEST(test_scenario_empty_object_keeps_defaults),
+    TEST(test_scenario_applies_nested_file),
+    TEST(test_scenario_accepts_whole_real_for_integer),
+    TEST(test_scenario_set_overrides_file),
+    TEST(test_scenario_set_parses_each_type),
+    TEST(test_scenario_accepts_range_bounds),
+    TEST(test_scenario_rejects_unknown_key_with_suggestion),
+    TEST(test_scenario_suggests_key_from_its_section),
+    TEST(test_scenario_rejects_unknown_key_without_close_match),
+    TEST(test_scenario_rejects_wrong_type),
+    TEST(test_scenario_rejects_negative_or_fractional_integer),
+    TEST(test_scenario_rejects_out_of_range),
+    TEST(test_scenario_rejects_bad_enum),
+    TEST(test_scenario_reports_syntax_error_line),
+    TEST(test_scenario_rejects_duplicate_key),
+    TEST(test_scenario_rejects_non_object_top_level),
+    TEST(test_scenario_rejects_section_that_is_not_object),
+    TEST(test_scenario_rejects_dotted_key_in_file),
+    TEST(test_scenario_missing_file_is_io_error),
+    TEST(test_scenario_set_rejects_missing_equals),
+    TEST(test_scenario_set_rejects_bad_values),
+    TEST(test_scenario_set_rejects_unknown_key_with_suggestion),
+    TEST(test_scenario_error_leaves_scenario_unchanged),
+    TEST(test_scenario_to_json_round_trips),
+    TEST(test_scenario_to_json_keeps_schema_order),
+    TEST(test_scenario_print_keys_lists_every_key),
+};
+
+/* Add the "scenario" suite to the current CUnit registry. */
+static int register_scenario_suite(void)
+{
+    CU_pSuite s = CU_add_suite("scenario", NULL, NULL);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < sizeof scenario_tests / sizeof scenario_tests[0]; i++)
+        if (!CU_add_test(s, scenario_tests[i].name, scenario_tests[i].fn))
+            return -1;
+    return 0;
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    if (register_scenario_suite() != 0) {
+        fprintf(stderr, "test_scenario: %s\n", CU_get_error_msg());
+        CU_cleanup_registry();
+        return 1;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    /* CU_basic_run_tests returns 0 even when tests fail. */
+    int failed = (int)CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed;
+}
