@@ -56,7 +56,9 @@ static int from_units(double v, double ps_per_unit, rs_time *out)
     if (!(v >= 0.0)) /* also catches NaN */
         return RS_ERANGE;
     double ps = v * ps_per_unit;
-    if (ps > (double)(RS_TIME_MAX / 2))
+    /* Below 2^63, so two results add without wrapping; (double)(MAX / 2)
+     * would round up to exactly 2^63 and let it through. */
+    if (!(ps < 0x1p63))
         return RS_ERANGE;
     *out = (rs_time)llround(ps);
     return RS_OK;

@@ -67,6 +67,7 @@ void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
 {
     RS_ASSERT(t >= sim->now);
     RS_ASSERT(src < sim->nent);
+    RS_ASSERT(sim->seq[src] < (1ULL << 40)); /* else it would spill into the entity bits */
     rs_event ev = {
         .t = t,
         .key = ((uint64_t)src << 40) | sim->seq[src]++,
