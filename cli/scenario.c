@@ -42,6 +42,7 @@ typedef struct key_def {
 _Static_assert(sizeof(rs_topo_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
 /* Unsigned keys up to INT64_MAX travel as JSON integers. */
 _Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
@@ -50,6 +51,7 @@ _Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
 static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
 static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", NULL };
+static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", NULL };
 
 #define MAX_GPUS 1048576u
@@ -102,6 +104,8 @@ static const key_def keys[] = {
          "802.1p priority of RoCE traffic"),
     ENUM("routing.ecmp", net.ecmp, ecmp_names,
          "flow: hash each message onto one path; packet: spray packets over all paths"),
+    ENUM("routing.pxn", net.pxn, pxn_names,
+         "rail-aware forwarding of cross-rail messages through the HB domain: auto (rail-only only), on, off"),
     ENUM("traffic.kind", traffic.kind, synth_names,
          "synthetic pattern: single, permutation, all-to-all or incast"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,

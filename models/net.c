@@ -40,6 +40,7 @@ void rs_net_config_default(rs_net_config *c)
     c->relay_chunk_bytes = 512u << 10;
     c->prio = 3;
     c->ecmp = RS_ECMP_FLOW;
+    c->pxn = RS_PXN_AUTO;
 }
 
 typedef struct timer_rec {
@@ -232,7 +233,14 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         return msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
         return start_flow(net, src, dst, bytes, m, RS_NONE, 1);
-    if (net->cfg.kind == RS_TOPO_RAIL_ONLY && src % K != dst % K) {
+    int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY;
+    if (src % K != dst % K && rail_only && net->cfg.pxn == RS_PXN_OFF) {
+        net->nmsgs--;
+        net->st.msgs--;
+        net->st.msg_bytes -= bytes;
+        return RS_EUNREACH;
+    }
+    if (src % K != dst % K && (net->cfg.pxn == RS_PXN_ON || (rail_only && net->cfg.pxn == RS_PXN_AUTO))) {
         /* PXN: cross the HB domain to the GPU on the destination's rail. */
         msg->relay = src / K * K + dst % K;
         uint64_t ch = net->cfg.relay_chunk_bytes;

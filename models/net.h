@@ -24,6 +24,10 @@
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
 typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
+/* Rail-aware forwarding (PXN) of messages between different rails of
+ * different HB domains: auto = on for rail-only (its only way to carry
+ * them), off for the fat tree. */
+typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
 /* Every field is a scenario key (docs/scenario-format.md names them); the
  * defaults come from rs_net_config_default. Plain value type. */
@@ -49,6 +53,7 @@ typedef struct rs_net_config {
     uint64_t relay_chunk_bytes;  /* transport.relay_chunk_bytes: PXN pipeline chunk */
     uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
     rs_ecmp_mode ecmp;           /* routing.ecmp */
+    rs_pxn_mode pxn;             /* routing.pxn */
 } rs_net_config;
 
 void rs_net_config_default(rs_net_config *c);
@@ -73,7 +78,8 @@ typedef void (*rs_net_timer_fn)(void *ctx, rs_net *net, uint64_t arg);
 /* Send `bytes` (0 allowed: one empty packet) from GPU src to GPU dst,
  * starting now; done(ctx, net, tag) runs when the last byte has arrived.
  * src == dst completes at once (after no network time). RS_EINVAL for a GPU
- * id out of range, RS_ENOMEM. ctx is borrowed until done runs. */
+ * id out of range, RS_EUNREACH between rails of a rail-only network with
+ * routing.pxn=off, RS_ENOMEM. ctx is borrowed until done runs. */
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 rs_net_done_fn done, void *ctx, uint64_t tag);
 
