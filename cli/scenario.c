@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM } key_type;
+/* KT_BOOL is an enum of {false, true} that also takes JSON booleans. */
+typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM, KT_BOOL } key_type;
 
 typedef struct key_def {
     const char *key;           /* dotted scenario key */
@@ -37,21 +38,26 @@ typedef struct key_def {
 #define UINT(k, m, lo, hi, d) { k, KT_UINT, FIELD(m), lo, hi, 0, 0, false, NULL, d }
 #define DBL(k, m, lo, open, hi, d) { k, KT_DOUBLE, FIELD(m), 0, 0, lo, hi, open, NULL, d }
 #define ENUM(k, m, names, d) { k, KT_ENUM, FIELD(m), 0, 0, 0, 0, false, names, d }
+#define BOOL(k, m, d) { k, KT_BOOL, FIELD(m), 0, 0, 0, 0, false, bool_names, d }
 
 /* Enum fields are stored through an int; the C enums hold small values only. */
 _Static_assert(sizeof(rs_topo_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
 /* Unsigned keys up to INT64_MAX travel as JSON integers. */
 _Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
 
 /* Names in enum value order (RS_TOPO_FAT_TREE = 0, ...). */
+static const char *const bool_names[] = { "false", "true", NULL };
 static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
 static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
+static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", NULL };
 
 #define MAX_GPUS 1048576u
@@ -102,10 +108,44 @@ static const key_def keys[] = {
          "chunk size of the HB-then-rail relay (PXN) pipeline on rail-only networks, bytes"),
     UINT("transport.priority", net.prio, 0, 7,
          "802.1p priority of RoCE traffic"),
+    ENUM("transport.cc", net.cc, cc_names,
+         "congestion control at the NIC: dcqcn (CNP-driven rate control) or none (line rate)"),
+    DBL("transport.dcqcn.g", net.dcqcn.g, 0, true, 1,
+        "DCQCN alpha gain g"),
+    DBL("transport.dcqcn.alpha_period_us", net.dcqcn.alpha_period_us, 0, true, 1e6,
+        "DCQCN alpha update period K without CNP, us"),
+    DBL("transport.dcqcn.cnp_interval_us", net.dcqcn.cnp_interval_us, 0, false, 1e6,
+        "receiver sends at most one CNP per flow per this interval, us"),
+    DBL("transport.dcqcn.rate_timer_us", net.dcqcn.rate_timer_us, 0, true, 1e6,
+        "DCQCN rate-increase timer T, us"),
+    UINT("transport.dcqcn.byte_counter", net.dcqcn.byte_counter, 1, (uint64_t)1 << 40,
+         "DCQCN rate-increase byte counter B, bytes"),
+    UINT("transport.dcqcn.fast_recovery", net.dcqcn.fast_recovery, 1, 1000,
+         "DCQCN fast-recovery steps F"),
+    DBL("transport.dcqcn.rai_mbps", net.dcqcn.rai_mbps, 0, false, 1e6,
+        "DCQCN additive increase step R_AI, Mb/s"),
+    DBL("transport.dcqcn.rhai_mbps", net.dcqcn.rhai_mbps, 0, false, 1e6,
+        "DCQCN hyper increase step R_HAI, Mb/s"),
+    DBL("transport.dcqcn.min_rate_mbps", net.dcqcn.min_rate_mbps, 0, true, 1e9,
+        "DCQCN floor of the sending rate, Mb/s"),
     ENUM("routing.ecmp", net.ecmp, ecmp_names,
          "flow: hash each message onto one path; packet: spray packets over all paths"),
     ENUM("routing.pxn", net.pxn, pxn_names,
          "rail-aware forwarding of cross-rail messages through the HB domain: auto (rail-only only), on, off"),
+    BOOL("pfc.enabled", net.pfc,
+         "IEEE 802.1Qbb PFC: the RoCE priority is lossless (pause frames instead of drops)"),
+    UINT("pfc.xoff_bytes", net.pfc_xoff_bytes, 1, (uint64_t)1 << 40,
+         "pause the upstream port when this many bytes from it are buffered, per ingress port and priority"),
+    UINT("pfc.xon_bytes", net.pfc_xon_bytes, 0, (uint64_t)1 << 40,
+         "resume it when they fall to this many (at most pfc.xoff_bytes)"),
+    BOOL("ecn.enabled", net.ecn,
+         "switches mark CE on ECN-capable packets (RED on the egress queue of their priority)"),
+    UINT("ecn.kmin_bytes", net.ecn_kmin_bytes, 0, (uint64_t)1 << 40,
+         "no marking at or below this queue length, bytes"),
+    UINT("ecn.kmax_bytes", net.ecn_kmax_bytes, 1, (uint64_t)1 << 40,
+         "marking probability reaches ecn.pmax here, 1 above, bytes"),
+    DBL("ecn.pmax", net.ecn_pmax, 0, false, 1,
+        "marking probability at ecn.kmax_bytes"),
     ENUM("traffic.kind", traffic.kind, synth_names,
          "synthetic pattern: single, permutation, all-to-all or incast"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,
@@ -418,6 +458,9 @@ static void describe_expected(char *buf, size_t size, const key_def *k)
                  k->dmin_open ? "and at most" : "to", hi);
         break;
     }
+    case KT_BOOL:
+        snprintf(buf, size, "expected true or false");
+        break;
     case KT_ENUM: {
         size_t n = (size_t)snprintf(buf, size, "expected one of");
         for (size_t i = 0; k->names[i] && n < size; i++)
@@ -490,6 +533,13 @@ static int apply_json(rs_scenario *sc, const key_def *k, const json_t *v,
             ok = true;
         }
         break;
+    case KT_BOOL:
+        if (json_is_boolean(v)) {
+            put_enum(sc, k, json_is_true(v));
+            ok = true;
+            break;
+        }
+        __attribute__((fallthrough)); /* "true" and "false" as strings too */
     case KT_ENUM:
         if (json_is_string(v)) {
             int e = enum_lookup(k, json_string_value(v));
@@ -549,6 +599,7 @@ static int apply_text(rs_scenario *sc, const key_def *k, const char *text,
         }
         break;
     }
+    case KT_BOOL:
     case KT_ENUM: {
         int e = enum_lookup(k, text);
         if (e >= 0) {
@@ -721,6 +772,8 @@ static json_t *value_json(const rs_scenario *sc, const key_def *k)
         return json_real(get_double(sc, k));
     case KT_ENUM:
         return json_string(enum_name(sc, k));
+    case KT_BOOL:
+        return json_boolean(get_enum(sc, k));
     }
     return NULL;
 }
@@ -763,6 +816,7 @@ static void format_default(char *buf, size_t size, const rs_scenario *sc, const 
     switch (k->type) {
     case KT_UINT: snprintf(buf, size, "%llu", (unsigned long long)get_uint(sc, k)); break;
     case KT_DOUBLE: format_double(buf, size, get_double(sc, k)); break;
+    case KT_BOOL:
     case KT_ENUM: snprintf(buf, size, "%s", enum_name(sc, k)); break;
     }
 }
@@ -795,6 +849,7 @@ static void format_range(char *buf, size_t size, const key_def *k)
         snprintf(buf, size, "%s%s, %s]", k->dmin_open ? "(" : "[", lo, hi);
         break;
     }
+    case KT_BOOL:
     case KT_ENUM: {
         size_t n = 0;
         buf[0] = '\0';
@@ -807,7 +862,7 @@ static void format_range(char *buf, size_t size, const key_def *k)
 
 void rs_scenario_print_keys(FILE *f)
 {
-    static const char *const type_names[] = { "uint", "number", "enum" };
+    static const char *const type_names[] = { "uint", "number", "enum", "bool" };
     rs_scenario def;
     memset(&def, 0, sizeof def);
     rs_net_config_default(&def.net);

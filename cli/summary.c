@@ -62,6 +62,32 @@ static json_t *fct_stats(rs_net *net)
 
 #define I(x) json_integer((json_int_t)(x))
 
+/* Every port that queued, dropped, paused or marked anything, by port id. */
+static json_t *port_list(rs_net *net)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        if (!(pi.max_queue_bytes | pi.drops | pi.pfc_sent | pi.pfc_received | pi.ecn_marked))
+            continue;
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(pi.name));
+        json_object_set_new(o, "peer", json_string(pi.peer));
+        json_object_set_new(o, "tx_packets", I(pi.tx_pkts));
+        json_object_set_new(o, "tx_bytes", I(pi.tx_bytes));
+        json_object_set_new(o, "max_queue_bytes", I(pi.max_queue_bytes));
+        json_object_set_new(o, "max_ingress_bytes", I(pi.max_ingress_bytes));
+        json_object_set_new(o, "drops", I(pi.drops));
+        json_object_set_new(o, "pfc_sent", I(pi.pfc_sent));
+        json_object_set_new(o, "pfc_received", I(pi.pfc_received));
+        json_object_set_new(o, "paused_ps", I(pi.paused_ps));
+        json_object_set_new(o, "ecn_marked", I(pi.ecn_marked));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info)
 {
     rs_net_stats st;
@@ -112,7 +138,20 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(by, "hb", I(st.hb_bytes));
     json_object_set_new(by, "goodput", I(st.goodput_bytes));
     json_object_set_new(o, "payload_bytes", by);
+    json_t *pfc = json_object();
+    json_object_set_new(pfc, "pauses_sent", I(st.pfc_pauses_sent));
+    json_object_set_new(pfc, "resumes_sent", I(st.pfc_resumes_sent));
+    json_object_set_new(pfc, "paused_ps", I(st.pfc_paused_ps));
+    json_object_set_new(o, "pfc", pfc);
+    json_t *ecn = json_object();
+    json_object_set_new(ecn, "marked", I(st.ecn_marked));
+    json_object_set_new(o, "ecn", ecn);
+    json_t *cnp = json_object();
+    json_object_set_new(cnp, "sent", I(st.cnps_sent));
+    json_object_set_new(cnp, "received", I(st.cnps_received));
+    json_object_set_new(o, "cnp", cnp);
     json_object_set_new(o, "max_queue_bytes", I(st.max_queue_bytes));
+    json_object_set_new(o, "ports", port_list(net));
     json_object_set_new(o, "packet_hops", I(st.packet_hops));
     json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net))));
     json_object_set_new(o, "wall_s", json_real(info->wall_s));

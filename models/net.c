@@ -13,6 +13,7 @@
  */
 #include "netint.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +37,44 @@ void rs_net_config_default(rs_net_config *c)
     c->buffer_bytes = 2u << 20;
     c->transport = RS_TRANSPORT_ROCE;
     c->ack_every = 16;
-    c->rto_us = 100;
+    /* Lossless fabrics rarely time out; 1 ms is short next to NCCL's
+     * default IB timeout (4.096 us * 2^18) but keeps lossy runs moving. */
+    c->rto_us = 1000;
     c->relay_chunk_bytes = 512u << 10;
     c->prio = 3;
     c->ecmp = RS_ECMP_FLOW;
     c->pxn = RS_PXN_AUTO;
+    /* Lossless by default, as RoCE fabrics are run. XOFF leaves room for
+     * what is in flight on a 500 ns link plus a switch (about 100 KB at
+     * 400 Gb/s in both directions) below a 2 MiB port. */
+    c->pfc = 1;
+    c->pfc_xoff_bytes = 256u << 10;
+    c->pfc_xon_bytes = 192u << 10;
+    /* ECN thresholds as commonly run for DCQCN at 100-400 Gb/s (e.g. the
+     * HPCC paper's DCQCN baseline: Kmin 100 KB, Kmax 400 KB, Pmax 0.2). */
+    c->ecn = 1;
+    c->ecn_kmin_bytes = 100u * 1024;
+    c->ecn_kmax_bytes = 400u * 1024;
+    c->ecn_pmax = 0.2;
+    c->cc = RS_CC_DCQCN;
+    /* DCQCN from the paper (Zhu et al. 2015, sec. 5): g = 1/256, CNP
+     * interval N = 50 us, alpha period K = 55 us, rate timer T = 55 us,
+     * byte counter B = 10 MB, F = 5; its R_AI of 40 Mb/s at 40 Gb/s is
+     * scaled with the line rate to 400 Mb/s at 400 Gb/s, R_HAI ten times
+     * that, and the floor is the 100 Mb/s common in simulators (HPCC's
+     * ns-3). NIC vendors ship other values (e.g. a 4 us CNP interval, a
+     * 300 us timer, a 32 KB byte counter, F = 1); with them an 8:1 incast
+     * at 400 Gb/s halves the rate every 4 us down to the floor, so they are
+     * not the default here (docs/model.md shows both). */
+    c->dcqcn.g = 1.0 / 256;
+    c->dcqcn.alpha_period_us = 55;
+    c->dcqcn.cnp_interval_us = 50;
+    c->dcqcn.rate_timer_us = 55;
+    c->dcqcn.byte_counter = 10u << 20;
+    c->dcqcn.fast_recovery = 5;
+    c->dcqcn.rai_mbps = 400;
+    c->dcqcn.rhai_mbps = 4000;
+    c->dcqcn.min_rate_mbps = 100;
 }
 
 typedef struct timer_rec {
@@ -78,6 +112,10 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         net->nodes[i].entity = first + net->nports + i;
     net->ent_driver = first + net->nports + net->nnodes;
     rs_time_from_us(c->rto_us, &net->rto);
+    rs_time_from_us(c->dcqcn.cnp_interval_us, &net->cnp_interval);
+    rs_time_from_us(c->dcqcn.alpha_period_us, &net->alpha_period);
+    rs_time_from_us(c->dcqcn.rate_timer_us, &net->rate_timer);
+    net->line_bps = (double)(uint64_t)llround(c->nic_gbps * 1e9);
     *out = net;
     return RS_OK;
 fail:
@@ -99,6 +137,7 @@ void rs_net_destroy(rs_net *net)
     free(net->leaf_port);
     free(net->nh);
     free(net->leaf_dist);
+    free(net->plane_tiers);
     free(net->flows);
     free(net->msgs);
     free(net->done_times);
@@ -279,7 +318,9 @@ void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t a
 
 int rs_net_run(rs_net *net, rs_time until)
 {
-    return rs_sim_run(net->sim, until);
+    int rc = rs_sim_run(net->sim, until);
+    rs_fabric_settle(net);
+    return rc;
 }
 
 /* -- facts and statistics ----------------------------------------------- */
@@ -307,4 +348,25 @@ const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n)
 {
     *n = net->ndone;
     return net->done_times;
+}
+
+uint32_t rs_net_port_count(const rs_net *net) { return net->nports; }
+
+int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out)
+{
+    if (port >= net->nports)
+        return RS_EINVAL;
+    const rs_port *p = &net->ports[port];
+    rs_topo_port_name(net, port, out->name, sizeof out->name);
+    rs_topo_port_name(net, p->peer_port, out->peer, sizeof out->peer);
+    out->tx_pkts = p->tx_pkts;
+    out->tx_bytes = p->tx_bytes;
+    out->drops = p->drops;
+    out->max_queue_bytes = p->max_qbytes;
+    out->max_ingress_bytes = p->max_ing_bytes;
+    out->pfc_sent = p->pfc_sent;
+    out->pfc_received = p->pfc_received;
+    out->paused_ps = p->paused_ps;
+    out->ecn_marked = p->ecn_marked;
+    return RS_OK;
 }

@@ -29,6 +29,22 @@ typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
  * them), off for the fat tree. */
 typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
+typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
+
+/* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
+ * rs_net_config_default, documented in docs/scenario-format.md. */
+typedef struct rs_dcqcn_config {
+    double g;                 /* alpha gain */
+    double alpha_period_us;   /* K: alpha decays when no CNP came for this long */
+    double cnp_interval_us;   /* notification point: at most one CNP per QP per interval */
+    double rate_timer_us;     /* T: rate-increase timer */
+    uint64_t byte_counter;    /* B: rate-increase byte counter */
+    uint32_t fast_recovery;   /* F: increase events of fast recovery */
+    double rai_mbps;          /* additive increase step */
+    double rhai_mbps;         /* hyper increase step */
+    double min_rate_mbps;     /* floor of the current rate */
+} rs_dcqcn_config;
+
 /* Every field is a scenario key (docs/scenario-format.md names them); the
  * defaults come from rs_net_config_default. Plain value type. */
 typedef struct rs_net_config {
@@ -54,6 +70,19 @@ typedef struct rs_net_config {
     uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
     rs_ecmp_mode ecmp;           /* routing.ecmp */
     rs_pxn_mode pxn;             /* routing.pxn */
+
+    /* Lossless Ethernet (IEEE 802.1Qbb): the RoCE priority is lossless. */
+    int pfc;                     /* pfc.enabled */
+    uint64_t pfc_xoff_bytes;     /* pfc.xoff_bytes: per ingress port and priority */
+    uint64_t pfc_xon_bytes;      /* pfc.xon_bytes */
+    /* RED-style ECN marking at switch egress, per priority. */
+    int ecn;                     /* ecn.enabled */
+    uint64_t ecn_kmin_bytes;     /* ecn.kmin_bytes */
+    uint64_t ecn_kmax_bytes;     /* ecn.kmax_bytes */
+    double ecn_pmax;             /* ecn.pmax */
+    /* Congestion control at the NIC. */
+    rs_cc_kind cc;               /* transport.cc */
+    rs_dcqcn_config dcqcn;       /* transport.dcqcn.* */
 } rs_net_config;
 
 void rs_net_config_default(rs_net_config *c);
@@ -119,12 +148,39 @@ typedef struct rs_net_stats {
     uint64_t nic_bytes;        /* payload bytes that left a NIC onto the fabric */
     uint64_t max_queue_bytes;  /* deepest switch egress queue seen */
     uint64_t pkts_in_flight;   /* packets alive now (0 after a clean run) */
+    uint64_t pfc_pauses_sent;  /* PFC frames that paused a priority (XOFF) */
+    uint64_t pfc_resumes_sent; /* PFC frames that resumed one (XON) */
+    uint64_t pfc_paused_ps;    /* sum over ports of the time a priority was paused */
+    uint64_t ecn_marked;       /* packets marked CE by switches */
+    uint64_t cnps_sent;        /* CNPs sent by receivers (DCQCN notification points) */
+    uint64_t cnps_received;    /* CNPs that reached a sender */
     uint64_t goodput_bytes;    /* payload accepted in order at the receiving end of each
                                   transfer, each byte once (a relayed byte counts at the
                                   relay GPU and at the destination) */
     rs_time last_activity;     /* last packet arrival or message completion */
 } rs_net_stats;
 void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
+
+/* Ports. Every directed link has an egress port at its sender, named
+ * (docs/model.md): "gpu12.nic", "gpu12.hb" (a GPU's NIC and NVLink ports),
+ * "leaf3.p5", "spine0.p17", "agg7.p2", "core1.p0" (fat tree; a plane of two
+ * tiers has leaves and spines, of three leaves, aggregation and core),
+ * "rail2-leaf0.p4" (rail-only: the plane of rail 2), "nvs1.p3" (the
+ * NVSwitch of HB domain 1, port facing its local GPU 3). */
+typedef struct rs_net_port_info {
+    char name[48];
+    char peer[48];              /* the port at the other end of the cable */
+    uint64_t tx_pkts, tx_bytes;  /* frames and wire bytes sent */
+    uint64_t drops;              /* frames dropped at this port */
+    uint64_t max_queue_bytes;    /* deepest egress queue */
+    uint64_t max_ingress_bytes;  /* most bytes buffered from this port's peer (PFC accounting) */
+    uint64_t pfc_sent, pfc_received; /* PFC frames sent to / received from the peer */
+    uint64_t paused_ps;          /* time some priority of this port was paused */
+    uint64_t ecn_marked;         /* packets marked CE joining this port's queues */
+} rs_net_port_info;
+uint32_t rs_net_port_count(const rs_net *net);
+/* RS_EINVAL if port >= rs_net_port_count. */
+int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
 
 /* Completion times of finished messages, in completion order:
  * n entries of (start, end). Borrowed; valid until the next send. */

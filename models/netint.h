@@ -31,12 +31,28 @@ enum {
     RS_ETH_MIN_FRAME = 64 /* minimum frame (FCS included), before preamble/IFG */
 };
 
-enum rs_pkt_type { RS_PKT_DATA = 0, RS_PKT_ACK = 1, RS_PKT_NAK = 2 };
+enum rs_pkt_type {
+    RS_PKT_DATA = 0, /* RDMA WRITE First/Middle/Last/Only */
+    RS_PKT_ACK = 1,  /* RC Acknowledge, AETH syndrome ACK */
+    RS_PKT_NAK = 2,  /* RC Acknowledge, AETH syndrome NAK (PSN sequence error) */
+    RS_PKT_CNP = 3,  /* RoCEv2 congestion notification (BTH opcode 0x81) */
+    RS_PKT_PFC = 4   /* 802.1Qbb PFC frame: hop by hop, never forwarded */
+};
+
+/* CNPs travel at their own priority, as NICs send them (DSCP 48). */
+#define RS_CNP_PRIO 6
+/* PFC pause frames: 64-byte MAC control frame plus preamble and gap. */
+#define RS_WIRE_PFC (64 + 20)
+/* A pause with quanta 0xFFFF: 65535 x 512 bit times. */
+#define RS_PFC_QUANTA_MAX 0xFFFFu
 
 enum rs_pkt_flags {
     RS_PF_FIRST = 1,  /* first packet of the message: RDMA WRITE First/Only, RETH */
-    RS_PF_LAST = 2,   /* last packet: WRITE Last/Only, AckReq set */
-    RS_PF_RETX = 4    /* sent before: a retransmission */
+    RS_PF_LAST = 2,   /* last packet: WRITE Last/Only (AckReq set too) */
+    RS_PF_RETX = 4,   /* sent before: a retransmission */
+    RS_PF_ECT = 8,    /* ECN-capable transport: IP ECN = ECT(0) */
+    RS_PF_CE = 16,    /* congestion experienced: marked by a switch */
+    RS_PF_ACKREQ = 32 /* BTH AckReq: the responder acknowledges now */
 };
 
 typedef struct rs_pkt {
@@ -49,6 +65,7 @@ typedef struct rs_pkt {
     uint32_t payload;     /* payload bytes */
     uint32_t wire;        /* bytes serialized on the wire */
     uint32_t link;        /* port whose link carries it now */
+    uint32_t in_port;     /* at a switch: the port it came in on (PFC accounting) */
     uint16_t entropy;     /* UDP source port: the ECMP entropy */
     uint8_t type, prio, flags, hops;
 } rs_pkt;
@@ -86,8 +103,18 @@ typedef struct rs_port {
     uint8_t tx_sched;          /* a tx-done event is pending */
     uint8_t up;
     uint8_t kind;
+    uint8_t paused;            /* bit p: priority p paused by the peer's PFC */
+    uint8_t pause_sent;        /* bit p: we paused the peer for priority p (XOFF out) */
+    uint8_t pfc_xoff, pfc_xon; /* PFC frame to send: classes to pause / resume */
+    uint8_t pfc_refresh_sched; /* an XOFF refresh event is pending */
+    uint8_t pfc_expire_sched;  /* a pause-expiry event is pending */
+    uint64_t pq_bytes[RS_NPRIO];  /* queued bytes per priority (ECN) */
+    uint64_t ing_bytes[RS_NPRIO]; /* switch ports: bytes that came in here and are still buffered */
+    rs_time pause_until[RS_NPRIO];
+    rs_time paused_since[RS_NPRIO];
     /* cold: counters */
-    uint64_t tx_pkts, tx_bytes, drops, max_qbytes;
+    uint64_t tx_pkts, tx_bytes, drops, max_qbytes, max_ing_bytes;
+    uint64_t pfc_sent, pfc_received, paused_ps, ecn_marked;
 } rs_port;
 
 typedef struct rs_flow {
@@ -110,6 +137,17 @@ typedef struct rs_flow {
     uint8_t nak_pending;     /* receiver: a NAK for rcv_nxt is outstanding */
     uint8_t timer;           /* sender: an RTO event is pending */
     uint8_t tx_done, rx_done;
+    uint8_t sleeping;        /* paced out of the round robin until next_tx */
+    uint8_t cc_timer;        /* a DCQCN timer event is pending */
+    uint8_t cc_limited;      /* DCQCN: rate below line rate, timers running */
+    /* DCQCN reaction point (sender) */
+    double rc, rt, alpha;    /* current and target rate (bit/s), alpha */
+    uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
+    uint64_t cc_bytes;       /* bytes sent since the last byte-counter event */
+    rs_time next_tx;         /* pacing: earliest start of the next packet */
+    rs_time next_alpha;      /* DCQCN: alpha is current as of this time */
+    rs_time next_rate;       /* DCQCN: next rate-increase timer event */
+    rs_time last_cnp;        /* notification point (receiver): last CNP sent */
 } rs_flow;
 
 typedef struct rs_msg {
@@ -135,6 +173,7 @@ typedef struct rs_switch {
     uint32_t *nh_off;        /* per leaf: offset into net->nh, RS_NONE if unreachable */
     uint64_t hash_salt;      /* per-switch ECMP hash seed */
     rs_rng rng;              /* per-packet spraying */
+    rs_rng ecn_rng;          /* ECN marking draws */
 } rs_switch;
 
 struct rs_net {
@@ -154,6 +193,7 @@ struct rs_net {
     size_t nh_len;
     uint8_t *leaf_dist;      /* [leaf][switch] hops between switches, 255 = none */
     uint32_t tiers, planes, cables;
+    uint8_t *plane_tiers;    /* tiers of each plane, for names */
 
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
@@ -166,6 +206,8 @@ struct rs_net {
 
     uint32_t ent_driver;     /* entity for timers scheduled through the API */
     rs_time rto;
+    rs_time cnp_interval, alpha_period, rate_timer;
+    double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
 };
@@ -173,11 +215,16 @@ struct rs_net {
 /* topo.c */
 int rs_topo_build(rs_net *net, rs_err *err);
 int rs_topo_route(rs_net *net);
+void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n);
 
 /* fabric.c: ports and switches */
 void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt);
 void rs_port_kick(rs_net *net, rs_port *p);
 void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt);
+
+/* fabric.c: PFC */
+void rs_pfc_receive(rs_net *net, rs_port *p, const rs_pkt *pkt);
+void rs_fabric_settle(rs_net *net);
 
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);

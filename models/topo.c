@@ -29,6 +29,7 @@
 #include "netint.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,7 +199,26 @@ static int check_config(const rs_net_config *c, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "transport.relay_chunk_bytes: expected at least 1 byte");
     if (c->prio >= RS_NPRIO)
         return rs_err_set(err, RS_EINVAL, "transport.priority: expected a priority from 0 to 7");
+    if (c->pfc && c->pfc_xon_bytes > c->pfc_xoff_bytes)
+        return rs_err_set(err, RS_EINVAL, "pfc.xon_bytes: expected at most pfc.xoff_bytes (%llu)",
+                          (unsigned long long)c->pfc_xoff_bytes);
+    if (c->ecn && c->ecn_kmin_bytes >= c->ecn_kmax_bytes)
+        return rs_err_set(err, RS_EINVAL, "ecn.kmin_bytes: expected less than ecn.kmax_bytes (%llu)",
+                          (unsigned long long)c->ecn_kmax_bytes);
+    if (!(c->ecn_pmax >= 0.0 && c->ecn_pmax <= 1.0))
+        return rs_err_set(err, RS_EINVAL, "ecn.pmax: expected a probability from 0 to 1");
+    const rs_dcqcn_config *d = &c->dcqcn;
+    if (!(d->g > 0.0 && d->g <= 1.0))
+        return rs_err_set(err, RS_EINVAL, "transport.dcqcn.g: expected a gain above 0 and at most 1");
+    if (!(d->min_rate_mbps > 0.0 && d->min_rate_mbps <= c->nic_gbps * 1e3))
+        return rs_err_set(err, RS_EINVAL, "transport.dcqcn.min_rate_mbps: expected above 0 and at most "
+                          "the NIC rate (%g Mb/s)", c->nic_gbps * 1e3);
+    if (d->byte_counter == 0 || d->fast_recovery == 0)
+        return rs_err_set(err, RS_EINVAL, "transport.dcqcn.byte_counter and fast_recovery: expected at least 1");
     rs_time t;
+    if (rs_time_from_us(d->alpha_period_us, &t) || t == 0 || rs_time_from_us(d->rate_timer_us, &t) || t == 0 ||
+        rs_time_from_us(d->cnp_interval_us, &t))
+        return rs_err_set(err, RS_EINVAL, "transport.dcqcn periods: expected positive times in microseconds");
     if (rs_time_from_ns(c->link_latency_ns, &t) || rs_time_from_ns(c->switch_latency_ns, &t) ||
         rs_time_from_ns(c->hb_latency_ns, &t) || rs_time_from_us(c->rto_us, &t) || t == 0)
         return rs_err_set(err, RS_EINVAL, "topology latencies and transport.rto_us: expected non-negative times "
@@ -237,7 +257,8 @@ int rs_topo_build(rs_net *net, rs_err *err)
     uint32_t *gpus = malloc((size_t)N * sizeof *gpus);
     uint32_t *start = malloc(((size_t)N + 1) * sizeof *start);
     b.ord = calloc((size_t)net->planes * 4, sizeof *b.ord);
-    if (!gpus || !start || !b.ord)
+    net->plane_tiers = calloc(net->planes, 1);
+    if (!gpus || !start || !b.ord || !net->plane_tiers)
         goto out;
     for (uint32_t g = 0, id; g < N; g++) /* node id == GPU id */
         if ((rc = add_node(&b, RS_NODE_GPU, 0, 0, &id)) != RS_OK)
@@ -269,6 +290,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
         uint32_t t = 0;
         if ((rc = build_plane(&b, (uint16_t)plane, gpus, start, nl, up, &t, err)) != RS_OK)
             goto out;
+        net->plane_tiers[plane] = (uint8_t)t;
         if (t > net->tiers)
             net->tiers = t;
     }
@@ -347,6 +369,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
         sw->leaf_index = net->nodes[sw->node].tier == 1 ? net->nleaves++ : RS_NONE;
         sw->hash_salt = rs_mix64(c->seed ^ rs_mix64(0x45434d50ULL + s));
         rs_rng_init(&sw->rng, c->seed, sw->node, 1 /* spraying */);
+        rs_rng_init(&sw->ecn_rng, c->seed, sw->node, 2 /* ECN marking */);
     }
     for (uint32_t g = 0; g < N; g++) {
         const rs_port *p = &net->ports[net->nodes[g].port_base];
@@ -499,4 +522,37 @@ int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b)
     uint32_t la = net->leaf_of_gpu[a], lb = net->leaf_of_gpu[b];
     uint8_t d = net->leaf_dist[(size_t)net->sw[lb].leaf_index * net->nswitches + la];
     return d == DIST_NONE ? -1 : d + 2;
+}
+
+/* -- names ----------------------------------------------------------------- */
+
+static void node_name(const rs_net *net, uint32_t id, char *buf, size_t n)
+{
+    const rs_node *nd = &net->nodes[id];
+    if (nd->kind == RS_NODE_GPU) {
+        snprintf(buf, n, "gpu%u", id);
+    } else if (nd->kind == RS_NODE_HB) {
+        snprintf(buf, n, "nvs%u", id - net->first_hb);
+    } else {
+        static const char *const tier3[] = { "", "leaf", "agg", "core" };
+        static const char *const tier2[] = { "", "leaf", "spine", "" };
+        const char *t = net->plane_tiers[nd->plane] == 3 ? tier3[nd->tier] : tier2[nd->tier];
+        if (net->cfg.kind == RS_TOPO_RAIL_ONLY)
+            snprintf(buf, n, "rail%u-%s%u", nd->plane, t, nd->ordinal);
+        else
+            snprintf(buf, n, "%s%u", t, nd->ordinal);
+    }
+}
+
+void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n)
+{
+    const rs_port *p = &net->ports[port];
+    char node[32];
+    node_name(net, p->node, node, sizeof node);
+    if (p->kind == RS_PORT_NIC)
+        snprintf(buf, n, "%s.nic", node);
+    else if (p->kind == RS_PORT_GPU_HB)
+        snprintf(buf, n, "%s.hb", node);
+    else
+        snprintf(buf, n, "%s.p%u", node, port - net->nodes[p->node].port_base);
 }

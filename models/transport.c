@@ -21,20 +21,41 @@
  *
  * HB-domain transfers are ideal flows over the GPU's HB port in hb_mtu
  * units: NVLink is lossless and credit-flow-controlled.
+ *
+ * DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+ * Deployments", SIGCOMM 2015), per flow:
+ *   - notification point (receiver): a CE-marked data packet triggers a
+ *     CNP to the sender, at most one per flow per cnp_interval;
+ *   - reaction point (sender): on a CNP, Rt = Rc, Rc = Rc (1 - alpha/2),
+ *     alpha = (1 - g) alpha + g, and the increase stages restart; alpha
+ *     decays as (1 - g) alpha every alpha period after that; every
+ *     rate-timer period (T) and every byte_counter bytes sent (B) is an
+ *     increase event: fast recovery (Rc = (Rt + Rc) / 2) for the first F
+ *     events of both kinds, then additive (Rt += R_AI) while one counter
+ *     is past F, hyper (Rt += i R_HAI) when both are; Rc = (Rt + Rc) / 2
+ *     after each. Back at line rate the timers stop.
+ *   - Rc paces the flow: after a packet of w wire bytes the next may start
+ *     w * 8 / Rc later; a paced flow leaves the port's round robin and an
+ *     event puts it back when it may send again.
  */
 #include "netint.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void ev_rto(rs_sim *sim, void *obj, uint64_t f);
+static void ev_wake(rs_sim *sim, void *obj, uint64_t f);
+static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t f);
 
 static inline uint32_t hdr_bytes(const rs_port *p, uint8_t type, uint8_t flags)
 {
     if (p->kind == RS_PORT_GPU_HB)
         return RS_WIRE_HB;
     uint32_t h = RS_WIRE_ROCE;
-    if (type != RS_PKT_DATA)
+    if (type == RS_PKT_CNP)
+        h += 16; /* CNP: BTH followed by 16 reserved bytes (RoCEv2 annex A17.9.3) */
+    else if (type != RS_PKT_DATA)
         h += RS_WIRE_AETH;
     else if (flags & RS_PF_FIRST)
         h += RS_WIRE_RETH;
@@ -79,6 +100,10 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->chunk = chunk;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
+    f->rc = f->rt = net->line_bps;
+    f->alpha = 1.0;
+    f->last_cnp = RS_TIME_MAX;
+    f->last_progress = rs_sim_now(net->sim);
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
     f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ ((uint64_t)id << 20) ^ src) & 0x3fff));
     *out = id;
@@ -103,6 +128,8 @@ static int act_append(rs_net *net, rs_port *p, uint32_t fid)
 
 void rs_flow_activate(rs_net *net, uint32_t fid)
 {
+    if (net->flows[fid].sleeping)
+        return; /* its wake-up event will put it back */
     rs_port *p = &net->ports[net->flows[fid].port];
     if (act_append(net, p, fid))
         rs_port_kick(net, p);
@@ -116,6 +143,94 @@ static inline rs_pkt *pkt_new(rs_net *net)
     return pkt;
 }
 
+/* -- DCQCN reaction point ------------------------------------------------- */
+
+static void dcqcn_increase(rs_net *net, rs_flow *f)
+{
+    const rs_dcqcn_config *d = &net->cfg.dcqcn;
+    uint32_t hi = f->t_stage > f->b_stage ? f->t_stage : f->b_stage;
+    uint32_t lo = f->t_stage < f->b_stage ? f->t_stage : f->b_stage;
+    if (hi < d->fast_recovery)
+        ; /* fast recovery: Rt stays */
+    else if (lo >= d->fast_recovery)
+        f->rt += (double)(lo - d->fast_recovery + 1) * d->rhai_mbps * 1e6; /* hyper increase */
+    else
+        f->rt += d->rai_mbps * 1e6; /* additive increase */
+    if (f->rt > net->line_bps)
+        f->rt = net->line_bps;
+    f->rc = (f->rt + f->rc) / 2;
+    if (f->rc >= net->line_bps - 1.0) {
+        /* Back at line rate: stop pacing and the timers until the next CNP. */
+        f->rc = f->rt = net->line_bps;
+        f->cc_limited = 0;
+    }
+}
+
+static void dcqcn_arm(rs_net *net, rs_flow *f, uint32_t fid)
+{
+    if (f->cc_timer)
+        return;
+    f->cc_timer = 1;
+    rs_sim_at(net->sim, f->next_rate, net->nodes[f->src].entity, ev_dcqcn, net, fid);
+}
+
+/* Alpha decays by (1 - g) for every whole alpha period since it was last
+ * updated, computed when needed instead of by a timer per period (NICs
+ * update every microsecond: an event per flow per us). */
+static void dcqcn_decay_alpha(rs_net *net, rs_flow *f, rs_time now)
+{
+    uint64_t periods = (now - f->next_alpha) / net->alpha_period;
+    if (periods) {
+        f->alpha *= pow(1.0 - net->cfg.dcqcn.g, (double)periods);
+        f->next_alpha += periods * net->alpha_period;
+    }
+}
+
+static void dcqcn_cnp(rs_net *net, rs_flow *f, uint32_t fid)
+{
+    const rs_dcqcn_config *d = &net->cfg.dcqcn;
+    rs_time now = rs_sim_now(net->sim);
+    double floor = d->min_rate_mbps * 1e6;
+    if (f->cc_limited)
+        dcqcn_decay_alpha(net, f, now);
+    f->rt = f->rc;
+    f->rc *= 1.0 - f->alpha / 2;
+    if (f->rc < floor)
+        f->rc = floor;
+    f->alpha = (1.0 - d->g) * f->alpha + d->g;
+    f->next_alpha = now;
+    f->t_stage = f->b_stage = 0;
+    f->cc_bytes = 0;
+    f->next_rate = now + net->rate_timer;
+    f->cc_limited = 1;
+    dcqcn_arm(net, f, fid);
+}
+
+static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t fid)
+{
+    rs_net *net = obj;
+    rs_flow *f = &net->flows[fid];
+    rs_time now = rs_sim_now(sim);
+    f->cc_timer = 0;
+    if (f->tx_done || !f->cc_limited)
+        return;
+    if (now >= f->next_rate) {
+        f->t_stage++;
+        f->next_rate = now + net->rate_timer;
+        dcqcn_increase(net, f);
+    }
+    if (f->cc_limited)
+        dcqcn_arm(net, f, (uint32_t)fid);
+}
+
+static void ev_wake(rs_sim *sim, void *obj, uint64_t fid)
+{
+    (void)sim;
+    rs_net *net = obj;
+    net->flows[fid].sleeping = 0;
+    rs_flow_activate(net, (uint32_t)fid);
+}
+
 /* Next data packet from the head flow of port p's round robin. */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
 {
@@ -127,7 +242,11 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     uint32_t psn = f->snd_nxt++;
     uint64_t off = (uint64_t)psn * f->mtu;
     uint32_t payload = (uint32_t)(f->bytes - off < f->mtu ? f->bytes - off : f->mtu);
-    uint8_t flags = (psn == 0 ? RS_PF_FIRST : 0) | (psn + 1 == f->npkts ? RS_PF_LAST : 0);
+    uint8_t flags = (psn == 0 ? RS_PF_FIRST : 0) | (psn + 1 == f->npkts ? RS_PF_LAST | RS_PF_ACKREQ : 0);
+    /* Ask for an ACK when none has come for a quarter of the timeout, so
+     * a slow (paced) flow is not mistaken for a lost one. */
+    if (f->reliable && rs_sim_now(net->sim) - f->last_progress >= net->rto / 4)
+        flags |= RS_PF_ACKREQ;
     if (psn < f->max_sent) {
         flags |= RS_PF_RETX;
         net->st.pkts_retransmitted++;
@@ -145,12 +264,16 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     pkt->prio = (uint8_t)net->cfg.prio;
     pkt->entropy = f->entropy;
     pkt->hops = 0;
+    pkt->in_port = RS_NONE;
     net->st.pkts_sent++;
     net->st.data_pkts++;
-    if (p->kind == RS_PORT_GPU_HB)
+    if (p->kind == RS_PORT_GPU_HB) {
         net->st.hb_bytes += payload;
-    else
+    } else {
         net->st.nic_bytes += payload;
+        if (net->cfg.ecn)
+            pkt->flags |= RS_PF_ECT;
+    }
 
     /* Rotate: the flow goes to the back, or leaves when it has sent all. */
     p->act_head = f->next_active;
@@ -158,7 +281,25 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
         p->act_tail = RS_NONE;
     f->next_active = RS_NONE;
     f->active = 0;
-    act_append(net, p, fid); /* back of the line if it has more to send */
+    if (f->rc < net->line_bps) {
+        /* Paced by DCQCN: the next packet may start w * 8 / Rc later. */
+        rs_time now = rs_sim_now(net->sim);
+        rs_time base = f->next_tx > now ? f->next_tx : now;
+        f->next_tx = base + rs_ser_time(pkt->wire, (uint64_t)f->rc);
+        if (f->cc_limited && (f->cc_bytes += payload) >= net->cfg.dcqcn.byte_counter) {
+            f->cc_bytes -= net->cfg.dcqcn.byte_counter;
+            f->b_stage++;
+            dcqcn_increase(net, f);
+        }
+        if (f->snd_nxt < f->npkts && f->next_tx > now) {
+            f->sleeping = 1;
+            rs_sim_at(net->sim, f->next_tx, net->nodes[f->src].entity, ev_wake, net, fid);
+        } else {
+            act_append(net, p, fid);
+        }
+    } else {
+        act_append(net, p, fid); /* back of the line if it has more to send */
+    }
 
     if (f->reliable && !f->timer) {
         f->timer = 1;
@@ -168,7 +309,8 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     return pkt;
 }
 
-/* Queue an ACK or NAK from the receiver (flow's dst) back to the sender. */
+/* Queue an ACK, NAK or CNP from the receiver (flow's dst) back to the
+ * sender, ahead of nothing: it waits in the NIC port's priority queue. */
 static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
 {
     rs_flow *f = &net->flows[fid];
@@ -184,13 +326,16 @@ static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
     pkt->type = type;
     pkt->flags = 0;
     pkt->wire = wire_bytes(p, 0, type, 0);
-    pkt->prio = (uint8_t)net->cfg.prio;
+    pkt->prio = type == RS_PKT_CNP ? RS_CNP_PRIO : (uint8_t)net->cfg.prio;
     pkt->entropy = f->entropy;
     pkt->hops = 0;
+    pkt->in_port = RS_NONE;
     net->st.pkts_sent++;
     net->st.ctrl_pkts++;
     if (type == RS_PKT_NAK)
         net->st.naks++;
+    else if (type == RS_PKT_CNP)
+        net->st.cnps_sent++;
     rs_fabric_enqueue(net, p, pkt);
 }
 
@@ -205,11 +350,19 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
         }
         return;
     }
+    if ((pkt->flags & RS_PF_CE) && net->cfg.cc == RS_CC_DCQCN) {
+        /* Notification point: one CNP per flow per interval. */
+        rs_time now = rs_sim_now(net->sim);
+        if (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval) {
+            f->last_cnp = now;
+            send_ctrl(net, fid, RS_PKT_CNP, 0);
+        }
+    }
     if (pkt->psn == f->rcv_nxt) {
         f->rcv_nxt++;
         net->st.goodput_bytes += pkt->payload;
         f->nak_pending = 0;
-        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_LAST)) {
+        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
             f->since_ack = 0;
             send_ctrl(net, fid, RS_PKT_ACK, pkt->psn);
         }
@@ -224,7 +377,7 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
         }
     } else {
         /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
-        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_LAST)) {
+        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
             f->since_ack = 0;
             send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1);
         }
@@ -259,10 +412,15 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
     (void)gpu;
     rs_flow *f = &net->flows[pkt->flow];
     net->st.pkts_delivered++;
-    if (pkt->type == RS_PKT_DATA)
+    if (pkt->type == RS_PKT_DATA) {
         receive_data(net, f, pkt->flow, pkt);
-    else
+    } else if (pkt->type == RS_PKT_CNP) {
+        net->st.cnps_received++;
+        if (!f->tx_done)
+            dcqcn_cnp(net, f, pkt->flow);
+    } else {
         receive_ack(net, f, pkt->flow, pkt);
+    }
     rs_pool_put(&net->pkts, pkt);
 }
 

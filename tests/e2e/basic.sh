@@ -41,13 +41,13 @@ json_get "$TMP/permutation/summary.json" "json.dumps(d['scenario'])" > "$TMP/ech
     && ok "scenario echo reproduces the run" || fail "scenario echo"
 
 # Lossy: small buffers drop, RoCE retransmits, everything still arrives.
-"$RS" run -q --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
+"$RS" run -q --set pfc.enabled=false --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
     --set traffic.bytes=262144 -o "$TMP/lossy" "$E2E/small.json"
 v=$(json_get "$TMP/lossy/summary.json" "d['packets']['dropped'] > 0 and d['packets']['retransmitted'] > 0 and d['flows']['completed'] == 8 and d['payload_bytes']['goodput'] == 8 * 262144")
 [ "$v" = True ] && ok "lossy incast recovers every byte" || fail "lossy incast"
 
 # Ideal transport with losses cannot recover: exit 1, summary says incomplete.
-"$RS" run -q --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
+"$RS" run -q --set pfc.enabled=false --set traffic.kind=incast --set traffic.fan_in=8 --set topology.buffer_bytes=32768 \
     --set traffic.bytes=262144 --set transport.kind=ideal -o "$TMP/ideal-lossy" "$E2E/small.json" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q 'undelivered' "$TMP/err" && [ "$(json_get "$TMP/ideal-lossy/summary.json" "d['status']")" = incomplete ] \

@@ -386,6 +386,7 @@ static void test_lossy_incast_drops_and_recovers_every_byte_once(void)
 {
     rs_net_config c;
     cfg_flat(&c, 9, 1, 16);
+    c.pfc = 0;
     c.buffer_bytes = 64u << 10;
     rs_net *net = mk(&c);
     uint64_t bytes = 256u << 10;
@@ -412,6 +413,7 @@ static void test_tail_loss_recovers_by_timeout(void)
      * only the retransmit timer can recover them. */
     rs_net_config c;
     cfg_flat(&c, 3, 1, 4);
+    c.pfc = 0;
     c.buffer_bytes = 4096 + RS_WIRE_ROCE + RS_WIRE_RETH;
     c.rto_us = 20;
     rs_net *net = mk(&c);
@@ -433,6 +435,7 @@ static void test_same_seed_same_results(void)
         rs_net_config c;
         cfg_flat(&c, 128, 1, 16);
         c.buffer_bytes = 256u << 10;
+        c.pfc = 0;
         c.seed = 99;
         rs_net *net = mk(&c);
         for (uint32_t i = 0; i < 128; i++)

@@ -1,0 +1,123 @@
+/*
+ * pcap.h - packet capture writer: turns frame descriptions into the exact
+ * bytes a RoCEv2 / PFC wire carries and appends them to a pcap file.
+ *
+ * The simulator never stores payload bytes. When a port is captured it hands
+ * this module an rs_frame (addresses, priority, ECN, BTH fields, lengths) and
+ * the module synthesizes Ethernet II + IPv4 + UDP + InfiniBand BTH (+ RETH /
+ * AETH / CNP reserved bytes) + payload + pad + ICRC, or an 802.1Qbb PFC
+ * frame, and writes it with libpcap (Ethernet link type, nanosecond
+ * timestamps, no FCS). This is the only module that links libpcap.
+ *
+ * Files are written as PATH.tmp and renamed to PATH by rs_pcap_close, so an
+ * interrupted run never leaves a capture that looks complete.
+ *
+ * docs/pcap.md describes the frame layout field by field.
+ */
+#ifndef RS_PCAP_H
+#define RS_PCAP_H
+
+#include "base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a frame is; selects its layout (see rs_frame_build). */
+typedef enum {
+    RS_FRAME_ROCE_DATA, /* BTH with f->opcode; RETH on WRITE First/Only */
+    RS_FRAME_ROCE_ACK,  /* BTH opcode Acknowledge + AETH */
+    RS_FRAME_ROCE_NAK,  /* same layout as ACK; the syndrome says NAK */
+    RS_FRAME_ROCE_CNP,  /* BTH opcode 0x81 + 16 reserved bytes */
+    RS_FRAME_PFC        /* 802.1Qbb priority flow control (MAC Control) */
+} rs_frame_kind;
+
+/* IB BTH opcodes used by the simulator (IBA vol. 1, 9.2 table 38; RC
+ * transport is 000b in bits 7-5). CNP is RoCEv2 Annex A17.9.3. */
+#define RS_BTH_RC_WRITE_FIRST  0x06
+#define RS_BTH_RC_WRITE_MIDDLE 0x07
+#define RS_BTH_RC_WRITE_LAST   0x08
+#define RS_BTH_RC_WRITE_ONLY   0x0A
+#define RS_BTH_RC_ACK          0x11
+#define RS_BTH_CNP             0x81
+
+/* AETH syndromes (IBA vol. 1, 9.7.5.2.4 / table 44): bits 6-5 select
+ * ACK (00), RNR NAK (01) or NAK (11); an ACK's low 5 bits are credits
+ * (0x1F = invalid/unlimited), a NAK's are the code (0 = PSN sequence error). */
+#define RS_AETH_ACK_CREDITS_INVALID 0x1F
+#define RS_AETH_NAK_PSN_SEQ_ERR     0x60
+
+/* UDP destination port of RoCEv2 (IANA-assigned; Annex A17). */
+#define RS_ROCEV2_UDP_PORT 4791
+
+/* Largest frame rs_frame_build can produce: Ethernet header + the 65,535
+ * bytes an IPv4 total length can describe. */
+#define RS_FRAME_MAX (14u + 65535u)
+
+/* A frame description. Plain value type; the caller owns it. Fields beyond
+ * their wire width are masked (dest_qp, psn, aeth_msn to 24 bits, prio to
+ * 3, ecn to 2); ids are checked (ip ids must be < 2^24). */
+typedef struct rs_frame {
+    rs_frame_kind kind;
+    uint32_t eth_src, eth_dst;   /* ids -> MAC 02:00:ii:ii:ii:ii (locally administered unicast) */
+    uint32_t ip_src, ip_dst;     /* GPU ids -> IPv4 10.a.b.c from the 24-bit id (id < 2^24) */
+    uint8_t prio;                /* 802.1p priority 0-7 -> IP DSCP = prio * 8 (CS<prio>); no VLAN tag */
+    uint8_t ecn;                 /* IP ECN bits: 0 not-ECT, 2 ECT(0), 3 CE */
+    uint8_t ttl;                 /* IP TTL */
+    uint16_t udp_sport;          /* flow entropy; destination port is always 4791 */
+    uint8_t opcode;              /* BTH opcode of RS_FRAME_ROCE_DATA: RC WRITE First/Middle/
+                                    Last/Only (RS_BTH_RC_WRITE_*) or RC SEND First/Middle/Last/
+                                    Only (0x00-0x02, 0x04); ignored by the other kinds */
+    uint8_t ackreq, fecn, becn;  /* BTH bits (0 or nonzero); a CNP always has B=1, F=A=0 */
+    uint32_t dest_qp;            /* 24 bits */
+    uint32_t psn;                /* 24 bits */
+    uint64_t reth_va; uint32_t reth_rkey; uint32_t reth_len;  /* RETH, on WRITE First/Only */
+    uint8_t aeth_syndrome;       /* AETH on ACK/NAK: ACK 0x00|credits, NAK PSN seq. error 0x60 */
+    uint32_t aeth_msn;           /* 24 bits */
+    uint32_t payload_len;        /* RoCE payload bytes of DATA frames, before the pad to a
+                                    multiple of 4 (synthesized: byte i = (psn * 7 + i) mod 256) */
+    uint8_t pfc_enable;          /* PFC: class-enable vector bits 0-7 */
+    uint16_t pfc_quanta[8];      /* PFC: pause time per class in quanta (512 bit times) */
+} rs_frame;
+
+typedef struct rs_pcap rs_pcap;
+
+/* Create a capture file at path: written as path + ".tmp" (truncating any
+ * stale one) and renamed to path by rs_pcap_close. snaplen: bytes of each
+ * frame kept (0 = whole frame). Nanosecond timestamps, link type Ethernet.
+ * The path is copied. On success *out owns the file until rs_pcap_close or
+ * rs_pcap_abort. Errors: RS_EINVAL (NULL path/out), RS_ENOMEM, RS_EIO with
+ * err naming the file and the system's reason. */
+int rs_pcap_open(const char *path, uint32_t snaplen, rs_pcap **out, rs_err *err);
+
+/* Append one frame at simulated time t (picoseconds; the record gets
+ * t / 1000 ns, truncated; seconds since the epoch, i.e. 1970-01-01 is the
+ * start of the run). The record's original length is the full frame, the
+ * stored bytes at most snaplen. Records are written in call order.
+ * Returns RS_OK, RS_EINVAL for a frame rs_frame_build rejects (not sticky),
+ * or RS_EIO on a write failure (sticky: later writes and close fail too). */
+int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f);
+
+/* Flush, close and rename PATH.tmp to PATH. Frees w, also on error (then
+ * the temporary file is removed). RS_EIO with err naming the file if an
+ * earlier write failed or flushing/renaming fails. NULL w: RS_EINVAL. */
+int rs_pcap_close(rs_pcap *w, rs_err *err);
+
+/* Close and delete the temporary file (a run that failed); frees w. NULL ok. */
+void rs_pcap_abort(rs_pcap *w);
+
+/* Build the frame bytes into buf (cap bytes) and return the frame length
+ * (without FCS: libpcap Ethernet captures carry none; padded to the 60-byte
+ * minimum). Returns 0 if cap is too small or the frame is invalid: unknown
+ * kind, a DATA opcode other than those listed at rs_frame.opcode, ip id
+ * >= 2^24, or a payload too large for one IPv4 packet (over 65,472 bytes
+ * with RETH, 65,488 without).
+ * RS_FRAME_MAX bytes always suffice. Pure function; exposed for tests. */
+size_t rs_frame_build(const rs_frame *f, uint8_t *buf, size_t cap);
+
+/* Bytes this frame occupies on the wire: frame + 4 FCS padded to the 64-byte
+ * minimum, + 8 preamble/SFD + 12 inter-frame gap (IEEE 802.3 clause 4).
+ * What the simulator serializes, so the simulator and the capture agree.
+ * Does not validate ids (an invalid frame still gets its size). */
+uint32_t rs_frame_wire_bytes(const rs_frame *f);
+
+#endif
