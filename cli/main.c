@@ -23,8 +23,9 @@ static void usage(FILE *f)
     fputs("usage: railsim COMMAND [ARGS]\n"
           "\n"
           "commands:\n"
-          "  run [SCENARIO.json] [--set KEY=VALUE]... [-o DIR] [-q]\n"
+          "  run [SCENARIO.json] [--set KEY=VALUE]... [--capture PORTS] [-o DIR] [-q]\n"
           "        simulate a scenario; print a summary; with -o write DIR/summary.json\n"
+          "        (and DIR/pcap/PORT.pcap for the captured ports)\n"
           "  help [keys]   this text, or every scenario key with its default\n"
           "  --version     print the version\n"
           "\n"
@@ -102,7 +103,7 @@ static void print_human(FILE *f, const json_t *s)
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *path = NULL, *outdir = NULL;
+    const char *path = NULL, *outdir = NULL, *capture = NULL;
     int quiet = 0, nsets = 0;
     char **sets = calloc((size_t)argc + 1, sizeof *sets);
     if (!sets)
@@ -123,11 +124,17 @@ static int cmd_run(int argc, char **argv)
                 return bad_input("%s: expected an output directory after it", a);
             }
             outdir = argv[++i];
+        } else if (!strcmp(a, "--capture")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return bad_input("%s: expected a port name pattern after it", a);
+            }
+            capture = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             free(sets);
-            return bad_input("run: unknown option '%s'; expected --set KEY=VALUE, -o DIR or -q", a);
+            return bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --capture PORTS, -o DIR or -q", a);
         } else if (!path) {
             path = a;
         } else {
@@ -136,6 +143,15 @@ static int cmd_run(int argc, char **argv)
         }
     }
 
+    /* --capture P is --set capture.ports=P, applied last. */
+    char capture_set[300];
+    if (capture) {
+        if ((size_t)snprintf(capture_set, sizeof capture_set, "capture.ports=%s", capture) >= sizeof capture_set) {
+            free(sets);
+            return bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
+        }
+        sets[nsets++] = capture_set;
+    }
     rs_scenario sc;
     rs_err err;
     rs_err_clear(&err);
@@ -155,11 +171,30 @@ static int cmd_run(int argc, char **argv)
         rs_net_destroy(net);
         return rc == RS_ENOMEM ? EXIT_RUN_FAILED : EXIT_BAD_INPUT;
     }
+    uint32_t ncap = 0;
+    if (sc.capture.ports[0]) {
+        if (!outdir) {
+            rs_net_destroy(net);
+            return bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
+                             sc.capture.ports);
+        }
+        if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK) {
+            fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+            rs_net_destroy(net);
+            return EXIT_BAD_INPUT;
+        }
+    }
     /* Everything is validated: only now may the output directory appear. */
-    if (outdir && rs_output_mkdir(outdir, &err) != RS_OK) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
-        rs_net_destroy(net);
-        return EXIT_BAD_INPUT;
+    char capdir[4096];
+    if (outdir) {
+        snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
+        if (rs_output_mkdir(outdir, &err) != RS_OK ||
+            (ncap && (rs_output_mkdir(capdir, &err) != RS_OK ||
+                      rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK))) {
+            fprintf(stderr, "railsim: %s\n", err.msg);
+            rs_net_destroy(net);
+            return EXIT_BAD_INPUT;
+        }
     }
 
     progress pr = { wall_now(), 0 };
@@ -175,6 +210,10 @@ static int cmd_run(int argc, char **argv)
     if (info.status == RS_OK && st.msgs_done < st.msgs)
         info.status = RS_EINCOMPLETE;
     info.peak_rss_bytes = peak_rss();
+    if (ncap && rs_net_capture_finish(net, 1, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        info.status = RS_EIO;
+    }
 
     json_t *s = rs_summary_build(&sc, net, &info);
     int code = 0;

@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* KT_BOOL is an enum of {false, true} that also takes JSON booleans. */
-typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM, KT_BOOL } key_type;
+typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM, KT_BOOL, KT_STR } key_type;
 
 typedef struct key_def {
     const char *key;           /* dotted scenario key */
@@ -39,6 +39,8 @@ typedef struct key_def {
 #define DBL(k, m, lo, open, hi, d) { k, KT_DOUBLE, FIELD(m), 0, 0, lo, hi, open, NULL, d }
 #define ENUM(k, m, names, d) { k, KT_ENUM, FIELD(m), 0, 0, 0, 0, false, names, d }
 #define BOOL(k, m, d) { k, KT_BOOL, FIELD(m), 0, 0, 0, 0, false, bool_names, d }
+/* KT_STR: a NUL-terminated char array field; size bounds the length. */
+#define STR(k, m, d) { k, KT_STR, FIELD(m), 0, 0, 0, 0, false, NULL, d }
 
 /* Enum fields are stored through an int; the C enums hold small values only. */
 _Static_assert(sizeof(rs_topo_kind) == sizeof(int), "enum size");
@@ -146,6 +148,14 @@ static const key_def keys[] = {
          "marking probability reaches ecn.pmax here, 1 above, bytes"),
     DBL("ecn.pmax", net.ecn_pmax, 0, false, 1,
         "marking probability at ecn.kmax_bytes"),
+    STR("capture.ports", capture.ports,
+        "ports to capture: comma-separated glob patterns over port names (gpu0.nic,leaf0.*); empty = none"),
+    DBL("capture.start_ns", capture.start_ns, 0, false, 1e15,
+        "capture frames that start leaving their port at or after this time, ns"),
+    DBL("capture.end_ns", capture.end_ns, 0, false, 1e15,
+        "and before this time, ns"),
+    UINT("capture.snaplen", capture.snaplen, 0, 262144,
+         "bytes kept per captured frame; 0 keeps whole frames"),
     ENUM("traffic.kind", traffic.kind, synth_names,
          "synthetic pattern: single, permutation, all-to-all or incast"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,
@@ -461,6 +471,9 @@ static void describe_expected(char *buf, size_t size, const key_def *k)
     case KT_BOOL:
         snprintf(buf, size, "expected true or false");
         break;
+    case KT_STR:
+        snprintf(buf, size, "expected a string of at most %zu characters", k->size - 1);
+        break;
     case KT_ENUM: {
         size_t n = (size_t)snprintf(buf, size, "expected one of");
         for (size_t i = 0; k->names[i] && n < size; i++)
@@ -533,6 +546,13 @@ static int apply_json(rs_scenario *sc, const key_def *k, const json_t *v,
             ok = true;
         }
         break;
+    case KT_STR:
+        if (json_is_string(v) && json_string_length(v) < k->size &&
+            strlen(json_string_value(v)) == json_string_length(v)) {
+            memcpy((char *)sc + k->off, json_string_value(v), json_string_length(v) + 1);
+            ok = true;
+        }
+        break;
     case KT_BOOL:
         if (json_is_boolean(v)) {
             put_enum(sc, k, json_is_true(v));
@@ -599,6 +619,12 @@ static int apply_text(rs_scenario *sc, const key_def *k, const char *text,
         }
         break;
     }
+    case KT_STR:
+        if (strlen(text) < k->size) {
+            memcpy((char *)sc + k->off, text, strlen(text) + 1);
+            ok = true;
+        }
+        break;
     case KT_BOOL:
     case KT_ENUM: {
         int e = enum_lookup(k, text);
@@ -741,6 +767,7 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
     memset(&tmp, 0, sizeof tmp);
     rs_net_config_default(&tmp.net);
     rs_synth_config_default(&tmp.traffic);
+    rs_capture_config_default(&tmp.capture);
     if (path) {
         int rc = apply_file(&tmp, path, err);
         if (rc)
@@ -774,6 +801,8 @@ static json_t *value_json(const rs_scenario *sc, const key_def *k)
         return json_string(enum_name(sc, k));
     case KT_BOOL:
         return json_boolean(get_enum(sc, k));
+    case KT_STR:
+        return json_string((const char *)sc + k->off);
     }
     return NULL;
 }
@@ -818,6 +847,7 @@ static void format_default(char *buf, size_t size, const rs_scenario *sc, const 
     case KT_DOUBLE: format_double(buf, size, get_double(sc, k)); break;
     case KT_BOOL:
     case KT_ENUM: snprintf(buf, size, "%s", enum_name(sc, k)); break;
+    case KT_STR: snprintf(buf, size, "\"%s\"", (const char *)sc + k->off); break;
     }
 }
 
@@ -849,6 +879,9 @@ static void format_range(char *buf, size_t size, const key_def *k)
         snprintf(buf, size, "%s%s, %s]", k->dmin_open ? "(" : "[", lo, hi);
         break;
     }
+    case KT_STR:
+        snprintf(buf, size, "text");
+        break;
     case KT_BOOL:
     case KT_ENUM: {
         size_t n = 0;
@@ -862,11 +895,12 @@ static void format_range(char *buf, size_t size, const key_def *k)
 
 void rs_scenario_print_keys(FILE *f)
 {
-    static const char *const type_names[] = { "uint", "number", "enum", "bool" };
+    static const char *const type_names[] = { "uint", "number", "enum", "bool", "string" };
     rs_scenario def;
     memset(&def, 0, sizeof def);
     rs_net_config_default(&def.net);
     rs_synth_config_default(&def.traffic);
+    rs_capture_config_default(&def.capture);
     /* Two passes: column widths first, so the table lines up whatever the
      * defaults are. */
     int wkey = 3, wdef = 7, wrange = 7;

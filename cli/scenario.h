@@ -28,6 +28,7 @@
 typedef struct rs_scenario {
     rs_net_config net;
     rs_synth_config traffic;
+    rs_capture_config capture;
 } rs_scenario;
 
 /* Fill *sc with the defaults (rs_net_config_default, rs_synth_config_default),

@@ -69,7 +69,7 @@ static json_t *port_list(rs_net *net)
     for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
         rs_net_port_info pi;
         rs_net_port_info_get(net, i, &pi);
-        if (!(pi.max_queue_bytes | pi.drops | pi.pfc_sent | pi.pfc_received | pi.ecn_marked))
+        if (!(pi.max_queue_bytes | pi.drops | pi.pfc_sent | pi.pfc_received | pi.ecn_marked | pi.cnp_sent))
             continue;
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(pi.name));
@@ -83,6 +83,7 @@ static json_t *port_list(rs_net *net)
         json_object_set_new(o, "pfc_received", I(pi.pfc_received));
         json_object_set_new(o, "paused_ps", I(pi.paused_ps));
         json_object_set_new(o, "ecn_marked", I(pi.ecn_marked));
+        json_object_set_new(o, "cnp_sent", I(pi.cnp_sent));
         json_array_append_new(a, o);
     }
     return a;

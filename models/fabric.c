@@ -254,6 +254,10 @@ void rs_port_kick(rs_net *net, rs_port *p)
     p->busy_until = now + ser;
     p->tx_pkts++;
     p->tx_bytes += pkt->wire;
+    if (RS_UNLIKELY(pkt->type == RS_PKT_CNP))
+        p->cnp_sent++;
+    if (RS_UNLIKELY(p->cap != NULL) && now >= net->cap_start && now < net->cap_end)
+        rs_capture_frame(net, p, pkt, now);
     if (RS_UNLIKELY(!p->up)) {
         rs_fabric_drop(net, p, pkt); /* the frame goes out onto a dead link */
     } else {

@@ -127,6 +127,7 @@ void rs_net_destroy(rs_net *net)
 {
     if (!net)
         return;
+    rs_net_capture_finish(net, 0, NULL);
     rs_sim_destroy(net->sim);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++)
         free(net->sw[s].nh_off);
@@ -368,5 +369,6 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
     out->pfc_received = p->pfc_received;
     out->paused_ps = p->paused_ps;
     out->ecn_marked = p->ecn_marked;
+    out->cnp_sent = p->cnp_sent;
     return RS_OK;
 }

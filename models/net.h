@@ -177,10 +177,33 @@ typedef struct rs_net_port_info {
     uint64_t pfc_sent, pfc_received; /* PFC frames sent to / received from the peer */
     uint64_t paused_ps;          /* time some priority of this port was paused */
     uint64_t ecn_marked;         /* packets marked CE joining this port's queues */
+    uint64_t cnp_sent;           /* CNPs this port transmitted */
 } rs_net_port_info;
 uint32_t rs_net_port_count(const rs_net *net);
 /* RS_EINVAL if port >= rs_net_port_count. */
 int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
+
+/* Packet capture (docs/pcap.md). A captured port writes every frame it
+ * transmits to DIR/<port name>.pcap, timestamped when the frame's first
+ * bit leaves the port. Capture only reads: it never changes a result. */
+typedef struct rs_capture_config {
+    char ports[256];   /* capture.ports: comma-separated glob patterns over port names; "" = off */
+    double start_ns;   /* capture.start_ns: first frame time captured */
+    double end_ns;     /* capture.end_ns: frames from this time on are not */
+    uint32_t snaplen;  /* capture.snaplen: bytes kept per frame, 0 = whole frames */
+} rs_capture_config;
+void rs_capture_config_default(rs_capture_config *c);
+
+/* Start capturing every port whose name matches c->ports into directory
+ * dir (which must exist); *nports gets how many. dir NULL only checks the
+ * configuration and counts the ports, opening nothing. RS_EINVAL with err naming
+ * capture.ports when no port matches, RS_EIO when a file cannot be opened.
+ * The capture files stay open until rs_net_capture_finish. */
+int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
+                         uint32_t *nports, rs_err *err);
+/* Close every capture file: keep = 1 renames them into place, 0 deletes
+ * them (a failed run). RS_EIO if a write failed at any time. */
+int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
 
 /* Completion times of finished messages, in completion order:
  * n entries of (start, end). Borrowed; valid until the next send. */

@@ -12,6 +12,7 @@
 #define RS_NETINT_H
 
 #include "net.h"
+#include "pcap.h"
 #include "pool.h"
 #include "rng.h"
 
@@ -92,6 +93,7 @@ typedef struct rs_port {
     rs_pkt *qh[RS_NPRIO], *qt[RS_NPRIO];
     uint64_t qbytes;           /* bytes queued (not counting the frame on the wire) */
     uint64_t limit;            /* tail-drop limit on qbytes */
+    rs_pcap *cap;              /* capture file, or NULL (almost always) */
     uint64_t ps_per_byte;      /* serialization per byte when exact, else 0 */
     uint64_t rate_bps;
     rs_time prop;              /* propagation + the receiver's pipeline latency */
@@ -114,7 +116,7 @@ typedef struct rs_port {
     rs_time paused_since[RS_NPRIO];
     /* cold: counters */
     uint64_t tx_pkts, tx_bytes, drops, max_qbytes, max_ing_bytes;
-    uint64_t pfc_sent, pfc_received, paused_ps, ecn_marked;
+    uint64_t pfc_sent, pfc_received, paused_ps, ecn_marked, cnp_sent;
 } rs_port;
 
 typedef struct rs_flow {
@@ -210,6 +212,8 @@ struct rs_net {
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
+    rs_time cap_start, cap_end; /* capture window */
+    int cap_err;             /* first capture write error */
 };
 
 /* topo.c */
@@ -225,6 +229,9 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt);
 /* fabric.c: PFC */
 void rs_pfc_receive(rs_net *net, rs_port *p, const rs_pkt *pkt);
 void rs_fabric_settle(rs_net *net);
+
+/* capture.c */
+void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t);
 
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);

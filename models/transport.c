@@ -62,9 +62,13 @@ static inline uint32_t hdr_bytes(const rs_port *p, uint8_t type, uint8_t flags)
     return h;
 }
 
-/* Bytes on the wire for a frame, padded to Ethernet's 64-byte minimum. */
+/* Bytes on the wire for a frame, padded to Ethernet's 64-byte minimum.
+ * The BTH pad count rounds a RoCE payload up to a multiple of 4. Must
+ * agree with rs_frame_wire_bytes (models/pcap.c; checked when capturing). */
 static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t type, uint8_t flags)
 {
+    if (p->kind != RS_PORT_GPU_HB)
+        payload += (4 - (payload & 3)) & 3;
     uint32_t w = payload + hdr_bytes(p, type, flags);
     if (p->kind != RS_PORT_GPU_HB && w < RS_ETH_MIN_FRAME + 20)
         w = RS_ETH_MIN_FRAME + 20;

@@ -64,6 +64,7 @@ static void defaults(rs_scenario *sc)
     memset(sc, 0, sizeof *sc);
     rs_net_config_default(&sc->net);
     rs_synth_config_default(&sc->traffic);
+    rs_capture_config_default(&sc->capture);
 }
 
 /* Two scenarios are equal when their JSON forms are (ignores padding). */
