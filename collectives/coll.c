@@ -1,0 +1,435 @@
+/*
+ * coll.c - the collective front end: options, names, nccl-tests factors,
+ * validation, grouping of a communicator by HB domain, the auto rule, and
+ * the completion accounting shared by every algorithm.
+ *
+ * The auto rule (docs/collectives.md, "auto"), a simplified form of NCCL's
+ * tuning model that keeps its decisions:
+ *   send/recv                    -> direct
+ *   all-to-all                   -> direct inside one HB domain or below
+ *                                   64 KiB per peer (latency-bound), else
+ *                                   pairwise (n-1 permutations instead of
+ *                                   an n-way incast at every NIC)
+ *   AllReduce spanning domains   -> tree below 32 KiB x ranks (2 log2 N
+ *                                   hops instead of the ring's 2(n-1))
+ *   AllReduce/AllGather/ReduceScatter over several equal HB domains
+ *   (>= 2 GPUs each) up to 128 KiB x ranks -> hierarchical (2(L-1) NVLink
+ *                                   steps + 2(N-1) rail steps instead of
+ *                                   2(n-1) ring steps)
+ *   otherwise                    -> ring. Measured (docs/collectives.md):
+ *                                   for large buffers the flat ring, whose
+ *                                   order already crosses each domain on
+ *                                   one rail, beats the phase-pipelined
+ *                                   hierarchical form by 10-25%, because its
+ *                                   NVLink and NIC hops overlap fully.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define AUTO_TREE_BYTES_PER_RANK (32u << 10)
+#define AUTO_PAIRWISE_PEER_BYTES (64u << 10)
+#define AUTO_HIER_BYTES_PER_RANK (128u << 10)
+
+void rs_coll_opts_default(rs_coll_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->channels = 0;
+    o->chunk_bytes = 512u << 10;
+    o->reduce_gbps = 16000;
+    o->hb_size = 0;
+    o->window = 2;
+}
+
+static const char *const op_names[RS_COLL_NOPS] = {
+    "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv"
+};
+static const char *const algo_names[RS_COLL_NALGOS] = {
+    "auto", "ring", "tree", "direct", "pairwise", "hierarchical"
+};
+
+const char *rs_coll_op_name(rs_coll_op op)
+{
+    return (unsigned)op < RS_COLL_NOPS ? op_names[op] : "?";
+}
+
+const char *rs_coll_algo_name(rs_coll_algo a)
+{
+    return (unsigned)a < RS_COLL_NALGOS ? algo_names[a] : "?";
+}
+
+/* Compare ignoring case, '_' and '-': "All_Reduce" matches "allreduce". */
+static int name_eq(const char *s, const char *name)
+{
+    for (;; s++) {
+        if (*s == '_' || *s == '-')
+            continue;
+        char a = *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s;
+        if (a != *name)
+            return 0;
+        if (!a)
+            return 1;
+        name++;
+    }
+}
+
+int rs_coll_op_parse(const char *s, rs_coll_op *out)
+{
+    if (!s)
+        return RS_EINVAL;
+    for (int i = 0; i < RS_COLL_NOPS; i++)
+        if (name_eq(s, op_names[i])) {
+            *out = (rs_coll_op)i;
+            return RS_OK;
+        }
+    if (name_eq(s, "a2a")) {
+        *out = RS_COLL_ALLTOALL;
+        return RS_OK;
+    }
+    return RS_EINVAL;
+}
+
+int rs_coll_algo_parse(const char *s, rs_coll_algo *out)
+{
+    if (!s)
+        return RS_EINVAL;
+    for (int i = 0; i < RS_COLL_NALGOS; i++)
+        if (name_eq(s, algo_names[i])) {
+            *out = (rs_coll_algo)i;
+            return RS_OK;
+        }
+    if (name_eq(s, "hier")) {
+        *out = RS_ALGO_HIERARCHICAL;
+        return RS_OK;
+    }
+    return RS_EINVAL;
+}
+
+double rs_coll_busbw_factor(rs_coll_op op, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    switch (op) {
+    case RS_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case RS_COLL_ALLGATHER:
+    case RS_COLL_REDUCESCATTER:
+    case RS_COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    case RS_COLL_SENDRECV:
+        return 1;
+    }
+    return 0;
+}
+
+/* -- completion accounting ---------------------------------------------- */
+
+void coll_fail(rs_coll *c, int rc)
+{
+    if (c->status == RS_OK)
+        c->status = rc;
+    rs_sim_stop(rs_net_sim(c->net), rc);
+}
+
+int coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
+{
+    int rc = rs_net_send(c->net, c->gpu[a], c->gpu[b], bytes, fn, c, tag);
+    if (rc != RS_OK) {
+        coll_fail(c, rc);
+        return rc;
+    }
+    c->transfers++;
+    return RS_OK;
+}
+
+/* Last statement of every completion path: the user's done callback may
+ * destroy the collective. */
+static void finish(rs_coll *c)
+{
+    c->finished = 1;
+    c->t_end = rs_net_now(c->net);
+    if (c->done)
+        c->done(c->ctx, c->net, c->tag);
+}
+
+void coll_progress(rs_coll *c, uint64_t k)
+{
+    RS_ASSERT(c->pending >= k);
+    c->pending -= k;
+    if (c->pending == 0 && !c->finished)
+        finish(c);
+}
+
+static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net;
+    (void)arg;
+    finish(ctx);
+}
+
+rs_time coll_reduce_time(const rs_coll *c, uint64_t bytes)
+{
+    return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
+}
+
+/* -- grouping and the auto rule ----------------------------------------- */
+
+static int groups_build(rs_coll *c, uint32_t ndomains)
+{
+    coll_groups *g = &c->g;
+    uint32_t K = c->o.hb_size, n = c->n;
+    uint32_t *idx = malloc((size_t)ndomains * sizeof *idx); /* domain id -> group index */
+    uint32_t *cnt = calloc((size_t)n + 1, sizeof *cnt);
+    g->dom_rank = malloc((size_t)n * sizeof *g->dom_rank);
+    g->dom_off = NULL;
+    if (!idx || !cnt || !g->dom_rank) {
+        free(idx);
+        free(cnt);
+        return RS_ENOMEM;
+    }
+    for (uint32_t d = 0; d < ndomains; d++)
+        idx[d] = RS_COLL_NONE;
+    g->ndom = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t d = c->gpu[r] / K;
+        if (idx[d] == RS_COLL_NONE)
+            idx[d] = g->ndom++;
+        cnt[idx[d]]++;
+    }
+    g->dom_off = malloc(((size_t)g->ndom + 1) * sizeof *g->dom_off);
+    if (!g->dom_off) {
+        free(idx);
+        free(cnt);
+        return RS_ENOMEM;
+    }
+    g->dom_off[0] = 0;
+    g->kmin = UINT32_MAX;
+    g->kmax = 0;
+    for (uint32_t i = 0; i < g->ndom; i++) {
+        g->dom_off[i + 1] = g->dom_off[i] + cnt[i];
+        if (cnt[i] < g->kmin)
+            g->kmin = cnt[i];
+        if (cnt[i] > g->kmax)
+            g->kmax = cnt[i];
+        cnt[i] = g->dom_off[i]; /* now: fill cursor */
+    }
+    for (uint32_t r = 0; r < n; r++)
+        g->dom_rank[cnt[idx[c->gpu[r] / K]]++] = r;
+    free(idx);
+    free(cnt);
+    return RS_OK;
+}
+
+static rs_coll_algo auto_algo(const rs_coll *c)
+{
+    const coll_groups *g = &c->g;
+    int equal_full = g->ndom >= 2 && g->kmin == g->kmax && g->kmin >= 2 &&
+                     c->bytes <= (uint64_t)AUTO_HIER_BYTES_PER_RANK * c->n;
+    switch (c->op) {
+    case RS_COLL_SENDRECV:
+        return RS_ALGO_DIRECT;
+    case RS_COLL_ALLTOALL:
+        return g->ndom == 1 || c->bytes / c->n < AUTO_PAIRWISE_PEER_BYTES ? RS_ALGO_DIRECT
+                                                                          : RS_ALGO_PAIRWISE;
+    case RS_COLL_ALLREDUCE:
+        if (g->ndom >= 2 && c->bytes < (uint64_t)AUTO_TREE_BYTES_PER_RANK * c->n)
+            return RS_ALGO_TREE;
+        return equal_full ? RS_ALGO_HIERARCHICAL : RS_ALGO_RING;
+    case RS_COLL_ALLGATHER:
+    case RS_COLL_REDUCESCATTER:
+        return equal_full ? RS_ALGO_HIERARCHICAL : RS_ALGO_RING;
+    }
+    return RS_ALGO_RING;
+}
+
+static int algo_check(const rs_coll *c, rs_err *err)
+{
+    rs_coll_op op = c->op;
+    int ok = 0;
+    switch (c->algo) {
+    case RS_ALGO_RING:
+        ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
+        break;
+    case RS_ALGO_TREE:
+        ok = op == RS_COLL_ALLREDUCE;
+        break;
+    case RS_ALGO_DIRECT:
+        ok = op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV;
+        break;
+    case RS_ALGO_PAIRWISE:
+        ok = op == RS_COLL_ALLTOALL;
+        break;
+    case RS_ALGO_HIERARCHICAL:
+        ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
+        if (ok && (c->g.ndom < 2 || c->g.kmin != c->g.kmax))
+            return rs_err_set(err, RS_EINVAL,
+                              "collective: hierarchical %s needs a group spanning several HB "
+                              "domains with the same number of GPUs in each (this one spans %u "
+                              "domains of %u to %u GPUs)",
+                              rs_coll_op_name(op), c->g.ndom, c->g.kmin, c->g.kmax);
+        break;
+    default:
+        break;
+    }
+    if (!ok)
+        return rs_err_set(err, RS_EINVAL, "collective: algorithm %s does not implement %s",
+                          rs_coll_algo_name(c->algo), rs_coll_op_name(op));
+    return RS_OK;
+}
+
+/* -- start and destroy -------------------------------------------------- */
+
+int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
+                uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err)
+{
+    *out = NULL;
+    if ((unsigned)op >= RS_COLL_NOPS)
+        return rs_err_set(err, RS_EINVAL, "collective: unknown operation %d", (int)op);
+    if ((unsigned)algo >= RS_COLL_NALGOS)
+        return rs_err_set(err, RS_EINVAL, "collective: unknown algorithm %d", (int)algo);
+    rs_coll_opts def;
+    if (!o) {
+        rs_coll_opts_default(&def);
+        o = &def;
+    }
+    if (o->chunk_bytes == 0)
+        return rs_err_set(err, RS_EINVAL, "collective: chunk_bytes must be at least 1");
+    if (o->window == 0 || o->window > 64)
+        return rs_err_set(err, RS_EINVAL, "collective: window %u must be 1..64", o->window);
+    if (!(o->reduce_gbps >= 0) || o->reduce_gbps > 1e9)
+        return rs_err_set(err, RS_EINVAL, "collective: reduce_gbps must be >= 0 and finite");
+    if (o->channels > RS_COLL_MAX_CHANNELS)
+        return rs_err_set(err, RS_EINVAL, "collective: channels %u exceeds %u", o->channels,
+                          RS_COLL_MAX_CHANNELS);
+    uint32_t ngpus = rs_net_gpus(net);
+    if (n > (1u << 20))
+        return rs_err_set(err, RS_EINVAL, "collective: %u ranks exceed the limit of 2^20", n);
+    for (uint32_t r = 0; r < n; r++)
+        if (gpus[r] >= ngpus)
+            return rs_err_set(err, RS_EINVAL,
+                              "collective: rank %u is GPU %u, but the network has %u GPUs", r,
+                              gpus[r], ngpus);
+    if (op == RS_COLL_SENDRECV && n < 2)
+        return rs_err_set(err, RS_EINVAL, "collective: sendrecv needs 2 ranks, the group has %u", n);
+
+    rs_coll *c = calloc(1, sizeof *c);
+    if (!c)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a collective");
+    int rc = RS_ENOMEM;
+    c->net = net;
+    c->op = op;
+    c->algo = algo;
+    c->bytes = bytes;
+    c->o = *o;
+    c->done = done;
+    c->ctx = ctx;
+    c->tag = tag;
+    c->parent = parent;
+    c->n = n;
+    c->t_start = rs_net_now(net);
+    c->t_end = RS_TIME_MAX;
+    c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
+    if (c->o.hb_size == 0) {
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
+    }
+    c->gpu = malloc((size_t)n * sizeof *c->gpu);
+    if (!c->gpu)
+        goto nomem;
+    memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
+    if (groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size) != RS_OK)
+        goto nomem;
+    if (c->algo == RS_ALGO_AUTO)
+        c->algo = auto_algo(c);
+    if ((rc = algo_check(c, err)) != RS_OK)
+        goto fail;
+    c->chan = c->o.channels;
+    if (c->chan == 0)
+        c->chan = c->g.ndom >= 2 && c->g.kmax >= 2
+                      ? (c->g.kmax < RS_COLL_MAX_CHANNELS ? c->g.kmax : RS_COLL_MAX_CHANNELS)
+                      : 2;
+
+    if (n == 1 || bytes == 0) {
+        rs_net_at(net, c->t_start, finish_timer, c, 0);
+        *out = c;
+        return RS_OK;
+    }
+    switch (c->algo) {
+    case RS_ALGO_RING:
+        rc = coll_ring_start(c, err);
+        break;
+    case RS_ALGO_TREE:
+        rc = coll_tree_start(c, err);
+        break;
+    case RS_ALGO_DIRECT:
+        rc = op == RS_COLL_SENDRECV ? coll_sendrecv_start(c, err) : coll_a2a_start(c, err);
+        break;
+    case RS_ALGO_PAIRWISE:
+        rc = coll_a2a_start(c, err);
+        break;
+    case RS_ALGO_HIERARCHICAL:
+        rc = coll_hier_start(c, err);
+        break;
+    default:
+        rc = RS_EINTERNAL;
+        break;
+    }
+    if (rc != RS_OK)
+        goto fail;
+    *out = c;
+    return RS_OK;
+nomem:
+    rs_err_set(err, RS_ENOMEM, "out of memory starting a collective over %u ranks", n);
+fail:
+    /* Transfers already handed to the network would call back into c:
+     * stop the run so they never do (the caller sees rc). */
+    if (rs_coll_transfers(c))
+        rs_sim_stop(rs_net_sim(net), rc);
+    rs_coll_destroy(c);
+    return rc;
+}
+
+int rs_coll_start(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                  uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                  uint64_t tag, rs_coll **out, rs_err *err)
+{
+    return coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, done,
+                       ctx, tag, NULL, out, err);
+}
+
+void rs_coll_destroy(rs_coll *c)
+{
+    if (!c)
+        return;
+    coll_hier_free(c);
+    free(c->gpu);
+    free(c->g.dom_off);
+    free(c->g.dom_rank);
+    free(c->order);
+    free(c->rr);
+    free(c->ch_bytes);
+    free(c->ch_pieces);
+    free(c->tr);
+    free(c->tree_bytes);
+    free(c->tree_pieces);
+    free(c->ar);
+    free(c);
+}
+
+rs_coll_algo rs_coll_algo_used(const rs_coll *c) { return c->algo; }
+rs_time rs_coll_start_time(const rs_coll *c) { return c->t_start; }
+rs_time rs_coll_end_time(const rs_coll *c) { return c->t_end; }
+int rs_coll_finished(const rs_coll *c) { return c->finished; }
+int rs_coll_status(const rs_coll *c) { return c->status; }
+
+uint64_t rs_coll_transfers(const rs_coll *c)
+{
+    uint64_t t = c->transfers;
+    for (uint32_t i = 0; i < c->nkids; i++)
+        t += rs_coll_transfers(c->kids[i]);
+    return t;
+}

@@ -1,0 +1,120 @@
+/*
+ * coll.h - collectives: an NCCL-style algorithm turns a collective over a
+ * communicator into transfers between GPUs, sent over rs_net as data
+ * dependencies allow (docs/collectives.md describes every algorithm).
+ *
+ * A running collective (rs_coll) owns its dependency state, allocated once
+ * at start and sized O(ranks x channels) for ring and tree, O(ranks) for
+ * all-to-all; nothing is allocated per transfer. Transfers are plain
+ * rs_net_send messages whose completion callbacks advance the state; the
+ * network's timers carry reduction delays. Runs are deterministic: every
+ * decision depends only on the communicator, the sizes and event order.
+ */
+#ifndef RS_COLL_H
+#define RS_COLL_H
+
+#include "base.h"
+#include "comm.h"
+#include "net.h"
+
+typedef enum {
+    RS_COLL_ALLGATHER = 0,
+    RS_COLL_REDUCESCATTER,
+    RS_COLL_ALLREDUCE,
+    RS_COLL_ALLTOALL,
+    RS_COLL_SENDRECV
+} rs_coll_op;
+#define RS_COLL_NOPS 5
+
+typedef enum {
+    RS_ALGO_AUTO = 0,
+    RS_ALGO_RING,         /* AllGather, ReduceScatter, AllReduce */
+    RS_ALGO_TREE,         /* AllReduce: NCCL's double binary tree */
+    RS_ALGO_DIRECT,       /* all-to-all (every pair at once), send/recv */
+    RS_ALGO_PAIRWISE,     /* all-to-all in n-1 exchange steps */
+    RS_ALGO_HIERARCHICAL  /* AllGather, ReduceScatter, AllReduce over equal HB domains */
+} rs_coll_algo;
+#define RS_COLL_NALGOS 6
+
+/* Tuning knobs (plain value type). rs_coll_opts_default fills:
+ *   channels 0     = auto: the GPUs per HB domain of the group when it
+ *                    spans several domains (so every rail NIC carries one
+ *                    ring's domain crossing, as NCCL picks a multiple of the
+ *                    NIC count), else 2 (two rings fill each other's
+ *                    latency bubbles); at most RS_COLL_MAX_CHANNELS.
+ *   chunk_bytes    = 512 KiB, NCCL's Simple-protocol step (4 MiB buffer / 8
+ *                    slots): the unit of pipelining and of one rs_net_send.
+ *   reduce_gbps    = 16000 Gb/s (2 TB/s): a reduction reads two inputs and
+ *                    writes one output from HBM (3.35 TB/s on H100) on a few
+ *                    SMs; 0 makes reductions free.
+ *   hb_size 0      = take the HB domain size from the network.
+ *   window         = 2 transfers in flight per rank per connection (NCCL
+ *                    allows up to 8 slots, but the network shares a NIC
+ *                    round robin among messages, so 2 keeps the link busy
+ *                    without stretching each chunk's latency). 1..64. */
+typedef struct rs_coll_opts {
+    uint32_t channels;
+    uint64_t chunk_bytes;
+    double reduce_gbps;
+    uint32_t hb_size;
+    uint32_t window;
+} rs_coll_opts;
+
+#define RS_COLL_MAX_CHANNELS 32u
+
+void rs_coll_opts_default(rs_coll_opts *o);
+
+typedef struct rs_coll rs_coll;
+typedef void (*rs_coll_done_fn)(void *ctx, rs_net *net, uint64_t tag);
+
+/* Start collective `op` over communicator c on net, now. `bytes` is the
+ * size nccl-tests reports for the op: AllReduce the buffer, AllGather the
+ * output buffer, ReduceScatter the input buffer, all-to-all the buffer of
+ * each rank, send/recv the message (rank 0 -> rank 1 of c). done(ctx, net,
+ * tag) runs, from a network event, when every rank has finished; a
+ * collective with nothing to move (one rank, zero bytes) completes from an
+ * event at the current time. o may be NULL (defaults).
+ *
+ * Errors (nothing started, *out NULL): RS_EINVAL with err naming the
+ * problem for an algorithm that does not implement op (tree is AllReduce
+ * only, direct/pairwise all-to-all or send/recv only, hierarchical needs a
+ * group spanning HB domains with the same number of GPUs in each), send/
+ * recv on fewer than 2 ranks, GPU ids beyond the network, bad opts;
+ * RS_ENOMEM; a send refused by the network (RS_EUNREACH on rail-only with
+ * PXN off) is returned as is.
+ *
+ * c is copied (the caller may destroy it at once); net, ctx are borrowed
+ * until done has run. *out is owned by the caller: rs_coll_destroy, after
+ * done ran (from inside done is fine) or after the network is destroyed,
+ * never while it still runs. */
+int rs_coll_start(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo,
+                  uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                  uint64_t tag, rs_coll **out, rs_err *err);
+void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
+
+/* The algorithm run (RS_ALGO_AUTO resolved). */
+rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
+rs_time rs_coll_start_time(const rs_coll *coll);
+/* Completion time; RS_TIME_MAX while running. */
+rs_time rs_coll_end_time(const rs_coll *coll);
+int rs_coll_finished(const rs_coll *coll);
+/* RS_OK, or the first error a transfer hit while running (the run is also
+ * stopped with that code through rs_sim_stop). */
+int rs_coll_status(const rs_coll *coll);
+/* Transfers (rs_net_send calls) issued so far, sub-collectives included. */
+uint64_t rs_coll_transfers(const rs_coll *coll);
+
+/* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
+ * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
+ * all-to-all, 1 for send/recv. n = 0 gives 0. */
+double rs_coll_busbw_factor(rs_coll_op op, uint32_t n);
+
+/* Lower-case names ("allreduce", "ring", ...); "?" for a bad value. */
+const char *rs_coll_op_name(rs_coll_op op);
+const char *rs_coll_algo_name(rs_coll_algo algo);
+/* Case-insensitive; also accept "all_reduce"/"all-reduce" spellings and
+ * "a2a". RS_EINVAL for an unknown name (*out untouched). */
+int rs_coll_op_parse(const char *s, rs_coll_op *out);
+int rs_coll_algo_parse(const char *s, rs_coll_algo *out);
+
+#endif

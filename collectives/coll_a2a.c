@@ -1,0 +1,114 @@
+/*
+ * coll_a2a.c - all-to-all (direct and pairwise) and send/recv.
+ *
+ * Each rank's buffer of `bytes` holds n blocks (near-equal, block j for
+ * rank j); all-to-all moves block j of rank i to rank j, i != j, so every
+ * rank sends (n-1)/n of its buffer.
+ *   direct:   every rank posts all n-1 sends at once, to (i+1), (i+2), ...
+ *             in that order (NCCL's grouped send/recv loop); the network
+ *             shares each NIC among them.
+ *   pairwise: n-1 steps; in step k rank i sends to (i+k) mod n and receives
+ *             from (i-k) mod n. A send starts when both ends have reached
+ *             step k (the receiver has posted its buffer: rendezvous), and a
+ *             rank enters step k+1 when its step-k send and receive are both
+ *             done. Each step is a permutation, so no NIC sees an incast.
+ * State: O(n) counters; the n(n-1) transfers are inherent.
+ * send/recv: one transfer of `bytes` from rank 0 to rank 1.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+
+struct a2a_rank {
+    uint32_t step;   /* current pairwise step, n when done */
+    uint8_t sent;    /* step's send started */
+    uint8_t send_done, recv_done;
+    uint8_t pad;
+};
+
+static uint64_t block(const rs_coll *c, uint32_t j) { return coll_split(c->bytes, c->n, j); }
+
+static void direct_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    (void)tag;
+    coll_progress(ctx, 1);
+}
+
+static void pw_arrived(void *ctx, rs_net *net, uint64_t tag);
+
+/* Start i's send of its current step if its peer is at the same step. */
+static void pw_try_send(rs_coll *c, uint32_t i)
+{
+    a2a_rank *r = &c->ar[i];
+    uint32_t n = c->n, k = r->step;
+    if (k >= n || r->sent)
+        return;
+    uint32_t j = (uint32_t)(((uint64_t)i + k) % n);
+    if (c->ar[j].step != k)
+        return;
+    r->sent = 1;
+    coll_send(c, i, j, block(c, j), pw_arrived, ((uint64_t)i << 32) | j);
+}
+
+static void pw_enter(rs_coll *c, uint32_t i, uint32_t k)
+{
+    a2a_rank *r = &c->ar[i];
+    uint32_t n = c->n;
+    r->step = k;
+    r->sent = r->send_done = r->recv_done = 0;
+    if (k >= n)
+        return;
+    pw_try_send(c, i);
+    pw_try_send(c, (uint32_t)(((uint64_t)i + n - k) % n)); /* the rank sending to i */
+}
+
+static void pw_advance(rs_coll *c, uint32_t i)
+{
+    a2a_rank *r = &c->ar[i];
+    if (r->step < c->n && r->send_done && r->recv_done)
+        pw_enter(c, i, r->step + 1);
+}
+
+static void pw_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t i = (uint32_t)(tag >> 32), j = (uint32_t)tag;
+    c->ar[i].send_done = 1;
+    c->ar[j].recv_done = 1;
+    pw_advance(c, i);
+    pw_advance(c, j);
+    coll_progress(c, 1); /* last: may finish and free c */
+}
+
+int coll_a2a_start(rs_coll *c, rs_err *err)
+{
+    uint32_t n = c->n;
+    c->pending = (uint64_t)n * (n - 1);
+    if (c->algo == RS_ALGO_DIRECT) {
+        for (uint32_t k = 1; k < n; k++)
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t j = (uint32_t)(((uint64_t)i + k) % n);
+                if (coll_send(c, i, j, block(c, j), direct_arrived, ((uint64_t)i << 32) | j) != RS_OK)
+                    return c->status;
+            }
+        return RS_OK;
+    }
+    c->ar = calloc(n, sizeof *c->ar);
+    if (!c->ar)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
+    for (uint32_t i = 0; i < n; i++)
+        c->ar[i].step = 1;
+    for (uint32_t i = 0; i < n && c->status == RS_OK; i++)
+        pw_try_send(c, i);
+    return c->status;
+}
+
+int coll_sendrecv_start(rs_coll *c, rs_err *err)
+{
+    (void)err;
+    c->pending = 1;
+    coll_send(c, 0, 1, c->bytes, direct_arrived, 0);
+    return c->status;
+}

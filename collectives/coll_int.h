@@ -1,0 +1,110 @@
+/*
+ * coll_int.h - private layout of a running collective, shared by coll.c and
+ * the algorithm files (coll_ring.c, coll_tree.c, coll_a2a.c, coll_hier.c).
+ * Not for other layers.
+ *
+ * Every algorithm counts the completions it still expects (`pending`:
+ * transfer arrivals and reduction timers); the collective is done when it
+ * reaches zero. Transfer tags encode which rank/step/piece arrived, so a
+ * completion needs no per-transfer record.
+ */
+#ifndef RS_COLL_INT_H
+#define RS_COLL_INT_H
+
+#include "coll.h"
+#include "sim.h"
+
+#define RS_COLL_NONE UINT32_MAX
+
+/* The communicator grouped by HB domain: domains in order of first
+ * appearance, ranks of one domain in communicator order. */
+typedef struct coll_groups {
+    uint32_t ndom;        /* HB domains the group touches */
+    uint32_t kmax, kmin;  /* fewest / most ranks in one domain */
+    uint32_t *dom_off;    /* ndom+1 offsets into dom_rank */
+    uint32_t *dom_rank;   /* ranks grouped by domain */
+} coll_groups;
+
+typedef struct ring_rank ring_rank;
+typedef struct tree_rank tree_rank;
+typedef struct a2a_rank a2a_rank;
+
+struct rs_coll {
+    rs_net *net;
+    rs_coll_op op;
+    rs_coll_algo algo;
+    uint64_t bytes;
+    rs_coll_opts o;          /* as given, hb_size resolved (channels 0 stays auto) */
+    uint32_t chan;           /* channels resolved */
+    uint64_t reduce_bps;     /* 0: free reductions */
+    rs_coll_done_fn done;
+    void *ctx;
+    uint64_t tag;
+    rs_time t_start, t_end;
+    uint64_t pending;        /* completions still expected */
+    uint64_t transfers;
+    int status;
+    int finished;
+    uint32_t n;
+    uint32_t *gpu;           /* rank -> GPU */
+    coll_groups g;
+    rs_coll *parent;         /* hierarchical: the collective this phase belongs to */
+
+    /* ring */
+    uint32_t nch;            /* channels */
+    uint32_t steps;          /* ring steps per rank */
+    uint32_t *order;         /* [nch][n]: ring position -> rank */
+    ring_rank *rr;           /* [nch][n], indexed by position */
+    uint64_t *ch_bytes;      /* [nch] bytes carried by each channel */
+    uint32_t *ch_pieces;     /* [nch] pieces per slice */
+
+    /* tree */
+    uint32_t ntree;          /* tree instances (2 per channel) */
+    tree_rank *tr;           /* [ntree][n], indexed by rank */
+    uint64_t *tree_bytes;    /* [ntree] */
+    uint32_t *tree_pieces;   /* [ntree] */
+
+    /* all-to-all */
+    a2a_rank *ar;            /* [n] pairwise state */
+
+    /* hierarchical */
+    uint32_t nseg;           /* pipeline segments */
+    uint32_t *seg_phase;     /* [nseg] phase running or next to run */
+    uint32_t *seg_left;      /* [nseg] sub-collectives of that phase still running */
+    uint32_t phase_done[3];  /* segments that finished each phase */
+    uint32_t nkids;
+    rs_coll **kids;          /* every sub-collective started, freed at destroy */
+    uint32_t nkids_cap;
+};
+
+/* Size of part i when `total` is split into `parts` near-equal parts
+ * (the first total % parts parts get one byte more). */
+static inline uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i)
+{
+    return total / parts + (i < total % parts ? 1 : 0);
+}
+
+/* Send one transfer from rank a to rank b; on failure records the error,
+ * stops the run and returns it. */
+int coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag);
+/* `k` expected completions happened; finishes the collective at zero. */
+void coll_progress(rs_coll *c, uint64_t k);
+/* Record a failure seen inside a callback and stop the run. */
+void coll_fail(rs_coll *c, int rc);
+/* Reduction time of `bytes` (0 when reductions are free). */
+rs_time coll_reduce_time(const rs_coll *c, uint64_t bytes);
+
+/* Per-algorithm setup: allocate state, set pending, issue first sends. */
+int coll_ring_start(rs_coll *c, rs_err *err);
+int coll_tree_start(rs_coll *c, rs_err *err);
+int coll_a2a_start(rs_coll *c, rs_err *err);
+int coll_sendrecv_start(rs_coll *c, rs_err *err);
+int coll_hier_start(rs_coll *c, rs_err *err);
+void coll_hier_free(rs_coll *c);
+
+/* coll.c: build a collective without starting it (for sub-collectives). */
+int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
+                uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err);
+
+#endif

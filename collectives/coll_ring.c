@@ -1,0 +1,243 @@
+/*
+ * coll_ring.c - NCCL's ring AllGather, ReduceScatter and AllReduce.
+ *
+ * The buffer is split over `nch` channels; each channel is a ring over all
+ * ranks and splits its share into n slices (slice j starts at ring position
+ * j), each cut into m near-equal pieces of at most chunk_bytes. In step s a
+ * rank sends one slice to its successor: AllGather sends slice (i-s) for
+ * s < n-1; ReduceScatter sends slice (i-s-1), the receiver reducing it into
+ * its own copy; AllReduce is ReduceScatter (steps 0..n-2) then AllGather of
+ * the reduced slices (steps n-1..2n-3). A rank sends its pieces in the
+ * order (step, piece) -- the order of NCCL's primitives -- and piece p of
+ * step s may go once piece p of step s-1 has arrived from the predecessor
+ * (plus the reduction time, bytes / reduce rate, on reduce steps): cut-
+ * through pipelining, so the time is (steps x slice) / bandwidth plus about
+ * one piece per hop, not per step. At most `window` pieces per rank and
+ * channel are in flight.
+ *
+ * Ring order (per channel c): the ranks of one HB domain are consecutive,
+ * entering the domain at one GPU and leaving from another; consecutive
+ * domains enter on the rail the previous one left on, so each ring crosses
+ * a domain boundary once per domain and always on one rail (alternating
+ * between local indices c and c+1; an odd domain count uses c+2 once).
+ * Channels rotate c, so with channels = GPUs per domain every rail NIC
+ * carries one channel, as NCCL spreads channels over a node's NICs.
+ *
+ * State: O(channels x n); the sequence number of a piece is s*m + p, and a
+ * rank needs its predecessor's piece k-m before sending piece k.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+
+struct ring_rank {
+    uint64_t rcv_mask;  /* bit b: piece rcv_base + b arrived (and was reduced) */
+    uint32_t rcv_base;  /* every piece below arrived */
+    uint32_t issued;    /* next piece to send */
+    uint32_t inflight;
+    uint32_t pad;
+};
+
+#define TAG_CH_SHIFT 58
+#define TAG_POS_SHIFT 36
+#define TAG_SEQ_MASK ((1ULL << 36) - 1)
+
+/* Minimum bytes per rank per channel: below, fewer channels (as NCCL
+ * shrinks nChannels for small messages; a piece under one MTU only adds
+ * per-message overhead). */
+#define RING_MIN_SLICE 4096u
+
+static uint32_t slice_of(const rs_coll *c, uint32_t pos, uint32_t s)
+{
+    uint32_t n = c->n;
+    uint64_t i = pos + (uint64_t)2 * n; /* keep the modular arithmetic positive */
+    switch (c->op) {
+    case RS_COLL_ALLGATHER:
+        return (uint32_t)((i - s) % n);
+    case RS_COLL_REDUCESCATTER:
+        return (uint32_t)((i - s - 1) % n);
+    default: /* allreduce */
+        return s < n - 1 ? (uint32_t)((i - s - 1) % n) : (uint32_t)((i - (s - (n - 1))) % n);
+    }
+}
+
+static int reduce_step(const rs_coll *c, uint32_t s)
+{
+    return c->op == RS_COLL_REDUCESCATTER || (c->op == RS_COLL_ALLREDUCE && s < c->n - 1);
+}
+
+static uint64_t piece_bytes(const rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
+{
+    uint32_t m = c->ch_pieces[ch], s = k / m, p = k % m;
+    uint64_t slice = coll_split(c->ch_bytes[ch], c->n, slice_of(c, pos, s));
+    return coll_split(slice, m, p);
+}
+
+static int received(const ring_rank *r, uint32_t k)
+{
+    if (k < r->rcv_base)
+        return 1;
+    uint32_t b = k - r->rcv_base;
+    return b < 64 && ((r->rcv_mask >> b) & 1);
+}
+
+static void mark_received(ring_rank *r, uint32_t k)
+{
+    uint32_t b = k - r->rcv_base;
+    /* A sender has at most `window` (<= 64) pieces in flight, and
+     * reductions of near-equal pieces finish in order: arrivals are never
+     * further apart than the mask covers. */
+    RS_ASSERT(k >= r->rcv_base && b < 64);
+    r->rcv_mask |= 1ULL << b;
+    while (r->rcv_mask & 1) {
+        r->rcv_mask >>= 1;
+        r->rcv_base++;
+    }
+}
+
+static void ring_arrived(void *ctx, rs_net *net, uint64_t tag);
+static void ring_reduced(void *ctx, rs_net *net, uint64_t tag);
+
+/* Send every piece of (channel, position) that is ready and fits the window. */
+static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
+{
+    uint32_t n = c->n, m = c->ch_pieces[ch];
+    uint32_t total = c->steps * m;
+    ring_rank *r = &c->rr[(size_t)ch * n + pos]; /* its send and its receive state */
+    const uint32_t *ord = c->order + (size_t)ch * n;
+    while (r->inflight < c->o.window && r->issued < total) {
+        uint32_t k = r->issued;
+        if (k >= m && !received(r, k - m))
+            return;
+        uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT) | k;
+        uint32_t next = pos + 1 == n ? 0 : pos + 1;
+        if (coll_send(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, tag) != RS_OK)
+            return;
+        r->issued++;
+        r->inflight++;
+    }
+}
+
+static void decode(uint64_t tag, uint32_t *ch, uint32_t *pos, uint32_t *k)
+{
+    *ch = (uint32_t)(tag >> TAG_CH_SHIFT);
+    *pos = (uint32_t)((tag >> TAG_POS_SHIFT) & ((1u << 22) - 1));
+    *k = (uint32_t)(tag & TAG_SEQ_MASK);
+}
+
+/* Piece k of receiver `pos` is usable: let it and its predecessor go on. */
+static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
+{
+    mark_received(&c->rr[(size_t)ch * c->n + pos], k);
+    try_issue(c, ch, pos);
+    coll_progress(c, 1); /* last: may finish and free c */
+}
+
+static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    uint32_t n = c->n, m = c->ch_pieces[ch];
+    uint32_t next = pos + 1 == n ? 0 : pos + 1;
+    c->rr[(size_t)ch * n + pos].inflight--;
+    try_issue(c, ch, pos);
+    uint32_t s = k / m;
+    if (reduce_step(c, s)) {
+        rs_time d = coll_reduce_time(c, piece_bytes(c, ch, pos, k));
+        if (d) {
+            uint64_t t2 = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)next << TAG_POS_SHIFT) | k;
+            rs_net_at(net, rs_net_now(net) + d, ring_reduced, c, t2);
+            return;
+        }
+    }
+    piece_ready(c, ch, next, k);
+}
+
+static void ring_reduced(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    piece_ready(ctx, ch, pos, k);
+}
+
+/* Ring order of channel ch: see the file comment. */
+static void build_order(const rs_coll *c, uint32_t ch, uint32_t *ord)
+{
+    const coll_groups *g = &c->g;
+    uint32_t N = g->ndom, at = 0;
+    for (uint32_t d = 0; d < N; d++) {
+        const uint32_t *L = g->dom_rank + g->dom_off[d];
+        uint32_t k = g->dom_off[d + 1] - g->dom_off[d];
+        uint32_t in, out;
+        if (N == 1) {
+            in = ch;
+            out = ch + k - 1;
+        } else if (N % 2 == 0) {
+            in = d % 2 ? ch + 1 : ch;
+            out = d % 2 ? ch : ch + 1;
+        } else if (d == 0) {
+            in = ch + 2;
+            out = ch + 1;
+        } else if (d % 2) {
+            in = ch + 1;
+            out = ch;
+        } else if (d == N - 1) {
+            in = ch;
+            out = ch + 2;
+        } else {
+            in = ch;
+            out = ch + 1;
+        }
+        in %= k;
+        out %= k;
+        if (in == out && k > 1)
+            out = (in + 1) % k; /* two GPUs and an odd domain count: one hop changes rail */
+        ord[at++] = L[in];
+        for (uint32_t j = 1; j < k; j++) {
+            uint32_t x = (in + j) % k;
+            if (x != out)
+                ord[at++] = L[x];
+        }
+        if (k > 1)
+            ord[at++] = L[out];
+    }
+    RS_ASSERT(at == c->n);
+}
+
+int coll_ring_start(rs_coll *c, rs_err *err)
+{
+    uint32_t n = c->n;
+    uint64_t per_rank = c->bytes / n;
+    uint32_t nch = c->chan;
+    if (per_rank / RING_MIN_SLICE < nch)
+        nch = per_rank / RING_MIN_SLICE > 0 ? (uint32_t)(per_rank / RING_MIN_SLICE) : 1;
+    c->nch = nch;
+    c->steps = c->op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    c->order = malloc((size_t)nch * n * sizeof *c->order);
+    c->rr = calloc((size_t)nch * n, sizeof *c->rr);
+    c->ch_bytes = malloc((size_t)nch * sizeof *c->ch_bytes);
+    c->ch_pieces = malloc((size_t)nch * sizeof *c->ch_pieces);
+    if (!c->order || !c->rr || !c->ch_bytes || !c->ch_pieces)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
+    uint64_t pending = 0;
+    for (uint32_t ch = 0; ch < nch; ch++) {
+        c->ch_bytes[ch] = coll_split(c->bytes, nch, ch);
+        uint64_t slice = (c->ch_bytes[ch] + n - 1) / n;
+        uint64_t m = (slice + c->o.chunk_bytes - 1) / c->o.chunk_bytes;
+        if (m == 0)
+            m = 1;
+        if (m * c->steps > TAG_SEQ_MASK || m > UINT32_MAX / c->steps)
+            return rs_err_set(err, RS_ERANGE, "collective: %llu bytes make too many pieces of %llu",
+                              (unsigned long long)c->bytes, (unsigned long long)c->o.chunk_bytes);
+        c->ch_pieces[ch] = (uint32_t)m;
+        pending += (uint64_t)n * c->steps * m;
+        build_order(c, ch, c->order + (size_t)ch * n);
+    }
+    c->pending = pending;
+    for (uint32_t ch = 0; ch < nch; ch++)
+        for (uint32_t pos = 0; pos < n && c->status == RS_OK; pos++)
+            try_issue(c, ch, pos);
+    return c->status;
+}

@@ -1,0 +1,324 @@
+/*
+ * coll_tree.c - NCCL's double binary tree AllReduce.
+ *
+ * Across HB domains, two complementary binary trees (NCCL's ncclGetDtree:
+ * tree 0 is ncclGetBtree over the domains in order; tree 1 is its mirror
+ * for an even domain count, else tree 0 shifted by one, so the leaves of
+ * one tree are inner nodes of the other and every domain sends and
+ * receives about the same amount). Inside a domain the ranks form a chain
+ * hanging off the domain's head, the rank that talks across domains. The
+ * buffer is split over 2 x channels tree instances (instance q uses tree
+ * q % 2 and head local index q mod GPUs-per-domain, so instances spread
+ * over rails); each instance cuts its share into pieces of at most
+ * chunk_bytes and pipelines them:
+ *   reduce (up):   a rank reduces piece p once it has arrived from all its
+ *                  children (time: bytes x children / reduce rate), then
+ *                  sends it to its parent; leaves send at once;
+ *   broadcast:     the root's reduced piece p goes to its children; every
+ *                  rank forwards a piece to its children when it arrives.
+ * Up and down run concurrently, piece by piece, as NCCL's tree kernel
+ * does. At most `window` pieces are in flight per rank and edge.
+ *
+ * State: O(instances x n). Done when every up and down transfer arrived.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+
+struct tree_rank {
+    uint64_t up_mask[3];   /* per child slot: pieces beyond up_base that arrived */
+    uint64_t dn_mask;
+    uint32_t up_base[3];
+    uint32_t dn_base;
+    uint32_t parent, slot, nchild, child[3];
+    uint32_t red_done, red_busy;
+    uint32_t up_issued, up_inflight;
+    uint32_t dn_issued[3], dn_inflight[3];
+};
+
+#define TREE_MIN_PART (64u << 10) /* bytes per instance below which fewer instances run */
+
+static uint64_t ttag(uint32_t q, uint32_t dir, uint32_t rank, uint32_t p)
+{
+    return ((uint64_t)q << 58) | ((uint64_t)dir << 56) | ((uint64_t)rank << 32) | p;
+}
+
+static int got(uint32_t base, uint64_t mask, uint32_t p)
+{
+    if (p < base)
+        return 1;
+    uint32_t b = p - base;
+    return b < 64 && ((mask >> b) & 1);
+}
+
+static void mark(uint32_t *base, uint64_t *mask, uint32_t p)
+{
+    uint32_t b = p - *base;
+    RS_ASSERT(p >= *base && b < 64); /* window <= 64 bounds reordering */
+    *mask |= 1ULL << b;
+    while (*mask & 1) {
+        *mask >>= 1;
+        ++*base;
+    }
+}
+
+static uint64_t tpiece(const rs_coll *c, uint32_t q, uint32_t p)
+{
+    return coll_split(c->tree_bytes[q], c->tree_pieces[q], p);
+}
+
+static tree_rank *T(rs_coll *c, uint32_t q, uint32_t x) { return &c->tr[(size_t)q * c->n + x]; }
+
+static void tree_arrived(void *ctx, rs_net *net, uint64_t tag);
+static void tree_reduced(void *ctx, rs_net *net, uint64_t tag);
+
+static void try_up(rs_coll *c, uint32_t q, uint32_t x)
+{
+    tree_rank *r = T(c, q, x);
+    if (r->parent == RS_COLL_NONE)
+        return;
+    uint32_t m = c->tree_pieces[q];
+    while (r->up_inflight < c->o.window && r->up_issued < m && r->up_issued < r->red_done) {
+        uint32_t p = r->up_issued;
+        if (coll_send(c, x, r->parent, tpiece(c, q, p), tree_arrived, ttag(q, 0, x, p)) != RS_OK)
+            return;
+        r->up_issued++;
+        r->up_inflight++;
+    }
+}
+
+static void try_down(rs_coll *c, uint32_t q, uint32_t x)
+{
+    tree_rank *r = T(c, q, x);
+    uint32_t m = c->tree_pieces[q];
+    int root = r->parent == RS_COLL_NONE;
+    for (uint32_t s = 0; s < r->nchild; s++)
+        while (r->dn_inflight[s] < c->o.window && r->dn_issued[s] < m) {
+            uint32_t p = r->dn_issued[s];
+            if (root ? p >= r->red_done : !got(r->dn_base, r->dn_mask, p))
+                break;
+            if (coll_send(c, x, r->child[s], tpiece(c, q, p), tree_arrived, ttag(q, 1 + s, x, p)) != RS_OK)
+                return;
+            r->dn_issued[s]++;
+            r->dn_inflight[s]++;
+        }
+}
+
+/* Start the next reduction at x if its children delivered the piece. */
+static void try_reduce(rs_coll *c, uint32_t q, uint32_t x)
+{
+    tree_rank *r = T(c, q, x);
+    uint32_t m = c->tree_pieces[q];
+    while (!r->red_busy && r->red_done < m) {
+        uint32_t p = r->red_done;
+        for (uint32_t s = 0; s < r->nchild; s++)
+            if (!got(r->up_base[s], r->up_mask[s], p))
+                goto out;
+        rs_time d = coll_reduce_time(c, tpiece(c, q, p) * r->nchild);
+        if (d) {
+            r->red_busy = 1;
+            rs_net_at(c->net, rs_net_now(c->net) + d, tree_reduced, c, ttag(q, 0, x, p));
+            break;
+        }
+        r->red_done++;
+    }
+out:
+    try_up(c, q, x);
+    if (r->parent == RS_COLL_NONE)
+        try_down(c, q, x);
+}
+
+static void tree_reduced(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t q = (uint32_t)(tag >> 58), x = (uint32_t)(tag >> 32) & ((1u << 22) - 1);
+    tree_rank *r = T(c, q, x);
+    r->red_busy = 0;
+    r->red_done++;
+    try_reduce(c, q, x);
+}
+
+static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t q = (uint32_t)(tag >> 58), dir = (uint32_t)(tag >> 56) & 3;
+    uint32_t x = (uint32_t)(tag >> 32) & ((1u << 22) - 1), p = (uint32_t)tag;
+    tree_rank *r = T(c, q, x);
+    if (dir == 0) {
+        uint32_t y = r->parent;
+        tree_rank *ry = T(c, q, y);
+        r->up_inflight--;
+        mark(&ry->up_base[r->slot], &ry->up_mask[r->slot], p);
+        try_reduce(c, q, y);
+        try_up(c, q, x);
+    } else {
+        uint32_t s = dir - 1, z = r->child[s];
+        tree_rank *rz = T(c, q, z);
+        r->dn_inflight[s]--;
+        mark(&rz->dn_base, &rz->dn_mask, p);
+        try_down(c, q, z);
+        try_down(c, q, x);
+    }
+    coll_progress(c, 1); /* last: may finish and free c */
+}
+
+/* NCCL's ncclGetBtree: node 0 is the root; a node's parent and children
+ * follow from its lowest set bit (-1: none). */
+static void btree(int n, int rank, int *up, int *d0, int *d1)
+{
+    int bit;
+    for (bit = 1; bit < n; bit <<= 1)
+        if (bit & rank)
+            break;
+    if (rank == 0) {
+        *up = -1;
+        *d0 = -1;
+        *d1 = n > 1 ? bit >> 1 : -1;
+        return;
+    }
+    int u = (rank ^ bit) | (bit << 1);
+    if (u >= n)
+        u = rank ^ bit;
+    *up = u;
+    int low = bit >> 1;
+    *d0 = low == 0 ? -1 : rank - low;
+    *d1 = -1;
+    for (; low; low >>= 1)
+        if (rank + low < n) {
+            *d1 = rank + low;
+            break;
+        }
+}
+
+/* NCCL's ncclGetDtree, tree t of domain d among n. */
+static void dtree(int n, int d, int t, int *up, int *d0, int *d1)
+{
+    if (t == 0) {
+        btree(n, d, up, d0, d1);
+    } else if (n % 2) { /* shift by one */
+        int u, a, b;
+        btree(n, (d - 1 + n) % n, &u, &a, &b);
+        *up = u < 0 ? -1 : (u + 1) % n;
+        *d0 = a < 0 ? -1 : (a + 1) % n;
+        *d1 = b < 0 ? -1 : (b + 1) % n;
+    } else { /* mirror */
+        int u, a, b;
+        btree(n, n - 1 - d, &u, &a, &b);
+        *up = u < 0 ? -1 : n - 1 - u;
+        *d0 = a < 0 ? -1 : n - 1 - a;
+        *d1 = b < 0 ? -1 : n - 1 - b;
+    }
+}
+
+static uint32_t head_of(const coll_groups *g, uint32_t d, uint32_t q)
+{
+    uint32_t k = g->dom_off[d + 1] - g->dom_off[d];
+    return g->dom_rank[g->dom_off[d] + q % k];
+}
+
+static void add_child(rs_coll *c, uint32_t q, uint32_t parent, uint32_t child)
+{
+    tree_rank *p = T(c, q, parent), *ch = T(c, q, child);
+    RS_ASSERT(p->nchild < 3);
+    ch->parent = parent;
+    ch->slot = p->nchild;
+    p->child[p->nchild++] = child;
+}
+
+static void build(rs_coll *c, uint32_t q)
+{
+    const coll_groups *g = &c->g;
+    int N = (int)g->ndom;
+    for (uint32_t x = 0; x < c->n; x++)
+        T(c, q, x)->parent = RS_COLL_NONE;
+    for (int d = 0; d < N; d++) {
+        uint32_t off = g->dom_off[d], k = g->dom_off[d + 1] - off, h = q % k;
+        int up, d0, d1; /* parents are set from the parent's side */
+        dtree(N, d, (int)(q % 2), &up, &d0, &d1);
+        /* The chain child first, then the child domains' heads. */
+        uint32_t prev = g->dom_rank[off + h];
+        for (uint32_t j = 1; j < k; j++) {
+            uint32_t x = g->dom_rank[off + (h + j) % k];
+            add_child(c, q, prev, x);
+            prev = x;
+        }
+        (void)up;
+        uint32_t head = g->dom_rank[off + h];
+        if (d0 >= 0)
+            add_child(c, q, head, head_of(g, (uint32_t)d0, q));
+        if (d1 >= 0)
+            add_child(c, q, head, head_of(g, (uint32_t)d1, q));
+    }
+}
+
+/* Ranks on the longest root-to-leaf path of instance q. */
+static uint32_t depth(rs_coll *c, uint32_t q)
+{
+    uint32_t best = 0;
+    for (uint32_t x = 0; x < c->n; x++) {
+        if (T(c, q, x)->nchild)
+            continue;
+        uint32_t d = 1;
+        for (uint32_t y = x; T(c, q, y)->parent != RS_COLL_NONE; y = T(c, q, y)->parent)
+            d++;
+        if (d > best)
+            best = d;
+    }
+    return best;
+}
+
+/* NCCL (enqueue.cc, tree Simple protocol) halves the chunk while the
+ * pipeline would hold fewer pieces than a few times the tree depth, so the
+ * fill and drain of a deep tree stay short: below 8 x depth pieces down to
+ * 128 KiB, below 4 x depth down to 64 KiB, below depth down to 32 KiB. */
+static uint64_t tree_chunk(rs_coll *c, uint32_t q)
+{
+    uint64_t ch = c->o.chunk_bytes, b = c->tree_bytes[q];
+    uint64_t dep = depth(c, q);
+    while (b / ch < dep * 8 && ch > 131072)
+        ch /= 2;
+    while (b / ch < dep * 4 && ch > 65536)
+        ch /= 2;
+    while (b / ch < dep && ch > 32768)
+        ch /= 2;
+    return ch;
+}
+
+int coll_tree_start(rs_coll *c, rs_err *err)
+{
+    uint32_t n = c->n;
+    uint64_t parts = c->bytes / (2 * (uint64_t)TREE_MIN_PART);
+    uint32_t nc = c->chan;
+    if (parts < nc)
+        nc = parts ? (uint32_t)parts : 1;
+    c->ntree = 2 * nc;
+    c->tr = calloc((size_t)c->ntree * n, sizeof *c->tr);
+    c->tree_bytes = malloc((size_t)c->ntree * sizeof *c->tree_bytes);
+    c->tree_pieces = malloc((size_t)c->ntree * sizeof *c->tree_pieces);
+    if (!c->tr || !c->tree_bytes || !c->tree_pieces)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
+    uint64_t pending = 0;
+    for (uint32_t q = 0; q < c->ntree; q++) {
+        c->tree_bytes[q] = coll_split(c->bytes, c->ntree, q);
+        build(c, q);
+        uint64_t ch = tree_chunk(c, q);
+        uint64_t m = (c->tree_bytes[q] + ch - 1) / ch;
+        if (m == 0)
+            m = 1;
+        if (m > UINT32_MAX)
+            return rs_err_set(err, RS_ERANGE, "collective: %llu bytes make too many pieces",
+                              (unsigned long long)c->bytes);
+        c->tree_pieces[q] = (uint32_t)m;
+        for (uint32_t x = 0; x < n; x++)
+            if (T(c, q, x)->nchild == 0)
+                T(c, q, x)->red_done = (uint32_t)m; /* a leaf's own data needs no reduction */
+        pending += 2 * (uint64_t)(n - 1) * m;
+    }
+    c->pending = pending;
+    for (uint32_t q = 0; q < c->ntree; q++)
+        for (uint32_t x = 0; x < n && c->status == RS_OK; x++)
+            try_up(c, q, x);
+    return c->status;
+}

@@ -1,0 +1,593 @@
+/*
+ * test_coll.c - communicators and collective algorithms (collectives/):
+ * ring times against the bandwidth bound, tree vs ring for small messages,
+ * all-to-all byte accounting and PXN crossings, hierarchical AllReduce on
+ * rail-only vs fat tree, the auto rule, errors, determinism.
+ *
+ * Figures are printed (docs/collectives.md quotes them). Large cases use
+ * the ideal transport, where the property does not depend on RoCE.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll.h"
+#include "cu_main.h"
+
+#define MiB (1ull << 20)
+#define KiB (1ull << 10)
+
+/* NIC payload bandwidth in bytes/s: line rate x 4096 / (4096 + 82). */
+static double nic_payload_Bps(double gbps) { return gbps * 1e9 / 8 * 4096.0 / (4096.0 + 82.0); }
+
+static void cfg(rs_net_config *c, rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix,
+                rs_transport_kind tr)
+{
+    rs_net_config_default(c);
+    c->kind = kind;
+    c->gpus = gpus;
+    c->hb_size = hb;
+    c->radix = radix;
+    c->transport = tr;
+}
+
+static rs_net *mk(const rs_net_config *c)
+{
+    rs_net *net = NULL;
+    rs_err err;
+    int rc = rs_net_create(c, &net, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_net_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    return net;
+}
+
+typedef struct run_result {
+    double us;            /* collective time */
+    rs_coll_algo algo;
+    rs_net_stats st;
+    uint64_t transfers;
+    int finished, done_calls;
+} run_result;
+
+static void count_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    CU_ASSERT_EQUAL(tag, 77);
+    ((run_result *)ctx)->done_calls++;
+}
+
+/* Run one collective on a fresh network; comm built by the caller. */
+static run_result run_coll(const rs_net_config *nc, const rs_comm *comm, rs_coll_op op,
+                           rs_coll_algo algo, uint64_t bytes, const rs_coll_opts *o)
+{
+    run_result r;
+    memset(&r, 0, sizeof r);
+    rs_net *net = mk(nc);
+    rs_coll *coll = NULL;
+    rs_err err;
+    int rc = rs_coll_start(net, comm, op, algo, bytes, o, count_done, &r, 77, &coll, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_coll_start: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    r.finished = rs_coll_finished(coll);
+    CU_ASSERT(r.finished);
+    CU_ASSERT_EQUAL(r.done_calls, 1);
+    CU_ASSERT_EQUAL(rs_coll_status(coll), RS_OK);
+    r.us = rs_time_to_us(rs_coll_end_time(coll) - rs_coll_start_time(coll));
+    r.algo = rs_coll_algo_used(coll);
+    r.transfers = rs_coll_transfers(coll);
+    rs_net_stats_get(net, &r.st);
+    CU_ASSERT_EQUAL(r.st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(r.st.msgs, r.st.msgs_done);
+    rs_coll_destroy(coll);
+    rs_net_destroy(net);
+    return r;
+}
+
+static rs_comm *comm_rail(uint32_t gpus, uint32_t hb, uint32_t rail)
+{
+    rs_comm *c = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_rail(gpus, hb, rail, &c, &err), RS_OK);
+    return c;
+}
+
+static rs_comm *comm_all(uint32_t gpus)
+{
+    rs_comm *c = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(gpus, &c, &err), RS_OK);
+    return c;
+}
+
+/* -- communicators ------------------------------------------------------ */
+
+static void test_comm_constructors_list_expected_gpus(void)
+{
+    rs_comm *c;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_rail(64, 8, 3, &c, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_comm_size(c), 8);
+    for (uint32_t r = 0; r < 8; r++)
+        CU_ASSERT_EQUAL(rs_comm_gpu(c, r), 3 + 8 * r);
+    rs_comm_destroy(c);
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(64, 8, 2, &c, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_comm_size(c), 8);
+    CU_ASSERT_EQUAL(rs_comm_gpu(c, 0), 16);
+    CU_ASSERT_EQUAL(rs_comm_gpu(c, 7), 23);
+    rs_comm_destroy(c);
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_strided(64, 5, 4, 3, &c, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_comm_gpus(c)[2], 13);
+    rs_comm_destroy(c);
+    const uint32_t list[3] = { 9, 2, 40 };
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create(list, 3, 64, &c, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_comm_gpu(c, 0), 9);
+    CU_ASSERT_EQUAL(rs_comm_gpu(c, 2), 40);
+    rs_comm_destroy(c);
+    rs_comm_destroy(NULL);
+}
+
+static void test_comm_rejects_bad_groups_with_message(void)
+{
+    rs_comm *c = (rs_comm *)1;
+    rs_err err;
+    const uint32_t dup[3] = { 1, 2, 1 };
+    CU_ASSERT_EQUAL(rs_comm_create(dup, 3, 64, &c, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(c);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "twice"));
+    const uint32_t big[1] = { 64 };
+    CU_ASSERT_EQUAL(rs_comm_create(big, 1, 64, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create(big, 0, 64, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create_rail(64, 8, 8, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create_rail(60, 8, 0, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create_domain(64, 8, 8, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create_strided(64, 60, 4, 2, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_comm_create_strided(64, 0, 0, 2, &c, &err), RS_EINVAL);
+}
+
+/* -- names and factors -------------------------------------------------- */
+
+static void test_names_parse_round_trip(void)
+{
+    for (int i = 0; i < RS_COLL_NOPS; i++) {
+        rs_coll_op op;
+        CU_ASSERT_EQUAL(rs_coll_op_parse(rs_coll_op_name((rs_coll_op)i), &op), RS_OK);
+        CU_ASSERT_EQUAL(op, (rs_coll_op)i);
+    }
+    for (int i = 0; i < RS_COLL_NALGOS; i++) {
+        rs_coll_algo a;
+        CU_ASSERT_EQUAL(rs_coll_algo_parse(rs_coll_algo_name((rs_coll_algo)i), &a), RS_OK);
+        CU_ASSERT_EQUAL(a, (rs_coll_algo)i);
+    }
+    rs_coll_op op;
+    CU_ASSERT_EQUAL(rs_coll_op_parse("All_Reduce", &op), RS_OK);
+    CU_ASSERT_EQUAL(op, RS_COLL_ALLREDUCE);
+    CU_ASSERT_EQUAL(rs_coll_op_parse("broadcast", &op), RS_EINVAL);
+    CU_ASSERT_STRING_EQUAL(rs_coll_algo_name(RS_ALGO_HIERARCHICAL), "hierarchical");
+}
+
+static void test_busbw_factors_match_nccl_tests(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_busbw_factor(RS_COLL_ALLREDUCE, 8), 1.75, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_busbw_factor(RS_COLL_ALLGATHER, 8), 0.875, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_busbw_factor(RS_COLL_REDUCESCATTER, 4), 0.75, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_busbw_factor(RS_COLL_ALLTOALL, 2), 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_busbw_factor(RS_COLL_SENDRECV, 2), 1.0, 1e-12);
+}
+
+/* -- ring: bandwidth bound ---------------------------------------------- */
+
+/* 8 GPUs on rail 0 of a 64-GPU rail-only net: a ring of 8 NICs on one
+ * switch. Returns time / bound. */
+static double ring_on_rail(rs_coll_op op, rs_transport_kind tr, uint64_t bytes, double *busbw_frac)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, tr);
+    rs_comm *comm = comm_rail(64, 8, 0);
+    run_result r = run_coll(&nc, comm, op, RS_ALGO_RING, bytes, NULL);
+    rs_comm_destroy(comm);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_RING);
+    double n = 8, B = nic_payload_Bps(400);
+    double f = rs_coll_busbw_factor(op, 8);
+    double bound_us = f * (double)bytes / B * 1e6;
+    double busbw = (double)bytes / (r.us * 1e-6) * f;
+    *busbw_frac = busbw / B;
+    printf("\n    ring %s %s %llu MiB on 8 GPUs of one rail: %.1f us, bound %.1f us (x%.4f), "
+           "busbw %.2f GB/s = %.1f%% of payload line rate",
+           rs_coll_op_name(op), tr == RS_TRANSPORT_IDEAL ? "ideal" : "roce",
+           (unsigned long long)(bytes / MiB), r.us, bound_us, r.us / bound_us, busbw / 1e9,
+           100 * *busbw_frac);
+    (void)n;
+    return r.us / bound_us;
+}
+
+static void test_ring_allgather_one_rail_reaches_bandwidth_bound(void)
+{
+    double bw, x = ring_on_rail(RS_COLL_ALLGATHER, RS_TRANSPORT_IDEAL, 64 * MiB, &bw);
+    CU_ASSERT(x >= 1.0 && x <= 1.03);
+    CU_ASSERT(bw >= 0.97);
+}
+
+static void test_ring_reducescatter_one_rail_reaches_bandwidth_bound(void)
+{
+    double bw, x = ring_on_rail(RS_COLL_REDUCESCATTER, RS_TRANSPORT_IDEAL, 64 * MiB, &bw);
+    CU_ASSERT(x >= 1.0 && x <= 1.03);
+    CU_ASSERT(bw >= 0.97);
+}
+
+static void test_ring_allreduce_one_rail_reaches_bandwidth_bound(void)
+{
+    double bw, x = ring_on_rail(RS_COLL_ALLREDUCE, RS_TRANSPORT_IDEAL, 64 * MiB, &bw);
+    CU_ASSERT(x >= 1.0 && x <= 1.03);
+    CU_ASSERT(bw >= 0.97);
+}
+
+static void test_ring_allreduce_roce_reaches_bandwidth_bound(void)
+{
+    double bw, x = ring_on_rail(RS_COLL_ALLREDUCE, RS_TRANSPORT_ROCE, 64 * MiB, &bw);
+    CU_ASSERT(x >= 1.0 && x <= 1.04);
+    CU_ASSERT(bw >= 0.96);
+}
+
+/* -- tree vs ring ------------------------------------------------------- */
+
+static void test_small_allreduce_tree_beats_ring_on_many_nodes(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 32, 1, 8, RS_TRANSPORT_ROCE); /* 32 nodes, 3 tiers */
+    rs_comm *comm = comm_all(32);
+    run_result ring = run_coll(&nc, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * KiB, NULL);
+    run_result tree = run_coll(&nc, comm, RS_COLL_ALLREDUCE, RS_ALGO_TREE, 8 * KiB, NULL);
+    run_result aut = run_coll(&nc, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 8 * KiB, NULL);
+    rs_comm_destroy(comm);
+    printf("\n    8 KiB AllReduce over 32 nodes: ring %.1f us, tree %.1f us", ring.us, tree.us);
+    CU_ASSERT(tree.us * 2 < ring.us);
+    CU_ASSERT_EQUAL(aut.algo, RS_ALGO_TREE);
+    CU_ASSERT_DOUBLE_EQUAL(aut.us, tree.us, 1e-9);
+}
+
+static void test_large_tree_allreduce_runs_near_bandwidth(void)
+{
+    /* The double binary tree moves each byte about once up and once down
+     * per rank, so a large AllReduce on it runs at about D/B. */
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 16, 1, 16, RS_TRANSPORT_IDEAL);
+    rs_comm *comm = comm_all(16);
+    uint64_t D = 32 * MiB;
+    run_result tree = run_coll(&nc, comm, RS_COLL_ALLREDUCE, RS_ALGO_TREE, D, NULL);
+    rs_comm_destroy(comm);
+    /* An inner node of one tree receives D/2 from two children and sends
+     * D/2 to each of them, a leaf of the other sends and receives D/2: 2D
+     * per NIC and direction, like the ring's 2(n-1)/n D. */
+    double bound = 2.0 * (double)D / nic_payload_Bps(400) * 1e6;
+    printf("\n    32 MiB tree AllReduce over 16 nodes: %.1f us (2D/B = %.1f us, x%.3f)", tree.us,
+           bound, tree.us / bound);
+    CU_ASSERT(tree.us >= bound * 0.99);
+    CU_ASSERT(tree.us <= bound * 1.25);
+}
+
+/* -- all-to-all --------------------------------------------------------- */
+
+static void a2a_bytes_case(rs_topo_kind kind, rs_coll_algo algo)
+{
+    rs_net_config nc;
+    cfg(&nc, kind, 32, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_comm *comm = comm_all(32);
+    uint64_t D = 1 * MiB + 5; /* blocks of unequal size */
+    run_result r = run_coll(&nc, comm, RS_COLL_ALLTOALL, algo, D, NULL);
+    rs_comm_destroy(comm);
+    uint32_t n = 32;
+    uint64_t moved = 0, intra = 0, inter = 0, cross_rail = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            uint64_t b = D / n + (j < D % n);
+            moved += b;
+            if (i / 8 == j / 8)
+                intra += b;
+            else {
+                inter += b;
+                if (i % 8 != j % 8)
+                    cross_rail += b;
+            }
+        }
+    CU_ASSERT_EQUAL(r.transfers, (uint64_t)n * (n - 1));
+    CU_ASSERT_EQUAL(r.st.msg_bytes, moved);
+    /* Every rank sends (n-1)/n of its buffer. */
+    CU_ASSERT_EQUAL(moved, (uint64_t)n * D - D);
+    CU_ASSERT_EQUAL(r.st.nic_bytes, inter);
+    if (kind == RS_TOPO_FAT_TREE) {
+        CU_ASSERT_EQUAL(r.st.hb_bytes, intra);
+    } else { /* every cross-rail byte crosses its HB domain exactly once (PXN) */
+        CU_ASSERT_EQUAL(r.st.hb_bytes, intra + cross_rail);
+    }
+}
+
+static void test_alltoall_direct_moves_n_minus_1_over_n_per_rank(void)
+{
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_DIRECT);
+}
+
+static void test_alltoall_pairwise_moves_n_minus_1_over_n_per_rank(void)
+{
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_PAIRWISE);
+}
+
+static void test_alltoall_rail_only_cross_rail_bytes_cross_hb_once(void)
+{
+    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_DIRECT);
+    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_PAIRWISE);
+}
+
+static void test_alltoall_128_gpus_rail_only_within_modest_margin(void)
+{
+    double t[2];
+    uint64_t hb[2];
+    for (int k = 0; k < 2; k++) {
+        rs_net_config nc;
+        cfg(&nc, k ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, 128, 8, 64, RS_TRANSPORT_IDEAL);
+        rs_comm *comm = comm_all(128);
+        run_result r = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 16 * MiB, NULL);
+        rs_comm_destroy(comm);
+        t[k] = r.us;
+        hb[k] = r.st.hb_bytes;
+    }
+    printf("\n    direct all-to-all 16 MiB/rank over 16 HB domains x 8: fat tree %.1f us, "
+           "rail-only %.1f us (%+.2f%%); NVLink bytes %.0f MiB vs %.0f MiB",
+           t[0], t[1], 100 * (t[1] / t[0] - 1), hb[0] / (double)MiB, hb[1] / (double)MiB);
+    /* The NIC bytes are the same on both; rail-only adds one NVLink hop
+     * (9x the NIC rate) per cross-rail byte but saves the spine's two
+     * switch hops, so the times stay within a few percent either way. */
+    CU_ASSERT(fabs(t[1] / t[0] - 1) < 0.05);
+    CU_ASSERT(hb[1] > 8 * hb[0]);
+}
+
+/* -- hierarchical ------------------------------------------------------- */
+
+static double hier_time(rs_topo_kind kind, rs_comm *comm, uint64_t bytes, rs_coll_algo algo,
+                        rs_coll_algo *used)
+{
+    rs_net_config nc;
+    cfg(&nc, kind, 64, 8, 64, RS_TRANSPORT_ROCE);
+    run_result r = run_coll(&nc, comm, RS_COLL_ALLREDUCE, algo, bytes, NULL);
+    *used = r.algo;
+    return r.us;
+}
+
+static void test_hierarchical_allreduce_same_on_rail_only_and_fat_tree(void)
+{
+    rs_comm *comm = comm_all(64); /* 8 full HB domains */
+    rs_coll_algo a0, a1;
+    double ft = hier_time(RS_TOPO_FAT_TREE, comm, 32 * MiB, RS_ALGO_HIERARCHICAL, &a0);
+    double ro = hier_time(RS_TOPO_RAIL_ONLY, comm, 32 * MiB, RS_ALGO_HIERARCHICAL, &a1);
+    CU_ASSERT_EQUAL(a0, RS_ALGO_HIERARCHICAL);
+    CU_ASSERT_EQUAL(a1, RS_ALGO_HIERARCHICAL);
+    printf("\n    hierarchical AllReduce 32 MiB over 8 domains x 8: fat tree %.1f us, "
+           "rail-only %.1f us", ft, ro);
+    CU_ASSERT(fabs(ro / ft - 1) < 0.01);
+    /* The flat ring crosses every domain on one rail too. */
+    double rft = hier_time(RS_TOPO_FAT_TREE, comm, 32 * MiB, RS_ALGO_RING, &a0);
+    double rro = hier_time(RS_TOPO_RAIL_ONLY, comm, 32 * MiB, RS_ALGO_RING, &a1);
+    printf("\n    flat ring AllReduce 32 MiB over 8 domains x 8: fat tree %.1f us, rail-only %.1f us",
+           rft, rro);
+    CU_ASSERT(fabs(rro / rft - 1) < 0.01);
+    rs_comm_destroy(comm);
+    /* A DP group of one GPU per domain (one rail) is also unaffected. */
+    comm = comm_rail(64, 8, 5);
+    ft = hier_time(RS_TOPO_FAT_TREE, comm, 32 * MiB, RS_ALGO_AUTO, &a0);
+    ro = hier_time(RS_TOPO_RAIL_ONLY, comm, 32 * MiB, RS_ALGO_AUTO, &a1);
+    rs_comm_destroy(comm);
+    printf("\n    DP AllReduce 32 MiB over one rail (8 GPUs, %s): fat tree %.1f us, rail-only %.1f us",
+           rs_coll_algo_name(a1), ft, ro);
+    CU_ASSERT(fabs(ro / ft - 1) < 0.01);
+}
+
+static void test_hierarchical_allgather_and_reducescatter_complete_near_bound(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_comm *comm = comm_all(64);
+    uint64_t D = 64 * MiB;
+    run_result ag = run_coll(&nc, comm, RS_COLL_ALLGATHER, RS_ALGO_HIERARCHICAL, D, NULL);
+    run_result rs = run_coll(&nc, comm, RS_COLL_REDUCESCATTER, RS_ALGO_HIERARCHICAL, D, NULL);
+    rs_comm_destroy(comm);
+    /* The inter-domain phase moves (N-1)/N x D/L per NIC; with 4
+     * pipeline segments one segment's NVLink phase (7/8 x D/4 at 450 GB/s
+     * x 65536/65552) is exposed. */
+    double inter = 7.0 / 8 * (double)D / 8 / nic_payload_Bps(400) * 1e6;
+    double hbseg = 7.0 / 8 * (double)D / 4 / (450e9 * 65536 / 65552) * 1e6;
+    double bound = inter + hbseg;
+    printf("\n    hierarchical 64 MiB over 8x8: AllGather %.1f us, ReduceScatter %.1f us, "
+           "bound %.1f us (rail phase %.1f + one NVLink segment %.1f)", ag.us, rs.us, bound,
+           inter, hbseg);
+    CU_ASSERT(ag.us >= bound && ag.us < bound * 1.25); /* segment rings pay latency */
+    CU_ASSERT(rs.us >= bound && rs.us < bound * 1.25);
+    /* No byte crosses rails: the group's network traffic stays on rails. */
+    CU_ASSERT_EQUAL(ag.st.nic_bytes, 8ull * 8 * 7 * (D / 64));
+}
+
+/* -- auto, errors, edge cases ------------------------------------------- */
+
+static rs_coll_algo auto_of(rs_net *net, const rs_comm *comm, rs_coll_op op, uint64_t bytes)
+{
+    rs_coll *coll = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, op, RS_ALGO_AUTO, bytes, NULL, NULL, NULL, 0,
+                                        &coll, &err), RS_OK);
+    rs_coll_algo a = rs_coll_algo_used(coll);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT(rs_coll_finished(coll));
+    rs_coll_destroy(coll);
+    return a;
+}
+
+static void test_auto_rule_picks_documented_algorithms(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_net *net = mk(&nc);
+    rs_comm *all = comm_all(64), *rail = comm_rail(64, 8, 1), *dom = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(64, 8, 1, &dom, &err), RS_OK);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLREDUCE, 4 * MiB), RS_ALGO_HIERARCHICAL);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLREDUCE, 64 * KiB), RS_ALGO_TREE);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLGATHER, 4 * MiB), RS_ALGO_HIERARCHICAL);
+    CU_ASSERT_EQUAL(auto_of(net, rail, RS_COLL_ALLREDUCE, 4 * MiB), RS_ALGO_RING);
+    CU_ASSERT_EQUAL(auto_of(net, rail, RS_COLL_ALLREDUCE, 16 * KiB), RS_ALGO_TREE);
+    CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_ALLREDUCE, 4 * KiB), RS_ALGO_RING);
+    CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_REDUCESCATTER, 4 * MiB), RS_ALGO_RING);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLTOALL, 64 * MiB), RS_ALGO_PAIRWISE);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLTOALL, 64 * KiB), RS_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_ALLTOALL, 64 * MiB), RS_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(auto_of(net, rail, RS_COLL_SENDRECV, 1 * MiB), RS_ALGO_DIRECT);
+    rs_comm_destroy(all);
+    rs_comm_destroy(rail);
+    rs_comm_destroy(dom);
+    rs_net_destroy(net);
+}
+
+static void test_start_rejects_algorithm_that_does_not_fit(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_net *net = mk(&nc);
+    rs_comm *all = comm_all(64), *dom = NULL, *one = NULL;
+    rs_err err;
+    rs_coll *coll = (rs_coll *)1;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(64, 8, 0, &dom, &err), RS_OK);
+    const uint32_t g[1] = { 3 };
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create(g, 1, 64, &one, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLGATHER, RS_ALGO_TREE, MiB, NULL, NULL,
+                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(coll);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tree"));
+    CU_ASSERT_EQUAL(rs_coll_start(net, dom, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL,
+                                  NULL, NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "HB domains"));
+    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLTOALL, RS_ALGO_RING, MiB, NULL, NULL,
+                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_coll_start(net, one, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, NULL,
+                                  NULL, 0, &coll, &err), RS_EINVAL);
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    o.chunk_bytes = 0;
+    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, &o, NULL,
+                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "chunk_bytes"));
+    /* Nothing was started. */
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, 0);
+    rs_comm_destroy(all);
+    rs_comm_destroy(dom);
+    rs_comm_destroy(one);
+    rs_net_destroy(net);
+}
+
+static void test_empty_or_single_rank_collective_completes_at_once(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_comm *all = comm_all(64), *one = NULL;
+    rs_err err;
+    const uint32_t g[1] = { 3 };
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create(g, 1, 64, &one, &err), RS_OK);
+    run_result a = run_coll(&nc, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, 0, NULL);
+    run_result b = run_coll(&nc, one, RS_COLL_ALLGATHER, RS_ALGO_AUTO, MiB, NULL);
+    CU_ASSERT_EQUAL(a.us, 0);
+    CU_ASSERT_EQUAL(b.us, 0);
+    CU_ASSERT_EQUAL(a.transfers + b.transfers, 0);
+    rs_comm_destroy(all);
+    rs_comm_destroy(one);
+}
+
+static void test_sendrecv_is_one_message_rank0_to_rank1(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    const uint32_t g[2] = { 8, 16 };
+    rs_comm *c = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create(g, 2, 64, &c, &err), RS_OK);
+    run_result r = run_coll(&nc, c, RS_COLL_SENDRECV, RS_ALGO_AUTO, 4 * MiB, NULL);
+    rs_comm_destroy(c);
+    CU_ASSERT_EQUAL(r.transfers, 1);
+    CU_ASSERT_EQUAL(r.st.nic_bytes, 4 * MiB);
+    double bound = 4.0 * MiB / nic_payload_Bps(400) * 1e6;
+    CU_ASSERT(r.us >= bound && r.us < bound * 1.02);
+}
+
+static void test_ring_scales_to_1024_ranks(void)
+{
+    /* 1024 GPUs in HB domains of 8 on a two-tier rail-only net: the ring
+     * crosses each domain once, state stays O(channels x n). */
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 1024, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_comm *comm = comm_all(1024);
+    run_result r = run_coll(&nc, comm, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, NULL);
+    rs_comm_destroy(comm);
+    printf("\n    ring AllGather 8 MiB over 1024 GPUs: %.1f us, %llu transfers", r.us,
+           (unsigned long long)r.transfers);
+    CU_ASSERT_EQUAL(r.transfers, 1023ull * 1024 * 2); /* 2 channels of 4 KiB slices */
+    /* Every ring crosses every domain boundary on one rail: no relaying. */
+    CU_ASSERT_EQUAL(r.st.hb_bytes + r.st.nic_bytes, r.st.msg_bytes);
+}
+
+/* -- determinism -------------------------------------------------------- */
+
+static void test_same_inputs_same_results(void)
+{
+    run_result a[2];
+    for (int k = 0; k < 2; k++) {
+        rs_net_config nc;
+        cfg(&nc, RS_TOPO_FAT_TREE, 64, 8, 16, RS_TRANSPORT_ROCE);
+        nc.buffer_bytes = 256 * KiB; /* some loss, so the transport works */
+        rs_comm *comm = comm_all(64);
+        a[k] = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 2 * MiB, NULL);
+        rs_comm_destroy(comm);
+    }
+    CU_ASSERT_EQUAL(a[0].us, a[1].us);
+    CU_ASSERT_EQUAL(memcmp(&a[0].st, &a[1].st, sizeof a[0].st), 0);
+    printf("\n    direct all-to-all 2 MiB x 64 on a 3-tier RoCE fat tree: %.1f us, %llu drops",
+           a[0].us, (unsigned long long)a[0].st.pkts_dropped);
+}
+
+static const rs_cu_test comm_tests[] = {
+    RS_CU_TEST(test_comm_constructors_list_expected_gpus),
+    RS_CU_TEST(test_comm_rejects_bad_groups_with_message),
+};
+
+static const rs_cu_test coll_tests[] = {
+    RS_CU_TEST(test_names_parse_round_trip),
+    RS_CU_TEST(test_busbw_factors_match_nccl_tests),
+    RS_CU_TEST(test_ring_allgather_one_rail_reaches_bandwidth_bound),
+    RS_CU_TEST(test_ring_reducescatter_one_rail_reaches_bandwidth_bound),
+    RS_CU_TEST(test_ring_allreduce_one_rail_reaches_bandwidth_bound),
+    RS_CU_TEST(test_ring_allreduce_roce_reaches_bandwidth_bound),
+    RS_CU_TEST(test_small_allreduce_tree_beats_ring_on_many_nodes),
+    RS_CU_TEST(test_large_tree_allreduce_runs_near_bandwidth),
+    RS_CU_TEST(test_alltoall_direct_moves_n_minus_1_over_n_per_rank),
+    RS_CU_TEST(test_alltoall_pairwise_moves_n_minus_1_over_n_per_rank),
+    RS_CU_TEST(test_alltoall_rail_only_cross_rail_bytes_cross_hb_once),
+    RS_CU_TEST(test_alltoall_128_gpus_rail_only_within_modest_margin),
+    RS_CU_TEST(test_hierarchical_allreduce_same_on_rail_only_and_fat_tree),
+    RS_CU_TEST(test_hierarchical_allgather_and_reducescatter_complete_near_bound),
+    RS_CU_TEST(test_auto_rule_picks_documented_algorithms),
+    RS_CU_TEST(test_start_rejects_algorithm_that_does_not_fit),
+    RS_CU_TEST(test_empty_or_single_rank_collective_completes_at_once),
+    RS_CU_TEST(test_sendrecv_is_one_message_rank0_to_rank1),
+    RS_CU_TEST(test_ring_scales_to_1024_ranks),
+    RS_CU_TEST(test_same_inputs_same_results),
+};
+
+static void register_suites(void)
+{
+    RS_CU_SUITE("comm", comm_tests);
+    RS_CU_SUITE("coll", coll_tests);
+}
+
+int main(void) { return rs_cu_run(register_suites); }
