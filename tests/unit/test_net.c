@@ -448,6 +448,180 @@ static void test_same_seed_same_results(void)
     CU_ASSERT(a.pkts_dropped > 0); /* the case is not trivially lossless */
 }
 
+
+/* -- lossless Ethernet and congestion control ---------------------------- */
+
+/* Mean queue of one switch port's RoCE priority, sampled every 1 us from
+ * `from` on while messages are outstanding. */
+typedef struct queue_sampler {
+    uint32_t port;
+    rs_time from;
+    double sum;
+    uint64_t n;
+} queue_sampler;
+
+static void sample_queue(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    queue_sampler *s = ctx;
+    if (rs_net_now(net) >= s->from) {
+        s->sum += (double)net->ports[s->port].pq_bytes[net->cfg.prio];
+        s->n++;
+    }
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    if (st.msgs_done < st.msgs)
+        rs_net_at(net, rs_net_now(net) + 1000000, sample_queue, s, 0);
+}
+
+/* 8 -> 1 incast of `bytes` each on one switch; returns the stats and the
+ * mean queue toward the receiver after 1 ms. */
+static double incast8(rs_net_config *c, uint64_t bytes, rs_net_stats *st)
+{
+    rs_net *net = mk(c);
+    for (uint32_t s = 1; s <= 8; s++)
+        rs_net_send(net, s, 0, bytes, NULL, NULL, s);
+    queue_sampler qs = { net->leaf_port[0], 1000000000ULL, 0, 0 };
+    rs_net_at(net, 0, sample_queue, &qs, 0);
+    run_idle(net);
+    rs_net_stats_get(net, st);
+    rs_net_destroy(net);
+    return qs.n ? qs.sum / (double)qs.n : 0;
+}
+
+static void test_pfc_incast_is_lossless(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 9, 1, 16);
+    c.buffer_bytes = 256u << 10; /* smaller than what arrives */
+    c.cc = RS_CC_NONE;
+    rs_net_stats st;
+    incast8(&c, 1u << 20, &st);
+    CU_ASSERT_EQUAL(st.pkts_dropped, 0);
+    CU_ASSERT_EQUAL(st.pkts_retransmitted, 0);
+    CU_ASSERT(st.pfc_pauses_sent > 0);
+    CU_ASSERT(st.pfc_paused_ps > 0);
+    CU_ASSERT_EQUAL(st.goodput_bytes, 8u << 20);
+    CU_ASSERT_EQUAL(st.msgs_done, 8);
+    /* Without PFC the same buffer overflows. */
+    c.pfc = 0;
+    incast8(&c, 1u << 20, &st);
+    CU_ASSERT(st.pkts_dropped > 0);
+    CU_ASSERT_EQUAL(st.msgs_done, 8);
+}
+
+static void test_pfc_pauses_are_sent_by_switches_and_received_upstream(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 9, 1, 16);
+    c.cc = RS_CC_NONE;
+    rs_net *net = mk(&c);
+    for (uint32_t s = 1; s <= 8; s++)
+        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+    run_idle(net);
+    /* Every pause a switch port sent was received by the NIC across the
+     * cable; the receiver's own NIC never sent one. */
+    uint64_t sent = 0, recv = 0;
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        const rs_port *p = &net->ports[i];
+        if (p->kind == RS_PORT_SWITCH) {
+            sent += pi.pfc_sent;
+        } else {
+            recv += pi.pfc_received;
+            CU_ASSERT_EQUAL(pi.pfc_sent, 0);
+        }
+    }
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT(sent > 0);
+    CU_ASSERT_EQUAL(sent, recv);
+    CU_ASSERT_EQUAL(sent, st.pfc_pauses_sent + st.pfc_resumes_sent);
+    CU_ASSERT(st.max_queue_bytes > c.pfc_xoff_bytes);
+    rs_net_destroy(net);
+}
+
+static void test_dcqcn_cuts_pfc_pauses(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 9, 1, 16);
+    rs_net_stats with, without;
+    c.cc = RS_CC_NONE;
+    incast8(&c, 16u << 20, &without);
+    c.cc = RS_CC_DCQCN;
+    incast8(&c, 16u << 20, &with);
+    CU_ASSERT(with.cnps_sent > 0);
+    CU_ASSERT_EQUAL(with.cnps_sent, with.cnps_received);
+    CU_ASSERT_EQUAL(without.cnps_sent, 0);
+    CU_ASSERT(with.ecn_marked > 0);
+    CU_ASSERT(with.pfc_pauses_sent * 4 < without.pfc_pauses_sent);
+    CU_ASSERT_EQUAL(with.pkts_dropped, 0);
+}
+
+static void test_dcqcn_holds_queue_in_marking_band(void)
+{
+    /* NIC-style increase (32 KiB byte counter, F = 1) and fast alpha
+     * (g = 1/16, 1 us, CNP every 4 us): the standing queue sits between
+     * Kmin and Kmax. Without congestion control PFC holds it far above. */
+    rs_net_config c;
+    cfg_flat(&c, 9, 1, 16);
+    c.dcqcn.g = 1.0 / 16;
+    c.dcqcn.alpha_period_us = 1;
+    c.dcqcn.cnp_interval_us = 4;
+    c.dcqcn.byte_counter = 32767;
+    c.dcqcn.fast_recovery = 1;
+    rs_net_stats st;
+    double q = incast8(&c, 16u << 20, &st);
+    CU_ASSERT(q >= (double)c.ecn_kmin_bytes / 2);
+    CU_ASSERT(q <= (double)c.ecn_kmax_bytes);
+    /* ... while keeping the bottleneck busy most of the time. */
+    double ideal = 8.0 * (16u << 20) * (4096.0 + RS_WIRE_ROCE) / 4096.0 * 20.0;
+    CU_ASSERT((double)st.last_activity < ideal * 1.3);
+    c.cc = RS_CC_NONE;
+    double q_none = incast8(&c, 16u << 20, &st);
+    CU_ASSERT(q_none > (double)c.ecn_kmax_bytes);
+}
+
+typedef struct rate_probe {
+    double a, b;
+} rate_probe;
+
+static void probe_rates(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    rate_probe *r = ctx;
+    r->a = net->flows[0].rc;
+    r->b = net->flows[1].rc;
+}
+
+static void start_second(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)ctx;
+    (void)arg;
+    rs_net_send(net, 2, 0, 64u << 20, NULL, NULL, 1);
+}
+
+static void test_dcqcn_flows_converge_to_fair_share(void)
+{
+    /* A runs alone at line rate; B joins 500 us later at line rate too.
+     * 1.5 ms later DCQCN has brought both to about half the link. */
+    rs_net_config c;
+    cfg_flat(&c, 3, 1, 16);
+    rs_net *net = mk(&c);
+    rs_net_send(net, 1, 0, 64u << 20, NULL, NULL, 0);
+    rs_net_at(net, 500000000ULL, start_second, NULL, 0);
+    rate_probe r = { 0, 0 };
+    rs_net_at(net, 2000000000ULL, probe_rates, &r, 0);
+    run_idle(net);
+    double lo = r.a < r.b ? r.a : r.b, hi = r.a > r.b ? r.a : r.b;
+    CU_ASSERT(hi > 0);
+    CU_ASSERT(lo / hi > 0.9);
+    CU_ASSERT(lo + hi < 1.2 * 400e9);
+    CU_ASSERT(lo + hi > 0.8 * 400e9);
+    rs_net_destroy(net);
+}
+
 static void register_suites(void)
 {
     CU_pSuite s = CU_add_suite("topo", NULL, NULL);
@@ -472,6 +646,12 @@ static void register_suites(void)
     CU_add_test(s, "test_lossy_incast_drops_and_recovers_every_byte_once", test_lossy_incast_drops_and_recovers_every_byte_once);
     CU_add_test(s, "test_tail_loss_recovers_by_timeout", test_tail_loss_recovers_by_timeout);
     CU_add_test(s, "test_same_seed_same_results", test_same_seed_same_results);
+    s = CU_add_suite("lossless", NULL, NULL);
+    CU_add_test(s, "test_pfc_incast_is_lossless", test_pfc_incast_is_lossless);
+    CU_add_test(s, "test_pfc_pauses_are_sent_by_switches_and_received_upstream", test_pfc_pauses_are_sent_by_switches_and_received_upstream);
+    CU_add_test(s, "test_dcqcn_cuts_pfc_pauses", test_dcqcn_cuts_pfc_pauses);
+    CU_add_test(s, "test_dcqcn_holds_queue_in_marking_band", test_dcqcn_holds_queue_in_marking_band);
+    CU_add_test(s, "test_dcqcn_flows_converge_to_fair_share", test_dcqcn_flows_converge_to_fair_share);
 }
 
 int main(void) { return rs_cu_run(register_suites); }
