@@ -61,7 +61,6 @@ struct rs_pcap {
     int fail_errno;     /* errno of the first failure (0 if unknown) */
     char *path;         /* final name */
     char *tmp;          /* path + ".tmp", where the bytes go */
-    uint8_t buf[RS_FRAME_MAX];
 };
 
 /* ---- CRC-32 (IEEE 802.3, reflected, poly 0x04C11DB7 / 0xEDB88320) ----
@@ -240,7 +239,11 @@ static inline uint8_t payload_byte(uint32_t psn, uint32_t i)
     return (uint8_t)(psn * 7u + i);
 }
 
-static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len)
+/* Build the frame into b (room for the whole frame). With keep smaller
+ * than the frame, only the first keep bytes are needed (a capture with a
+ * snap length): the payload past them and the ICRC are not computed, which
+ * makes header-only captures cheap. Returns the full frame length. */
+static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len, size_t keep)
 {
     uint8_t op = wire_opcode(f);
     int cnp = f->kind == RS_FRAME_ROCE_CNP;
@@ -315,6 +318,15 @@ static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len)
         put24(p + 1, f->aeth_msn & 0xFFFFFFu);
         p += AETH_LEN;
     }
+    size_t full = ETH_HDR + ip_len < ETH_MIN ? ETH_MIN : ETH_HDR + ip_len;
+    if (keep < full) {
+        size_t have = (size_t)(p - b);
+        for (uint32_t i = 0; i < pay && have + i < keep; i++)
+            p[i] = payload_byte(f->psn, i);
+        if (keep > have + pay)
+            memset(p + pay, 0, keep - have - pay);
+        return full;
+    }
     for (uint32_t i = 0; i < pay; i++)
         p[i] = payload_byte(f->psn, i);
     memset(p + pay, 0, pad);
@@ -367,7 +379,19 @@ size_t rs_frame_build(const rs_frame *f, uint8_t *buf, size_t cap)
         return 0;
     if (cap < (len < ETH_MIN ? ETH_MIN : len))
         return 0;
-    return build_roce(f, buf, (size_t)ip_len);
+    return build_roce(f, buf, (size_t)ip_len, SIZE_MAX);
+}
+
+/* As rs_frame_build, with only the first `keep` bytes guaranteed. */
+static size_t frame_build_prefix(const rs_frame *f, uint8_t *buf, size_t cap, size_t keep)
+{
+    uint64_t len = frame_len(f);
+    if (len == 0 || f->kind == RS_FRAME_PFC)
+        return rs_frame_build(f, buf, cap);
+    uint64_t ip_len = len - ETH_HDR;
+    if (ip_len > 0xFFFFu || f->ip_src >> 24 || f->ip_dst >> 24 || cap < (len < ETH_MIN ? ETH_MIN : len))
+        return 0;
+    return build_roce(f, buf, (size_t)ip_len, keep);
 }
 
 uint32_t rs_frame_wire_bytes(const rs_frame *f)
@@ -455,7 +479,10 @@ int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f)
         return RS_EINVAL;
     if (w->failed)
         return RS_EIO;
-    size_t len = rs_frame_build(f, w->buf, sizeof w->buf);
+    /* On the stack, not in the writer: a run may hold thousands of
+     * writers open (every port of a large fabric). */
+    uint8_t buf[RS_FRAME_MAX];
+    size_t len = frame_build_prefix(f, buf, sizeof buf, w->snaplen ? w->snaplen : SIZE_MAX);
     if (len == 0)
         return RS_EINVAL;
     struct pcap_pkthdr h;
@@ -464,7 +491,7 @@ int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f)
     h.ts.tv_usec = (suseconds_t)(t % RS_PS_PER_S / RS_PS_PER_NS);
     h.len = (bpf_u_int32)len;
     h.caplen = (bpf_u_int32)(w->snaplen && len > w->snaplen ? w->snaplen : len);
-    pcap_dump((u_char *)w->dump, &h, w->buf);
+    pcap_dump((u_char *)w->dump, &h, buf);
     /* pcap_dump returns nothing; the stdio error flag tells (ENOSPC etc.). */
     if (ferror(pcap_dump_file(w->dump))) {
         w->failed = 1;
