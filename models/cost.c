@@ -1,0 +1,286 @@
+/*
+ * cost.c - bill of materials, price and power of the fat tree and the
+ * rail-only network (cost.h; the model is docs/cost.md).
+ *
+ * The counts are the topology builder's (models/topo.c) in closed form:
+ * nothing is built, so a 100,000-GPU bill costs microseconds. The rules,
+ * per plane of L leaves with `up` uplinks each (R ports per switch):
+ *
+ *   L = 1          one switch, no switch-to-switch cable
+ *   L <= R         S = smallest divisor of up with S >= ceil(L*up/R) spines,
+ *                  up/S parallel cables from every leaf to every spine
+ *   L <= R*R/2     pods of R/2 leaves; `up` aggregation switches per pod, one
+ *                  cable from each leaf to each of its pod's; core group a
+ *                  (one per aggregation index) has C = smallest divisor of
+ *                  R/2 with C >= ceil(pods*(R/2)/R) switches, (R/2)/C
+ *                  parallel cables from aggregation a of every pod to each
+ *
+ * and the leaves: the fat tree is one plane whose every rail is cut into
+ * ceil(D/dl) leaves (D = N/K GPUs per rail, dl = floor(R*o/(o+1)) GPU
+ * ports per leaf), except that a single rail (K = 1) of at most R GPUs is
+ * one switch; rail-only is K planes of one rail each, a rail of at most R
+ * GPUs being one switch. test_cost checks these against rs_net_create.
+ *
+ * The one deliberate difference from the simulator: in rail-only, rails of
+ * at most R/2 GPUs share switches (floor(R/D) per switch); see cost.h.
+ */
+#include "cost.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* -- parts table -------------------------------------------------------- */
+
+/* Every part once: the key list and the offsets come from this list. */
+#define RS_PARTS(X) X(switch_port_usd) X(switch_port_w) X(switch_usd) X(switch_w) \
+    X(transceiver_usd) X(transceiver_w) X(fiber_usd) X(dac_usd) X(dac_w) X(whole_switches)
+#define PART_NAME(f) #f,
+#define PART_OFF(f) offsetof(rs_parts, f),
+
+static const char *const key_names[] = { RS_PARTS(PART_NAME) NULL };
+static const size_t key_offs[] = { RS_PARTS(PART_OFF) };
+#define NPARTS (sizeof key_offs / sizeof key_offs[0])
+
+void rs_parts_default(rs_parts *p)
+{
+    memset(p, 0, sizeof *p);
+    /* 400 Gb/s figures; sources and estimates in docs/cost.md. */
+    p->switch_port_usd = 748.0; /* given by the issue */
+    p->transceiver_usd = 374.0; /* given by the issue */
+    p->switch_port_w = 15.0;    /* estimate: ~1 kW for a 64 x 400G switch without optics */
+    p->transceiver_w = 12.0;    /* 400G QSFP-DD FR4/DR4 datasheet maximum */
+    p->dac_usd = 150.0;         /* estimate: passive 400G DAC, a few metres */
+    p->dac_w = 0.0;             /* passive copper draws nothing itself */
+    p->whole_switches = 1.0;
+}
+
+const char *const *rs_parts_keys(void)
+{
+    return key_names;
+}
+
+/* Index of key in key_names, or -1. */
+static int find_key(const char *key)
+{
+    for (size_t i = 0; key && i < NPARTS; i++)
+        if (strcmp(key_names[i], key) == 0)
+            return (int)i;
+    return -1;
+}
+
+int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err)
+{
+    int k = find_key(key);
+    if (k < 0) {
+        char list[256] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < NPARTS && used < sizeof list; i++) {
+            int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", key_names[i]);
+            if (n < 0)
+                break;
+            used += (size_t)n;
+        }
+        return rs_err_set(err, RS_EINVAL, "parts.%s: unknown part; expected one of %s",
+                          key ? key : "(null)", list);
+    }
+    if (!(v >= 0.0 && v <= 1e12)) /* also rejects NaN and infinities */
+        return rs_err_set(err, RS_EINVAL, "parts.%s: expected a number from 0 to 1e12, got %g", key, v);
+    if (key_offs[k] == offsetof(rs_parts, whole_switches) && v != 0.0 && v != 1.0)
+        return rs_err_set(err, RS_EINVAL, "parts.whole_switches: expected 0 or 1, got %g", v);
+    *(double *)((char *)p + key_offs[k]) = v;
+    return RS_OK;
+}
+
+int rs_parts_get(const rs_parts *p, const char *key, double *v)
+{
+    int k = find_key(key);
+    if (k < 0)
+        return RS_EINVAL;
+    *v = *(const double *)((const char *)p + key_offs[k]);
+    return RS_OK;
+}
+
+/* -- counting ----------------------------------------------------------- */
+
+void rs_cost_input_default(rs_cost_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->gpus = 64;
+    in->hb_size = 8;
+    in->radix = 64;
+    in->nic_gbps = 400.0;
+    in->oversubscription = 1.0;
+    in->nic_copper = 0;
+    in->pack_rails = 1;
+}
+
+/* The subset of the simulator's check_config (models/topo.c) that shapes
+ * the topology, with its words. */
+static int check_input(const rs_cost_input *c, rs_err *err)
+{
+    if (c->gpus == 0)
+        return rs_err_set(err, RS_EINVAL, "topology.gpus: expected at least 1 GPU");
+    if (c->hb_size == 0 || c->gpus % c->hb_size != 0)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.gpus: %u GPUs do not fill HB domains of topology.hb_size=%u; "
+                          "expected a multiple of %u", c->gpus, c->hb_size, c->hb_size);
+    if (c->hb_size > 65535)
+        return rs_err_set(err, RS_EINVAL, "topology.hb_size: expected at most 65535 GPUs per HB domain");
+    if (c->radix < 2 || c->radix % 2 != 0 || c->radix > 65536)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.radix: expected an even number of switch ports from 2 to 65536, got %u",
+                          c->radix);
+    if (!(c->nic_gbps > 0.0 && c->nic_gbps <= 1e6) || llround(c->nic_gbps * 1e9) == 0)
+        return rs_err_set(err, RS_EINVAL, "topology.nic_gbps: expected a rate above 0 and at most 1000000 Gb/s");
+    if (!(c->oversubscription >= 1.0 && c->oversubscription <= 64.0))
+        return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
+    return RS_OK;
+}
+
+/* Smallest divisor of n that is >= lo (n itself at worst), as topo.c. */
+static uint64_t divisor_at_least(uint64_t n, uint64_t lo)
+{
+    for (uint64_t d = lo ? lo : 1; d < n; d++)
+        if (n % d == 0)
+            return d;
+    return n;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* One plane of nl leaves with `up` uplinks each. */
+typedef struct plane_count {
+    uint32_t tiers;
+    uint64_t sw[RS_COST_MAX_TIERS]; /* switches per tier, [0] = leaves */
+    uint64_t cables;                /* switch-to-switch cables */
+} plane_count;
+
+static int count_plane(uint64_t nl, uint64_t R, uint64_t up, const char *design,
+                       plane_count *pc, rs_err *err)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->sw[0] = nl;
+    if (nl == 1) {
+        pc->tiers = 1;
+        return RS_OK;
+    }
+    if (nl <= R) {
+        pc->tiers = 2;
+        pc->sw[1] = divisor_at_least(up, ceil_div(nl * up, R));
+        pc->cables = nl * up; /* S spines * up/S parallel cables per leaf */
+        return RS_OK;
+    }
+    uint64_t half = R / 2, pods = ceil_div(nl, half);
+    if (pods > R)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.radix: %u-port switches cannot join %llu leaf switches in 3 tiers "
+                          "(at most %llu) in the %s; expected a larger radix or fewer GPUs",
+                          (unsigned)R, (unsigned long long)nl, (unsigned long long)(R * half), design);
+    uint64_t C = divisor_at_least(half, ceil_div(pods * half, R));
+    pc->tiers = 3;
+    pc->sw[1] = pods * up;
+    pc->sw[2] = up * C;
+    pc->cables = nl * up + pods * up * half; /* leaf-aggregation + aggregation-core */
+    return RS_OK;
+}
+
+static void price(rs_bom *b, const rs_cost_input *in, const rs_parts *p)
+{
+    uint64_t N = in->gpus;
+    b->switch_ports = b->switches * in->radix;
+    b->nic_links = N;
+    b->copper_links = in->nic_copper ? N : 0;
+    b->optical_links = b->links - b->copper_links;
+    b->transceivers = 2 * b->optical_links;
+
+    double ports = (double)(p->whole_switches != 0.0 ? b->switch_ports : b->switch_ports_used);
+    b->switch_usd = ports * p->switch_port_usd + (double)b->switches * p->switch_usd;
+    b->switch_w = ports * p->switch_port_w + (double)b->switches * p->switch_w;
+    b->transceiver_usd = (double)b->transceivers * p->transceiver_usd;
+    b->transceiver_w = (double)b->transceivers * p->transceiver_w;
+    b->cable_usd = (double)b->optical_links * p->fiber_usd + (double)b->copper_links * p->dac_usd;
+    b->cable_w = (double)b->copper_links * p->dac_w;
+    b->cost_usd = b->switch_usd + b->transceiver_usd + b->cable_usd;
+    b->power_w = b->switch_w + b->transceiver_w + b->cable_w;
+}
+
+static void fill_counts(rs_bom *b, const plane_count *pc, uint32_t planes, uint64_t N)
+{
+    memset(b, 0, sizeof *b);
+    b->tiers = pc->tiers;
+    b->planes = planes;
+    for (int t = 0; t < RS_COST_MAX_TIERS; t++) {
+        b->switches_per_tier[t] = pc->sw[t] * planes;
+        b->switches += b->switches_per_tier[t];
+    }
+    b->switches_logical = b->switches;
+    b->links = N + pc->cables * planes;
+    b->switch_ports_used = N + 2 * pc->cables * planes;
+}
+
+int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
+                    rs_bom *fat_tree, rs_bom *rail_only, rs_err *err)
+{
+    int rc = check_input(in, err);
+    if (rc != RS_OK)
+        return rc;
+    uint64_t N = in->gpus, K = in->hb_size, R = in->radix, D = N / K;
+    /* Leaf split exactly as topo.c: dl GPU ports, clamped to [1, R-1]. */
+    uint64_t dl = (uint64_t)floor((double)R * in->oversubscription / (in->oversubscription + 1.0));
+    if (dl < 1)
+        dl = 1;
+    if (dl >= R)
+        dl = R - 1;
+    uint64_t up = R - dl;
+
+    plane_count fat = { 0 }, rail = { 0 };
+    if (fat_tree) {
+        uint64_t nl = K == 1 && D <= R ? 1 : K * ceil_div(D, dl);
+        if ((rc = count_plane(nl, R, up, "fat tree", &fat, err)) != RS_OK)
+            return rc;
+    }
+    if (rail_only) {
+        uint64_t nl = D <= R ? 1 : ceil_div(D, dl);
+        if ((rc = count_plane(nl, R, up, "rail-only network", &rail, err)) != RS_OK)
+            return rc;
+    }
+
+    if (fat_tree) {
+        fill_counts(fat_tree, &fat, 1, N);
+        price(fat_tree, in, parts);
+    }
+    if (rail_only) {
+        fill_counts(rail_only, &rail, (uint32_t)K, N);
+        rail_only->rails_per_switch = 1;
+        /* A rail of D <= R GPUs is one switch; floor(R/D) of them fit in
+         * one physical switch, partitioned (one VLAN/VRF per rail) so each
+         * rail stays its own network. Cables and cabled ports do not change. */
+        if (in->pack_rails && rail.tiers == 1) {
+            uint64_t per = R / D;
+            rail_only->rails_per_switch = (uint32_t)(per < K ? per : K);
+            rail_only->switches_per_tier[0] = ceil_div(K, per);
+            rail_only->switches = rail_only->switches_per_tier[0];
+        }
+        price(rail_only, in, parts);
+    }
+    return RS_OK;
+}
+
+double rs_cost_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only)
+{
+    if (fat_tree->cost_usd == 0.0)
+        return 0.0;
+    return (fat_tree->cost_usd - rail_only->cost_usd) / fat_tree->cost_usd * 100.0;
+}
+
+double rs_cost_power_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only)
+{
+    if (fat_tree->power_w == 0.0)
+        return 0.0;
+    return (fat_tree->power_w - rail_only->power_w) / fat_tree->power_w * 100.0;
+}
