@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collrun.h"
 #include "output.h"
 #include "scenario.h"
 #include "summary.h"
@@ -89,6 +90,23 @@ static void print_human(FILE *f, const json_t *s)
                 (double)json_integer_value(json_object_get(fct, "p50")) / 1e6,
                 (double)json_integer_value(json_object_get(fct, "p99")) / 1e6,
                 (double)json_integer_value(json_object_get(fct, "max")) / 1e6);
+    const json_t *co = json_object_get(s, "collective");
+    if (co) {
+        const json_t *t = json_object_get(co, "time_ps");
+        fprintf(f, "  collective %s (%s), %lld ranks, %lld bytes, %zu of %lld iteration(s)",
+                json_string_value(json_object_get(co, "op")), json_string_value(json_object_get(co, "algo")),
+                (long long)json_integer_value(json_object_get(co, "ranks")),
+                (long long)json_integer_value(json_object_get(co, "bytes")),
+                json_array_size(json_object_get(co, "times_ps")),
+                (long long)json_integer_value(json_object_get(co, "iters")));
+        if (json_is_integer(t))
+            fprintf(f, ": mean %.3f us", (double)json_integer_value(t) / 1e6);
+        if (json_is_real(json_object_get(co, "algbw_gbps")))
+            fprintf(f, ", algbw %.2f GB/s, busbw %.2f GB/s",
+                    json_real_value(json_object_get(co, "algbw_gbps")),
+                    json_real_value(json_object_get(co, "busbw_gbps")));
+        fputc('\n', f);
+    }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
             (long long)json_integer_value(json_object_get(pk, "delivered")),
@@ -166,7 +184,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         return rc == RS_ENOMEM ? EXIT_RUN_FAILED : EXIT_BAD_INPUT;
     }
-    if ((rc = rs_synth_start(&sc.traffic, net, sc.net.seed, &err)) != RS_OK) {
+    /* The collective driver must be destroyed after the network (a run
+     * that stopped early leaves an iteration running). */
+    rs_collrun *coll = NULL;
+    if (sc.traffic.kind == RS_SYNTH_COLLECTIVE)
+        rc = rs_collrun_create(&sc.traffic, net, &coll, &err);
+    else
+        rc = rs_synth_start(&sc.traffic, net, sc.net.seed, &err);
+    if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         rs_net_destroy(net);
         return rc == RS_ENOMEM ? EXIT_RUN_FAILED : EXIT_BAD_INPUT;
@@ -175,12 +200,14 @@ static int cmd_run(int argc, char **argv)
     if (sc.capture.ports[0]) {
         if (!outdir) {
             rs_net_destroy(net);
+            rs_collrun_destroy(coll);
             return bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
                              sc.capture.ports);
         }
         if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK) {
             fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
             rs_net_destroy(net);
+            rs_collrun_destroy(coll);
             return EXIT_BAD_INPUT;
         }
     }
@@ -193,6 +220,7 @@ static int cmd_run(int argc, char **argv)
                       rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK))) {
             fprintf(stderr, "railsim: %s\n", err.msg);
             rs_net_destroy(net);
+            rs_collrun_destroy(coll);
             return EXIT_BAD_INPUT;
         }
     }
@@ -209,6 +237,15 @@ static int cmd_run(int argc, char **argv)
     rs_net_stats_get(net, &st);
     if (info.status == RS_OK && st.msgs_done < st.msgs)
         info.status = RS_EINCOMPLETE;
+    uint32_t iters_done = 0;
+    if (coll) {
+        info.coll = coll;
+        rs_collrun_times(coll, &iters_done);
+        if (info.status == RS_OK && rs_collrun_status(coll) != RS_OK)
+            info.status = rs_collrun_status(coll);
+        if (info.status == RS_OK && iters_done < rs_collrun_iters(coll))
+            info.status = RS_EINCOMPLETE;
+    }
     info.peak_rss_bytes = peak_rss();
     if (ncap && rs_net_capture_finish(net, 1, &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
@@ -234,7 +271,12 @@ static int cmd_run(int argc, char **argv)
         json_decref(s);
     }
     if (info.status != RS_OK && code == 0) {
-        if (info.status == RS_EINCOMPLETE)
+        if (coll && rs_collrun_errmsg(coll)[0])
+            fprintf(stderr, "railsim: run failed: %s\n", rs_collrun_errmsg(coll));
+        else if (coll && info.status == RS_EINCOMPLETE && st.msgs_done == st.msgs)
+            fprintf(stderr, "railsim: run ended after %u of %u collective iterations\n", iters_done,
+                    rs_collrun_iters(coll));
+        else if (info.status == RS_EINCOMPLETE)
             fprintf(stderr, "railsim: run ended with %llu of %llu messages undelivered (packets lost "
                             "without recovery, or no route); see summary packets.dropped\n",
                     (unsigned long long)(st.msgs - st.msgs_done), (unsigned long long)st.msgs);
@@ -243,6 +285,7 @@ static int cmd_run(int argc, char **argv)
         code = EXIT_RUN_FAILED;
     }
     rs_net_destroy(net);
+    rs_collrun_destroy(coll);
     return code;
 }
 

@@ -50,6 +50,8 @@ _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_coll_op) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_coll_algo) == sizeof(int), "enum size");
 /* Unsigned keys up to INT64_MAX travel as JSON integers. */
 _Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
 
@@ -60,7 +62,13 @@ static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
-static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", NULL };
+static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
+/* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
+ * that the summary's op matches traffic.op. */
+static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", NULL };
+static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", NULL };
+_Static_assert(sizeof op_names / sizeof op_names[0] == RS_COLL_NOPS + 1, "one name per rs_coll_op");
+_Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "one name per rs_coll_algo");
 
 #define MAX_GPUS 1048576u
 #define RATE_MAX 1e6          /* Gb/s */
@@ -157,9 +165,9 @@ static const key_def keys[] = {
     UINT("capture.snaplen", capture.snaplen, 0, 262144,
          "bytes kept per captured frame; 0 keeps whole frames"),
     ENUM("traffic.kind", traffic.kind, synth_names,
-         "synthetic pattern: single, permutation, all-to-all or incast"),
+         "synthetic pattern: single, permutation, all-to-all or incast; or collective (traffic.op)"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,
-         "bytes per message"),
+         "bytes per message; collective: the size nccl-tests reports for traffic.op"),
     UINT("traffic.src", traffic.src, 0, MAX_GPUS - 1,
          "sending GPU (single)"),
     UINT("traffic.dst", traffic.dst, 0, MAX_GPUS - 1,
@@ -167,7 +175,15 @@ static const key_def keys[] = {
     UINT("traffic.fan_in", traffic.fan_in, 1, MAX_GPUS - 1,
          "number of senders (incast), fewer than topology.gpus"),
     DBL("traffic.start_ns", traffic.start_ns, 0, false, 1e15,
-        "time the messages start, ns"),
+        "time the messages (or the first collective iteration) start, ns"),
+    ENUM("traffic.op", traffic.op, op_names,
+         "collective operation (traffic.kind=collective)"),
+    ENUM("traffic.algo", traffic.algo, algo_names,
+         "collective algorithm; auto picks one from the op, group and size (docs/collectives.md)"),
+    STR("traffic.group", traffic.group,
+        "collective group: all, rail:R, hb:H (HB domain) or a comma-separated GPU list in rank order"),
+    UINT("traffic.iters", traffic.iters, 1, 1000000,
+         "collective iterations, back to back; summary times each"),
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])

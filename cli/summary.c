@@ -89,6 +89,55 @@ static json_t *port_list(rs_net *net)
     return a;
 }
 
+/* nccl-tests' figures: time = mean over the iterations; algbw = bytes /
+ * time in GB/s (10^9 bytes/s), as nccl-tests prints it; busbw = algbw x
+ * rs_coll_busbw_factor. null while no iteration has completed or when the
+ * time is 0 (zero bytes, one rank). */
+static json_t *collective_summary(const rs_collrun *r)
+{
+    uint32_t n;
+    const rs_time *t = rs_collrun_times(r, &n);
+    rs_coll_op op = rs_collrun_op(r);
+    uint64_t bytes = rs_collrun_bytes(r);
+    json_t *o = json_object();
+    json_t *times = json_array();
+    if (!o || !times) {
+        json_decref(o);
+        json_decref(times);
+        return NULL;
+    }
+    unsigned __int128 sum = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sum += t[i];
+        json_array_append_new(times, I(t[i]));
+    }
+    json_object_set_new(o, "op", json_string(rs_coll_op_name(op)));
+    json_object_set_new(o, "algo", json_string(rs_coll_algo_name(rs_collrun_algo(r))));
+    json_object_set_new(o, "ranks", I(rs_collrun_ranks(r)));
+    json_object_set_new(o, "bytes", I(bytes));
+    json_object_set_new(o, "iters", I(rs_collrun_iters(r)));
+    if (n == 0) {
+        json_object_set_new(o, "time_ps", json_null());
+        json_object_set_new(o, "times_ps", times);
+        json_object_set_new(o, "algbw_gbps", json_null());
+        json_object_set_new(o, "busbw_gbps", json_null());
+        return o;
+    }
+    uint64_t mean = (uint64_t)((sum + n / 2) / n);
+    json_object_set_new(o, "time_ps", I(mean));
+    json_object_set_new(o, "times_ps", times);
+    if (mean == 0) {
+        json_object_set_new(o, "algbw_gbps", json_null());
+        json_object_set_new(o, "busbw_gbps", json_null());
+        return o;
+    }
+    /* bytes / (mean * 1e-12 s) / 1e9 */
+    double algbw = (double)bytes * 1e3 / (double)mean;
+    json_object_set_new(o, "algbw_gbps", json_real(algbw));
+    json_object_set_new(o, "busbw_gbps", json_real(algbw * rs_coll_busbw_factor(op, rs_collrun_ranks(r))));
+    return o;
+}
+
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info)
 {
     rs_net_stats st;
@@ -114,6 +163,8 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(topo, "switches", I(ti.switches));
     json_object_set_new(topo, "links", I(ti.links));
     json_object_set_new(o, "topology", topo);
+    if (info->coll)
+        json_object_set_new(o, "collective", collective_summary(info->coll));
 
     json_t *flows = json_object();
     json_object_set_new(flows, "count", I(st.msgs));

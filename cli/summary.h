@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "collrun.h"
 #include "net.h"
 #include "scenario.h"
 
@@ -14,9 +15,11 @@ typedef struct rs_run_info {
     double wall_s;
     uint64_t peak_rss_bytes;
     int status;            /* RS_OK or why the run stopped */
+    const rs_collrun *coll; /* traffic.kind=collective: the driver (borrowed), else NULL */
 } rs_run_info;
 
-/* New JSON object (caller: json_decref), NULL on ENOMEM. */
+/* New JSON object (caller: json_decref), NULL on ENOMEM. It has a
+ * "collective" member when info->coll is set. */
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info);
 
 #endif

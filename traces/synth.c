@@ -20,6 +20,10 @@ void rs_synth_config_default(rs_synth_config *c)
     c->dst = 1;
     c->fan_in = 8;
     c->start_ns = 0;
+    c->op = RS_COLL_ALLREDUCE;
+    c->algo = RS_ALGO_AUTO;
+    c->iters = 1;
+    strcpy(c->group, "all");
 }
 
 /* Sattolo's algorithm: a uniformly random cyclic permutation, hence a
@@ -96,6 +100,8 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
         free(cand);
         return rc;
     }
+    case RS_SYNTH_COLLECTIVE:
+        break; /* refused by rs_synth_start */
     }
     return RS_EINVAL;
 }
@@ -129,6 +135,9 @@ int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err 
         if (c->fan_in == 0 || c->fan_in >= n)
             return rs_err_set(err, RS_EINVAL, "traffic.fan_in: expected 1 to %u senders for %u GPUs", n - 1, n);
         break;
+    case RS_SYNTH_COLLECTIVE:
+        return rs_err_set(err, RS_EINVAL, "traffic.kind: a collective is started by rs_collrun_create, "
+                                          "not rs_synth_start");
     default:
         return rs_err_set(err, RS_EINVAL, "traffic.kind: unknown traffic pattern");
     }

@@ -10,18 +10,27 @@
  *   all-to-all   every GPU sends to every other GPU
  *   incast       traffic.fan_in GPUs send to traffic.dst at once; the
  *                senders are drawn from the run seed among the others
+ *   collective   an NCCL-style collective over a group, repeated
+ *                traffic.iters times; not started here but by
+ *                rs_collrun_create (collrun.h), which reads the same config
  */
 #ifndef RS_SYNTH_H
 #define RS_SYNTH_H
 
+#include "coll.h"
 #include "net.h"
 
 typedef enum {
     RS_SYNTH_SINGLE = 0,
     RS_SYNTH_PERMUTATION = 1,
     RS_SYNTH_ALL_TO_ALL = 2,
-    RS_SYNTH_INCAST = 3
+    RS_SYNTH_INCAST = 3,
+    RS_SYNTH_COLLECTIVE = 4
 } rs_synth_kind;
+
+/* traffic.group: "all", "rail:R", "hb:H" or "0,8,16,24"; the longest
+ * explicit list it holds is ~800 GPUs of 4 digits. */
+#define RS_SYNTH_GROUP_MAX 4096
 
 typedef struct rs_synth_config {
     rs_synth_kind kind; /* traffic.kind */
@@ -30,13 +39,19 @@ typedef struct rs_synth_config {
     uint32_t dst;       /* traffic.dst (single, incast) */
     uint32_t fan_in;    /* traffic.fan_in (incast) */
     double start_ns;    /* traffic.start_ns */
+    /* collective only (collrun.h) */
+    rs_coll_op op;      /* traffic.op */
+    rs_coll_algo algo;  /* traffic.algo; RS_ALGO_AUTO lets the collectives layer pick */
+    uint32_t iters;     /* traffic.iters, >= 1 */
+    char group[RS_SYNTH_GROUP_MAX]; /* traffic.group */
 } rs_synth_config;
 
 void rs_synth_config_default(rs_synth_config *c);
 
 /* Check *c against the network (GPU ids in range, fan_in < gpus, ...) and
  * schedule its messages on net at traffic.start_ns. RS_EINVAL with err
- * naming the key. The network keeps c (borrowed): it must stay valid until
+ * naming the key; kind collective is refused here (rs_collrun_create starts
+ * it). The network keeps c (borrowed): it must stay valid until
  * the run has passed the start time. */
 int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err);
 

@@ -326,7 +326,7 @@ static void test_scenario_rejects_bad_enum(void)
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"kind\": \"clos\"}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got \"clos\"");
     CU_ASSERT_EQUAL(load_one("{\"traffic\": {\"kind\": \"Incast\"}}", &err), RS_EINVAL);
-    ASSERT_MSG_HAS(err, "\"single\", \"permutation\", \"all-to-all\", \"incast\", got \"Incast\"");
+    ASSERT_MSG_HAS(err, "\"single\", \"permutation\", \"all-to-all\", \"incast\", \"collective\", got \"Incast\"");
 }
 
 static void test_scenario_reports_syntax_error_line(void)

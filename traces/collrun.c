@@ -1,0 +1,297 @@
+/*
+ * collrun.c - the collective driver (see collrun.h). One collective runs at
+ * a time: its done callback records the iteration's time, frees it and
+ * starts the next one at that same instant, so iterations never overlap and
+ * no time passes between them (nccl-tests' back-to-back loop, minus the
+ * host's launch overhead, which a network model has no business guessing).
+ */
+#include "collrun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rs_collrun {
+    rs_net *net;
+    rs_comm *comm;
+    rs_coll *coll;        /* the running iteration, or the validation probe */
+    rs_time *times;       /* [iters]: times of completed iterations */
+    uint64_t bytes;
+    rs_time start;
+    uint32_t iters, done;
+    rs_coll_op op;
+    rs_coll_algo algo_req, algo_used;
+    int status;
+    char errmsg[512];
+};
+
+/* ---- traffic.group ----------------------------------------------------- */
+
+/* s for a message: at most ~40 characters, control characters replaced. */
+static void quote(char *buf, size_t size, const char *s)
+{
+    size_t n = 0;
+    buf[n++] = '"';
+    for (; *s && n + 5 < size && n < 42; s++)
+        buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    if (*s) {
+        memcpy(buf + n, "...", 3);
+        n += 3;
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+}
+
+/* Replace a lower layer's "communicator: " / "collective: " prefix by the
+ * scenario key, so the user reads the key they can change. */
+static void rekey(rs_err *err, const char *key)
+{
+    static const char *const prefixes[] = { "communicator: ", "collective: " };
+    if (!err)
+        return;
+    const char *rest = err->msg;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(rest, prefixes[i], strlen(prefixes[i])) == 0)
+            rest += strlen(prefixes[i]);
+    char tmp[sizeof err->msg];
+    snprintf(tmp, sizeof tmp, "%s", rest);
+    rs_err_set(err, err->code, "%s: %.460s", key, tmp);
+}
+
+/* Decimal digits [s, *end) as a number; UINT64_MAX when there are none or
+ * the value passes UINT32_MAX (no GPU id is that large). */
+static uint64_t parse_id(const char *s, const char **end)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (v <= UINT32_MAX)
+            v = v * 10 + (uint64_t)(*p - '0');
+    *end = p;
+    return p == s || v > UINT32_MAX ? UINT64_MAX : v;
+}
+
+static int bad_syntax(const char *spec, rs_err *err)
+{
+    char got[64];
+    quote(got, sizeof got, spec);
+    return rs_err_set(err, RS_EINVAL,
+                      "traffic.group: expected all, rail:R, hb:H or a comma-separated list of GPU "
+                      "ids (e.g. 0,8,16,24), got %s", got);
+}
+
+int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs_comm **out,
+                           rs_err *err)
+{
+    *out = NULL;
+    if (gpus == 0 || hb_size == 0 || gpus % hb_size != 0)
+        return rs_err_set(err, RS_EINVAL, "traffic.group: a network of %u GPUs in HB domains of %u "
+                                          "has no groups", gpus, hb_size);
+    int rc;
+    const char *end;
+    if (strcmp(spec, "all") == 0) {
+        rc = rs_comm_create_all(gpus, out, err);
+    } else if (strncmp(spec, "rail:", 5) == 0) {
+        uint64_t r = parse_id(spec + 5, &end);
+        if (*end || end == spec + 5)
+            return bad_syntax(spec, err);
+        if (r >= hb_size)
+            return rs_err_set(err, RS_EINVAL,
+                              "traffic.group: rail %s does not exist; expected rail:0 to rail:%u",
+                              spec + 5, hb_size - 1);
+        rc = rs_comm_create_rail(gpus, hb_size, (uint32_t)r, out, err);
+    } else if (strncmp(spec, "hb:", 3) == 0) {
+        uint64_t d = parse_id(spec + 3, &end);
+        if (*end || end == spec + 3)
+            return bad_syntax(spec, err);
+        if (d >= gpus / hb_size)
+            return rs_err_set(err, RS_EINVAL,
+                              "traffic.group: HB domain %s does not exist; expected hb:0 to hb:%u",
+                              spec + 3, gpus / hb_size - 1);
+        rc = rs_comm_create_domain(gpus, hb_size, (uint32_t)d, out, err);
+    } else {
+        /* Explicit list: n = commas + 1 entries, each a non-empty number. */
+        uint32_t n = 1;
+        for (const char *p = spec; *p; p++)
+            n += *p == ',';
+        uint32_t *list = malloc((size_t)n * sizeof *list);
+        if (!list)
+            return rs_err_set(err, RS_ENOMEM, "out of memory parsing traffic.group");
+        const char *p = spec;
+        for (uint32_t i = 0; i < n; i++) {
+            const char *tok = p;
+            uint64_t g = parse_id(p, &end);
+            if (end == p || (*end != ',' && *end != '\0')) {
+                free(list);
+                return bad_syntax(spec, err);
+            }
+            if (g >= gpus) {
+                /* Also ids too long for 32 bits; the text is quoted as given. */
+                rc = rs_err_set(err, RS_EINVAL,
+                                "traffic.group: rank %u is GPU %.*s, but the network has %u GPUs "
+                                "(0 to %u)", i, (int)(end - tok > 20 ? 20 : end - tok), tok, gpus,
+                                gpus - 1);
+                free(list);
+                return rc;
+            }
+            list[i] = (uint32_t)g;
+            p = *end ? end + 1 : end;
+        }
+        rc = rs_comm_create(list, n, gpus, out, err);
+        free(list);
+    }
+    if (rc == RS_EINVAL)
+        rekey(err, "traffic.group");
+    return rc;
+}
+
+/* ---- iterations -------------------------------------------------------- */
+
+static void iter_start(rs_collrun *r);
+
+static void iter_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_collrun *r = ctx;
+    RS_ASSERT(tag == r->done && r->done < r->iters);
+    r->times[r->done++] = rs_coll_end_time(r->coll) - rs_coll_start_time(r->coll);
+    rs_coll_destroy(r->coll); /* allowed from inside done */
+    r->coll = NULL;
+    if (r->done < r->iters)
+        iter_start(r);
+}
+
+static void iter_start(rs_collrun *r)
+{
+    rs_err e;
+    rs_err_clear(&e);
+    int rc = rs_coll_start(r->net, r->comm, r->op, r->algo_req, r->bytes, NULL, iter_done, r,
+                           r->done, &r->coll, &e);
+    if (rc != RS_OK) {
+        /* Not caught by the probe: out of memory, a size too large to cut
+         * into pieces, or a send the network refused (RS_EUNREACH between
+         * rails of a rail-only network with routing.pxn=off). */
+        if (rc == RS_ERANGE)
+            rekey(&e, "traffic.bytes");
+        if (e.msg[0])
+            snprintf(r->errmsg, sizeof r->errmsg, "%.500s", e.msg);
+        else
+            snprintf(r->errmsg, sizeof r->errmsg,
+                     "collective %s, iteration %u could not start: %s%s", rs_coll_op_name(r->op),
+                     r->done + 1, rs_strerror(rc),
+                     rc == RS_EUNREACH ? " (between rails of a rail-only network, routing.pxn "
+                                         "must not be off)" : "");
+        r->status = rc;
+        r->coll = NULL;
+        rs_sim_stop(rs_net_sim(r->net), rc);
+        return;
+    }
+    if (r->done == 0)
+        r->algo_used = rs_coll_algo_used(r->coll);
+}
+
+static void ev_first(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net;
+    (void)arg;
+    iter_start(ctx);
+}
+
+/* The zero-byte probe completed (at the time rs_collrun_create ran): start
+ * iteration 0 now or at traffic.start_ns. */
+static void probe_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    rs_collrun *r = ctx;
+    rs_coll_destroy(r->coll);
+    r->coll = NULL;
+    if (r->start <= rs_net_now(net))
+        iter_start(r);
+    else
+        rs_net_at(net, r->start, ev_first, r, 0);
+}
+
+int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err)
+{
+    *out = NULL;
+    if (c->kind != RS_SYNTH_COLLECTIVE)
+        return rs_err_set(err, RS_EINVAL, "traffic.kind: expected collective for the collective driver");
+    if (c->iters == 0)
+        return rs_err_set(err, RS_EINVAL, "traffic.iters: expected at least 1 iteration, got 0");
+    rs_time start;
+    if (rs_time_from_ns(c->start_ns, &start) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "traffic.start_ns: expected a non-negative time");
+    if (memchr(c->group, '\0', sizeof c->group) == NULL)
+        return rs_err_set(err, RS_EINVAL, "traffic.group: not terminated");
+
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    uint32_t gpus = rs_net_gpus(net);
+    uint32_t hb_size = ti.hb_domains ? gpus / ti.hb_domains : 1; /* as the collectives do */
+
+    rs_collrun *r = calloc(1, sizeof *r);
+    if (!r)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting the collective");
+    int rc = rs_collrun_group_parse(c->group, gpus, hb_size, &r->comm, err);
+    if (rc != RS_OK)
+        goto fail;
+    r->times = calloc(c->iters, sizeof *r->times);
+    if (!r->times) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory for %u iteration times", c->iters);
+        goto fail;
+    }
+    r->net = net;
+    r->bytes = c->bytes;
+    r->start = start;
+    r->iters = c->iters;
+    r->op = c->op;
+    r->algo_req = r->algo_used = c->algo;
+
+    /* The collectives layer validates op, algorithm and group as it starts;
+     * with zero bytes it sends nothing and completes from an event now. */
+    rc = rs_coll_start(net, r->comm, r->op, r->algo_req, 0, NULL, probe_done, r, 0, &r->coll, err);
+    if (rc == RS_EINVAL)
+        rekey(err, r->op == RS_COLL_SENDRECV && rs_comm_size(r->comm) < 2 ? "traffic.group"
+                                                                           : "traffic.algo");
+    if (rc != RS_OK)
+        goto fail;
+    *out = r;
+    return RS_OK;
+fail:
+    rs_collrun_destroy(r);
+    return rc;
+}
+
+void rs_collrun_destroy(rs_collrun *r)
+{
+    if (!r)
+        return;
+    rs_coll_destroy(r->coll);
+    rs_comm_destroy(r->comm);
+    free(r->times);
+    free(r);
+}
+
+rs_coll_op rs_collrun_op(const rs_collrun *r) { return r->op; }
+rs_coll_algo rs_collrun_algo(const rs_collrun *r) { return r->algo_used; }
+uint32_t rs_collrun_ranks(const rs_collrun *r) { return rs_comm_size(r->comm); }
+uint64_t rs_collrun_bytes(const rs_collrun *r) { return r->bytes; }
+uint32_t rs_collrun_iters(const rs_collrun *r) { return r->iters; }
+
+const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done)
+{
+    *n_done = r->done;
+    return r->times;
+}
+
+int rs_collrun_status(const rs_collrun *r)
+{
+    if (r->status != RS_OK)
+        return r->status;
+    return r->coll ? rs_coll_status(r->coll) : RS_OK;
+}
+
+const char *rs_collrun_errmsg(const rs_collrun *r)
+{
+    return r->errmsg;
+}

@@ -1,0 +1,67 @@
+/*
+ * collrun.h - the collective driver behind `traffic.kind=collective`: one
+ * NCCL-style collective (traffic.op, traffic.algo) over a group of GPUs
+ * (traffic.group), run traffic.iters times back to back from
+ * traffic.start_ns, the way nccl-tests times it. Iteration i+1 starts at
+ * the moment iteration i has completed on every rank; each iteration's
+ * time is its end minus its start.
+ *
+ * An rs_collrun owns its communicator, the running collective and the
+ * per-iteration times (traffic.iters entries, allocated at create). All
+ * user-input checks happen in rs_collrun_create, before the run, so a bad
+ * group or an algorithm the operation lacks is reported before anything is
+ * written; the collectives layer does the op/algorithm/group checks itself
+ * and its messages are passed on under the scenario key they concern.
+ */
+#ifndef RS_COLLRUN_H
+#define RS_COLLRUN_H
+
+#include "coll.h"
+#include "comm.h"
+#include "net.h"
+#include "synth.h"
+
+typedef struct rs_collrun rs_collrun;
+
+/* Parse a traffic.group spec against a network of `gpus` GPUs in HB
+ * domains of hb_size (1: no domains): "all", "rail:R" (GPUs R, R+K, ...),
+ * "hb:H" (GPUs H*K .. H*K+K-1), or a comma-separated list of distinct GPU
+ * ids in rank order ("0,8,16,24"). RS_EINVAL with err naming
+ * traffic.group and what was expected; RS_ENOMEM. On success *out is the
+ * caller's (rs_comm_destroy). spec is only read during the call. */
+int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs_comm **out,
+                           rs_err *err);
+
+/* Check c (kind must be RS_SYNTH_COLLECTIVE) against net and schedule its
+ * first iteration at traffic.start_ns. Errors, nothing scheduled and *out
+ * NULL: RS_EINVAL with err naming the key (traffic.group, traffic.algo,
+ * traffic.iters, traffic.start_ns); RS_ENOMEM.
+ *
+ * The checks run the collectives layer's own validation by starting a
+ * zero-byte collective now (it moves nothing and completes from an event at
+ * the current time; that event then arms the first real iteration), so
+ * call this before rs_net_run, at time 0.
+ *
+ * c is copied; net is borrowed and must outlive the handle. *out is the
+ * caller's: rs_collrun_destroy after rs_net_destroy(net), or once every
+ * iteration has completed (never while one still runs). */
+int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err);
+void rs_collrun_destroy(rs_collrun *r); /* NULL is a no-op */
+
+rs_coll_op rs_collrun_op(const rs_collrun *r);
+/* The algorithm of the first iteration (auto resolved); the requested one
+ * (possibly RS_ALGO_AUTO) until that iteration has started. */
+rs_coll_algo rs_collrun_algo(const rs_collrun *r);
+uint32_t rs_collrun_ranks(const rs_collrun *r);
+uint64_t rs_collrun_bytes(const rs_collrun *r);
+uint32_t rs_collrun_iters(const rs_collrun *r);      /* traffic.iters */
+/* Iterations completed so far, and their times in picoseconds (end minus
+ * start), borrowed until rs_collrun_destroy. */
+const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done);
+/* RS_OK, or the error an iteration hit when starting or running (the run
+ * is then stopped with that code). rs_collrun_errmsg says what when an
+ * iteration could not start; "" otherwise (borrowed). */
+int rs_collrun_status(const rs_collrun *r);
+const char *rs_collrun_errmsg(const rs_collrun *r);
+
+#endif
