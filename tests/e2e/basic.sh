@@ -52,4 +52,10 @@ v=$(json_get "$TMP/lossy/summary.json" "d['packets']['dropped'] > 0 and d['packe
 rc=$?
 [ $rc -eq 1 ] && grep -q 'undelivered' "$TMP/err" && [ "$(json_get "$TMP/ideal-lossy/summary.json" "d['status']")" = incomplete ] \
     && ok "unrecoverable loss: exit 1 and status incomplete" || fail "unrecoverable loss (rc=$rc)"
+# Every key the program knows is documented in docs/scenario-format.md.
+missing=""
+for k in $("$RS" help keys | awk 'NR > 1 {print $1}'); do
+    grep -q "| \`$k\` |" "$E2E/../../docs/scenario-format.md" || missing="$missing $k"
+done
+[ -z "$missing" ] && ok "every scenario key is documented" || fail "undocumented keys:$missing"
 finish
