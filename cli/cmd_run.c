@@ -1,0 +1,268 @@
+/*
+ * cmd_run.c - `railsim run`: build the scenario's network, start its
+ * traffic, run to idle, print a human summary and write DIR/summary.json
+ * (and captures). Validates everything before creating any output.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collrun.h"
+#include "output.h"
+#include "scenario.h"
+#include "summary.h"
+#include "synth.h"
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u;
+}
+
+typedef struct progress {
+    double t0;
+    int shown;
+} progress;
+
+static void show_progress(void *ctx, rs_time now, uint64_t events)
+{
+    progress *p = ctx;
+    double el = wall_now() - p->t0;
+    fprintf(stderr, "\r  simulated %.3f us, %llu events, %.2f M events/s   ",
+            rs_time_to_us(now), (unsigned long long)events, el > 0 ? (double)events / el / 1e6 : 0.0);
+    p->shown = 1;
+}
+
+static void print_human(FILE *f, const json_t *s)
+{
+    const json_t *fl = json_object_get(s, "flows"), *pk = json_object_get(s, "packets");
+    const json_t *fct = json_object_get(fl, "fct_ps"), *topo = json_object_get(s, "topology");
+    printf("railsim run: %s, %lld GPUs, %lld switches in %lld tier(s), %lld links\n",
+           json_string_value(json_object_get(topo, "kind")),
+           (long long)json_integer_value(json_object_get(topo, "gpus")),
+           (long long)json_integer_value(json_object_get(topo, "switches")),
+           (long long)json_integer_value(json_object_get(topo, "tiers")),
+           (long long)json_integer_value(json_object_get(topo, "links")));
+    fprintf(f, "  flows      %lld of %lld completed, %lld bytes\n",
+            (long long)json_integer_value(json_object_get(fl, "completed")),
+            (long long)json_integer_value(json_object_get(fl, "count")),
+            (long long)json_integer_value(json_object_get(fl, "bytes")));
+    if (json_is_integer(json_object_get(fct, "p50")))
+        fprintf(f, "  FCT        min %.3f us, p50 %.3f us, p99 %.3f us, max %.3f us\n",
+                (double)json_integer_value(json_object_get(fct, "min")) / 1e6,
+                (double)json_integer_value(json_object_get(fct, "p50")) / 1e6,
+                (double)json_integer_value(json_object_get(fct, "p99")) / 1e6,
+                (double)json_integer_value(json_object_get(fct, "max")) / 1e6);
+    const json_t *co = json_object_get(s, "collective");
+    if (co) {
+        const json_t *t = json_object_get(co, "time_ps");
+        fprintf(f, "  collective %s (%s), %lld ranks, %lld bytes, %zu of %lld iteration(s)",
+                json_string_value(json_object_get(co, "op")), json_string_value(json_object_get(co, "algo")),
+                (long long)json_integer_value(json_object_get(co, "ranks")),
+                (long long)json_integer_value(json_object_get(co, "bytes")),
+                json_array_size(json_object_get(co, "times_ps")),
+                (long long)json_integer_value(json_object_get(co, "iters")));
+        if (json_is_integer(t))
+            fprintf(f, ": mean %.3f us", (double)json_integer_value(t) / 1e6);
+        if (json_is_real(json_object_get(co, "algbw_gbps")))
+            fprintf(f, ", algbw %.2f GB/s, busbw %.2f GB/s",
+                    json_real_value(json_object_get(co, "algbw_gbps")),
+                    json_real_value(json_object_get(co, "busbw_gbps")));
+        fputc('\n', f);
+    }
+    fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
+            (long long)json_integer_value(json_object_get(pk, "sent")),
+            (long long)json_integer_value(json_object_get(pk, "delivered")),
+            (long long)json_integer_value(json_object_get(pk, "dropped")),
+            (long long)json_integer_value(json_object_get(pk, "retransmitted")));
+    fprintf(f, "  simulated  %.3f us in %.3f s wall, %lld events, %lld packet-hops\n",
+            (double)json_integer_value(json_object_get(s, "sim_end_ps")) / 1e6,
+            json_real_value(json_object_get(s, "wall_s")),
+            (long long)json_integer_value(json_object_get(s, "events")),
+            (long long)json_integer_value(json_object_get(s, "packet_hops")));
+}
+
+int rs_cmd_run(int argc, char **argv)
+{
+    const char *path = NULL, *outdir = NULL, *capture = NULL;
+    int quiet = 0, nsets = 0;
+    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    if (!sets)
+        return RS_EXIT_RUN_FAILED;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--set") || !strcmp(a, "-s")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected KEY=VALUE after it", a);
+            }
+            sets[nsets++] = argv[++i];
+        } else if (!strncmp(a, "--set=", 6)) {
+            sets[nsets++] = argv[i] + 6;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected an output directory after it", a);
+            }
+            outdir = argv[++i];
+        } else if (!strcmp(a, "--capture")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected a port name pattern after it", a);
+            }
+            capture = argv[++i];
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            free(sets);
+            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --capture PORTS, -o DIR or -q", a);
+        } else if (!path) {
+            path = a;
+        } else {
+            free(sets);
+            return rs_cli_bad_input("run: unexpected argument '%s'; expected at most one scenario file", a);
+        }
+    }
+
+    /* --capture P is --set capture.ports=P, applied last. */
+    char capture_set[300];
+    if (capture) {
+        if ((size_t)snprintf(capture_set, sizeof capture_set, "capture.ports=%s", capture) >= sizeof capture_set) {
+            free(sets);
+            return rs_cli_bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
+        }
+        sets[nsets++] = capture_set;
+    }
+    rs_scenario sc;
+    rs_err err;
+    rs_err_clear(&err);
+    int rc = rs_scenario_load(&sc, path, sets, nsets, &err);
+    free(sets);
+    if (rc != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        return RS_EXIT_BAD_INPUT;
+    }
+    rs_net *net = NULL;
+    if ((rc = rs_net_create(&sc.net, &net, &err)) != RS_OK) {
+        fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    }
+    /* The collective driver must be destroyed after the network (a run
+     * that stopped early leaves an iteration running). */
+    rs_collrun *coll = NULL;
+    if (sc.traffic.kind == RS_SYNTH_COLLECTIVE)
+        rc = rs_collrun_create(&sc.traffic, net, &coll, &err);
+    else
+        rc = rs_synth_start(&sc.traffic, net, sc.net.seed, &err);
+    if (rc != RS_OK) {
+        fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+        rs_net_destroy(net);
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    }
+    uint32_t ncap = 0;
+    if (sc.capture.ports[0]) {
+        if (!outdir) {
+            rs_net_destroy(net);
+            rs_collrun_destroy(coll);
+            return rs_cli_bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
+                             sc.capture.ports);
+        }
+        if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK) {
+            fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+            rs_net_destroy(net);
+            rs_collrun_destroy(coll);
+            return RS_EXIT_BAD_INPUT;
+        }
+    }
+    /* Everything is validated: only now may the output directory appear. */
+    char capdir[4096];
+    if (outdir) {
+        snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
+        if (rs_output_mkdir(outdir, &err) != RS_OK ||
+            (ncap && (rs_output_mkdir(capdir, &err) != RS_OK ||
+                      rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK))) {
+            fprintf(stderr, "railsim: %s\n", err.msg);
+            rs_net_destroy(net);
+            rs_collrun_destroy(coll);
+            return RS_EXIT_BAD_INPUT;
+        }
+    }
+
+    progress pr = { wall_now(), 0 };
+    if (!quiet && isatty(STDERR_FILENO))
+        rs_sim_set_progress(rs_net_sim(net), 1u << 22, show_progress, &pr);
+    rs_run_info info = { 0 };
+    info.status = rs_net_run(net, RS_TIME_MAX);
+    info.wall_s = wall_now() - pr.t0;
+    if (pr.shown)
+        fputc('\n', stderr);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    if (info.status == RS_OK && st.msgs_done < st.msgs)
+        info.status = RS_EINCOMPLETE;
+    uint32_t iters_done = 0;
+    if (coll) {
+        info.coll = coll;
+        rs_collrun_times(coll, &iters_done);
+        if (info.status == RS_OK && rs_collrun_status(coll) != RS_OK)
+            info.status = rs_collrun_status(coll);
+        if (info.status == RS_OK && iters_done < rs_collrun_iters(coll))
+            info.status = RS_EINCOMPLETE;
+    }
+    info.peak_rss_bytes = peak_rss();
+    if (ncap && rs_net_capture_finish(net, 1, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        info.status = RS_EIO;
+    }
+
+    json_t *s = rs_summary_build(&sc, net, &info);
+    int code = 0;
+    if (!s) {
+        fprintf(stderr, "railsim: out of memory building the summary\n");
+        code = RS_EXIT_RUN_FAILED;
+    } else {
+        if (!quiet)
+            print_human(stdout, s);
+        if (outdir) {
+            char *text = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            if (!text || rs_output_write(outdir, "summary.json", text, strlen(text), &err) != RS_OK) {
+                fprintf(stderr, "railsim: %s\n", text ? err.msg : "out of memory writing the summary");
+                code = RS_EXIT_RUN_FAILED;
+            }
+            free(text);
+        }
+        json_decref(s);
+    }
+    if (info.status != RS_OK && code == 0) {
+        if (coll && rs_collrun_errmsg(coll)[0])
+            fprintf(stderr, "railsim: run failed: %s\n", rs_collrun_errmsg(coll));
+        else if (coll && info.status == RS_EINCOMPLETE && st.msgs_done == st.msgs)
+            fprintf(stderr, "railsim: run ended after %u of %u collective iterations\n", iters_done,
+                    rs_collrun_iters(coll));
+        else if (info.status == RS_EINCOMPLETE)
+            fprintf(stderr, "railsim: run ended with %llu of %llu messages undelivered (packets lost "
+                            "without recovery, or no route); see summary packets.dropped\n",
+                    (unsigned long long)(st.msgs - st.msgs_done), (unsigned long long)st.msgs);
+        else
+            fprintf(stderr, "railsim: run failed: %s\n", rs_strerror(info.status));
+        code = RS_EXIT_RUN_FAILED;
+    }
+    rs_net_destroy(net);
+    rs_collrun_destroy(coll);
+    return code;
+}
+
