@@ -1,78 +1,91 @@
 /*
  * evq.c - timing wheel with a sorted front. Invariants (b(t) = t >> SHIFT):
- *  - front: 2-ary heap on (t, key) of every event with b(t) <= cur;
- *  - wheel slot s: list of the events with cur < b(t) < cur + WHEEL and
- *    b(t) & WMASK == s, bit s of bits[] set iff the list is non-empty;
- *  - over: 4-ary heap on (t, key) of the events with b(t) >= cur + WHEEL;
- *  - cur <= b(last popped t), so every push (t >= last popped) lands in
- *    one of the three without a search, and top == least pending t.
- * The front is refilled only at pop (advance), never at push: advancing
- * early would let cur run past later, smaller pushes and pile them all
- * into the front heap (a first attempt did that; 5,400 of 5,700 pending
- * events sat in the front in the fat-tree run).
- * All arrays grow together at push (grow), so pop never allocates.
+ *  - front[fi..fn): sorted by (t, key), events with b(t) <= cur; late: a
+ *    2-ary heap of the events pushed with b(t) <= cur after that sort;
+ *    fcap >= n, so a whole bucket always fits into front and scratch;
+ *  - wheel slot s: a chunk list of the events pushed with cur < b(t) <
+ *    cur + WHEEL and b(t) & WMASK == s (so all of one bucket), bit s of
+ *    bits[] set iff the slot is non-empty;
+ *  - over: 4-ary heap on (t, key) of the events pushed with b(t) >= cur +
+ *    WHEEL; they stay there until cur reaches their bucket (never moved to
+ *    the wheel, which would allocate at pop), and b(over min) >= cur;
+ *  - when n > 0, front or late is non-empty after every pop: pop refills
+ *    the front as soon as both run out (cur jumps to the next non-empty
+ *    bucket), so top is always the front's or late's least t and no pass
+ *    over the next bucket is needed to find it. A push that lands before
+ *    that bucket (b <= cur) joins late: still in order, and only events
+ *    created in the gap do.
+ * All arrays and the chunk pool grow at push, so pop never allocates.
  */
 #include "evq.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#define NIL UINT32_MAX
 #define WMASK (RS_EVQ_WHEEL - 1)
 typedef unsigned __int128 u128;
 
-static inline u128 k128(const rs_evq_entry *e) { return (u128)e->t << 64 | e->key; }
+static inline u128 k128(const rs_event *e) { return (u128)e->t << 64 | e->key; }
 
 void rs_evq_init(rs_evq *q)
 {
+    memset(q, 0, sizeof *q);
     q->top = RS_TIME_MAX;
-    q->front = NULL;
-    q->n = q->nfront = q->nover = 0;
-    q->cur = 0;
-    q->over = NULL;
-    q->node = NULL;
-    q->free_node = NIL;
-    q->cap = 0;
-    for (size_t i = 0; i < RS_EVQ_WHEEL / 64; i++)
-        q->bits[i] = 0;
-    for (size_t i = 0; i < RS_EVQ_WHEEL; i++)
-        q->head[i] = NIL;
+    rs_pool_init(&q->chunks, sizeof(rs_evq_chunk), 0);
 }
 
 void rs_evq_fini(rs_evq *q)
 {
     free(q->front);
-    free(q->over);
-    free(q->node);
+    free(q->scratch);
+    free(q->late.ev);
+    free(q->over.ev);
+    rs_pool_fini(&q->chunks);
     rs_evq_init(q);
 }
 
-__attribute__((noinline)) static int grow(rs_evq *q)
+/* Room for at least `need` events in v; v is unchanged on failure. */
+__attribute__((noinline)) static int vec_grow(rs_evq_vec *v, size_t need)
 {
-    size_t cap = q->cap ? (size_t)q->cap * 2 : 1024;
-    if (cap >= NIL)
+    size_t cap = v->cap ? (size_t)v->cap * 2 : 16;
+    while (cap < need)
+        cap *= 2;
+    if (cap > UINT32_MAX)
         return RS_ENOMEM;
-    rs_evq_node *nd = realloc(q->node, cap * sizeof *nd);
-    if (!nd)
+    rs_event *e = realloc(v->ev, cap * sizeof *e);
+    if (!e)
         return RS_ENOMEM;
-    q->node = nd;
-    rs_evq_entry *o = realloc(q->over, cap * sizeof *o);
-    if (!o)
-        return RS_ENOMEM;
-    q->over = o;
-    rs_evq_entry *f = realloc(q->front, cap * sizeof *f);
-    if (!f)
-        return RS_ENOMEM; /* some arrays grew, cap did not: still consistent */
-    q->front = f;
-    for (size_t i = q->cap; i < cap; i++)
-        nd[i].next = i + 1 < cap ? (uint32_t)(i + 1) : NIL;
-    q->free_node = q->cap;
-    q->cap = (uint32_t)cap;
+    v->ev = e;
+    v->cap = (uint32_t)cap;
     return RS_OK;
 }
 
-static inline void front_push(rs_evq_entry *h, size_t i, rs_evq_entry e)
+/* front and scratch for at least `need` events; fcap grows only when
+ * both did (a bigger block with the old fcap is still consistent). */
+__attribute__((noinline)) static int front_grow(rs_evq *q, size_t need)
 {
-    u128 k = k128(&e);
+    size_t cap = q->fcap ? (size_t)q->fcap * 2 : 1024;
+    while (cap < need)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return RS_ENOMEM;
+    rs_event *f = realloc(q->front, cap * sizeof *f);
+    if (!f)
+        return RS_ENOMEM;
+    q->front = f;
+    rs_event *s = realloc(q->scratch, cap * sizeof *s);
+    if (!s)
+        return RS_ENOMEM;
+    q->scratch = s;
+    q->fcap = (uint32_t)cap;
+    return RS_OK;
+}
+
+static void late_push(rs_evq *q, const rs_event *e)
+{
+    rs_event *h = q->late.ev;
+    u128 k = k128(e);
+    size_t i = q->late.n++;
     while (i > 0) {
         size_t p = (i - 1) >> 1;
         if (k >= k128(&h[p]))
@@ -80,11 +93,15 @@ static inline void front_push(rs_evq_entry *h, size_t i, rs_evq_entry e)
         h[i] = h[p];
         i = p;
     }
-    h[i] = e;
+    h[i] = *e;
 }
 
-static inline void front_down(rs_evq_entry *h, size_t n, size_t i, rs_evq_entry x)
+static void late_pop(rs_evq *q, rs_event *top)
 {
+    rs_event *h = q->late.ev;
+    *top = h[0];
+    size_t n = --q->late.n, i = 0;
+    rs_event x = h[n];
     u128 k = k128(&x);
     for (;;) {
         size_t c = 2 * i + 1;
@@ -100,11 +117,11 @@ static inline void front_down(rs_evq_entry *h, size_t n, size_t i, rs_evq_entry 
     h[i] = x;
 }
 
-static void over_push(rs_evq *q, rs_evq_entry e)
+static void over_push(rs_evq *q, const rs_event *e)
 {
-    rs_evq_entry *h = q->over;
-    u128 k = k128(&e);
-    size_t i = q->nover++;
+    rs_event *h = q->over.ev;
+    u128 k = k128(e);
+    size_t i = q->over.n++;
     while (i > 0) {
         size_t p = (i - 1) >> 2;
         if (k >= k128(&h[p]))
@@ -112,15 +129,15 @@ static void over_push(rs_evq *q, rs_evq_entry e)
         h[i] = h[p];
         i = p;
     }
-    h[i] = e;
+    h[i] = *e;
 }
 
-static rs_evq_entry over_pop(rs_evq *q)
+static void over_pop(rs_evq *q, rs_event *top)
 {
-    rs_evq_entry *h = q->over;
-    rs_evq_entry top = h[0];
-    size_t n = --q->nover;
-    rs_evq_entry x = h[n];
+    rs_event *h = q->over.ev;
+    *top = h[0];
+    size_t n = --q->over.n;
+    rs_event x = h[n];
     u128 k = k128(&x);
     size_t i = 0;
     for (;;) {
@@ -137,39 +154,62 @@ static rs_evq_entry over_pop(rs_evq *q)
         i = m;
     }
     h[i] = x;
-    return top;
-}
-
-static inline void wheel_add(rs_evq *q, uint64_t b, uint32_t i)
-{
-    uint32_t s = (uint32_t)(b & WMASK);
-    q->node[i].next = q->head[s];
-    q->head[s] = i;
-    q->bits[s >> 6] |= 1ULL << (s & 63);
 }
 
 int rs_evq_push(rs_evq *q, const rs_event *ev)
 {
-    if (RS_UNLIKELY(q->n == q->cap) && grow(q) != RS_OK)
+    return rs_evq_add(q, ev->t, ev->key, ev->fn, ev->obj, ev->arg);
+}
+
+int rs_evq_add(rs_evq *q, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg)
+{
+    /* The front must be able to take every pending event (advance copies
+     * a bucket and the overflow's share into it without growing). */
+    if (RS_UNLIKELY(q->n >= q->fcap) && front_grow(q, q->n + 1) != RS_OK)
         return RS_ENOMEM;
-    uint32_t i = q->free_node;
-    rs_evq_node *nd = &q->node[i];
-    q->free_node = nd->next;
-    nd->ev = *ev;
-    RS_ASSERT(ev->t >> RS_EVQ_SHIFT >= q->cur); /* time never goes back */
-    uint64_t b = ev->t >> RS_EVQ_SHIFT;
-    q->n++;
-    if (ev->t < q->top)
-        q->top = ev->t;
-    if (b <= q->cur) {
-        rs_evq_entry e = { ev->t, ev->key, i };
-        front_push(q->front, q->nfront++, e);
-    } else if (b - q->cur < RS_EVQ_WHEEL) {
-        wheel_add(q, b, i);
+    uint64_t b = t >> RS_EVQ_SHIFT;
+    if (RS_LIKELY(b > q->cur) && b - q->cur < RS_EVQ_WHEEL) {
+        uint32_t s = (uint32_t)(b & WMASK);
+        rs_evq_slot *sl = &q->wheel[s];
+        rs_evq_chunk *c = sl->tail;
+        if (!c || sl->tail_n == RS_EVQ_CHUNK) {
+            rs_evq_chunk *nc = rs_pool_get(&q->chunks);
+            if (RS_UNLIKELY(!nc))
+                return RS_ENOMEM;
+            nc->next = NULL;
+            if (c)
+                c->next = nc;
+            else
+                sl->head = nc;
+            sl->tail = c = nc;
+            sl->tail_n = 0;
+        }
+        /* Field by field: copying a caller's rs_event with wide loads
+         * right after it was built with narrow stores stalled on store
+         * forwarding (perf: ~60% of push; push fell from 9.5% to 4.5% of
+         * cycles, within noise in wall time). */
+        rs_event *d = &c->ev[sl->tail_n++];
+        d->t = t;
+        d->key = key;
+        d->fn = fn;
+        d->obj = obj;
+        d->arg = arg;
+        q->bits[s >> 6] |= 1ULL << (s & 63);
+    } else if (b <= q->cur) {
+        if (RS_UNLIKELY(q->late.n == q->late.cap) && vec_grow(&q->late, (size_t)q->late.n + 1) != RS_OK)
+            return RS_ENOMEM;
+        __builtin_prefetch(obj);
+        rs_event e = { t, key, fn, obj, arg };
+        late_push(q, &e);
     } else {
-        rs_evq_entry e = { ev->t, ev->key, i };
-        over_push(q, e);
+        if (RS_UNLIKELY(q->over.n == q->over.cap) && vec_grow(&q->over, (size_t)q->over.n + 1) != RS_OK)
+            return RS_ENOMEM;
+        rs_event e = { t, key, fn, obj, arg };
+        over_push(q, &e);
     }
+    q->n++;
+    if (t < q->top)
+        q->top = t;
     return RS_OK;
 }
 
@@ -190,71 +230,111 @@ static uint64_t wheel_next(const rs_evq *q)
     return 0;
 }
 
-/* Front is empty, n > 0: make the next bucket the front. */
-__attribute__((noinline)) static void advance(rs_evq *q)
+/* o = merge of the sorted runs x[0..nx) and y[0..ny). */
+static void merge(const rs_event *x, size_t nx, const rs_event *y, size_t ny, rs_event *o)
 {
-    uint64_t nb = wheel_next(q);
-    if (nb == 0)
-        nb = q->over[0].t >> RS_EVQ_SHIFT;
-    q->cur = nb;
-    rs_evq_entry *f = q->front;
-    size_t nf = 0;
-    uint32_t s = (uint32_t)(nb & WMASK);
-    uint32_t i = q->head[s];
-    q->head[s] = NIL;
-    q->bits[s >> 6] &= ~(1ULL << (s & 63));
-    while (i != NIL) {
-        const rs_evq_node *nd = &q->node[i];
-        f[nf].t = nd->ev.t;
-        f[nf].key = nd->ev.key;
-        f[nf].node = i;
-        nf++;
-        i = nd->next;
+    while (nx > 0 && ny > 0) {
+        if (k128(y) < k128(x)) {
+            *o++ = *y++;
+            ny--;
+        } else {
+            *o++ = *x++;
+            nx--;
+        }
     }
-    /* The horizon moved: bring overflow events now within it. */
-    while (q->nover > 0 && (q->over[0].t >> RS_EVQ_SHIFT) - nb < RS_EVQ_WHEEL) {
-        rs_evq_entry e = over_pop(q);
-        uint64_t b = e.t >> RS_EVQ_SHIFT;
-        if (b == nb)
-            f[nf++] = e;
-        else
-            wheel_add(q, b, (uint32_t)e.node);
-    }
-    for (size_t k = nf / 2; k-- > 0;)
-        front_down(f, nf, k, f[k]);
-    q->nfront = nf;
+    memcpy(o, x, nx * sizeof *x);
+    memcpy(o + nx, y, ny * sizeof *y);
 }
 
-/* Least t outside the front (front empty): the first non-empty bucket's
- * minimum, else the overflow's. */
-__attribute__((noinline)) static rs_time next_top(const rs_evq *q)
+/* Sort a[0..n) by (t, key), tmp[0..n) as scratch: natural merge sort, one
+ * pass per halving of the number of ascending runs. Returns the array
+ * (a or tmp) that holds the result. Keys are unique, so stability is moot. */
+static rs_event *sort_events(rs_event *a, rs_event *tmp, size_t n)
 {
-    uint64_t nb = wheel_next(q);
-    if (nb == 0)
-        return q->nover ? q->over[0].t : RS_TIME_MAX;
-    rs_time m = RS_TIME_MAX;
-    for (uint32_t i = q->head[nb & WMASK]; i != NIL; i = q->node[i].next)
-        if (q->node[i].ev.t < m)
-            m = q->node[i].ev.t;
-    return m;
+    for (;;) {
+        size_t i = 0;
+        while (i < n) {
+            size_t m = i + 1;
+            while (m < n && k128(&a[m - 1]) < k128(&a[m]))
+                m++;
+            if (m == n) {
+                if (i == 0)
+                    return a; /* one run: sorted */
+                memcpy(tmp + i, a + i, (n - i) * sizeof *a);
+                break;
+            }
+            size_t e = m + 1;
+            while (e < n && k128(&a[e - 1]) < k128(&a[e]))
+                e++;
+            merge(a + i, m - i, a + m, e - m, tmp + i);
+            i = e;
+        }
+        rs_event *x = a;
+        a = tmp;
+        tmp = x;
+    }
+}
+
+/* Front and late are empty, n > 0: make the next non-empty bucket the
+ * front, sorted. */
+__attribute__((noinline)) static void advance(rs_evq *q)
+{
+    uint64_t wb = wheel_next(q), nb = wb;
+    if (q->over.n > 0 && (wb == 0 || q->over.ev[0].t >> RS_EVQ_SHIFT < wb))
+        nb = q->over.ev[0].t >> RS_EVQ_SHIFT;
+    q->cur = nb;
+    rs_event *f = q->front;
+    size_t nf = 0;
+    if (nb == wb) {
+        uint32_t s = (uint32_t)(nb & WMASK);
+        rs_evq_slot *sl = &q->wheel[s];
+        for (rs_evq_chunk *c = sl->head, *next; c; c = next) {
+            uint32_t cn = c == sl->tail ? sl->tail_n : RS_EVQ_CHUNK;
+            memcpy(f + nf, c->ev, cn * sizeof *f);
+            nf += cn;
+            next = c->next;
+            rs_pool_put(&q->chunks, c); /* LIFO: the next push reuses this warm chunk */
+        }
+        sl->head = sl->tail = NULL;
+        sl->tail_n = 0;
+        q->bits[s >> 6] &= ~(1ULL << (s & 63));
+    }
+    while (q->over.n > 0 && q->over.ev[0].t >> RS_EVQ_SHIFT == nb)
+        over_pop(q, &f[nf++]);
+    rs_event *sorted = sort_events(f, q->scratch, nf);
+    if (sorted != f) {
+        q->scratch = f;
+        q->front = sorted;
+    }
+    for (size_t i = 0; i < nf && i < RS_EVQ_LOOKAHEAD; i++)
+        __builtin_prefetch(sorted[i].obj);
+    q->fi = 0;
+    q->fn = (uint32_t)nf;
 }
 
 void rs_evq_pop(rs_evq *q, rs_event *out)
 {
-    if (q->nfront == 0)
-        advance(q);
-    rs_evq_entry *f = q->front;
-    uint32_t i = (uint32_t)f[0].node;
-    rs_evq_node *nd = &q->node[i];
-    *out = nd->ev;
-    nd->next = q->free_node;
-    q->free_node = i;
-    q->n--;
-    size_t nf = --q->nfront;
-    if (nf > 0) {
-        front_down(f, nf, 0, f[nf]);
-        q->top = f[0].t;
+    if (RS_UNLIKELY(q->fi == q->fn && q->late.n == 0))
+        advance(q); /* pushes into an empty queue */
+    if (RS_UNLIKELY(q->late.n > 0) &&
+        (q->fi == q->fn || k128(&q->late.ev[0]) < k128(&q->front[q->fi]))) {
+        late_pop(q, out);
     } else {
-        q->top = next_top(q);
+        uint32_t i = q->fi++;
+        *out = q->front[i];
+        if (i + RS_EVQ_LOOKAHEAD < q->fn)
+            __builtin_prefetch(q->front[i + RS_EVQ_LOOKAHEAD].obj);
     }
+    q->n--;
+    if (q->fi == q->fn && q->late.n == 0) {
+        if (q->n == 0) {
+            q->top = RS_TIME_MAX;
+            return;
+        }
+        advance(q);
+    }
+    rs_time t = q->fi < q->fn ? q->front[q->fi].t : RS_TIME_MAX;
+    if (RS_UNLIKELY(q->late.n > 0) && q->late.ev[0].t < t)
+        t = q->late.ev[0].t;
+    q->top = t;
 }

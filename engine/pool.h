@@ -6,7 +6,9 @@
  * is allocated only when the free list is empty, and slabs are returned
  * only by rs_pool_fini. The pool counts live objects so that tests and
  * end-of-run checks can assert that everything came back. Debug builds
- * poison freed objects (0xdd) to catch use after free.
+ * poison freed objects (0xdd) to catch use after free. Slabs of 2 MiB or
+ * more are 2 MiB-aligned and advised for transparent huge pages (Linux;
+ * a hint only).
  */
 #ifndef RS_POOL_H
 #define RS_POOL_H
@@ -16,7 +18,8 @@
 typedef struct rs_pool {
     void *free;       /* singly linked through the first word of each object */
     void *slabs;      /* singly linked list of slabs, for fini */
-    size_t obj_size;  /* >= sizeof(void *), rounded to 8 */
+    size_t obj_size;  /* >= sizeof(void *), rounded to align */
+    size_t align;     /* object alignment: 8, or what rs_pool_init_aligned asked */
     size_t per_slab;
     uint64_t live;    /* objects handed out and not yet returned */
     uint64_t capacity;
@@ -25,6 +28,12 @@ typedef struct rs_pool {
 /* obj_size: bytes per object; per_slab: objects per allocation (0: a
  * default sized for about 64 KiB slabs). */
 void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab);
+
+/* The same with objects aligned to `align` (a power of two >= 8) and their
+ * size rounded up to it: a 64-byte object aligned to 64 never straddles
+ * two cache lines (packet descriptors: a hop touches one line of its
+ * packet). */
+void rs_pool_init_aligned(rs_pool *p, size_t obj_size, size_t per_slab, size_t align);
 void rs_pool_fini(rs_pool *p); /* frees every slab, live objects too */
 
 void *rs_pool_grow_get(rs_pool *p); /* slow path: NULL on ENOMEM */

@@ -68,14 +68,8 @@ void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
     RS_ASSERT(t >= sim->now);
     RS_ASSERT(src < sim->nent);
     RS_ASSERT(sim->seq[src] < (1ULL << 40)); /* else it would spill into the entity bits */
-    rs_event ev = {
-        .t = t,
-        .key = ((uint64_t)src << 40) | sim->seq[src]++,
-        .fn = fn,
-        .obj = obj,
-        .arg = arg,
-    };
-    if (RS_UNLIKELY(rs_evq_push(&sim->q, &ev) != RS_OK))
+    uint64_t key = ((uint64_t)src << 40) | sim->seq[src]++;
+    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
         rs_sim_stop(sim, RS_ENOMEM);
 }
 
@@ -105,6 +99,8 @@ int rs_sim_run(rs_sim *sim, rs_time until)
         sim->now = until;
     return sim->status;
 }
+
+const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k) { return rs_evq_peek(&sim->q, k); }
 
 uint64_t rs_sim_events_run(const rs_sim *sim) { return sim->events; }
 size_t rs_sim_pending(const rs_sim *sim) { return sim->q.n; }

@@ -48,6 +48,13 @@ int rs_sim_run(rs_sim *sim, rs_time until);
  * (RS_OK just stops). The first non-OK code is kept. */
 void rs_sim_stop(rs_sim *sim, int code);
 
+/* The event k places after the next one to run (k = 0: the next), when
+ * the queue knows it without work; NULL otherwise. For prefetch hints: a
+ * handler may look ahead and start loading what a coming event will touch
+ * (its obj is already being prefetched by the queue). It may be wrong (a
+ * later push can run first) and must never change what a handler does. */
+const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
+
 uint64_t rs_sim_events_run(const rs_sim *sim);
 size_t rs_sim_pending(const rs_sim *sim);
 

@@ -90,7 +90,8 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     if (!net)
         return rs_err_set(err, RS_ENOMEM, "out of memory creating the network");
     net->cfg = *c;
-    rs_pool_init(&net->pkts, sizeof(rs_pkt), 0);
+    /* One line per packet; 2 MiB slabs (huge pages where available). */
+    rs_pool_init_aligned(&net->pkts, sizeof(rs_pkt), ((2u << 20) - 64) / sizeof(rs_pkt), 64);
     rs_pool_init(&net->timers, sizeof(timer_rec), 0);
     int rc = RS_ENOMEM;
     net->sim = rs_sim_create();
@@ -106,8 +107,8 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         rs_err_set(err, rc, "topology.gpus: the network has too many ports and nodes to simulate");
         goto fail;
     }
-    for (uint32_t i = 0; i < net->nports; i++)
-        net->ports[i].entity = first + i;
+    net->ent_port0 = first;
+    net->lookahead = (uint64_t)net->nports * sizeof(rs_port) > RS_NET_LOOKAHEAD_BYTES;
     for (uint32_t i = 0; i < net->nnodes; i++)
         net->nodes[i].entity = first + net->nports + i;
     net->ent_driver = first + net->nports + net->nnodes;
@@ -135,8 +136,10 @@ void rs_net_destroy(rs_net *net)
     free(net->nodes);
     free(net->ports);
     free(net->leaf_of_gpu);
+    free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->nh);
+    free(net->route);
     free(net->leaf_dist);
     free(net->plane_tiers);
     free(net->flows);

@@ -65,6 +65,7 @@ static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint
     n->tier = tier;
     n->plane = plane;
     n->sw = RS_NONE;
+    n->leaf_index = RS_NONE;
     if (kind == RS_NODE_SWITCH)
         n->ordinal = b->ord[plane * 4u + tier]++;
     *id = net->nnodes++;
@@ -325,7 +326,8 @@ int rs_topo_build(rs_net *net, rs_err *err)
         np += net->nodes[i].nports;
     }
     net->nports = np;
-    net->ports = malloc((size_t)np * sizeof *net->ports);
+    /* 64-byte aligned: rs_port is laid out by cache line. */
+    net->ports = aligned_alloc(64, ((size_t)np ? np : 1) * sizeof *net->ports);
     if (!net->ports) {
         free(fill);
         goto out;
@@ -358,8 +360,9 @@ int rs_topo_build(rs_net *net, rs_err *err)
     /* Switch records and the GPU -> leaf map. */
     net->sw = calloc(net->nswitches ? net->nswitches : 1, sizeof *net->sw);
     net->leaf_of_gpu = malloc((size_t)N * sizeof *net->leaf_of_gpu);
+    net->leaf_index_of_gpu = malloc((size_t)N * sizeof *net->leaf_index_of_gpu);
     net->leaf_port = malloc((size_t)N * sizeof *net->leaf_port);
-    if (!net->sw || !net->leaf_of_gpu || !net->leaf_port)
+    if (!net->sw || !net->leaf_of_gpu || !net->leaf_index_of_gpu || !net->leaf_port)
         goto out;
     net->nleaves = 0;
     for (uint32_t s = 0; s < net->nswitches; s++) {
@@ -367,6 +370,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
         sw->node = net->first_switch + s;
         net->nodes[sw->node].sw = s;
         sw->leaf_index = net->nodes[sw->node].tier == 1 ? net->nleaves++ : RS_NONE;
+        net->nodes[sw->node].leaf_index = sw->leaf_index;
         sw->hash_salt = rs_mix64(c->seed ^ rs_mix64(0x45434d50ULL + s));
         rs_rng_init(&sw->rng, c->seed, sw->node, 1 /* spraying */);
         rs_rng_init(&sw->ecn_rng, c->seed, sw->node, 2 /* ECN marking */);
@@ -374,6 +378,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
     for (uint32_t g = 0; g < N; g++) {
         const rs_port *p = &net->ports[net->nodes[g].port_base];
         net->leaf_of_gpu[g] = net->nodes[p->peer_node].sw;
+        net->leaf_index_of_gpu[g] = net->sw[net->leaf_of_gpu[g]].leaf_index;
         net->leaf_port[g] = p->peer_port;
     }
     rc = rs_topo_route(net);
@@ -460,6 +465,8 @@ int rs_topo_route(rs_net *net)
             sw->nh_off[l] = RS_NONE;
             if (dist[s] == DIST_NONE || dist[s] == 0)
                 continue;
+            if (net->nh_len + n->nports + 1 >= RS_ROUTE_DIRECT)
+                goto out2; /* route entries keep offsets below 2^31 */
             if (net->nh_len + n->nports + 1 > cap) {
                 cap *= 2;
                 uint32_t *g = realloc(net->nh, cap * sizeof *g);
@@ -499,6 +506,19 @@ int rs_topo_route(rs_net *net)
             }
         }
     }
+    free(net->route);
+    net->route = malloc(((size_t)S * L + 1) * sizeof *net->route);
+    if (!net->route)
+        goto out2;
+    for (uint32_t s = 0; s < S; s++)
+        for (uint32_t l = 0; l < L; l++) {
+            uint32_t off = net->sw[s].nh_off[l];
+            uint32_t *e = &net->route[(size_t)s * L + l];
+            if (off != RS_NONE && net->nh[off] == 1 && net->nh[off + 1] < RS_ROUTE_DIRECT)
+                *e = RS_ROUTE_DIRECT | net->nh[off + 1];
+            else
+                *e = off; /* below 2^31: checked above */
+        }
     rc = RS_OK;
 out2:
     free(seen_hash);

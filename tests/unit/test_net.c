@@ -465,7 +465,7 @@ static void sample_queue(void *ctx, rs_net *net, uint64_t arg)
     (void)arg;
     queue_sampler *s = ctx;
     if (rs_net_now(net) >= s->from) {
-        s->sum += (double)net->ports[s->port].pq_bytes[net->cfg.prio];
+        s->sum += (double)net->ports[s->port].q[net->cfg.prio].bytes;
         s->n++;
     }
     rs_net_stats st;
