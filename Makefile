@@ -1,9 +1,18 @@
 # Thin driver around CMake. `make run` and `make test` are the README's two
 # quick-start commands; both install missing Debian packages first.
+#
+#   make test   the whole suite (ctest) on the release build, again on an
+#               AddressSanitizer + UBSan build, then every fuzz target for
+#               FUZZ_SECONDS each (clang/libFuzzer) over its seed corpus
+#   make check  the release-build suite alone (quick)
 BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
 JOBS  ?= $(shell nproc)
+FUZZ_TARGETS = scenario timeline trace plan
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test check asan fuzz bench clean
 
 all: build
 
@@ -17,11 +26,34 @@ build: deps
 run: build
 	$(BUILD)/cli/railsim run -o out/run
 
-test: build
+check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRS_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+# Each target runs on a scratch copy of its corpus, so findings never land
+# in the tree by accident; a crash fails the run and leaves crash-* here.
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		work=$$(mktemp -d); cp tests/fuzz/corpus/$$t/* $$work/; \
+		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+		$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+			-timeout=10 -print_final_stats=1 $$work 2>$(FUZZ_BUILD)/fuzz_$$t.log \
+			|| { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
+		grep -E 'stat::number_of_executed_units|Done' $(FUZZ_BUILD)/fuzz_$$t.log | tail -1; \
+		rm -rf $$work; \
+	done
+
+test: check asan fuzz
 
 bench: build
 	bench/run
 
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out

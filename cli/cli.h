@@ -14,5 +14,14 @@ int rs_cli_bad_input(const char *fmt, const char *a);
 
 /* Subcommands: argv[0] is the first argument after the command name. */
 int rs_cmd_run(int argc, char **argv);
+int rs_cmd_trace(int argc, char **argv);   /* cmd_trace.c */
+int rs_cmd_cost(int argc, char **argv);    /* cmd_cost.c */
+int rs_cmd_report(int argc, char **argv);  /* cmd_report.c */
+int rs_cmd_plot(int argc, char **argv);    /* cmd_report.c */
+int rs_cmd_export(int argc, char **argv);  /* cmd_export.c */
+
+/* Write the PNGs of DIR/plots/ with analysis/plots.py under /usr/bin/python3;
+ * returns an exit code (cmd_report.c). */
+int rs_cli_plot(const char *dir);
 
 #endif

@@ -17,6 +17,17 @@ static void usage(FILE *f)
           "  run [SCENARIO.json] [--set KEY=VALUE]... [--capture PORTS] [-o DIR] [-q]\n"
           "        simulate a scenario; print a summary; with -o write DIR/summary.json\n"
           "        (and DIR/pcap/PORT.pcap for the captured ports)\n"
+          "  cost [--gpus N --hb K --radix R] [--nic-gbps G] [--oversubscription O]\n"
+          "       [--parts PARTS.json] [--json]\n"
+          "        bill of materials, cost and power of rail-only vs the fat tree\n"
+          "  report DIR [--plots]\n"
+          "        summarize a run directory (summary.json, timeline.msgpack)\n"
+          "  plot DIR      write DIR/plots/*.png (needs python3-matplotlib)\n"
+          "  export perfetto TIMELINE [-o trace.json] [--links N]\n"
+          "  export csv TIMELINE [-o DIR]\n"
+          "        Chrome/Perfetto trace JSON, or one CSV per record kind\n"
+          "  trace gen PLAN.json|PRESET [--gpus N] -o FILE | trace info FILE | trace dump FILE [--rank R]\n"
+          "        training plan -> compressed collective trace; describe or print a trace\n"
           "  help [keys]   this text, or every scenario key with its default\n"
           "  --version     print the version\n"
           "\n"
@@ -51,6 +62,16 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run"))
         return rs_cmd_run(argc - 2, argv + 2);
-    fprintf(stderr, "railsim: unknown command '%s'; expected run, help or --version\n", cmd);
+    if (!strcmp(cmd, "trace"))
+        return rs_cmd_trace(argc - 2, argv + 2);
+    if (!strcmp(cmd, "cost"))
+        return rs_cmd_cost(argc - 2, argv + 2);
+    if (!strcmp(cmd, "report"))
+        return rs_cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot"))
+        return rs_cmd_plot(argc - 2, argv + 2);
+    if (!strcmp(cmd, "export"))
+        return rs_cmd_export(argc - 2, argv + 2);
+    fprintf(stderr, "railsim: unknown command '%s'; expected run, trace, cost, report, plot, export, help or --version\n", cmd);
     return RS_EXIT_BAD_INPUT;
 }

@@ -1,0 +1,83 @@
+#!/bin/sh
+# railsim trace gen / info / dump through the binary: presets and plan
+# files, the trillion-parameter plan on 16,384 GPUs under 1 MB, and bad
+# input (exit 2, one line on stderr, no output file left behind).
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+
+for p in llama2-7b llama2-70b gpt3-175b gpt-1t mixtral-8x7b; do
+    if "$RS" trace gen "$p" -o "$TMP/$p.rst" -q && [ -s "$TMP/$p.rst" ] && [ ! -e "$TMP/$p.rst.tmp" ]; then
+        ok "gen $p ($(wc -c <"$TMP/$p.rst") bytes)"
+    else
+        fail "gen $p"
+    fi
+done
+
+# The acceptance figure: gpt-1t on 16,384 GPUs well under 1 MB.
+"$RS" trace gen gpt-1t --gpus 16384 -o "$TMP/g1t.rst" >"$TMP/gen.out" 2>"$TMP/gen.err"
+size=$(wc -c <"$TMP/g1t.rst" 2>/dev/null || echo 0)
+if [ $? -eq 0 ] && [ "$size" -gt 0 ] && [ "$size" -lt 1000000 ]; then
+    ok "gpt-1t on 16384 GPUs: $size bytes"
+else
+    fail "gpt-1t on 16384 GPUs: $size bytes"
+fi
+"$RS" trace info "$TMP/g1t.rst" >"$TMP/info.out" 2>&1
+if [ $? -eq 0 ] && grep -q "16384 on 16384 GPUs, 64 rank classes" "$TMP/info.out" &&
+   grep -q "tp 8, pp 64, dp 32" "$TMP/info.out" && grep -q "compression ratio" "$TMP/info.out" &&
+   grep -q "allreduce" "$TMP/info.out" && grep -q "    pp " "$TMP/info.out"; then
+    ok "info"
+else
+    fail "info: $(cat "$TMP/info.out")"
+fi
+
+# dump --rank: resolved communicators and peers; every class program once without.
+"$RS" trace dump "$TMP/g1t.rst" --rank 8200 >"$TMP/dump.out"
+if [ $? -eq 0 ] && grep -q "^rank 8200 gpu 8200 class 32" "$TMP/dump.out" &&
+   grep -q "recv pp peer 7944" "$TMP/dump.out" && grep -q "allreduce tp comm .* (8 ranks)" "$TMP/dump.out"; then
+    ok "dump --rank"
+else
+    fail "dump --rank"
+fi
+"$RS" trace dump "$TMP/llama2-70b.rst" >"$TMP/dump2.out"
+[ $? -eq 0 ] && [ "$(grep -c '^class ' "$TMP/dump2.out")" -eq 4 ] && ok "dump" || fail "dump"
+
+# A plan file that starts from a preset; determinism: same bytes twice.
+printf '{ "preset": "mixtral-8x7b", "parallelism": { "dp": 16, "global_batch": 256 }, "gpu": { "preset": "b200" } }\n' >"$TMP/plan.json"
+"$RS" trace gen "$TMP/plan.json" -o "$TMP/a.rst" -q && "$RS" trace gen "$TMP/plan.json" -o "$TMP/b.rst" -q &&
+    cmp -s "$TMP/a.rst" "$TMP/b.rst" && ok "plan file, deterministic output" || fail "plan file, deterministic output"
+
+# Bad input: exit 2, one line naming the file or field, no output file.
+expect_bad() {
+    name=$1; pat=$2; shift 2
+    rm -f "$TMP/out.rst"
+    "$RS" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
+    rc=$?
+    lines=$(wc -l <"$TMP/stderr")
+    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2"; return; fi
+    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines"; cat "$TMP/stderr"; return; fi
+    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
+    if [ -e "$TMP/out.rst" ]; then fail "$name: output file created"; return; fi
+    ok "$name: $(cat "$TMP/stderr")"
+}
+printf '{ "preset": "llama2-70b", "parallelism": { "tp": 3 } }\n' >"$TMP/tp3.json"
+printf '{ "model": { "layers": 2, }\n' >"$TMP/syntax.json"
+head -c 100 "$TMP/llama2-7b.rst" >"$TMP/trunc.rst"
+cp "$TMP/llama2-7b.rst" "$TMP/flip.rst"
+printf 'X' | dd of="$TMP/flip.rst" bs=1 seek=60 conv=notrunc 2>/dev/null
+printf 'hello, not a trace\n' >"$TMP/text.rst"
+expect_bad "unknown preset"     "gpt-2t"                  trace gen gpt-2t -o "$TMP/out.rst"
+expect_bad "tp not dividing"    "parallelism.tp"          trace gen "$TMP/tp3.json" -o "$TMP/out.rst"
+expect_bad "syntax error"       "syntax.json:1:"          trace gen "$TMP/syntax.json" -o "$TMP/out.rst"
+expect_bad "missing plan file"  "nope.json"               trace gen "$TMP/nope.json" -o "$TMP/out.rst"
+expect_bad "gpus not multiple"  "--gpus"                  trace gen gpt-1t --gpus 1000 -o "$TMP/out.rst"
+expect_bad "gpus not a number"  "--gpus"                  trace gen gpt-1t --gpus many -o "$TMP/out.rst"
+expect_bad "no -o"              "-o FILE"                 trace gen gpt-1t
+expect_bad "unknown option"     "--frobnicate"            trace gen gpt-1t --frobnicate -o "$TMP/out.rst"
+expect_bad "unknown subcommand" "replay"                  trace replay x
+expect_bad "truncated trace"    "trunc.rst"               trace info "$TMP/trunc.rst"
+expect_bad "corrupt trace"      "flip.rst"                trace info "$TMP/flip.rst"
+expect_bad "not a trace"        "magic"                   trace dump "$TMP/text.rst"
+expect_bad "missing trace"      "none.rst"                trace info "$TMP/none.rst"
+expect_bad "rank out of range"  "--rank"                  trace dump "$TMP/llama2-7b.rst" --rank 64
+expect_bad "unwritable output"  "out.rst"                 trace gen llama2-7b -o "$TMP/nodir/out.rst"
+finish

@@ -1,0 +1,667 @@
+/*
+ * plan.c - the plan reader, presets and validation. Like the scenario
+ * reader (cli/scenario.c), one schema table `keys` lists every plan key;
+ * loading walks it. jansson is used only here in this layer.
+ *
+ * Loading fills a copy and validates it before touching the caller's plan.
+ * A file may name a preset ("preset": "llama2-70b") as its starting point;
+ * the preset is applied first, wherever the key appears in the file.
+ */
+#include "plan.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- GPUs ------------------------------------------------------------------ */
+
+/* Peak dense BF16 tensor FLOP/s from the vendors' data sheets (without
+ * structured sparsity):
+ *   A100 SXM 312 TFLOPS (NVIDIA A100 datasheet);
+ *   H100 SXM 989 TFLOPS (NVIDIA H100 datasheet: 1,979 with sparsity);
+ *   GH200: the same Hopper GPU, 989 TFLOPS (GH200 datasheet);
+ *   B200 2.25 PFLOPS dense (NVIDIA HGX B200: 18 PFLOPS / 8 GPUs with
+ *   sparsity halved);
+ *   MI250X 383 TFLOPS per OAM module (AMD datasheet), two GCDs each
+ *   seen as one GPU: 191.5 TFLOPS per GCD. */
+static const struct gpu_def {
+    const char *name;
+    double peak;
+    double mem_bw; /* HBM bytes/s: A100 80GB SXM 2039 GB/s, H100 SXM 3.35 TB/s,
+                      GH200 (HBM3) 4 TB/s, B200 8 TB/s, MI250X 3.2768 TB/s per
+                      module = 1.6384 TB/s per GCD */
+} gpus[] = {
+    { "a100", 312e12, 2039e9 },
+    { "h100", 989e12, 3350e9 },
+    { "gh200", 989e12, 4000e9 },
+    { "b200", 2.25e15, 8000e9 },
+    { "mi250x-gcd", 191.5e12, 1638.4e9 },
+};
+#define NGPUS (sizeof gpus / sizeof gpus[0])
+
+int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw)
+{
+    for (size_t i = 0; i < NGPUS; i++)
+        if (strcmp(gpus[i].name, preset) == 0) {
+            *peak = gpus[i].peak;
+            *mem_bw = gpus[i].mem_bw;
+            return RS_OK;
+        }
+    return RS_EINVAL;
+}
+
+/* ---- defaults and presets ------------------------------------------------------ */
+
+void rs_plan_default(rs_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "custom");
+    p->model = (rs_plan_model){ .layers = 2, .hidden = 1024, .ffn = 4096, .heads = 16, .kv_heads = 0,
+                                .seq_len = 1024, .vocab = 32000, .experts = 0, .top_k = 0,
+                                .precision_bytes = 2, .gated_mlp = 0 };
+    p->par = (rs_plan_par){ .tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .zero = 0, .micro_batch = 1,
+                            .global_batch = 1, .schedule = RS_SCHED_1F1B, .recompute = 0,
+                            .bucket_bytes = 25ull << 20 /* PyTorch DDP's bucket_cap_mb */ };
+    snprintf(p->order, sizeof p->order, "tp,cp,ep,dp,pp");
+    snprintf(p->gpu_preset, sizeof p->gpu_preset, "h100");
+    p->peak_flops = 989e12;
+    p->mem_bw = 3350e9;
+    p->efficiency = 0.5;
+}
+
+/* Published shapes:
+ *  llama2-7b/70b: Touvron et al. 2023, "Llama 2", Table 1 and the released
+ *    configs (SwiGLU, ffn 11008 / 28672, GQA with 8 KV heads for 70B, 4k
+ *    context, 32k vocabulary, 4M-token batches);
+ *  gpt3-175b: Brown et al. 2020, Table 2.1 (96 layers, d 12288, 96 heads,
+ *    2048 context), parallelised as in Narayanan et al. 2021, Table 1
+ *    (TP 8, PP 8, batch 1536 on 1536 GPUs);
+ *  gpt-1t: Narayanan et al. 2021 (Megatron-LM, SC'21), Table 1: 128 layers,
+ *    hidden 25600, 160 heads, TP 8, PP 64, batch 3072 on 3072 GPUs;
+ *  mixtral-8x7b: Jiang et al. 2024, Table 1 (32 layers, d 4096, ffn 14336,
+ *    32 heads, 8 KV heads, 8 experts, top-2). Parallelism chosen here. */
+static void preset_llama2_7b(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 32, 4096, 11008, 32, 32, 4096, 32000, 0, 0, 2, 1 };
+    p->par.dp = 64;
+    p->par.zero = 3; /* FSDP full sharding, as Meta trains it */
+    p->par.micro_batch = 2;
+    p->par.global_batch = 1024;
+}
+
+static void preset_llama2_70b(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 80, 8192, 28672, 64, 8, 4096, 32000, 0, 0, 2, 1 };
+    p->par.tp = 8;
+    p->par.pp = 4;
+    p->par.dp = 16;
+    p->par.zero = 1;
+    p->par.global_batch = 1024;
+}
+
+static void preset_gpt3_175b(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 96, 12288, 49152, 96, 96, 2048, 50257, 0, 0, 2, 0 };
+    p->par.tp = 8;
+    p->par.pp = 8;
+    p->par.dp = 24;
+    p->par.global_batch = 1536;
+}
+
+static void preset_gpt_1t(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 128, 25600, 102400, 160, 160, 2048, 51200, 0, 0, 2, 0 };
+    p->par.tp = 8;
+    p->par.pp = 64;
+    p->par.dp = 6;
+    p->par.global_batch = 3072;
+    p->par.recompute = 1;
+}
+
+static void preset_mixtral(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 32, 4096, 14336, 32, 8, 4096, 32000, 8, 2, 2, 1 };
+    p->par.tp = 2;
+    p->par.ep = 8;
+    p->par.dp = 32;
+    p->par.zero = 1;
+    p->par.global_batch = 512;
+}
+
+static const struct preset {
+    const char *name;
+    void (*fill)(rs_plan *p);
+} presets[] = {
+    { "llama2-7b", preset_llama2_7b },
+    { "llama2-70b", preset_llama2_70b },
+    { "gpt3-175b", preset_gpt3_175b },
+    { "gpt-1t", preset_gpt_1t },
+    { "mixtral-8x7b", preset_mixtral },
+};
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+const char *const *rs_plan_preset_names(void)
+{
+    static const char *const names[NPRESETS + 1] = { "llama2-7b", "llama2-70b", "gpt3-175b", "gpt-1t",
+                                                     "mixtral-8x7b", NULL };
+    return names;
+}
+
+static int fill_preset(const char *name, rs_plan *p)
+{
+    for (size_t i = 0; i < NPRESETS; i++)
+        if (strcmp(presets[i].name, name) == 0) {
+            rs_plan_default(p);
+            snprintf(p->name, sizeof p->name, "%s", name);
+            presets[i].fill(p);
+            return RS_OK;
+        }
+    return RS_EINVAL;
+}
+
+static void preset_list(char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NPRESETS && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", presets[i].name);
+}
+
+int rs_plan_preset(const char *name, rs_plan *out, rs_err *err)
+{
+    rs_plan p;
+    if (fill_preset(name, &p)) {
+        char list[160];
+        preset_list(list, sizeof list);
+        return rs_err_set(err, RS_EINVAL, "unknown plan preset '%.60s': expected one of %s", name, list);
+    }
+    char where[96];
+    snprintf(where, sizeof where, "preset %s", name);
+    int rc = rs_plan_validate(&p, where, err);
+    if (rc)
+        return rc;
+    *out = p;
+    return RS_OK;
+}
+
+/* ---- validation ------------------------------------------------------------------ */
+
+uint32_t rs_plan_gpus(const rs_plan *p)
+{
+    uint64_t n = (uint64_t)p->par.tp * p->par.pp * p->par.dp * p->par.cp;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+static int fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (where)
+        return rs_err_set(err, RS_EINVAL, "%s: %s: %s", where, key, what);
+    return rs_err_set(err, RS_EINVAL, "%s: %s", key, what);
+}
+
+/* Placement dimension names in default order, and their sizes. */
+static const char *const dim_names[5] = { "tp", "cp", "ep", "dp", "pp" };
+
+static void dim_sizes(const rs_plan *p, uint32_t sz[5])
+{
+    sz[0] = p->par.tp;
+    sz[1] = p->par.cp;
+    sz[2] = p->par.ep;
+    sz[3] = p->par.ep ? p->par.dp / p->par.ep : 0;
+    sz[4] = p->par.pp;
+}
+
+/* Parse placement.order into perm[0..n) (indices into dim_names, innermost
+ * first); dimensions of size 1 may be omitted and are appended. */
+static int parse_order(const rs_plan *p, int perm[5], const char *where, rs_err *err)
+{
+    uint32_t sz[5];
+    dim_sizes(p, sz);
+    bool seen[5] = { false };
+    int n = 0;
+    const char *s = p->order;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        int d = -1;
+        for (int i = 0; i < 5; i++)
+            if (len == 2 && strncmp(s, dim_names[i], 2) == 0)
+                d = i;
+        if (d < 0)
+            return fail(err, where, "placement.order", "unknown dimension '%.*s'; expected a comma-separated "
+                        "list of tp, cp, ep, dp, pp, innermost first", (int)(len > 20 ? 20 : len), s);
+        if (seen[d])
+            return fail(err, where, "placement.order", "'%s' listed twice; expected each dimension once",
+                        dim_names[d]);
+        seen[d] = true;
+        perm[n++] = d;
+        s += len;
+        if (*s == ',') {
+            s++;
+            if (!*s)
+                return fail(err, where, "placement.order", "ends with a comma; expected a dimension after it");
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        if (seen[i])
+            continue;
+        if (sz[i] > 1)
+            return fail(err, where, "placement.order", "omits '%s' although its size is %u; expected every "
+                        "dimension larger than 1", dim_names[i], sz[i]);
+        perm[n++] = i;
+    }
+    return RS_OK;
+}
+
+int rs_plan_placement(const rs_plan *p, int perm[5], rs_err *err)
+{
+    return parse_order(p, perm, NULL, err);
+}
+
+int rs_plan_validate(const rs_plan *p, const char *where, rs_err *err)
+{
+    const rs_plan_model *m = &p->model;
+    const rs_plan_par *q = &p->par;
+    struct { const char *key; uint32_t v; } pos[] = {
+        { "model.layers", m->layers }, { "model.hidden", m->hidden }, { "model.ffn", m->ffn },
+        { "model.heads", m->heads }, { "model.seq_len", m->seq_len }, { "model.vocab", m->vocab },
+        { "model.precision_bytes", m->precision_bytes }, { "parallelism.tp", q->tp },
+        { "parallelism.pp", q->pp }, { "parallelism.dp", q->dp }, { "parallelism.cp", q->cp },
+        { "parallelism.ep", q->ep }, { "parallelism.micro_batch", q->micro_batch },
+        { "parallelism.global_batch", q->global_batch },
+    };
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
+        if (pos[i].v == 0)
+            return fail(err, where, pos[i].key, "expected a positive integer, got 0");
+    if (m->hidden % m->heads)
+        return fail(err, where, "model.heads", "%u does not divide model.hidden (%u)", m->heads, m->hidden);
+    uint32_t kv = m->kv_heads ? m->kv_heads : m->heads;
+    if (kv > m->heads || m->heads % kv)
+        return fail(err, where, "model.kv_heads", "%u does not divide model.heads (%u)", kv, m->heads);
+    if (m->precision_bytes > 8)
+        return fail(err, where, "model.precision_bytes", "expected 1 to 8 bytes, got %u", m->precision_bytes);
+    if (m->top_k > 0 && m->experts == 0)
+        return fail(err, where, "model.top_k", "%u needs an MoE model (model.experts above 0)", m->top_k);
+    if (m->experts > 0 && (m->top_k == 0 || m->top_k > m->experts))
+        return fail(err, where, "model.top_k", "expected 1 to model.experts (%u) for an MoE model, got %u",
+                    m->experts, m->top_k);
+    if (q->zero > 3)
+        return fail(err, where, "parallelism.zero", "expected 0, 1, 2 or 3, got %u", q->zero);
+    uint64_t n = (uint64_t)q->tp * q->pp * q->dp * q->cp;
+    if (n > (1u << 24))
+        return fail(err, where, "parallelism", "tp x pp x dp x cp = %llu GPUs, expected at most 16777216",
+                    (unsigned long long)n);
+    if (p->gpus && n != p->gpus)
+        return fail(err, where, "gpus", "%u, but parallelism.tp x pp x dp x cp = %u x %u x %u x %u = %llu",
+                    p->gpus, q->tp, q->pp, q->dp, q->cp, (unsigned long long)n);
+    if (m->heads % q->tp)
+        return fail(err, where, "parallelism.tp", "%u does not divide model.heads (%u)", q->tp, m->heads);
+    if (m->ffn % q->tp)
+        return fail(err, where, "parallelism.tp", "%u does not divide model.ffn (%u)", q->tp, m->ffn);
+    if (m->layers % q->pp)
+        return fail(err, where, "parallelism.pp", "%u does not divide model.layers (%u)", q->pp, m->layers);
+    if (m->seq_len % q->cp)
+        return fail(err, where, "parallelism.cp", "%u does not divide model.seq_len (%u)", q->cp, m->seq_len);
+    if (q->ep > 1 && m->experts == 0)
+        return fail(err, where, "parallelism.ep", "%u needs an MoE model (model.experts above 0)", q->ep);
+    if (m->experts && m->experts % q->ep)
+        return fail(err, where, "parallelism.ep", "%u does not divide model.experts (%u)", q->ep, m->experts);
+    if (q->dp % q->ep)
+        return fail(err, where, "parallelism.ep", "%u does not divide parallelism.dp (%u); expert parallelism "
+                    "is carved out of data parallelism", q->ep, q->dp);
+    uint64_t per = (uint64_t)q->micro_batch * q->dp;
+    if (q->global_batch % per)
+        return fail(err, where, "parallelism.global_batch", "%u is not a multiple of micro_batch x dp "
+                    "(%u x %u = %llu)", q->global_batch, q->micro_batch, q->dp, (unsigned long long)per);
+    if (q->global_batch / per > (1u << 20))
+        return fail(err, where, "parallelism.global_batch", "gives %llu micro-batches per pipeline, expected "
+                    "at most 1048576", (unsigned long long)(q->global_batch / per));
+    if ((uint64_t)q->micro_batch * m->seq_len > (1ull << 32))
+        return fail(err, where, "parallelism.micro_batch", "%u sequences of %u tokens, expected at most 2^32 "
+                    "tokens per micro-batch", q->micro_batch, m->seq_len);
+    if (q->bucket_bytes == 0)
+        return fail(err, where, "parallelism.bucket_bytes", "expected a positive size, got 0");
+    if (!(p->peak_flops > 0) || !isfinite(p->peak_flops))
+        return fail(err, where, "gpu.peak_flops", "expected a positive FLOP/s figure");
+    if (!(p->mem_bw > 0) || !isfinite(p->mem_bw))
+        return fail(err, where, "gpu.memory_bw", "expected a positive bytes/s figure");
+    if (!(p->efficiency > 0 && p->efficiency <= 1))
+        return fail(err, where, "gpu.efficiency", "expected a fraction above 0 and at most 1, got %g",
+                    p->efficiency);
+    int perm[5];
+    return parse_order(p, perm, where, err);
+}
+
+int rs_plan_set_gpus(rs_plan *p, uint32_t ngpus, rs_err *err)
+{
+    uint64_t fixed = (uint64_t)p->par.tp * p->par.pp * p->par.cp;
+    uint64_t unit = fixed * p->par.ep;
+    if (ngpus == 0 || ngpus % unit)
+        return rs_err_set(err, RS_EINVAL, "--gpus: %u is not a multiple of tp x pp x cp x ep "
+                          "(%u x %u x %u x %u = %llu), which --gpus keeps", ngpus, p->par.tp, p->par.pp,
+                          p->par.cp, p->par.ep, (unsigned long long)unit);
+    rs_plan q = *p;
+    q.par.dp = (uint32_t)(ngpus / fixed);
+    q.gpus = ngpus;
+    char where[96];
+    snprintf(where, sizeof where, "--gpus %u", ngpus);
+    int rc = rs_plan_validate(&q, where, err);
+    if (rc)
+        return rc;
+    *p = q;
+    return RS_OK;
+}
+
+/* ---- the schema ------------------------------------------------------------------ */
+
+typedef enum { KT_UINT, KT_DOUBLE, KT_BOOL, KT_STR, KT_SCHED, KT_GPU } key_type;
+
+typedef struct key_def {
+    const char *key;
+    key_type type;
+    size_t off, size;
+    uint64_t umin, umax;
+    double dmin, dmax; /* KT_DOUBLE: (dmin, dmax] */
+} key_def;
+
+#define FIELD(f) offsetof(rs_plan, f), sizeof(((rs_plan *)0)->f)
+#define U(k, f, lo, hi) { k, KT_UINT, FIELD(f), lo, hi, 0, 0 }
+#define D(k, f, lo, hi) { k, KT_DOUBLE, FIELD(f), 0, 0, lo, hi }
+#define B(k, f) { k, KT_BOOL, FIELD(f), 0, 0, 0, 0 }
+#define S(k, f) { k, KT_STR, FIELD(f), 0, 0, 0, 0 }
+
+#define BIG (1u << 24)
+static const key_def keys[] = {
+    S("name", name),
+    U("gpus", gpus, 1, BIG),
+    U("model.layers", model.layers, 1, 65536),
+    U("model.hidden", model.hidden, 1, 1u << 20),
+    U("model.ffn", model.ffn, 1, 1u << 24),
+    U("model.heads", model.heads, 1, 65536),
+    U("model.kv_heads", model.kv_heads, 0, 65536),
+    U("model.seq_len", model.seq_len, 1, 1u << 24),
+    U("model.vocab", model.vocab, 1, 1u << 24),
+    U("model.experts", model.experts, 0, 65536),
+    U("model.top_k", model.top_k, 0, 65536),
+    U("model.precision_bytes", model.precision_bytes, 1, 8),
+    B("model.gated_mlp", model.gated_mlp),
+    U("parallelism.tp", par.tp, 1, BIG),
+    U("parallelism.pp", par.pp, 1, BIG),
+    U("parallelism.dp", par.dp, 1, BIG),
+    U("parallelism.cp", par.cp, 1, BIG),
+    U("parallelism.ep", par.ep, 1, BIG),
+    U("parallelism.zero", par.zero, 0, 3),
+    U("parallelism.micro_batch", par.micro_batch, 1, BIG),
+    U("parallelism.global_batch", par.global_batch, 1, 1u << 30),
+    { "parallelism.schedule", KT_SCHED, FIELD(par.schedule), 0, 0, 0, 0 },
+    B("parallelism.recompute", par.recompute),
+    U("parallelism.bucket_bytes", par.bucket_bytes, 1, 1ull << 40),
+    S("placement.order", order),
+    { "gpu.preset", KT_GPU, FIELD(gpu_preset), 0, 0, 0, 0 },
+    D("gpu.peak_flops", peak_flops, 0, 1e18),
+    D("gpu.memory_bw", mem_bw, 0, 1e16),
+    D("gpu.efficiency", efficiency, 0, 1),
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const key_def *find_key(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].key, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static bool is_section(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strncmp(keys[i].key, name, n) == 0 && keys[i].key[n] == '.')
+            return true;
+    return false;
+}
+
+/* A value for a message: quoted and cut, control characters replaced. */
+static void describe(char *buf, size_t size, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: snprintf(buf, size, "an object"); break;
+    case JSON_ARRAY: snprintf(buf, size, "an array"); break;
+    case JSON_STRING: {
+        const char *s = json_string_value(v);
+        size_t n = 0;
+        buf[n++] = '"';
+        for (; *s && n + 5 < size && n < 42; s++)
+            buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        if (*s)
+            n += (size_t)snprintf(buf + n, size - n, "...");
+        snprintf(buf + n, size - n, "\"");
+        break;
+    }
+    case JSON_INTEGER: snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
+    case JSON_REAL: snprintf(buf, size, "%.15g", json_real_value(v)); break;
+    case JSON_TRUE: snprintf(buf, size, "true"); break;
+    case JSON_FALSE: snprintf(buf, size, "false"); break;
+    default: snprintf(buf, size, "null"); break;
+    }
+}
+
+typedef struct load_state {
+    const char *path;
+    bool gpu_preset_set, peak_set, bw_set;
+} load_state;
+
+static int apply(rs_plan *p, const key_def *k, const json_t *v, load_state *ls, rs_err *err)
+{
+    char *f = (char *)p + k->off;
+    char got[64], expected[160];
+    describe(got, sizeof got, v);
+    switch (k->type) {
+    case KT_UINT: {
+        uint64_t u = 0;
+        bool ok = false;
+        if (json_is_integer(v) && json_integer_value(v) >= 0) {
+            u = (uint64_t)json_integer_value(v);
+            ok = true;
+        } else if (json_is_real(v)) {
+            double d = json_real_value(v);
+            ok = d >= 0 && d <= 1e18 && d == floor(d);
+            u = ok ? (uint64_t)d : 0;
+        }
+        if (ok && u >= k->umin && u <= k->umax) {
+            if (k->size == sizeof(uint32_t)) {
+                uint32_t w = (uint32_t)u;
+                memcpy(f, &w, sizeof w);
+            } else {
+                memcpy(f, &u, sizeof u);
+            }
+            return RS_OK;
+        }
+        snprintf(expected, sizeof expected, "expected an integer from %llu to %llu",
+                 (unsigned long long)k->umin, (unsigned long long)k->umax);
+        break;
+    }
+    case KT_DOUBLE:
+        if (json_is_number(v) && json_number_value(v) > k->dmin && json_number_value(v) <= k->dmax) {
+            double d = json_number_value(v);
+            memcpy(f, &d, sizeof d);
+            if (k->off == offsetof(rs_plan, peak_flops))
+                ls->peak_set = true;
+            if (k->off == offsetof(rs_plan, mem_bw))
+                ls->bw_set = true;
+            return RS_OK;
+        }
+        snprintf(expected, sizeof expected, "expected a number above %g and at most %g", k->dmin, k->dmax);
+        break;
+    case KT_BOOL:
+        if (json_is_boolean(v)) {
+            int b = json_is_true(v);
+            memcpy(f, &b, sizeof b);
+            return RS_OK;
+        }
+        snprintf(expected, sizeof expected, "expected true or false");
+        break;
+    case KT_STR:
+        if (json_is_string(v) && json_string_length(v) < k->size &&
+            strlen(json_string_value(v)) == json_string_length(v)) {
+            memcpy(f, json_string_value(v), json_string_length(v) + 1);
+            return RS_OK;
+        }
+        snprintf(expected, sizeof expected, "expected a string of at most %zu characters", k->size - 1);
+        break;
+    case KT_SCHED:
+        if (json_is_string(v) && (!strcmp(json_string_value(v), "1f1b") || !strcmp(json_string_value(v), "gpipe"))) {
+            rs_sched s = strcmp(json_string_value(v), "1f1b") ? RS_SCHED_GPIPE : RS_SCHED_1F1B;
+            memcpy(f, &s, sizeof s);
+            return RS_OK;
+        }
+        snprintf(expected, sizeof expected, "expected \"1f1b\" or \"gpipe\"");
+        break;
+    case KT_GPU: {
+        double peak, bw;
+        if (json_is_string(v) && rs_plan_gpu_peak(json_string_value(v), &peak, &bw) == RS_OK) {
+            snprintf(p->gpu_preset, sizeof p->gpu_preset, "%s", json_string_value(v));
+            if (!ls->peak_set)
+                p->peak_flops = peak;
+            if (!ls->bw_set)
+                p->mem_bw = bw;
+            ls->gpu_preset_set = true;
+            return RS_OK;
+        }
+        size_t n = (size_t)snprintf(expected, sizeof expected, "expected one of");
+        for (size_t i = 0; i < NGPUS && n < sizeof expected; i++)
+            n += (size_t)snprintf(expected + n, sizeof expected - n, "%s \"%s\"", i ? "," : "", gpus[i].name);
+        break;
+    }
+    }
+    return rs_err_set(err, RS_EINVAL, "%s: %s: %s, got %s", ls->path, k->key, expected, got);
+}
+
+static const char *kind_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    default: return "null";
+    }
+}
+
+static int apply_object(rs_plan *p, const json_t *obj, const char *prefix, load_state *ls, rs_err *err)
+{
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)obj, name, v) {
+        if (!*prefix && strcmp(name, "preset") == 0)
+            continue; /* applied first */
+        char dotted[160], clean[64];
+        size_t n = 0;
+        for (; name[n] && n + 1 < sizeof clean; n++)
+            clean[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+        clean[n] = '\0';
+        snprintf(dotted, sizeof dotted, "%s%s%s", prefix, *prefix ? "." : "", clean);
+        const key_def *k = strchr(name, '.') ? NULL : find_key(dotted);
+        if (k) {
+            int rc = apply(p, k, v, ls, err);
+            if (rc)
+                return rc;
+        } else if (!strchr(name, '.') && is_section(dotted)) {
+            if (!json_is_object(v))
+                return rs_err_set(err, RS_EINVAL, "%s: %s: expected an object of %s.* keys, got %s", ls->path,
+                                  dotted, dotted, kind_of(v));
+            int rc = apply_object(p, v, dotted, ls, err);
+            if (rc)
+                return rc;
+        } else {
+            return rs_err_set(err, RS_EINVAL, "%s: unknown key '%s'; expected name, preset, gpus or a key of "
+                              "model, parallelism, placement or gpu (docs/plan-format.md)", ls->path, dotted);
+        }
+    }
+    return RS_OK;
+}
+
+int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
+{
+    rs_err_clear(err);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rs_err_set(err, RS_EIO, "%s: cannot open plan file: %s", path, strerror(errno));
+    json_error_t jerr;
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+    bool read_failed = ferror(f) != 0;
+    fclose(f);
+    if (read_failed) {
+        json_decref(root);
+        return rs_err_set(err, RS_EIO, "%s: cannot read plan file", path);
+    }
+    if (!root) {
+        if (jerr.line > 0)
+            return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s", path,
+                              jerr.line, jerr.column, jerr.line, jerr.column, jerr.text);
+        return rs_err_set(err, RS_EINVAL, "%s: JSON syntax error: %s", path, jerr.text);
+    }
+    int rc = RS_OK;
+    rs_plan p;
+    rs_plan_default(&p);
+    load_state ls = { path, false, false, false };
+    if (!json_is_object(root)) {
+        rc = rs_err_set(err, RS_EINVAL, "%s: expected a JSON object at the top level, got %s", path, kind_of(root));
+        goto done;
+    }
+    const json_t *pre = json_object_get(root, "preset");
+    if (pre) {
+        char got[64], list[160];
+        if (!json_is_string(pre) || fill_preset(json_string_value(pre), &p)) {
+            describe(got, sizeof got, pre);
+            preset_list(list, sizeof list);
+            rc = rs_err_set(err, RS_EINVAL, "%s: preset: expected one of %s, got %s", path, list, got);
+            goto done;
+        }
+    } else {
+        /* Without a preset the name defaults to the file's base name. */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        size_t n = strcspn(base, ".");
+        snprintf(p.name, sizeof p.name, "%.*s", (int)(n < sizeof p.name ? n : sizeof p.name - 1), base);
+    }
+    if ((rc = apply_object(&p, root, "", &ls, err)))
+        goto done;
+    if (ls.peak_set && !ls.gpu_preset_set)
+        p.gpu_preset[0] = '\0';
+    if ((rc = rs_plan_validate(&p, path, err)))
+        goto done;
+    *out = p;
+done:
+    json_decref(root);
+    return rc;
+}
+
+int rs_plan_load_arg(const char *arg, rs_plan *out, rs_err *err)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 || strchr(arg, '/') || strstr(arg, ".json"))
+        return rs_plan_load(arg, out, err);
+    rs_plan p;
+    if (fill_preset(arg, &p) == RS_OK)
+        return rs_plan_preset(arg, out, err);
+    char list[160];
+    preset_list(list, sizeof list);
+    return rs_err_set(err, RS_EINVAL, "%.80s: no such plan file or preset; expected a plan JSON file or one of %s",
+                      arg, list);
+}
