@@ -17,9 +17,9 @@
  *
  * and the leaves: the fat tree is one plane whose every rail is cut into
  * ceil(D/dl) leaves (D = N/K GPUs per rail, dl = floor(R*o/(o+1)) GPU
- * ports per leaf), except that a single rail (K = 1) of at most R GPUs is
- * one switch; rail-only is K planes of one rail each, a rail of at most R
- * GPUs being one switch. test_cost checks these against rs_net_create.
+ * ports per leaf), except that a cluster of at most R GPUs is one switch
+ * (full bisection needs no more); rail-only is K planes of one rail each,
+ * a rail of at most R GPUs being one switch. test_cost checks these against rs_net_create.
  *
  * The one deliberate difference from the simulator: in rail-only, rails of
  * at most R/2 GPUs share switches (floor(R/D) per switch); see cost.h.
@@ -240,7 +240,7 @@ int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
 
     plane_count fat = { 0 }, rail = { 0 };
     if (fat_tree) {
-        uint64_t nl = K == 1 && D <= R ? 1 : K * ceil_div(D, dl);
+        uint64_t nl = N <= R ? 1 : K * ceil_div(D, dl);
         if ((rc = count_plane(nl, R, up, "fat tree", &fat, err)) != RS_OK)
             return rc;
     }

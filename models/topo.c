@@ -273,12 +273,13 @@ int rs_topo_build(rs_net *net, rs_err *err)
     uint32_t up = R - dl;
     net->tiers = 0;
     /* Each plane lists its rails' GPUs rail by rail and cuts them into
-     * leaves of at most dl GPUs (a whole plane that fits in one switch and
-     * has one rail is a single switch). */
+     * leaves of at most dl GPUs. A plane that fits in one switch is that
+     * switch: for the fat tree, a cluster of at most R GPUs needs no spine
+     * for full bisection (the fewest tiers that fit). */
     uint32_t rails_per_plane = c->kind == RS_TOPO_RAIL_ONLY ? 1 : K;
     for (uint32_t plane = 0; plane < net->planes; plane++) {
         uint32_t n = 0, nl = 0;
-        int single = rails_per_plane * D <= R && rails_per_plane == 1;
+        int single = rails_per_plane * D <= R;
         for (uint32_t ri = 0; ri < rails_per_plane; ri++) {
             uint32_t rail = c->kind == RS_TOPO_RAIL_ONLY ? plane : ri;
             for (uint32_t d = 0; d < D; d++) {

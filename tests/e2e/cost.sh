@@ -34,7 +34,7 @@ check "16384 GPUs, K=8, R=64" \
     "f['tiers']==3 and f['switches']==1280 and f['links']==49152 and f['transceivers']==98304 and f['cost_usd']==98041856 and r['tiers']==2 and r['switches']==768 and r['links']==32768 and r['transceivers']==65536 and r['cost_usd']==61276160 and abs(s['cost']-37.5)<1e-9" \
     --gpus 16384 --hb 8 --radix 64
 check "64 GPUs: packed rail switch" \
-    "r['switches']==1 and r['switches_logical']==8 and r['rails_per_switch']==8 and f['switches']==12 and f['links']==320" \
+    "r['switches']==1 and r['switches_logical']==8 and r['rails_per_switch']==8 and f['switches']==1 and f['links']==64 and s['cost']==0" \
     --gpus 64 --hb 8 --radix 64
 check "--no-rail-packing counts as simulated" \
     "r['switches']==8 and r['switches_logical']==8" \

@@ -73,20 +73,19 @@ static void test_cost_kary_fat_tree_k16(void)
 
 static void test_cost_64_gpus_k8_r64(void)
 {
-    /* Fat tree: 8 rail leaves of 8 GPUs (32 down, 32 up ports each);
-     * 8 * 32 uplinks need ceil(256 / 64) = 4 spines, 8 parallel cables
-     * from each leaf to each. Links 64 + 256. */
+    /* Fat tree: all 64 GPUs fit in one 64-port switch, which is full
+     * bisection by itself: one tier, no spine, 64 links. */
     rs_bom f, r;
     compute_default(64, 8, 64, &f, &r);
-    CU_ASSERT_EQUAL(f.tiers, 2);
-    CU_ASSERT_EQUAL(f.switches_per_tier[0], 8);
-    CU_ASSERT_EQUAL(f.switches_per_tier[1], 4);
-    CU_ASSERT_EQUAL(f.switches, 12);
-    CU_ASSERT_EQUAL(f.links, 320);
-    CU_ASSERT_EQUAL(f.transceivers, 640);
-    CU_ASSERT_EQUAL(f.switch_ports, 12 * 64);
-    CU_ASSERT_EQUAL(f.switch_ports_used, 64 + 2 * 256);
-    CU_ASSERT_NEAR(f.cost_usd, 12 * 64 * 748.0 + 640 * 374.0); /* $813,824 */
+    CU_ASSERT_EQUAL(f.tiers, 1);
+    CU_ASSERT_EQUAL(f.switches_per_tier[0], 1);
+    CU_ASSERT_EQUAL(f.switches_per_tier[1], 0);
+    CU_ASSERT_EQUAL(f.switches, 1);
+    CU_ASSERT_EQUAL(f.links, 64);
+    CU_ASSERT_EQUAL(f.transceivers, 128);
+    CU_ASSERT_EQUAL(f.switch_ports, 64);
+    CU_ASSERT_EQUAL(f.switch_ports_used, 64);
+    CU_ASSERT_NEAR(f.cost_usd, 64 * 748.0 + 128 * 374.0);
     /* Rail-only: 8 rails of 8 GPUs, one switch each as simulated; 8 rails
      * x 8 ports fill one 64-port switch, so one physical switch. */
     CU_ASSERT_EQUAL(r.tiers, 1);
@@ -100,7 +99,7 @@ static void test_cost_64_gpus_k8_r64(void)
     CU_ASSERT_EQUAL(r.switch_ports, 64);
     CU_ASSERT_EQUAL(r.switch_ports_used, 64);
     CU_ASSERT_NEAR(r.cost_usd, 64 * 748.0 + 128 * 374.0); /* $95,744 */
-    CU_ASSERT_NEAR(rs_cost_saving_pct(&f, &r), (813824.0 - 95744.0) / 813824.0 * 100.0);
+    CU_ASSERT_NEAR(rs_cost_saving_pct(&f, &r), 0.0); /* both one 64-port switch */
 }
 
 static void test_cost_1024_gpus_k8_r32(void)
@@ -364,39 +363,43 @@ static void test_cost_rail_only_packs_small_rails(void)
 
 static void test_cost_nic_copper_drops_nic_transceivers(void)
 {
+    /* 128 GPUs, K = 8, R = 64. Fat tree: 8 rail leaves of 16 GPUs with 32
+     * uplinks each, 4 spines (8 parallel cables per leaf): 128 NIC cables,
+     * 256 switch cables. Rail-only: rails of 16 packed 4 per switch. */
     rs_cost_input in;
     rs_parts p;
     rs_bom f, r;
     rs_parts_default(&p);
-    input(&in, 64, 8, 64);
+    input(&in, 128, 8, 64);
     in.nic_copper = 1;
     compute(&in, &p, &f, &r);
-    CU_ASSERT_EQUAL(f.links, 320);
-    CU_ASSERT_EQUAL(f.copper_links, 64);
+    CU_ASSERT_EQUAL(f.links, 384);
+    CU_ASSERT_EQUAL(f.copper_links, 128);
     CU_ASSERT_EQUAL(f.optical_links, 256);
     CU_ASSERT_EQUAL(f.transceivers, 512);
-    CU_ASSERT_NEAR(f.cable_usd, 64 * 150.0);
-    CU_ASSERT_NEAR(f.cost_usd, 12 * 64 * 748.0 + 512 * 374.0 + 64 * 150.0);
+    CU_ASSERT_NEAR(f.cable_usd, 128 * 150.0);
+    CU_ASSERT_NEAR(f.cost_usd, 12 * 64 * 748.0 + 512 * 374.0 + 128 * 150.0);
+    CU_ASSERT_EQUAL(r.switches, 2);
     CU_ASSERT_EQUAL(r.transceivers, 0);
-    CU_ASSERT_EQUAL(r.copper_links, 64);
-    CU_ASSERT_NEAR(r.cost_usd, 64 * 748.0 + 64 * 150.0);
-    CU_ASSERT_NEAR(r.power_w, 64 * 15.0);
+    CU_ASSERT_EQUAL(r.copper_links, 128);
+    CU_ASSERT_NEAR(r.cost_usd, 2 * 64 * 748.0 + 128 * 150.0);
+    CU_ASSERT_NEAR(r.power_w, 2 * 64 * 15.0);
 }
 
 static void test_cost_every_part_is_priced(void)
 {
-    /* One unit of each price and power on a known bill: 64 GPUs, K = 8,
-     * R = 64, fat tree: 12 switches, 768 ports (576 cabled), 320 optical
-     * cables, 640 transceivers. */
+    /* One unit of each price and power on a known bill: 128 GPUs, K = 8,
+     * R = 64, fat tree: 12 switches, 768 ports (640 cabled), 384 optical
+     * cables, 768 transceivers. */
     rs_cost_input in;
     rs_parts p;
     rs_bom f;
-    input(&in, 64, 8, 64);
+    input(&in, 128, 8, 64);
     const struct { const char *key; double usd, w; } want[] = {
         { "switch_port_usd", 768, 0 }, { "switch_port_w", 0, 768 },
         { "switch_usd", 12, 0 },       { "switch_w", 0, 12 },
-        { "transceiver_usd", 640, 0 }, { "transceiver_w", 0, 640 },
-        { "fiber_usd", 320, 0 },       { "dac_usd", 0, 0 }, { "dac_w", 0, 0 },
+        { "transceiver_usd", 768, 0 }, { "transceiver_w", 0, 768 },
+        { "fiber_usd", 384, 0 },       { "dac_usd", 0, 0 }, { "dac_w", 0, 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         memset(&p, 0, sizeof p);
@@ -410,8 +413,8 @@ static void test_cost_every_part_is_priced(void)
     p.switch_port_usd = 1;
     p.switch_port_w = 1; /* whole_switches = 0: cabled ports only */
     compute(&in, &p, &f, NULL);
-    CU_ASSERT_NEAR(f.cost_usd, 576);
-    CU_ASSERT_NEAR(f.power_w, 576);
+    CU_ASSERT_NEAR(f.cost_usd, 640);
+    CU_ASSERT_NEAR(f.power_w, 640);
     CU_ASSERT_NEAR(f.cost_usd, f.switch_usd + f.transceiver_usd + f.cable_usd);
 }
 

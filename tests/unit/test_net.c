@@ -78,9 +78,11 @@ static void test_topo_kary_fat_tree_counts(void)
 
 static void test_topo_rail_optimized_fat_tree_counts(void)
 {
-    /* 64 GPUs, 8 rails of 8: one 32-down leaf per rail (8 leaves), each
+    /* 64 GPUs fit in one 64-port switch: full bisection with one tier. */
+    check_topo(RS_TOPO_FAT_TREE, 64, 8, 64, 1, 64, 1);
+    /* 128 GPUs, 8 rails of 16: one 32-down leaf per rail (8 leaves), each
      * with 32 uplinks; 8*32 uplinks need 4 spines (8 parallel links each). */
-    check_topo(RS_TOPO_FAT_TREE, 64, 8, 64, 12, 64 + 256, 2);
+    check_topo(RS_TOPO_FAT_TREE, 128, 8, 64, 12, 128 + 256, 2);
     /* 1024 GPUs, radix 32: 64 rail-pure leaves of 16, 4 pods of 16 leaves
      * with 16 aggregation switches each, 16 core groups of 2. */
     check_topo(RS_TOPO_FAT_TREE, 1024, 8, 32, 160, 3072, 3);
