@@ -47,12 +47,15 @@ static inline uint32_t port_id(const rs_net *net, const rs_port *p)
     return (uint32_t)(p - net->ports);
 }
 
-void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt)
+void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
 {
     if (p)
         p->drops++;
-    if (pkt->type != RS_PKT_PFC)
+    if (pkt->type != RS_PKT_PFC) {
         net->st.pkts_dropped++;
+        if (RS_UNLIKELY(net->tl != NULL))
+            rs_nettl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
+    }
     rs_pool_put(&net->pkts, pkt);
 }
 
@@ -186,6 +189,8 @@ static rs_pkt *pfc_frame(rs_net *net, rs_port *p)
     pkt->hops = 0;
     pkt->in_port = RS_NONE;
     pkt->next = NULL;
+    if (RS_UNLIKELY(net->tl != NULL))
+        rs_nettl_pfc(net, port_id(net, p), p->pfc_xoff, p->pfc_xon);
     if (p->pfc_xoff)
         net->st.pfc_pauses_sent++;
     else
@@ -268,7 +273,7 @@ void rs_port_kick(rs_net *net, rs_port *p)
     if (RS_UNLIKELY(p->cap != NULL) && now >= net->cap_start && now < net->cap_end)
         rs_capture_frame(net, p, pkt, now);
     if (RS_UNLIKELY(!p->up)) {
-        rs_fabric_drop(net, p, pkt); /* the frame goes out onto a dead link */
+        rs_fabric_drop(net, p, pkt, RS_DROP_LINK_DOWN); /* the frame goes out onto a dead link */
     } else {
         /* The arrival time rides on the packet ahead (whose line this
          * write touches anyway), so that packet's arrival schedules this
@@ -318,7 +323,7 @@ void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt)
          * in the lossy share: only lossy bytes count toward tail drop. */
         uint64_t lossy = p->qbytes - (net->cfg.pfc ? p->q[net->cfg.prio].bytes : 0);
         if (lossy + pkt->wire > p->limit) {
-            rs_fabric_drop(net, p, pkt); /* tail drop */
+            rs_fabric_drop(net, p, pkt, RS_DROP_BUFFER); /* tail drop */
             return;
         }
     }
@@ -435,7 +440,7 @@ static void switch_receive(rs_net *net, const rs_node *n, rs_pkt *pkt)
 {
     uint32_t out = switch_route(net, n, pkt);
     if (RS_UNLIKELY(out == RS_NONE)) {
-        rs_fabric_drop(net, NULL, pkt); /* no route to the destination */
+        rs_fabric_drop(net, NULL, pkt, RS_DROP_NO_ROUTE); /* no route to the destination */
         return;
     }
     rs_port *p = &net->ports[out];

@@ -11,6 +11,7 @@
  * completion time, so a callback may send again without re-entering the
  * packet path.
  */
+#include "fluid.h"
 #include "netint.h"
 
 #include <math.h>
@@ -117,6 +118,15 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     rs_time_from_us(c->dcqcn.alpha_period_us, &net->alpha_period);
     rs_time_from_us(c->dcqcn.rate_timer_us, &net->rate_timer);
     net->line_bps = (double)(uint64_t)llround(c->nic_gbps * 1e9);
+    /* Flow level (fluid.c): the same topology and routes, flows instead of packets. */
+    if (c->fidelity != RS_FIDELITY_PACKET && c->fidelity != RS_FIDELITY_FLOW) {
+        rc = rs_err_set(err, RS_EINVAL, "fidelity: expected packet or flow");
+        goto fail;
+    }
+    if (c->fidelity == RS_FIDELITY_FLOW && (rc = rs_fluid_create(net)) != RS_OK) {
+        rs_err_set(err, rc, "fidelity: out of memory creating the flow-level network");
+        goto fail;
+    }
     *out = net;
     return RS_OK;
 fail:
@@ -129,6 +139,8 @@ void rs_net_destroy(rs_net *net)
     if (!net)
         return;
     rs_net_capture_finish(net, 0, NULL);
+    rs_nettl_free(net);
+    rs_fluid_destroy(net->fluid);
     rs_sim_destroy(net->sim);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++)
         free(net->sw[s].nh_off);
@@ -182,6 +194,8 @@ static int msg_finish(rs_net *net, uint32_t m)
     }
     rs_time now = rs_sim_now(net->sim);
     net->done_times[net->ndone++] = (rs_net_msg_time){ msg->start, now, msg->src, msg->dst, msg->bytes };
+    if (RS_UNLIKELY(net->tl != NULL))
+        rs_nettl_flow(net, &net->done_times[net->ndone - 1]);
     net->st.msgs_done++;
     net->st.last_activity = now;
     rs_sim_at(net->sim, now, net->nodes[msg->dst].entity, ev_msg_done, net, m);
@@ -201,6 +215,8 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     int rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
     if (rc != RS_OK)
         return rc;
+    if (net->fluid)
+        return rs_fluid_flow_start(net, f);
     rs_flow_activate(net, f);
     return RS_OK;
 }

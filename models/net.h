@@ -20,6 +20,7 @@
 
 #include "base.h"
 #include "sim.h"
+#include "timeline.h"
 
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
@@ -30,6 +31,17 @@ typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
 typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
 typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
+
+/* How the network is simulated (docs/fidelity.md). packet: every frame,
+ * queue, PFC pause, ECN mark and ACK. flow: the same topology, routes
+ * (same ECMP hash per flow), HB domain and PXN relay, but each transfer is
+ * a fluid flow at its max-min fair share of the links it crosses, plus a
+ * fixed per-flow latency; events only at flow starts and finishes, so far
+ * faster. The interface behaves the same; in flow mode the packet
+ * counters of rs_net_stats and rs_net_port_info are estimates (the data
+ * frames the packet level would send, counted when a flow's last byte has
+ * left the fluid; no ACK, CNP or PFC frames, no queues, drops or marks). */
+typedef enum { RS_FIDELITY_PACKET = 0, RS_FIDELITY_FLOW = 1 } rs_fidelity;
 
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
  * rs_net_config_default, documented in docs/scenario-format.md. */
@@ -83,6 +95,7 @@ typedef struct rs_net_config {
     /* Congestion control at the NIC. */
     rs_cc_kind cc;               /* transport.cc */
     rs_dcqcn_config dcqcn;       /* transport.dcqcn.* */
+    rs_fidelity fidelity;        /* fidelity: packet (default) or flow */
 } rs_net_config;
 
 void rs_net_config_default(rs_net_config *c);
@@ -204,6 +217,38 @@ int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *
 /* Close every capture file: keep = 1 renames them into place, 0 deletes
  * them (a failed run). RS_EIO if a write failed at any time. */
 int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
+
+/* Timeline (docs/timeline-format.md: each record's section says when the
+ * network writes it and what exactly its fields mean). From now on the
+ * network writes into tl (borrowed: the caller creates it, calls
+ * rs_net_timeline_stop, then closes it):
+ *   - pfc: one record per PFC frame a port starts sending (pause or
+ *     resume; refreshes of a pause too), so they count as the ports'
+ *     pfc_sent;
+ *   - drop: one record per dropped packet (PFC frames aside), reason
+ *     "buffer", "no-route" or "link-down", so they add up to pkts_dropped;
+ *   - flow: one record per completed message, as rs_net_msg_times;
+ *   - sample, every multiple of sample_interval_ps while the network is
+ *     busy, for each port that sent or had a queue in the interval;
+ *   - ecn, at the same ticks: marks and CNPs per port since the last tick;
+ *   - name records for the ports those mention, each once.
+ * The kinds tl does not want (rs_timeline_wants) are not built. Samples
+ * and ECN records come from one periodic event per network, not from the
+ * packet path; it runs only while traffic is in flight, and only if tl
+ * wants samples or ECN records when the sampler starts (so set the mask
+ * first). sample_interval_ps 0: no sampler (no sample or ecn records).
+ * Writing a timeline changes no result: the sampler only reads, on an
+ * entity of its own; its events are counted by rs_net_timeline_events
+ * (rs_sim_events_run less that is the same with or without a timeline).
+ * Write errors stay in tl (its close reports them). RS_EINVAL (NULL, or a
+ * timeline already set), RS_ENOMEM. */
+int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_ps, rs_err *err);
+/* Stop writing: the ECN marks and CNPs since the last tick are written
+ * (so every record kind adds up to the counters at this point), then tl
+ * is no longer used. No-op without a timeline. */
+void rs_net_timeline_stop(rs_net *net);
+/* Events the timeline's sampler has run (they are in rs_sim_events_run). */
+uint64_t rs_net_timeline_events(const rs_net *net);
 
 /* Completion times of finished messages, in completion order:
  * n entries of (start, end). Borrowed; valid until the next send. */

@@ -230,6 +230,7 @@ struct rs_net {
     uint32_t tiers, planes, cables;
     uint8_t *plane_tiers;    /* tiers of each plane, for names */
 
+    struct rs_fluid *fluid;  /* fidelity=flow: the flow-level backend (fluid.c), else NULL */
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
     rs_flow *flows;
@@ -250,6 +251,12 @@ struct rs_net {
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
+    /* Timeline (nettl.c): NULL unless rs_net_timeline_start; tested only
+     * off the per-hop path (PFC frames, drops, flow starts, completions). */
+    struct rs_nettl *tl;
+    uint64_t tl_gen;         /* sampler ticks scheduled (tells stale ones apart) */
+    uint64_t tl_events;      /* sampler events run */
+    uint32_t ent_tl;         /* the sampler's entity, 0 until the first start */
 };
 
 static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
@@ -265,7 +272,11 @@ void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n);
 /* fabric.c: ports and switches */
 void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt);
 void rs_port_kick(rs_net *net, rs_port *p);
-void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt);
+/* Why a packet was dropped (the timeline's drop reasons). */
+enum rs_drop_reason { RS_DROP_BUFFER = 0, RS_DROP_NO_ROUTE = 1, RS_DROP_LINK_DOWN = 2 };
+/* Drop pkt at egress port p, or NULL for a switch without a route (the
+ * timeline then names the port it came in on, pkt->to_port). */
+void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason);
 
 /* fabric.c: PFC */
 void rs_pfc_receive(rs_net *net, rs_port *p, const rs_pkt *pkt);
@@ -280,6 +291,14 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt);
 void rs_flow_activate(rs_net *net, uint32_t f);
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out);
+
+/* nettl.c: timeline records; call only when net->tl != NULL. */
+typedef struct rs_nettl rs_nettl;
+void rs_nettl_wake(rs_net *net);   /* traffic may start: run the sampler */
+void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon);
+void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason);
+void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t);
+void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);

@@ -110,6 +110,8 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->last_progress = rs_sim_now(net->sim);
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
     f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ ((uint64_t)id << 20) ^ src) & 0x3fff));
+    if (RS_UNLIKELY(net->tl != NULL))
+        rs_nettl_wake(net); /* traffic starts: the timeline's sampler runs */
     *out = id;
     return RS_OK;
 }
@@ -442,6 +444,8 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
         net->st.timeouts++;
         f->snd_nxt = f->snd_una;
         f->last_progress = now;
+        if (RS_UNLIKELY(net->tl != NULL))
+            rs_nettl_wake(net); /* the network may have been idle */
         rs_flow_activate(net, (uint32_t)fid);
     }
     rs_sim_at(sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);

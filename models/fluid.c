@@ -1,0 +1,928 @@
+/*
+ * fluid.c - the flow-level network: a max-min fair solver (rs_mmf) and the
+ * backend that carries rs_net's transport flows as fluid flows (rs_fluid).
+ *
+ * Solver. Progressive filling over integer rates: every link starts with
+ * its capacity and its unfrozen flow count; repeatedly the link with the
+ * smallest fair share floor(rem / cnt) (ties: lowest link id) is saturated,
+ * its unfrozen flows are frozen at that share and their other links lose
+ * the share and one flow. A share never falls when a flow is frozen
+ * elsewhere (that flow took at most the minimum share), so a lazy heap of
+ * (share, link) with stale entries skipped is enough: O((F h + L) log L)
+ * for F flows of h hops over L links. Integer floor division can leave up
+ * to cnt - 1 bit/s of a link unused; it keeps every computation exact, so
+ * solving one component alone gives bit-identical rates to solving the
+ * whole network (components never interact and pop in the same relative
+ * order), which the tests check.
+ *
+ * Incremental: adding or removing a flow marks its links dirty; a solve
+ * collects the connected components of the dirty links (links -> their
+ * flows -> those flows' links ...) and re-fills only those. Flows outside
+ * keep their rates, which is exact because max-min rates of a component
+ * depend on nothing outside it.
+ *
+ * Backend. A transport flow of W wire bytes (the packet level's exact
+ * frame bytes: headers, RETH, padding, minimum frames) crosses the egress
+ * ports of its packet-level path; each port is a link of its line rate.
+ * The flow holds its links from its start until its W bytes have flowed at
+ * its (changing) rate, then leaves them and completes `lat` later: the
+ * propagation and pipeline latency of every hop plus the serialisation of
+ * its largest (first) frame on every hop after the first. On a path of
+ * equal rates that is exactly when a lone flow's last packet arrives at
+ * packet level: store-and-forward frames are a flow shop with equal times
+ * per stage, whose makespan is sum(frames) + (hops - 1) * max(frame). Remaining work is kept as
+ * bits x 10^12 in 128 bits, so progress (rate x dt) and the finish time
+ * (ceil(rem / rate)) are integer and a lone flow finishes at
+ * lat + rs_ser_time(W, rate) to the picosecond.
+ *
+ * Flows that share a bottleneck and would end together leave the fluid
+ * one largest frame apart, as the packet level's round robin sends their
+ * last frames (solve_now, "round-robin tails").
+ *
+ * Events: one per flow start batch (a solve), one per finish batch, one per
+ * completion. Starts and finishes at one instant are solved once: the
+ * backend's entity is the last one, and the engine runs equal-time events
+ * in entity order, so its solve event runs after every callback of that
+ * instant (which may start more flows). The finish times sit in a binary
+ * heap ordered by (time, transport flow id); one engine event waits for
+ * its minimum (later ones may be stale and then do nothing).
+ */
+#include "fluid.h"
+
+#include "netint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ==== solver ============================================================ */
+
+typedef struct mmf_flow {
+    uint32_t link[RS_MMF_MAX_HOPS];
+    uint32_t pos[RS_MMF_MAX_HOPS];   /* index in each link's flow list */
+    uint32_t mark;                   /* component stamp */
+    uint32_t frozen;                 /* fill stamp: frozen in the current fill */
+    uint8_t nhops, live;
+} mmf_flow;
+
+typedef struct mmf_link {
+    uint32_t *fl;        /* flows crossing it */
+    uint32_t n, cap;
+    uint32_t mark;       /* component stamp */
+    uint32_t cnt;        /* fill: unfrozen flows */
+    uint64_t rem;        /* fill: capacity not yet given out */
+    uint8_t dirty;
+} mmf_link;
+
+typedef struct heap_ent {
+    uint64_t share;
+    uint32_t link;
+} heap_ent;
+
+struct rs_mmf {
+    uint32_t nlinks;
+    uint64_t *capv;
+    mmf_link *links;
+    mmf_flow *flows;
+    uint64_t *rate;
+    uint32_t *bneck;       /* the link whose saturation froze each flow's rate */
+    uint32_t nflows, capflows;
+    uint32_t *free_ids;    /* capacity capflows */
+    uint32_t nfree;
+    uint32_t *dirty;       /* dirty links, capacity nlinks */
+    uint32_t ndirty;
+    uint32_t stamp;        /* component marks */
+    uint32_t fill;         /* fill marks */
+    /* scratch */
+    uint32_t *comp_links, *comp_flows, *stack;
+    uint32_t ncl, ncf, capcf;   /* comp_links and stack hold nlinks */
+    heap_ent *heap;
+    uint32_t nheap, capheap;
+    uint64_t solves, visited;
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
+{
+    if (need <= *cap)
+        return RS_OK;
+    uint32_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > UINT32_MAX / 2)
+            return RS_ENOMEM;
+        c *= 2;
+    }
+    void *q = realloc(*p, (size_t)c * sz);
+    if (!q)
+        return RS_ENOMEM;
+    *p = q;
+    *cap = c;
+    return RS_OK;
+}
+
+int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out)
+{
+    *out = NULL;
+    rs_mmf *m = calloc(1, sizeof *m);
+    if (!m)
+        return RS_ENOMEM;
+    m->nlinks = nlinks;
+    m->capv = malloc(((size_t)nlinks + 1) * sizeof *m->capv);
+    m->links = calloc((size_t)nlinks + 1, sizeof *m->links);
+    m->comp_links = malloc(((size_t)nlinks + 1) * sizeof *m->comp_links);
+    m->stack = malloc(((size_t)nlinks + 1) * sizeof *m->stack);
+    m->dirty = malloc(((size_t)nlinks + 1) * sizeof *m->dirty);
+    if (!m->capv || !m->links || !m->comp_links || !m->stack || !m->dirty)
+        goto fail;
+    if (nlinks)
+        memcpy(m->capv, cap_bps, (size_t)nlinks * sizeof *m->capv);
+    *out = m;
+    return RS_OK;
+fail:
+    rs_mmf_destroy(m);
+    return RS_ENOMEM;
+}
+
+void rs_mmf_destroy(rs_mmf *m)
+{
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < m->nlinks && m->links; i++)
+        free(m->links[i].fl);
+    free(m->links);
+    free(m->capv);
+    free(m->flows);
+    free(m->rate);
+    free(m->bneck);
+    free(m->free_ids);
+    free(m->dirty);
+    free(m->comp_links);
+    free(m->comp_flows);
+    free(m->stack);
+    free(m->heap);
+    free(m);
+}
+
+/* The dirty list holds each link at most once: sized nlinks at create. */
+static void mark_dirty(rs_mmf *m, uint32_t l)
+{
+    if (m->links[l].dirty)
+        return;
+    m->links[l].dirty = 1;
+    m->dirty[m->ndirty++] = l;
+}
+
+int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
+{
+    if (nhops == 0 || nhops > RS_MMF_MAX_HOPS)
+        return RS_EINVAL;
+    for (uint32_t i = 0; i < nhops; i++) {
+        if (links[i] >= m->nlinks)
+            return RS_EINVAL;
+        for (uint32_t j = 0; j < i; j++)
+            if (links[j] == links[i])
+                return RS_EINVAL;
+    }
+    /* Reserve everything first so that a failure leaves no trace. */
+    for (uint32_t i = 0; i < nhops; i++) {
+        mmf_link *L = &m->links[links[i]];
+        if (grow((void **)&L->fl, &L->cap, L->n + 1, sizeof *L->fl) != RS_OK)
+            return RS_ENOMEM;
+    }
+    uint32_t f;
+    if (m->nfree) {
+        f = m->free_ids[--m->nfree];
+    } else {
+        /* rate and free_ids grow with flows, so remove never allocates. */
+        uint32_t c1 = m->capflows, c2 = m->capflows, c3 = m->capflows, c4 = m->capflows;
+        if (grow((void **)&m->flows, &c1, m->nflows + 1, sizeof *m->flows) != RS_OK ||
+            grow((void **)&m->rate, &c2, m->nflows + 1, sizeof *m->rate) != RS_OK ||
+            grow((void **)&m->bneck, &c4, m->nflows + 1, sizeof *m->bneck) != RS_OK ||
+            grow((void **)&m->free_ids, &c3, m->nflows + 1, sizeof *m->free_ids) != RS_OK)
+            return RS_ENOMEM; /* arrays that grew stay grown: harmless */
+        m->capflows = c1;
+        f = m->nflows++;
+    }
+    mmf_flow *fl = &m->flows[f];
+    memset(fl, 0, sizeof *fl);
+    fl->nhops = (uint8_t)nhops;
+    fl->live = 1;
+    m->rate[f] = 0;
+    m->bneck[f] = links[0];
+    for (uint32_t i = 0; i < nhops; i++) {
+        mmf_link *L = &m->links[links[i]];
+        fl->link[i] = links[i];
+        fl->pos[i] = L->n;
+        L->fl[L->n++] = f;
+        mark_dirty(m, links[i]);
+    }
+    *id = f;
+    return RS_OK;
+}
+
+void rs_mmf_remove(rs_mmf *m, uint32_t id)
+{
+    mmf_flow *fl = &m->flows[id];
+    RS_ASSERT(fl->live);
+    for (uint32_t i = 0; i < fl->nhops; i++) {
+        mmf_link *L = &m->links[fl->link[i]];
+        uint32_t p = fl->pos[i], last = L->fl[--L->n];
+        if (p != L->n) {
+            /* Swap the list's last flow into the hole and fix its index. */
+            L->fl[p] = last;
+            mmf_flow *o = &m->flows[last];
+            for (uint32_t k = 0; k < o->nhops; k++)
+                if (o->link[k] == fl->link[i]) {
+                    o->pos[k] = p;
+                    break;
+                }
+        }
+        mark_dirty(m, fl->link[i]);
+    }
+    fl->live = 0;
+    m->rate[id] = 0;
+    m->free_ids[m->nfree++] = id;
+}
+
+/* -- lazy min-heap of (share, link) -- */
+
+static inline int hless(heap_ent a, heap_ent b)
+{
+    return a.share < b.share || (a.share == b.share && a.link < b.link);
+}
+
+static int hpush(rs_mmf *m, uint64_t share, uint32_t link)
+{
+    if (grow((void **)&m->heap, &m->capheap, m->nheap + 1, sizeof *m->heap) != RS_OK)
+        return RS_ENOMEM;
+    heap_ent e = { share, link };
+    uint32_t i = m->nheap++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!hless(e, m->heap[p]))
+            break;
+        m->heap[i] = m->heap[p];
+        i = p;
+    }
+    m->heap[i] = e;
+    return RS_OK;
+}
+
+static heap_ent hpop(rs_mmf *m)
+{
+    heap_ent top = m->heap[0], e = m->heap[--m->nheap];
+    uint32_t n = m->nheap, i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && hless(m->heap[c + 1], m->heap[c]))
+            c++;
+        if (!hless(m->heap[c], e))
+            break;
+        m->heap[i] = m->heap[c];
+        i = c;
+    }
+    if (n)
+        m->heap[i] = e;
+    return top;
+}
+
+/* Progressive filling over links[0..nl), which must be closed (every flow
+ * on them has all its links in the set). Rates go to dst[flow id], and
+ * bottleneck links to bn[flow id] unless bn is NULL. */
+static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn)
+{
+    uint32_t fill = ++m->fill;
+    m->nheap = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        mmf_link *L = &m->links[links[i]];
+        L->rem = m->capv[links[i]];
+        L->cnt = L->n;
+        if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
+            return RS_ENOMEM;
+    }
+    while (m->nheap) {
+        heap_ent e = hpop(m);
+        mmf_link *L = &m->links[e.link];
+        if (L->cnt == 0 || L->rem / L->cnt != e.share)
+            continue; /* stale */
+        uint64_t s = e.share;
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint32_t f = L->fl[j];
+            mmf_flow *fl = &m->flows[f];
+            if (fl->frozen == fill)
+                continue;
+            fl->frozen = fill;
+            dst[f] = s;
+            if (bn)
+                bn[f] = e.link;
+            for (uint32_t k = 0; k < fl->nhops; k++) {
+                mmf_link *K = &m->links[fl->link[k]];
+                K->rem -= s;
+                K->cnt--;
+                if (fl->link[k] != e.link && K->cnt && hpush(m, K->rem / K->cnt, fl->link[k]) != RS_OK)
+                    return RS_ENOMEM;
+            }
+        }
+        RS_ASSERT(L->cnt == 0);
+    }
+    return RS_OK;
+}
+
+int rs_mmf_solve(rs_mmf *m)
+{
+    uint32_t stamp = ++m->stamp;
+    m->ncl = m->ncf = 0;
+    /* Components of the dirty links: depth-first over link -> flows -> links. */
+    for (uint32_t d = 0; d < m->ndirty; d++) {
+        uint32_t l0 = m->dirty[d];
+        if (m->links[l0].mark == stamp)
+            continue;
+        uint32_t sp = 0;
+        m->links[l0].mark = stamp;
+        m->stack[sp++] = l0;
+        while (sp) {
+            uint32_t l = m->stack[--sp];
+            const mmf_link *L = &m->links[l];
+            m->comp_links[m->ncl++] = l;
+            for (uint32_t j = 0; j < L->n; j++) {
+                uint32_t f = L->fl[j];
+                mmf_flow *fl = &m->flows[f];
+                if (fl->mark == stamp)
+                    continue;
+                fl->mark = stamp;
+                if (grow((void **)&m->comp_flows, &m->capcf, m->ncf + 1, sizeof *m->comp_flows) != RS_OK)
+                    return RS_ENOMEM;
+                m->comp_flows[m->ncf++] = f;
+                for (uint32_t k = 0; k < fl->nhops; k++)
+                    if (m->links[fl->link[k]].mark != stamp) {
+                        m->links[fl->link[k]].mark = stamp;
+                        m->stack[sp++] = fl->link[k]; /* each link once: fits */
+                    }
+            }
+        }
+    }
+    int rc = waterfill(m, m->comp_links, m->ncl, m->rate, m->bneck);
+    if (rc != RS_OK)
+        return rc;
+    for (uint32_t d = 0; d < m->ndirty; d++)
+        m->links[m->dirty[d]].dirty = 0;
+    m->ndirty = 0;
+    m->solves++;
+    m->visited += m->ncf;
+    return RS_OK;
+}
+
+const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n)
+{
+    *n = m->ncf;
+    return m->comp_flows;
+}
+
+void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited)
+{
+    *solves = m->solves;
+    *flows_visited = m->visited;
+}
+
+uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id) { return id < m->nflows ? m->rate[id] : 0; }
+uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id) { return m->bneck[id]; }
+uint32_t rs_mmf_id_bound(const rs_mmf *m) { return m->nflows; }
+int rs_mmf_live(const rs_mmf *m, uint32_t id) { return id < m->nflows && m->flows[id].live; }
+
+int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates)
+{
+    uint32_t *all = malloc(((size_t)m->nlinks + 1) * sizeof *all), n = 0;
+    if (!all)
+        return RS_ENOMEM;
+    for (uint32_t l = 0; l < m->nlinks; l++)
+        if (m->links[l].n)
+            all[n++] = l;
+    for (uint32_t f = 0; f < m->nflows; f++)
+        rates[f] = 0;
+    int rc = waterfill(m, all, n, rates, NULL);
+    free(all);
+    return rc;
+}
+
+/* ==== backend ============================================================ */
+
+typedef struct fl_rec {
+    unsigned __int128 rem;  /* remaining wire bits x 10^12, as of t0 */
+    rs_time t0;
+    rs_time end;            /* its bytes are through at the current rates (RS_TIME_MAX: rate 0) */
+    rs_time finish;         /* it leaves the fluid (heap key): end, or earlier in a group */
+    rs_time lat;            /* completion comes this long after finish */
+    uint64_t rate;          /* bit/s */
+    uint64_t wire;          /* wire bytes */
+    uint32_t flow;          /* transport flow id */
+    uint32_t hidx;          /* index in the finish heap, RS_NONE when out */
+    uint32_t max_frame;     /* wire bytes of its largest frame */
+} fl_rec;
+
+/* A flow with the link that limits it and its end time, for grouping. */
+typedef struct fin_ent {
+    uint32_t bneck, flow, id;
+    rs_time end;
+} fin_ent;
+
+struct rs_fluid {
+    rs_net *net;
+    rs_mmf *mmf;
+    fl_rec *rec;            /* indexed by solver flow id */
+    uint32_t caprec;
+    uint32_t *of_flow;      /* transport flow id -> solver id (RS_NONE: not in the fluid) */
+    uint32_t capof;
+    uint32_t *heap;         /* solver ids by (finish, transport flow id) */
+    uint32_t nheap, capheap;
+    rs_time armed;          /* earliest pending finish event, RS_TIME_MAX: none */
+    fin_ent *batch;         /* flows finishing at one instant */
+    uint32_t capbatch;
+    uint32_t ent;
+    uint8_t solve_pending;
+};
+
+static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
+
+int rs_fluid_create(rs_net *net)
+{
+    rs_fluid *fl = calloc(1, sizeof *fl);
+    uint64_t *cap = malloc(((size_t)net->nports + 1) * sizeof *cap);
+    int rc = RS_ENOMEM;
+    if (!fl || !cap)
+        goto fail;
+    fl->net = net;
+    fl->armed = RS_TIME_MAX;
+    for (uint32_t i = 0; i < net->nports; i++)
+        cap[i] = net->ports[i].rate_bps;
+    if ((rc = rs_mmf_create(net->nports, cap, &fl->mmf)) != RS_OK)
+        goto fail;
+    if ((rc = rs_sim_entities_add(net->sim, 1, &fl->ent)) != RS_OK)
+        goto fail;
+    free(cap);
+    net->fluid = fl;
+    return RS_OK;
+fail:
+    free(cap);
+    rs_fluid_destroy(fl);
+    return rc;
+}
+
+void rs_fluid_destroy(rs_fluid *fl)
+{
+    if (!fl)
+        return;
+    rs_mmf_destroy(fl->mmf);
+    free(fl->rec);
+    free(fl->of_flow);
+    free(fl->heap);
+    free(fl->batch);
+    free(fl);
+}
+
+/* -- paths and costs -- */
+
+static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
+{
+    return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
+}
+
+/* The egress port switch n picks for a flow-hashed packet of (src, dst,
+ * entropy). Must stay equal to switch_route in fabric.c (flow ECMP);
+ * test_fluid checks the two agree port by port. With routing.ecmp=packet
+ * the packet level sprays; the flow level keeps the hashed path
+ * (docs/fidelity.md). */
+static inline uint32_t route_pick(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
+                                  uint16_t entropy)
+{
+    uint32_t li = net->leaf_index_of_gpu[dst];
+    if (li == n->leaf_index)
+        return net->leaf_port[dst];
+    uint32_t e = net->route[(size_t)n->sw * net->nleaves + li];
+    if (e & RS_ROUTE_DIRECT)
+        return e == RS_NONE ? RS_NONE : e & ~RS_ROUTE_DIRECT;
+    const uint32_t *set = &net->nh[e];
+    uint32_t cnt = set[0], pick = 0;
+    if (cnt > 1) {
+        uint64_t h = rs_mix64(net->sw[n->sw].hash_salt ^ ((uint64_t)src << 32 | dst) ^
+                              ((uint64_t)entropy << 48));
+        pick = (uint32_t)(((h >> 32) * cnt) >> 32);
+    }
+    return set[1 + pick];
+}
+
+int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
+{
+    if (fid >= net->nflows)
+        return RS_EINVAL;
+    const rs_flow *f = &net->flows[fid];
+    const rs_port *p = &net->ports[f->port];
+    if (max < 1)
+        return RS_ERANGE;
+    ports[0] = f->port;
+    if (p->kind == RS_PORT_GPU_HB) {
+        /* NVSwitch port k faces local GPU k. */
+        if (max < 2)
+            return RS_ERANGE;
+        ports[1] = net->nodes[p->peer_node].port_base + f->dst % net->K;
+        return 2;
+    }
+    uint32_t n = 1, node = p->peer_node;
+    while (net->nodes[node].kind == RS_NODE_SWITCH) {
+        uint32_t out = route_pick(net, &net->nodes[node], f->src, f->dst, f->entropy);
+        if (out == RS_NONE)
+            return RS_EUNREACH;
+        if (n == max)
+            return RS_ERANGE;
+        ports[n++] = out;
+        node = net->ports[out].peer_node;
+    }
+    return node == f->dst ? (int)n : RS_EUNREACH;
+}
+
+/* Wire bytes of the whole flow and of its largest frame, as transport.c
+ * frames it: RoCE payloads padded to 4 bytes, 82 bytes of headers and
+ * gap, RETH on the first packet, 84-byte minimum frames; HB units carry 16
+ * bytes of header. The first frame is the largest (full payload, RETH). */
+static void flow_wire(const rs_flow *f, int hb, uint64_t *wire, uint32_t *max_wire)
+{
+    uint64_t n = f->npkts, mtu = f->mtu, last = f->bytes - (n - 1) * mtu;
+    if (hb) {
+        *wire = f->bytes + n * RS_WIRE_HB;
+        *max_wire = (uint32_t)(n > 1 ? mtu : last) + RS_WIRE_HB;
+        return;
+    }
+    uint64_t full = ((mtu + 3) & ~3ull) + RS_WIRE_ROCE;
+    uint64_t lw = ((last + 3) & ~3ull) + RS_WIRE_ROCE + (n == 1 ? RS_WIRE_RETH : 0);
+    if (lw < RS_ETH_MIN_FRAME + 20)
+        lw = RS_ETH_MIN_FRAME + 20;
+    *wire = (n - 1) * full + (n > 1 ? RS_WIRE_RETH : 0) + lw;
+    *max_wire = (uint32_t)(n > 1 ? full + RS_WIRE_RETH : lw);
+}
+
+static int flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops,
+                      rs_time *lat, uint64_t *wire, uint32_t *max_frame)
+{
+    int h = rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
+    if (h < 0)
+        return h;
+    const rs_flow *f = &net->flows[fid];
+    uint32_t mw;
+    flow_wire(f, net->ports[ports[0]].kind == RS_PORT_GPU_HB, wire, &mw);
+    rs_time t = 0;
+    for (int i = 0; i < h; i++) {
+        const rs_port *p = &net->ports[ports[i]];
+        t += p->prop;
+        if (i > 0)
+            t += port_ser(p, mw);
+    }
+    *nhops = (uint32_t)h;
+    *lat = t;
+    *max_frame = mw;
+    return RS_OK;
+}
+
+int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wire)
+{
+    uint32_t ports[RS_MMF_MAX_HOPS], h, mf;
+    return flow_setup(net, f, ports, &h, lat, wire, &mf);
+}
+
+/* -- finish heap (solver ids, by finish time then transport flow id) -- */
+
+static inline int fless(const rs_fluid *fl, uint32_t a, uint32_t b)
+{
+    const fl_rec *x = &fl->rec[a], *y = &fl->rec[b];
+    return x->finish < y->finish || (x->finish == y->finish && x->flow < y->flow);
+}
+
+static void fh_set(rs_fluid *fl, uint32_t i, uint32_t id)
+{
+    fl->heap[i] = id;
+    fl->rec[id].hidx = i;
+}
+
+static void fh_up(rs_fluid *fl, uint32_t i)
+{
+    uint32_t id = fl->heap[i];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!fless(fl, id, fl->heap[p]))
+            break;
+        fh_set(fl, i, fl->heap[p]);
+        i = p;
+    }
+    fh_set(fl, i, id);
+}
+
+static void fh_down(rs_fluid *fl, uint32_t i)
+{
+    uint32_t id = fl->heap[i], n = fl->nheap;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && fless(fl, fl->heap[c + 1], fl->heap[c]))
+            c++;
+        if (!fless(fl, fl->heap[c], id))
+            break;
+        fh_set(fl, i, fl->heap[c]);
+        i = c;
+    }
+    fh_set(fl, i, id);
+}
+
+static void fh_remove(rs_fluid *fl, uint32_t id)
+{
+    uint32_t i = fl->rec[id].hidx, last = fl->heap[--fl->nheap];
+    fl->rec[id].hidx = RS_NONE;
+    if (i == fl->nheap)
+        return;
+    fh_set(fl, i, last);
+    fh_up(fl, i);
+    fh_down(fl, fl->rec[last].hidx);
+}
+
+/* One engine event at the earliest finish (earlier pending ones stay and
+ * find nothing due). */
+static void arm(rs_fluid *fl)
+{
+    if (!fl->nheap)
+        return;
+    rs_time t = fl->rec[fl->heap[0]].finish;
+    if (t == RS_TIME_MAX || t >= fl->armed)
+        return;
+    fl->armed = t;
+    rs_sim_at(fl->net->sim, t, fl->ent, ev_finish, fl, 0);
+}
+
+static void want_solve(rs_fluid *fl)
+{
+    if (fl->solve_pending)
+        return;
+    fl->solve_pending = 1;
+    rs_sim_at(fl->net->sim, rs_sim_now(fl->net->sim), fl->ent, ev_solve, fl, 0);
+}
+
+int rs_fluid_flow_start(rs_net *net, uint32_t fid)
+{
+    rs_fluid *fl = net->fluid;
+    uint32_t ports[RS_MMF_MAX_HOPS], h, mf;
+    rs_time lat;
+    uint64_t wire;
+    rs_flow *f = &net->flows[fid];
+    if (grow((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow) != RS_OK)
+        return RS_ENOMEM;
+    fl->of_flow[fid] = RS_NONE;
+    int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
+    if (rc == RS_EUNREACH) {
+        /* The packet level drops these at the switch with no route. */
+        net->st.pkts_sent += f->npkts;
+        net->st.data_pkts += f->npkts;
+        net->st.pkts_dropped += f->npkts;
+        return RS_OK;
+    }
+    if (rc != RS_OK)
+        return rc;
+    uint32_t id;
+    if ((rc = rs_mmf_add(fl->mmf, ports, h, &id)) != RS_OK)
+        return rc;
+    if (grow((void **)&fl->rec, &fl->caprec, id + 1, sizeof *fl->rec) != RS_OK ||
+        grow((void **)&fl->heap, &fl->capheap, fl->nheap + 1, sizeof *fl->heap) != RS_OK) {
+        rs_mmf_remove(fl->mmf, id);
+        return RS_ENOMEM;
+    }
+    fl_rec *r = &fl->rec[id];
+    r->rem = (unsigned __int128)wire * 8u * RS_PS_PER_S;
+    r->t0 = rs_sim_now(net->sim);
+    r->finish = r->end = RS_TIME_MAX;
+    r->lat = lat;
+    r->max_frame = mf;
+    r->rate = 0;
+    r->wire = wire;
+    r->flow = fid;
+    fl->of_flow[fid] = id;
+    fh_set(fl, fl->nheap++, id);
+    fh_up(fl, fl->nheap - 1);
+    want_solve(fl);
+    return RS_OK;
+}
+
+static int fin_cmp(const void *a, const void *b)
+{
+    const fin_ent *x = a, *y = b;
+    if (x->bneck != y->bneck)
+        return x->bneck < y->bneck ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return x->flow < y->flow ? -1 : x->flow > y->flow;
+}
+
+static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
+{
+    rs_time old = r->finish;
+    r->finish = fin;
+    if (fin < old)
+        fh_up(fl, r->hidx);
+    else if (fin > old)
+        fh_down(fl, r->hidx);
+}
+
+/* Solve the components touched since the last solve and move their flows'
+ * end and finish times.
+ *
+ * Round-robin tails. k flows limited by one link that would end together
+ * are, at packet level, served round robin (NIC, HB port) or first come
+ * first served (switch port) one frame at a time, so their last frames
+ * leave one after another: the j-th (by transport flow id, the round-robin
+ * order) is through (k - 1 - j) frame times before the last. Pure
+ * processor sharing ends them at once and then leaves the link idle for
+ * their whole latency before a closed-loop sender (a collective's window)
+ * sends again: that made a 128-GPU ring AllReduce 7% slower than packet
+ * level. So the j-th of such a group leaves the fluid (k - 1 - j) of its
+ * frames early and hands the bytes it had left to the group members still
+ * in the fluid (ev_finish): the link carries the same bytes and the last
+ * member still ends at the group's time. */
+static int solve_now(rs_fluid *fl)
+{
+    rs_time now = rs_sim_now(fl->net->sim);
+    fl->solve_pending = 0;
+    int rc = rs_mmf_solve(fl->mmf);
+    if (rc != RS_OK)
+        return rc;
+    size_t n;
+    const uint32_t *t = rs_mmf_touched(fl->mmf, &n);
+    if (grow((void **)&fl->batch, &fl->capbatch, (uint32_t)n + 1, sizeof *fl->batch) != RS_OK)
+        return RS_ENOMEM;
+    uint32_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        fl_rec *r = &fl->rec[t[i]];
+        uint64_t rate = rs_mmf_rate(fl->mmf, t[i]);
+        unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
+        r->rem = done < r->rem ? r->rem - done : 0;
+        r->t0 = now;
+        r->rate = rate;
+        rs_time end = RS_TIME_MAX;
+        if (rate) {
+            unsigned __int128 d = (r->rem + rate - 1) / rate;
+            end = d >= RS_TIME_MAX - now ? RS_TIME_MAX : now + (rs_time)d;
+        }
+        r->end = end;
+        if (end != RS_TIME_MAX && n > 1)
+            fl->batch[ng++] = (fin_ent){ rs_mmf_bottleneck(fl->mmf, t[i]), r->flow, t[i], end };
+        else
+            set_finish(fl, r, end);
+    }
+    if (ng > 1)
+        qsort(fl->batch, ng, sizeof *fl->batch, fin_cmp);
+    for (uint32_t i = 0, g1 = 0; i < ng; i++) {
+        const fin_ent *e = &fl->batch[i];
+        if (g1 < i)
+            g1 = i;
+        while (g1 + 1 < ng && fl->batch[g1 + 1].bneck == e->bneck && fl->batch[g1 + 1].end == e->end)
+            g1++;
+        fl_rec *r = &fl->rec[e->id];
+        rs_time early = (rs_time)(g1 - i) * port_ser(&fl->net->ports[e->bneck], r->max_frame);
+        set_finish(fl, r, e->end - now > early ? e->end - early : now);
+    }
+    arm(fl);
+    return RS_OK;
+}
+
+static void ev_solve(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rs_fluid *fl = obj;
+    int rc = solve_now(fl);
+    if (rc != RS_OK)
+        rs_sim_stop(sim, rc);
+}
+
+/* Flow id leaves the fluid before its end (a round-robin tail, solve_now):
+ * the bytes it had left go, in equal parts, to the flows of its group
+ * (same bottleneck, same end) still in the fluid. */
+static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
+{
+    fl_rec *r = &fl->rec[id];
+    unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
+    unsigned __int128 left = done < r->rem ? r->rem - done : 0;
+    if (left == 0)
+        return;
+    uint32_t b = rs_mmf_bottleneck(fl->mmf, id), m = 0;
+    const mmf_link *L = &fl->mmf->links[b];
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint32_t g = L->fl[j];
+            fl_rec *q = &fl->rec[g];
+            if (g == id || q->hidx == RS_NONE || q->end != r->end || rs_mmf_bottleneck(fl->mmf, g) != b)
+                continue;
+            if (pass == 0) {
+                m++;
+                continue;
+            }
+            unsigned __int128 dq = (unsigned __int128)q->rate * (now - q->t0);
+            q->rem = (dq < q->rem ? q->rem - dq : 0) + left / m + (k++ == 0 ? left % m : 0);
+            q->t0 = now;
+        }
+        if (m == 0)
+            return;
+    }
+}
+
+/* Flows leaving the fluid now: they free their links (a solve follows at
+ * this instant) and complete their latency later. */
+static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rs_fluid *fl = obj;
+    rs_net *net = fl->net;
+    rs_time now = rs_sim_now(sim);
+    if (fl->armed <= now)
+        fl->armed = RS_TIME_MAX;
+    int any = 0;
+    while (fl->nheap && fl->rec[fl->heap[0]].finish <= now) {
+        uint32_t id = fl->heap[0];
+        fl_rec *r = &fl->rec[id];
+        fh_remove(fl, id);
+        if (r->end > now)
+            hand_over(fl, id, now);
+        const rs_flow *f = &net->flows[r->flow];
+        /* Estimated packet counters: the data frames the packet level would
+         * send (no ACKs, CNPs or PFC frames), on every hop. */
+        const mmf_flow *mf = &fl->mmf->flows[id];
+        uint32_t h = mf->nhops;
+        for (uint32_t k = 0; k < h; k++) {
+            net->ports[mf->link[k]].tx_pkts += f->npkts;
+            net->ports[mf->link[k]].tx_bytes += r->wire;
+        }
+        net->st.pkts_sent += f->npkts;
+        net->st.data_pkts += f->npkts;
+        net->st.pkts_delivered += f->npkts;
+        net->st.packet_hops += (uint64_t)f->npkts * h;
+        net->st.goodput_bytes += f->bytes;
+        if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+            net->st.hb_bytes += f->bytes;
+        else
+            net->st.nic_bytes += f->bytes;
+        fl->of_flow[r->flow] = RS_NONE;
+        rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
+        rs_mmf_remove(fl->mmf, id);
+        any = 1;
+    }
+    if (any)
+        want_solve(fl);
+    arm(fl);
+}
+
+static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
+{
+    rs_net *net = obj;
+    rs_flow *f = &net->flows[fid];
+    f->snd_nxt = f->snd_una = f->rcv_nxt = f->max_sent = f->npkts;
+    f->tx_done = f->rx_done = 1;
+    net->st.last_activity = rs_sim_now(sim);
+    rs_msg_flow_done(net, (uint32_t)fid);
+}
+
+/* -- inspection -- */
+
+int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)
+{
+    const rs_fluid *fl = net->fluid;
+    if (!fl || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
+        return RS_EINVAL;
+    *bps = fl->rec[fl->of_flow[f]].rate;
+    return RS_OK;
+}
+
+int rs_fluid_check(rs_net *net)
+{
+    rs_fluid *fl = net->fluid;
+    if (!fl)
+        return RS_EINVAL;
+    if (fl->solve_pending) {
+        int rc = solve_now(fl);
+        if (rc != RS_OK)
+            return rc;
+    }
+    uint32_t n = rs_mmf_id_bound(fl->mmf);
+    uint64_t *ref = malloc(((size_t)n + 1) * sizeof *ref);
+    if (!ref)
+        return RS_ENOMEM;
+    int rc = rs_mmf_solve_full(fl->mmf, ref);
+    int bad = 0;
+    for (uint32_t i = 0; rc == RS_OK && i < n; i++)
+        if (rs_mmf_live(fl->mmf, i) && (ref[i] != rs_mmf_rate(fl->mmf, i) || ref[i] != fl->rec[i].rate))
+            bad++;
+    free(ref);
+    return rc != RS_OK ? rc : bad;
+}
+
+void rs_fluid_work(const rs_net *net, uint64_t *solves, uint64_t *flows_visited)
+{
+    *solves = *flows_visited = 0;
+    if (net->fluid)
+        rs_mmf_work(net->fluid->mmf, solves, flows_visited);
+}

@@ -1,0 +1,130 @@
+/*
+ * fluid.h - the flow-level ("fluid") network: the same topology, routing,
+ * ECMP choice, HB domain and PXN relay as the packet level, with every
+ * transfer a fluid flow whose rate is max-min fair over link capacities.
+ * docs/fidelity.md describes the model, its approximations and how well it
+ * agrees with the packet level.
+ *
+ * Two parts:
+ *
+ *   rs_mmf     an abstract max-min fair solver: links with capacities, flows
+ *              that each cross a few links. Rates come from progressive
+ *              filling (water-filling) and are recomputed incrementally:
+ *              only the connected components (flows joined by shared links)
+ *              of links whose flow set changed since the last solve. Exact
+ *              integer arithmetic (bit/s, floor division), so an
+ *              incremental solve gives the same rates as a full one.
+ *
+ *   rs_fluid   the backend behind rs_net when rs_net_config.fidelity is
+ *              RS_FIDELITY_FLOW. rs_net (net.c) keeps doing messages, PXN
+ *              relay chunks and completion callbacks; each transport flow
+ *              it starts (rs_flow_new, so flow ids and UDP entropy are the
+ *              packet level's) becomes a fluid flow here instead of packets.
+ *              Events happen only when flows start or finish.
+ *
+ * Models-internal header (like netint.h): collectives and the CLI reach the
+ * flow level only through net.h. The test and validation helpers at the end
+ * read the state; they never change a result.
+ */
+#ifndef RS_FLUID_H
+#define RS_FLUID_H
+
+#include "base.h"
+
+typedef struct rs_net rs_net;
+
+/* -- the max-min fair solver ---------------------------------------------- */
+
+/* Links a flow may cross: a 3-tier Clos path is 6 (NIC, leaf up, agg up,
+ * core down, agg down, leaf down). */
+#define RS_MMF_MAX_HOPS 8
+
+typedef struct rs_mmf rs_mmf;
+
+/* A solver over links 0..nlinks-1 with capacities cap_bps[i] (> 0, copied).
+ * RS_ENOMEM; *out owned by the caller: rs_mmf_destroy. */
+int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out);
+void rs_mmf_destroy(rs_mmf *m); /* NULL is a no-op */
+
+/* Add a flow over links[0..nhops) (distinct, each < nlinks; copied); *id
+ * gets its id (ids of removed flows are reused). Its rate is 0 until the
+ * next solve. RS_EINVAL for an empty, too long or repeating path or a link
+ * out of range, RS_ENOMEM. */
+int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id);
+/* Remove flow id (live). Its links are re-solved at the next solve. */
+void rs_mmf_remove(rs_mmf *m, uint32_t id);
+
+/* Re-solve the components of every link a flow joined or left since the
+ * last solve; other flows keep their rates. RS_OK or RS_ENOMEM (then the
+ * dirty set is kept and a later solve retries). */
+int rs_mmf_solve(rs_mmf *m);
+/* The flows the last rs_mmf_solve recomputed (their rates may or may not
+ * have changed); borrowed until the next add, remove or solve. */
+const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n);
+/* Flows and links the solves have visited in total (the cost of
+ * incrementality, for the bench and docs). */
+void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited);
+
+uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id);
+/* The link that limits flow id: the one whose saturation fixed its rate
+ * in the last solve that reached it (its first link before any solve). */
+uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id);
+/* One past the largest flow id handed out; live flows have ids below. */
+uint32_t rs_mmf_id_bound(const rs_mmf *m);
+int rs_mmf_live(const rs_mmf *m, uint32_t id);
+
+/* Reference: max-min rates of all live flows from scratch, written to
+ * rates[id] (an array of rs_mmf_id_bound entries; dead ids get 0). The
+ * solver's own rates are untouched. RS_ENOMEM. */
+int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates);
+
+/* -- the network backend (called by net.c) ------------------------------- */
+
+typedef struct rs_fluid rs_fluid;
+
+/* Attach a flow-level backend to net, whose topology and routing are built
+ * and whose entities are all added (the backend adds one more, the last, so
+ * its solves run after everything else at one instant). Sets net->fluid.
+ * RS_ENOMEM / RS_ERANGE. Freed by rs_fluid_destroy (rs_net_destroy calls it). */
+int rs_fluid_create(rs_net *net);
+void rs_fluid_destroy(rs_fluid *fl); /* NULL is a no-op */
+
+/* Carry transport flow f (made by rs_flow_new, not yet started) as a fluid
+ * flow from now. When its last byte has arrived the backend calls
+ * rs_msg_flow_done(net, f), as the packet level's receiver does. A flow
+ * whose route is missing (a failed network) is counted as dropped and never
+ * completes, as at packet level. RS_ENOMEM. */
+int rs_fluid_flow_start(rs_net *net, uint32_t f);
+
+/* -- inspection (tests, validation) ---------------------------------------- */
+
+/* The egress ports transport flow f crosses (its first is the sender's NIC
+ * or HB port, its last the port into the receiving GPU), computed from the
+ * routing tables, the switches' ECMP hash salts and the flow's entropy
+ * exactly as the packet level forwards a flow-hashed packet. Works in
+ * either fidelity. Returns the hop count (<= max), or RS_EUNREACH,
+ * RS_EINVAL (no such flow), RS_ERANGE (more than max hops). */
+int rs_fluid_flow_path(const rs_net *net, uint32_t f, uint32_t *ports, uint32_t max);
+
+/* Fixed latency and wire bytes of transport flow f alone on its path:
+ * propagation and switch latency of every hop, plus the serialisation of
+ * its largest (first) frame on every hop after the first (store-and-
+ * forward). A lone flow on a path of one rate takes lat + wire * 8 / rate
+ * at packet level, exactly (docs/fidelity.md). */
+int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wire);
+
+/* Current rate of transport flow f in bit/s of wire bytes: RS_OK and *bps
+ * while it is in the fluid, RS_EINVAL otherwise (not started, finished,
+ * packet fidelity). */
+int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps);
+
+/* Compare the incremental rates of every flow now in the fluid with a
+ * from-scratch solve: returns the number of flows that differ (0 when they
+ * agree), or RS_ENOMEM / RS_EINVAL (packet fidelity). Solves pending at
+ * this instant are done first. */
+int rs_fluid_check(rs_net *net);
+
+/* Solver work so far: solves run and flows recomputed in total. */
+void rs_fluid_work(const rs_net *net, uint64_t *solves, uint64_t *flows_visited);
+
+#endif

@@ -1,0 +1,552 @@
+/*
+ * test_fluid.c - the flow-level network (models/fluid.c): the max-min fair
+ * solver alone (fair shares, the classic multi-path example, incremental
+ * equals full), then the backend behind rs_net: a lone flow's exact time,
+ * fair shares on a bottleneck, paths equal to the packet level's port by
+ * port, incremental rates equal to a full solve during a run, and packet-
+ * vs-flow agreement on ring AllReduce. Nothing here is timed: the speed-up
+ * is measured by the bench (docs/fidelity.md).
+ */
+#include <CUnit/CUnit.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "comm.h"
+#include "cu_main.h"
+#include "fluid.h"
+#include "net.h"
+#include "netint.h" /* wire overhead constants, flows and ports */
+#include "rng.h"
+
+#define G 1000000000ull
+
+/* -- solver ---------------------------------------------------------------- */
+
+static void mmf_add(rs_mmf *m, uint32_t *id, uint32_t n, ...)
+{
+    uint32_t links[RS_MMF_MAX_HOPS];
+    va_list ap;
+    va_start(ap, n);
+    for (uint32_t i = 0; i < n; i++)
+        links[i] = va_arg(ap, uint32_t);
+    va_end(ap);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_add(m, links, n, id), RS_OK);
+}
+
+static void test_mmf_one_bottleneck_gives_equal_shares(void)
+{
+    /* n flows share link 0; each also crosses a private, faster link. */
+    uint64_t cap[9] = { 400 * G, 800 * G, 800 * G, 800 * G, 800 * G, 800 * G, 800 * G, 800 * G, 800 * G };
+    rs_mmf *m;
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_create(9, cap, &m), RS_OK);
+    uint32_t id[8];
+    for (uint32_t n = 1; n <= 8; n++) {
+        mmf_add(m, &id[n - 1], 2, 0u, n);
+        CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+        for (uint32_t i = 0; i < n; i++)
+            CU_ASSERT_EQUAL(rs_mmf_rate(m, id[i]), 400 * G / n);
+    }
+    /* Leaving gives the share back. */
+    for (uint32_t n = 8; n > 1; n--) {
+        rs_mmf_remove(m, id[n - 1]);
+        CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+        for (uint32_t i = 0; i < n - 1; i++)
+            CU_ASSERT_EQUAL(rs_mmf_rate(m, id[i]), 400 * G / (n - 1));
+    }
+    rs_mmf_destroy(m);
+}
+
+/* Bertsekas & Gallager's progressive filling on flows of different paths:
+ * links A (12), B (12), C (30) Gb/s; f0, f1 on A, f2 on A and B, f3 on B
+ * and C, f4, f5 on C. A saturates first at 4 each (f0..f2), then B gives
+ * f3 the 8 left, then C splits its 22 left: 11 each. The max-min fair
+ * allocation is unique. */
+static void test_mmf_classic_example_is_exact(void)
+{
+    uint64_t cap[3] = { 12 * G, 12 * G, 30 * G };
+    rs_mmf *m;
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_create(3, cap, &m), RS_OK);
+    uint32_t f[6];
+    mmf_add(m, &f[0], 1, 0u);
+    mmf_add(m, &f[1], 1, 0u);
+    mmf_add(m, &f[2], 2, 0u, 1u);
+    mmf_add(m, &f[3], 2, 1u, 2u);
+    mmf_add(m, &f[4], 1, 2u);
+    mmf_add(m, &f[5], 1, 2u);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    const uint64_t want[6] = { 4 * G, 4 * G, 4 * G, 8 * G, 11 * G, 11 * G };
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(rs_mmf_rate(m, f[i]), want[i]);
+    /* f3 leaves: B has only f2 (bottlenecked at A), C splits 30 in two. */
+    rs_mmf_remove(m, f[3]);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[2]), 4 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[4]), 15 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[5]), 15 * G);
+    rs_mmf_destroy(m);
+}
+
+static void test_mmf_rejects_bad_paths(void)
+{
+    uint64_t cap[2] = { G, G };
+    rs_mmf *m;
+    uint32_t id, dup[2] = { 1, 1 }, out[1] = { 2 };
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_create(2, cap, &m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_add(m, dup, 2, &id), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_mmf_add(m, out, 1, &id), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_mmf_add(m, dup, 0, &id), RS_EINVAL);
+    rs_mmf_destroy(m);
+}
+
+/* Random starts and finishes on a random graph with several components:
+ * after every solve, every live flow's rate equals a from-scratch solve,
+ * bit for bit, and the solves visited fewer flows than full ones would. */
+static void test_mmf_incremental_equals_full_after_random_events(void)
+{
+    enum { NL = 60, STEPS = 3000, MAXF = 400 };
+    uint64_t cap[NL];
+    rs_rng rng;
+    rs_rng_init(&rng, 7, 0, 0);
+    for (int l = 0; l < NL; l++)
+        cap[l] = (1 + rs_rng_below(&rng, 1000)) * 1000000000ull / 7;
+    rs_mmf *m;
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_create(NL, cap, &m), RS_OK);
+    uint32_t live[MAXF], nlive = 0;
+    uint64_t *ref = NULL, full_work = 0;
+    int bad = 0;
+    for (int s = 0; s < STEPS; s++) {
+        int ops = 1 + (int)rs_rng_below(&rng, 3);
+        for (int o = 0; o < ops; o++) {
+            if (nlive < MAXF && (nlive == 0 || rs_rng_below(&rng, 100) < 55)) {
+                /* Paths stay inside one of 4 link groups now and then, so
+                 * there are several components to leave alone. */
+                uint32_t links[RS_MMF_MAX_HOPS], h = 1 + rs_rng_below(&rng, 5), n = 0;
+                uint32_t grp = rs_rng_below(&rng, 5), lo = grp < 4 ? grp * (NL / 4) : 0;
+                uint32_t span = grp < 4 ? NL / 4 : NL;
+                while (n < h) {
+                    uint32_t l = lo + rs_rng_below(&rng, span), dup = 0;
+                    for (uint32_t k = 0; k < n; k++)
+                        dup |= links[k] == l;
+                    if (!dup)
+                        links[n++] = l;
+                }
+                CU_ASSERT_EQUAL_FATAL(rs_mmf_add(m, links, h, &live[nlive]), RS_OK);
+                nlive++;
+            } else if (nlive) {
+                uint32_t i = rs_rng_below(&rng, nlive);
+                rs_mmf_remove(m, live[i]);
+                live[i] = live[--nlive];
+            }
+        }
+        CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+        uint32_t nb = rs_mmf_id_bound(m);
+        ref = realloc(ref, ((size_t)nb + 1) * sizeof *ref);
+        CU_ASSERT_EQUAL_FATAL(rs_mmf_solve_full(m, ref), RS_OK);
+        for (uint32_t i = 0; i < nlive; i++)
+            if (ref[live[i]] != rs_mmf_rate(m, live[i]))
+                bad++;
+        full_work += nlive;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    uint64_t solves, visited;
+    rs_mmf_work(m, &solves, &visited);
+    CU_ASSERT_EQUAL(solves, STEPS);
+    CU_ASSERT(visited < full_work);
+    free(ref);
+    rs_mmf_destroy(m);
+}
+
+/* -- the backend ---------------------------------------------------------- */
+
+static rs_net *mk(const rs_net_config *c)
+{
+    rs_net *net = NULL;
+    rs_err err;
+    int rc = rs_net_create(c, &net, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_net_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    return net;
+}
+
+static void cfg(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix, rs_fidelity fid)
+{
+    rs_net_config_default(c);
+    c->gpus = gpus;
+    c->hb_size = hb;
+    c->radix = radix;
+    c->fidelity = fid;
+}
+
+static rs_time only_fct(rs_net *net)
+{
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    return t[0].end - t[0].start;
+}
+
+/* RoCE wire bytes of a message, framed as transport.c does: payloads padded
+ * to 4, 82 bytes of headers and gap, RETH on the first, 84-byte minimum;
+ * *max_wire gets the largest frame. */
+static uint64_t roce_wire(uint64_t bytes, uint32_t mtu, uint64_t *max_wire)
+{
+    uint64_t n = bytes ? (bytes + mtu - 1) / mtu : 1, w = 0;
+    *max_wire = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t p = i + 1 < n ? mtu : bytes - (n - 1) * mtu;
+        uint64_t f = ((p + 3) & ~3ull) + RS_WIRE_ROCE + (i == 0 ? RS_WIRE_RETH : 0);
+        if (f < 84)
+            f = 84;
+        w += f;
+        if (f > *max_wire)
+            *max_wire = f;
+    }
+    return w;
+}
+
+/* One flow over NIC -> leaf -> GPU at 400 Gb/s (20 ps per byte): the
+ * message takes the NIC hop's latency (link + switch), the leaf hop's link
+ * latency, its largest frame once more on the second hop (store-and-
+ * forward: the small last frame waits behind it), and its wire bytes at
+ * line rate -- to the picosecond, and equal to the packet level. */
+static void test_fluid_single_flow_time_is_exact(void)
+{
+    const uint64_t sizes[] = { 0, 1, 100, 4096, 4097, 1u << 20, 3000007 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        rs_time t[2];
+        for (int fid = 0; fid < 2; fid++) {
+            rs_net_config c;
+            cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            rs_net *net = mk(&c);
+            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, sizes[i], NULL, NULL, 0), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+            t[fid] = only_fct(net);
+            if (fid) {
+                uint64_t mw, w = roce_wire(sizes[i], c.mtu, &mw);
+                rs_time want = 1000000 + 500000 + mw * 20 + w * 20;
+                CU_ASSERT_EQUAL(t[1], want);
+                rs_time lat;
+                uint64_t wire;
+                CU_ASSERT_EQUAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
+                CU_ASSERT_EQUAL(wire, w);
+                CU_ASSERT_EQUAL(lat, 1500000 + mw * 20);
+                rs_net_stats st;
+                rs_net_stats_get(net, &st);
+                CU_ASSERT_EQUAL(st.msgs_done, 1);
+                CU_ASSERT_EQUAL(st.goodput_bytes, sizes[i]);
+                CU_ASSERT_EQUAL(st.nic_bytes, sizes[i]);
+                CU_ASSERT_EQUAL(st.data_pkts, sizes[i] ? (sizes[i] + c.mtu - 1) / c.mtu : 1);
+                CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+            }
+            rs_net_destroy(net);
+        }
+        CU_ASSERT_EQUAL(t[0], t[1]);
+    }
+}
+
+/* Inside an HB domain: two hops at 3.6 Tb/s, 16-byte unit headers. The
+ * packet level rounds each unit's serialisation up to a picosecond, the
+ * flow level the whole transfer: they differ by less than a picosecond
+ * per unit. */
+static void test_fluid_hb_flow_matches_packet_within_rounding(void)
+{
+    const uint64_t bytes = 10u << 20;
+    rs_time t[2];
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        cfg(&c, 8, 8, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_net *net = mk(&c);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 6, bytes, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        t[fid] = only_fct(net);
+        rs_net_destroy(net);
+    }
+    uint64_t units = bytes / 65536;
+    CU_ASSERT(t[0] >= t[1] && t[0] - t[1] <= units);
+}
+
+typedef struct rate_probe {
+    uint32_t nflows;
+    uint64_t rate[16];
+    int ok;
+} rate_probe;
+
+static void probe_rates(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    rate_probe *p = ctx;
+    p->ok = 1;
+    for (uint32_t f = 0; f < p->nflows; f++)
+        if (rs_fluid_flow_rate(net, f, &p->rate[f]) != RS_OK)
+            p->ok = 0;
+}
+
+/* n senders into one GPU on one switch: the leaf's port to the receiver is
+ * the bottleneck and each flow gets floor(400 Gb/s / n). Their last bytes
+ * leave the fluid together; as at packet level, where the port serves
+ * their last frames one after another, they complete one largest frame
+ * (4194 wire bytes, 20 ps each) apart, the last one at the fluid time
+ * (models/fluid.c, "round-robin tails"). */
+static void test_fluid_incast_gets_equal_shares(void)
+{
+    for (uint32_t n = 2; n <= 7; n++) {
+        rs_net_config c;
+        cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+        rs_net *net = mk(&c);
+        for (uint32_t s = 1; s <= n; s++)
+            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s), RS_OK);
+        rate_probe p = { .nflows = n };
+        rs_net_at(net, 1000, probe_rates, &p, 0);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(p.ok, 1);
+        for (uint32_t f = 0; f < n; f++)
+            CU_ASSERT_EQUAL(p.rate[f], 400 * G / n);
+        size_t k;
+        const rs_net_msg_time *t = rs_net_msg_times(net, &k);
+        CU_ASSERT_EQUAL_FATAL(k, n);
+        /* Within a few ps: the hand-over re-divides the leaver's bytes
+         * with integer rates (docs/fidelity.md). */
+        for (size_t i = 1; i < k; i++) {
+            int64_t d = (int64_t)(t[i].end - t[i - 1].end) - 4194 * 20;
+            CU_ASSERT(d >= -8 && d <= 8);
+        }
+        uint64_t mw, w = roce_wire(1u << 20, c.mtu, &mw);
+        rs_time body = (rs_time)((w * 8 * 1000000000000ull + 400 * G / n - 1) / (400 * G / n));
+        int64_t d = (int64_t)t[k - 1].end - (int64_t)(1500000 + mw * 20 + body);
+        CU_ASSERT(d >= -8 && d <= 8);
+        rs_net_destroy(net);
+    }
+}
+
+/* The flow level's path of a flow is the packet level's: on a three-tier
+ * fat tree with many equal-cost paths, each message sent alone at packet
+ * level (ideal transport: no ACKs) raises the frame counters of exactly
+ * the ports rs_fluid_flow_path names, by its packet count. */
+static void test_fluid_paths_equal_packet_paths(void)
+{
+    rs_net_config c;
+    cfg(&c, 64, 1, 8, RS_FIDELITY_PACKET);
+    c.transport = RS_TRANSPORT_IDEAL;
+    rs_net *net = mk(&c);
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    CU_ASSERT_EQUAL_FATAL(ti.tiers, 3);
+    uint32_t np = rs_net_port_count(net);
+    uint64_t *before = calloc(np, sizeof *before);
+    rs_rng rng;
+    rs_rng_init(&rng, 3, 0, 0);
+    int multi = 0;
+    for (uint32_t i = 0; i < 200; i++) {
+        uint32_t a = rs_rng_below(&rng, 64), b = rs_rng_below(&rng, 63);
+        b += b >= a;
+        for (uint32_t p = 0; p < np; p++) {
+            rs_net_port_info pi;
+            rs_net_port_info_get(net, p, &pi);
+            before[p] = pi.tx_pkts;
+        }
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 3 * 4096, NULL, NULL, i), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        uint32_t path[RS_MMF_MAX_HOPS];
+        int h = rs_fluid_flow_path(net, i, path, RS_MMF_MAX_HOPS);
+        CU_ASSERT_FATAL(h >= 2);
+        multi += h == 6;
+        uint32_t changed = 0;
+        for (uint32_t p = 0; p < np; p++) {
+            rs_net_port_info pi;
+            rs_net_port_info_get(net, p, &pi);
+            if (pi.tx_pkts != before[p]) {
+                int on = 0;
+                for (int k = 0; k < h; k++)
+                    on |= path[k] == p;
+                CU_ASSERT(on);
+                CU_ASSERT_EQUAL(pi.tx_pkts - before[p], 3);
+                changed++;
+            }
+        }
+        CU_ASSERT_EQUAL(changed, (uint32_t)h);
+    }
+    CU_ASSERT(multi > 50); /* most pairs crossed the core, with ECMP choices */
+    free(before);
+    rs_net_destroy(net);
+}
+
+typedef struct check_ctx {
+    int bad, checks;
+} check_ctx;
+
+static void check_rates(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    check_ctx *k = ctx;
+    int r = rs_fluid_check(net);
+    if (r != 0)
+        k->bad++;
+    k->checks++;
+}
+
+static void send_later(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)ctx;
+    uint32_t a = (uint32_t)(arg >> 40), b = (uint32_t)(arg >> 20) & 0xfffff;
+    uint64_t bytes = (arg & 0xfffff) * 64;
+    CU_ASSERT_EQUAL(rs_net_send(net, a, b, bytes, NULL, NULL, 0), RS_OK);
+}
+
+/* Random messages over a rail-only network (network flows and PXN relays
+ * through the HB domain) and a 3-tier fat tree: at many instants during
+ * the run, the incrementally solved rates of every flow equal a solve
+ * from scratch. */
+static void test_fluid_incremental_equals_full_during_run(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        rs_net_config c;
+        cfg(&c, kind ? 32 : 64, kind ? 4 : 1, 8, RS_FIDELITY_FLOW);
+        c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        rs_net *net = mk(&c);
+        rs_rng rng;
+        rs_rng_init(&rng, 11, 0, 0);
+        uint32_t n = c.gpus;
+        for (int i = 0; i < 600; i++) {
+            uint64_t a = rs_rng_below(&rng, n), b = rs_rng_below(&rng, n - 1);
+            b += b >= a;
+            uint64_t units = 1 + rs_rng_below(&rng, 40000);
+            rs_time at = rs_rng_below(&rng, 200) * 1000000ull;
+            rs_net_at(net, at, send_later, NULL, a << 40 | b << 20 | units);
+        }
+        check_ctx k = { 0, 0 };
+        for (int i = 0; i < 400; i++)
+            rs_net_at(net, 500000 + (rs_time)i * 777777, check_rates, &k, 0);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(k.bad, 0);
+        CU_ASSERT_EQUAL(k.checks, 400);
+        rs_net_stats st;
+        rs_net_stats_get(net, &st);
+        CU_ASSERT_EQUAL(st.msgs_done, 600);
+        rs_net_destroy(net);
+    }
+}
+
+/* -- packet vs flow ------------------------------------------------------- */
+
+static void coll_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    (void)tag;
+    *(int *)ctx = 1;
+}
+
+static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes)
+{
+    rs_net *net = mk(c);
+    rs_comm *comm;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c->gpus, &comm, &err), RS_OK);
+    rs_coll *coll;
+    int done = 0;
+    int rc = rs_coll_start(net, comm, op, algo, bytes, NULL, coll_done, &done, 0, &coll, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_coll_start: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(done, 1);
+    rs_time t = rs_coll_end_time(coll) - rs_coll_start_time(coll);
+    rs_coll_destroy(coll);
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
+    return t;
+}
+
+/* Ring AllReduce over 32 GPUs in HB domains of 4, on a two-tier fat tree
+ * and on rail-only: flow level within 5% of packet level. */
+static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        rs_time t[2];
+        for (int fid = 0; fid < 2; fid++) {
+            rs_net_config c;
+            cfg(&c, 32, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 64u << 20);
+        }
+        double err = ((double)t[1] - (double)t[0]) / (double)t[0];
+        fprintf(stderr, "\n  ring allreduce 64 MiB / 32 GPUs %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
+                kind ? "rail-only" : "fat-tree", rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
+        CU_ASSERT(err < 0.05 && err > -0.05);
+    }
+}
+
+/* Same inputs, same outputs: two flow-level runs give identical message
+ * times. */
+static void test_fluid_is_deterministic(void)
+{
+    rs_net_msg_time *first = NULL;
+    size_t n0 = 0;
+    for (int run = 0; run < 2; run++) {
+        rs_net_config c;
+        cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
+        c.kind = RS_TOPO_RAIL_ONLY;
+        rs_net *net = mk(&c);
+        rs_comm *comm;
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
+        rs_coll *coll;
+        int done = 0;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 8u << 20, NULL,
+                                            coll_done, &done, 0, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        size_t n;
+        const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+        if (run == 0) {
+            first = malloc(n * sizeof *first);
+            memcpy(first, t, n * sizeof *first);
+            n0 = n;
+        } else {
+            CU_ASSERT_EQUAL(n, n0);
+            CU_ASSERT(n == n0 && memcmp(first, t, n * sizeof *t) == 0);
+        }
+        rs_coll_destroy(coll);
+        rs_comm_destroy(comm);
+        rs_net_destroy(net);
+    }
+    free(first);
+}
+
+static void test_fluid_rejects_unknown_fidelity(void)
+{
+    rs_net_config c;
+    cfg(&c, 8, 1, 8, (rs_fidelity)7);
+    rs_net *net = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(net);
+    CU_ASSERT(strstr(err.msg, "fidelity") != NULL);
+}
+
+static const rs_cu_test mmf_tests[] = {
+    RS_CU_TEST(test_mmf_one_bottleneck_gives_equal_shares),
+    RS_CU_TEST(test_mmf_classic_example_is_exact),
+    RS_CU_TEST(test_mmf_rejects_bad_paths),
+    RS_CU_TEST(test_mmf_incremental_equals_full_after_random_events),
+};
+
+static const rs_cu_test fluid_tests[] = {
+    RS_CU_TEST(test_fluid_single_flow_time_is_exact),
+    RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
+    RS_CU_TEST(test_fluid_incast_gets_equal_shares),
+    RS_CU_TEST(test_fluid_paths_equal_packet_paths),
+    RS_CU_TEST(test_fluid_incremental_equals_full_during_run),
+    RS_CU_TEST(test_fluid_ring_allreduce_agrees_with_packet_level),
+    RS_CU_TEST(test_fluid_is_deterministic),
+    RS_CU_TEST(test_fluid_rejects_unknown_fidelity),
+};
+
+static void register_suites(void)
+{
+    RS_CU_SUITE("mmf", mmf_tests);
+    RS_CU_SUITE("fluid", fluid_tests);
+}
+
+int main(void) { return rs_cu_run(register_suites); }
