@@ -1,7 +1,9 @@
 /*
  * cmd_run.c - `railsim run`: build the scenario's network, start its
- * traffic, run to idle, print a human summary and write DIR/summary.json
- * (and captures). Validates everything before creating any output.
+ * traffic or replay its workload (workload.plan / workload.trace, which
+ * replace traffic.*), run to idle, print a human summary and write
+ * DIR/summary.json (and captures). Validates everything before creating
+ * any output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "cli.h"
 #include "collrun.h"
 #include "output.h"
+#include "replay.h"
 #include "scenario.h"
 #include "summary.h"
 #include "synth.h"
@@ -83,6 +86,35 @@ static void print_human(FILE *f, const json_t *s)
                     json_real_value(json_object_get(co, "algbw_gbps")),
                     json_real_value(json_object_get(co, "busbw_gbps")));
         fputc('\n', f);
+    }
+    const json_t *it = json_object_get(s, "iteration");
+    if (it) {
+        const json_t *t = json_object_get(it, "time_ps");
+        fprintf(f, "  iteration  %s, %lld ranks, %zu of %lld iteration(s)", json_string_value(json_object_get(it, "name")),
+                (long long)json_integer_value(json_object_get(it, "ranks")),
+                json_array_size(json_object_get(it, "times_ps")),
+                (long long)json_integer_value(json_object_get(it, "iterations")));
+        if (json_is_integer(t)) {
+            double tt = (double)json_integer_value(t);
+            double c = (double)json_integer_value(json_object_get(json_object_get(it, "compute_ps"), "mean"));
+            double e = (double)json_integer_value(json_object_get(json_object_get(it, "exposed_comm_ps"), "mean"));
+            fprintf(f, ": mean %.3f ms, compute %.3f ms, exposed comm %.3f ms (%.1f %%)", tt / 1e9, c / 1e9,
+                    e / 1e9, tt > 0 ? 100.0 * e / tt : 0.0);
+            if (json_is_real(json_object_get(it, "tokens_per_s")))
+                fprintf(f, ", %.0f tokens/s", json_real_value(json_object_get(it, "tokens_per_s")));
+            if (json_is_real(json_object_get(it, "mfu")))
+                fprintf(f, ", MFU %.1f %%", 100.0 * json_real_value(json_object_get(it, "mfu")));
+        }
+        fputc('\n', f);
+        const json_t *d = json_object_get(it, "comm_by_dim_ps");
+        if (json_is_object(d)) {
+            fprintf(f, "  exposed    by dimension:");
+            const char *k;
+            const json_t *v;
+            json_object_foreach((json_t *)d, k, v)
+                fprintf(f, " %s %.3f ms", k, (double)json_integer_value(v) / 1e9);
+            fputc('\n', f);
+        }
     }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
@@ -161,16 +193,27 @@ int rs_cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
-    /* The collective driver must be destroyed after the network (a run
-     * that stopped early leaves an iteration running). */
+    /* The collective driver and the replay must be destroyed after the
+     * network (a run that stopped early leaves collectives running), the
+     * trace after the replay. A workload replaces the synthetic traffic. */
     rs_collrun *coll = NULL;
-    if (sc.traffic.kind == RS_SYNTH_COLLECTIVE)
+    rs_replay *replay = NULL;
+    rs_trace *trace = NULL;
+    if (rs_workload_active(&sc.workload)) {
+        rc = rs_workload_load(&sc.workload, rs_net_gpus(net), &trace, &err);
+        if (rc == RS_OK) {
+            rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL };
+            rc = rs_replay_create(trace, net, &ro, &replay, &err);
+        }
+    } else if (sc.traffic.kind == RS_SYNTH_COLLECTIVE) {
         rc = rs_collrun_create(&sc.traffic, net, &coll, &err);
-    else
+    } else {
         rc = rs_synth_start(&sc.traffic, net, sc.net.seed, &err);
+    }
     if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         rs_net_destroy(net);
+        rs_trace_destroy(trace);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
     uint32_t ncap = 0;
@@ -178,6 +221,8 @@ int rs_cmd_run(int argc, char **argv)
         if (!outdir) {
             rs_net_destroy(net);
             rs_collrun_destroy(coll);
+            rs_replay_destroy(replay);
+            rs_trace_destroy(trace);
             return rs_cli_bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
                              sc.capture.ports);
         }
@@ -185,6 +230,8 @@ int rs_cmd_run(int argc, char **argv)
             fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
             rs_net_destroy(net);
             rs_collrun_destroy(coll);
+            rs_replay_destroy(replay);
+            rs_trace_destroy(trace);
             return RS_EXIT_BAD_INPUT;
         }
     }
@@ -198,6 +245,8 @@ int rs_cmd_run(int argc, char **argv)
             fprintf(stderr, "railsim: %s\n", err.msg);
             rs_net_destroy(net);
             rs_collrun_destroy(coll);
+            rs_replay_destroy(replay);
+            rs_trace_destroy(trace);
             return RS_EXIT_BAD_INPUT;
         }
     }
@@ -215,6 +264,15 @@ int rs_cmd_run(int argc, char **argv)
     if (info.status == RS_OK && st.msgs_done < st.msgs)
         info.status = RS_EINCOMPLETE;
     uint32_t iters_done = 0;
+    rs_err rerr;
+    rs_err_clear(&rerr);
+    int rstatus = RS_OK;
+    if (replay) {
+        info.replay = replay;
+        rstatus = rs_replay_finish(replay, &rerr);
+        if (info.status == RS_OK)
+            info.status = rstatus;
+    }
     if (coll) {
         info.coll = coll;
         rs_collrun_times(coll, &iters_done);
@@ -248,7 +306,9 @@ int rs_cmd_run(int argc, char **argv)
         json_decref(s);
     }
     if (info.status != RS_OK && code == 0) {
-        if (coll && rs_collrun_errmsg(coll)[0])
+        if (replay && rstatus != RS_OK)
+            fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);
+        else if (coll && rs_collrun_errmsg(coll)[0])
             fprintf(stderr, "railsim: run failed: %s\n", rs_collrun_errmsg(coll));
         else if (coll && info.status == RS_EINCOMPLETE && st.msgs_done == st.msgs)
             fprintf(stderr, "railsim: run ended after %u of %u collective iterations\n", iters_done,
@@ -263,6 +323,8 @@ int rs_cmd_run(int argc, char **argv)
     }
     rs_net_destroy(net);
     rs_collrun_destroy(coll);
+    rs_replay_destroy(replay);
+    rs_trace_destroy(trace);
     return code;
 }
 

@@ -48,6 +48,7 @@ _Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_fidelity) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_coll_op) == sizeof(int), "enum size");
@@ -62,6 +63,7 @@ static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
+static const char *const fidelity_names[] = { "packet", "flow", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
  * that the summary's op matches traffic.op. */
@@ -80,6 +82,8 @@ _Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "
 static const key_def keys[] = {
     UINT("seed", net.seed, 0, INT64_MAX,
          "run seed: ECMP hash salts, packet spraying, flow entropy and traffic partners derive from it"),
+    ENUM("fidelity", net.fidelity, fidelity_names,
+         "packet: every frame, queue and ACK; flow: max-min fair fluid flows on the same routes (docs/fidelity.md)"),
     ENUM("topology.kind", net.kind, topo_names,
          "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),
     UINT("topology.gpus", net.gpus, 1, MAX_GPUS,
@@ -184,6 +188,15 @@ static const key_def keys[] = {
         "collective group: all, rail:R, hb:H (HB domain) or a comma-separated GPU list in rank order"),
     UINT("traffic.iters", traffic.iters, 1, 1000000,
          "collective iterations, back to back; summary times each"),
+    STR("workload.plan", workload.plan,
+        "training plan to replay: a plan JSON file or a preset (llama2-7b, ...), DP set to fill topology.gpus; "
+        "replaces traffic.*"),
+    STR("workload.trace", workload.trace,
+        "trace file to replay (railsim trace gen); replaces traffic.*; at most one of workload.plan and workload.trace"),
+    UINT("workload.iterations", workload.iterations, 1, 1000000,
+         "training iterations to replay, back to back; summary times each"),
+    ENUM("workload.algo", workload.algo, algo_names,
+         "collective algorithm for the workload's collectives where it applies; auto elsewhere (docs/replay.md)"),
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -784,6 +797,7 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
     rs_net_config_default(&tmp.net);
     rs_synth_config_default(&tmp.traffic);
     rs_capture_config_default(&tmp.capture);
+    rs_workload_config_default(&tmp.workload);
     if (path) {
         int rc = apply_file(&tmp, path, err);
         if (rc)
@@ -917,6 +931,7 @@ void rs_scenario_print_keys(FILE *f)
     rs_net_config_default(&def.net);
     rs_synth_config_default(&def.traffic);
     rs_capture_config_default(&def.capture);
+    rs_workload_config_default(&def.workload);
     /* Two passes: column widths first, so the table lines up whatever the
      * defaults are. */
     int wkey = 3, wdef = 7, wrange = 7;

@@ -1,7 +1,8 @@
 /*
  * scenario.h - the scenario a run starts from: network configuration plus
- * synthetic traffic, read from a nested JSON file and "KEY=VALUE" overrides
- * (`--set topology.gpus=64`). docs/scenario-format.md describes the format.
+ * synthetic traffic or a training workload (plan or trace to replay), read
+ * from a nested JSON file and "KEY=VALUE" overrides (`--set
+ * topology.gpus=64`). docs/scenario-format.md describes the format.
  *
  * One schema table in scenario.c names every key (dotted, "topology.gpus"),
  * its type, its allowed range and its meaning; loading, printing the keys
@@ -10,8 +11,8 @@
  *
  * The reader checks each value on its own (type, range, enum name). Checks
  * that involve several keys (gpus a multiple of hb_size, fan_in < gpus, ...)
- * belong to the model (rs_net_create, rs_synth_start), which reports them
- * by key as well.
+ * belong to the model (rs_net_create, rs_synth_start, rs_workload_load),
+ * which reports them by key as well.
  */
 #ifndef RS_SCENARIO_H
 #define RS_SCENARIO_H
@@ -22,6 +23,7 @@
 
 #include "base.h"
 #include "net.h"
+#include "replay.h"
 #include "synth.h"
 
 /* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
@@ -29,10 +31,11 @@ typedef struct rs_scenario {
     rs_net_config net;
     rs_synth_config traffic;
     rs_capture_config capture;
+    rs_workload_config workload; /* workload.*: a training plan or trace to replay */
 } rs_scenario;
 
-/* Fill *sc with the defaults (rs_net_config_default, rs_synth_config_default),
- * then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
+/* Fill *sc with the defaults (rs_net_config_default, rs_synth_config_default,
+ * rs_capture_config_default, rs_workload_config_default), then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
  * string of sets[0..nsets) in order, so a later --set wins over an earlier
  * one and over the file.
  *
@@ -46,7 +49,8 @@ typedef struct rs_scenario {
 int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err);
 
 /* The scenario as a nested JSON object, keys in schema order:
- * {"seed":..,"topology":{..},"transport":{..},"routing":{..},"traffic":{..}}.
+ * {"seed":..,"topology":{..},"transport":{..},"routing":{..},"traffic":{..},
+ * ...,"workload":{..}}.
  * Loading its dump gives back the same scenario (doubles are written with
  * 17 significant digits). A new reference owned by the caller (json_decref);
  * NULL when out of memory. */

@@ -138,6 +138,59 @@ static json_t *collective_summary(const rs_collrun *r)
     return o;
 }
 
+/* {mean, min, max} of a per-rank figure. */
+static json_t *spread(const rs_time v[3])
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "mean", I(v[0]));
+    json_object_set_new(o, "min", I(v[1]));
+    json_object_set_new(o, "max", I(v[2]));
+    return o;
+}
+
+/* The replay's figures (docs/replay.md defines each). Times and rates are
+ * null while no iteration has completed; comm_by_dim_ps also when the run
+ * did not complete; tokens_per_s and mfu when the trace lacks the facts. */
+static json_t *iteration_summary(const rs_replay *r)
+{
+    rs_replay_stats st;
+    rs_replay_stats_get(r, &st);
+    const rs_trace *t = rs_replay_trace(r);
+    const rs_trace_iter *it = rs_trace_iteration(t);
+    uint32_t n;
+    const rs_time *times = rs_replay_iter_times(r, &n);
+    json_t *o = json_object();
+    json_t *ta = json_array();
+    if (!o || !ta) {
+        json_decref(o);
+        json_decref(ta);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        json_array_append_new(ta, I(times[i]));
+    json_object_set_new(o, "name", json_string(rs_trace_name(t)));
+    json_object_set_new(o, "ranks", I(st.ranks));
+    json_object_set_new(o, "iterations", I(st.iterations));
+    json_object_set_new(o, "time_ps", st.done ? I(st.time_ps) : json_null());
+    json_object_set_new(o, "times_ps", ta);
+    json_object_set_new(o, "compute_ps", st.done ? spread(st.compute_ps) : json_null());
+    json_object_set_new(o, "exposed_comm_ps", st.done ? spread(st.exposed_ps) : json_null());
+    if (st.comm_valid) {
+        json_t *d = json_object();
+        static const rs_dim dims[] = { RS_DIM_TP, RS_DIM_PP, RS_DIM_DP, RS_DIM_CP, RS_DIM_EP };
+        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+            json_object_set_new(d, rs_dim_name(dims[i]), I(st.comm_by_dim_ps[dims[i]]));
+        json_object_set_new(d, "other", I(st.comm_by_dim_ps[RS_DIM_NONE]));
+        json_object_set_new(o, "comm_by_dim_ps", d);
+    } else {
+        json_object_set_new(o, "comm_by_dim_ps", json_null());
+    }
+    json_object_set_new(o, "tokens_per_s", st.done && it->tokens ? json_real(st.tokens_per_s) : json_null());
+    json_object_set_new(o, "mfu", st.done && it->peak_flops > 0 && it->model_flops > 0 ? json_real(st.mfu)
+                                                                                          : json_null());
+    return o;
+}
+
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info)
 {
     rs_net_stats st;
@@ -165,6 +218,8 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "topology", topo);
     if (info->coll)
         json_object_set_new(o, "collective", collective_summary(info->coll));
+    if (info->replay)
+        json_object_set_new(o, "iteration", iteration_summary(info->replay));
 
     json_t *flows = json_object();
     json_object_set_new(flows, "count", I(st.msgs));

@@ -9,6 +9,7 @@
 
 #include "collrun.h"
 #include "net.h"
+#include "replay.h"
 #include "scenario.h"
 
 typedef struct rs_run_info {
@@ -16,10 +17,12 @@ typedef struct rs_run_info {
     uint64_t peak_rss_bytes;
     int status;            /* RS_OK or why the run stopped */
     const rs_collrun *coll; /* traffic.kind=collective: the driver (borrowed), else NULL */
+    const rs_replay *replay; /* workload.*: the replay (borrowed, rs_replay_finish called), else NULL */
 } rs_run_info;
 
 /* New JSON object (caller: json_decref), NULL on ENOMEM. It has a
- * "collective" member when info->coll is set. */
+ * "collective" member when info->coll is set, an "iteration" member when
+ * info->replay is. */
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info);
 
 #endif

@@ -65,6 +65,7 @@ static void defaults(rs_scenario *sc)
     rs_net_config_default(&sc->net);
     rs_synth_config_default(&sc->traffic);
     rs_capture_config_default(&sc->capture);
+    rs_workload_config_default(&sc->workload);
 }
 
 /* Two scenarios are equal when their JSON forms are (ignores padding). */

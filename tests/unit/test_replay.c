@@ -1,0 +1,522 @@
+/*
+ * test_replay.c - trace replay (traces/replay.c): the FLOP model through a
+ * whole replay, a DP+TP plan against the bandwidth-only closed form,
+ * strong scaling under ZeRO-3, point-to-point matching and its accounting,
+ * the no-progress diagnosis on broken traces, iterations, determinism.
+ *
+ * Figures are printed (docs/replay.md quotes them). Network runs use the
+ * ideal transport and small models so the suite stays around a second.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "cu_main.h"
+#include "gen.h"
+#include "plan.h"
+#include "replay.h"
+#include "trace.h"
+
+#define MiB (1ull << 20)
+
+static rs_net *mk_net(uint32_t gpus, uint32_t hb, rs_transport_kind tr)
+{
+    rs_net_config c;
+    rs_net_config_default(&c);
+    c.gpus = gpus;
+    c.hb_size = hb;
+    c.transport = tr;
+    rs_net *net = NULL;
+    rs_err err;
+    int rc = rs_net_create(&c, &net, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "\n  rs_net_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    return net;
+}
+
+typedef struct result {
+    int rc;            /* rs_replay_finish */
+    rs_err err;
+    rs_replay_stats st;
+    rs_time times[8];
+    uint32_t ntimes;
+} result;
+
+/* Replay t on a fresh network for `iters` iterations. */
+static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                     const rs_coll_opts *co)
+{
+    result res;
+    memset(&res, 0, sizeof res);
+    rs_net *net = mk_net(gpus, hb, RS_TRANSPORT_IDEAL);
+    rs_replay_opts o = { .iterations = iters, .algo = algo, .coll = co };
+    rs_replay *r = NULL;
+    rs_err err;
+    int rc = rs_replay_create(t, net, &o, &r, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "\n  rs_replay_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    rs_net_run(net, RS_TIME_MAX);
+    res.rc = rs_replay_finish(r, &res.err);
+    rs_replay_stats_get(r, &res.st);
+    const rs_time *tt = rs_replay_iter_times(r, &res.ntimes);
+    for (uint32_t i = 0; i < res.ntimes && i < 8; i++)
+        res.times[i] = tt[i];
+    /* The second call gives the same answer. */
+    rs_err e2;
+    CU_ASSERT_EQUAL(rs_replay_finish(r, &e2), res.rc);
+    rs_net_destroy(net);
+    rs_replay_destroy(r);
+    return res;
+}
+
+static rs_trace *gen_plan(const rs_plan *p)
+{
+    rs_trace *t = NULL;
+    rs_err err;
+    int rc = rs_gen(p, &t, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "\n  rs_gen: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    return t;
+}
+
+static rs_time program_compute(const rs_trace *t, uint32_t rank)
+{
+    uint32_t n;
+    const rs_op *ops = rs_trace_program(t, rank, &n);
+    rs_time s = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (ops[i].kind == RS_OP_COMPUTE)
+            s += ops[i].duration;
+    return s;
+}
+
+/* ---- compute only ------------------------------------------------------------------ */
+
+/* test_plan's closed form: one GPU at exactly 1 FLOP per picosecond and 32
+ * bytes of HBM per picosecond, so each duration is its FLOP (or parameter)
+ * count; the replayed iteration must equal the sum exactly, every
+ * iteration, and MFU = model FLOPs / (time x peak). */
+static void test_replay_compute_only_plan_matches_flop_model(void)
+{
+    rs_plan p;
+    rs_plan_default(&p);
+    p.model = (rs_plan_model){ .layers = 3, .hidden = 64, .ffn = 256, .heads = 4, .kv_heads = 0, .seq_len = 32,
+                               .vocab = 100, .precision_bytes = 2 };
+    p.par.micro_batch = 2;
+    p.par.global_batch = 6; /* 3 micro-batches */
+    p.peak_flops = 1e12;
+    p.efficiency = 1;
+    p.mem_bw = 32e12;
+    rs_trace *t = gen_plan(&p);
+    const uint64_t h = 64, f = 256, s = 32, V = 100, L = 3, m = 3, tok = 2 * 32;
+    uint64_t layer = 2 * tok * h * (3 * h) + 4 * tok * s * h + 2 * tok * h * h + 2 * tok * h * f * 2;
+    uint64_t logits = 2 * tok * h * V;
+    uint64_t params = L * (4 * h * h + 2 * h * f) + 2 * V * h;
+    uint64_t expect = m * 3 * (L * layer + logits) + params;
+
+    result r = replay(t, 2, 1, 3, RS_ALGO_AUTO, NULL);
+    CU_ASSERT_EQUAL(r.rc, RS_OK);
+    CU_ASSERT_EQUAL(r.st.done, 3);
+    CU_ASSERT_EQUAL(r.ntimes, 3);
+    for (uint32_t i = 0; i < r.ntimes; i++)
+        CU_ASSERT_EQUAL(r.times[i], expect);
+    CU_ASSERT_EQUAL(r.st.time_ps, expect);
+    CU_ASSERT_EQUAL(r.st.compute_ps[0], expect);
+    CU_ASSERT_EQUAL(r.st.exposed_ps[2], 0);
+    CU_ASSERT(r.st.comm_valid);
+    for (int d = 0; d < RS_DIM_COUNT; d++)
+        CU_ASSERT_EQUAL(r.st.comm_by_dim_ps[d], 0);
+    double mfu = (double)(3 * m * (L * layer + logits)) / (double)expect;
+    CU_ASSERT_DOUBLE_EQUAL(r.st.mfu, mfu, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.st.tokens_per_s, 6.0 * 32 / ((double)expect * 1e-12), 1e-6);
+    printf("\n  compute-only: %llu ps per iteration (closed form %llu), MFU %.4f\n",
+           (unsigned long long)r.st.time_ps, (unsigned long long)expect, r.st.mfu);
+    rs_trace_destroy(t);
+}
+
+/* ---- DP + TP against the bandwidth-only closed form --------------------------------- */
+
+/* 16 GPUs in 4 HB domains of 4; TP 2 inside a domain, DP 8 (2 DP ranks per
+ * domain: hierarchical AllReduce of 4 domains x 2). One micro-batch per
+ * rank and one gradient bucket for the whole model (bucket_bytes larger
+ * than the gradients), so nothing overlaps compute:
+ *
+ *   T = C + (4 L - 1) x A / B_hb + T_dp
+ *
+ *   C     the rank's compute (forward, backward, logits, optimizer: the
+ *         generator's FLOP model, summed from the program);
+ *   A / B_hb  one TP AllReduce of A = s h 2 bytes over 2 GPUs: a ring
+ *         moves 2(n-1)/n A = A per GPU at the NVLink payload rate B_hb =
+ *         450 GB/s x 65536/65552 (16 bytes per HB unit). 4 per layer; the
+ *         last one of the backward runs concurrently with the gradient
+ *         AllReduce (the optimizer waits only for that), so 4L - 1 count;
+ *   T_dp  hierarchical AllReduce of G gradient bytes, N = 4 domains x
+ *         L' = 2 GPUs, in S = min(4, G / 4 MiB) pipelined segments: the
+ *         rail phase (a ring AllReduce of G / L' over N GPUs: 2(N-1)/N
+ *         G / L' per NIC at B_nic = 400 Gb/s x 4096/4178) carries every
+ *         segment; the first segment's in-domain ReduceScatter and the
+ *         last one's AllGather ((L'-1)/L' G / S each at B_hb) stick out:
+ *         T_dp = 2 (L'-1)/L' G / S / B_hb + 2(N-1)/N G / L' / B_nic.
+ *
+ * Reductions are free (reduce_gbps 0): the bound counts bandwidth only.
+ * Latencies (0.5 us per NVLink crossing, ~2 us per Ethernet path, paid
+ * 2(N-1) times per segment by the rail rings, whose segments run one after
+ * the other) are not in the bound: ~40 us here, which is why the gradients
+ * are ~100 MB (with 27 MB the DP part came out 10 % above its bound). */
+static void test_replay_dp_tp_matches_bandwidth_closed_form(void)
+{
+    rs_plan p;
+    rs_plan_default(&p);
+    p.model = (rs_plan_model){ .layers = 2, .hidden = 2048, .ffn = 8192, .heads = 16, .kv_heads = 0,
+                               .seq_len = 2048, .vocab = 1024, .precision_bytes = 2 };
+    p.par.tp = 2;
+    p.par.dp = 8;
+    p.par.micro_batch = 1;
+    p.par.global_batch = 8;
+    p.par.bucket_bytes = 1ull << 40;
+    rs_trace *t = gen_plan(&p);
+    rs_coll_opts co;
+    rs_coll_opts_default(&co);
+    co.reduce_gbps = 0;
+    result r = replay(t, 16, 4, 1, RS_ALGO_HIERARCHICAL, &co);
+    CU_ASSERT_EQUAL_FATAL(r.rc, RS_OK);
+
+    /* The gradient bucket's size, from the program (the one DP op). */
+    uint32_t n;
+    const rs_op *ops = rs_trace_program(t, 0, &n);
+    uint64_t G = 0;
+    uint32_t ntp = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ops[i].kind == RS_OP_COLL && ops[i].dim == RS_DIM_DP)
+            G += ops[i].bytes;
+        if (ops[i].kind == RS_OP_COLL && ops[i].dim == RS_DIM_TP)
+            ntp++;
+    }
+    CU_ASSERT_EQUAL(ntp, 4 * 2);
+    double A = 2048.0 * 2048 * 2;
+    double Bhb = 3600e9 / 8 * 65536.0 / 65552.0, Bnic = 400e9 / 8 * 4096.0 / 4178.0;
+    double S = G / (4.0 * MiB) >= 4 ? 4 : floor(G / (4.0 * MiB));
+    double N = 4, Lp = 2;
+    double C = (double)program_compute(t, 0) * 1e-12;
+    double tp = (ntp - 1) * A / Bhb;
+    double dp = 2 * (Lp - 1) / Lp * G / S / Bhb + 2 * (N - 1) / N * G / Lp / Bnic;
+    double bound = C + tp + dp;
+    double got = (double)r.st.time_ps * 1e-12;
+    printf("\n  DP+TP: %.1f us, closed form %.1f us (compute %.1f + TP %.1f + DP %.1f; G = %.1f MB): ratio %.4f;"
+           " exposed %.1f us: tp %.1f dp %.1f other %.1f\n",
+           got * 1e6, bound * 1e6, C * 1e6, tp * 1e6, dp * 1e6, G / 1e6, got / bound,
+           (double)r.st.exposed_ps[0] / 1e6, (double)r.st.comm_by_dim_ps[RS_DIM_TP] / 1e6,
+           (double)r.st.comm_by_dim_ps[RS_DIM_DP] / 1e6, (double)r.st.comm_by_dim_ps[RS_DIM_NONE] / 1e6);
+    CU_ASSERT(got >= bound * 0.99);
+    CU_ASSERT(got <= bound * 1.03);
+    /* Every rank computes the same; what is not compute is TP and DP wait. */
+    CU_ASSERT_EQUAL(r.st.compute_ps[1], r.st.compute_ps[2]);
+    rs_time by = 0;
+    for (int d = 0; d < RS_DIM_COUNT; d++)
+        by += r.st.comm_by_dim_ps[d];
+    CU_ASSERT(by + 4 >= r.st.exposed_ps[0] && by <= r.st.exposed_ps[0] + 4);
+    CU_ASSERT(r.st.comm_by_dim_ps[RS_DIM_DP] > r.st.comm_by_dim_ps[RS_DIM_TP]);
+    CU_ASSERT(fabs((double)r.st.comm_by_dim_ps[RS_DIM_TP] * 1e-12 - tp) < 0.05 * tp);
+    CU_ASSERT(fabs((double)r.st.comm_by_dim_ps[RS_DIM_DP] * 1e-12 - dp) < 0.05 * dp);
+    CU_ASSERT_EQUAL(r.st.comm_by_dim_ps[RS_DIM_PP] + r.st.comm_by_dim_ps[RS_DIM_CP] + r.st.comm_by_dim_ps[RS_DIM_EP], 0);
+    rs_trace_destroy(t);
+}
+
+/* ---- strong scaling ------------------------------------------------------------------ */
+
+/* The same global batch (8 sequences) on 2 and on 8 GPUs with ZeRO-3: each
+ * GPU computes 4x less but still gathers every layer's parameters each
+ * pass (the AllGather's output is the whole layer whatever the DP size,
+ * and a ring moves (n-1)/n of it per GPU), so the exposed share of the
+ * iteration rises and the throughput per GPU falls. */
+static void test_replay_strong_scaling_zero3_exposes_more_communication(void)
+{
+    double share[2], per_gpu[2];
+    uint32_t sizes[2] = { 2, 8 };
+    for (int i = 0; i < 2; i++) {
+        rs_plan p;
+        rs_plan_default(&p);
+        p.model = (rs_plan_model){ .layers = 4, .hidden = 512, .ffn = 2048, .heads = 8, .kv_heads = 0,
+                                   .seq_len = 1024, .vocab = 1024, .precision_bytes = 2 };
+        p.par.zero = 3;
+        p.par.micro_batch = 1;
+        p.par.global_batch = 8;
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_plan_set_gpus(&p, sizes[i], &err), RS_OK);
+        rs_trace *t = gen_plan(&p);
+        result r = replay(t, 8, 1, 1, RS_ALGO_AUTO, NULL);
+        CU_ASSERT_EQUAL_FATAL(r.rc, RS_OK);
+        share[i] = (double)r.st.exposed_ps[0] / (double)r.st.time_ps;
+        per_gpu[i] = r.st.tokens_per_s / sizes[i];
+        printf("\n  ZeRO-3 on %u GPUs: %.1f us, compute %.1f us, exposed %.1f us (%.1f %%, dp %.1f us), "
+               "%.0f tokens/s per GPU, MFU %.3f",
+               sizes[i], (double)r.st.time_ps / 1e6, (double)r.st.compute_ps[0] / 1e6,
+               (double)r.st.exposed_ps[0] / 1e6, 100 * share[i], (double)r.st.comm_by_dim_ps[RS_DIM_DP] / 1e6,
+               per_gpu[i], r.st.mfu);
+        rs_trace_destroy(t);
+    }
+    printf("\n");
+    CU_ASSERT(share[1] > share[0]);
+    CU_ASSERT(per_gpu[1] < per_gpu[0]);
+}
+
+/* ---- hand-built traces ----------------------------------------------------------------- */
+
+static rs_op op_compute(uint32_t label, rs_time ps, uint32_t d0)
+{
+    return (rs_op){ RS_OP_COMPUTE, RS_DIM_NONE, 0, 0, RS_NONE, label, { d0, RS_NONE }, 0, ps };
+}
+
+static rs_op op_comm(rs_op_kind k, rs_dim dim, rs_coll_op c, uint8_t stream, uint32_t slot, uint32_t label,
+                     uint64_t bytes, uint32_t d0)
+{
+    return (rs_op){ (uint8_t)k, (uint8_t)dim, k == RS_OP_COLL ? (uint8_t)c : 0, stream, slot, label,
+                    { d0, RS_NONE }, bytes, 0 };
+}
+
+static uint32_t str(rs_trace *t, const char *s)
+{
+    uint32_t id;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_string(t, s, &id, &err), RS_OK);
+    return id;
+}
+
+/* A collective that ranks 2 and 3 never call: ranks 0 and 1 stop at it;
+ * the diagnosis names them, the op (index, kind, label) and the missing
+ * ranks, in one sentence. */
+static void test_replay_collective_missing_members_is_diagnosed(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    rs_op a[3] = { op_compute(lc, 1000000, RS_NONE),
+                   op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, 0),
+                   op_compute(lc, 1000000, 1) };
+    rs_op b[1] = { op_compute(lc, 1000000, RS_NONE) };
+    uint32_t ca, cb;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 3, &ca, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, b, 1, &cb, &err), RS_OK);
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, r < 2 ? ca : cb, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "broken", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+
+    result r = replay(t, 4, 1, 1, RS_ALGO_AUTO, NULL);
+    printf("\n  %s\n", r.err.msg);
+    CU_ASSERT_EQUAL(r.rc, RS_EINCOMPLETE);
+    CU_ASSERT_EQUAL(r.st.done, 0);
+    CU_ASSERT(strstr(r.err.msg, "2 of 4 ranks") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "rank 0 is stuck at op 1 (coll \"grad allreduce\"") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "rank 1 is stuck at op 1") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "waiting for ranks 2, 3") != NULL);
+    CU_ASSERT(strchr(r.err.msg, '\n') == NULL);
+    rs_trace_destroy(t);
+}
+
+/* Two ranks that each receive before they send: a cycle across ranks. */
+static void test_replay_recv_cycle_is_diagnosed(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(2, 1, &t, &err), RS_OK);
+    uint32_t lr = str(t, "recv first"), ls = str(t, "send second");
+    rs_op p[2] = { op_comm(RS_OP_RECV, RS_DIM_PP, 0, 7, 0, lr, 4096, RS_NONE),
+                   op_comm(RS_OP_SEND, RS_DIM_PP, 0, 6, 0, ls, 4096, 0) };
+    uint32_t cls;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, p, 2, &cls, &err), RS_OK);
+    uint32_t peer0 = 1, peer1 = 0;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 0, 0, cls, &peer0, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 1, 1, cls, &peer1, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 2, "cycle", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    result r = replay(t, 2, 1, 1, RS_ALGO_AUTO, NULL);
+    printf("\n  %s\n", r.err.msg);
+    CU_ASSERT_EQUAL(r.rc, RS_EINCOMPLETE);
+    CU_ASSERT(strstr(r.err.msg, "rank 0 is stuck at op 0 (recv \"recv first\"") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "from rank 1") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "rank 1 is stuck at op 0") != NULL);
+    rs_trace_destroy(t);
+}
+
+/* Rank 0 computes 10 us and sends 1 MiB (then 1000 bytes) to rank 1, which
+ * receives the first, computes 10 us, then 30 us, then receives the second
+ * (it arrived long before: buffered, the receive completes at once). Rank
+ * 1's compute stream idles for rank 0's compute plus the message: charged
+ * to pp. Rank 0 idles at the end for rank 1's compute: "other". In the
+ * second iteration rank 0 has run ahead (it started when its own sends
+ * were delivered), so rank 1 finds its message waiting and the iteration
+ * takes exactly rank 1's 40 us of compute. */
+static void test_replay_send_recv_pairs_and_charges_pp(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(2, 1, &t, &err), RS_OK);
+    uint32_t l = str(t, "x");
+    rs_time us = 1000000;
+    rs_op p0[3] = { op_compute(l, 10 * us, RS_NONE), op_comm(RS_OP_SEND, RS_DIM_PP, 0, 6, 0, l, MiB, 0),
+                    op_comm(RS_OP_SEND, RS_DIM_PP, 0, 6, 0, l, 1000, 0) };
+    rs_op p1[4] = { op_comm(RS_OP_RECV, RS_DIM_PP, 0, 7, 0, l, MiB, RS_NONE), op_compute(l, 10 * us, 0),
+                    op_compute(l, 30 * us, RS_NONE), op_comm(RS_OP_RECV, RS_DIM_PP, 0, 7, 0, l, 1000, 2) };
+    uint32_t c0, c1, peer0 = 1, peer1 = 0;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, p0, 3, &c0, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, p1, 4, &c1, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 0, 0, c0, &peer0, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 1, 1, c1, &peer1, &err), RS_OK);
+    rs_trace_iter it = { .tokens = 100, .model_flops = 0, .peak_flops = 1e15 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 2, "p2p", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+
+    result r = replay(t, 2, 1, 2, RS_ALGO_AUTO, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.rc, RS_OK);
+    CU_ASSERT_EQUAL(r.st.done, 2);
+    /* Message time: 1 MiB at the NIC payload rate plus the path's latency. */
+    double msg = MiB / (400e9 / 8 * 4096.0 / 4178.0) * 1e12;
+    rs_time T = r.times[0];
+    printf("\n  p2p: iteration %.3f us (10 + message %.3f + 10 + 30 us), then %.3f us\n", T / 1e6,
+           msg / 1e6, r.times[1] / 1e6);
+    CU_ASSERT(T > 10 * us + (rs_time)msg + 40 * us);
+    CU_ASSERT(T < 10 * us + (rs_time)msg + 40 * us + 5 * us);
+    CU_ASSERT_EQUAL(r.times[1], 40 * us);
+    /* Rank 1: compute 40 us, idle = waited for the first message. */
+    CU_ASSERT_EQUAL(r.st.compute_ps[1], 10 * us);
+    CU_ASSERT_EQUAL(r.st.compute_ps[2], 40 * us);
+    CU_ASSERT(r.st.comm_valid);
+    rs_time by = 0;
+    for (int d = 0; d < RS_DIM_COUNT; d++)
+        by += r.st.comm_by_dim_ps[d];
+    CU_ASSERT(by + 2 >= r.st.exposed_ps[0] && by <= r.st.exposed_ps[0] + 2);
+    CU_ASSERT(r.st.comm_by_dim_ps[RS_DIM_PP] > 0);
+    CU_ASSERT(r.st.comm_by_dim_ps[RS_DIM_NONE] > 0);
+    CU_ASSERT(r.st.mfu == 0); /* no model FLOPs in this trace */
+    rs_trace_destroy(t);
+}
+
+/* Members that disagree on a collective's size stop the run naming it. */
+static void test_replay_mismatched_collective_is_an_error(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(2, 1, &t, &err), RS_OK);
+    uint32_t l = str(t, "ar");
+    uint32_t members[2] = { 0, 1 }, comm;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_TP, members, 2, &comm, &err), RS_OK);
+    rs_op a[1] = { op_comm(RS_OP_COLL, RS_DIM_TP, RS_COLL_ALLREDUCE, 1, 0, l, 1024, RS_NONE) };
+    rs_op b[1] = { op_comm(RS_OP_COLL, RS_DIM_TP, RS_COLL_ALLREDUCE, 1, 0, l, 2048, RS_NONE) };
+    uint32_t ca, cb;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 1, &ca, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, b, 1, &cb, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 0, 0, ca, &comm, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, 1, 1, cb, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 2, "mismatch", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    result r = replay(t, 2, 1, 1, RS_ALGO_AUTO, NULL);
+    CU_ASSERT_EQUAL(r.rc, RS_EINVAL);
+    CU_ASSERT(strstr(r.err.msg, "rank 1 op 0") != NULL);
+    CU_ASSERT(strstr(r.err.msg, "2048") != NULL && strstr(r.err.msg, "1024") != NULL);
+    rs_trace_destroy(t);
+}
+
+/* A trace for more GPUs than the network has is refused at create. */
+static void test_replay_refuses_trace_larger_than_network(void)
+{
+    rs_plan p;
+    rs_plan_default(&p);
+    p.par.dp = 4;
+    p.par.global_batch = 4;
+    rs_trace *t = gen_plan(&p);
+    rs_net *net = mk_net(2, 1, RS_TRANSPORT_IDEAL);
+    rs_replay_opts o = { .iterations = 1, .algo = RS_ALGO_AUTO, .coll = NULL };
+    rs_replay *r = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &r, &err), RS_EINVAL);
+    CU_ASSERT(r == NULL);
+    CU_ASSERT(strstr(err.msg, "4 GPUs") != NULL && strstr(err.msg, "has 2") != NULL);
+    o.iterations = 0;
+    CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &r, &err), RS_EINVAL);
+    rs_net_destroy(net);
+    rs_trace_destroy(t);
+}
+
+/* rs_workload_load: a plan's DP fills the network; errors name the key. */
+static void test_replay_workload_load_fills_dp_and_names_keys(void)
+{
+    rs_workload_config c;
+    rs_workload_config_default(&c);
+    rs_trace *t = NULL;
+    rs_err err;
+    snprintf(c.plan, sizeof c.plan, "llama2-70b"); /* tp 8, pp 4 */
+    CU_ASSERT_EQUAL(rs_workload_load(&c, 64, &t, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_trace_nranks(t), 64);
+    CU_ASSERT_EQUAL(rs_trace_iteration(t)->dp, 2);
+    rs_trace_destroy(t);
+    CU_ASSERT_EQUAL(rs_workload_load(&c, 48, &t, &err), RS_EINVAL);
+    CU_ASSERT(strncmp(err.msg, "workload.plan: ", 15) == 0 && strstr(err.msg, "48") != NULL);
+    snprintf(c.trace, sizeof c.trace, "x.rst");
+    CU_ASSERT_EQUAL(rs_workload_load(&c, 64, &t, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "workload.plan and workload.trace") != NULL);
+    c.plan[0] = '\0';
+    snprintf(c.trace, sizeof c.trace, "/nonexistent/x.rst");
+    CU_ASSERT_EQUAL(rs_workload_load(&c, 64, &t, &err), RS_EIO);
+    CU_ASSERT(strncmp(err.msg, "workload.trace: ", 16) == 0);
+    CU_ASSERT(t == NULL);
+}
+
+/* A small pipeline + TP + DP plan (1F1B, 4 micro-batches) replays to the
+ * end, the same way twice, and iterations after the first are no longer
+ * than the first (ranks run ahead into the next iteration). */
+static void test_replay_pipeline_plan_is_deterministic(void)
+{
+    rs_plan p;
+    rs_plan_default(&p);
+    p.model.layers = 4;
+    p.par.tp = 2;
+    p.par.pp = 2;
+    p.par.dp = 2;
+    p.par.zero = 1;
+    p.par.micro_batch = 1;
+    p.par.global_batch = 8;
+    rs_trace *t = gen_plan(&p);
+    result a = replay(t, 8, 4, 3, RS_ALGO_AUTO, NULL);
+    result b = replay(t, 8, 4, 3, RS_ALGO_AUTO, NULL);
+    CU_ASSERT_EQUAL_FATAL(a.rc, RS_OK);
+    CU_ASSERT_EQUAL(a.st.done, 3);
+    CU_ASSERT_EQUAL(memcmp(a.times, b.times, sizeof a.times), 0);
+    CU_ASSERT_EQUAL(memcmp(a.st.comm_by_dim_ps, b.st.comm_by_dim_ps, sizeof a.st.comm_by_dim_ps), 0);
+    CU_ASSERT(a.times[1] <= a.times[0] && a.times[2] <= a.times[0]);
+    CU_ASSERT(a.st.comm_by_dim_ps[RS_DIM_PP] > 0);
+    CU_ASSERT(a.st.comm_by_dim_ps[RS_DIM_TP] > 0);
+    printf("\n  pp2 tp2 dp2: %.3f, %.3f, %.3f us; exposed mean %.3f us (tp %.3f pp %.3f dp %.3f other %.3f)\n",
+           a.times[0] / 1e6, a.times[1] / 1e6, a.times[2] / 1e6, a.st.exposed_ps[0] / 1e6,
+           a.st.comm_by_dim_ps[RS_DIM_TP] / 1e6, a.st.comm_by_dim_ps[RS_DIM_PP] / 1e6,
+           a.st.comm_by_dim_ps[RS_DIM_DP] / 1e6, a.st.comm_by_dim_ps[RS_DIM_NONE] / 1e6);
+    rs_trace_destroy(t);
+}
+
+static const rs_cu_test replay_tests[] = {
+    RS_CU_TEST(test_replay_compute_only_plan_matches_flop_model),
+    RS_CU_TEST(test_replay_dp_tp_matches_bandwidth_closed_form),
+    RS_CU_TEST(test_replay_strong_scaling_zero3_exposes_more_communication),
+    RS_CU_TEST(test_replay_collective_missing_members_is_diagnosed),
+    RS_CU_TEST(test_replay_recv_cycle_is_diagnosed),
+    RS_CU_TEST(test_replay_send_recv_pairs_and_charges_pp),
+    RS_CU_TEST(test_replay_mismatched_collective_is_an_error),
+    RS_CU_TEST(test_replay_refuses_trace_larger_than_network),
+    RS_CU_TEST(test_replay_workload_load_fills_dp_and_names_keys),
+    RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
+};
+
+static void register_suites(void) { RS_CU_SUITE("replay", replay_tests); }
+
+int main(void) { return rs_cu_run(register_suites); }

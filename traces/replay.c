@@ -1,0 +1,1013 @@
+/*
+ * replay.c - trace replay (see replay.h; semantics in docs/replay.md).
+ *
+ * State: per rank class, tables derived once from its program (next op of
+ * each stream, reverse dependencies, each communication op's index among
+ * the program's ops of its kind on its slot); per rank, one state byte per
+ * op, the head op of each stream and the accounting; per communicator, the
+ * collectives still gathering members; per rank and peer slot, the
+ * messages that arrived before their receive and the receives waiting for
+ * their message.
+ *
+ * Progress is event driven: an op's completion pushes the ops it may
+ * unblock (its stream successor and its dependents) on a work list, and
+ * the list is drained at the end of every callback; an op starts when it
+ * is its stream's head, its deps are done and it has not started. Nothing
+ * ever polls, so a replay that cannot progress simply runs out of events;
+ * rs_replay_finish then explains what each stuck rank waits for.
+ *
+ * Invariants: a rank runs one iteration at a time (its state bytes belong
+ * to the current iteration); op states only go WAIT -> RUN -> DONE within
+ * an iteration; the ops of one stream complete in program order.
+ */
+#include "replay.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "plan.h"
+
+enum { ST_WAIT = 0, ST_RUN = 1, ST_DONE = 2 };
+enum { SK_NONE = 0, SK_COLL = 1, SK_P2P = 2 };
+
+/* ---- the workload keys ----------------------------------------------------- */
+
+void rs_workload_config_default(rs_workload_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->iterations = 1;
+    c->algo = RS_ALGO_AUTO;
+}
+
+int rs_workload_active(const rs_workload_config *c)
+{
+    return c->plan[0] != '\0' || c->trace[0] != '\0';
+}
+
+int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err)
+{
+    *out = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    int rc;
+    if (c->plan[0] && c->trace[0])
+        return rs_err_set(err, RS_EINVAL,
+                          "workload.plan and workload.trace: expected one of them, got both (\"%.100s\" "
+                          "and \"%.100s\")", c->plan, c->trace);
+    if (c->plan[0]) {
+        rs_plan p;
+        if ((rc = rs_plan_load_arg(c->plan, &p, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        /* trace gen --gpus semantics: keep TP, PP, CP and EP, fill DP. */
+        uint64_t unit = (uint64_t)p.par.tp * p.par.pp * p.par.cp * p.par.ep;
+        if (gpus % unit)
+            return rs_err_set(err, RS_EINVAL,
+                              "workload.plan: plan %s needs a multiple of tp x pp x cp x ep = %u x %u x "
+                              "%u x %u = %llu GPUs, but topology.gpus is %u", p.name, p.par.tp, p.par.pp,
+                              p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
+        if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        if ((rc = rs_gen(&p, out, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        return RS_OK;
+    }
+    if (c->trace[0]) {
+        if ((rc = rs_trace_read(c->trace, out, NULL, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.trace: %.480s", e.msg);
+        if (rs_trace_ngpus(*out) > gpus) {
+            rc = rs_err_set(err, RS_EINVAL,
+                            "workload.trace: %.300s is a trace for %u GPUs, but the network has %u "
+                            "(topology.gpus)", c->trace, rs_trace_ngpus(*out), gpus);
+            rs_trace_destroy(*out);
+            *out = NULL;
+            return rc;
+        }
+        return RS_OK;
+    }
+    return rs_err_set(err, RS_EINVAL, "workload: expected workload.plan or workload.trace");
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+/* Derived from one class's program. */
+typedef struct cls_info {
+    const rs_op *ops;
+    uint32_t *next;     /* [nops] next op of the same stream, RS_NONE at the end */
+    uint32_t *rdep_off; /* [nops + 1] */
+    uint32_t *rdep;     /* ops that name op i in dep[] */
+    uint32_t *seq;      /* [nops] COLL/SEND/RECV: index among the program's ops of that kind on that slot */
+    uint32_t *per_iter; /* [nslots * 3] COLL, SEND, RECV ops per slot and iteration */
+    uint8_t *slot_kind; /* [nslots] SK_* */
+    rs_time compute;    /* sum of compute durations: stream 0 busy time per iteration */
+    uint32_t nops;
+    uint32_t first[RS_STREAMS_MAX];
+} cls_info;
+
+typedef struct rank_st {
+    uint32_t head[RS_STREAMS_MAX]; /* current op of each stream, RS_NONE when done */
+    uint64_t idle[RS_DIM_COUNT];   /* compute stream idle, by the dimension it waited for */
+    rs_time t_free;                /* compute stream free since */
+    rs_time end;                   /* completion of the rank's last finished iteration */
+    uint64_t state_off;            /* its op states in rs_replay.state */
+    uint32_t cls, ndone, iter;
+    uint8_t last_dim;              /* dim of the op that completed last */
+} rank_st;
+
+/* One collective instance: the k-th collective on a communicator. */
+typedef struct inst {
+    struct inst *next;          /* the communicator's instances still gathering members */
+    struct inst *gprev, *gnext; /* every live instance (for destroy) */
+    struct rs_replay *r;
+    rs_coll *coll;              /* once started */
+    uint64_t k, bytes;
+    uint32_t comm, arrived;
+    uint8_t op;
+    uint32_t opidx[];           /* per member position: its op, RS_NONE until issued */
+} inst;
+
+typedef struct comm_st {
+    rs_comm *comm;
+    inst *pending;
+    const uint32_t *ranks; /* borrowed from the trace */
+    uint32_t n;
+    uint8_t hier_ok;       /* spans >= 2 HB domains with equal GPUs in each */
+} comm_st;
+
+typedef struct recv_wait {
+    uint64_t k;
+    uint32_t op;
+} recv_wait;
+
+/* The incoming side of rank <- peer (per rank and p2p slot). */
+typedef struct chan {
+    uint64_t *arrived;  /* message indices delivered before their RECV was issued */
+    recv_wait *wait;    /* RECVs issued whose message has not arrived */
+    uint32_t narr, carr, nwait, cwait;
+} chan;
+
+typedef struct item {
+    uint32_t rank, op;
+    uint8_t cause; /* dim of the op whose completion pushed it */
+} item;
+
+struct rs_replay {
+    const rs_trace *t;
+    rs_net *net;
+    rs_coll_opts copts;
+    rs_coll_algo algo;
+    uint32_t nranks, nslots, ncomms, nclasses, iterations;
+    cls_info *cls;
+    rank_st *rk;
+    uint8_t *state;
+    uint32_t *gpu;   /* [nranks] */
+    uint32_t *aux;   /* [nranks * nslots] COLL slot: position in the communicator;
+                        p2p slot: the peer's slot pointing back (RS_NONE if none) */
+    chan *ch;        /* [nranks * nslots] */
+    comm_st *cm;
+    inst *live;
+    item *work;
+    size_t nwork, capwork, wpos;
+    int draining;
+    rs_time t0;
+    rs_time *E;      /* [iterations]: instant the last rank completed iteration i */
+    rs_time *times;  /* [iterations]: E_i - E_{i-1} */
+    uint32_t *fin;   /* [iterations]: ranks that completed iteration i */
+    uint32_t done, ranks_done;
+    int status, finished, tail_done;
+    char errmsg[512];
+};
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static void fail(rs_replay *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(rs_replay *r, int rc, const char *fmt, ...)
+{
+    if (r->status != RS_OK)
+        return;
+    r->status = rc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->errmsg, sizeof r->errmsg, fmt, ap);
+    va_end(ap);
+    rs_sim_stop(rs_net_sim(r->net), rc);
+}
+
+static void push(rs_replay *r, uint32_t rank, uint32_t op, uint8_t cause)
+{
+    if (r->nwork == r->capwork) {
+        size_t c = r->capwork * 2;
+        item *w = realloc(r->work, c * sizeof *w);
+        if (!w) {
+            fail(r, RS_ENOMEM, "out of memory in the replay's work list");
+            return;
+        }
+        r->work = w;
+        r->capwork = c;
+    }
+    r->work[r->nwork++] = (item){ rank, op, cause };
+}
+
+static uint8_t *states(rs_replay *r, uint32_t rank)
+{
+    return r->state + r->rk[rank].state_off;
+}
+
+/* The op's label ("tp allreduce"), for messages. */
+static const char *label(const rs_replay *r, const rs_op *o)
+{
+    return rs_trace_string(r->t, o->label);
+}
+
+/* Index of this op's message or collective over the whole replay. */
+static uint64_t op_k(const rs_replay *r, uint32_t rank, uint32_t j)
+{
+    const rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    const rs_op *o = &c->ops[j];
+    return (uint64_t)k->iter * c->per_iter[o->comm * 3 + (o->kind - RS_OP_COLL)] + c->seq[j];
+}
+
+/* ---- iterations ------------------------------------------------------------ */
+
+/* Push the head of every stream of rank's fresh iteration. */
+static void iteration_begin(rs_replay *r, uint32_t rank, uint8_t cause)
+{
+    rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    memset(states(r, rank), ST_WAIT, c->nops);
+    k->ndone = 0;
+    memcpy(k->head, c->first, sizeof k->head);
+    for (uint32_t s = 0; s < RS_STREAMS_MAX; s++)
+        if (c->first[s] != RS_NONE)
+            push(r, rank, c->first[s], cause);
+}
+
+/* rank completed its current iteration now; start the next (looping over
+ * empty programs, which complete at once). */
+static void iteration_end(rs_replay *r, uint32_t rank)
+{
+    rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    rs_time now = rs_net_now(r->net);
+    for (;;) {
+        k->end = now;
+        if (++r->fin[k->iter] == r->nranks) {
+            /* Ranks finish iteration i before i+1, so the last finisher
+             * of i+1 comes after the last of i: E_i fill in order. */
+            RS_ASSERT(k->iter == r->done);
+            r->E[k->iter] = now;
+            r->times[k->iter] = now - (k->iter ? r->E[k->iter - 1] : r->t0);
+            r->done++;
+        }
+        if (++k->iter >= r->iterations) {
+            r->ranks_done++;
+            return;
+        }
+        if (c->nops) {
+            iteration_begin(r, rank, k->last_dim);
+            return;
+        }
+    }
+}
+
+static void complete(rs_replay *r, uint32_t rank, uint32_t j)
+{
+    rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    uint8_t *st = states(r, rank);
+    const rs_op *o = &c->ops[j];
+    RS_ASSERT(st[j] == ST_RUN && k->head[o->stream] == j);
+    st[j] = ST_DONE;
+    k->ndone++;
+    k->last_dim = o->dim;
+    uint32_t nx = c->next[j];
+    k->head[o->stream] = nx;
+    if (nx != RS_NONE)
+        push(r, rank, nx, o->dim);
+    for (uint32_t q = c->rdep_off[j]; q < c->rdep_off[j + 1]; q++)
+        push(r, rank, c->rdep[q], o->dim);
+    if (k->ndone == c->nops)
+        iteration_end(r, rank);
+}
+
+/* ---- starting ops ---------------------------------------------------------- */
+
+static void ev_compute(void *ctx, rs_net *net, uint64_t arg);
+static void msg_done(void *ctx, rs_net *net, uint64_t tag);
+static void coll_done(void *ctx, rs_net *net, uint64_t tag);
+static void drain(rs_replay *r);
+
+static rs_coll_algo pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
+{
+    int reduce_like = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
+    switch (r->algo) {
+    case RS_ALGO_RING:
+        return reduce_like ? RS_ALGO_RING : RS_ALGO_AUTO;
+    case RS_ALGO_TREE:
+        return op == RS_COLL_ALLREDUCE ? RS_ALGO_TREE : RS_ALGO_AUTO;
+    case RS_ALGO_DIRECT:
+    case RS_ALGO_PAIRWISE:
+        return op == RS_COLL_ALLTOALL ? r->algo : RS_ALGO_AUTO;
+    case RS_ALGO_HIERARCHICAL:
+        return reduce_like && r->cm[comm].hier_ok ? RS_ALGO_HIERARCHICAL : RS_ALGO_AUTO;
+    default:
+        return RS_ALGO_AUTO;
+    }
+}
+
+static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
+{
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    uint32_t comm = rs_trace_slot(r->t, rank, o->comm);
+    uint32_t pos = r->aux[(size_t)rank * r->nslots + o->comm];
+    comm_st *cm = &r->cm[comm];
+    uint64_t kk = op_k(r, rank, j);
+    inst **pp = &cm->pending, *in;
+    while ((in = *pp) && in->k != kk)
+        pp = &in->next;
+    if (!in) {
+        in = malloc(sizeof *in + (size_t)cm->n * sizeof in->opidx[0]);
+        if (!in) {
+            fail(r, RS_ENOMEM, "out of memory starting a collective of %u ranks", cm->n);
+            return;
+        }
+        memset(in, 0, sizeof *in);
+        memset(in->opidx, 0xff, (size_t)cm->n * sizeof in->opidx[0]);
+        in->r = r;
+        in->k = kk;
+        in->comm = comm;
+        in->op = o->coll;
+        in->bytes = o->bytes;
+        *pp = in; /* at the tail: instances stay in issue order */
+        in->gnext = r->live;
+        if (r->live)
+            r->live->gprev = in;
+        r->live = in;
+    } else if (in->op != o->coll || in->bytes != o->bytes) {
+        fail(r, RS_EINVAL,
+             "rank %u op %u (coll \"%s\", %s of %llu bytes) is call %llu on communicator %u, but an "
+             "earlier member issued that call as %s of %llu bytes: the members' programs disagree",
+             rank, j, label(r, o), rs_coll_op_name((rs_coll_op)o->coll), (unsigned long long)o->bytes,
+             (unsigned long long)kk + 1, comm, rs_coll_op_name((rs_coll_op)in->op),
+             (unsigned long long)in->bytes);
+        return;
+    }
+    RS_ASSERT(in->opidx[pos] == RS_NONE);
+    in->opidx[pos] = j;
+    if (++in->arrived < cm->n)
+        return;
+    *pp = in->next; /* every member is in: start it */
+    in->next = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    int rc = rs_coll_start(r->net, cm->comm, (rs_coll_op)in->op, pick_algo(r, comm, (rs_coll_op)in->op),
+                           in->bytes, &r->copts, coll_done, in, 0, &in->coll, &e);
+    if (rc != RS_OK)
+        fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s",
+             rank, j, label(r, o), rs_coll_op_name((rs_coll_op)in->op), (unsigned long long)in->bytes, comm,
+             e.msg[0] ? e.msg : rs_strerror(rc));
+}
+
+static void chan_arrived_push(rs_replay *r, chan *c, uint64_t k)
+{
+    if (c->narr == c->carr) {
+        uint32_t n = c->carr ? 2 * c->carr : 4;
+        uint64_t *a = realloc(c->arrived, (size_t)n * sizeof *a);
+        if (!a) {
+            fail(r, RS_ENOMEM, "out of memory buffering a message");
+            return;
+        }
+        c->arrived = a;
+        c->carr = n;
+    }
+    c->arrived[c->narr++] = k;
+}
+
+static void recv_start(rs_replay *r, uint32_t rank, uint32_t j)
+{
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    chan *c = &r->ch[(size_t)rank * r->nslots + o->comm];
+    uint64_t kk = op_k(r, rank, j);
+    for (uint32_t i = 0; i < c->narr; i++)
+        if (c->arrived[i] == kk) {
+            c->arrived[i] = c->arrived[--c->narr];
+            complete(r, rank, j);
+            return;
+        }
+    if (c->nwait == c->cwait) {
+        uint32_t n = c->cwait ? 2 * c->cwait : 4;
+        recv_wait *w = realloc(c->wait, (size_t)n * sizeof *w);
+        if (!w) {
+            fail(r, RS_ENOMEM, "out of memory posting a receive");
+            return;
+        }
+        c->wait = w;
+        c->cwait = n;
+    }
+    c->wait[c->nwait++] = (recv_wait){ kk, j };
+}
+
+static void try_start(rs_replay *r, const item *it)
+{
+    uint32_t rank = it->rank, j = it->op;
+    rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    uint8_t *st = states(r, rank);
+    const rs_op *o = &c->ops[j];
+    if (st[j] != ST_WAIT || k->head[o->stream] != j)
+        return;
+    if ((o->dep[0] != RS_NONE && st[o->dep[0]] != ST_DONE) || (o->dep[1] != RS_NONE && st[o->dep[1]] != ST_DONE))
+        return;
+    st[j] = ST_RUN;
+    rs_time now = rs_net_now(r->net);
+    switch ((rs_op_kind)o->kind) {
+    case RS_OP_COMPUTE: {
+        /* The idle gap before this compute is charged to whatever released
+         * it last (program.h: compute waits on communication only through
+         * deps, and on compute only through its stream). */
+        if (now > k->t_free)
+            k->idle[it->cause] += now - k->t_free;
+        rs_time end = rs_time_add_sat(now, o->duration);
+        k->t_free = end;
+        if (o->duration == 0)
+            complete(r, rank, j);
+        else
+            rs_net_at(r->net, end, ev_compute, r, (uint64_t)rank << 32 | j);
+        break;
+    }
+    case RS_OP_COLL:
+        coll_arrive(r, rank, j);
+        break;
+    case RS_OP_SEND: {
+        uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
+        int rc = rs_net_send(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r, (uint64_t)rank << 32 | j);
+        if (rc != RS_OK)
+            fail(r, rc, "rank %u op %u (send \"%s\", %llu bytes to rank %u, GPU %u -> %u) could not start: %s%s",
+                 rank, j, label(r, o), (unsigned long long)o->bytes, peer, r->gpu[rank], r->gpu[peer],
+                 rs_strerror(rc), rc == RS_EUNREACH ? " (between rails of a rail-only network, routing.pxn "
+                                                      "must not be off)" : "");
+        break;
+    }
+    case RS_OP_RECV:
+        recv_start(r, rank, j);
+        break;
+    }
+}
+
+/* Run the work list to empty; re-entrant calls (a callback fired from
+ * inside a start) only append. */
+static void drain(rs_replay *r)
+{
+    if (r->draining)
+        return;
+    r->draining = 1;
+    while (r->wpos < r->nwork && r->status == RS_OK) {
+        item it = r->work[r->wpos++];
+        try_start(r, &it);
+    }
+    r->nwork = r->wpos = 0;
+    r->draining = 0;
+}
+
+/* ---- callbacks -------------------------------------------------------------- */
+
+static void ev_compute(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    complete(r, (uint32_t)(arg >> 32), (uint32_t)arg);
+    drain(r);
+}
+
+static void msg_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    uint32_t rank = (uint32_t)(tag >> 32), j = (uint32_t)tag;
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
+    uint32_t back = r->aux[(size_t)rank * r->nslots + o->comm];
+    uint64_t kk = op_k(r, rank, j); /* before complete() may end the iteration */
+    complete(r, rank, j);
+    if (back != RS_NONE) {
+        chan *c = &r->ch[(size_t)peer * r->nslots + back];
+        uint32_t i;
+        for (i = 0; i < c->nwait && c->wait[i].k != kk; i++)
+            ;
+        if (i < c->nwait) {
+            uint32_t op = c->wait[i].op;
+            c->wait[i] = c->wait[--c->nwait];
+            complete(r, peer, op);
+        } else {
+            chan_arrived_push(r, c, kk);
+        }
+    }
+    drain(r);
+}
+
+static void unlink_live(rs_replay *r, inst *in)
+{
+    if (in->gprev)
+        in->gprev->gnext = in->gnext;
+    else
+        r->live = in->gnext;
+    if (in->gnext)
+        in->gnext->gprev = in->gprev;
+}
+
+static void coll_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    (void)tag;
+    inst *in = ctx;
+    rs_replay *r = in->r;
+    const comm_st *cm = &r->cm[in->comm];
+    for (uint32_t p = 0; p < cm->n; p++)
+        complete(r, cm->ranks[p], in->opidx[p]);
+    unlink_live(r, in);
+    rs_coll_destroy(in->coll); /* allowed from inside done */
+    free(in);
+    drain(r);
+}
+
+static void ev_start(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    rs_replay *r = ctx;
+    r->t0 = rs_net_now(net);
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        r->rk[rank].t_free = r->t0;
+        if (r->cls[r->rk[rank].cls].nops)
+            iteration_begin(r, rank, RS_DIM_NONE);
+        else
+            iteration_end(r, rank);
+    }
+    drain(r);
+}
+
+/* ---- create / destroy ------------------------------------------------------- */
+
+static int cls_build(rs_replay *r, uint32_t ci, rs_err *err)
+{
+    cls_info *c = &r->cls[ci];
+    uint32_t n;
+    c->ops = rs_trace_class_program(r->t, ci, &n);
+    c->nops = n;
+    uint32_t S = r->nslots;
+    c->next = malloc(((size_t)n + 1) * sizeof *c->next);
+    c->rdep_off = calloc((size_t)n + 2, sizeof *c->rdep_off);
+    c->seq = malloc(((size_t)n + 1) * sizeof *c->seq);
+    c->per_iter = calloc((size_t)S * 3 + 1, sizeof *c->per_iter);
+    c->slot_kind = calloc((size_t)S + 1, 1);
+    if (!c->next || !c->rdep_off || !c->seq || !c->per_iter || !c->slot_kind)
+        return rs_err_set(err, RS_ENOMEM, "out of memory preparing the replay of class %u (%u ops)", ci, n);
+    uint32_t last[RS_STREAMS_MAX];
+    for (uint32_t s = 0; s < RS_STREAMS_MAX; s++)
+        c->first[s] = last[s] = RS_NONE;
+    uint64_t ndeps = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const rs_op *o = &c->ops[i];
+        c->next[i] = RS_NONE;
+        if (last[o->stream] == RS_NONE)
+            c->first[o->stream] = i;
+        else
+            c->next[last[o->stream]] = i;
+        last[o->stream] = i;
+        for (int d = 0; d < 2; d++)
+            if (o->dep[d] != RS_NONE) {
+                c->rdep_off[o->dep[d] + 1]++;
+                ndeps++;
+            }
+        c->seq[i] = RS_NONE;
+        if (o->kind == RS_OP_COMPUTE) {
+            c->compute = rs_time_add_sat(c->compute, o->duration);
+        } else {
+            c->seq[i] = c->per_iter[o->comm * 3 + (o->kind - RS_OP_COLL)]++;
+            c->slot_kind[o->comm] = o->kind == RS_OP_COLL ? SK_COLL : SK_P2P;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        c->rdep_off[i + 1] += c->rdep_off[i];
+    c->rdep = malloc((size_t)(ndeps ? ndeps : 1) * sizeof *c->rdep);
+    uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    if (!c->rdep || !fill) {
+        free(fill);
+        return rs_err_set(err, RS_ENOMEM, "out of memory preparing the replay of class %u (%u ops)", ci, n);
+    }
+    memcpy(fill, c->rdep_off, (size_t)n * sizeof *fill);
+    for (uint32_t i = 0; i < n; i++)
+        for (int d = 0; d < 2; d++)
+            if (c->ops[i].dep[d] != RS_NONE)
+                c->rdep[fill[c->ops[i].dep[d]]++] = i;
+    free(fill);
+    return RS_OK;
+}
+
+/* Communicator GPUs, positions of each member's slots, hier_ok. */
+static int comms_build(rs_replay *r, uint32_t hb, rs_err *err)
+{
+    uint32_t gpus = rs_net_gpus(r->net);
+    uint32_t ndom = (gpus + hb - 1) / hb;
+    uint32_t *cnt = calloc(ndom, sizeof *cnt);
+    uint32_t *list = malloc((size_t)r->nranks * sizeof *list);
+    int rc = RS_OK;
+    if (!cnt || !list) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory preparing the replay's communicators");
+        goto done;
+    }
+    for (uint32_t c = 0; c < r->ncomms && rc == RS_OK; c++) {
+        comm_st *cm = &r->cm[c];
+        cm->ranks = rs_trace_comm_ranks(r->t, c, &cm->n);
+        for (uint32_t p = 0; p < cm->n; p++) {
+            uint32_t m = cm->ranks[p];
+            list[p] = r->gpu[m];
+            const uint32_t *slots = rs_trace_rank_slots(r->t, m);
+            const cls_info *ci = &r->cls[r->rk[m].cls];
+            for (uint32_t s = 0; s < r->nslots; s++)
+                if (slots[s] == c && ci->slot_kind[s] == SK_COLL)
+                    r->aux[(size_t)m * r->nslots + s] = p;
+        }
+        if ((rc = rs_comm_create(list, cm->n, gpus, &cm->comm, err)) != RS_OK)
+            break;
+        /* HB-domain shape, as the collectives layer checks it. */
+        uint32_t ndomains = 0, kmin = UINT32_MAX, kmax = 0;
+        for (uint32_t p = 0; p < cm->n; p++)
+            if (cnt[list[p] / hb]++ == 0)
+                ndomains++;
+        for (uint32_t p = 0; p < cm->n; p++) {
+            uint32_t v = cnt[list[p] / hb];
+            kmin = v < kmin ? v : kmin;
+            kmax = v > kmax ? v : kmax;
+        }
+        for (uint32_t p = 0; p < cm->n; p++)
+            cnt[list[p] / hb] = 0;
+        cm->hier_ok = ndomains >= 2 && kmin == kmax;
+    }
+done:
+    free(cnt);
+    free(list);
+    return rc;
+}
+
+/* Per rank: no two used slots may name the same communicator or peer (the
+ * per-slot call counts would then not be per-communicator counts); the
+ * peer's slot pointing back for each p2p slot. */
+static int slots_build(rs_replay *r, rs_err *err)
+{
+    uint32_t S = r->nslots;
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        const uint32_t *slots = rs_trace_rank_slots(r->t, rank);
+        const cls_info *ci = &r->cls[r->rk[rank].cls];
+        for (uint32_t s = 0; s < S; s++) {
+            if (ci->slot_kind[s] == SK_NONE)
+                continue;
+            for (uint32_t s2 = s + 1; s2 < S; s2++)
+                if (ci->slot_kind[s2] == ci->slot_kind[s] && slots[s2] == slots[s])
+                    return rs_err_set(err, RS_EINVAL,
+                                      "trace: rank %u uses slots %u and %u for the same %s %u; replay "
+                                      "matches calls per slot and needs one slot per %s",
+                                      rank, s, s2, ci->slot_kind[s] == SK_COLL ? "communicator" : "peer rank",
+                                      slots[s], ci->slot_kind[s] == SK_COLL ? "communicator" : "peer");
+            if (ci->slot_kind[s] != SK_P2P)
+                continue;
+            uint32_t peer = slots[s];
+            const uint32_t *ps = rs_trace_rank_slots(r->t, peer);
+            const cls_info *pc = &r->cls[r->rk[peer].cls];
+            for (uint32_t s2 = 0; s2 < S; s2++)
+                if (ps[s2] == rank && pc->slot_kind[s2] == SK_P2P) {
+                    r->aux[(size_t)rank * S + s] = s2;
+                    break;
+                }
+        }
+    }
+    return RS_OK;
+}
+
+int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs_replay **out, rs_err *err)
+{
+    *out = NULL;
+    if (!o || o->iterations == 0)
+        return rs_err_set(err, RS_EINVAL, "workload.iterations: expected at least 1 iteration, got 0");
+    if ((unsigned)o->algo >= RS_COLL_NALGOS)
+        return rs_err_set(err, RS_EINVAL, "workload.algo: unknown algorithm %d", (int)o->algo);
+    uint32_t gpus = rs_net_gpus(net);
+    if (rs_trace_ngpus(t) > gpus)
+        return rs_err_set(err, RS_EINVAL, "trace %s is for %u GPUs, but the network has %u (topology.gpus)",
+                          rs_trace_name(t), rs_trace_ngpus(t), gpus);
+    rs_replay *r = calloc(1, sizeof *r);
+    if (!r)
+        return rs_err_set(err, RS_ENOMEM, "out of memory creating the replay");
+    int rc = RS_ENOMEM;
+    r->t = t;
+    r->net = net;
+    r->algo = o->algo;
+    if (o->coll)
+        r->copts = *o->coll;
+    else
+        rs_coll_opts_default(&r->copts);
+    r->iterations = o->iterations;
+    r->nranks = rs_trace_nranks(t);
+    r->nslots = rs_trace_nslots(t);
+    r->ncomms = rs_trace_ncomms(t);
+    r->nclasses = rs_trace_nclasses(t);
+    size_t RS = (size_t)r->nranks * r->nslots;
+    r->cls = calloc(r->nclasses, sizeof *r->cls);
+    r->rk = calloc(r->nranks, sizeof *r->rk);
+    r->gpu = malloc((size_t)r->nranks * sizeof *r->gpu);
+    r->aux = malloc((RS ? RS : 1) * sizeof *r->aux);
+    r->ch = calloc(RS ? RS : 1, sizeof *r->ch);
+    r->cm = calloc(r->ncomms ? r->ncomms : 1, sizeof *r->cm);
+    r->E = calloc(r->iterations, sizeof *r->E);
+    r->times = calloc(r->iterations, sizeof *r->times);
+    r->fin = calloc(r->iterations, sizeof *r->fin);
+    r->capwork = 1024;
+    r->work = malloc(r->capwork * sizeof *r->work);
+    if (!r->cls || !r->rk || !r->gpu || !r->aux || !r->ch || !r->cm || !r->E || !r->times || !r->fin || !r->work) {
+        rs_err_set(err, RS_ENOMEM, "out of memory creating the replay of %u ranks", r->nranks);
+        goto fail;
+    }
+    memset(r->aux, 0xff, (RS ? RS : 1) * sizeof *r->aux);
+    for (uint32_t c = 0; c < r->nclasses; c++)
+        if ((rc = cls_build(r, c, err)) != RS_OK)
+            goto fail;
+    uint64_t off = 0;
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        rank_st *k = &r->rk[rank];
+        k->cls = rs_trace_rank_class(t, rank);
+        k->state_off = off;
+        off += r->cls[k->cls].nops;
+        r->gpu[rank] = rs_trace_rank_gpu(t, rank);
+        for (uint32_t s = 0; s < RS_STREAMS_MAX; s++)
+            k->head[s] = RS_NONE;
+    }
+    r->state = malloc(off ? off : 1);
+    if (!r->state) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory for the replay's %llu op states", (unsigned long long)off);
+        goto fail;
+    }
+    if ((rc = slots_build(r, err)) != RS_OK)
+        goto fail;
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    uint32_t hb = r->copts.hb_size ? r->copts.hb_size : ti.hb_domains ? gpus / ti.hb_domains : 1;
+    if ((rc = comms_build(r, hb, err)) != RS_OK)
+        goto fail;
+    rs_net_at(net, rs_net_now(net), ev_start, r, 0);
+    *out = r;
+    return RS_OK;
+fail:
+    rs_replay_destroy(r);
+    return rc;
+}
+
+void rs_replay_destroy(rs_replay *r)
+{
+    if (!r)
+        return;
+    for (inst *in = r->live, *nx; in; in = nx) {
+        nx = in->gnext;
+        rs_coll_destroy(in->coll);
+        free(in);
+    }
+    if (r->cls)
+        for (uint32_t c = 0; c < r->nclasses; c++) {
+            free(r->cls[c].next);
+            free(r->cls[c].rdep_off);
+            free(r->cls[c].rdep);
+            free(r->cls[c].seq);
+            free(r->cls[c].per_iter);
+            free(r->cls[c].slot_kind);
+        }
+    if (r->cm)
+        for (uint32_t c = 0; c < r->ncomms; c++)
+            rs_comm_destroy(r->cm[c].comm);
+    if (r->ch)
+        for (size_t i = 0; i < (size_t)r->nranks * r->nslots; i++) {
+            free(r->ch[i].arrived);
+            free(r->ch[i].wait);
+        }
+    free(r->cls);
+    free(r->rk);
+    free(r->state);
+    free(r->gpu);
+    free(r->aux);
+    free(r->ch);
+    free(r->cm);
+    free(r->E);
+    free(r->times);
+    free(r->fin);
+    free(r->work);
+    free(r);
+}
+
+/* ---- the end ---------------------------------------------------------------- */
+
+/* Appends to buf[*n..size) like snprintf, never past the end. */
+static void put(char *buf, size_t size, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+    if (*n >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *n, size - *n, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *n += (size_t)w;
+    if (*n > size)
+        *n = size;
+}
+
+static inst *find_pending(const rs_replay *r, uint32_t comm, uint64_t k)
+{
+    for (inst *in = r->cm[comm].pending; in; in = in->next)
+        if (in->k == k)
+            return in;
+    return NULL;
+}
+
+/* What stuck rank waits for: its stream head that is running and blocked
+ * by someone else, else its lowest waiting head. */
+static void describe_rank(const rs_replay *r, uint32_t rank, char *buf, size_t size, size_t *n)
+{
+    const rank_st *k = &r->rk[rank];
+    const cls_info *c = &r->cls[k->cls];
+    const uint8_t *st = r->state + k->state_off;
+    uint32_t best = RS_NONE, wait = RS_NONE;
+    for (uint32_t s = 0; s < RS_STREAMS_MAX; s++) {
+        uint32_t j = k->head[s];
+        if (j == RS_NONE)
+            continue;
+        if (st[j] == ST_RUN && (best == RS_NONE || j < best))
+            best = j;
+        if (st[j] == ST_WAIT && (wait == RS_NONE || j < wait))
+            wait = j;
+    }
+    uint32_t j = best != RS_NONE ? best : wait;
+    if (j == RS_NONE) {
+        put(buf, size, n, "rank %u has no op left but did not finish (internal error)", rank);
+        return;
+    }
+    const rs_op *o = &c->ops[j];
+    put(buf, size, n, "rank %u is stuck at op %u (%s \"%s\"", rank, j, rs_op_kind_name((rs_op_kind)o->kind),
+        label(r, o));
+    if (st[j] == ST_WAIT) {
+        put(buf, size, n, ") which never became ready (internal error)");
+        return;
+    }
+    switch ((rs_op_kind)o->kind) {
+    case RS_OP_COLL: {
+        uint32_t comm = rs_trace_slot(r->t, rank, o->comm);
+        const comm_st *cm = &r->cm[comm];
+        uint64_t kk = op_k(r, rank, j);
+        put(buf, size, n, ", %s of %llu bytes on communicator %u, its call %llu there)",
+            rs_coll_op_name((rs_coll_op)o->coll), (unsigned long long)o->bytes, comm, (unsigned long long)kk + 1);
+        const inst *in = find_pending(r, comm, kk);
+        if (!in) {
+            put(buf, size, n, ", whose transfers never completed");
+            return;
+        }
+        put(buf, size, n, " waiting for rank%s", cm->n - in->arrived > 1 ? "s" : "");
+        uint32_t shown = 0;
+        for (uint32_t p = 0; p < cm->n; p++)
+            if (in->opidx[p] == RS_NONE && shown++ < 4)
+                put(buf, size, n, "%s %u", shown > 1 ? "," : "", cm->ranks[p]);
+        if (shown > 4)
+            put(buf, size, n, " and %u more", shown - 4);
+        put(buf, size, n, " (%u of %u members never issued it)", cm->n - in->arrived, cm->n);
+        return;
+    }
+    case RS_OP_RECV:
+        put(buf, size, n, ", %llu bytes) waiting for message %llu from rank %u, which never arrived",
+            (unsigned long long)o->bytes, (unsigned long long)op_k(r, rank, j) + 1,
+            rs_trace_slot(r->t, rank, o->comm));
+        return;
+    case RS_OP_SEND:
+        put(buf, size, n, ", %llu bytes to rank %u) whose message was never delivered",
+            (unsigned long long)o->bytes, rs_trace_slot(r->t, rank, o->comm));
+        return;
+    case RS_OP_COMPUTE:
+        put(buf, size, n, ") which never ended (internal error)");
+        return;
+    }
+}
+
+int rs_replay_finish(rs_replay *r, rs_err *err)
+{
+    if (!r->finished) {
+        r->finished = 1;
+        if (r->status == RS_OK && r->ranks_done < r->nranks) {
+            r->status = RS_EINCOMPLETE;
+            char *b = r->errmsg;
+            size_t size = sizeof r->errmsg, n = 0;
+            uint32_t first = RS_NONE, stuck = 0;
+            for (uint32_t rank = 0; rank < r->nranks; rank++)
+                if (r->rk[rank].iter < r->iterations) {
+                    stuck++;
+                    if (first == RS_NONE)
+                        first = rank;
+                }
+            put(b, size, &n, "replay made no progress after %.3f us: %u of %u ranks never finished "
+                "iteration %u of %u: ", rs_time_to_us(rs_net_now(r->net)), stuck, r->nranks,
+                r->rk[first].iter + 1, r->iterations);
+            uint32_t shown = 0;
+            for (uint32_t rank = first; rank < r->nranks && shown < 3; rank++) {
+                if (r->rk[rank].iter >= r->iterations)
+                    continue;
+                if (shown++)
+                    put(b, size, &n, "; ");
+                describe_rank(r, rank, b, size, &n);
+            }
+            if (stuck > shown)
+                put(b, size, &n, "; and %u more rank%s", stuck - shown, stuck - shown > 1 ? "s" : "");
+            if (n >= size - 1)
+                memcpy(b + size - 4, "...", 4);
+        }
+        if (r->status == RS_OK && !r->tail_done) {
+            /* The tail: after its last compute a rank waits for its last
+             * communication, then for the rest of the job to finish. */
+            r->tail_done = 1;
+            rs_time E = r->E[r->iterations - 1];
+            for (uint32_t rank = 0; rank < r->nranks; rank++) {
+                rank_st *k = &r->rk[rank];
+                if (k->end > k->t_free)
+                    k->idle[k->last_dim] += k->end - k->t_free;
+                rs_time from = k->end > k->t_free ? k->end : k->t_free;
+                if (E > from)
+                    k->idle[RS_DIM_NONE] += E - from;
+            }
+        }
+    }
+    if (r->status != RS_OK)
+        return rs_err_set(err, r->status, "%s", r->errmsg);
+    return RS_OK;
+}
+
+static rs_time div_round(unsigned __int128 a, uint64_t b)
+{
+    return (rs_time)((a + b / 2) / b);
+}
+
+void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->iterations = r->iterations;
+    out->done = r->done;
+    out->ranks = r->nranks;
+    uint32_t D = r->done;
+    if (D == 0)
+        return;
+    rs_time span = r->E[D - 1] - r->t0;
+    out->time_ps = div_round(span, D);
+    unsigned __int128 csum = 0, esum = 0;
+    rs_time cmin = RS_TIME_MAX, cmax = 0, emin = RS_TIME_MAX, emax = 0;
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        rs_time c = r->cls[r->rk[rank].cls].compute;
+        /* exposed = (span - D x compute) / D; every compute op of the first
+         * D iterations ended by E_{D-1}, so this is not negative. */
+        unsigned __int128 dc = (unsigned __int128)c * D;
+        rs_time e = dc < span ? div_round(span - dc, D) : 0;
+        csum += c;
+        esum += e;
+        cmin = c < cmin ? c : cmin;
+        cmax = c > cmax ? c : cmax;
+        emin = e < emin ? e : emin;
+        emax = e > emax ? e : emax;
+    }
+    out->compute_ps[0] = div_round(csum, r->nranks);
+    out->compute_ps[1] = cmin;
+    out->compute_ps[2] = cmax;
+    out->exposed_ps[0] = div_round(esum, r->nranks);
+    out->exposed_ps[1] = emin;
+    out->exposed_ps[2] = emax;
+    if (r->tail_done && r->status == RS_OK) {
+        out->comm_valid = 1;
+        for (int d = 0; d < RS_DIM_COUNT; d++) {
+            unsigned __int128 s = 0;
+            for (uint32_t rank = 0; rank < r->nranks; rank++)
+                s += r->rk[rank].idle[d];
+            out->comm_by_dim_ps[d] = div_round(s, (uint64_t)r->nranks * D);
+        }
+    }
+    const rs_trace_iter *it = rs_trace_iteration(r->t);
+    double secs = (double)span / D * 1e-12;
+    if (secs > 0) {
+        out->tokens_per_s = (double)it->tokens / secs;
+        if (it->peak_flops > 0)
+            out->mfu = it->model_flops / (secs * r->nranks * it->peak_flops);
+    }
+}
+
+const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n)
+{
+    *n = r->done;
+    return r->times;
+}
+
+const rs_trace *rs_replay_trace(const rs_replay *r)
+{
+    return r->t;
+}

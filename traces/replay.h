@@ -1,0 +1,141 @@
+/*
+ * replay.h - trace replay: every rank of a trace (trace.h) runs its program
+ * (program.h) on its GPU of a network (net.h); compute ops occupy the GPU's
+ * compute stream for their duration, collectives run through the
+ * collectives layer (coll.h) and point-to-point messages through
+ * rs_net_send, as their streams and dependencies allow. docs/replay.md
+ * gives the semantics and the definitions of every output.
+ *
+ * Decisions the contract left open (docs/replay.md, "Semantics"):
+ *   - Iterations: each rank starts iteration i+1 the moment its own ops of
+ *     iteration i have all completed (after its optimizer step and any
+ *     parameter gathering), as a training loop does; there is no global
+ *     barrier, so ranks that finish early run ahead until the next
+ *     collective or receive makes them wait.
+ *   - Iteration time i = E_i - E_{i-1}, where E_i is the instant the last
+ *     rank completed iteration i and E_{-1} the replay's start: the time
+ *     the job as a whole takes per iteration (the times add up to the run).
+ *   - Collectives match by per-communicator program order: a rank's k-th
+ *     COLL op on a communicator (counting over iterations, in program
+ *     order) is the same collective as every other member's k-th. It starts
+ *     when the last member issues it and completes for all members at once.
+ *   - SEND/RECV match the same way per directed pair: the k-th SEND a -> b
+ *     (program order) pairs with the k-th RECV at b from a.
+ *
+ * An rs_replay owns its per-rank and per-communicator state, allocated at
+ * create (O(ranks x ops + communicator members)); a running collective
+ * allocates one small record; nothing is allocated per message.
+ */
+#ifndef RS_REPLAY_H
+#define RS_REPLAY_H
+
+#include "base.h"
+#include "coll.h"
+#include "net.h"
+#include "program.h"
+#include "trace.h"
+
+/* ---- the workload keys (scenario workload.*) ------------------------------- */
+
+#define RS_WORKLOAD_PATH_MAX 1024
+
+/* Plain value type; every field is a scenario key (docs/scenario-format.md). */
+typedef struct rs_workload_config {
+    char plan[RS_WORKLOAD_PATH_MAX];  /* workload.plan: plan file or preset; "" = none */
+    char trace[RS_WORKLOAD_PATH_MAX]; /* workload.trace: trace file; "" = none */
+    uint32_t iterations;              /* workload.iterations, >= 1 */
+    rs_coll_algo algo;                /* workload.algo: RS_ALGO_AUTO or an override */
+} rs_workload_config;
+
+/* No workload, 1 iteration, algorithm auto. */
+void rs_workload_config_default(rs_workload_config *c);
+
+/* 1 when workload.plan or workload.trace is set. */
+int rs_workload_active(const rs_workload_config *c);
+
+/* The trace the workload names, for a network of `gpus` GPUs: workload.plan
+ * is loaded (file or preset), its DP set to fill `gpus` GPUs (trace gen
+ * --gpus semantics: TP, PP, CP and EP kept) and generated in memory;
+ * workload.trace is read from its file. *out is the caller's
+ * (rs_trace_destroy).
+ *
+ * Errors, *out NULL, err one sentence starting with the key: RS_EINVAL
+ * (both keys set, neither set, a bad plan, a plan that does not fit `gpus`,
+ * a trace needing more GPUs than `gpus`), RS_EIO / RS_EFORMAT from the
+ * trace reader, RS_ENOMEM. */
+int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err);
+
+/* ---- replay ----------------------------------------------------------------- */
+
+typedef struct rs_replay_opts {
+    uint32_t iterations; /* >= 1 */
+    /* RS_ALGO_AUTO: the collectives layer picks per collective. Otherwise
+     * used for every collective it applies to (ring: AllGather,
+     * ReduceScatter, AllReduce; tree: AllReduce; direct, pairwise:
+     * all-to-all; hierarchical: AllGather, ReduceScatter, AllReduce over a
+     * communicator spanning several HB domains with equal GPUs in each),
+     * auto for the others. */
+    rs_coll_algo algo;
+    const rs_coll_opts *coll; /* NULL: rs_coll_opts_default; copied */
+} rs_replay_opts;
+
+typedef struct rs_replay rs_replay;
+
+/* Prepare the replay of finished trace t on net, starting now (the first
+ * iteration starts from an event at the current time, so call this before
+ * rs_net_run). Rank r runs on GPU rs_trace_rank_gpu(t, r).
+ *
+ * Errors, nothing scheduled, *out NULL: RS_EINVAL with err naming the
+ * problem (trace needs more GPUs than the network has, iterations 0, a
+ * rank holding one communicator or peer in two slots it uses: matching
+ * would be ambiguous), RS_ENOMEM.
+ *
+ * t and net are borrowed: t must outlive the handle, net must outlive the
+ * run. *out is the caller's: rs_replay_destroy after rs_net_destroy(net)
+ * (a run that stopped early leaves collectives running), or after a
+ * complete run. */
+int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs_replay **out,
+                     rs_err *err);
+void rs_replay_destroy(rs_replay *r); /* NULL is a no-op */
+
+/* After rs_net_run returned: RS_OK when every rank completed every
+ * iteration. Otherwise the replay's status: an error that stopped the run
+ * (a collective or send the network refused, RS_ENOMEM, members of a
+ * collective disagreeing on its operation or size: RS_EINVAL), or
+ * RS_EINCOMPLETE when the event queue emptied with ops left (a collective
+ * some members never issue, a receive without its send, ranks waiting on
+ * each other). err gets one sentence naming up to three ranks, the op each
+ * is stuck at (index, kind, label) and what it waits for. May be called
+ * more than once; the same answer each time. */
+int rs_replay_finish(rs_replay *r, rs_err *err);
+
+/* Results. Times are picoseconds; "per iteration" values are means over the
+ * completed iterations (docs/replay.md defines each). Valid after
+ * rs_replay_finish; with done == 0 every time and rate below is 0. */
+typedef struct rs_replay_stats {
+    uint32_t iterations;      /* asked for */
+    uint32_t done;            /* completed by every rank */
+    uint32_t ranks;
+    rs_time time_ps;          /* mean iteration time */
+    /* Across ranks, of the per-iteration value: [0] mean, [1] min, [2] max. */
+    rs_time compute_ps[3];    /* compute-stream busy time */
+    rs_time exposed_ps[3];    /* time_ps - compute: the compute stream idle */
+    /* Exposed communication by the dimension the compute stream waited
+     * for, mean over ranks per iteration; [RS_DIM_NONE] is idle time no
+     * communication explains (ranks done early waiting for the job's end).
+     * Sums to exposed_ps[0] up to rounding. Valid only when the run
+     * completed (comm_valid). */
+    rs_time comm_by_dim_ps[RS_DIM_COUNT];
+    int comm_valid;
+    double tokens_per_s;      /* tokens per iteration / time; 0 when the trace has none */
+    double mfu;               /* model FLOPs / (time x ranks x peak); 0 when unknown */
+} rs_replay_stats;
+void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out);
+
+/* Iteration times (E_i - E_{i-1}), *n = completed iterations; borrowed
+ * until rs_replay_destroy. */
+const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n);
+
+const rs_trace *rs_replay_trace(const rs_replay *r);
+
+#endif
