@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "runner.h"
 #include "collrun.h"
 #include "output.h"
 #include "replay.h"
@@ -188,6 +189,18 @@ int rs_cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
+    return rs_run_execute(&sc, path, outdir, quiet, NULL);
+}
+
+int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir, int quiet,
+                   json_t **summary)
+{
+    rs_scenario sc = *scp;
+    rs_err err;
+    rs_err_clear(&err);
+    int rc;
+    if (summary)
+        *summary = NULL;
     rs_net *net = NULL;
     if ((rc = rs_net_create(&sc.net, &net, &err)) != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
@@ -297,13 +310,21 @@ int rs_cmd_run(int argc, char **argv)
             print_human(stdout, s);
         if (outdir) {
             char *text = json_dumps(s, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-            if (!text || rs_output_write(outdir, "summary.json", text, strlen(text), &err) != RS_OK) {
-                fprintf(stderr, "railsim: %s\n", text ? err.msg : "out of memory writing the summary");
+            if (!text) {
+                fprintf(stderr, "railsim: out of memory writing the summary\n");
                 code = RS_EXIT_RUN_FAILED;
+            } else if (rs_output_write(outdir, "summary.json", text, strlen(text), &err) != RS_OK) {
+                /* An output that cannot be written (full disk, read-only
+                 * directory) is the user's environment: bad input. */
+                fprintf(stderr, "railsim: %s\n", err.msg);
+                code = RS_EXIT_BAD_INPUT;
             }
             free(text);
         }
-        json_decref(s);
+        if (summary)
+            *summary = s;
+        else
+            json_decref(s);
     }
     if (info.status != RS_OK && code == 0) {
         if (replay && rstatus != RS_OK)

@@ -47,6 +47,17 @@ expect_bad "unknown option"      "--frobnicate"            run --frobnicate -o "
 expect_bad "unknown command"     "teleport"                teleport
 expect_bad "two scenario files"  "unexpected argument"     run "$E2E/small.json" "$E2E/small.json" -o "$TMP/out"
 
+mkdir -p "$TMP/adir"
+expect_bad "scenario is a directory" "adir"               run "$TMP/adir" -o "$TMP/out"
+
+# A full disk: the summary's temporary file is /dev/full. Exit 2, the
+# message names the file, no summary.json appears.
+mkdir -p "$TMP/full"
+ln -s /dev/full "$TMP/full/.summary.json.tmp"
+"$RS" run -q -o "$TMP/full" 2>"$TMP/stderr"; rc=$?
+[ $rc -eq 2 ] && grep -q 'summary.json' "$TMP/stderr" && grep -q -i 'space' "$TMP/stderr" && [ ! -e "$TMP/full/summary.json" ] \
+    && ok "full disk: $(cat "$TMP/stderr")" || fail "full disk (rc=$rc): $(cat "$TMP/stderr")"
+
 # An output path that is a file: exit 2, nothing written.
 : > "$TMP/afile"
 "$RS" run -q -o "$TMP/afile/sub" 2>"$TMP/stderr"

@@ -1,0 +1,21 @@
+/*
+ * runner.h - run one scenario end to end: build the network, start its
+ * workload (synthetic traffic, a collective or a training replay), run to
+ * idle, print the human summary unless quiet, and write DIR/summary.json
+ * (and captures) when outdir is given. Shared by `railsim run` and
+ * `railsim compare`.
+ */
+#ifndef RS_RUNNER_H
+#define RS_RUNNER_H
+
+#include <jansson.h>
+
+#include "scenario.h"
+
+/* Returns an exit code (cli.h). path names the scenario file in messages
+ * (may be NULL). With summary non-NULL, *summary gets the summary object
+ * (caller: json_decref; NULL if none was built). */
+int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet,
+                   json_t **summary);
+
+#endif
