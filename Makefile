@@ -24,7 +24,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/cli/railsim run -o out/run
+	$(BUILD)/cli/railsim compare -o out/compare
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

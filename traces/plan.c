@@ -134,6 +134,29 @@ static void preset_mixtral(rs_plan *p)
     p->par.global_batch = 512;
 }
 
+/* Small plans for `railsim compare`'s built-in scenario (64 GPUs in 8 HB
+ * domains): four Llama-sized blocks (d 4096, 32 heads, 2k context), so a
+ * packet-level iteration takes seconds. demo-dense keeps TP inside the HB
+ * domain and DP across it (all network traffic stays on one rail);
+ * demo-moe is Mixtral-shaped (8 experts, top-2) with EP 8 over pairs of
+ * TP-2 groups, so its all-to-all crosses rails and HB domains. */
+static void preset_demo_dense(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 4, 4096, 16384, 32, 32, 2048, 32000, 0, 0, 2, 0 };
+    p->par.tp = 8;
+    p->par.dp = 8;
+    p->par.global_batch = 16;
+}
+
+static void preset_demo_moe(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 4, 4096, 14336, 32, 8, 2048, 32000, 8, 2, 2, 1 };
+    p->par.tp = 2;
+    p->par.ep = 8;
+    p->par.dp = 32;
+    p->par.global_batch = 64;
+}
+
 static const struct preset {
     const char *name;
     void (*fill)(rs_plan *p);
@@ -143,13 +166,15 @@ static const struct preset {
     { "gpt3-175b", preset_gpt3_175b },
     { "gpt-1t", preset_gpt_1t },
     { "mixtral-8x7b", preset_mixtral },
+    { "demo-dense", preset_demo_dense },
+    { "demo-moe", preset_demo_moe },
 };
 #define NPRESETS (sizeof presets / sizeof presets[0])
 
 const char *const *rs_plan_preset_names(void)
 {
     static const char *const names[NPRESETS + 1] = { "llama2-7b", "llama2-70b", "gpt3-175b", "gpt-1t",
-                                                     "mixtral-8x7b", NULL };
+                                                     "mixtral-8x7b", "demo-dense", "demo-moe", NULL };
     return names;
 }
 
