@@ -244,7 +244,8 @@ static size_t merge(const interval *iv, size_t n, uint32_t compute, uint64_t (*o
 static int rank_stats(builder *b, owner *o)
 {
     rs_tlstats *s = &o->s;
-    qsort(b->iv, b->n_iv, sizeof *b->iv, cmp_iv);
+    if (b->n_iv) /* qsort's array may not be NULL, even for 0 elements */
+        qsort(b->iv, b->n_iv, sizeof *b->iv, cmp_iv);
     size_t nranks = 0, maxgroup = 0;
     for (size_t i = 0, j; i < b->n_iv; i = j) {
         for (j = i; j < b->n_iv && b->iv[j].rank == b->iv[i].rank; j++)

@@ -26,7 +26,7 @@
 #define MAX_CASES 64
 
 typedef struct run_pair {
-    char label[96];
+    char label[640]; /* workload path (up to 255), sweep key and value */
     json_t *s[2]; /* [0] rail-only, [1] fat tree */
     rs_bom bom[2];
     rs_scenario sc;
@@ -262,10 +262,13 @@ int rs_cmd_compare(int argc, char **argv)
             }
             const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
                              : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
+            /* Truncation only shortens a label (never more than 640 bytes). */
+            int nl;
             if (sweep)
-                snprintf(p->label, sizeof p->label, "%s, %s=%s", wl, key, vals[v]);
+                nl = snprintf(p->label, sizeof p->label, "%.255s, %.127s=%.127s", wl, key, vals[v]);
             else
-                snprintf(p->label, sizeof p->label, "%s", wl);
+                nl = snprintf(p->label, sizeof p->label, "%.255s", wl);
+            (void)nl;
             rs_cost_input in;
             rs_cost_input_default(&in);
             in.gpus = p->sc.net.gpus;

@@ -2,8 +2,8 @@
  * cmd_run.c - `railsim run`: build the scenario's network, start its
  * traffic or replay its workload (workload.plan / workload.trace, which
  * replace traffic.*), run to idle, print a human summary and write
- * DIR/summary.json (and captures). Validates everything before creating
- * any output.
+ * DIR/summary.json, DIR/timeline.msgpack (timeline.*) and captures.
+ * Validates everything before creating any output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +49,54 @@ static void show_progress(void *ctx, rs_time now, uint64_t events)
     fprintf(stderr, "\r  simulated %.3f us, %llu events, %.2f M events/s   ",
             rs_time_to_us(now), (unsigned long long)events, el > 0 ? (double)events / el / 1e6 : 0.0);
     p->shown = 1;
+}
+
+/* Create DIR/timeline.msgpack and make the network, the replay and the
+ * collective driver write into it. On error nothing is left on disk,
+ * *out is NULL and err says why. */
+static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, rs_collrun *coll,
+                         const char *outdir, rs_time sample_ps, rs_timeline **out, rs_err *err)
+{
+    *out = NULL;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/timeline.msgpack", outdir) >= sizeof path)
+        return rs_err_set(err, RS_EIO, "%.200s...: output directory name too long", outdir);
+    json_t *j = rs_scenario_to_json(sc);
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!text)
+        return rs_err_set(err, RS_ENOMEM, "out of memory writing the timeline header");
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    const rs_timeline_kv topo[] = {
+        { "gpus", sc->net.gpus },     { "hb_size", sc->net.hb_size }, { "switches", ti.switches },
+        { "links", ti.links },        { "tiers", ti.tiers },          { "planes", ti.planes },
+    };
+    /* trace_hash stays "": hashing the trace is not implemented yet. */
+    rs_timeline_header h = { .railsim_version = NULL, .seed = sc->net.seed, .scenario_json = text,
+                             .topology = topo, .n_topology = sizeof topo / sizeof topo[0],
+                             .trace_hash = "" };
+    rs_timeline *tl;
+    int rc = rs_timeline_create(path, &h, &tl, err);
+    free(text);
+    if (rc != RS_OK)
+        return rc;
+    if (!sc->timeline.heavy)
+        rs_timeline_set_enabled(tl, RS_TL_ALL & ~RS_TL_HEAVY);
+    /* The mask is set first: the network starts its sampler only if the
+     * timeline wants samples or ECN records. */
+    rc = rs_net_timeline_start(net, tl, sample_ps, err);
+    if (rc == RS_OK && replay)
+        rc = rs_replay_set_timeline(replay, tl, err);
+    if (rc == RS_OK && coll)
+        rc = rs_collrun_set_timeline(coll, tl, err);
+    if (rc != RS_OK) {
+        rs_net_timeline_stop(net);
+        rs_timeline_abort(tl);
+        return rc;
+    }
+    *out = tl;
+    return RS_OK;
 }
 
 static void print_human(FILE *f, const json_t *s)
@@ -201,6 +249,15 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     int rc;
     if (summary)
         *summary = NULL;
+    /* The sampling interval: 0, or at least a nanosecond (a sampler event
+     * every few picoseconds would only burn time). */
+    rs_time sample_ps = 0;
+    if (sc.timeline.sample_us > 0 &&
+        (rs_time_from_us(sc.timeline.sample_us, &sample_ps) != RS_OK || sample_ps < 1000)) {
+        fprintf(stderr, "railsim: %s%stimeline.sample_us: expected 0 (no samples) or at least 0.001 us, "
+                        "got %g\n", path ? path : "", path ? ": " : "", sc.timeline.sample_us);
+        return RS_EXIT_BAD_INPUT;
+    }
     rs_net *net = NULL;
     if ((rc = rs_net_create(&sc.net, &net, &err)) != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
@@ -263,6 +320,17 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
             return RS_EXIT_BAD_INPUT;
         }
     }
+    rs_timeline *tl = NULL;
+    if (outdir && sc.timeline.enabled &&
+        (rc = timeline_open(&sc, net, replay, coll, outdir, sample_ps, &tl, &err)) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        rs_net_destroy(net);
+        rs_collrun_destroy(coll);
+        rs_replay_destroy(replay);
+        rs_trace_destroy(trace);
+        /* Like an unwritable summary: the user's environment. */
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    }
 
     progress pr = { wall_now(), 0 };
     if (!quiet && isatty(STDERR_FILENO))
@@ -299,9 +367,18 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         fprintf(stderr, "railsim: %s\n", err.msg);
         info.status = RS_EIO;
     }
+    int code = 0;
+    if (tl) {
+        /* A failed run keeps its timeline, marked partial. */
+        rs_net_timeline_stop(net);
+        if (rs_timeline_close(tl, info.status != RS_OK, &err) != RS_OK) {
+            fprintf(stderr, "railsim: %s\n", err.msg);
+            code = RS_EXIT_BAD_INPUT;
+        }
+        tl = NULL;
+    }
 
     json_t *s = rs_summary_build(&sc, net, &info);
-    int code = 0;
     if (!s) {
         fprintf(stderr, "railsim: out of memory building the summary\n");
         code = RS_EXIT_RUN_FAILED;

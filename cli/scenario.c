@@ -50,6 +50,7 @@ _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_fidelity) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
+_Static_assert(sizeof(((rs_scenario_timeline *)0)->enabled) == sizeof(int), "bool as int");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_coll_op) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_coll_algo) == sizeof(int), "enum size");
@@ -197,6 +198,12 @@ static const key_def keys[] = {
          "training iterations to replay, back to back; summary times each"),
     ENUM("workload.algo", workload.algo, algo_names,
          "collective algorithm for the workload's collectives where it applies; auto elsewhere (docs/replay.md)"),
+    BOOL("timeline.enabled", timeline.enabled,
+         "with -o DIR, write DIR/timeline.msgpack: op spans, collectives, drops and more (docs/timeline-format.md)"),
+    DBL("timeline.sample_us", timeline.sample_us, 0, false, 1e9,
+        "link and queue sampling interval of the timeline, us; 0 = no samples (nor ECN records)"),
+    BOOL("timeline.heavy", timeline.heavy,
+         "also write the timeline's flow, sample, PFC and ECN records (their count grows with packets and time)"),
 };
 
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -786,6 +793,24 @@ static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
 
 /* ---- public ------------------------------------------------------------ */
 
+void rs_scenario_timeline_default(rs_scenario_timeline *c)
+{
+    memset(c, 0, sizeof *c);
+    c->enabled = 1;
+    c->heavy = 1;
+    c->sample_us = 10.0;
+}
+
+void rs_scenario_default(rs_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    rs_net_config_default(&sc->net);
+    rs_synth_config_default(&sc->traffic);
+    rs_capture_config_default(&sc->capture);
+    rs_workload_config_default(&sc->workload);
+    rs_scenario_timeline_default(&sc->timeline);
+}
+
 int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
 {
     rs_err_clear(err);
@@ -793,11 +818,7 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
         return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
                           nsets);
     rs_scenario tmp;
-    memset(&tmp, 0, sizeof tmp);
-    rs_net_config_default(&tmp.net);
-    rs_synth_config_default(&tmp.traffic);
-    rs_capture_config_default(&tmp.capture);
-    rs_workload_config_default(&tmp.workload);
+    rs_scenario_default(&tmp);
     if (path) {
         int rc = apply_file(&tmp, path, err);
         if (rc)
@@ -927,11 +948,7 @@ void rs_scenario_print_keys(FILE *f)
 {
     static const char *const type_names[] = { "uint", "number", "enum", "bool", "string" };
     rs_scenario def;
-    memset(&def, 0, sizeof def);
-    rs_net_config_default(&def.net);
-    rs_synth_config_default(&def.traffic);
-    rs_capture_config_default(&def.capture);
-    rs_workload_config_default(&def.workload);
+    rs_scenario_default(&def);
     /* Two passes: column widths first, so the table lines up whatever the
      * defaults are. */
     int wkey = 3, wdef = 7, wrange = 7;

@@ -26,16 +26,32 @@
 #include "replay.h"
 #include "synth.h"
 
+/* The run's timeline (DIR/timeline.msgpack, docs/timeline-format.md);
+ * written only with an output directory. Plain value type. */
+typedef struct rs_scenario_timeline {
+    int enabled;      /* timeline.enabled: write DIR/timeline.msgpack */
+    int heavy;        /* timeline.heavy: flow, sample, PFC and ECN records too */
+    double sample_us; /* timeline.sample_us: link/queue sampling interval, 0 = none */
+} rs_scenario_timeline;
+
+/* Enabled, heavy, 10 us. */
+void rs_scenario_timeline_default(rs_scenario_timeline *c);
+
 /* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
 typedef struct rs_scenario {
     rs_net_config net;
     rs_synth_config traffic;
     rs_capture_config capture;
     rs_workload_config workload; /* workload.*: a training plan or trace to replay */
+    rs_scenario_timeline timeline; /* timeline.* */
 } rs_scenario;
 
-/* Fill *sc with the defaults (rs_net_config_default, rs_synth_config_default,
- * rs_capture_config_default, rs_workload_config_default), then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
+/* Every key at its default: the models' defaults (rs_net_config_default,
+ * rs_synth_config_default, rs_capture_config_default,
+ * rs_workload_config_default) and rs_scenario_timeline_default. */
+void rs_scenario_default(rs_scenario *sc);
+
+/* Fill *sc with the defaults (rs_scenario_default), then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
  * string of sets[0..nsets) in order, so a later --set wins over an earlier
  * one and over the file.
  *

@@ -205,7 +205,13 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "railsim", json_string(RS_VERSION));
     json_object_set_new(o, "status", json_string(info->status == RS_OK ? "complete" : "incomplete"));
     json_object_set_new(o, "scenario", rs_scenario_to_json(sc));
-    json_object_set_new(o, "sim_end_ps", I(st.last_activity));
+    /* A compute-only replay has no network activity: its end counts too. */
+    rs_time end = st.last_activity;
+    if (info->replay && rs_replay_end_time(info->replay) > end)
+        end = rs_replay_end_time(info->replay);
+    if (info->coll && rs_collrun_end_time(info->coll) > end)
+        end = rs_collrun_end_time(info->coll);
+    json_object_set_new(o, "sim_end_ps", I(end));
 
     json_t *topo = json_object();
     json_object_set_new(topo, "kind", json_string(sc->net.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat-tree"));
@@ -260,7 +266,9 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "max_queue_bytes", I(st.max_queue_bytes));
     json_object_set_new(o, "ports", port_list(net));
     json_object_set_new(o, "packet_hops", I(st.packet_hops));
-    json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net))));
+    /* The timeline's sampler events are not the run's: a run gives the
+     * same summary with and without a timeline. */
+    json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net)) - rs_net_timeline_events(net)));
     json_object_set_new(o, "wall_s", json_real(info->wall_s));
     json_object_set_new(o, "peak_rss_bytes", I(info->peak_rss_bytes));
     return o;

@@ -22,6 +22,9 @@ struct rs_collrun {
     rs_coll_op op;
     rs_coll_algo algo_req, algo_used;
     int status;
+    rs_time t_end;        /* completion of the last completed iteration */
+    rs_timeline *tl;      /* borrowed, or NULL */
+    char group[64];       /* communicator name for the timeline */
     char errmsg[512];
 };
 
@@ -154,7 +157,16 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
     (void)net;
     rs_collrun *r = ctx;
     RS_ASSERT(tag == r->done && r->done < r->iters);
-    r->times[r->done++] = rs_coll_end_time(r->coll) - rs_coll_start_time(r->coll);
+    rs_time t0 = rs_coll_start_time(r->coll), t1 = rs_coll_end_time(r->coll);
+    if (r->tl) {
+        rs_timeline_coll_rec rec = { .id = r->done, .comm = 0, .nranks = rs_comm_size(r->comm),
+                                     .bytes = r->bytes, .start_ps = t0, .end_ps = t1,
+                                     .op = rs_coll_op_name(r->op),
+                                     .algo = rs_coll_algo_name(rs_coll_algo_used(r->coll)) };
+        rs_timeline_coll(r->tl, &rec);
+    }
+    r->t_end = t1;
+    r->times[r->done++] = t1 - t0;
     rs_coll_destroy(r->coll); /* allowed from inside done */
     r->coll = NULL;
     if (r->done < r->iters)
@@ -246,6 +258,8 @@ int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, r
     r->iters = c->iters;
     r->op = c->op;
     r->algo_req = r->algo_used = c->algo;
+    int digit = c->group[0] >= '0' && c->group[0] <= '9';
+    snprintf(r->group, sizeof r->group, "%s%.57s", digit ? "group:" : "", c->group);
 
     /* The collectives layer validates op, algorithm and group as it starts;
      * with zero bytes it sends nothing and completes from an event now. */
@@ -294,4 +308,18 @@ int rs_collrun_status(const rs_collrun *r)
 const char *rs_collrun_errmsg(const rs_collrun *r)
 {
     return r->errmsg;
+}
+
+rs_time rs_collrun_end_time(const rs_collrun *r)
+{
+    return r->t_end;
+}
+
+int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)
+{
+    if (!r || !tl)
+        return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
+    r->tl = tl;
+    rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
+    return RS_OK;
 }

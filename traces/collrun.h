@@ -64,4 +64,17 @@ const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done);
 int rs_collrun_status(const rs_collrun *r);
 const char *rs_collrun_errmsg(const rs_collrun *r);
 
+/* Completion time of the last completed iteration; 0 before the first. */
+rs_time rs_collrun_end_time(const rs_collrun *r);
+
+/* From now on write a coll record per completed iteration into tl
+ * (borrowed: it must stay open while the network runs): id = the
+ * iteration's index, op, algorithm used, the group as communicator 0
+ * (RS_TL_NS_COMM), its size, traffic.bytes, from the iteration's start to
+ * its completion. The communicator's name record is written here: the
+ * group spec ("all", "rail:3", "hb:0", or "group:0,8,16" for a list, cut
+ * to ~60 characters). Call before rs_net_run. Write errors stay in tl.
+ * RS_EINVAL for NULL. */
+int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
+
 #endif

@@ -177,6 +177,10 @@ struct rs_replay {
     uint32_t *fin;   /* [iterations]: ranks that completed iteration i */
     uint32_t done, ranks_done;
     int status, finished, tail_done;
+    rs_time t_last;  /* latest op completion */
+    rs_timeline *tl; /* borrowed, or NULL */
+    rs_time *op_t0;  /* [nranks * RS_STREAMS_MAX] with tl: start of each stream's running op */
+    uint64_t ncolls; /* collectives completed (coll record ids) */
     char errmsg[512];
 };
 
@@ -273,6 +277,29 @@ static void iteration_end(rs_replay *r, uint32_t rank)
     }
 }
 
+/* The op record of rank's op o, completing now. */
+static void tl_op(rs_replay *r, uint32_t rank, const rs_op *o)
+{
+    rs_timeline_op_rec rec = { .rank = rank, .comm = RS_TL_NONE,
+                               .start_ps = r->op_t0[(size_t)rank * RS_STREAMS_MAX + o->stream],
+                               .end_ps = rs_net_now(r->net), .bytes = o->bytes, .label = label(r, o) };
+    switch ((rs_op_kind)o->kind) {
+    case RS_OP_COMPUTE:
+        rec.op = "compute";
+        break;
+    case RS_OP_COLL:
+        rec.op = rs_coll_op_name((rs_coll_op)o->coll);
+        rec.comm = rs_trace_slot(r->t, rank, o->comm);
+        break;
+    case RS_OP_SEND:
+    case RS_OP_RECV:
+        rec.op = o->kind == RS_OP_SEND ? "send" : "recv";
+        rec.comm = r->ncomms + o->dim;
+        break;
+    }
+    rs_timeline_op(r->tl, &rec);
+}
+
 static void complete(rs_replay *r, uint32_t rank, uint32_t j)
 {
     rank_st *k = &r->rk[rank];
@@ -281,6 +308,9 @@ static void complete(rs_replay *r, uint32_t rank, uint32_t j)
     const rs_op *o = &c->ops[j];
     RS_ASSERT(st[j] == ST_RUN && k->head[o->stream] == j);
     st[j] = ST_DONE;
+    r->t_last = rs_net_now(r->net);
+    if (r->tl)
+        tl_op(r, rank, o);
     k->ndone++;
     k->last_dim = o->dim;
     uint32_t nx = c->next[j];
@@ -423,6 +453,8 @@ static void try_start(rs_replay *r, const item *it)
         return;
     st[j] = ST_RUN;
     rs_time now = rs_net_now(r->net);
+    if (r->op_t0)
+        r->op_t0[(size_t)rank * RS_STREAMS_MAX + o->stream] = now;
     switch ((rs_op_kind)o->kind) {
     case RS_OP_COMPUTE: {
         /* The idle gap before this compute is charged to whatever released
@@ -520,11 +552,18 @@ static void unlink_live(rs_replay *r, inst *in)
 
 static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 {
-    (void)net;
     (void)tag;
     inst *in = ctx;
     rs_replay *r = in->r;
     const comm_st *cm = &r->cm[in->comm];
+    if (r->tl) {
+        rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
+                                     .start_ps = rs_coll_start_time(in->coll), .end_ps = rs_net_now(net),
+                                     .op = rs_coll_op_name((rs_coll_op)in->op),
+                                     .algo = rs_coll_algo_name(rs_coll_algo_used(in->coll)) };
+        rs_timeline_coll(r->tl, &rec);
+    }
+    r->ncolls++;
     for (uint32_t p = 0; p < cm->n; p++)
         complete(r, cm->ranks[p], in->opidx[p]);
     unlink_live(r, in);
@@ -800,6 +839,7 @@ void rs_replay_destroy(rs_replay *r)
     free(r->times);
     free(r->fin);
     free(r->work);
+    free(r->op_t0);
     free(r);
 }
 
@@ -1010,4 +1050,52 @@ const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n)
 const rs_trace *rs_replay_trace(const rs_replay *r)
 {
     return r->t;
+}
+
+rs_time rs_replay_end_time(const rs_replay *r)
+{
+    return r->t_last > r->t0 ? r->t_last : r->t0;
+}
+
+/* ---- timeline ---------------------------------------------------------------- */
+
+int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err)
+{
+    if (!r || !tl)
+        return rs_err_set(err, RS_EINVAL, "timeline: a replay and a timeline writer are required");
+    if (r->tl)
+        return rs_err_set(err, RS_EINVAL, "timeline: the replay already writes a timeline");
+    r->op_t0 = calloc((size_t)r->nranks * RS_STREAMS_MAX + 1, sizeof *r->op_t0);
+    if (!r->op_t0)
+        return rs_err_set(err, RS_ENOMEM, "timeline: out of memory for the op starts of %u ranks", r->nranks);
+    r->tl = tl;
+    char name[64];
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        snprintf(name, sizeof name, "rank %u (gpu %u)", rank, r->gpu[rank]);
+        rs_timeline_name(tl, RS_TL_NS_RANK, rank, name);
+    }
+    /* Communicators by dimension; tlstats derives the dimension from the
+     * name up to its first '[' (analysis/tlstats.h). */
+    uint32_t nth[RS_DIM_COUNT] = { 0 };
+    for (uint32_t c = 0; c < r->ncomms; c++) {
+        rs_dim d = rs_trace_comm_dim(r->t, c);
+        if ((unsigned)d >= RS_DIM_COUNT)
+            d = RS_DIM_NONE;
+        snprintf(name, sizeof name, "%s[%u]", d == RS_DIM_NONE ? "comm" : rs_dim_name(d), nth[d]++);
+        rs_timeline_name(tl, RS_TL_NS_COMM, c, name);
+    }
+    /* Point-to-point ops have no communicator: one per dimension stands in. */
+    uint8_t p2p[RS_DIM_COUNT] = { 0 };
+    for (uint32_t ci = 0; ci < r->nclasses; ci++)
+        for (uint32_t i = 0; i < r->cls[ci].nops; i++) {
+            const rs_op *o = &r->cls[ci].ops[i];
+            if ((o->kind == RS_OP_SEND || o->kind == RS_OP_RECV) && o->dim < RS_DIM_COUNT)
+                p2p[o->dim] = 1;
+        }
+    for (int d = 0; d < RS_DIM_COUNT; d++)
+        if (p2p[d]) {
+            snprintf(name, sizeof name, "%s-p2p", d == RS_DIM_NONE ? "comm" : rs_dim_name((rs_dim)d));
+            rs_timeline_name(tl, RS_TL_NS_COMM, (uint64_t)r->ncomms + (uint64_t)d, name);
+        }
+    return RS_OK;
 }

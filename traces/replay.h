@@ -138,4 +138,32 @@ const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n);
 
 const rs_trace *rs_replay_trace(const rs_replay *r);
 
+/* The time the last op of any rank completed (for a complete run, the
+ * instant the last rank finished its last iteration); the replay's start
+ * before any op completed. Valid at any time. */
+rs_time rs_replay_end_time(const rs_replay *r);
+
+/* From now on write the replay into tl (borrowed: it must stay open while
+ * the network runs; the caller closes it after rs_net_run):
+ *   - name records, written here, once: every rank (RS_TL_NS_RANK, "rank
+ *     R (gpu G)"), every communicator (RS_TL_NS_COMM, id = the trace's
+ *     communicator id, named by its dimension and its index among that
+ *     dimension's communicators: "tp[0]", "dp[3]"; "comm[i]" without a
+ *     dimension), and one pseudo-communicator per dimension that carries
+ *     point-to-point ops (id rs_trace_ncomms + dimension, "pp-p2p");
+ *   - an op record per op when it completes: rank, from the moment the op
+ *     started (compute: began running; collective: this rank issued it;
+ *     send and recv: posted) to its completion (a recv whose message had
+ *     already arrived completes at once); op "compute", the
+ *     collective's name ("allreduce", ...), "send" or "recv"; bytes; the
+ *     communicator (nil for compute; the dimension's pseudo-communicator
+ *     for send/recv); the op's label from the trace's string table;
+ *   - a coll record per collective when it completes: instance id (in
+ *     completion order), op, algorithm used, communicator, members, bytes,
+ *     from its start (the last member issued it) to its completion.
+ * Call before rs_net_run. Memory: one start time per rank and stream.
+ * Write errors stay in tl (its close reports them). RS_EINVAL (NULL, or a
+ * timeline already set), RS_ENOMEM. */
+int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
+
 #endif

@@ -8,8 +8,9 @@
 RS=$1; E2E=$2; FIXTURE=$3
 . "$E2E/lib.sh"
 
-# 1. report on a real run directory (no timeline yet).
-if "$RS" run -q --set traffic.kind=collective --set traffic.op=allreduce --set traffic.group=rail:0 \
+# 1. report on a real run directory without a timeline (timeline.sh tests
+# the ones railsim run writes).
+if "$RS" run -q --set timeline.enabled=false --set traffic.kind=collective --set traffic.op=allreduce --set traffic.group=rail:0 \
         --set traffic.bytes=262144 --set traffic.iters=2 -o "$TMP/run" 2>"$TMP/stderr"; then
     ok "run -o"
 else

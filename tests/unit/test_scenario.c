@@ -61,11 +61,7 @@ static int load_text(rs_scenario *sc, const char *text, char *const *sets, int n
 
 static void defaults(rs_scenario *sc)
 {
-    memset(sc, 0, sizeof *sc);
-    rs_net_config_default(&sc->net);
-    rs_synth_config_default(&sc->traffic);
-    rs_capture_config_default(&sc->capture);
-    rs_workload_config_default(&sc->workload);
+    rs_scenario_default(sc);
 }
 
 /* Two scenarios are equal when their JSON forms are (ignores padding). */
