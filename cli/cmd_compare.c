@@ -303,6 +303,17 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_RUN_FAILED;
         }
     }
+    /* Plots of each run (iteration breakdown, link utilisation, FCT and
+     * collective CDFs) next to its summary and timeline. */
+    for (int i = 0; i < ncases && code == RS_EXIT_OK && outdir; i++)
+        for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
+            char sub[4096];
+            if (ncases == 1)
+                snprintf(sub, sizeof sub, "%s/%s", outdir, kinds[k]);
+            else
+                snprintf(sub, sizeof sub, "%s/case%d/%s", outdir, i, kinds[k]);
+            code = rs_cli_plot(sub);
+        }
     if (code == RS_EXIT_OK) {
         if (!quiet)
             for (int i = 0; i < ncases; i++)

@@ -46,6 +46,9 @@ print(all(c[s]['cost'][f]==k[s][f] for s in ('rail_only','fat_tree') for f in ('
 v=$(json_get "$TMP/c/compare.json" "d['cases'][0]['rail_only_vs_fat_tree']['time_pct'] == 0")
 [ "$v" = True ] && ok "dense TP+DP: rail-only equals the fat tree" || fail "dense job differs between topologies"
 
+[ -s "$TMP/c/rail-only/plots/breakdown.png" ] && [ -s "$TMP/c/fat-tree/plots/link_util.png" ] \
+    && ok "plots for both runs" || fail "compare plots missing"
+
 # A sweep repeats the comparison per value.
 "$RS" compare -q $ARGS --sweep topology.nic_gbps=200,400 -o "$TMP/s" \
     && [ "$(json_get "$TMP/s/compare.json" "len(d['cases'])")" = 2 ] && [ -f "$TMP/s/case1/fat-tree/summary.json" ] \
