@@ -6,6 +6,7 @@
  * Validates everything before creating any output.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +41,30 @@ static uint64_t peak_rss(void)
 typedef struct progress {
     double t0;
     int shown;
+    int show;   /* print a progress line (stderr is a terminal) */
+    rs_sim *sim;
+    unsigned calls;
 } progress;
+
+/* SIGINT/SIGTERM: the handler only records the signal; the run loop's
+ * progress hook (every 2^16 events) stops the run, which then closes its
+ * outputs marked partial and exits 128 + the signal. */
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
 
 static void show_progress(void *ctx, rs_time now, uint64_t events)
 {
     progress *p = ctx;
+    if (RS_UNLIKELY(got_signal)) {
+        rs_sim_stop(p->sim, RS_EINTR);
+        return;
+    }
+    if (!p->show || (++p->calls & 63) != 0) /* a line every 2^22 events */
+        return;
     double el = wall_now() - p->t0;
     fprintf(stderr, "\r  simulated %.3f us, %llu events, %.2f M events/s   ",
             rs_time_to_us(now), (unsigned long long)events, el > 0 ? (double)events / el / 1e6 : 0.0);
@@ -332,11 +352,21 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
 
-    progress pr = { wall_now(), 0 };
-    if (!quiet && isatty(STDERR_FILENO))
-        rs_sim_set_progress(rs_net_sim(net), 1u << 22, show_progress, &pr);
+    progress pr = { wall_now(), 0, !quiet && isatty(STDERR_FILENO), rs_net_sim(net), 0 };
+    rs_sim_set_progress(rs_net_sim(net), 1u << 16, show_progress, &pr);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    got_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     rs_run_info info = { 0 };
     info.status = rs_net_run(net, RS_TIME_MAX);
+    if (got_signal && info.status == RS_OK)
+        info.status = RS_EINTR; /* arrived after the last progress check */
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     info.wall_s = wall_now() - pr.t0;
     if (pr.shown)
         fputc('\n', stderr);
@@ -403,7 +433,12 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         else
             json_decref(s);
     }
-    if (info.status != RS_OK && code == 0) {
+    if (info.status == RS_EINTR && code == 0) {
+        fprintf(stderr, "railsim: interrupted by %s at simulated time %.3f us%s%s%s\n",
+                got_signal == SIGTERM ? "SIGTERM" : "SIGINT", rs_time_to_us(rs_net_now(net)),
+                outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
+        code = 128 + (got_signal ? got_signal : SIGINT);
+    } else if (info.status != RS_OK && code == 0) {
         if (replay && rstatus != RS_OK)
             fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);
         else if (coll && rs_collrun_errmsg(coll)[0])

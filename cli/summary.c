@@ -203,7 +203,7 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "format", json_string("railsim-summary"));
     json_object_set_new(o, "version", I(1));
     json_object_set_new(o, "railsim", json_string(RS_VERSION));
-    json_object_set_new(o, "status", json_string(info->status == RS_OK ? "complete" : "incomplete"));
+    json_object_set_new(o, "status", json_string(info->status == RS_OK ? "complete" : info->status == RS_EINTR ? "interrupted" : "incomplete"));
     json_object_set_new(o, "scenario", rs_scenario_to_json(sc));
     /* A compute-only replay has no network activity: its end counts too. */
     rs_time end = st.last_activity;

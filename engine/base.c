@@ -20,6 +20,7 @@ const char *rs_strerror(int code)
     case RS_EUNREACH: return "destination unreachable";
     case RS_EINTERNAL: return "internal error";
     case RS_EINCOMPLETE: return "run incomplete";
+    case RS_EINTR: return "interrupted";
     default: return "unknown error";
     }
 }

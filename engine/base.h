@@ -32,7 +32,8 @@ enum {
     RS_ERANGE = -5,    /* number out of the representable or allowed range */
     RS_EUNREACH = -6,  /* a destination no path reaches */
     RS_EINTERNAL = -7, /* broken invariant survived in a release build */
-    RS_EINCOMPLETE = -8 /* the run ended with work left undone */
+    RS_EINCOMPLETE = -8, /* the run ended with work left undone */
+    RS_EINTR = -9       /* the run was interrupted (a signal) */
 };
 
 /* A caller-owned buffer for one sentence saying what went wrong. */
