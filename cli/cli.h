@@ -15,6 +15,7 @@ int rs_cli_bad_input(const char *fmt, const char *a);
 /* Subcommands: argv[0] is the first argument after the command name. */
 int rs_cmd_run(int argc, char **argv);
 int rs_cmd_compare(int argc, char **argv);
+int rs_cmd_validate(int argc, char **argv); /* cmd_validate.c */
 int rs_cmd_trace(int argc, char **argv);   /* cmd_trace.c */
 int rs_cmd_cost(int argc, char **argv);    /* cmd_cost.c */
 int rs_cmd_report(int argc, char **argv);  /* cmd_report.c */

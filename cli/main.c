@@ -20,6 +20,9 @@ static void usage(FILE *f)
           "  compare [SCENARIO.json] [--set KEY=VALUE]... [--sweep KEY=V1,V2,...] [-o DIR] [-q]\n"
           "        the same workload on rail-only and on the fat tree, side by side with\n"
           "        the cost of each; with no scenario, a built-in dense and MoE job\n"
+          "  validate [SCENARIO.json] [--set KEY=VALUE]... [-o DIR] [-q]\n"
+          "        run at packet and at flow level; relative error of flow level, speed-up;\n"
+          "        with -o DIR/packet/, DIR/flow/ and DIR/validate.json\n"
           "  cost [--gpus N --hb K --radix R] [--nic-gbps G] [--oversubscription O]\n"
           "       [--parts PARTS.json] [--json]\n"
           "        bill of materials, cost and power of rail-only vs the fat tree\n"
@@ -67,6 +70,8 @@ int main(int argc, char **argv)
         return rs_cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare"))
         return rs_cmd_compare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate"))
+        return rs_cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "trace"))
         return rs_cmd_trace(argc - 2, argv + 2);
     if (!strcmp(cmd, "cost"))
@@ -77,6 +82,6 @@ int main(int argc, char **argv)
         return rs_cmd_plot(argc - 2, argv + 2);
     if (!strcmp(cmd, "export"))
         return rs_cmd_export(argc - 2, argv + 2);
-    fprintf(stderr, "railsim: unknown command '%s'; expected run, compare, trace, cost, report, plot, export, help or --version\n", cmd);
+    fprintf(stderr, "railsim: unknown command '%s'; expected run, compare, validate, trace, cost, report, plot, export, help or --version\n", cmd);
     return RS_EXIT_BAD_INPUT;
 }

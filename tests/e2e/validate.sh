@@ -1,0 +1,52 @@
+#!/bin/sh
+# railsim validate end to end: a small ring AllReduce runs at packet and at
+# flow level and they agree within 5%; validate.json's figures are the two
+# summaries' own; bad input exits 2 with one line and writes nothing.
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+
+# 64 GPUs in HB domains of 8 (the defaults): rail:0 is 8 GPUs, one per domain.
+AR="--set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.group=rail:0 \
+--set traffic.bytes=67108864 --set topology.kind=rail-only --set transport.kind=ideal"
+
+"$RS" validate $AR -o "$TMP/v" >"$TMP/out" 2>"$TMP/err" || fail "validate: run failed ($(cat "$TMP/err"))"
+V="$TMP/v/validate.json"
+[ -f "$TMP/v/packet/summary.json" ] && [ -f "$TMP/v/flow/summary.json" ] && [ -f "$V" ] \
+    && ok "validate -o writes packet/, flow/ and validate.json" || fail "validate -o outputs missing"
+grep -q '^  allreduce (ring) time  .* %$' "$TMP/out" && grep -q '^  simulation wall time .*x$' "$TMP/out" \
+    && ok "table has the collective's row and the speed-up" || fail "table rows ($(cat "$TMP/out"))"
+
+# check NAME EXPR: EXPR (Python over v = validate.json, p, f = the packet
+# and flow summaries) must be True.
+check() {
+    r=$("$PY" -c "
+import json, sys
+v = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2])); f = json.load(open(sys.argv[3]))
+def get(d, key):
+    for k in key.split('.'):
+        d = d[k]
+    return d
+print($2)" "$V" "$TMP/v/packet/summary.json" "$TMP/v/flow/summary.json" 2>&1)
+    [ "$r" = True ] && ok "$1" || fail "$1 ($r)"
+}
+check "the runs are packet and flow level of the same scenario and seed" \
+    "p['scenario']['fidelity'] == 'packet' and f['scenario']['fidelity'] == 'flow' and p['scenario']['seed'] == f['scenario']['seed'] and p['status'] == f['status'] == 'complete'"
+check "headline is collective.time_ps, flow within 5% of packet" \
+    "v['headline'] == 'collective.time_ps' and abs(v['error_pct']) < 5"
+check "metrics are the summaries' numbers, errors computed from them" \
+    "[m['metric'] for m in v['metrics']] == ['collective.time_ps', 'flows.fct_ps.p50', 'flows.fct_ps.p99', 'flows.fct_ps.max'] and all(m['packet'] == get(p, m['metric']) and m['flow'] == get(f, m['metric']) and abs(m['error_pct'] - (m['flow'] - m['packet']) / m['packet'] * 100) < 1e-9 for m in v['metrics'])"
+check "wall times are the summaries', speed-up their ratio" \
+    "v['wall_s']['packet'] == p['wall_s'] and v['wall_s']['flow'] == f['wall_s'] and abs(v['speedup'] - p['wall_s'] / f['wall_s']) < 1e-9 * v['speedup']"
+
+# Bad input: exit 2, one line on stderr, no output directory.
+for bad in "--set traffic.bytes=-1" "--set nosuch.key=1" "--bogus"; do
+    "$RS" validate $AR $bad -o "$TMP/bad" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bad" ] && [ ! -s "$TMP/out" ] \
+        && ok "bad input '$bad': exit 2, one line, nothing written" \
+        || fail "bad input '$bad': rc=$rc, stderr: $(cat "$TMP/err")"
+done
+"$RS" validate "$TMP/missing.json" -o "$TMP/bad" 2>"$TMP/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bad" ] \
+    && ok "missing scenario file: exit 2, one line, nothing written" || fail "missing scenario: rc=$rc"
+
+finish
