@@ -200,10 +200,11 @@ static void print_human(FILE *f, const json_t *s)
 int rs_cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL, *capture = NULL;
-    int quiet = 0, nsets = 0;
-    char **sets = calloc((size_t)argc + 1, sizeof *sets);
+    int quiet = 0, nsets = 0, nfaults = 0;
+    char **sets = calloc(2 * (size_t)argc + 1, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
+    char **faults = sets + argc; /* --fault strings: the second half */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--set") || !strcmp(a, "-s")) {
@@ -220,6 +221,12 @@ int rs_cmd_run(int argc, char **argv)
                 return rs_cli_bad_input("%s: expected an output directory after it", a);
             }
             outdir = argv[++i];
+        } else if (!strcmp(a, "--fault")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected \"TIME KIND TARGET [DURATION]\" after it", a);
+            }
+            faults[nfaults++] = argv[++i];
         } else if (!strcmp(a, "--capture")) {
             if (i + 1 >= argc) {
                 free(sets);
@@ -230,7 +237,7 @@ int rs_cmd_run(int argc, char **argv)
             quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             free(sets);
-            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --capture PORTS, -o DIR or -q", a);
+            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, -o DIR or -q", a);
         } else if (!path) {
             path = a;
         } else {
@@ -252,6 +259,16 @@ int rs_cmd_run(int argc, char **argv)
     rs_err err;
     rs_err_clear(&err);
     int rc = rs_scenario_load(&sc, path, sets, nsets, &err);
+    /* --fault SPEC: appended to faults.schedule, checked on its own. */
+    for (int i = 0; rc == RS_OK && i < nfaults; i++) {
+        size_t len = strlen(sc.faults.schedule);
+        if ((rc = rs_fault_check(faults[i], "--fault", &err)) == RS_OK &&
+            len + strlen(faults[i]) + 2 >= sizeof sc.faults.schedule)
+            rc = rs_err_set(&err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
+                            "in all", sizeof sc.faults.schedule - 1);
+        if (rc == RS_OK)
+            snprintf(sc.faults.schedule + len, sizeof sc.faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+    }
     free(sets);
     if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
@@ -281,6 +298,12 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     rs_net *net = NULL;
     if ((rc = rs_net_create(&sc.net, &net, &err)) != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    }
+    /* Faults first: one at time 0 comes before the traffic's first packet. */
+    if ((rc = rs_net_faults_start(net, &sc.faults, &err)) != RS_OK) {
+        fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
+        rs_net_destroy(net);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
     /* The collective driver and the replay must be destroyed after the
@@ -439,7 +462,9 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
                 outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
         code = 128 + (got_signal ? got_signal : SIGINT);
     } else if (info.status != RS_OK && code == 0) {
-        if (replay && rstatus != RS_OK)
+        if (rs_net_fault_errmsg(net)[0])
+            fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+        else if (replay && rstatus != RS_OK)
             fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);
         else if (coll && rs_collrun_errmsg(coll)[0])
             fprintf(stderr, "railsim: run failed: %s\n", rs_collrun_errmsg(coll));

@@ -202,6 +202,15 @@ static const key_def keys[] = {
          "with -o DIR, write DIR/timeline.msgpack: op spans, collectives, drops and more (docs/timeline-format.md)"),
     DBL("timeline.sample_us", timeline.sample_us, 0, false, 1e9,
         "link and queue sampling interval of the timeline, us; 0 = no samples (nor ECN records)"),
+    STR("faults.schedule", faults.schedule,
+        "faults to inject: ';'-separated \"TIME KIND TARGET [DURATION]\" entries (docs/faults-format.md); "
+        "railsim run --fault appends one"),
+    DBL("faults.convergence_us", faults.convergence_us, 0, false, 1e9,
+        "time from a failure or repair to the switches' new routes, us; 0 = instant"),
+    DBL("faults.watchdog_us", faults.watchdog_us, 0, false, 1e12,
+        "with faults, stop a run whose delivered bytes have not grown for this long, us; 0 = never"),
+    BOOL("faults.reroute_hb", faults.reroute_hb,
+         "rail-only: reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC"),
     BOOL("timeline.heavy", timeline.heavy,
          "also write the timeline's flow, sample, PFC and ECN records (their count grows with packets and time)"),
 };
@@ -809,6 +818,7 @@ void rs_scenario_default(rs_scenario *sc)
     rs_capture_config_default(&sc->capture);
     rs_workload_config_default(&sc->workload);
     rs_scenario_timeline_default(&sc->timeline);
+    rs_fault_config_default(&sc->faults);
 }
 
 int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
@@ -831,6 +841,10 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
         if (rc)
             return rc;
     }
+    /* The schedule's syntax; its targets need the network (rs_net_faults_start). */
+    int rc = rs_fault_check(tmp.faults.schedule, "faults.schedule", err);
+    if (rc)
+        return rc;
     *sc = tmp;
     return RS_OK;
 }

@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "base.h"
+#include "fault.h"
 #include "net.h"
 #include "replay.h"
 #include "synth.h"
@@ -44,6 +45,7 @@ typedef struct rs_scenario {
     rs_capture_config capture;
     rs_workload_config workload; /* workload.*: a training plan or trace to replay */
     rs_scenario_timeline timeline; /* timeline.* */
+    rs_fault_config faults;        /* faults.*: fault injection (docs/faults-format.md) */
 } rs_scenario;
 
 /* Every key at its default: the models' defaults (rs_net_config_default,

@@ -191,6 +191,28 @@ static json_t *iteration_summary(const rs_replay *r)
     return o;
 }
 
+/* docs/summary-format.md, "faults": the schedule as resolved, in time
+ * order, repairs included; a fault the run did not reach has applied false. */
+static json_t *fault_list(rs_net *net)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        json_t *f = json_object();
+        json_object_set_new(f, "time_ps", I(fi.time_ps));
+        json_object_set_new(f, "kind", json_string(fi.kind));
+        json_object_set_new(f, "target", json_string(fi.target));
+        json_object_set_new(f, "spec", json_string(fi.spec));
+        json_object_set_new(f, "applied", json_boolean(fi.applied));
+        json_object_set_new(f, "packets_lost", I(fi.packets_lost));
+        json_object_set_new(f, "routes_recomputed_at_ps",
+                            fi.routes_recomputed_at == RS_TIME_MAX ? json_null() : I(fi.routes_recomputed_at));
+        json_array_append_new(a, f);
+    }
+    return a;
+}
+
 json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info)
 {
     rs_net_stats st;
@@ -266,6 +288,10 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "max_queue_bytes", I(st.max_queue_bytes));
     json_object_set_new(o, "ports", port_list(net));
     json_object_set_new(o, "packet_hops", I(st.packet_hops));
+    if (rs_net_fault_count(net) > 0)
+        json_object_set_new(o, "faults", fault_list(net));
+    if (rs_net_fault_errmsg(net)[0])
+        json_object_set_new(o, "faults_stop", json_string(rs_net_fault_errmsg(net)));
     /* The timeline's sampler events are not the run's: a run gives the
      * same summary with and without a timeline. */
     json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net)) - rs_net_timeline_events(net)));

@@ -7,7 +7,12 @@
  * domain to the relay GPU, then the relay's rail to the destination. The
  * HB stage sends chunks back to back; the rail stage sends chunk c once it
  * has crossed the HB domain and chunk c-1 has left the rail, as NCCL's PXN
- * proxy does. Completion callbacks run from an event of their own at the
+ * proxy does. With faults scheduled on rail-only (faults.reroute_hb) a
+ * message may also end with a third leg: it picks a live rail c, crosses
+ * to the GPU on rail c of the source's domain, the rail to the GPU on rail
+ * c of the destination's domain, then that domain to the destination
+ * (docs/faults-format.md); one chunk per leg at a time, in leg order.
+ * Completion callbacks run from an event of their own at the
  * completion time, so a callback may send again without re-entering the
  * packet path.
  */
@@ -140,6 +145,7 @@ void rs_net_destroy(rs_net *net)
         return;
     rs_net_capture_finish(net, 0, NULL);
     rs_nettl_free(net);
+    rs_fault_free(net);
     rs_fluid_destroy(net->fluid);
     rs_sim_destroy(net->sim);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++)
@@ -193,6 +199,7 @@ static int msg_finish(rs_net *net, uint32_t m)
         net->capdone = cap;
     }
     rs_time now = rs_sim_now(net->sim);
+    msg->finished = 1;
     net->done_times[net->ndone++] = (rs_net_msg_time){ msg->start, now, msg->src, msg->dst, msg->bytes };
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_flow(net, &net->done_times[net->ndone - 1]);
@@ -209,27 +216,50 @@ static uint64_t chunk_bytes(const rs_net *net, const rs_msg *msg, uint32_t c)
 }
 
 static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                      uint32_t m, uint32_t chunk, int via_hb)
+                      uint32_t m, uint32_t chunk, int via_hb, uint8_t leg)
 {
     uint32_t f;
     int rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
     if (rc != RS_OK)
         return rc;
+    net->flows[f].leg = leg;
     if (net->fluid)
         return rs_fluid_flow_start(net, f);
     rs_flow_activate(net, f);
     return RS_OK;
 }
 
-/* Relay: start the next rail chunk if it is ready and the rail is free. */
-static int relay_push(rs_net *net, uint32_t m)
+static inline int leg_exists(const rs_msg *msg, unsigned k)
 {
-    rs_msg *msg = &net->msgs[m];
-    if (msg->net_busy || msg->net_next >= msg->hb_ready)
-        return RS_OK;
-    uint32_t c = msg->net_next++;
-    msg->net_busy = 1;
-    return start_flow(net, msg->relay, msg->dst, chunk_bytes(net, msg, c), m, c, 0);
+    return k == 1 || (k == 0 ? msg->a != msg->src : msg->b != msg->dst);
+}
+
+/* Pipe: start the next chunk on every free leg whose previous leg has
+ * delivered it, in leg order (source HB first: chunks cross the HB domain
+ * back to back, as NCCL's PXN proxy does). */
+static int pipe_push(rs_net *net, uint32_t m)
+{
+    for (unsigned k = 0; k < 3; k++) {
+        rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
+        if (!leg_exists(msg, k) || msg->busy[k])
+            continue;
+        uint32_t avail = msg->nchunks;
+        for (int j = (int)k - 1; j >= 0; j--)
+            if (leg_exists(msg, (unsigned)j)) {
+                avail = msg->ready[j];
+                break;
+            }
+        if (msg->next[k] >= avail)
+            continue;
+        uint32_t c = msg->next[k]++;
+        msg->busy[k] = 1;
+        uint32_t from = k == 0 ? msg->src : k == 1 ? msg->a : msg->b;
+        uint32_t to = k == 0 ? msg->a : k == 1 ? msg->b : msg->dst;
+        int rc = start_flow(net, from, to, chunk_bytes(net, msg, c), m, c, k != 1, (uint8_t)k);
+        if (rc != RS_OK)
+            return rc;
+    }
+    return RS_OK;
 }
 
 void rs_msg_flow_done(rs_net *net, uint32_t fid)
@@ -237,27 +267,38 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
     const rs_flow *f = &net->flows[fid];
     uint32_t m = f->msg;
     rs_msg *msg = &net->msgs[m];
-    int rc = RS_OK;
-    if (msg->relay == RS_NONE) {
+    int rc;
+    if (!msg->pipe) {
         rc = msg_finish(net, m);
-    } else if (net->ports[f->port].kind == RS_PORT_GPU_HB) {
-        msg->hb_ready++;
-        if (msg->hb_next < msg->nchunks) {
-            uint32_t c = msg->hb_next++;
-            rc = start_flow(net, msg->src, msg->relay, chunk_bytes(net, msg, c), m, c, 1);
-        }
-        if (rc == RS_OK)
-            rc = relay_push(net, m);
     } else {
-        msg = &net->msgs[m];
-        msg->net_busy = 0;
-        if (++msg->chunks_done == msg->nchunks)
+        unsigned k = f->leg;
+        msg->busy[k] = 0;
+        msg->ready[k]++;
+        unsigned last = leg_exists(msg, 2) ? 2 : 1;
+        if (k == last && msg->ready[k] == msg->nchunks)
             rc = msg_finish(net, m);
         else
-            rc = relay_push(net, m);
+            rc = pipe_push(net, m);
     }
     if (rc != RS_OK)
         rs_sim_stop(net->sim, rc);
+}
+
+/* Rail-only with faults (faults.reroute_hb): the rail c the network leg
+ * uses, from a GPU of the source's domain to one of the destination's,
+ * both with a live NIC and a path between them. The destination's rail
+ * first (plain PXN), then the source's, then the others in order. K on
+ * the order of 8: cheap, and only per message when faults are scheduled. */
+static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
+{
+    uint32_t K = net->K, s0 = src / K * K, d0 = dst / K * K;
+    uint32_t first[2] = { dst % K, src % K };
+    for (uint32_t i = 0; i < 2 + K; i++) {
+        uint32_t c = i < 2 ? first[i] : i - 2;
+        if (rs_fault_path_ok(net, s0 + c, d0 + c))
+            return c;
+    }
+    return dst % K; /* none: the partition check reports it */
 }
 
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
@@ -283,7 +324,8 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->start = rs_sim_now(net->sim);
     msg->src = src;
     msg->dst = dst;
-    msg->relay = RS_NONE;
+    msg->a = src;
+    msg->b = dst;
     net->st.msgs++;
     net->st.msg_bytes += bytes;
 
@@ -291,7 +333,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (src == dst)
         return msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
-        return start_flow(net, src, dst, bytes, m, RS_NONE, 1);
+        return start_flow(net, src, dst, bytes, m, RS_NONE, 1, 1);
     int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY;
     if (src % K != dst % K && rail_only && net->cfg.pxn == RS_PXN_OFF) {
         net->nmsgs--;
@@ -299,18 +341,27 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         net->st.msg_bytes -= bytes;
         return RS_EUNREACH;
     }
-    if (src % K != dst % K && (net->cfg.pxn == RS_PXN_ON || (rail_only && net->cfg.pxn == RS_PXN_AUTO))) {
+    if (RS_UNLIKELY(net->flt != NULL) && rail_only && K > 1 && rs_fault_reroute_hb(net)) {
+        /* Around failed NICs and rail links through the HB domains. */
+        uint32_t c = live_rail(net, src, dst);
+        msg->a = src / K * K + c;
+        msg->b = dst / K * K + c;
+    } else if (src % K != dst % K &&
+               (net->cfg.pxn == RS_PXN_ON || (rail_only && net->cfg.pxn == RS_PXN_AUTO))) {
         /* PXN: cross the HB domain to the GPU on the destination's rail. */
-        msg->relay = src / K * K + dst % K;
-        uint64_t ch = net->cfg.relay_chunk_bytes;
-        uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
-        if (n > UINT32_MAX)
-            return RS_ERANGE;
-        msg->nchunks = (uint32_t)n;
-        msg->hb_next = 1;
-        return start_flow(net, src, msg->relay, chunk_bytes(net, msg, 0), m, 0, 1);
+        msg->a = src / K * K + dst % K;
     }
-    return start_flow(net, src, dst, bytes, m, RS_NONE, 0);
+    if (RS_UNLIKELY(net->flt != NULL))
+        rs_fault_note_send(net, msg->a, msg->b);
+    if (msg->a == src && msg->b == dst)
+        return start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1);
+    uint64_t ch = net->cfg.relay_chunk_bytes;
+    uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
+    if (n > UINT32_MAX)
+        return RS_ERANGE;
+    msg->nchunks = (uint32_t)n;
+    msg->pipe = 1;
+    return pipe_push(net, m);
 }
 
 /* -- timers and running ------------------------------------------------- */

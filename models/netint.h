@@ -171,6 +171,7 @@ typedef struct rs_flow {
     uint8_t sleeping;        /* paced out of the round robin until next_tx */
     uint8_t cc_timer;        /* a DCQCN timer event is pending */
     uint8_t cc_limited;      /* DCQCN: rate below line rate, timers running */
+    uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
     /* DCQCN reaction point (sender) */
     double rc, rt, alpha;    /* current and target rate (bit/s), alpha */
     uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
@@ -181,6 +182,11 @@ typedef struct rs_flow {
     rs_time last_cnp;        /* notification point (receiver): last CNP sent */
 } rs_flow;
 
+/* A message crosses up to three legs: the source's HB domain to a GPU on
+ * rail c (leg 0), the network to the GPU of rail c in the destination's
+ * domain (leg 1), that domain to the destination (leg 2). Without faults
+ * c is the destination's rail (PXN: no leg 2); a relayed message (pipe)
+ * runs its legs as a pipeline of chunks, one chunk per leg at a time. */
 typedef struct rs_msg {
     uint64_t bytes;
     uint64_t tag;
@@ -188,13 +194,13 @@ typedef struct rs_msg {
     void *ctx;
     rs_time start;
     uint32_t src, dst;
-    uint32_t relay;          /* PXN intermediate GPU, or RS_NONE */
-    uint32_t nchunks;        /* relay: chunks */
-    uint32_t hb_next;        /* relay: next chunk to send over HB */
-    uint32_t net_next;       /* relay: next chunk to send over the rail */
-    uint32_t hb_ready;       /* relay: chunks that crossed the HB domain */
-    uint32_t net_busy;       /* relay: a rail chunk is in flight */
-    uint32_t chunks_done;
+    uint32_t a, b;           /* network leg: from GPU a to GPU b (src, dst unless relayed) */
+    uint32_t nchunks;        /* pipe: chunks */
+    uint32_t next[3];        /* pipe: next chunk to start on each leg */
+    uint32_t ready[3];       /* pipe: chunks that finished each leg */
+    uint8_t busy[3];         /* pipe: a chunk is on the leg */
+    uint8_t pipe;            /* relayed: legs 0 and/or 2 exist */
+    uint8_t finished;        /* completed (msg_finish ran) */
 } rs_msg;
 
 /* Per-switch forwarding state: next-hop sets toward each leaf switch. */
@@ -257,6 +263,7 @@ struct rs_net {
     uint64_t tl_gen;         /* sampler ticks scheduled (tells stale ones apart) */
     uint64_t tl_events;      /* sampler events run */
     uint32_t ent_tl;         /* the sampler's entity, 0 until the first start */
+    struct rs_faults *flt;   /* fault.c: NULL unless rs_net_faults_start scheduled faults */
 };
 
 static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
@@ -302,5 +309,19 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
+
+/* fault.c; call only when net->flt != NULL, never per packet. */
+void rs_fault_note_drop(rs_net *net);       /* a link-down or no-route drop */
+void rs_fault_note_timeout(rs_net *net);    /* a retransmit timeout: the watchdog looks */
+/* A message's network leg goes from GPU a to GPU b: stop now if no path
+ * joins them and no repair is scheduled. */
+void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b);
+int rs_fault_reroute_hb(const rs_net *net); /* faults.reroute_hb */
+void rs_fault_free(rs_net *net);            /* also fine when net->flt is NULL */
+/* Is the network leg between the NICs of GPUs a and b usable now? */
+int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b);
+
+/* nettl.c: a fault or route-change record. */
+void rs_nettl_fault(rs_net *net, const char *target, const char *kind, const char *detail);
 
 #endif

@@ -239,6 +239,14 @@ void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t)
     rs_timeline_flow(s->tl, &r); /* a no-op when flows are off */
 }
 
+/* fault.c: a fault applied (kind "link-down", ...) or routes recomputed
+ * (kind "routes"). */
+void rs_nettl_fault(rs_net *net, const char *target, const char *kind, const char *detail)
+{
+    rs_timeline_fault_rec r = { rs_sim_now(net->sim), target, kind, detail };
+    rs_timeline_fault(net->tl->tl, &r);
+}
+
 int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_ps, rs_err *err)
 {
     if (!net || !tl)

@@ -446,6 +446,8 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
         f->last_progress = now;
         if (RS_UNLIKELY(net->tl != NULL))
             rs_nettl_wake(net); /* the network may have been idle */
+        if (RS_UNLIKELY(net->flt != NULL))
+            rs_fault_note_timeout(net); /* the fault watchdog */
         rs_flow_activate(net, (uint32_t)fid);
     }
     rs_sim_at(sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);

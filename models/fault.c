@@ -1,0 +1,685 @@
+/*
+ * fault.c - fault injection (fault.h, docs/faults-format.md): parse a
+ * schedule, resolve its targets against the topology, apply each entry
+ * from an event of its own, recompute routes after faults.convergence_us,
+ * and stop a run that can no longer finish.
+ *
+ * Owns net->flt (the resolved entries, the watchdog state, the stop
+ * message). Nothing here runs per packet: a failed port keeps its `up`
+ * flag at 0 and the packet path's existing test drops what it would send
+ * (so frames queued toward a failed link are lost as the port drains
+ * them); a switch with a stale route sends into the dead port until the
+ * routes are recomputed. Known limit: frames already on the wire when a
+ * cable fails (at most one frame time plus the link's propagation and
+ * switch latency, about 0.6 us at the defaults) still arrive: finding them
+ * would need a head pointer per link kept on the packet path.
+ *
+ * Stopping: after routes change, every unfinished message whose network
+ * leg has no path (rs_net_path_links) is cut off; if no repair is still
+ * scheduled the run stops with RS_EUNREACH and a message naming the GPUs
+ * and the fault. The watchdog stops a run in which neither delivered bytes
+ * nor completed messages advanced for that long; it looks only when a
+ * retransmit timer fires (a stuck reliable flow times out every RTO), so
+ * it costs no event and no timer of its own.
+ */
+#include "fault.h"
+
+#include "netint.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum fkind {
+    FK_LINK_DOWN, FK_LINK_UP, FK_SWITCH_DOWN, FK_SWITCH_UP, FK_NIC_DOWN, FK_NIC_UP,
+    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_NKINDS
+};
+static const char *const kind_names[FK_NKINDS] = {
+    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore"
+};
+enum { TGT_LINK, TGT_SWITCH, TGT_NIC };
+static const uint8_t kind_target[FK_NKINDS] = {
+    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK
+};
+static int kind_is_up(unsigned k) { return k == FK_LINK_UP || k == FK_SWITCH_UP || k == FK_NIC_UP || k == FK_LINK_RESTORE; }
+
+static const char *const class_names[] = {
+    "any-network-link", "any-spine-link", "any-rail-uplink", "any-spine", "any-rail-switch", "any-nic", NULL
+};
+static const uint8_t class_target[] = { TGT_LINK, TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC };
+
+typedef struct fentry {
+    rs_time t, dur;
+    rs_time routes_at;
+    uint64_t lost;
+    uint64_t rate_bps;      /* degrade: the lowered rate */
+    uint64_t saved_bps;     /* degrade: the rate it restores */
+    uint32_t port;          /* link and NIC kinds: one port of the cable */
+    uint32_t node;          /* switch kinds */
+    uint8_t kind;
+    uint8_t applied;
+    char spec[64];
+    char target[48];
+} fentry;
+
+struct rs_faults {
+    rs_fault_config cfg;
+    fentry *e;
+    uint32_t n;
+    uint32_t cur;           /* last applied entry + 1 (0: none yet) */
+    uint32_t ent;           /* engine entity of the fault events */
+    rs_time conv, wd;
+    int wd_armed;           /* wd_* hold a snapshot */
+    rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
+    uint64_t wd_goodput, wd_done;
+    char errmsg[1024];
+};
+
+void rs_fault_config_default(rs_fault_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->convergence_us = 0;
+    c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
+    c->reroute_hb = 1;
+}
+
+/* -- parsing --------------------------------------------------------------- */
+
+/* "10us", "1.5ms", "0": a time in ps. 0 may go without a unit. */
+static int parse_time(const char *s, rs_time *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0) || !isfinite(v))
+        return RS_EINVAL;
+    double ns_per;
+    if (!strcmp(end, "ps"))
+        ns_per = 1e-3;
+    else if (!strcmp(end, "ns"))
+        ns_per = 1;
+    else if (!strcmp(end, "us"))
+        ns_per = 1e3;
+    else if (!strcmp(end, "ms"))
+        ns_per = 1e6;
+    else if (!strcmp(end, "s"))
+        ns_per = 1e9;
+    else if (*end == '\0' && v == 0)
+        ns_per = 1;
+    else
+        return RS_EINVAL;
+    return rs_time_from_ns(v * ns_per, out) == RS_OK ? RS_OK : RS_ERANGE;
+}
+
+typedef struct pentry {
+    rs_time t, dur;
+    int has_dur;
+    unsigned kind;
+    double gbps; /* degrade: 0 = half the link's rate */
+    char target[64];
+} pentry;
+
+/* Parse one entry (text[0..len)). */
+static int parse_entry(const char *text, size_t len, pentry *pe, const char *label, unsigned idx, rs_err *err)
+{
+    char buf[256], *tok[5];
+    if (len >= sizeof buf)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u is too long; expected \"TIME KIND TARGET [DURATION]\"",
+                          label, idx);
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    char shown[80];
+    size_t sl = len < sizeof shown - 1 ? len : sizeof shown - 1;
+    memcpy(shown, buf, sl);
+    shown[sl] = '\0';
+    int nt = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
+        if (nt == 4)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': too many fields; expected \"TIME KIND TARGET "
+                              "[DURATION]\"", label, idx, shown);
+        tok[nt++] = t;
+    }
+    if (nt < 3)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': expected \"TIME KIND TARGET [DURATION]\"",
+                          label, idx, shown);
+    memset(pe, 0, sizeof *pe);
+    if (parse_time(tok[0], &pe->t) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME '%s': expected a number with a unit "
+                          "(ps, ns, us, ms, s)", label, idx, shown, tok[0]);
+    char *eq = strchr(tok[1], '=');
+    if (eq)
+        *eq = '\0';
+    pe->kind = FK_NKINDS;
+    for (unsigned k = 0; k < FK_LINK_RESTORE; k++)
+        if (!strcmp(tok[1], kind_names[k]))
+            pe->kind = k;
+    if (pe->kind == FK_NKINDS) {
+        if (!strcmp(tok[1], "straggler") || !strcmp(tok[1], "link-flap"))
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s' is not supported yet; expected "
+                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up or link-degrade",
+                              label, idx, shown, tok[1]);
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s': expected link-down, link-up, "
+                          "switch-down, switch-up, nic-down, nic-up or link-degrade[=GBPS]",
+                          label, idx, shown, tok[1]);
+    }
+    if (eq) {
+        char *end;
+        pe->gbps = strtod(eq + 1, &end);
+        if (pe->kind != FK_LINK_DEGRADE || end == eq + 1 || *end || !(pe->gbps > 0) || pe->gbps > 1e6)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': '%s=%s': expected link-degrade=GBPS with a "
+                              "rate above 0 (Gb/s)", label, idx, shown, tok[1], eq + 1);
+    }
+    if (strlen(tok[2]) >= sizeof pe->target)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TARGET too long", label, idx, shown);
+    strcpy(pe->target, tok[2]);
+    int is_class = 0;
+    for (unsigned c = 0; class_names[c]; c++)
+        if (!strcmp(tok[2], class_names[c])) {
+            is_class = 1;
+            if (class_target[c] != kind_target[pe->kind])
+                return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': class '%s' does not fit %s; expected %s",
+                                  label, idx, shown, tok[2], kind_names[pe->kind],
+                                  kind_target[pe->kind] == TGT_LINK ? "any-network-link, any-spine-link or any-rail-uplink"
+                                  : kind_target[pe->kind] == TGT_SWITCH ? "any-spine or any-rail-switch" : "any-nic");
+        }
+    if (is_class && kind_is_up(pe->kind))
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a name, not a class; expected a DURATION "
+                          "on the down fault instead", label, idx, shown, kind_names[pe->kind]);
+    if (nt == 4) {
+        if (parse_time(tok[3], &pe->dur) != RS_OK || pe->dur == 0)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': DURATION '%s': expected a number above 0 with "
+                              "a unit (ps, ns, us, ms, s)", label, idx, shown, tok[3]);
+        if (kind_is_up(pe->kind))
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s takes no DURATION", label, idx, shown,
+                              kind_names[pe->kind]);
+        if (pe->t > RS_TIME_MAX / 2 || pe->dur > RS_TIME_MAX / 2)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME + DURATION too large", label, idx, shown);
+        pe->has_dur = 1;
+    } else if (pe->kind == FK_LINK_DEGRADE) {
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-degrade needs a DURATION", label, idx, shown);
+    }
+    return RS_OK;
+}
+
+/* Calls fn for each non-blank entry. */
+static int parse_all(const char *s, const char *label, rs_err *err, pentry **out, uint32_t *n)
+{
+    uint32_t cap = 0, cnt = 0, idx = 0;
+    pentry *v = NULL;
+    for (const char *p = s;;) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        size_t i = 0;
+        while (i < len && isspace((unsigned char)p[i]))
+            i++;
+        idx++;
+        if (i < len) {
+            if (cnt == cap) {
+                cap = cap ? cap * 2 : 8;
+                pentry *g = realloc(v, cap * sizeof *g);
+                if (!g) {
+                    free(v);
+                    return rs_err_set(err, RS_ENOMEM, "out of memory reading %s", label);
+                }
+                v = g;
+            }
+            int rc = parse_entry(p, len, &v[cnt], label, idx, err);
+            if (rc != RS_OK) {
+                free(v);
+                return rc;
+            }
+            cnt++;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    if (out)
+        *out = v;
+    else
+        free(v);
+    if (n)
+        *n = cnt;
+    return RS_OK;
+}
+
+int rs_fault_check(const char *schedule, const char *label, rs_err *err)
+{
+    return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
+}
+
+/* -- targets ---------------------------------------------------------------- */
+
+static int is_eth(const rs_port *p) { return p->kind == RS_PORT_NIC || p->kind == RS_PORT_SWITCH; }
+
+/* Node name: the port name of its first port without ".pN" / ".nic". */
+static void node_name(const rs_net *net, uint32_t node, char *buf, size_t n)
+{
+    rs_topo_port_name(net, net->nodes[node].port_base, buf, n);
+    char *dot = strrchr(buf, '.');
+    if (dot)
+        *dot = '\0';
+}
+
+static uint32_t find_port(const rs_net *net, const char *name)
+{
+    char b[48];
+    for (uint32_t i = 0; i < net->nports; i++) {
+        rs_topo_port_name(net, i, b, sizeof b);
+        if (!strcmp(b, name))
+            return i;
+    }
+    return RS_NONE;
+}
+
+static uint32_t find_node(const rs_net *net, const char *name)
+{
+    char b[48];
+    for (uint32_t i = 0; i < net->nnodes; i++) {
+        if (net->nodes[i].nports == 0)
+            continue;
+        node_name(net, i, b, sizeof b);
+        if (!strcmp(b, name))
+            return i;
+    }
+    return RS_NONE;
+}
+
+static int tier_of(const rs_net *net, uint32_t node)
+{
+    const rs_node *n = &net->nodes[node];
+    return n->kind == RS_NODE_SWITCH ? n->tier : 0;
+}
+
+/* Candidates of class c: ports (cables, the lower-numbered end) or nodes. */
+static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
+{
+    uint32_t n = 0;
+    if (class_target[c] == TGT_LINK) {
+        for (uint32_t i = 0; i < net->nports; i++) {
+            const rs_port *p = &net->ports[i];
+            if (!is_eth(p) || i > p->peer_port)
+                continue;
+            int t1 = tier_of(net, p->node), t2 = tier_of(net, p->peer_node);
+            int ok = c == 0 ? 1
+                   : c == 1 ? (t1 > 0 && t2 > 0 && (t1 >= 2 || t2 >= 2))
+                            : (t1 == 0 || t2 == 0); /* any-rail-uplink: a GPU's cable to its rail switch */
+            if (ok)
+                out[n++] = i;
+        }
+    } else if (class_target[c] == TGT_SWITCH) {
+        for (uint32_t i = 0; i < net->nnodes; i++) {
+            int t = tier_of(net, i);
+            if ((c == 3 && t >= 2) || (c == 4 && t == 1))
+                out[n++] = i;
+        }
+    } else {
+        for (uint32_t g = 0; g < net->gpus; g++)
+            out[n++] = g;
+    }
+    return n;
+}
+
+static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_err *err)
+{
+    unsigned tg = kind_target[pe->kind];
+    for (unsigned c = 0; class_names[c]; c++) {
+        if (strcmp(pe->target, class_names[c]))
+            continue;
+        size_t cap = (size_t)net->nports + net->nnodes + 1;
+        uint32_t *cand = malloc(cap * sizeof *cand);
+        if (!cand)
+            return rs_err_set(err, RS_ENOMEM, "out of memory resolving faults.schedule");
+        uint32_t n = candidates(net, c, cand);
+        if (n == 0) {
+            free(cand);
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has no member in this "
+                              "topology", idx + 1, pe->target);
+        }
+        /* One stream per entry: adding an entry does not move the others' draws. */
+        rs_rng r;
+        rs_rng_init(&r, net->cfg.seed, idx, 0xfa0171u);
+        uint32_t pick = cand[rs_rng_below(&r, n)];
+        free(cand);
+        if (tg == TGT_SWITCH)
+            fe->node = pick;
+        else if (tg == TGT_NIC)
+            fe->port = net->nodes[pick].port_base;
+        else
+            fe->port = pick;
+        goto named;
+    }
+    if (tg == TGT_SWITCH) {
+        fe->node = find_node(net, pe->target);
+        if (fe->node == RS_NONE || net->nodes[fe->node].kind != RS_NODE_SWITCH)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not an Ethernet switch of this "
+                              "topology; expected a name like leaf0, spine1, rail2-leaf0 or a class", idx + 1,
+                              pe->target);
+    } else if (tg == TGT_NIC) {
+        uint32_t node = find_node(net, pe->target);
+        uint32_t port = find_port(net, pe->target);
+        if (node != RS_NONE && node < net->gpus)
+            port = net->nodes[node].port_base;
+        if (port == RS_NONE || net->ports[port].kind != RS_PORT_NIC)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not a GPU NIC; expected gpuN, "
+                              "gpuN.nic or any-nic", idx + 1, pe->target);
+        fe->port = port;
+    } else {
+        fe->port = find_port(net, pe->target);
+        if (fe->port == RS_NONE || !is_eth(&net->ports[fe->port]))
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not an Ethernet port of this "
+                              "topology; expected a port name like leaf0.p3 or gpu5.nic, or a class", idx + 1,
+                              pe->target);
+    }
+named:
+    if (tg == TGT_SWITCH)
+        node_name(net, fe->node, fe->target, sizeof fe->target);
+    else
+        rs_topo_port_name(net, fe->port, fe->target, sizeof fe->target);
+    snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
+    return RS_OK;
+}
+
+/* -- applying -------------------------------------------------------------- */
+
+static void ev_fault(rs_sim *sim, void *obj, uint64_t i);
+static void ev_converge(rs_sim *sim, void *obj, uint64_t i);
+
+static void set_rate(rs_port *p, uint64_t bps)
+{
+    p->rate_bps = bps;
+    p->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
+}
+
+static void set_cable(rs_net *net, uint32_t port, uint8_t up)
+{
+    rs_port *p = &net->ports[port], *q = &net->ports[p->peer_port];
+    p->up = q->up = up;
+    /* Queued frames now drain into the dead link (dropped, counted); on
+     * repair, whatever waits starts moving. */
+    rs_port_kick(net, p);
+    rs_port_kick(net, q);
+}
+
+static int repair_pending(const struct rs_faults *F)
+{
+    for (uint32_t i = 0; i < F->n; i++)
+        if (!F->e[i].applied && kind_is_up(F->e[i].kind))
+            return 1;
+    return 0;
+}
+
+static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size_t n)
+{
+    const fentry *e = &F->e[i];
+    int drawn = !strncmp(e->spec, "any-", 4);
+    return snprintf(buf, n, "fault %u (%s %s%s%s at %.3f us)", i + 1, kind_names[e->kind], e->target,
+                    drawn ? " drawn from " : "", drawn ? e->spec : "", (double)e->t / 1e6);
+}
+
+/* List unfinished messages whose network leg has no path; stop if any.
+ * `why` prefixes the message. Returns 1 when it stopped the run. */
+static int check_cut(rs_net *net, const char *why, int force)
+{
+    struct rs_faults *F = net->flt;
+    if (!force && repair_pending(F))
+        return 0; /* a scheduled repair may reconnect them: the watchdog decides */
+    size_t len = 0, cap = sizeof F->errmsg;
+    uint32_t cut = 0;
+    for (uint32_t m = 0; m < net->nmsgs; m++) {
+        const rs_msg *msg = &net->msgs[m];
+        if (msg->finished || msg->src == msg->dst || (net->K > 1 && msg->src / net->K == msg->dst / net->K))
+            continue;
+        if (!force && rs_net_path_links(net, msg->a, msg->b) >= 0)
+            continue;
+        if (cut == 0) {
+            len = (size_t)snprintf(F->errmsg, cap, "%s", why);
+            if (F->cur > 0 && len < cap) {
+                len += (size_t)snprintf(F->errmsg + len, cap - len, " after ");
+                if (len < cap)
+                    len += (size_t)describe_fault(F, F->cur - 1, F->errmsg + len, cap - len);
+            }
+            if (len < cap)
+                len += (size_t)snprintf(F->errmsg + len, cap - len, ": undeliverable messages (source GPU->destination GPU):");
+        }
+        if (cut < 16 && len < cap) {
+            if (msg->a != msg->src || msg->b != msg->dst)
+                len += (size_t)snprintf(F->errmsg + len, cap - len, " %u->%u (via %u->%u)", msg->src, msg->dst,
+                                        msg->a, msg->b);
+            else
+                len += (size_t)snprintf(F->errmsg + len, cap - len, " %u->%u", msg->src, msg->dst);
+        }
+        cut++;
+    }
+    if (cut == 0)
+        return 0;
+    if (cut > 16 && len < cap)
+        snprintf(F->errmsg + len, cap - len, " and %u more message(s)", cut - 16);
+    rs_sim_stop(net->sim, RS_EUNREACH);
+    return 1;
+}
+
+static void routes_changed(rs_net *net, uint32_t i)
+{
+    struct rs_faults *F = net->flt;
+    int rc = rs_topo_route(net);
+    if (rc != RS_OK) {
+        rs_sim_stop(net->sim, rc);
+        return;
+    }
+    F->e[i].routes_at = rs_sim_now(net->sim);
+    if (RS_UNLIKELY(net->tl != NULL))
+        rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+    check_cut(net, "faults: no path left", 0);
+}
+
+static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
+{
+    rs_net *net = obj;
+    struct rs_faults *F = net->flt;
+    fentry *e = &F->e[i];
+    e->applied = 1;
+    F->cur = (uint32_t)i + 1;
+    switch (e->kind) {
+    case FK_LINK_DOWN:
+    case FK_NIC_DOWN:
+        set_cable(net, e->port, 0);
+        break;
+    case FK_LINK_UP:
+    case FK_NIC_UP:
+        set_cable(net, e->port, 1);
+        break;
+    case FK_SWITCH_DOWN:
+    case FK_SWITCH_UP: {
+        const rs_node *n = &net->nodes[e->node];
+        for (uint32_t k = 0; k < n->nports; k++)
+            set_cable(net, n->port_base + k, e->kind == FK_SWITCH_UP);
+        break;
+    }
+    case FK_LINK_DEGRADE:
+    case FK_LINK_RESTORE: {
+        rs_port *p = &net->ports[e->port];
+        set_rate(p, e->rate_bps);
+        set_rate(&net->ports[p->peer_port], e->rate_bps);
+        break;
+    }
+    default:
+        break;
+    }
+    if (RS_UNLIKELY(net->tl != NULL))
+        rs_nettl_fault(net, e->target, kind_names[e->kind], e->spec);
+    if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE)
+        return; /* routes do not change */
+    if (F->conv == 0)
+        routes_changed(net, (uint32_t)i);
+    else
+        rs_sim_at(sim, rs_sim_now(sim) + F->conv, F->ent, ev_converge, net, i);
+}
+
+static void ev_converge(rs_sim *sim, void *obj, uint64_t i)
+{
+    (void)sim;
+    routes_changed(obj, (uint32_t)i);
+}
+
+/* Called on every retransmit timeout (never per packet). A stuck run is
+ * one whose reliable flows keep timing out: checking here costs no event
+ * of its own and leaves no timer running after the traffic ends. */
+void rs_fault_note_timeout(rs_net *net)
+{
+    struct rs_faults *F = net->flt;
+    rs_time now = rs_sim_now(net->sim);
+    if (net->st.goodput_bytes != F->wd_goodput || net->st.msgs_done != F->wd_done || !F->wd_armed) {
+        F->wd_goodput = net->st.goodput_bytes;
+        F->wd_done = net->st.msgs_done;
+        F->wd_since = now;
+        F->wd_armed = 1;
+        return;
+    }
+    if (F->wd == 0 || now - F->wd_since < F->wd)
+        return;
+    char why[160];
+    snprintf(why, sizeof why, "faults: watchdog: no progress for %.3f us with %llu message(s) undelivered",
+             (double)(now - F->wd_since) / 1e6, (unsigned long long)(net->st.msgs - net->st.msgs_done));
+    check_cut(net, why, 1);
+}
+
+void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
+{
+    if (rs_net_path_links(net, a, b) < 0)
+        check_cut(net, "faults: no path left", 0); /* O(messages), once: it stops the run */
+}
+
+void rs_fault_note_drop(rs_net *net)
+{
+    struct rs_faults *F = net->flt;
+    if (F->cur > 0)
+        F->e[F->cur - 1].lost++;
+}
+
+int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
+
+int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b) { return rs_net_path_links(net, a, b) >= 0; }
+
+void rs_fault_free(rs_net *net)
+{
+    if (!net->flt)
+        return;
+    free(net->flt->e);
+    free(net->flt);
+    net->flt = NULL;
+}
+
+int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
+{
+    pentry *pe = NULL;
+    uint32_t np = 0;
+    if (net->flt)
+        return rs_err_set(err, RS_EINVAL, "faults.schedule: faults already started");
+    int rc = parse_all(c->schedule, "faults.schedule", err, &pe, &np);
+    if (rc != RS_OK || np == 0) {
+        free(pe);
+        return rc;
+    }
+    if (net->fluid) {
+        free(pe);
+        return rs_err_set(err, RS_EINVAL, "faults.schedule: faults need fidelity=packet");
+    }
+    struct rs_faults *F = calloc(1, sizeof *F);
+    fentry *e = F ? calloc((size_t)np * 2, sizeof *e) : NULL;
+    if (!F || !e) {
+        free(pe);
+        free(F);
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
+    }
+    F->cfg = *c;
+    F->e = e;
+    if (rs_time_from_us(c->convergence_us, &F->conv) != RS_OK ||
+        rs_time_from_us(c->watchdog_us, &F->wd) != RS_OK) {
+        rc = rs_err_set(err, RS_EINVAL, "faults.convergence_us / faults.watchdog_us: out of range");
+        goto fail;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        fentry *f = &e[n];
+        f->t = pe[i].t;
+        f->kind = (uint8_t)pe[i].kind;
+        f->routes_at = RS_TIME_MAX;
+        if ((rc = resolve(net, &pe[i], i, f, err)) != RS_OK)
+            goto fail;
+        n++;
+        if (f->kind == FK_LINK_DEGRADE) {
+            uint64_t now_bps = net->ports[f->port].rate_bps;
+            f->saved_bps = now_bps;
+            f->rate_bps = pe[i].gbps > 0 ? (uint64_t)llround(pe[i].gbps * 1e9) : now_bps / 2;
+            if (f->rate_bps == 0 || f->rate_bps > now_bps) {
+                rc = rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate "
+                                "above 0 and at most the link's %g Gb/s", i + 1, pe[i].gbps, (double)now_bps / 1e9);
+                goto fail;
+            }
+        }
+        if (pe[i].has_dur) {
+            fentry *r = &e[n++];
+            *r = *f;
+            r->t = f->t + pe[i].dur;
+            r->kind = f->kind == FK_LINK_DOWN ? FK_LINK_UP : f->kind == FK_SWITCH_DOWN ? FK_SWITCH_UP
+                    : f->kind == FK_NIC_DOWN ? FK_NIC_UP : FK_LINK_RESTORE;
+            if (r->kind == FK_LINK_RESTORE)
+                r->rate_bps = f->saved_bps;
+        }
+    }
+    /* Time order, stable: equal times keep schedule order. O(n^2), fine
+     * for the hundreds of entries a schedule holds. */
+    for (uint32_t i = 1; i < n; i++) {
+        fentry x = e[i];
+        uint32_t j = i;
+        while (j > 0 && e[j - 1].t > x.t) {
+            e[j] = e[j - 1];
+            j--;
+        }
+        e[j] = x;
+    }
+    F->n = n;
+    if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
+        rs_err_set(err, rc, "faults.schedule: too many entities");
+        goto fail;
+    }
+    free(pe);
+    net->flt = F;
+    rs_time now = rs_sim_now(net->sim);
+    /* Entries due now apply at once: an event at the same time would run
+     * after the traffic's (equal times run in entity order). */
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i].t <= now)
+            ev_fault(net->sim, net, i);
+        else
+            rs_sim_at(net->sim, e[i].t, F->ent, ev_fault, net, i);
+    return RS_OK;
+fail:
+    free(pe);
+    free(e);
+    free(F);
+    return rc;
+}
+
+uint32_t rs_net_fault_count(const rs_net *net) { return net->flt ? net->flt->n : 0; }
+
+int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+{
+    if (i >= rs_net_fault_count(net))
+        return RS_EINVAL;
+    const fentry *e = &net->flt->e[i];
+    memset(out, 0, sizeof *out);
+    out->time_ps = e->t;
+    snprintf(out->kind, sizeof out->kind, "%s", kind_names[e->kind]);
+    snprintf(out->target, sizeof out->target, "%s", e->target);
+    snprintf(out->spec, sizeof out->spec, "%s", e->spec);
+    out->applied = e->applied;
+    out->packets_lost = e->lost;
+    out->routes_recomputed_at = e->routes_at;
+    return RS_OK;
+}
+
+const char *rs_net_fault_errmsg(const rs_net *net) { return net->flt ? net->flt->errmsg : ""; }

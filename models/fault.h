@@ -1,0 +1,72 @@
+/*
+ * fault.h - fault injection: a schedule of link, switch and NIC failures
+ * (and repairs, and degraded links) applied to a network while it runs,
+ * route recomputation after a convergence delay, and a watchdog that stops
+ * a run whose traffic can no longer make progress. docs/faults-format.md
+ * describes the schedule syntax and the behaviour.
+ *
+ * The schedule is text: entries separated by ';', each
+ * "TIME KIND TARGET [DURATION]" with TIME and DURATION in ps, ns, us, ms
+ * or s. KIND is link-down, link-up, switch-down, switch-up, nic-down,
+ * nic-up or link-degrade[=GBPS]; TARGET a port or node name as the
+ * topology names them ("leaf0.p3", "gpu5.nic", "gpu5", "spine1") or a
+ * class drawn with the run seed: any-network-link, any-spine-link,
+ * any-rail-uplink, any-spine, any-rail-switch, any-nic. A down kind with
+ * a DURATION is repaired DURATION later; link-degrade needs a DURATION.
+ *
+ * The packet path is not touched: a down port drops what it would
+ * transmit (the existing `up` test in fabric.c), routes are recomputed
+ * by rs_topo_route, and everything else runs from the fault's own events.
+ */
+#ifndef RS_FAULT_H
+#define RS_FAULT_H
+
+#include "net.h"
+
+/* Scenario keys faults.* (docs/scenario-format.md). Plain value type. */
+typedef struct rs_fault_config {
+    char schedule[4096];   /* faults.schedule: ';'-separated entries, "" = none */
+    double convergence_us; /* faults.convergence_us: failure to new routes, 0 = instant */
+    double watchdog_us;    /* faults.watchdog_us: stop after this long without progress, 0 = off */
+    int reroute_hb;        /* faults.reroute_hb: rail-only reaches a cut-off NIC through its HB domain */
+} rs_fault_config;
+
+/* No faults, instant convergence, 20 ms watchdog, HB reroute on. */
+void rs_fault_config_default(rs_fault_config *c);
+
+/* Check the syntax of a schedule (targets are resolved only against a
+ * network, by rs_net_faults_start). RS_OK, or RS_EINVAL with err naming
+ * `label` (the key or option the text came from: "faults.schedule",
+ * "--fault"), the entry and what was expected. */
+int rs_fault_check(const char *schedule, const char *label, rs_err *err);
+
+/* Resolve c->schedule against net (class targets are drawn with the
+ * network's seed) and schedule every entry. Call once, before traffic
+ * starts (so a fault at time 0 comes first). c is copied. RS_EINVAL with
+ * err naming faults.schedule for a bad entry or an unknown target, or
+ * when net runs at fidelity=flow (faults need the packet level); RS_ENOMEM.
+ * An empty schedule does nothing and returns RS_OK. The fault state is
+ * owned by net (freed by rs_net_destroy). */
+int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err);
+
+/* The schedule as resolved, repairs of down faults with a DURATION as
+ * entries of their own, in time order. */
+typedef struct rs_net_fault_info {
+    rs_time time_ps;
+    char kind[24];                /* "link-down", ... */
+    char target[48];              /* resolved name: "leaf0.p3" (one end of the cable), "spine1", "gpu5.nic" */
+    char spec[64];                /* the target as written ("any-spine-link") */
+    int applied;                  /* the run reached time_ps */
+    uint64_t packets_lost;        /* drops for link-down or no-route from this fault to the next */
+    rs_time routes_recomputed_at; /* RS_TIME_MAX: not (yet) */
+} rs_net_fault_info;
+uint32_t rs_net_fault_count(const rs_net *net);
+/* RS_EINVAL if i >= rs_net_fault_count. */
+int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+
+/* Why the faults stopped the run (RS_EUNREACH from rs_net_run): a
+ * destination no path reaches, or the watchdog; names the GPUs and the
+ * fault. "" when they did not. Borrowed, lives as long as net. */
+const char *rs_net_fault_errmsg(const rs_net *net);
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * test_fault.c - the fault module (models/fault.c): schedule syntax,
+ * target resolution, route recomputation, partition stop, conservation,
+ * rail-only reroute through the HB domain.
+ */
+#include "cu_main.h"
+#include "fault.h"
+#include "net.h"
+
+static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
+{
+    rs_net_config c;
+    rs_net_config_default(&c);
+    c.kind = kind;
+    c.gpus = gpus;
+    c.hb_size = hb;
+    c.radix = radix;
+    rs_net *net = NULL;
+    rs_err err;
+    if (rs_net_create(&c, &net, &err) != RS_OK)
+        fprintf(stderr, "rs_net_create: %s\n", err.msg);
+    return net;
+}
+
+static int start(rs_net *net, const char *sched, double conv, rs_err *err)
+{
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    snprintf(fc.schedule, sizeof fc.schedule, "%s", sched);
+    fc.convergence_us = conv;
+    return rs_net_faults_start(net, &fc, err);
+}
+
+static void done_cb(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    (void)tag;
+    (*(int *)ctx)++;
+}
+
+static void test_fault_check_accepts_units_and_durations(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_fault_check("", "x", &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_fault_check("0 link-down leaf0.p4; 1.5us nic-down gpu3 2ms ;3s switch-up spine0", "x", &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_fault_check("100ps link-degrade=50 leaf0.p4 1ns", "x", &err), RS_OK);
+}
+
+static void test_fault_check_rejects_naming_label(void)
+{
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_fault_check("10 link-down leaf0.p4", "--fault", &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--fault: entry 1"));
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-down", "faults.schedule", &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "faults.schedule"));
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-degrade leaf0.p4", "k", &err), RS_EINVAL); /* needs a duration */
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-up leaf0.p4 5us", "k", &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fault_check("1us nic-down any-spine", "k", &err), RS_EINVAL);
+}
+
+static void test_fault_resolves_names_and_repairs_in_time_order(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "5us switch-down spine1 10us; 2us nic-down gpu3", 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_fault_count(net), 3);
+    rs_net_fault_info a, b, c;
+    rs_net_fault_info_get(net, 0, &a);
+    rs_net_fault_info_get(net, 1, &b);
+    rs_net_fault_info_get(net, 2, &c);
+    CU_ASSERT_STRING_EQUAL(a.target, "gpu3.nic");
+    CU_ASSERT_STRING_EQUAL(b.target, "spine1");
+    CU_ASSERT_STRING_EQUAL(c.kind, "switch-up");
+    CU_ASSERT_EQUAL(c.time_ps, 15000000);
+    CU_ASSERT_EQUAL(rs_net_fault_info_get(net, 3, &c), RS_EINVAL);
+    rs_net_destroy(net);
+}
+
+static void test_fault_unknown_target_names_key(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL(start(net, "1us link-down nvs0.p1", 0, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "faults.schedule: entry 1"));
+    CU_ASSERT_EQUAL(rs_net_fault_count(net), 0);
+    rs_net_destroy(net);
+}
+
+static void test_fault_link_down_removes_path_and_up_restores(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 15), 4);
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 nic-down gpu15 1us", 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 15), -1); /* applied at once: time 0 */
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 15), 4);
+    rs_net_destroy(net);
+}
+
+static void test_fault_partition_stops_naming_gpus(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "2us switch-down spine0; 2us switch-down spine1", 0, &err), RS_OK);
+    int n = 0;
+    CU_ASSERT_EQUAL(rs_net_send(net, 0, 15, 1 << 22, done_cb, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "switch-down spine1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 0->15"));
+    rs_net_destroy(net);
+}
+
+static void test_fault_link_failure_conserves_packets(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    /* Every uplink of leaf0 but one fails mid-message, routes 3 us later. */
+    CU_ASSERT_EQUAL_FATAL(start(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 3, &err), RS_OK);
+    int n = 0;
+    for (uint32_t g = 0; g < 4; g++)
+        CU_ASSERT_EQUAL(rs_net_send(net, g, 15 - g, 1 << 21, done_cb, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(n, 4);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st.goodput_bytes, 4u << 21);
+    uint64_t lost = 0;
+    for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        lost += fi.packets_lost;
+        CU_ASSERT_EQUAL(fi.routes_recomputed_at, 23000000);
+    }
+    CU_ASSERT_EQUAL(lost, st.pkts_dropped);
+    rs_net_destroy(net);
+}
+
+static void test_fault_rail_only_nic_down_goes_through_hb(void)
+{
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 8, 64);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 nic-down gpu8", 0, &err), RS_OK);
+    int n = 0;
+    CU_ASSERT_EQUAL(rs_net_send(net, 0, 8, 1 << 20, done_cb, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.hb_bytes, 2u << 20); /* 0 -> 1 and 9 -> 8 */
+    CU_ASSERT_EQUAL(st.nic_bytes, 1u << 20);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    rs_net_destroy(net);
+}
+
+static const rs_cu_test fault_tests[] = {
+    RS_CU_TEST(test_fault_check_accepts_units_and_durations),
+    RS_CU_TEST(test_fault_check_rejects_naming_label),
+    RS_CU_TEST(test_fault_resolves_names_and_repairs_in_time_order),
+    RS_CU_TEST(test_fault_unknown_target_names_key),
+    RS_CU_TEST(test_fault_link_down_removes_path_and_up_restores),
+    RS_CU_TEST(test_fault_partition_stops_naming_gpus),
+    RS_CU_TEST(test_fault_link_failure_conserves_packets),
+    RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
+};
+
+static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
+
+int main(void) { return rs_cu_run(register_suites); }
