@@ -298,7 +298,7 @@ int rs_cmd_compare(int argc, char **argv)
                 snprintf(sub, sizeof sub, "%s/case%d/%s", outdir ? outdir : "", i, kinds[k]);
             if (!quiet)
                 fprintf(stderr, "railsim compare: %s on %s\n", p->label, kinds[k]);
-            code = rs_run_execute(&p->sc, path, outdir ? sub : NULL, 1, &p->s[k]);
+            code = rs_run_execute(&p->sc, path, outdir ? sub : NULL, 1, 0, &p->s[k]);
             if (code == RS_EXIT_OK && !p->s[k])
                 code = RS_EXIT_RUN_FAILED;
         }

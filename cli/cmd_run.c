@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "guard.h"
 #include "runner.h"
 #include "collrun.h"
 #include "output.h"
@@ -200,7 +201,7 @@ static void print_human(FILE *f, const json_t *s)
 int rs_cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL, *capture = NULL;
-    int quiet = 0, nsets = 0, nfaults = 0;
+    int quiet = 0, force = 0, nsets = 0, nfaults = 0;
     char **sets = calloc(2 * (size_t)argc + 1, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
@@ -235,6 +236,8 @@ int rs_cmd_run(int argc, char **argv)
             capture = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--force")) {
+            force = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             free(sets);
             return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, -o DIR or -q", a);
@@ -274,11 +277,11 @@ int rs_cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
-    return rs_run_execute(&sc, path, outdir, quiet, NULL);
+    return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
 }
 
 int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir, int quiet,
-                   json_t **summary)
+                   int force, json_t **summary)
 {
     rs_scenario sc = *scp;
     rs_err err;
@@ -293,6 +296,10 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         (rs_time_from_us(sc.timeline.sample_us, &sample_ps) != RS_OK || sample_ps < 1000)) {
         fprintf(stderr, "railsim: %s%stimeline.sample_us: expected 0 (no samples) or at least 0.001 us, "
                         "got %g\n", path ? path : "", path ? ": " : "", sc.timeline.sample_us);
+        return RS_EXIT_BAD_INPUT;
+    }
+    if ((rc = rs_guard_check(&sc, force, &err)) != RS_OK) {
+        fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
     rs_net *net = NULL;

@@ -221,7 +221,7 @@ int rs_cmd_validate(int argc, char **argv)
         }
         if (!quiet)
             fprintf(stderr, "railsim validate: %s level\n", names[k]);
-        code = rs_run_execute(&sc, path, outdir ? sub : NULL, 1, &s[k]);
+        code = rs_run_execute(&sc, path, outdir ? sub : NULL, 1, 0, &s[k]);
         if (code == RS_EXIT_OK && !s[k])
             code = RS_EXIT_RUN_FAILED;
     }

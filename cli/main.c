@@ -14,7 +14,7 @@ static void usage(FILE *f)
     fputs("usage: railsim COMMAND [ARGS]\n"
           "\n"
           "commands:\n"
-          "  run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [-o DIR] [-q]\n"
+          "  run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [-o DIR] [-q] [--force]\n"
           "        simulate a scenario; print a summary; with -o write DIR/summary.json\n"
           "        (and DIR/pcap/PORT.pcap for the captured ports)\n"
           "  compare [SCENARIO.json] [--set KEY=VALUE]... [--sweep KEY=V1,V2,...] [-o DIR] [-q]\n"

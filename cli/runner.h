@@ -14,8 +14,9 @@
 
 /* Returns an exit code (cli.h). path names the scenario file in messages
  * (may be NULL). With summary non-NULL, *summary gets the summary object
- * (caller: json_decref; NULL if none was built). */
+ * (caller: json_decref; NULL if none was built). force skips the memory
+ * guard (guard.h). */
 int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet,
-                   json_t **summary);
+                   int force, json_t **summary);
 
 #endif

@@ -18,6 +18,7 @@
  */
 #include "fluid.h"
 #include "netint.h"
+#include "cost.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -440,5 +441,37 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
     out->paused_ps = p->paused_ps;
     out->ecn_marked = p->ecn_marked;
     out->cnp_sent = p->cnp_sent;
+    return RS_OK;
+}
+
+int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err)
+{
+    rs_cost_input in;
+    rs_cost_input_default(&in);
+    in.gpus = c->gpus;
+    in.hb_size = c->hb_size;
+    in.radix = c->radix;
+    in.nic_gbps = c->nic_gbps;
+    in.oversubscription = c->oversubscription;
+    in.pack_rails = 0; /* as built */
+    rs_bom ft, ro;
+    rs_parts parts;
+    rs_parts_default(&parts);
+    int rc = rs_cost_compute(&in, &parts, c->kind == RS_TOPO_FAT_TREE ? &ft : NULL,
+                             c->kind == RS_TOPO_RAIL_ONLY ? &ro : NULL, err);
+    if (rc != RS_OK)
+        return rc;
+    const rs_bom *b = c->kind == RS_TOPO_FAT_TREE ? &ft : &ro;
+    uint64_t hb_ports = c->hb_size > 1 ? 2ull * c->gpus : 0;
+    uint64_t ports = 2 * b->links + hb_ports;
+    uint64_t nodes = c->gpus + b->switches_logical + (c->hb_size > 1 ? c->gpus / c->hb_size : 0);
+    uint64_t leaves = b->switches_per_tier[0];
+    /* Route tables: a next-hop offset and a hop distance per (switch,
+     * leaf), plus the sets themselves (a few per switch). */
+    double total = (double)nodes * sizeof(rs_node) + (double)ports * sizeof(rs_port) +
+                   (double)b->switches_logical * (double)leaves * 5.0 + (double)b->switches_logical * 1024.0 +
+                   (double)messages * (double)(sizeof(rs_msg) + sizeof(rs_flow) + sizeof(rs_net_msg_time)) +
+                   (double)(16u << 20); /* pools, queues and the program itself */
+    *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;
 }

@@ -102,6 +102,13 @@ void rs_net_config_default(rs_net_config *c);
 
 typedef struct rs_net rs_net;
 
+/* Memory a network of configuration *c would take to build, plus `messages`
+ * messages over a run (each message keeps its records until the end), in
+ * bytes, from the same closed-form counts as the cost model; no network is
+ * built. For refusing runs that cannot fit before they start. RS_EINVAL
+ * with err naming the key for a configuration rs_net_create would refuse. */
+int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err);
+
 /* Build the network described by *c (copied). On bad configuration returns
  * RS_EINVAL / RS_ERANGE with err naming the scenario key; RS_ENOMEM.
  * *out is owned by the caller: rs_net_destroy. */

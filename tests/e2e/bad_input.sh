@@ -47,6 +47,7 @@ expect_bad "unknown option"      "--frobnicate"            run --frobnicate -o "
 expect_bad "unknown command"     "teleport"                teleport
 expect_bad "two scenario files"  "unexpected argument"     run "$E2E/small.json" "$E2E/small.json" -o "$TMP/out"
 
+expect_bad "run too big for memory" "needs about"        run --set topology.gpus=65536 --set traffic.kind=all-to-all -o "$TMP/out"
 mkdir -p "$TMP/adir"
 expect_bad "scenario is a directory" "adir"               run "$TMP/adir" -o "$TMP/out"
 
