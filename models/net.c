@@ -388,10 +388,26 @@ void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t a
     rs_sim_at(net->sim, t, net->ent_driver, ev_timer, net, (uint64_t)(uintptr_t)rec);
 }
 
+/* End-of-run invariants, checked whenever a packet-level run has gone
+ * idle (nothing left to happen): every packet was delivered or dropped,
+ * and none is still alive. A violation is our bug; the run reports it as
+ * RS_EINTERNAL instead of a result that looks fine. */
+static int check_idle_invariants(const rs_net *net)
+{
+    if (net->fluid || rs_sim_pending(net->sim) != 0)
+        return RS_OK;
+    if (RS_NEVER(rs_pool_live(&net->pkts) != 0) ||
+        RS_NEVER(net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped))
+        return RS_EINTERNAL;
+    return RS_OK;
+}
+
 int rs_net_run(rs_net *net, rs_time until)
 {
     int rc = rs_sim_run(net->sim, until);
     rs_fabric_settle(net);
+    if (rc == RS_OK)
+        rc = check_idle_invariants(net);
     return rc;
 }
 
