@@ -189,15 +189,9 @@ static void ev_msg_done(rs_sim *sim, void *obj, uint64_t m)
 static int msg_finish(rs_net *net, uint32_t m)
 {
     rs_msg *msg = &net->msgs[m];
-    if (net->ndone == net->capdone) {
-        size_t cap = net->capdone ? net->capdone * 2 : 1024;
-        rs_net_msg_time *t = realloc(net->done_times, cap * sizeof *t);
-        if (!t) {
-            rs_sim_stop(net->sim, RS_ENOMEM);
-            return RS_ENOMEM;
-        }
-        net->done_times = t;
-        net->capdone = cap;
+    if (rs_grow(&net->done_times, &net->capdone, net->ndone, sizeof *net->done_times) != RS_OK) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return RS_ENOMEM;
     }
     rs_time now = rs_sim_now(net->sim);
     msg->finished = 1;
@@ -307,14 +301,8 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
 {
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
-    if (net->nmsgs == net->capmsgs) {
-        uint32_t cap = net->capmsgs ? net->capmsgs * 2 : 1024;
-        rs_msg *mm = realloc(net->msgs, (size_t)cap * sizeof *mm);
-        if (!mm)
-            return RS_ENOMEM;
-        net->msgs = mm;
-        net->capmsgs = cap;
-    }
+    if (rs_grow(&net->msgs, &net->capmsgs, net->nmsgs, sizeof *net->msgs) != RS_OK)
+        return RS_ENOMEM;
     uint32_t m = net->nmsgs++;
     rs_msg *msg = &net->msgs[m];
     memset(msg, 0, sizeof *msg);

@@ -11,6 +11,8 @@
 #ifndef RS_NETINT_H
 #define RS_NETINT_H
 
+#include <stdlib.h>
+
 #include "net.h"
 #include "pcap.h"
 #include "pool.h"
@@ -240,9 +242,11 @@ struct rs_net {
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
     rs_flow *flows;
-    uint32_t nflows, capflows;
+    uint32_t nflows;
+    size_t capflows;
     rs_msg *msgs;
-    uint32_t nmsgs, capmsgs;
+    uint32_t nmsgs;
+    size_t capmsgs;
     rs_net_msg_time *done_times;
     size_t ndone, capdone;
 
@@ -269,6 +273,23 @@ struct rs_net {
 static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
 {
     return net->ent_port0 + port;
+}
+
+/* Make room for one more element in a growable array *arr of *cap
+ * elements of elem bytes holding n: doubles (from 1024) when full, so the
+ * per-message records grow amortized, never per packet. RS_ENOMEM leaves
+ * the array as it was. */
+static inline int rs_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return RS_OK;
+    size_t c = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*(void **)arr, c * elem);
+    if (!p)
+        return RS_ENOMEM;
+    *(void **)arr = p;
+    *cap = c;
+    return RS_OK;
 }
 
 /* topo.c */

@@ -78,14 +78,8 @@ static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t ty
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
 {
-    if (net->nflows == net->capflows) {
-        uint32_t cap = net->capflows ? net->capflows * 2 : 1024;
-        rs_flow *fl = realloc(net->flows, (size_t)cap * sizeof *fl);
-        if (!fl)
-            return RS_ENOMEM;
-        net->flows = fl;
-        net->capflows = cap;
-    }
+    if (rs_grow(&net->flows, &net->capflows, net->nflows, sizeof *net->flows) != RS_OK)
+        return RS_ENOMEM;
     uint32_t id = net->nflows++;
     rs_flow *f = &net->flows[id];
     memset(f, 0, sizeof *f);
