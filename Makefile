@@ -8,9 +8,9 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 60
 JOBS  ?= $(shell nproc)
-FUZZ_TARGETS = scenario timeline trace plan
+FUZZ_TARGETS = scenario timeline trace plan fault parts
 
 .PHONY: all deps build run test check asan fuzz bench clean
 

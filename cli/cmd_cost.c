@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cost.h"
+#include "parts.h"
 
 /* Print "railsim: " + formatted sentence; returns RS_EXIT_BAD_INPUT. */
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -59,127 +60,6 @@ static int parse_double(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
-}
-
-/* Levenshtein distance, capped at 9 (names are short). */
-static size_t edit_distance(const char *a, const char *b)
-{
-    enum { MAXLEN = 47 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAXLEN || lb > MAXLEN)
-        return 9;
-    size_t d[MAXLEN + 1][MAXLEN + 1];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb] > 9 ? 9 : d[la][lb];
-}
-
-/* The known part closest to key (edit distance up to a third of its
- * length, at least 2), or the part key is a prefix of; NULL if none. */
-static const char *suggest_part(const char *key)
-{
-    const char *const *keys = rs_parts_keys();
-    const char *best = NULL;
-    size_t best_d = SIZE_MAX, klen = strlen(key);
-    size_t cap = klen / 3 > 2 ? klen / 3 : 2;
-    for (size_t i = 0; keys[i]; i++) {
-        size_t d = edit_distance(key, keys[i]);
-        if (d <= cap && d < best_d) {
-            best = keys[i];
-            best_d = d;
-        }
-    }
-    for (size_t i = 0; !best && keys[i] && klen >= 3; i++)
-        if (strncmp(keys[i], key, klen) == 0)
-            best = keys[i];
-    return best;
-}
-
-/* Copy s into out for a one-line message: control characters become '?'. */
-static const char *printable(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-    for (; s[n] && n + 1 < size; n++)
-        out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
-    out[n] = '\0';
-    return out;
-}
-
-/* Apply the parts table at path to *p. Returns 0 or RS_EXIT_BAD_INPUT
- * (message printed). */
-static int load_parts(const char *path, rs_parts *p)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bad("%s: cannot open parts file: %s", path, strerror(errno));
-    json_error_t jerr;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-    int read_failed = ferror(f);
-    fclose(f);
-    if (read_failed) {
-        json_decref(root);
-        return bad("%s: cannot read parts file", path);
-    }
-    if (!root) {
-        if (jerr.line > 0)
-            return bad("%s:%d:%d: JSON syntax error: %s", path, jerr.line, jerr.column, jerr.text);
-        return bad("%s: JSON syntax error: %s", path, jerr.text);
-    }
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return bad("%s: expected a JSON object of part names to numbers at the top level", path);
-    }
-    const char *key;
-    json_t *val;
-    int rc = 0;
-    char shown[96];
-    json_object_foreach(root, key, val) {
-        double dummy;
-        if (rs_parts_get(p, key, &dummy) != RS_OK) {
-            const char *s = suggest_part(key);
-            if (s)
-                rc = bad("%s: unknown part '%s' (did you mean '%s'?)", path,
-                         printable(key, shown, sizeof shown), s);
-            else {
-                char list[320] = "";
-                const char *const *keys = rs_parts_keys();
-                for (size_t i = 0, used = 0; keys[i] && used < sizeof list; i++) {
-                    int n = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
-                    if (n < 0)
-                        break;
-                    used += (size_t)n;
-                }
-                rc = bad("%s: unknown part '%s'; expected one of %s", path, printable(key, shown, sizeof shown),
-                         list);
-            }
-            break;
-        }
-        if (!json_is_number(val)) {
-            rc = bad("%s: part '%s': expected a number, got %s", path, key,
-                     json_is_string(val) ? "a string" : json_is_boolean(val) ? "a boolean"
-                     : json_is_null(val) ? "null" : json_is_array(val) ? "an array" : "an object");
-            break;
-        }
-        rs_err err;
-        rs_err_clear(&err);
-        if (rs_parts_set(p, key, json_number_value(val), &err) != RS_OK) {
-            rc = bad("%s: %s", path, err.msg);
-            break;
-        }
-    }
-    json_decref(root);
-    return rc;
 }
 
 static json_t *bom_json(const rs_bom *b, uint32_t radix)
@@ -381,9 +261,10 @@ int rs_cmd_cost(int argc, char **argv)
         }
     }
     if (parts_path) {
-        int rc = load_parts(parts_path, &parts);
-        if (rc)
-            return rc;
+        rs_err perr;
+        rs_err_clear(&perr);
+        if (rs_parts_load(parts_path, &parts, &perr) != RS_OK)
+            return bad("%s", perr.msg);
     }
     rs_bom fat, rail;
     rs_err err;

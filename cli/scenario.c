@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
+
 /* KT_BOOL is an enum of {false, true} that also takes JSON booleans. */
 typedef enum { KT_UINT, KT_DOUBLE, KT_ENUM, KT_BOOL, KT_STR } key_type;
 
@@ -310,36 +312,6 @@ static bool is_section(const char *name)
     return false;
 }
 
-/* Optimal-string-alignment distance (Levenshtein plus adjacent swaps), or
- * `cap` + 1 when it is larger than cap or a string is too long to bother. */
-static size_t edit_distance(const char *a, const char *b, size_t cap)
-{
-    enum { MAXLEN = 63 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAXLEN || lb > MAXLEN || (la > lb ? la - lb : lb - la) > cap)
-        return cap + 1;
-    size_t d[MAXLEN + 1][MAXLEN + 1];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cost = a[i - 1] != b[j - 1];
-            size_t best = d[i - 1][j - 1] + cost;
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    }
-    return d[la][lb] > cap ? cap + 1 : d[la][lb];
-}
-
 /* A known key or section close to the unknown dotted name, written to out
  * (size > any key); false when none is close. In order of preference (ties
  * go to schema order):
@@ -358,7 +330,7 @@ static bool suggest(const char *name, char *out, size_t size)
 
     for (size_t i = 0; i < NKEYS; i++) {
         const char *key = keys[i].key;
-        size_t d = edit_distance(name, key, 2);
+        size_t d = rs_edit_distance(name, key, 2);
         if (d < best_d && d < nlen) {
             best = &keys[i];
             best_d = d;
@@ -369,7 +341,7 @@ static bool suggest(const char *name, char *out, size_t size)
             continue;
         memcpy(section, key, sl);
         section[sl] = '\0';
-        d = edit_distance(name, section, 2);
+        d = rs_edit_distance(name, section, 2);
         if (d < best_d && d < nlen) {
             best = &keys[i];
             best_is_section = true;
@@ -402,7 +374,7 @@ static bool suggest(const char *name, char *out, size_t size)
         const char *key = keys[i].key;
         size_t ksec = section_len(key);
         const char *kseg = ksec ? key + ksec + 1 : key;
-        size_t d = edit_distance(nseg, kseg, 1);
+        size_t d = rs_edit_distance(nseg, kseg, 1);
         if (d == 1 && nseg_len < 4)
             continue; /* one edit in a 3-letter name is a different word */
         if (d < best_d) {
@@ -446,10 +418,7 @@ static int fail_unknown(const source *src, const char *name_in, rs_err *err)
     if (suggest(name_in, s, sizeof s))
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", s);
     /* JSON keys may hold any character; keep the message on one line. */
-    size_t n = 0;
-    for (; name_in[n] && n + 1 < sizeof name; n++)
-        name[n] = (unsigned char)name_in[n] < 0x20 || name_in[n] == 0x7f ? '?' : name_in[n];
-    name[n] = '\0';
+    rs_printable(name_in, name, sizeof name);
     if (src->path)
         return rs_err_set(err, RS_EINVAL, "%s: unknown key '%s'%s", src->path, name, hint);
     return rs_err_set(err, RS_EINVAL, "--set %s: unknown key%s", name, hint);

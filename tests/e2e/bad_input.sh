@@ -6,18 +6,7 @@ RS=$1; E2E=$2
 
 # expect_bad NAME PATTERN ARGS...: run railsim ARGS, expect exit 2, exactly
 # one stderr line matching PATTERN, and no $TMP/out.
-expect_bad() {
-    name=$1; pat=$2; shift 2
-    rm -rf "$TMP/out"
-    "$RS" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-    rc=$?
-    lines=$(wc -l <"$TMP/stderr")
-    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2"; return; fi
-    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines"; cat "$TMP/stderr"; return; fi
-    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
-    if [ -e "$TMP/out" ]; then fail "$name: output directory created"; return; fi
-    ok "$name: $(cat "$TMP/stderr")"
-}
+BAD_OUT="$TMP/out"
 
 printf '{ "topology": { "gpus": 64, }\n' > "$TMP/syntax.json"
 printf '{ "topology": { "radx": 16 } }\n' > "$TMP/unknown.json"

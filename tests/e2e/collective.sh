@@ -93,32 +93,22 @@ json_get "$TMP/d1/summary.json" "json.dumps(d['scenario'])" > "$TMP/echo.json"
 "$RS" run -q -o "$TMP/perm" "$E2E/small.json" && check "no collective object for synthetic traffic" "$TMP/perm/summary.json" "'collective' not in d"
 
 # (7) Bad input: exit 2, exactly one stderr line naming the key, no output.
-expect_bad() {
-    name=$1; pat=$2; shift 2
-    rm -rf "$TMP/out"
-    "$RS" run "$@" -o "$TMP/out" >"$TMP/stdout" 2>"$TMP/stderr"
-    rc=$?
-    lines=$(wc -l <"$TMP/stderr")
-    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2"; return; fi
-    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines"; cat "$TMP/stderr"; return; fi
-    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
-    if [ -e "$TMP/out" ]; then fail "$name: output directory created"; return; fi
-    ok "$name: $(cat "$TMP/stderr")"
-}
-expect_bad "unknown op"           "traffic.op: expected one of"          $COLL --set traffic.op=broadcast
-expect_bad "unknown algo"         "traffic.algo: expected one of"        $COLL --set traffic.algo=magic
-expect_bad "rail beyond hb_size"  "traffic.group: rail 99 does not exist; expected rail:0 to rail:7" $COLL --set traffic.group=rail:99
-expect_bad "HB domain beyond"     "traffic.group: HB domain 8 does not exist; expected hb:0 to hb:7" $COLL --set traffic.group=hb:8
-expect_bad "duplicate GPU"        "traffic.group: GPU 8 appears twice"   $COLL --set traffic.group=0,8,16,8
-expect_bad "GPU out of range"     "traffic.group: rank 2 is GPU 64"      $COLL --set traffic.group=0,8,64
-expect_bad "group syntax"         "traffic.group: expected all, rail:R"  $COLL --set traffic.group=0,,8
-expect_bad "tree for allgather"   "traffic.algo: algorithm tree does not implement allgather" $COLL --set traffic.op=allgather --set traffic.algo=tree
-expect_bad "ring for alltoall"    "traffic.algo: algorithm ring does not implement alltoall" $COLL --set traffic.op=alltoall --set traffic.algo=ring
-expect_bad "hierarchical in one domain" "traffic.algo: hierarchical allreduce needs" $COLL --set traffic.algo=hierarchical --set traffic.group=hb:0
-expect_bad "sendrecv on one GPU"  "traffic.group: sendrecv needs 2 ranks" $COLL --set traffic.op=sendrecv --set traffic.group=5
-expect_bad "zero iterations"      "traffic.iters: expected an integer from 1" $COLL --set traffic.iters=0
+BAD_OUT="$TMP/out"
+bad_run() { n=$1; p=$2; shift 2; expect_bad "$n" "$p" run "$@" -o "$TMP/out"; }
+bad_run "unknown op"           "traffic.op: expected one of"          $COLL --set traffic.op=broadcast
+bad_run "unknown algo"         "traffic.algo: expected one of"        $COLL --set traffic.algo=magic
+bad_run "rail beyond hb_size"  "traffic.group: rail 99 does not exist; expected rail:0 to rail:7" $COLL --set traffic.group=rail:99
+bad_run "HB domain beyond"     "traffic.group: HB domain 8 does not exist; expected hb:0 to hb:7" $COLL --set traffic.group=hb:8
+bad_run "duplicate GPU"        "traffic.group: GPU 8 appears twice"   $COLL --set traffic.group=0,8,16,8
+bad_run "GPU out of range"     "traffic.group: rank 2 is GPU 64"      $COLL --set traffic.group=0,8,64
+bad_run "group syntax"         "traffic.group: expected all, rail:R"  $COLL --set traffic.group=0,,8
+bad_run "tree for allgather"   "traffic.algo: algorithm tree does not implement allgather" $COLL --set traffic.op=allgather --set traffic.algo=tree
+bad_run "ring for alltoall"    "traffic.algo: algorithm ring does not implement alltoall" $COLL --set traffic.op=alltoall --set traffic.algo=ring
+bad_run "hierarchical in one domain" "traffic.algo: hierarchical allreduce needs" $COLL --set traffic.algo=hierarchical --set traffic.group=hb:0
+bad_run "sendrecv on one GPU"  "traffic.group: sendrecv needs 2 ranks" $COLL --set traffic.op=sendrecv --set traffic.group=5
+bad_run "zero iterations"      "traffic.iters: expected an integer from 1" $COLL --set traffic.iters=0
 printf '{ "traffic": { "kind": "collective", "group": "rail:9" } }\n' > "$TMP/badgroup.json"
-expect_bad "group in a file"      "badgroup.json: traffic.group: rail 9 does not exist" "$TMP/badgroup.json"
+bad_run "group in a file"      "badgroup.json: traffic.group: rail 9 does not exist" "$TMP/badgroup.json"
 
 # A send the network refuses (rail-only without PXN): the run fails (exit 1).
 "$RS" run -q $COLL --set topology.kind=rail-only --set routing.pxn=off --set traffic.op=alltoall 2>"$TMP/stderr"

@@ -61,17 +61,7 @@ else
     fail "text table: $(cat "$TMP/text")"
 fi
 
-expect_bad() {
-    name=$1; pat=$2; shift 2
-    "$RS" cost "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-    rc=$?
-    lines=$(wc -l <"$TMP/stderr")
-    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2"; return; fi
-    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines"; cat "$TMP/stderr"; return; fi
-    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
-    if [ -s "$TMP/stdout" ]; then fail "$name: printed on stdout"; return; fi
-    ok "$name: $(cat "$TMP/stderr")"
-}
+BAD_OUT=
 printf '{"transciever_usd": 1}\n' >"$TMP/typo.json"
 printf '{"zzz": 1}\n' >"$TMP/unknown.json"
 printf '{"dac_usd": "cheap"}\n' >"$TMP/string.json"
@@ -79,21 +69,21 @@ printf '{"dac_usd": -1}\n' >"$TMP/negative.json"
 printf '{"whole_switches": 0.5}\n' >"$TMP/whole.json"
 printf '{"dac_usd": 1,}\n' >"$TMP/syntax.json"
 printf '[1]\n' >"$TMP/array.json"
-expect_bad "parts typo"          "typo.json: unknown part 'transciever_usd' (did you mean 'transceiver_usd'?)" --parts "$TMP/typo.json"
-expect_bad "parts unknown"       "unknown.json: unknown part 'zzz'; expected one of" --parts "$TMP/unknown.json"
-expect_bad "parts not a number"  "string.json: part 'dac_usd': expected a number" --parts "$TMP/string.json"
-expect_bad "parts negative"      "negative.json: parts.dac_usd" --parts "$TMP/negative.json"
-expect_bad "parts whole_switches" "parts.whole_switches" --parts "$TMP/whole.json"
-expect_bad "parts syntax"        "syntax.json:1:" --parts "$TMP/syntax.json"
-expect_bad "parts not an object" "array.json" --parts "$TMP/array.json"
-expect_bad "parts missing"       "nope.json" --parts "$TMP/nope.json"
-expect_bad "gpus not a number"   "--gpus" --gpus many
-expect_bad "gpus zero"           "--gpus" --gpus 0
-expect_bad "gpus not multiple"   "--gpus (topology.gpus)" --gpus 12 --hb 8
-expect_bad "odd radix"           "--radix" --radix 7
-expect_bad "radix too small"     "topology.radix" --gpus 100000 --hb 1 --radix 8
-expect_bad "nic speed"           "--nic-gbps" --nic-gbps 0
-expect_bad "oversubscription"    "--oversubscription" --oversubscription 0.5
-expect_bad "missing value"       "--hb: expected a value" --hb
-expect_bad "unknown option"      "--frobnicate" --frobnicate
+expect_bad "parts typo" "typo.json: unknown part 'transciever_usd' (did you mean 'transceiver_usd'?)" cost --parts "$TMP/typo.json"
+expect_bad "parts unknown" "unknown.json: unknown part 'zzz'; expected one of" cost --parts "$TMP/unknown.json"
+expect_bad "parts not a number" "string.json: part 'dac_usd': expected a number" cost --parts "$TMP/string.json"
+expect_bad "parts negative" "negative.json: parts.dac_usd" cost --parts "$TMP/negative.json"
+expect_bad "parts whole_switches" "parts.whole_switches" cost --parts "$TMP/whole.json"
+expect_bad "parts syntax" "syntax.json:1:" cost --parts "$TMP/syntax.json"
+expect_bad "parts not an object" "array.json" cost --parts "$TMP/array.json"
+expect_bad "parts missing" "nope.json" cost --parts "$TMP/nope.json"
+expect_bad "gpus not a number" "--gpus" cost --gpus many
+expect_bad "gpus zero" "--gpus" cost --gpus 0
+expect_bad "gpus not multiple" "--gpus (topology.gpus)" cost --gpus 12 --hb 8
+expect_bad "odd radix" "--radix" cost --radix 7
+expect_bad "radix too small" "topology.radix" cost --gpus 100000 --hb 1 --radix 8
+expect_bad "nic speed" "--nic-gbps" cost --nic-gbps 0
+expect_bad "oversubscription" "--oversubscription" cost --oversubscription 0.5
+expect_bad "missing value" "--hb: expected a value" cost --hb
+expect_bad "unknown option" "--frobnicate" cost --frobnicate
 finish

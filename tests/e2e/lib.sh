@@ -21,3 +21,22 @@ finish() {
     echo "$PASSES passed, $FAILS failed"
     [ "$FAILS" -eq 0 ]
 }
+
+# expect_bad NAME PATTERN ARGS...: `railsim ARGS` is bad input: exit 2,
+# exactly one line on stderr that matches PATTERN (grep), nothing on
+# stdout, and nothing at $BAD_OUT (a path the command would write; set it
+# before calling, unset or empty = not checked), which is removed first.
+BAD_OUT=
+expect_bad() {
+    name=$1; pat=$2; shift 2
+    [ -n "$BAD_OUT" ] && rm -rf "$BAD_OUT"
+    "$RS" "$@" >"$TMP/bad.stdout" 2>"$TMP/bad.stderr"
+    rc=$?
+    lines=$(wc -l <"$TMP/bad.stderr")
+    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2: $(cat "$TMP/bad.stderr")"; return; fi
+    if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines: $(cat "$TMP/bad.stderr")"; return; fi
+    if ! grep -q -- "$pat" "$TMP/bad.stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/bad.stderr")"; return; fi
+    if [ -s "$TMP/bad.stdout" ]; then fail "$name: printed on stdout"; return; fi
+    if [ -n "$BAD_OUT" ] && [ -e "$BAD_OUT" ]; then fail "$name: $BAD_OUT was created"; return; fi
+    ok "$name: $(cat "$TMP/bad.stderr")"
+}

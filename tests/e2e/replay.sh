@@ -82,26 +82,17 @@ rc=$?
     ok "plan that does not fit: exit 2" || fail "plan that does not fit: exit $rc: $(cat "$TMP/err")"
 
 # 5. Bad input: exit 2, one line naming the key, no output directory.
-expect_bad() {
-    name=$1; pat=$2; shift 2
-    rm -rf "$TMP/bad"
-    "$RS" run "$@" -o "$TMP/bad" >"$TMP/stdout" 2>"$TMP/stderr"
-    rc=$?
-    if [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 2: $(cat "$TMP/stderr")"; return; fi
-    if [ "$(wc -l <"$TMP/stderr")" -ne 1 ]; then fail "$name: not one line: $(cat "$TMP/stderr")"; return; fi
-    if ! grep -q -- "$pat" "$TMP/stderr"; then fail "$name: message lacks '$pat': $(cat "$TMP/stderr")"; return; fi
-    if [ -e "$TMP/bad" ]; then fail "$name: output directory created"; return; fi
-    ok "$name: $(cat "$TMP/stderr")"
-}
-expect_bad "trace for more GPUs" "workload.trace: .*dptp.rst is a trace for 16 GPUs, but the network has 8 (topology.gpus)" \
+BAD_OUT="$TMP/bad"
+bad_run() { n=$1; p=$2; shift 2; expect_bad "$n" "$p" run "$@" -o "$TMP/bad"; }
+bad_run "trace for more GPUs" "workload.trace: .*dptp.rst is a trace for 16 GPUs, but the network has 8 (topology.gpus)" \
     --set topology.gpus=8 --set workload.trace="$TMP/dptp.rst"
-expect_bad "plan and trace" "workload.plan and workload.trace: expected one of them" \
+bad_run "plan and trace" "workload.plan and workload.trace: expected one of them" \
     --set workload.plan=llama2-7b --set workload.trace="$TMP/dptp.rst"
-expect_bad "missing trace" "workload.trace: .*nope.rst" --set workload.trace="$TMP/nope.rst"
-expect_bad "unknown preset" "workload.plan: llama9: no such plan file or preset" --set workload.plan=llama9
-expect_bad "iterations 0" "workload.iterations: expected an integer from 1 to 1000000" \
+bad_run "missing trace" "workload.trace: .*nope.rst" --set workload.trace="$TMP/nope.rst"
+bad_run "unknown preset" "workload.plan: llama9: no such plan file or preset" --set workload.plan=llama9
+bad_run "iterations 0" "workload.iterations: expected an integer from 1 to 1000000" \
     --set workload.plan=llama2-7b --set workload.iterations=0
-expect_bad "unknown algorithm" "workload.algo: expected one of" --set workload.algo=fast
+bad_run "unknown algorithm" "workload.algo: expected one of" --set workload.algo=fast
 
 # 6. A trace that cannot finish: a collective ranks 2 and 3 never call.
 "$BAD_TRACE" "$TMP/broken.rst" || fail "bad_trace could not write its file"

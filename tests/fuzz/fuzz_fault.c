@@ -1,0 +1,76 @@
+/*
+ * fuzz_fault.c - fault descriptions (models/fault.c) on hostile text: the
+ * syntax check, then, for a schedule it accepts, target resolution on a
+ * small network of either kind and a short run with traffic, so applying
+ * faults, repairs, route recomputation and the cut-off and watchdog stops
+ * run too. The first byte picks the topology; the rest is the schedule.
+ * Every failure must come with a message; a run ends by its time limit,
+ * completion or a fault stop, never a crash.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault.h"
+#include "net.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void done_cb(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)ctx;
+    (void)net;
+    (void)tag;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    size_t n = size - 1 < sizeof fc.schedule - 1 ? size - 1 : sizeof fc.schedule - 1;
+    memcpy(fc.schedule, data + 1, n);
+    fc.schedule[n] = '\0';
+    fc.convergence_us = data[0] & 0x10 ? 5 : 0;
+    fc.watchdog_us = 2000;
+    fc.reroute_hb = !(data[0] & 0x20);
+
+    rs_err err;
+    rs_err_clear(&err);
+    if (rs_fault_check(fc.schedule, "--fault", &err) != RS_OK) {
+        if (err.msg[0] == '\0')
+            abort(); /* every failure must say why */
+        return 0;
+    }
+    rs_net_config c;
+    rs_net_config_default(&c);
+    c.kind = data[0] & 1 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+    c.gpus = 16;
+    c.hb_size = data[0] & 2 ? 4 : 1;
+    c.radix = 4;
+    c.seed = data[0] >> 6;
+    rs_net *net = NULL;
+    if (rs_net_create(&c, &net, &err) != RS_OK)
+        abort(); /* a fixed, valid configuration */
+    rs_err_clear(&err);
+    if (rs_net_faults_start(net, &fc, &err) != RS_OK) {
+        if (err.msg[0] == '\0')
+            abort();
+        rs_net_destroy(net);
+        return 0;
+    }
+    for (uint32_t g = 0; g < c.gpus; g++)
+        if (rs_net_send(net, g, (g + 5) % c.gpus, 64 * 1024, done_cb, NULL, g) != RS_OK)
+            abort();
+    int rc = rs_net_run(net, 3 * RS_PS_PER_MS);
+    if (rc == RS_EUNREACH && rs_net_fault_errmsg(net)[0] == '\0')
+        abort(); /* a fault stop names its cause */
+    uint32_t nf = rs_net_fault_count(net);
+    for (uint32_t i = 0; i < nf; i++) {
+        rs_net_fault_info fi;
+        if (rs_net_fault_info_get(net, i, &fi) != RS_OK)
+            abort();
+    }
+    rs_net_destroy(net);
+    return 0;
+}
