@@ -378,13 +378,13 @@ void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t a
 
 /* End-of-run invariants, checked whenever a packet-level run has gone
  * idle (nothing left to happen): every packet was delivered or dropped,
- * and none is still alive. A violation is our bug; the run reports it as
+ * and none, nor any timer record, is still alive. A violation is our bug; the run reports it as
  * RS_EINTERNAL instead of a result that looks fine. */
 static int check_idle_invariants(const rs_net *net)
 {
     if (net->fluid || rs_sim_pending(net->sim) != 0)
         return RS_OK;
-    if (RS_NEVER(rs_pool_live(&net->pkts) != 0) ||
+    if (RS_NEVER(rs_pool_live(&net->pkts) != 0) || RS_NEVER(rs_pool_live(&net->timers) != 0) ||
         RS_NEVER(net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped))
         return RS_EINTERNAL;
     return RS_OK;
