@@ -298,7 +298,8 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
                         "got %g\n", path ? path : "", path ? ": " : "", sc.timeline.sample_us);
         return RS_EXIT_BAD_INPUT;
     }
-    if ((rc = rs_guard_check(&sc, force, &err)) != RS_OK) {
+    rs_guard_est est;
+    if ((rc = rs_guard_check(&sc, NULL, force, &est, &err)) != RS_OK) {
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
@@ -323,7 +324,9 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         rc = rs_workload_load(&sc.workload, rs_net_gpus(net), &trace, &err);
         if (rc == RS_OK) {
             rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL };
-            rc = rs_replay_create(trace, net, &ro, &replay, &err);
+            rc = rs_guard_check(&sc, trace, force, &est, &err);
+            if (rc == RS_OK)
+                rc = rs_replay_create(trace, net, &ro, &replay, &err);
         }
     } else if (sc.traffic.kind == RS_SYNTH_COLLECTIVE) {
         rc = rs_collrun_create(&sc.traffic, net, &coll, &err);
@@ -391,7 +394,7 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     got_signal = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    rs_run_info info = { 0 };
+    rs_run_info info = { .estimate = &est };
     info.status = rs_net_run(net, RS_TIME_MAX);
     if (got_signal && info.status == RS_OK)
         info.status = RS_EINTR; /* arrived after the last progress check */

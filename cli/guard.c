@@ -1,49 +1,209 @@
 /*
- * guard.c - the pre-run memory estimate (guard.h). The message counts are
- * what the workloads send: synthetic patterns exactly; a collective about
- * one message per chunk (512 KiB) per rank per step.
+ * guard.c - the pre-run estimate and memory guard (guard.h).
+ *
+ * The estimate counts what the workload hands the network: transfers
+ * (messages) and the bytes they carry over NIC links and over HB domains.
+ * Synthetic patterns are counted exactly; a collective or a replayed
+ * trace by the ring schedule the collectives layer runs (steps per rank
+ * of a slice of 1/n of the buffer, each cut into 512 KiB chunks), with the
+ * HB share from which ring neighbours (or all-to-all peers) share a
+ * domain. Events follow from those counts with per-packet and
+ * per-message costs measured on the bench scenarios (bench/README.md):
+ * an order-of-magnitude figure, not a prediction to the percent.
  */
 #include "guard.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-static double messages(const rs_scenario *sc)
+#include "coll.h"
+
+#define CHUNK_BYTES (512.0 * 1024.0)
+
+/* Engine events per unit, measured over the bench and e2e scenarios
+ * (events / packets 3.8-6.1 at packet level). */
+#define EV_PER_NET_PKT 5.0  /* data packet hops, its ACK share, timers */
+#define EV_PER_HB_UNIT 3.0  /* GPU -> NVSwitch -> GPU */
+#define EV_PER_MSG_PKT 4.0  /* start, completion, callbacks (packet level) */
+#define EV_PER_MSG_FLOW 3.5 /* start, finish, rate changes (flow level) */
+#define EV_PER_COMPUTE 2.0  /* a compute op's start and end */
+
+typedef struct tally {
+    double msgs, net_bytes, hb_bytes, compute_ops;
+} tally;
+
+/* n ranks each send `steps` slices of `slice` bytes, a share hb of them
+ * inside an HB domain, each slice as `parts` transfers (0: cut over the
+ * channels and then into chunks, as a collective does); `times` times. */
+static void add_steps(tally *t, double times, double n, double steps, double slice, double hb,
+                      double parts, double channels)
 {
-    if (sc->workload.plan[0] || sc->workload.trace[0])
-        return 0; /* not estimated yet (guard.h) */
-    double n = sc->net.gpus;
-    const rs_synth_config *t = &sc->traffic;
-    switch (t->kind) {
-    case RS_SYNTH_SINGLE: return 1;
-    case RS_SYNTH_PERMUTATION: return n;
-    case RS_SYNTH_ALL_TO_ALL: return n * (n - 1);
-    case RS_SYNTH_INCAST: return t->fan_in;
+    if (parts == 0) {
+        double chunks = ceil(slice / channels / CHUNK_BYTES);
+        parts = channels * (chunks > 1 ? chunks : 1);
+    }
+    t->msgs += times * n * steps * parts;
+    t->net_bytes += times * n * steps * slice * (1 - hb);
+    t->hb_bytes += times * n * steps * slice * hb;
+}
+
+/* A collective op of `bytes` (nccl-tests size) over n ranks. ring_hb: the
+ * share of ring neighbours in one HB domain; a2a_hb: of all-to-all peers;
+ * hb_size: the network's. Channels as the collectives layer picks them
+ * (coll.h): the domain size for a group across domains, else 2. */
+static void add_coll(tally *t, double times, rs_coll_op op, double n, double bytes, double ring_hb,
+                     double a2a_hb, double hb_size)
+{
+    if (n < 2)
+        return;
+    double ch = ring_hb < 1 && hb_size > 1 ? hb_size : 2;
+    switch (op) {
+    case RS_COLL_ALLREDUCE: add_steps(t, times, n, 2 * (n - 1), bytes / n, ring_hb, 0, ch); break;
+    case RS_COLL_ALLGATHER:
+    case RS_COLL_REDUCESCATTER: add_steps(t, times, n, n - 1, bytes / n, ring_hb, 0, ch); break;
+    case RS_COLL_ALLTOALL: add_steps(t, times, n, n - 1, bytes / n, a2a_hb, 0, 1); break;
+    default: add_steps(t, times, 1, 1, bytes, ring_hb, 0, 1); break;
+    }
+}
+
+/* HB shares of a set of GPUs in ring order: neighbours in one domain, and
+ * ordered pairs in one domain. */
+static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *ring, double *a2a)
+{
+    *ring = *a2a = 0;
+    if (n < 2 || hb < 2)
+        return;
+    uint32_t same = 0;
+    for (uint32_t i = 0; i < n; i++)
+        same += gpus[i] / hb == gpus[(i + 1) % n] / hb;
+    *ring = (double)same / n;
+    /* Ranks of one domain sit together in every communicator the
+     * generator builds; count runs of equal domains (a good bound
+     * otherwise). */
+    double pairs = 0;
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && gpus[j] / hb == gpus[i] / hb; j++)
+            ;
+        pairs += (double)(j - i) * (j - i - 1);
+    }
+    *a2a = pairs / ((double)n * (n - 1));
+}
+
+static void tally_synthetic(const rs_scenario *sc, tally *t)
+{
+    const rs_synth_config *c = &sc->traffic;
+    double n = sc->net.gpus, k = sc->net.hb_size, b = (double)c->bytes;
+    switch (c->kind) {
+    case RS_SYNTH_SINGLE: add_steps(t, 1, 1, 1, b, 0, 1, 1); break;
+    case RS_SYNTH_PERMUTATION: add_steps(t, 1, n, 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
+    case RS_SYNTH_ALL_TO_ALL: add_steps(t, 1, n, n - 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
+    case RS_SYNTH_INCAST: add_steps(t, 1, c->fan_in, 1, b, 0, 1, 1); break;
     default: {
-        /* A collective over at most all GPUs: 2(n-1) steps per rank, each
-         * cut into 512 KiB chunks of a 1/n slice, at least one message. */
-        double chunks = (double)t->bytes / n / (512.0 * 1024.0);
-        double per_rank = 2.0 * (n - 1) * (chunks > 1 ? chunks : 1);
-        return n * per_rank * (t->iters ? t->iters : 1);
+        /* Over all GPUs in id order: neighbours share a domain but at its
+         * edge. A smaller group only makes this an overestimate. */
+        double ring = k > 1 ? (k - 1) / k : 0, a2a = n > 1 ? (k - 1) / (n - 1) : 0;
+        add_coll(t, c->iters ? c->iters : 1, c->op, n, b, ring, a2a, k);
+        break;
     }
     }
 }
 
-int rs_guard_check(const rs_scenario *sc, int force, rs_err *err)
+static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
 {
-    double m = messages(sc);
-    uint64_t need;
-    int rc = rs_net_estimate_bytes(&sc->net, m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m, &need, err);
+    uint32_t nranks = rs_trace_nranks(tr), ncls = rs_trace_nclasses(tr), ncomms = rs_trace_ncomms(tr);
+    uint32_t *rep = malloc(((size_t)ncls + 1) * sizeof *rep);
+    double *ring = malloc(((size_t)ncomms + 1) * sizeof *ring);
+    double *a2a = malloc(((size_t)ncomms + 1) * sizeof *a2a);
+    uint32_t *gpus = NULL;
+    uint32_t gcap = 0;
+    int rc = rep && ring && a2a ? RS_OK : RS_ENOMEM;
+    for (uint32_t c = 0; rc == RS_OK && c < ncls; c++)
+        rep[c] = RS_NONE;
+    for (uint32_t r = 0; rc == RS_OK && r < nranks; r++)
+        if (rep[rs_trace_rank_class(tr, r)] == RS_NONE)
+            rep[rs_trace_rank_class(tr, r)] = r;
+    for (uint32_t c = 0; rc == RS_OK && c < ncomms; c++) {
+        uint32_t n;
+        const uint32_t *ranks = rs_trace_comm_ranks(tr, c, &n);
+        if (n > gcap) {
+            uint32_t *g = realloc(gpus, (size_t)n * sizeof *g);
+            if (!g) {
+                rc = RS_ENOMEM;
+                break;
+            }
+            gpus = g;
+            gcap = n;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            gpus[i] = rs_trace_rank_gpu(tr, ranks[i]);
+        hb_shares(gpus, n, sc->net.hb_size, &ring[c], &a2a[c]);
+    }
+    double iters = sc->workload.iterations ? sc->workload.iterations : 1;
+    for (uint32_t c = 0; rc == RS_OK && c < ncls; c++) {
+        if (rep[c] == RS_NONE)
+            continue;
+        uint32_t nops;
+        const rs_op *ops = rs_trace_class_program(tr, c, &nops);
+        double times = iters * rs_trace_class_ranks(tr, c);
+        for (uint32_t i = 0; i < nops; i++) {
+            const rs_op *op = &ops[i];
+            if (op->kind == RS_OP_COMPUTE) {
+                t->compute_ops += times;
+            } else if (op->kind == RS_OP_SEND) {
+                uint32_t peer = rs_trace_rank_gpu(tr, rs_trace_op_peer(tr, rep[c], op));
+                uint32_t me = rs_trace_rank_gpu(tr, rep[c]);
+                add_steps(t, times, 1, 1, (double)op->bytes,
+                          sc->net.hb_size > 1 && peer / sc->net.hb_size == me / sc->net.hb_size, 0, 1);
+            } else if (op->kind == RS_OP_COLL) {
+                uint32_t comm = rs_trace_op_comm(tr, rep[c], op), n;
+                rs_trace_comm_ranks(tr, comm, &n);
+                /* each rank of the class counts its own share: n = 1 rank */
+                add_coll(t, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], sc->net.hb_size);
+            }
+        }
+    }
+    free(gpus);
+    free(a2a);
+    free(ring);
+    free(rep);
+    return rc;
+}
+
+int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est *e, rs_err *err)
+{
+    tally t = { 0 };
+    if (trace) {
+        if (tally_trace(sc, trace, &t) != RS_OK)
+            return rs_err_set(err, RS_ENOMEM, "out of memory estimating the run");
+    } else if (!rs_workload_active(&sc->workload)) {
+        tally_synthetic(sc, &t);
+    }
+    e->messages = t.msgs;
+    double mtu = sc->net.mtu ? sc->net.mtu : 4096, hb_mtu = sc->net.hb_mtu ? sc->net.hb_mtu : 65536;
+    if (sc->net.fidelity == RS_FIDELITY_FLOW)
+        e->events = t.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
+    else
+        e->events = ceil(t.net_bytes / mtu) * EV_PER_NET_PKT + ceil(t.hb_bytes / hb_mtu) * EV_PER_HB_UNIT +
+                    t.msgs * EV_PER_MSG_PKT + t.compute_ops * EV_PER_COMPUTE;
+    double m = t.msgs;
+    return rs_net_estimate_bytes(&sc->net, m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m, &e->memory_bytes, err);
+}
+
+int rs_guard_check(const rs_scenario *sc, const rs_trace *trace, int force, rs_guard_est *e, rs_err *err)
+{
+    int rc = rs_guard_estimate(sc, trace, e, err);
     if (rc != RS_OK)
         return rc;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (force || pages <= 0 || page <= 0)
         return RS_OK;
     double have = (double)pages * (double)page;
-    if ((double)need <= 0.8 * have)
+    if ((double)e->memory_bytes <= 0.8 * have)
         return RS_OK;
     return rs_err_set(err, RS_ERANGE,
-                      "this run needs about %.1f GB (%.3g messages on %u GPUs) and the machine has %.1f GB; "
-                      "expected a smaller run: try fidelity=flow, fewer GPUs or smaller messages, "
+                      "this run needs about %.1f GB (%.3g messages, %.3g events, on %u GPUs) and the machine "
+                      "has %.1f GB; expected a smaller run: try fidelity=flow, fewer GPUs or smaller messages, "
                       "or railsim run --force",
-                      (double)need / 1e9, m, sc->net.gpus, have / 1e9);
+                      (double)e->memory_bytes / 1e9, e->messages, e->events, sc->net.gpus, have / 1e9);
 }

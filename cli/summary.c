@@ -295,6 +295,13 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     /* The timeline's sampler events are not the run's: a run gives the
      * same summary with and without a timeline. */
     json_object_set_new(o, "events", I(rs_sim_events_run(rs_net_sim(net)) - rs_net_timeline_events(net)));
+    if (info->estimate) {
+        json_t *est = json_object();
+        json_object_set_new(est, "messages", json_real(info->estimate->messages));
+        json_object_set_new(est, "events", json_real(info->estimate->events));
+        json_object_set_new(est, "memory_bytes", I(info->estimate->memory_bytes));
+        json_object_set_new(o, "estimate", est);
+    }
     json_object_set_new(o, "wall_s", json_real(info->wall_s));
     json_object_set_new(o, "peak_rss_bytes", I(info->peak_rss_bytes));
     return o;

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "collrun.h"
+#include "guard.h"
 #include "net.h"
 #include "replay.h"
 #include "scenario.h"
@@ -18,6 +19,7 @@ typedef struct rs_run_info {
     int status;            /* RS_OK or why the run stopped */
     const rs_collrun *coll; /* traffic.kind=collective: the driver (borrowed), else NULL */
     const rs_replay *replay; /* workload.*: the replay (borrowed, rs_replay_finish called), else NULL */
+    const rs_guard_est *estimate; /* the pre-run estimate (borrowed), or NULL */
 } rs_run_info;
 
 /* New JSON object (caller: json_decref), NULL on ENOMEM. It has a

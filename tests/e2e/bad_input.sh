@@ -36,7 +36,20 @@ expect_bad "unknown option"      "--frobnicate"            run --frobnicate -o "
 expect_bad "unknown command"     "teleport"                teleport
 expect_bad "two scenario files"  "unexpected argument"     run "$E2E/small.json" "$E2E/small.json" -o "$TMP/out"
 
+# The estimate the guard works from is in every summary: messages exact
+# for synthetic patterns and collectives, events within a factor of 2.
+for args in "--set traffic.kind=permutation --set traffic.bytes=2000000" \
+            "--set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=16777216" \
+            "--set traffic.kind=all-to-all --set traffic.bytes=100000 --set fidelity=flow" \
+            "--set workload.plan=demo-dense" "--set workload.plan=demo-moe --set fidelity=flow"; do
+    "$RS" run -q --set topology.gpus=64 --set topology.hb_size=8 --set topology.radix=16 $args -o "$TMP/est" &&
+    r=$(json_get "$TMP/est/summary.json" "'%.2f %d' % (d['estimate']['events'] / d['events'], d['estimate']['messages'] == d['flows']['count'] or 'workload' in d['scenario'] and d['scenario']['workload']['plan'] != '')") &&
+    echo "$r" | { read ratio exact; awk -v r="$ratio" 'BEGIN { exit !(r >= 0.5 && r <= 2) }' && [ "$exact" = 1 ]; } &&
+    ok "estimate ($args): events estimate/actual $r" || fail "estimate ($args): $r"
+    rm -rf "$TMP/est"
+done
 expect_bad "run too big for memory" "needs about"        run --set topology.gpus=65536 --set traffic.kind=all-to-all -o "$TMP/out"
+expect_bad "replay too big for memory" "messages, .* events, on 16384 GPUs" run --set topology.gpus=16384 --set topology.hb_size=8 --set workload.plan=gpt3-175b -o "$TMP/out"
 mkdir -p "$TMP/adir"
 expect_bad "scenario is a directory" "adir"               run "$TMP/adir" -o "$TMP/out"
 
