@@ -313,6 +313,18 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         rs_net_destroy(net);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
+    /* A straggler slows compute, and only a replayed workload computes. */
+    for (uint32_t i = 0; !rs_workload_active(&sc.workload) && i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        if (!strcmp(fi.kind, "straggler")) {
+            fprintf(stderr, "railsim: %s%sfaults.schedule: straggler %s slows compute, but this scenario has "
+                            "none; expected workload.plan or workload.trace\n", path ? path : "", path ? ": " : "",
+                    fi.target);
+            rs_net_destroy(net);
+            return RS_EXIT_BAD_INPUT;
+        }
+    }
     /* The collective driver and the replay must be destroyed after the
      * network (a run that stopped early leaves collectives running), the
      * trace after the replay. A workload replaces the synthetic traffic. */

@@ -8,11 +8,12 @@
  * The schedule is text: entries separated by ';', each
  * "TIME KIND TARGET [DURATION]" with TIME and DURATION in ps, ns, us, ms
  * or s. KIND is link-down, link-up, switch-down, switch-up, nic-down,
- * nic-up or link-degrade[=GBPS]; TARGET a port or node name as the
- * topology names them ("leaf0.p3", "gpu5.nic", "gpu5", "spine1") or a
- * class drawn with the run seed: any-network-link, any-spine-link,
- * any-rail-uplink, any-spine, any-rail-switch, any-nic. A down kind with
- * a DURATION is repaired DURATION later; link-degrade needs a DURATION.
+ * nic-up, link-degrade[=GBPS] or straggler[=FACTOR]; TARGET a port or
+ * node name as the topology names them ("leaf0.p3", "gpu5.nic", "gpu5",
+ * "spine1") or a class drawn with the run seed: any-network-link,
+ * any-spine-link, any-rail-uplink, any-spine, any-rail-switch, any-nic,
+ * any-gpu. A down kind with a DURATION is repaired DURATION later;
+ * link-degrade and straggler need a DURATION.
  *
  * The packet path is not touched: a down port drops what it would
  * transmit (the existing `up` test in fabric.c), routes are recomputed
@@ -68,5 +69,14 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
  * destination no path reaches, or the watchdog; names the GPUs and the
  * fault. "" when they did not. Borrowed, lives as long as net. */
 const char *rs_net_fault_errmsg(const rs_net *net);
+
+/* When a compute op of `duration` ps that GPU gpu starts at `start` ends,
+ * given the straggler entries of the schedule: inside a straggler window
+ * [TIME, TIME + DURATION) the GPU does 1/FACTOR ps of work per ps
+ * (overlapping windows on one GPU multiply), outside it 1. Only the part
+ * of an op inside a window is stretched; the result is rounded up to the
+ * picosecond. start + duration (saturated) when the schedule has no
+ * straggler. Pure: depends only on the schedule, not on what has run. */
+rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
 
 #endif
