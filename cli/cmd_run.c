@@ -191,11 +191,63 @@ static void print_human(FILE *f, const json_t *s)
             (long long)json_integer_value(json_object_get(pk, "delivered")),
             (long long)json_integer_value(json_object_get(pk, "dropped")),
             (long long)json_integer_value(json_object_get(pk, "retransmitted")));
+    const json_t *ff = json_object_get(s, "fault_free");
+    if (ff) {
+        fprintf(f, "  faults     %zu entries; without them the %s takes ", json_array_size(json_object_get(s, "faults")),
+                json_string_value(json_object_get(ff, "time_of")));
+        if (json_is_real(json_object_get(ff, "slowdown")))
+            fprintf(f, "%.3f us: slowdown %.4fx\n", (double)json_integer_value(json_object_get(ff, "time_ps")) / 1e6,
+                    json_real_value(json_object_get(ff, "slowdown")));
+        else
+            fprintf(f, "- (%s): no slowdown\n", json_string_value(json_object_get(ff, "status")));
+    }
     fprintf(f, "  simulated  %.3f us in %.3f s wall, %lld events, %lld packet-hops\n",
             (double)json_integer_value(json_object_get(s, "sim_end_ps")) / 1e6,
             json_real_value(json_object_get(s, "wall_s")),
             (long long)json_integer_value(json_object_get(s, "events")),
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
+}
+
+/* The headline time of a run (summary): a training iteration, else a
+ * collective, else the last activity; *what names it. -1 when absent. */
+double rs_run_headline_ps(const json_t *s, const char **what)
+{
+    const json_t *v = json_object_get(json_object_get(s, "iteration"), "time_ps");
+    *what = "iteration";
+    if (!json_is_integer(v)) {
+        v = json_object_get(json_object_get(s, "collective"), "time_ps");
+        *what = "collective";
+    }
+    if (!json_is_integer(v) && !json_object_get(s, "iteration") && !json_object_get(s, "collective")) {
+        v = json_object_get(s, "sim_end_ps");
+        *what = "sim_end";
+    }
+    return json_is_integer(v) ? (double)json_integer_value(v) : -1;
+}
+
+/* docs/summary-format.md "fault_free": run sc without its faults (same
+ * seed, quiet, no outputs) and add the figures and the slowdown to s.
+ * Returns an exit code (a failed fault-free run is reported, not fatal to
+ * the faulted run's summary: its object then has status "failed"). */
+static int add_fault_free(json_t *s, const rs_scenario *sc, const char *path, int force)
+{
+    rs_scenario b = *sc;
+    b.faults.schedule[0] = '\0';
+    b.capture.ports[0] = '\0';
+    json_t *bs = NULL;
+    int code = rs_run_execute(&b, path, NULL, 1, force, &bs);
+    json_t *o = json_object();
+    const char *what, *what0;
+    double t = rs_run_headline_ps(s, &what), t0 = bs ? rs_run_headline_ps(bs, &what0) : -1;
+    json_object_set_new(o, "status", bs ? json_copy(json_object_get(bs, "status")) : json_string("failed"));
+    json_object_set_new(o, "sim_end_ps", bs ? json_copy(json_object_get(bs, "sim_end_ps")) : json_null());
+    json_object_set_new(o, "time_of", json_string(what));
+    json_object_set_new(o, "time_ps", t0 >= 0 ? json_integer((json_int_t)t0) : json_null());
+    json_object_set_new(o, "faulted_time_ps", t >= 0 ? json_integer((json_int_t)t) : json_null());
+    json_object_set_new(o, "slowdown", t >= 0 && t0 > 0 ? json_real(t / t0) : json_null());
+    json_object_set_new(s, "fault_free", o);
+    json_decref(bs);
+    return code;
 }
 
 int rs_cmd_run(int argc, char **argv)
@@ -451,6 +503,9 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     }
 
     json_t *s = rs_summary_build(&sc, net, &info);
+    if (s && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
+        add_fault_free(s, &sc, path, force) != RS_EXIT_OK)
+        fprintf(stderr, "railsim: the fault-free run (faults.baseline) failed; summary fault_free.status says so\n");
     if (!s) {
         fprintf(stderr, "railsim: out of memory building the summary\n");
         code = RS_EXIT_RUN_FAILED;

@@ -19,4 +19,10 @@
 int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet,
                    int force, json_t **summary);
 
+/* The headline time of a summary in ps: iteration.time_ps, else
+ * collective.time_ps, else sim_end_ps; *what is "iteration", "collective"
+ * or "sim_end". -1 when the run has none (a workload that did not finish
+ * an iteration). */
+double rs_run_headline_ps(const json_t *s, const char **what);
+
 #endif

@@ -209,6 +209,8 @@ static const key_def keys[] = {
         "time from a failure or repair to the switches' new routes, us; 0 = instant"),
     DBL("faults.watchdog_us", faults.watchdog_us, 0, false, 1e12,
         "with faults, stop a run whose delivered bytes have not grown for this long, us; 0 = never"),
+    BOOL("faults.baseline", faults.baseline,
+         "with faults, also run the scenario without them (same seed, no outputs) for the summary's slowdown"),
     BOOL("faults.reroute_hb", faults.reroute_hb,
          "rail-only: reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC"),
     BOOL("timeline.heavy", timeline.heavy,

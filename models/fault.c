@@ -88,6 +88,7 @@ void rs_fault_config_default(rs_fault_config *c)
     c->convergence_us = 0;
     c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
     c->reroute_hb = 1;
+    c->baseline = 1;
 }
 
 /* -- parsing --------------------------------------------------------------- */

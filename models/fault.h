@@ -30,6 +30,7 @@ typedef struct rs_fault_config {
     double convergence_us; /* faults.convergence_us: failure to new routes, 0 = instant */
     double watchdog_us;    /* faults.watchdog_us: stop after this long without progress, 0 = off */
     int reroute_hb;        /* faults.reroute_hb: rail-only reaches a cut-off NIC through its HB domain */
+    int baseline;          /* faults.baseline: the CLI also runs the fault-free scenario (unused here) */
 } rs_fault_config;
 
 /* No faults, instant convergence, 20 ms watchdog, HB reroute on. */
