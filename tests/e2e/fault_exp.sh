@@ -1,0 +1,69 @@
+#!/bin/sh
+# Fault experiments end to end (docs/fault-experiments.md): a GPU straggler
+# lengthens a synchronous iteration by exactly the stretched compute; the
+# summary's fault-free baseline and slowdown; `railsim compare` with faults
+# on both topologies, one of them cut off; `railsim faults sweep`; the
+# faults in `railsim report`. Small scenarios: a few seconds in all.
+RS=$1; E2E=$2; TRACE_TOOL=$3
+. "$E2E/lib.sh"
+
+check() {
+    v=$(json_get "$2" "$3" 2>&1)
+    [ "$v" = True ] && ok "$1" || fail "$1 ($v)"
+}
+
+# A 4-rank trace: compute 1 us, AllReduce 1 MiB over the four, compute 1 us.
+"$TRACE_TOOL" "$TMP/sync.rst" sync || { fail "writing the sync trace"; finish; exit 1; }
+NET="--set topology.gpus=4 --set topology.hb_size=1 --set workload.trace=$TMP/sync.rst"
+
+# (1) Straggler: GPU 1 at half speed over the whole run (both compute ops:
+# +2 us); GPU 3 x1.5 from 0.5 us for 1 us: the first op's last 0.5 us of
+# work take 0.75 us (+0.25 us). Everyone waits in the AllReduce.
+"$RS" run -q $NET --set faults.baseline=false -o "$TMP/s0" || fail "sync trace without faults"
+"$RS" run -q $NET --fault "0 straggler=2 gpu1 1s" -o "$TMP/s1" || fail "straggler x2: exit $?"
+"$RS" run -q $NET --fault "500ns straggler=1.5 gpu3 1us" -o "$TMP/s2" || fail "straggler x1.5: exit $?"
+t0=$(json_get "$TMP/s0/summary.json" "d['iteration']['time_ps']")
+check "straggler x2 on gpu1: iteration + 2 us exactly, its compute 4 us" "$TMP/s1/summary.json" \
+    "d['iteration']['time_ps'] == $t0 + 2000000 and d['iteration']['compute_ps']['max'] == 4000000 and d['iteration']['compute_ps']['min'] == 2000000"
+check "straggler x1.5 for 1 us from 0.5 us: iteration + 0.25 us exactly" "$TMP/s2/summary.json" \
+    "d['iteration']['time_ps'] == $t0 + 250000"
+check "straggler entries in summary faults (straggler, straggler-end)" "$TMP/s2/summary.json" \
+    "[(f['time_ps'], f['kind'], f['target'], f['applied']) for f in d['faults']] == [(500000, 'straggler', 'gpu3', True), (1500000, 'straggler-end', 'gpu3', True)]"
+
+# (2) Fault-free baseline in the summary: same figures as the run without faults.
+check "fault_free: baseline = the fault-free run, slowdown = ratio" "$TMP/s1/summary.json" \
+    "d['fault_free']['status'] == 'complete' and d['fault_free']['time_of'] == 'iteration' and d['fault_free']['time_ps'] == $t0 and d['fault_free']['faulted_time_ps'] == d['iteration']['time_ps'] and abs(d['fault_free']['slowdown'] - d['iteration']['time_ps'] / $t0) < 1e-12"
+check "no faults: no fault_free object" "$TMP/s0/summary.json" "'fault_free' not in d"
+"$RS" run -q $NET --fault "0 straggler=2 gpu1 1s" --set faults.baseline=false -o "$TMP/s3" || fail "baseline off"
+check "faults.baseline=false: no fault_free object" "$TMP/s3/summary.json" "'fault_free' not in d"
+grep -q "faults     2 entries; without them the iteration takes" <<EOF2 && ok "human summary faults line" || fail "human summary faults line"
+$("$RS" run $NET --fault "0 straggler=2 gpu1 1s")
+EOF2
+"$RS" run -q $NET --fault "1us straggler=0.5 gpu1 1us" -o "$TMP/bad" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "straggler=FACTOR with a factor from 1 to 1000" "$TMP/err" && [ ! -e "$TMP/bad" ] \
+    && ok "straggler factor below 1: exit 2" || fail "straggler factor below 1: $(cat "$TMP/err")"
+"$RS" run -q $NET --fault "1us straggler gpu9 1us" -o "$TMP/bad" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "'gpu9' is not a GPU of this topology" "$TMP/err" && [ ! -e "$TMP/bad" ] \
+    && ok "straggler on a GPU the network lacks: exit 2" || fail "straggler gpu9: $(cat "$TMP/err")"
+
+# (3) compare with a fault on both topologies: GPU 1's NIC is down from the
+# start. Rail-only reaches it through its HB domain (slower); on the fat
+# tree GPU 1 is cut off: that side is reported stopped, compare exits 0.
+CMP="--set topology.gpus=16 --set topology.hb_size=2 --set topology.radix=8 --set workload.trace=$TMP/sync.rst"
+"$RS" compare -q $CMP --fault "0 nic-down gpu1" -o "$TMP/c" 2>"$TMP/cerr" \
+    && ok "compare with a fault: exit 0" || fail "compare with a fault: exit $?, $(cat "$TMP/cerr")"
+c="$TMP/c/compare.json"
+check "compare: rail-only completes, slower than its fault-free run" "$c" \
+    "(lambda s: s['stopped'] is False and s['faults'][0]['target'] == 'gpu1.nic' and s['fault_free']['slowdown'] > 1 and s['time_ps'] == s['fault_free']['faulted_time_ps'])(d['cases'][0]['rail_only'])"
+check "compare: fat tree stopped by the cut-off, naming 1->3" "$c" \
+    "(lambda s: s['stopped'] is True and ' 1->3' in s['faults_stop'] and s['time_ps'] is None and s['fault_free']['slowdown'] is None and s['fault_free']['status'] == 'complete')(d['cases'][0]['fat_tree'])"
+grep -q "| faults applied | nic-down gpu1.nic @0us | STOPPED, cut off after: nic-down gpu1.nic @0us | |" "$TMP/c/compare.md" \
+    && grep -q "| slowdown vs fault-free |" "$TMP/c/compare.md" && ok "compare.md: faults and slowdown rows" \
+    || fail "compare.md: $(head -14 "$TMP/c/compare.md")"
+"$RS" compare -q $CMP --fault "0 link-down any-network-link" >/dev/null 2>"$TMP/cerr" \
+    && ok "compare with a class fault: drawn per topology, exit 0" || fail "compare class fault: $(cat "$TMP/cerr")"
+"$RS" compare -q $CMP --fault "0 nic-dwn gpu1" -o "$TMP/cbad" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "^railsim: --fault: entry 1" "$TMP/err" && [ ! -e "$TMP/cbad" ] \
+    && ok "compare: bad --fault exits 2 before any output" || fail "compare bad fault: $(cat "$TMP/err")"
+
+finish
