@@ -208,17 +208,33 @@ static void print_human(FILE *f, const json_t *s)
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
 }
 
+int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
+{
+    int rc = RS_OK;
+    for (int i = 0; rc == RS_OK && i < n; i++) {
+        size_t len = strlen(sc->faults.schedule);
+        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK &&
+            len + strlen(faults[i]) + 2 >= sizeof sc->faults.schedule)
+            rc = rs_err_set(err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
+                            "in all", sizeof sc->faults.schedule - 1);
+        if (rc == RS_OK)
+            snprintf(sc->faults.schedule + len, sizeof sc->faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+    }
+    return rc;
+}
+
 /* The headline time of a run (summary): a training iteration, else a
  * collective, else the last activity; *what names it. -1 when absent. */
 double rs_run_headline_ps(const json_t *s, const char **what)
 {
-    const json_t *v = json_object_get(json_object_get(s, "iteration"), "time_ps");
-    *what = "iteration";
-    if (!json_is_integer(v)) {
+    const json_t *v;
+    if (json_object_get(s, "iteration")) {
+        v = json_object_get(json_object_get(s, "iteration"), "time_ps");
+        *what = "iteration";
+    } else if (json_object_get(s, "collective")) {
         v = json_object_get(json_object_get(s, "collective"), "time_ps");
         *what = "collective";
-    }
-    if (!json_is_integer(v) && !json_object_get(s, "iteration") && !json_object_get(s, "collective")) {
+    } else {
         v = json_object_get(s, "sim_end_ps");
         *what = "sim_end";
     }
@@ -314,16 +330,8 @@ int rs_cmd_run(int argc, char **argv)
     rs_err err;
     rs_err_clear(&err);
     int rc = rs_scenario_load(&sc, path, sets, nsets, &err);
-    /* --fault SPEC: appended to faults.schedule, checked on its own. */
-    for (int i = 0; rc == RS_OK && i < nfaults; i++) {
-        size_t len = strlen(sc.faults.schedule);
-        if ((rc = rs_fault_check(faults[i], "--fault", &err)) == RS_OK &&
-            len + strlen(faults[i]) + 2 >= sizeof sc.faults.schedule)
-            rc = rs_err_set(&err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
-                            "in all", sizeof sc.faults.schedule - 1);
-        if (rc == RS_OK)
-            snprintf(sc.faults.schedule + len, sizeof sc.faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
-    }
+    if (rc == RS_OK)
+        rc = rs_run_add_faults(&sc, faults, nfaults, &err);
     free(sets);
     if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
@@ -536,8 +544,10 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
                 outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
         code = 128 + (got_signal ? got_signal : SIGINT);
     } else if (info.status != RS_OK && code == 0) {
-        if (rs_net_fault_errmsg(net)[0])
-            fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+        if (rs_net_fault_errmsg(net)[0]) {
+            if (quiet < 2)
+                fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+        }
         else if (replay && rstatus != RS_OK)
             fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);
         else if (coll && rs_collrun_errmsg(coll)[0])

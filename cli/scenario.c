@@ -211,6 +211,8 @@ static const key_def keys[] = {
         "with faults, stop a run whose delivered bytes have not grown for this long, us; 0 = never"),
     BOOL("faults.baseline", faults.baseline,
          "with faults, also run the scenario without them (same seed, no outputs) for the summary's slowdown"),
+    UINT("faults.seed", faults.seed, 0, INT64_MAX,
+         "seed of the faults' class draws (any-spine-link, ...); 0 = the run seed"),
     BOOL("faults.reroute_hb", faults.reroute_hb,
          "rail-only: reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC"),
     BOOL("timeline.heavy", timeline.heavy,

@@ -260,6 +260,8 @@ static int parse_all(const char *s, const char *label, rs_err *err, pentry **out
     return RS_OK;
 }
 
+int rs_fault_parse_time(const char *s, rs_time *out) { return parse_time(s, out); }
+
 int rs_fault_check(const char *schedule, const char *label, rs_err *err)
 {
     return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
@@ -337,7 +339,19 @@ static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
     return n;
 }
 
-static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_err *err)
+/* An entry before fe that drew `pick` (a port, or a node for switch and
+ * GPU kinds) from the same class. */
+static int drawn_before(const fentry *prev, const fentry *fe, int by_node, uint32_t pick)
+{
+    for (const fentry *p = prev; p < fe; p++)
+        if (!strcmp(p->spec, fe->spec) && (by_node ? p->node : p->port) == pick)
+            return 1;
+    return 0;
+}
+
+/* prev[0..fe) are the entries resolved so far; class draws use seed. */
+static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, const fentry *prev, fentry *fe,
+                   rs_err *err)
 {
     unsigned tg = kind_target[pe->kind];
     for (unsigned c = 0; class_names[c]; c++) {
@@ -353,11 +367,32 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_e
             return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has no member in this "
                               "topology", idx + 1, pe->target);
         }
-        /* One stream per entry: adding an entry does not move the others' draws. */
+        /* One stream per entry: adding an entry does not move the others'
+         * draws. A member an earlier entry of the class drew is drawn
+         * again (up to 16 times, then the first free one in order), so
+         * the entries of one class hit distinct members. */
         rs_rng r;
-        rs_rng_init(&r, net->cfg.seed, idx, 0xfa0171u);
+        rs_rng_init(&r, seed, idx, 0xfa0171u);
+        snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
+        int by_node = tg == TGT_SWITCH || tg == TGT_GPU;
+#define KEY(m) (tg == TGT_NIC ? net->nodes[m].port_base : (m))
         uint32_t pick = cand[rs_rng_below(&r, n)];
+        for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, fe, by_node, KEY(pick)); tries++) {
+            if (tries < 16) {
+                pick = cand[rs_rng_below(&r, n)];
+                continue;
+            }
+            pick = RS_NONE;
+            for (uint32_t k = 0; k < n && pick == RS_NONE; k++)
+                if (!drawn_before(prev, fe, by_node, KEY(cand[k])))
+                    pick = cand[k];
+        }
+#undef KEY
         free(cand);
+        if (pick == RS_NONE)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has %u member(s) in this "
+                              "topology, all drawn by earlier entries; expected at most %u entries naming it",
+                              idx + 1, pe->target, n, n);
         if (tg == TGT_SWITCH || tg == TGT_GPU)
             fe->node = pick;
         else if (tg == TGT_NIC)
@@ -631,7 +666,7 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
         f->t = pe[i].t;
         f->kind = (uint8_t)pe[i].kind;
         f->routes_at = RS_TIME_MAX;
-        if ((rc = resolve(net, &pe[i], i, f, err)) != RS_OK)
+        if ((rc = resolve(net, &pe[i], i, c->seed ? c->seed : net->cfg.seed, e, f, err)) != RS_OK)
             goto fail;
         n++;
         if (f->kind == FK_LINK_DEGRADE) {

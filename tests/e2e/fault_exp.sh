@@ -66,4 +66,51 @@ grep -q "| faults applied | nic-down gpu1.nic @0us | STOPPED, cut off after: nic
 [ $? -eq 2 ] && grep -q "^railsim: --fault: entry 1" "$TMP/err" && [ ! -e "$TMP/cbad" ] \
     && ok "compare: bad --fault exits 2 before any output" || fail "compare bad fault: $(cat "$TMP/err")"
 
+# (4) faults sweep: ring AllReduce on 32 GPUs, link-down on distinct
+# network links (repaired after 50 us) at drawn times, counts 0, 1, 2, 4.
+SW="--set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304"
+"$RS" faults sweep $SW --class any-network-link --count 0,1,2,4 --trials 3 --duration 50us -o "$TMP/sw" >"$TMP/sw.out" 2>/dev/null \
+    && ok "faults sweep: exit 0" || fail "faults sweep: exit $?"
+grep -q "^  rail-only       4      3" "$TMP/sw.out" && grep -q "^  fat-tree        4      3" "$TMP/sw.out" \
+    && ok "faults sweep: the table printed" || fail "faults sweep table: $(cat "$TMP/sw.out")"
+"$PY" - "$TMP/sw/sweep.json" <<'PYEOF' && ok "sweep.json: rows per topology and count, distinct targets, stats from the trials" || fail "sweep.json checks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "railsim-faults-sweep" and d["kind"] == "link-down" and d["class"] == "any-network-link"
+assert [t["topology"] for t in d["topologies"]] == ["rail-only", "fat-tree"]
+for t in d["topologies"]:
+    assert [r["count"] for r in t["rows"]] == [0, 1, 2, 4]
+    for r in t["rows"]:
+        assert r["completed"] + r["stopped"] + r["failed"] == r["runs"] == (1 if r["count"] == 0 else 3)
+        sl = sorted(x["slowdown"] for x in r["trials"] if x["status"] == "complete")
+        if r["count"] == 0:
+            assert sl == [1.0]
+        for x in r["trials"]:
+            if r["count"]:
+                assert len(x["targets"]) == r["count"] and len(set(x["targets"])) == r["count"], x
+                assert all(0 <= tt < t["fault_free_time_ps"] for tt in x["times_ps"])
+            if x["status"] == "complete":
+                assert x["slowdown"] == x["time_ps"] / t["fault_free_time_ps"]
+        if sl:
+            n = len(sl)
+            med = sl[n // 2] if n % 2 else (sl[n // 2 - 1] + sl[n // 2]) / 2
+            assert r["slowdown"]["median"] == med and r["slowdown"]["worst"] == sl[-1]
+        else:
+            assert r["slowdown"]["median"] is None
+# Trial seeds: the same on both topologies, and so the same drawn times fractions
+a, b = d["topologies"]
+for ra, rb in zip(a["rows"], b["rows"]):
+    assert [x.get("seed") for x in ra["trials"]] == [x.get("seed") for x in rb["trials"]]
+PYEOF
+[ -f "$TMP/sw/sweep.md" ] && grep -q "| rail-only | 4 | 3 |" "$TMP/sw/sweep.md" && ok "sweep.md written" || fail "sweep.md"
+"$RS" faults sweep $SW --class any-network-link --count 0,1,2,4 --trials 3 --duration 50us -o "$TMP/sw2" >/dev/null 2>&1
+cmp -s "$TMP/sw/sweep.json" "$TMP/sw2/sweep.json" && ok "faults sweep: deterministic (same bytes)" || fail "sweep not deterministic"
+"$RS" faults sweep $SW --class any-spine --kind switch-down --count 1 --trials 1 --topology rail-only -o "$TMP/swbad" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "class 'any-spine' has no member" "$TMP/err" && [ ! -e "$TMP/swbad" ] \
+    && ok "faults sweep: a class the topology lacks exits 2, nothing written" || fail "sweep bad class: $(cat "$TMP/err")"
+"$RS" faults sweep $SW --class leaf0.p4 -o "$TMP/swbad" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "expected a class" "$TMP/err" && ok "faults sweep: --class must be a class" || fail "sweep --class name: $(cat "$TMP/err")"
+"$RS" faults sweep $SW --class any-network-link --count 1,x >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "\-\-count '1,x'" "$TMP/err" && ok "faults sweep: bad --count exits 2" || fail "sweep --count: $(cat "$TMP/err")"
+
 finish
