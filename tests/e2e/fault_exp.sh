@@ -113,4 +113,13 @@ cmp -s "$TMP/sw/sweep.json" "$TMP/sw2/sweep.json" && ok "faults sweep: determini
 "$RS" faults sweep $SW --class any-network-link --count 1,x >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "\-\-count '1,x'" "$TMP/err" && ok "faults sweep: bad --count exits 2" || fail "sweep --count: $(cat "$TMP/err")"
 
+# (5) railsim report lists the timeline's fault records and the slowdown.
+"$RS" report "$TMP/s2" >"$TMP/rep.out" 2>"$TMP/err" || fail "report of a straggler run: $(cat "$TMP/err")"
+grep -q "^faults (timeline)" "$TMP/rep.out" && grep -Eq "^ +500.000 ns  straggler +gpu3 +gpu3$" "$TMP/rep.out" \
+    && grep -Eq "^ +1.500 us  straggler-end +gpu3" "$TMP/rep.out" \
+    && grep -q "slowdown vs the fault-free run: 1.0059x (iteration" "$TMP/rep.out" \
+    && ok "report: fault records from the timeline and the slowdown" || fail "report faults: $(tail -6 "$TMP/rep.out")"
+"$RS" report "$TMP/s0" | grep -q "^faults (timeline)" && fail "report: a fault-free run lists faults" \
+    || ok "report: no faults section without faults"
+
 finish
