@@ -107,6 +107,8 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     /* The mask is set first: the network starts its sampler only if the
      * timeline wants samples or ECN records. */
     rc = rs_net_timeline_start(net, tl, sample_ps, err);
+    if (rc == RS_OK)
+        rs_net_faults_timeline_catchup(net); /* faults due at time 0 applied before the timeline existed */
     if (rc == RS_OK && replay)
         rc = rs_replay_set_timeline(replay, tl, err);
     if (rc == RS_OK && coll)

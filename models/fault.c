@@ -749,6 +749,17 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
 
 const char *rs_net_fault_errmsg(const rs_net *net) { return net->flt ? net->flt->errmsg : ""; }
 
+void rs_net_faults_timeline_catchup(rs_net *net)
+{
+    const struct rs_faults *F = net->flt;
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t i = 0; F && net->tl && i < F->n && F->e[i].applied && F->e[i].t <= now; i++) {
+        rs_nettl_fault(net, F->e[i].target, kind_names[F->e[i].kind], F->e[i].spec);
+        if (F->e[i].routes_at <= now)
+            rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+    }
+}
+
 /* The slowdown factor (millionths) on gpu at time t, and the next time
  * after t at which it changes (RS_TIME_MAX: never). Overlapping windows
  * multiply. O(entries). */

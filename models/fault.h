@@ -78,6 +78,12 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
  * fault. "" when they did not. Borrowed, lives as long as net. */
 const char *rs_net_fault_errmsg(const rs_net *net);
 
+/* Write the timeline records (fault, routes) of the entries that applied
+ * when the faults started (those due at that time: they apply at once,
+ * before a timeline can be open). Call right after rs_net_timeline_start;
+ * nothing happens without a timeline or such entries. */
+void rs_net_faults_timeline_catchup(rs_net *net);
+
 /* When a compute op of `duration` ps that GPU gpu starts at `start` ends,
  * given the straggler entries of the schedule: inside a straggler window
  * [TIME, TIME + DURATION) the GPU does 1/FACTOR ps of work per ps
