@@ -45,6 +45,23 @@ EOF2
 "$RS" run -q $NET --fault "1us straggler gpu9 1us" -o "$TMP/bad" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "'gpu9' is not a GPU of this topology" "$TMP/err" && [ ! -e "$TMP/bad" ] \
     && ok "straggler on a GPU the network lacks: exit 2" || fail "straggler gpu9: $(cat "$TMP/err")"
+# Class entries draw distinct members; faults.seed moves the draw; more
+# entries than members exits 2.
+G4="0 straggler any-gpu 1us;0 straggler any-gpu 1us;0 straggler any-gpu 1us;0 straggler any-gpu 1us"
+"$RS" run -q $NET --set "faults.schedule=$G4" --set faults.baseline=false -o "$TMP/d1" || fail "4 any-gpu stragglers"
+check "four any-gpu entries on 4 GPUs hit all four" "$TMP/d1/summary.json" \
+    "sorted(f['target'] for f in d['faults'] if f['kind'] == 'straggler') == ['gpu0', 'gpu1', 'gpu2', 'gpu3']"
+"$RS" run -q $NET --fault "0 straggler any-gpu 1us" --set faults.baseline=false -o "$TMP/d2" >/dev/null
+"$RS" run -q $NET --fault "0 straggler any-gpu 1us" --set faults.baseline=false --set faults.seed=3 -o "$TMP/d3" >/dev/null
+"$RS" run -q $NET --fault "0 straggler any-gpu 1us" --set faults.baseline=false --set faults.seed=3 -o "$TMP/d4" >/dev/null
+g2=$(json_get "$TMP/d2/summary.json" "d['faults'][0]['target']")
+g3=$(json_get "$TMP/d3/summary.json" "d['faults'][0]['target']")
+g4=$(json_get "$TMP/d4/summary.json" "d['faults'][0]['target']")
+[ "$g3" = "$g4" ] && [ "$g2" != "$g3" ] && ok "faults.seed: same seed same draw ($g3), another seed another ($g2)" \
+    || fail "faults.seed draws: $g2 $g3 $g4"
+"$RS" run -q $NET --set "faults.schedule=$G4;1us straggler any-gpu 1us" -o "$TMP/bad" 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "entry 5: class 'any-gpu' has 4 member(s) in this topology, all drawn by earlier entries" "$TMP/err" \
+    && [ ! -e "$TMP/bad" ] && ok "five any-gpu entries on 4 GPUs: exit 2" || fail "too many class entries: $(cat "$TMP/err")"
 
 # (3) compare with a fault on both topologies: GPU 1's NIC is down from the
 # start. Rail-only reaches it through its HB domain (slower); on the fat
