@@ -229,6 +229,43 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
     return code;
 }
 
+/* Before any run: the largest count's schedule must resolve on every
+ * topology swept (the class exists there and has enough members). Builds
+ * each network once and throws it away. Exit code. */
+static int precheck(const sweep_opts *o, const rs_scenario *base)
+{
+    uint32_t most = 0;
+    for (int c = 0; c < o->ncounts; c++)
+        most = o->counts[c] > most ? o->counts[c] : most;
+    rs_scenario sc = *base;
+    size_t len = 0, cap = sizeof sc.faults.schedule;
+    sc.faults.schedule[0] = '\0';
+    for (uint32_t i = 0; i < most && len < cap; i++)
+        len += (size_t)snprintf(sc.faults.schedule + len, cap - len, "%s0 %s %s%s%s", i ? ";" : "", o->kind, o->cls,
+                                o->duration ? " " : "", o->duration ? o->duration : "");
+    if (len >= cap)
+        return rs_cli_bad_input("faults sweep: --count: %s entries do not fit in one schedule; expected fewer",
+                                "that many");
+    for (int k = 0; k < 2; k++) {
+        if (!(o->topo_mask & (1 << k)) || most == 0)
+            continue;
+        sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        rs_net *net = NULL;
+        rs_err err;
+        rs_err_clear(&err);
+        int rc = rs_net_create(&sc.net, &net, &err);
+        if (rc == RS_OK)
+            rc = rs_net_faults_start(net, &sc.faults, &err);
+        rs_net_destroy(net);
+        if (rc != RS_OK) {
+            fprintf(stderr, "railsim: faults sweep: %s, %u x '%s %s': %s\n", topo_names[k], most, o->kind, o->cls,
+                    err.msg);
+            return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+        }
+    }
+    return RS_EXIT_OK;
+}
+
 static int cmd_sweep(int argc, char **argv)
 {
     sweep_opts o;
@@ -315,6 +352,8 @@ static int cmd_sweep(int argc, char **argv)
             code = RS_EXIT_BAD_INPUT;
         }
     }
+    if (code == RS_EXIT_OK)
+        code = precheck(&o, &sc);
     if (code != RS_EXIT_OK)
         return code;
 
@@ -332,8 +371,8 @@ static int cmd_sweep(int argc, char **argv)
             o.at ? "at " : "at times drawn in the fault-free run", o.at ? o.at : "", o.trials,
             (unsigned long long)sc.net.seed);
     if (!o.quiet)
-        printf("railsim faults sweep: %s: %s on %s, %u trial(s) per count\n  %-10s %6s %6s %13s %10s %10s %10s %9s "
-               "%8s %7s\n", label, o.kind, o.cls, o.trials, "topology", "faults", "runs", "fault-free us", "median", "p95",
+        printf("railsim faults sweep: %s: %s on %s%s%s, %u trial(s) per count\n  %-10s %6s %6s %13s %10s %10s %10s %9s "
+               "%8s %7s\n", label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "", o.trials, "topology", "faults", "runs", "fault-free us", "median", "p95",
                "worst", "completed", "stopped", "failed");
     json_t *root = json_object(), *arr = json_array();
     json_object_set_new(root, "format", json_string("railsim-faults-sweep"));
