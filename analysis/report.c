@@ -351,6 +351,41 @@ static void print_timeline(FILE *out, const char *path, const rs_tlstats *t)
             t->faults);
 }
 
+/* The timeline's fault records (record 9: every applied fault, repair
+ * and route recomputation), in file order, up to RS_REPORT_FAULTS; and the
+ * summary's slowdown against the fault-free run when it has one. A second
+ * pass over the file, only for runs with faults. */
+#define RS_REPORT_FAULTS 64
+static int print_faults(FILE *out, const char *tpath, const json_t *s, rs_an_err *err)
+{
+    rs_tlread *r = NULL;
+    int rc = rs_tlread_open(tpath, &r, err);
+    if (rc != RS_AN_OK)
+        return rc;
+    fprintf(out, "\nfaults (timeline)\n  %14s  %-14s %-20s %s\n", "time", "kind", "target", "detail");
+    rs_tlread_rec rec;
+    uint64_t n = 0;
+    while ((rc = rs_tlread_next(r, &rec, err)) == 1) {
+        if (rec.kind != RS_TLR_FAULT || n++ >= RS_REPORT_FAULTS)
+            continue;
+        fprintf(out, "  %14s  %-14s %-20s %s\n", fmt_time(rec.u.fault.time_ps), rec.u.fault.kind,
+                rec.u.fault.target, rec.u.fault.detail);
+    }
+    rs_tlread_close(r);
+    if (n > RS_REPORT_FAULTS)
+        fprintf(out, "  ... and %" PRIu64 " more\n", n - RS_REPORT_FAULTS);
+    const json_t *ff = json_object_get(s, "fault_free"), *stop = json_object_get(s, "faults_stop");
+    if (json_is_string(stop))
+        fprintf(out, "  stopped: %s\n", json_string_value(stop));
+    if (json_is_real(json_object_get(ff, "slowdown")))
+        fprintf(out, "  slowdown vs the fault-free run: %.4fx (%s %s, fault-free %s)\n",
+                json_real_value(json_object_get(ff, "slowdown")), json_string_value(json_object_get(ff, "time_of")),
+                fmt_time((uint64_t)json_integer_value(json_object_get(ff, "faulted_time_ps"))),
+                fmt_time((uint64_t)json_integer_value(json_object_get(ff, "time_ps"))));
+    /* A partial timeline ends early: what was read is shown, no error. */
+    return rc < 0 && rc != RS_AN_EFORMAT ? rc : RS_AN_OK;
+}
+
 int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
 {
     char spath[4096], tpath[4096];
@@ -390,6 +425,14 @@ int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
     int rc = print_summary(out, spath, s);
     if (rc == RS_AN_OK && t)
         print_timeline(out, tpath, t);
+    if (rc == RS_AN_OK && t && t->faults) {
+        int frc = print_faults(out, tpath, s, err);
+        if (frc != RS_AN_OK) {
+            rs_tlstats_destroy(t);
+            json_decref(s);
+            return frc;
+        }
+    }
     else if (rc == RS_AN_OK)
         fprintf(out, "\ntimeline: none (%s not found)\n", tpath);
     rs_tlstats_destroy(t);

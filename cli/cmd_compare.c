@@ -11,6 +11,12 @@
  * training plans on 128 GPUs (16 HB domains of 8, radix 64): demo-dense
  * (TP inside the HB domain, DP across: rail-aligned) and demo-moe
  * (expert-parallel all-to-all across rails and HB domains).
+ *
+ * Faults (faults.* keys, --fault) apply to both runs; a class target
+ * ("any-spine-link") is drawn per topology with the seed. Each side then
+ * reports the faults as resolved, its slowdown against its own fault-free
+ * run (summary fault_free) and whether the faults stopped it (a cut-off:
+ * reported for that side, not an error of compare).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +34,7 @@
 typedef struct run_pair {
     char label[640]; /* workload path (up to 255), sweep key and value */
     json_t *s[2]; /* [0] rail-only, [1] fat tree */
+    int stopped[2]; /* the faults stopped that run (summary faults_stop) */
     rs_bom bom[2];
     rs_scenario sc;
 } run_pair;
@@ -49,12 +56,28 @@ static double num(const json_t *o, const char *path)
  * else the last network activity. */
 static double run_time_ps(const json_t *s)
 {
-    double t = num(s, "iteration.time_ps");
-    if (isnan(t))
-        t = num(s, "collective.time_ps");
-    if (isnan(t))
-        t = num(s, "sim_end_ps");
-    return t;
+    const char *what;
+    double t = rs_run_headline_ps(s, &what);
+    return t >= 0 ? t : NAN;
+}
+
+/* "link-down leaf0.p4 @150us, ..." (applied entries only), "none". */
+static void faults_text(const json_t *s, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    const json_t *f;
+    size_t i;
+    json_array_foreach(json_object_get(s, "faults"), i, f) {
+        if (len >= n || !json_is_true(json_object_get(f, "applied")))
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %s @%gus", len ? ", " : "",
+                                json_string_value(json_object_get(f, "kind")),
+                                json_string_value(json_object_get(f, "target")),
+                                (double)json_integer_value(json_object_get(f, "time_ps")) / 1e6);
+    }
+    if (!buf[0])
+        snprintf(buf, n, "none");
 }
 
 static double pct(double a, double b) /* a relative to b */
@@ -99,6 +122,20 @@ static void table(FILE *f, int md, const run_pair *p)
                    "  %-28s %16s %16s %14s\n",
                 p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, "", "rail-only", "fat tree", "difference");
     int iter = json_object_get(ro, "iteration") != NULL;
+    if (p->sc.faults.schedule[0]) {
+        char fr[2][512];
+        for (int k = 0; k < 2; k++) {
+            int n = p->stopped[k] ? snprintf(fr[k], sizeof fr[k], "STOPPED, cut off after: ") : 0;
+            faults_text(p->s[k], fr[k] + n, sizeof fr[k] - (size_t)n);
+        }
+        if (md)
+            fprintf(f, "| faults applied | %s | %s | |\n", fr[0], fr[1]);
+        else
+            fprintf(f, "  %-28s %s | %s\n", "faults applied", fr[0], fr[1]);
+        row(f, md, "fault-free time", num(ro, "fault_free.time_ps"), num(ft, "fault_free.time_ps"), 1e9, " ms", 3, 1);
+        row(f, md, "slowdown vs fault-free", num(ro, "fault_free.slowdown"), num(ft, "fault_free.slowdown"), 1, "x", 4,
+            0);
+    }
     row(f, md, iter ? "iteration time" : json_object_get(ro, "collective") ? "collective time" : "completion time",
         run_time_ps(ro), run_time_ps(ft), 1e9, " ms", 3, 1);
     if (iter) {
@@ -143,13 +180,21 @@ static json_t *pair_json(const run_pair *p)
     for (int k = 0; k < 2; k++) {
         json_t *side = json_object();
         const json_t *s = p->s[k];
-        json_object_set_new(side, "time_ps", json_real(run_time_ps(s)));
+        json_object_set_new(side, "time_ps", isnan(run_time_ps(s)) ? json_null() : json_real(run_time_ps(s)));
         json_object_set(side, "iteration", json_object_get(s, "iteration") ? json_object_get(s, "iteration") : json_null());
         json_object_set(side, "collective", json_object_get(s, "collective") ? json_object_get(s, "collective") : json_null());
         json_object_set(side, "payload_bytes", json_object_get(s, "payload_bytes"));
         json_object_set(side, "pfc", json_object_get(s, "pfc"));
         json_object_set(side, "cnp", json_object_get(s, "cnp"));
         json_object_set(side, "topology", json_object_get(s, "topology"));
+        if (p->sc.faults.schedule[0]) {
+            json_object_set(side, "faults", json_object_get(s, "faults"));
+            json_object_set(side, "fault_free", json_object_get(s, "fault_free") ? json_object_get(s, "fault_free")
+                                                                                  : json_null());
+            json_object_set_new(side, "stopped", json_boolean(p->stopped[k]));
+            json_object_set(side, "faults_stop", json_object_get(s, "faults_stop") ? json_object_get(s, "faults_stop")
+                                                                                    : json_null());
+        }
         const rs_bom *b = &p->bom[k];
         json_t *cost = json_object();
         json_object_set_new(cost, "tiers", json_integer(b->tiers));
@@ -191,15 +236,19 @@ int rs_cmd_compare(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL;
     char *sweep = NULL;
-    int quiet = 0, nsets = 0;
-    char **sets = calloc((size_t)argc + 4, sizeof *sets);
+    int quiet = 0, nsets = 0, nfaults = 0;
+    char **sets = calloc(2 * (size_t)argc + 4, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
+    char **faults = sets + argc + 4; /* --fault strings */
     int code = RS_EXIT_OK;
     for (int i = 0; i < argc && code == RS_EXIT_OK; i++) {
         const char *a = argv[i];
-        if ((!strcmp(a, "--set") || !strcmp(a, "-s") || !strcmp(a, "-o") || !strcmp(a, "--sweep")) && i + 1 >= argc)
+        if ((!strcmp(a, "--set") || !strcmp(a, "-s") || !strcmp(a, "-o") || !strcmp(a, "--sweep") ||
+             !strcmp(a, "--fault")) && i + 1 >= argc)
             code = rs_cli_bad_input("%s: expected a value after it", a);
+        else if (!strcmp(a, "--fault"))
+            faults[nfaults++] = argv[++i];
         else if (!strcmp(a, "--set") || !strcmp(a, "-s"))
             sets[nsets++] = argv[++i];
         else if (!strcmp(a, "-o"))
@@ -209,7 +258,8 @@ int rs_cmd_compare(int argc, char **argv)
         else if (!strcmp(a, "-q"))
             quiet = 1;
         else if (a[0] == '-')
-            code = rs_cli_bad_input("compare: unknown option '%s'; expected --set KEY=VALUE, --sweep KEY=V1,V2,..., -o DIR or -q", a);
+            code = rs_cli_bad_input("compare: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --sweep "
+                                    "KEY=V1,V2,..., -o DIR or -q", a);
         else if (!path)
             path = a;
         else
@@ -255,7 +305,8 @@ int rs_cmd_compare(int argc, char **argv)
                 snprintf(sweep_sets[v], 256, "%s=%s", key, vals[v]);
                 sets[n++] = sweep_sets[v];
             }
-            if (rs_scenario_load(&p->sc, path, sets, n, &err) != RS_OK) {
+            if (rs_scenario_load(&p->sc, path, sets, n, &err) != RS_OK ||
+                rs_run_add_faults(&p->sc, faults, nfaults, &err) != RS_OK) {
                 fprintf(stderr, "railsim: %s\n", err.msg);
                 code = RS_EXIT_BAD_INPUT;
                 break;
@@ -299,6 +350,12 @@ int rs_cmd_compare(int argc, char **argv)
             if (!quiet)
                 fprintf(stderr, "railsim compare: %s on %s\n", p->label, kinds[k]);
             code = rs_run_execute(&p->sc, path, outdir ? sub : NULL, 1, 0, &p->s[k]);
+            /* Faults that cut GPUs off stop that run (exit 1, faults_stop
+             * in its summary): a result of the comparison, not a failure. */
+            if (code == RS_EXIT_RUN_FAILED && p->s[k] && json_object_get(p->s[k], "faults_stop")) {
+                p->stopped[k] = 1;
+                code = RS_EXIT_OK;
+            }
             if (code == RS_EXIT_OK && !p->s[k])
                 code = RS_EXIT_RUN_FAILED;
         }
@@ -312,7 +369,8 @@ int rs_cmd_compare(int argc, char **argv)
                 snprintf(sub, sizeof sub, "%s/%s", outdir, kinds[k]);
             else
                 snprintf(sub, sizeof sub, "%s/case%d/%s", outdir, i, kinds[k]);
-            code = rs_cli_plot(sub);
+            if (!cases[i].stopped[k])
+                code = rs_cli_plot(sub);
         }
     if (code == RS_EXIT_OK) {
         if (!quiet)

@@ -107,6 +107,8 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     /* The mask is set first: the network starts its sampler only if the
      * timeline wants samples or ECN records. */
     rc = rs_net_timeline_start(net, tl, sample_ps, err);
+    if (rc == RS_OK)
+        rs_net_faults_timeline_catchup(net); /* faults due at time 0 applied before the timeline existed */
     if (rc == RS_OK && replay)
         rc = rs_replay_set_timeline(replay, tl, err);
     if (rc == RS_OK && coll)
@@ -191,11 +193,79 @@ static void print_human(FILE *f, const json_t *s)
             (long long)json_integer_value(json_object_get(pk, "delivered")),
             (long long)json_integer_value(json_object_get(pk, "dropped")),
             (long long)json_integer_value(json_object_get(pk, "retransmitted")));
+    const json_t *ff = json_object_get(s, "fault_free");
+    if (ff) {
+        fprintf(f, "  faults     %zu entries; without them the %s takes ", json_array_size(json_object_get(s, "faults")),
+                json_string_value(json_object_get(ff, "time_of")));
+        if (json_is_real(json_object_get(ff, "slowdown")))
+            fprintf(f, "%.3f us: slowdown %.4fx\n", (double)json_integer_value(json_object_get(ff, "time_ps")) / 1e6,
+                    json_real_value(json_object_get(ff, "slowdown")));
+        else
+            fprintf(f, "- (%s): no slowdown\n", json_string_value(json_object_get(ff, "status")));
+    }
     fprintf(f, "  simulated  %.3f us in %.3f s wall, %lld events, %lld packet-hops\n",
             (double)json_integer_value(json_object_get(s, "sim_end_ps")) / 1e6,
             json_real_value(json_object_get(s, "wall_s")),
             (long long)json_integer_value(json_object_get(s, "events")),
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
+}
+
+int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
+{
+    int rc = RS_OK;
+    for (int i = 0; rc == RS_OK && i < n; i++) {
+        size_t len = strlen(sc->faults.schedule);
+        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK &&
+            len + strlen(faults[i]) + 2 >= sizeof sc->faults.schedule)
+            rc = rs_err_set(err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
+                            "in all", sizeof sc->faults.schedule - 1);
+        if (rc == RS_OK)
+            snprintf(sc->faults.schedule + len, sizeof sc->faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+    }
+    return rc;
+}
+
+/* The headline time of a run (summary): a training iteration, else a
+ * collective, else the last activity; *what names it. -1 when absent. */
+double rs_run_headline_ps(const json_t *s, const char **what)
+{
+    const json_t *v;
+    if (json_object_get(s, "iteration")) {
+        v = json_object_get(json_object_get(s, "iteration"), "time_ps");
+        *what = "iteration";
+    } else if (json_object_get(s, "collective")) {
+        v = json_object_get(json_object_get(s, "collective"), "time_ps");
+        *what = "collective";
+    } else {
+        v = json_object_get(s, "sim_end_ps");
+        *what = "sim_end";
+    }
+    return json_is_integer(v) ? (double)json_integer_value(v) : -1;
+}
+
+/* docs/summary-format.md "fault_free": run sc without its faults (same
+ * seed, quiet, no outputs) and add the figures and the slowdown to s.
+ * Returns an exit code (a failed fault-free run is reported, not fatal to
+ * the faulted run's summary: its object then has status "failed"). */
+static int add_fault_free(json_t *s, const rs_scenario *sc, const char *path, int force)
+{
+    rs_scenario b = *sc;
+    b.faults.schedule[0] = '\0';
+    b.capture.ports[0] = '\0';
+    json_t *bs = NULL;
+    int code = rs_run_execute(&b, path, NULL, 1, force, &bs);
+    json_t *o = json_object();
+    const char *what, *what0;
+    double t = rs_run_headline_ps(s, &what), t0 = bs ? rs_run_headline_ps(bs, &what0) : -1;
+    json_object_set_new(o, "status", bs ? json_copy(json_object_get(bs, "status")) : json_string("failed"));
+    json_object_set_new(o, "sim_end_ps", bs ? json_copy(json_object_get(bs, "sim_end_ps")) : json_null());
+    json_object_set_new(o, "time_of", json_string(what));
+    json_object_set_new(o, "time_ps", t0 >= 0 ? json_integer((json_int_t)t0) : json_null());
+    json_object_set_new(o, "faulted_time_ps", t >= 0 ? json_integer((json_int_t)t) : json_null());
+    json_object_set_new(o, "slowdown", t >= 0 && t0 > 0 ? json_real(t / t0) : json_null());
+    json_object_set_new(s, "fault_free", o);
+    json_decref(bs);
+    return code;
 }
 
 int rs_cmd_run(int argc, char **argv)
@@ -262,16 +332,8 @@ int rs_cmd_run(int argc, char **argv)
     rs_err err;
     rs_err_clear(&err);
     int rc = rs_scenario_load(&sc, path, sets, nsets, &err);
-    /* --fault SPEC: appended to faults.schedule, checked on its own. */
-    for (int i = 0; rc == RS_OK && i < nfaults; i++) {
-        size_t len = strlen(sc.faults.schedule);
-        if ((rc = rs_fault_check(faults[i], "--fault", &err)) == RS_OK &&
-            len + strlen(faults[i]) + 2 >= sizeof sc.faults.schedule)
-            rc = rs_err_set(&err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
-                            "in all", sizeof sc.faults.schedule - 1);
-        if (rc == RS_OK)
-            snprintf(sc.faults.schedule + len, sizeof sc.faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
-    }
+    if (rc == RS_OK)
+        rc = rs_run_add_faults(&sc, faults, nfaults, &err);
     free(sets);
     if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
@@ -313,6 +375,18 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
         rs_net_destroy(net);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    }
+    /* A straggler slows compute, and only a replayed workload computes. */
+    for (uint32_t i = 0; !rs_workload_active(&sc.workload) && i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        if (!strcmp(fi.kind, "straggler")) {
+            fprintf(stderr, "railsim: %s%sfaults.schedule: straggler %s slows compute, but this scenario has "
+                            "none; expected workload.plan or workload.trace\n", path ? path : "", path ? ": " : "",
+                    fi.target);
+            rs_net_destroy(net);
+            return RS_EXIT_BAD_INPUT;
+        }
     }
     /* The collective driver and the replay must be destroyed after the
      * network (a run that stopped early leaves collectives running), the
@@ -442,6 +516,9 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     }
 
     json_t *s = rs_summary_build(&sc, net, &info);
+    if (s && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
+        add_fault_free(s, &sc, path, force) != RS_EXIT_OK)
+        fprintf(stderr, "railsim: the fault-free run (faults.baseline) failed; summary fault_free.status says so\n");
     if (!s) {
         fprintf(stderr, "railsim: out of memory building the summary\n");
         code = RS_EXIT_RUN_FAILED;
@@ -472,8 +549,10 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
                 outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
         code = 128 + (got_signal ? got_signal : SIGINT);
     } else if (info.status != RS_OK && code == 0) {
-        if (rs_net_fault_errmsg(net)[0])
-            fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+        if (rs_net_fault_errmsg(net)[0]) {
+            if (quiet < 2)
+                fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+        }
         else if (replay && rstatus != RS_OK)
             fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);
         else if (coll && rs_collrun_errmsg(coll)[0])

@@ -17,9 +17,13 @@ static void usage(FILE *f)
           "  run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [-o DIR] [-q] [--force]\n"
           "        simulate a scenario; print a summary; with -o write DIR/summary.json\n"
           "        (and DIR/pcap/PORT.pcap for the captured ports)\n"
-          "  compare [SCENARIO.json] [--set KEY=VALUE]... [--sweep KEY=V1,V2,...] [-o DIR] [-q]\n"
+          "  compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...] [-o DIR] [-q]\n"
           "        the same workload on rail-only and on the fat tree, side by side with\n"
           "        the cost of each; with no scenario, a built-in dense and MoE job\n"
+          "  faults sweep [SCENARIO.json] --class CLASS [--kind KIND] [--count N1,N2,...] [--trials N]\n"
+          "       [--at TIME] [--duration D] [--topology rail-only|fat-tree|both] [--set KEY=VALUE]... [-o DIR] [-q]\n"
+          "        seeded fault trials on both topologies: iteration slowdown (median, p95,\n"
+          "        worst) per number of faults; with -o DIR/sweep.json and DIR/sweep.md\n"
           "  validate [SCENARIO.json] [--set KEY=VALUE]... [-o DIR] [-q]\n"
           "        run at packet and at flow level; relative error of flow level, speed-up;\n"
           "        with -o DIR/packet/, DIR/flow/ and DIR/validate.json\n"
@@ -82,6 +86,8 @@ int main(int argc, char **argv)
         return rs_cmd_plot(argc - 2, argv + 2);
     if (!strcmp(cmd, "export"))
         return rs_cmd_export(argc - 2, argv + 2);
-    fprintf(stderr, "railsim: unknown command '%s'; expected run, compare, validate, trace, cost, report, plot, export, help or --version\n", cmd);
+    if (!strcmp(cmd, "faults"))
+        return rs_cmd_faults(argc - 2, argv + 2);
+    fprintf(stderr, "railsim: unknown command '%s'; expected run, compare, validate, trace, cost, report, plot, export, faults, help or --version\n", cmd);
     return RS_EXIT_BAD_INPUT;
 }

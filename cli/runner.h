@@ -13,10 +13,23 @@
 #include "scenario.h"
 
 /* Returns an exit code (cli.h). path names the scenario file in messages
- * (may be NULL). With summary non-NULL, *summary gets the summary object
+ * (may be NULL). quiet: 0 print the human summary, 1 not, 2 not and no
+ * "run stopped" line when the faults stop the run (the summary's
+ * faults_stop holds it). With summary non-NULL, *summary gets the summary object
  * (caller: json_decref; NULL if none was built). force skips the memory
  * guard (guard.h). */
 int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet,
                    int force, json_t **summary);
+
+/* --fault SPEC strings: each checked (rs_fault_check, named "--fault")
+ * and appended to sc->faults.schedule. RS_EINVAL with err on a bad entry
+ * or a full schedule. */
+int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err);
+
+/* The headline time of a summary in ps: iteration.time_ps, else
+ * collective.time_ps, else sim_end_ps; *what is "iteration", "collective"
+ * or "sim_end". -1 when the run has none (a workload that did not finish
+ * an iteration). */
+double rs_run_headline_ps(const json_t *s, const char **what);
 
 #endif

@@ -34,21 +34,24 @@
 
 enum fkind {
     FK_LINK_DOWN, FK_LINK_UP, FK_SWITCH_DOWN, FK_SWITCH_UP, FK_NIC_DOWN, FK_NIC_UP,
-    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_NKINDS
+    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_STRAGGLER, FK_STRAGGLER_END, FK_NKINDS
 };
 static const char *const kind_names[FK_NKINDS] = {
-    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore"
+    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore",
+    "straggler", "straggler-end"
 };
-enum { TGT_LINK, TGT_SWITCH, TGT_NIC };
+enum { TGT_LINK, TGT_SWITCH, TGT_NIC, TGT_GPU };
 static const uint8_t kind_target[FK_NKINDS] = {
-    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK
+    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK, TGT_GPU, TGT_GPU
 };
+/* Kinds the schedule may name (the others are the second halves of pairs). */
+static int kind_written(unsigned k) { return k != FK_LINK_RESTORE && k != FK_STRAGGLER_END; }
 static int kind_is_up(unsigned k) { return k == FK_LINK_UP || k == FK_SWITCH_UP || k == FK_NIC_UP || k == FK_LINK_RESTORE; }
 
 static const char *const class_names[] = {
-    "any-network-link", "any-spine-link", "any-rail-uplink", "any-spine", "any-rail-switch", "any-nic", NULL
+    "any-network-link", "any-spine-link", "any-rail-uplink", "any-spine", "any-rail-switch", "any-nic", "any-gpu", NULL
 };
-static const uint8_t class_target[] = { TGT_LINK, TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC };
+static const uint8_t class_target[] = { TGT_LINK, TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_GPU };
 
 typedef struct fentry {
     rs_time t, dur;
@@ -56,8 +59,9 @@ typedef struct fentry {
     uint64_t lost;
     uint64_t rate_bps;      /* degrade: the lowered rate */
     uint64_t saved_bps;     /* degrade: the rate it restores */
+    uint64_t factor_ppm;    /* straggler: compute slowdown in millionths (1.5 -> 1500000) */
     uint32_t port;          /* link and NIC kinds: one port of the cable */
-    uint32_t node;          /* switch kinds */
+    uint32_t node;          /* switch kinds; straggler: the GPU */
     uint8_t kind;
     uint8_t applied;
     char spec[64];
@@ -70,6 +74,7 @@ struct rs_faults {
     uint32_t n;
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
     uint32_t ent;           /* engine entity of the fault events */
+    uint32_t nstrag;        /* straggler entries (rs_net_compute_end scans only when > 0) */
     rs_time conv, wd;
     int wd_armed;           /* wd_* hold a snapshot */
     rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
@@ -83,6 +88,7 @@ void rs_fault_config_default(rs_fault_config *c)
     c->convergence_us = 0;
     c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
     c->reroute_hb = 1;
+    c->baseline = 1;
 }
 
 /* -- parsing --------------------------------------------------------------- */
@@ -117,6 +123,7 @@ typedef struct pentry {
     int has_dur;
     unsigned kind;
     double gbps; /* degrade: 0 = half the link's rate */
+    double factor; /* straggler: 0 = 2 */
     char target[64];
 } pentry;
 
@@ -152,19 +159,25 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
     if (eq)
         *eq = '\0';
     pe->kind = FK_NKINDS;
-    for (unsigned k = 0; k < FK_LINK_RESTORE; k++)
-        if (!strcmp(tok[1], kind_names[k]))
+    for (unsigned k = 0; k < FK_NKINDS; k++)
+        if (kind_written(k) && !strcmp(tok[1], kind_names[k]))
             pe->kind = k;
     if (pe->kind == FK_NKINDS) {
-        if (!strcmp(tok[1], "straggler") || !strcmp(tok[1], "link-flap"))
+        if (!strcmp(tok[1], "link-flap"))
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s' is not supported yet; expected "
-                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up or link-degrade",
-                              label, idx, shown, tok[1]);
+                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up, link-degrade or "
+                              "straggler", label, idx, shown, tok[1]);
         return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s': expected link-down, link-up, "
-                          "switch-down, switch-up, nic-down, nic-up or link-degrade[=GBPS]",
+                          "switch-down, switch-up, nic-down, nic-up, link-degrade[=GBPS] or straggler[=FACTOR]",
                           label, idx, shown, tok[1]);
     }
-    if (eq) {
+    if (eq && pe->kind == FK_STRAGGLER) {
+        char *end;
+        pe->factor = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || !(pe->factor >= 1) || pe->factor > 1000)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': '%s=%s': expected straggler=FACTOR with a "
+                              "factor from 1 to 1000", label, idx, shown, tok[1], eq + 1);
+    } else if (eq) {
         char *end;
         pe->gbps = strtod(eq + 1, &end);
         if (pe->kind != FK_LINK_DEGRADE || end == eq + 1 || *end || !(pe->gbps > 0) || pe->gbps > 1e6)
@@ -182,7 +195,8 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
                 return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': class '%s' does not fit %s; expected %s",
                                   label, idx, shown, tok[2], kind_names[pe->kind],
                                   kind_target[pe->kind] == TGT_LINK ? "any-network-link, any-spine-link or any-rail-uplink"
-                                  : kind_target[pe->kind] == TGT_SWITCH ? "any-spine or any-rail-switch" : "any-nic");
+                                  : kind_target[pe->kind] == TGT_SWITCH ? "any-spine or any-rail-switch"
+                                  : kind_target[pe->kind] == TGT_NIC ? "any-nic" : "any-gpu");
         }
     if (is_class && kind_is_up(pe->kind))
         return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a name, not a class; expected a DURATION "
@@ -197,8 +211,9 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
         if (pe->t > RS_TIME_MAX / 2 || pe->dur > RS_TIME_MAX / 2)
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME + DURATION too large", label, idx, shown);
         pe->has_dur = 1;
-    } else if (pe->kind == FK_LINK_DEGRADE) {
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-degrade needs a DURATION", label, idx, shown);
+    } else if (pe->kind == FK_LINK_DEGRADE || pe->kind == FK_STRAGGLER) {
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a DURATION", label, idx, shown,
+                          kind_names[pe->kind]);
     }
     return RS_OK;
 }
@@ -244,6 +259,8 @@ static int parse_all(const char *s, const char *label, rs_err *err, pentry **out
         *n = cnt;
     return RS_OK;
 }
+
+int rs_fault_parse_time(const char *s, rs_time *out) { return parse_time(s, out); }
 
 int rs_fault_check(const char *schedule, const char *label, rs_err *err)
 {
@@ -315,14 +332,26 @@ static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
             if ((c == 3 && t >= 2) || (c == 4 && t == 1))
                 out[n++] = i;
         }
-    } else {
+    } else { /* NICs and GPUs */
         for (uint32_t g = 0; g < net->gpus; g++)
             out[n++] = g;
     }
     return n;
 }
 
-static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_err *err)
+/* An entry before fe that drew `pick` (a port, or a node for switch and
+ * GPU kinds) from the same class. */
+static int drawn_before(const fentry *prev, const fentry *fe, int by_node, uint32_t pick)
+{
+    for (const fentry *p = prev; p < fe; p++)
+        if (!strcmp(p->spec, fe->spec) && (by_node ? p->node : p->port) == pick)
+            return 1;
+    return 0;
+}
+
+/* prev[0..fe) are the entries resolved so far; class draws use seed. */
+static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, const fentry *prev, fentry *fe,
+                   rs_err *err)
 {
     unsigned tg = kind_target[pe->kind];
     for (unsigned c = 0; class_names[c]; c++) {
@@ -338,12 +367,33 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_e
             return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has no member in this "
                               "topology", idx + 1, pe->target);
         }
-        /* One stream per entry: adding an entry does not move the others' draws. */
+        /* One stream per entry: adding an entry does not move the others'
+         * draws. A member an earlier entry of the class drew is drawn
+         * again (up to 16 times, then the first free one in order), so
+         * the entries of one class hit distinct members. */
         rs_rng r;
-        rs_rng_init(&r, net->cfg.seed, idx, 0xfa0171u);
+        rs_rng_init(&r, seed, idx, 0xfa0171u);
+        snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
+        int by_node = tg == TGT_SWITCH || tg == TGT_GPU;
+#define KEY(m) (tg == TGT_NIC ? net->nodes[m].port_base : (m))
         uint32_t pick = cand[rs_rng_below(&r, n)];
+        for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, fe, by_node, KEY(pick)); tries++) {
+            if (tries < 16) {
+                pick = cand[rs_rng_below(&r, n)];
+                continue;
+            }
+            pick = RS_NONE;
+            for (uint32_t k = 0; k < n && pick == RS_NONE; k++)
+                if (!drawn_before(prev, fe, by_node, KEY(cand[k])))
+                    pick = cand[k];
+        }
+#undef KEY
         free(cand);
-        if (tg == TGT_SWITCH)
+        if (pick == RS_NONE)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has %u member(s) in this "
+                              "topology, all drawn by earlier entries; expected at most %u entries naming it",
+                              idx + 1, pe->target, n, n);
+        if (tg == TGT_SWITCH || tg == TGT_GPU)
             fe->node = pick;
         else if (tg == TGT_NIC)
             fe->port = net->nodes[pick].port_base;
@@ -357,6 +407,13 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_e
             return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not an Ethernet switch of this "
                               "topology; expected a name like leaf0, spine1, rail2-leaf0 or a class", idx + 1,
                               pe->target);
+    } else if (tg == TGT_GPU) {
+        unsigned g;
+        int used = 0;
+        if (sscanf(pe->target, "gpu%u%n", &g, &used) != 1 || pe->target[used] || g >= net->gpus)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not a GPU of this topology; "
+                              "expected gpu0 .. gpu%u or any-gpu", idx + 1, pe->target, net->gpus - 1);
+        fe->node = g;
     } else if (tg == TGT_NIC) {
         uint32_t node = find_node(net, pe->target);
         uint32_t port = find_port(net, pe->target);
@@ -374,7 +431,9 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, fentry *fe, rs_e
                               pe->target);
     }
 named:
-    if (tg == TGT_SWITCH)
+    if (tg == TGT_GPU)
+        snprintf(fe->target, sizeof fe->target, "gpu%u", fe->node);
+    else if (tg == TGT_SWITCH)
         node_name(net, fe->node, fe->target, sizeof fe->target);
     else
         rs_topo_port_name(net, fe->port, fe->target, sizeof fe->target);
@@ -510,8 +569,8 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
     }
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_fault(net, e->target, kind_names[e->kind], e->spec);
-    if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE)
-        return; /* routes do not change */
+    if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE || kind_target[e->kind] == TGT_GPU)
+        return; /* routes do not change; a straggler acts through rs_net_compute_end */
     if (F->conv == 0)
         routes_changed(net, (uint32_t)i);
     else
@@ -607,7 +666,7 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
         f->t = pe[i].t;
         f->kind = (uint8_t)pe[i].kind;
         f->routes_at = RS_TIME_MAX;
-        if ((rc = resolve(net, &pe[i], i, f, err)) != RS_OK)
+        if ((rc = resolve(net, &pe[i], i, c->seed ? c->seed : net->cfg.seed, e, f, err)) != RS_OK)
             goto fail;
         n++;
         if (f->kind == FK_LINK_DEGRADE) {
@@ -620,12 +679,18 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
                 goto fail;
             }
         }
+        if (f->kind == FK_STRAGGLER) {
+            f->factor_ppm = (uint64_t)llround((pe[i].factor > 0 ? pe[i].factor : 2.0) * 1e6);
+            f->dur = pe[i].dur;
+            F->nstrag++;
+        }
         if (pe[i].has_dur) {
             fentry *r = &e[n++];
             *r = *f;
             r->t = f->t + pe[i].dur;
             r->kind = f->kind == FK_LINK_DOWN ? FK_LINK_UP : f->kind == FK_SWITCH_DOWN ? FK_SWITCH_UP
-                    : f->kind == FK_NIC_DOWN ? FK_NIC_UP : FK_LINK_RESTORE;
+                    : f->kind == FK_NIC_DOWN ? FK_NIC_UP : f->kind == FK_STRAGGLER ? FK_STRAGGLER_END
+                    : FK_LINK_RESTORE;
             if (r->kind == FK_LINK_RESTORE)
                 r->rate_bps = f->saved_bps;
         }
@@ -683,3 +748,54 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
 }
 
 const char *rs_net_fault_errmsg(const rs_net *net) { return net->flt ? net->flt->errmsg : ""; }
+
+void rs_net_faults_timeline_catchup(rs_net *net)
+{
+    const struct rs_faults *F = net->flt;
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t i = 0; F && net->tl && i < F->n && F->e[i].applied && F->e[i].t <= now; i++) {
+        rs_nettl_fault(net, F->e[i].target, kind_names[F->e[i].kind], F->e[i].spec);
+        if (F->e[i].routes_at <= now)
+            rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+    }
+}
+
+/* The slowdown factor (millionths) on gpu at time t, and the next time
+ * after t at which it changes (RS_TIME_MAX: never). Overlapping windows
+ * multiply. O(entries). */
+static uint64_t strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
+{
+    unsigned __int128 f = 1000000;
+    *next = RS_TIME_MAX;
+    for (uint32_t i = 0; i < F->n; i++) {
+        const fentry *e = &F->e[i];
+        if (e->kind != FK_STRAGGLER || e->node != gpu)
+            continue;
+        rs_time end = e->t + e->dur;
+        if (e->t > t && e->t < *next)
+            *next = e->t;
+        if (end > t && end < *next)
+            *next = end;
+        if (e->t <= t && t < end)
+            f = f * e->factor_ppm / 1000000;
+    }
+    return (uint64_t)f;
+}
+
+rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration)
+{
+    const struct rs_faults *F = net->flt;
+    if (!F || F->nstrag == 0)
+        return rs_time_add_sat(start, duration);
+    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. */
+    rs_time t = start, left = duration, next;
+    for (;;) {
+        uint64_t f = strag_at(F, gpu, t, &next);
+        unsigned __int128 need = ((unsigned __int128)left * f + 999999) / 1000000; /* round up */
+        if (need <= (unsigned __int128)(next - t))
+            return need > RS_TIME_MAX - t ? RS_TIME_MAX : t + (rs_time)need;
+        rs_time done = (rs_time)((unsigned __int128)(next - t) * 1000000 / f);
+        left -= done < left ? done : left;
+        t = next;
+    }
+}

@@ -8,11 +8,12 @@
  * The schedule is text: entries separated by ';', each
  * "TIME KIND TARGET [DURATION]" with TIME and DURATION in ps, ns, us, ms
  * or s. KIND is link-down, link-up, switch-down, switch-up, nic-down,
- * nic-up or link-degrade[=GBPS]; TARGET a port or node name as the
- * topology names them ("leaf0.p3", "gpu5.nic", "gpu5", "spine1") or a
- * class drawn with the run seed: any-network-link, any-spine-link,
- * any-rail-uplink, any-spine, any-rail-switch, any-nic. A down kind with
- * a DURATION is repaired DURATION later; link-degrade needs a DURATION.
+ * nic-up, link-degrade[=GBPS] or straggler[=FACTOR]; TARGET a port or
+ * node name as the topology names them ("leaf0.p3", "gpu5.nic", "gpu5",
+ * "spine1") or a class drawn with the run seed (or faults.seed): any-network-link,
+ * any-spine-link, any-rail-uplink, any-spine, any-rail-switch, any-nic,
+ * any-gpu. A down kind with a DURATION is repaired DURATION later;
+ * link-degrade and straggler need a DURATION.
  *
  * The packet path is not touched: a down port drops what it would
  * transmit (the existing `up` test in fabric.c), routes are recomputed
@@ -29,10 +30,16 @@ typedef struct rs_fault_config {
     double convergence_us; /* faults.convergence_us: failure to new routes, 0 = instant */
     double watchdog_us;    /* faults.watchdog_us: stop after this long without progress, 0 = off */
     int reroute_hb;        /* faults.reroute_hb: rail-only reaches a cut-off NIC through its HB domain */
+    int baseline;          /* faults.baseline: the CLI also runs the fault-free scenario (unused here) */
+    uint64_t seed;         /* faults.seed: seed of the class draws, 0 = the run seed */
 } rs_fault_config;
 
 /* No faults, instant convergence, 20 ms watchdog, HB reroute on. */
 void rs_fault_config_default(rs_fault_config *c);
+
+/* A TIME or DURATION of the schedule ("150us", "0"): RS_OK and *out in
+ * ps, or RS_EINVAL / RS_ERANGE. */
+int rs_fault_parse_time(const char *s, rs_time *out);
 
 /* Check the syntax of a schedule (targets are resolved only against a
  * network, by rs_net_faults_start). RS_OK, or RS_EINVAL with err naming
@@ -40,8 +47,10 @@ void rs_fault_config_default(rs_fault_config *c);
  * "--fault"), the entry and what was expected. */
 int rs_fault_check(const char *schedule, const char *label, rs_err *err);
 
-/* Resolve c->schedule against net (class targets are drawn with the
- * network's seed) and schedule every entry. Call once, before traffic
+/* Resolve c->schedule against net (class targets are drawn with
+ * c->seed, or the network's seed when it is 0; entries naming the same
+ * class get distinct members, RS_EINVAL when the class has too few) and
+ * schedule every entry. Call once, before traffic
  * starts (so a fault at time 0 comes first). c is copied. RS_EINVAL with
  * err naming faults.schedule for a bad entry or an unknown target, or
  * when net runs at fidelity=flow (faults need the packet level); RS_ENOMEM.
@@ -68,5 +77,20 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
  * destination no path reaches, or the watchdog; names the GPUs and the
  * fault. "" when they did not. Borrowed, lives as long as net. */
 const char *rs_net_fault_errmsg(const rs_net *net);
+
+/* Write the timeline records (fault, routes) of the entries that applied
+ * when the faults started (those due at that time: they apply at once,
+ * before a timeline can be open). Call right after rs_net_timeline_start;
+ * nothing happens without a timeline or such entries. */
+void rs_net_faults_timeline_catchup(rs_net *net);
+
+/* When a compute op of `duration` ps that GPU gpu starts at `start` ends,
+ * given the straggler entries of the schedule: inside a straggler window
+ * [TIME, TIME + DURATION) the GPU does 1/FACTOR ps of work per ps
+ * (overlapping windows on one GPU multiply), outside it 1. Only the part
+ * of an op inside a window is stretched; the result is rounded up to the
+ * picosecond. start + duration (saturated) when the schedule has no
+ * straggler. Pure: depends only on the schedule, not on what has run. */
+rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
 
 #endif

@@ -28,7 +28,8 @@
  *    network work it stands for is done: see below).
  *  - The iteration of a rank ends when all its ops have completed; the
  *    training iteration ends when every rank's has.
- *  - RS_OP_COMPUTE: occupies the GPU for op->duration picoseconds.
+ *  - RS_OP_COMPUTE: occupies the GPU for op->duration picoseconds (longer
+ *    inside a straggler fault's window: rs_net_compute_end in fault.h).
  *  - RS_OP_COLL: collective op->coll (rs_coll_op from coll.h: AllGather,
  *    ReduceScatter, AllReduce, AllToAll; never SENDRECV) over the
  *    communicator rs_trace_op_comm(t, rank, op), with op->bytes the size

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "gen.h"
 #include "plan.h"
 
@@ -111,6 +112,7 @@ typedef struct rank_st {
     uint64_t idle[RS_DIM_COUNT];   /* compute stream idle, by the dimension it waited for */
     rs_time t_free;                /* compute stream free since */
     rs_time end;                   /* completion of the rank's last finished iteration */
+    rs_time stretch;               /* compute time added by straggler faults, all iterations */
     uint64_t state_off;            /* its op states in rs_replay.state */
     uint32_t cls, ndone, iter;
     uint8_t last_dim;              /* dim of the op that completed last */
@@ -462,7 +464,11 @@ static void try_start(rs_replay *r, const item *it)
          * deps, and on compute only through its stream). */
         if (now > k->t_free)
             k->idle[it->cause] += now - k->t_free;
-        rs_time end = rs_time_add_sat(now, o->duration);
+        /* A straggler fault on this GPU stretches the part of the op
+         * inside its window (fault.h). */
+        rs_time end = rs_net_compute_end(r->net, r->gpu[rank], now, o->duration);
+        if (end - now > o->duration)
+            k->stretch += end - now - o->duration;
         k->t_free = end;
         if (o->duration == 0)
             complete(r, rank, j);
@@ -1006,6 +1012,8 @@ void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
     rs_time cmin = RS_TIME_MAX, cmax = 0, emin = RS_TIME_MAX, emax = 0;
     for (uint32_t rank = 0; rank < r->nranks; rank++) {
         rs_time c = r->cls[r->rk[rank].cls].compute;
+        if (r->rk[rank].stretch) /* stragglers: the busy time, not the nominal */
+            c += div_round(r->rk[rank].stretch, D);
         /* exposed = (span - D x compute) / D; every compute op of the first
          * D iterations ended by E_{D-1}, so this is not negative. */
         unsigned __int128 dc = (unsigned __int128)c * D;

@@ -108,7 +108,7 @@ bad() {
 BADWANT="--fault: entry 1 '10 link-down leaf0.p4': TIME '10': expected a number with a unit" bad --fault "10 link-down leaf0.p4"
 BADWANT="faults.schedule: entry 2 '1us melt leaf0.p4': KIND 'melt'" bad --set "faults.schedule=1us link-down leaf0.p4;1us melt leaf0.p4"
 BADWANT="faults.schedule: entry 1: 'leaf9.p4' is not an Ethernet port" bad --fault "1us link-down leaf9.p4"
-BADWANT="KIND 'straggler' is not supported yet" bad --fault "1us straggler gpu3 10us"
+BADWANT="straggler gpu3 slows compute, but this scenario has none" bad --fault "1us straggler gpu3 10us"
 BADWANT="class 'any-nic' does not fit link-down" bad --fault "1us link-down any-nic"
 BADWANT="link-up needs a name, not a class" bad --fault "1us link-up any-spine-link"
 BADWANT="class 'any-spine' has no member" bad --set topology.kind=rail-only --set topology.gpus=16 --set topology.hb_size=8 --set topology.radix=64 --fault "1us switch-down any-spine"

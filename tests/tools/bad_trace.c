@@ -4,9 +4,13 @@
  * call an AllReduce on it ("grad allreduce", 1 MiB) and compute again;
  * ranks 2 and 3 only compute. The file is valid (the format does not check
  * that members issue matching collectives); replaying it cannot finish.
+ * With "sync" every rank runs the first program (compute 1 us, the
+ * AllReduce, compute 1 us): a valid synchronous iteration, for the
+ * straggler test of tests/e2e/fault_exp.sh.
  *
- * usage: bad_trace FILE
+ * usage: bad_trace FILE [sync]
  */
+#include <string.h>
 #include <stdio.h>
 
 #include "coll.h"
@@ -14,10 +18,11 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: bad_trace FILE\n");
+    if (argc != 2 && (argc != 3 || strcmp(argv[2], "sync"))) {
+        fprintf(stderr, "usage: bad_trace FILE [sync]\n");
         return 2;
     }
+    int sync = argc == 3;
     rs_trace *t = NULL;
     rs_err err;
     uint32_t lc, la, comm, ca, cb, members[4] = { 0, 1, 2, 3 };
@@ -38,10 +43,10 @@ int main(int argc, char **argv)
     if (!rc)
         rc = rs_trace_add_class(t, a, 1, &cb, &err); /* the first compute only */
     for (uint32_t r = 0; r < 4 && !rc; r++)
-        rc = rs_trace_set_rank(t, r, r, r < 2 ? ca : cb, &comm, &err);
+        rc = rs_trace_set_rank(t, r, r, r < 2 || sync ? ca : cb, &comm, &err);
     rs_trace_iter it = { .tokens = 4096, .model_flops = 4e9, .peak_flops = 1e15, .efficiency = 1 };
     if (!rc)
-        rc = rs_trace_set_info(t, &it, 4, "broken", &err);
+        rc = rs_trace_set_info(t, &it, 4, sync ? "sync" : "broken", &err);
     if (!rc)
         rc = rs_trace_finish(t, &err);
     if (!rc)

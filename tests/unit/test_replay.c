@@ -14,6 +14,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "fault.h"
 #include "gen.h"
 #include "plan.h"
 #include "replay.h"
@@ -45,9 +46,10 @@ typedef struct result {
     uint32_t ntimes;
 } result;
 
-/* Replay t on a fresh network for `iters` iterations. */
-static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
-                     const rs_coll_opts *co)
+/* Replay t on a fresh network for `iters` iterations, with the fault
+ * schedule `sched` (NULL: none). */
+static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                            const rs_coll_opts *co, const char *sched)
 {
     result res;
     memset(&res, 0, sizeof res);
@@ -55,7 +57,17 @@ static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t ite
     rs_replay_opts o = { .iterations = iters, .algo = algo, .coll = co };
     rs_replay *r = NULL;
     rs_err err;
-    int rc = rs_replay_create(t, net, &o, &r, &err);
+    int rc;
+    if (sched) {
+        rs_fault_config fc;
+        rs_fault_config_default(&fc);
+        snprintf(fc.schedule, sizeof fc.schedule, "%s", sched);
+        rc = rs_net_faults_start(net, &fc, &err);
+        if (rc != RS_OK)
+            fprintf(stderr, "\n  rs_net_faults_start: %s\n", err.msg);
+        CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    }
+    rc = rs_replay_create(t, net, &o, &r, &err);
     if (rc != RS_OK)
         fprintf(stderr, "\n  rs_replay_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
@@ -71,6 +83,12 @@ static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t ite
     rs_net_destroy(net);
     rs_replay_destroy(r);
     return res;
+}
+
+static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                     const rs_coll_opts *co)
+{
+    return replay_faults(t, gpus, hb, iters, algo, co, NULL);
 }
 
 static rs_trace *gen_plan(const rs_plan *p)
@@ -504,6 +522,83 @@ static void test_replay_pipeline_plan_is_deterministic(void)
     rs_trace_destroy(t);
 }
 
+/* ---- stragglers ------------------------------------------------------------------- */
+
+/* 4 ranks, one GPU each: compute 100 us, then an AllReduce of 1 MiB over
+ * all four (synchronous: it starts when the last member issues it). A
+ * straggler on GPU 2 delays its issue, and everyone waits: the iteration
+ * grows by exactly the straggler's extra compute. Window over the whole op
+ * at factor 1.5: +50 us. Window [20 us, 70 us) at 1.5: the 50 us of the
+ * window do 33.333333 us of work (floor, in ps), so the op ends 50 us -
+ * 33.333333 us later than it would. */
+static void test_replay_straggler_lengthens_synchronous_iteration(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    rs_time us = 1000000, C = 100 * us;
+    rs_op a[2] = { op_compute(lc, C, RS_NONE), op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, 0) };
+    uint32_t ca;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "straggle", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+
+    result r0 = replay(t, 4, 1, 1, RS_ALGO_RING, NULL);
+    result r1 = replay_faults(t, 4, 1, 1, RS_ALGO_RING, NULL, "0 straggler=1.5 gpu2 1ms");
+    result r2 = replay_faults(t, 4, 1, 1, RS_ALGO_RING, NULL, "20us straggler=1.5 gpu2 50us");
+    result r3 = replay_faults(t, 4, 1, 2, RS_ALGO_RING, NULL, "0 straggler gpu0 1s");
+    CU_ASSERT_EQUAL_FATAL(r0.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(r1.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(r2.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(r3.rc, RS_OK);
+    rs_time extra1 = C / 2;                                        /* (1.5 - 1) x 100 us */
+    rs_time extra2 = 50 * us - (rs_time)((unsigned __int128)50 * us * 1000000 / 1500000);
+    printf("\n  straggler: %.6f us fault-free; gpu2 x1.5 whole op %.6f us (+%.6f); x1.5 for 20-70 us %.6f us "
+           "(+%.6f); gpu0 x2 two iterations %.6f + %.6f us\n", r0.times[0] / 1e6, r1.times[0] / 1e6,
+           extra1 / 1e6, r2.times[0] / 1e6, extra2 / 1e6, r3.times[0] / 1e6, r3.times[1] / 1e6);
+    CU_ASSERT_EQUAL(r1.times[0], r0.times[0] + extra1);
+    CU_ASSERT_EQUAL(r2.times[0], r0.times[0] + extra2);
+    /* Default factor 2, both iterations inside the window. */
+    CU_ASSERT_EQUAL(r3.times[0], r0.times[0] + C);
+    CU_ASSERT_EQUAL(r3.times[1], r0.times[0] + C);
+    /* The straggler's compute stream was busy longer: compute max grows,
+     * min stays, and its exposed time does not absorb the stretch. */
+    CU_ASSERT_EQUAL(r1.st.compute_ps[1], C);
+    CU_ASSERT_EQUAL(r1.st.compute_ps[2], C + extra1);
+    CU_ASSERT_EQUAL(r1.st.exposed_ps[1], r0.st.exposed_ps[1]);
+    rs_trace_destroy(t);
+}
+
+/* rs_net_compute_end directly: outside, inside, across and overlapping
+ * windows; other GPUs untouched; no schedule = start + duration. */
+static void test_replay_compute_end_integrates_straggler_windows(void)
+{
+    rs_net *net = mk_net(4, 1, RS_TRANSPORT_IDEAL);
+    rs_time us = 1000000;
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 5 * us, 10 * us), 15 * us);
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    snprintf(fc.schedule, sizeof fc.schedule, "10us straggler=2 gpu1 10us; 15us straggler=3 gpu1 10us");
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 0, 0, 30 * us), 30 * us);     /* other GPU */
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 5 * us), 5 * us);       /* before */
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 30 * us, 5 * us), 35 * us); /* after */
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 10 * us, 2 * us), 14 * us); /* inside x2 */
+    /* From 0, 20 us of work: 0-10 us at x1 does 10 us, 10-15 at x2 2.5 us,
+     * 15-20 at x6 (both windows) 0.833333 us, 20-25 at x3 1.666666 us (ps
+     * floors): w of work by 25 us, the rest at x1 after it. */
+    rs_time w = 10 * us + 25 * us / 10 + 5 * us / 6 + 5 * us / 3;
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 20 * us), 25 * us + (20 * us - w));
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_compute_only_plan_matches_flop_model),
     RS_CU_TEST(test_replay_dp_tp_matches_bandwidth_closed_form),
@@ -515,6 +610,8 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_refuses_trace_larger_than_network),
     RS_CU_TEST(test_replay_workload_load_fills_dp_and_names_keys),
     RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
+    RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
+    RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
 };
 
 static void register_suites(void) { RS_CU_SUITE("replay", replay_tests); }
