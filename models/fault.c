@@ -9,10 +9,10 @@
  * flag at 0 and the packet path's existing test drops what it would send
  * (so frames queued toward a failed link are lost as the port drains
  * them); a switch with a stale route sends into the dead port until the
- * routes are recomputed. Known limit: frames already on the wire when a
- * cable fails (at most one frame time plus the link's propagation and
- * switch latency, about 0.6 us at the defaults) still arrive: finding them
- * would need a head pointer per link kept on the packet path.
+ * routes are recomputed. Frames already on the wire when a cable fails
+ * are lost too: the failure marks the link's last frame (cut_tail) and
+ * the arrival path, which tests net->cuts_pending (one hot field, 0
+ * except in the ~1 us after a cut), drops every frame up to that mark.
  *
  * Stopping: after routes change, every unfinished message whose network
  * leg has no path (rs_net_path_links) is cut off; if no repair is still
@@ -69,6 +69,7 @@ struct rs_faults {
     fentry *e;
     uint32_t n;
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
+    uint32_t charge;        /* RS_NONE, or the entry the drop being noted is charged to */
     uint32_t ent;           /* engine entity of the fault events */
     rs_time conv, wd;
     int wd_armed;           /* wd_* hold a snapshot */
@@ -393,9 +394,45 @@ static void set_rate(rs_port *p, uint64_t bps)
     p->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
 }
 
+/* The cable of port p failed: whatever is on its wire now is lost. Only
+ * the link's last frame is known (fly_tail); arrivals come in order, so
+ * every frame up to and including it is lost (rs_fault_arrival_lost).
+ * A second failure before they have arrived moves the mark to the newer
+ * last frame. */
+static void cut_wire(rs_net *net, rs_port *p)
+{
+    if (!p->fly_tail)
+        return;
+    if (!p->cut_tail)
+        net->cuts_pending++;
+    p->cut_tail = p->fly_tail;
+    p->cut_fault = net->flt->cur - 1;
+}
+
+int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt)
+{
+    rs_port *p = &net->ports[pkt->link];
+    if (!p->cut_tail)
+        return 0;
+    if (p->cut_tail == pkt) {
+        p->cut_tail = NULL;
+        net->cuts_pending--;
+    }
+    /* Charged to the fault that cut the wire, even if another entry (its
+     * repair) has applied since. */
+    net->flt->charge = p->cut_fault;
+    rs_fabric_drop(net, p, pkt, RS_DROP_LINK_DOWN);
+    net->flt->charge = RS_NONE;
+    return 1;
+}
+
 static void set_cable(rs_net *net, uint32_t port, uint8_t up)
 {
     rs_port *p = &net->ports[port], *q = &net->ports[p->peer_port];
+    if (!up && p->up) {
+        cut_wire(net, p);
+        cut_wire(net, q);
+    }
     p->up = q->up = up;
     /* Queued frames now drain into the dead link (dropped, counted); on
      * repair, whatever waits starts moving. */
@@ -552,11 +589,13 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
         check_cut(net, "faults: no path left", 0); /* O(messages), once: it stops the run */
 }
 
-void rs_fault_note_drop(rs_net *net)
+void rs_fault_note_drop(rs_net *net, const rs_pkt *pkt)
 {
+    (void)pkt;
     struct rs_faults *F = net->flt;
-    if (F->cur > 0)
-        F->e[F->cur - 1].lost++;
+    uint32_t i = F->charge != RS_NONE ? F->charge : F->cur - 1;
+    if (i < F->n)
+        F->e[i].lost++;
 }
 
 int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
@@ -596,6 +635,7 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     }
     F->cfg = *c;
     F->e = e;
+    F->charge = RS_NONE;
     if (rs_time_from_us(c->convergence_us, &F->conv) != RS_OK ||
         rs_time_from_us(c->watchdog_us, &F->wd) != RS_OK) {
         rc = rs_err_set(err, RS_EINVAL, "faults.convergence_us / faults.watchdog_us: out of range");

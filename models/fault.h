@@ -14,7 +14,8 @@
  * any-rail-uplink, any-spine, any-rail-switch, any-nic. A down kind with
  * a DURATION is repaired DURATION later; link-degrade needs a DURATION.
  *
- * The packet path is not touched: a down port drops what it would
+ * The packet path gains one test per arrival (net->cuts_pending, for the
+ * frames on a wire that failed); a down port drops what it would
  * transmit (the existing `up` test in fabric.c), routes are recomputed
  * by rs_topo_route, and everything else runs from the fault's own events.
  */
@@ -57,7 +58,8 @@ typedef struct rs_net_fault_info {
     char target[48];              /* resolved name: "leaf0.p3" (one end of the cable), "spine1", "gpu5.nic" */
     char spec[64];                /* the target as written ("any-spine-link") */
     int applied;                  /* the run reached time_ps */
-    uint64_t packets_lost;        /* drops for link-down or no-route from this fault to the next */
+    uint64_t packets_lost;        /* link-down or no-route drops from this fault to the next, and
+                                   * the frames on a wire it cut */
     rs_time routes_recomputed_at; /* RS_TIME_MAX: not (yet) */
 } rs_net_fault_info;
 uint32_t rs_net_fault_count(const rs_net *net);

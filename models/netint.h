@@ -147,6 +147,11 @@ typedef struct rs_port {
     rs_time pause_until[RS_NPRIO];
     rs_time paused_since[RS_NPRIO];
     uint64_t drops, pfc_sent, pfc_received, paused_ps, ecn_marked, cnp_sent;
+    /* Faults (fault.c): the last frame that was on the wire when the cable
+     * last failed; it and every frame ahead of it on the link are lost
+     * when they arrive. NULL: none pending. */
+    struct rs_pkt *cut_tail;
+    uint32_t cut_fault;        /* the fault entry that cut it (their drops are its) */
 } __attribute__((aligned(64))) rs_port;
 _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port line layout");
 
@@ -258,6 +263,7 @@ struct rs_net {
     rs_time cnp_interval, alpha_period, rate_timer;
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
+    uint32_t cuts_pending;   /* ports with a cut_tail: arrivals check their link (fault.c) */
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
@@ -332,7 +338,10 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
-void rs_fault_note_drop(rs_net *net);       /* a link-down or no-route drop */
+void rs_fault_note_drop(rs_net *net, const rs_pkt *pkt); /* a link-down or no-route drop */
+/* A frame arrives while net->cuts_pending: 1 if it was on the wire when
+ * its cable failed (then it has been dropped, reason link-down). */
+int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt);
 void rs_fault_note_timeout(rs_net *net);    /* a retransmit timeout: the watchdog looks */
 /* A message's network leg goes from GPU a to GPU b: stop now if no path
  * joins them and no repair is scheduled. */
