@@ -204,6 +204,8 @@ static json_t *fault_list(rs_net *net)
         json_object_set_new(f, "kind", json_string(fi.kind));
         json_object_set_new(f, "target", json_string(fi.target));
         json_object_set_new(f, "spec", json_string(fi.spec));
+        json_object_set_new(f, "origin", json_string(fi.origin));
+        json_object_set_new(f, "entry", fi.entry ? I(fi.entry) : json_null());
         json_object_set_new(f, "applied", json_boolean(fi.applied));
         json_object_set_new(f, "packets_lost", I(fi.packets_lost));
         json_object_set_new(f, "routes_recomputed_at_ps",

@@ -34,15 +34,27 @@
 
 enum fkind {
     FK_LINK_DOWN, FK_LINK_UP, FK_SWITCH_DOWN, FK_SWITCH_UP, FK_NIC_DOWN, FK_NIC_UP,
-    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_NKINDS
+    FK_LINK_DEGRADE, FK_LINK_RESTORE,
+    FK_LINK_FLAP, /* schedule only: expands into link-down / link-up entries */
+    FK_NKINDS
 };
 static const char *const kind_names[FK_NKINDS] = {
-    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore"
+    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore",
+    "link-flap"
 };
 enum { TGT_LINK, TGT_SWITCH, TGT_NIC };
 static const uint8_t kind_target[FK_NKINDS] = {
-    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK
+    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK, TGT_LINK
 };
+/* Where an entry came from (summary.json `origin`). */
+enum { OR_SCHEDULE, OR_REPAIR, OR_FLAP, OR_RANDOM };
+static const char *const origin_names[] = { "schedule", "repair", "flap", "random" };
+/* link-flap without =PERIOD,DUTY: down 50 us of every 100 us. */
+#define FLAP_PERIOD_PS 100000000ull
+#define FLAP_DUTY 0.5
+/* Entries a schedule may expand to (flaps and random failures included):
+ * ~200 bytes each. */
+#define MAX_ENTRIES 200000u
 static int kind_is_up(unsigned k) { return k == FK_LINK_UP || k == FK_SWITCH_UP || k == FK_NIC_UP || k == FK_LINK_RESTORE; }
 
 static const char *const class_names[] = {
@@ -58,8 +70,11 @@ typedef struct fentry {
     uint64_t saved_bps;     /* degrade: the rate it restores */
     uint32_t port;          /* link and NIC kinds: one port of the cable */
     uint32_t node;          /* switch kinds */
+    uint32_t seq;           /* creation order: ties in time keep it */
+    uint32_t entry;         /* 1-based schedule entry it came from, 0: a random draw */
     uint8_t kind;
     uint8_t applied;
+    uint8_t origin;         /* OR_* */
     char spec[64];
     char target[48];
 } fentry;
@@ -69,7 +84,6 @@ struct rs_faults {
     fentry *e;
     uint32_t n;
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
-    uint32_t charge;        /* RS_NONE, or the entry the drop being noted is charged to */
     uint32_t ent;           /* engine entity of the fault events */
     rs_time conv, wd;
     int wd_armed;           /* wd_* hold a snapshot */
@@ -84,6 +98,8 @@ void rs_fault_config_default(rs_fault_config *c)
     c->convergence_us = 0;
     c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
     c->reroute_hb = 1;
+    c->mttr_us = 100;
+    snprintf(c->random_class, sizeof c->random_class, "any-network-link");
 }
 
 /* -- parsing --------------------------------------------------------------- */
@@ -118,6 +134,8 @@ typedef struct pentry {
     int has_dur;
     unsigned kind;
     double gbps; /* degrade: 0 = half the link's rate */
+    rs_time period; /* flap: PERIOD */
+    double duty;    /* flap: the down share of each PERIOD */
     char target[64];
 } pentry;
 
@@ -153,19 +171,36 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
     if (eq)
         *eq = '\0';
     pe->kind = FK_NKINDS;
-    for (unsigned k = 0; k < FK_LINK_RESTORE; k++)
-        if (!strcmp(tok[1], kind_names[k]))
+    for (unsigned k = 0; k < FK_NKINDS; k++)
+        if (k != FK_LINK_RESTORE && !strcmp(tok[1], kind_names[k]))
             pe->kind = k;
     if (pe->kind == FK_NKINDS) {
-        if (!strcmp(tok[1], "straggler") || !strcmp(tok[1], "link-flap"))
+        if (!strcmp(tok[1], "straggler"))
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s' is not supported yet; expected "
-                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up or link-degrade",
-                              label, idx, shown, tok[1]);
+                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up, link-degrade or "
+                              "link-flap", label, idx, shown, tok[1]);
         return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s': expected link-down, link-up, "
-                          "switch-down, switch-up, nic-down, nic-up or link-degrade[=GBPS]",
-                          label, idx, shown, tok[1]);
+                          "switch-down, switch-up, nic-down, nic-up, link-degrade[=GBPS] or "
+                          "link-flap[=PERIOD[,DUTY]]", label, idx, shown, tok[1]);
     }
-    if (eq) {
+    pe->period = FLAP_PERIOD_PS;
+    pe->duty = FLAP_DUTY;
+    if (eq && pe->kind == FK_LINK_FLAP) {
+        char *comma = strchr(eq + 1, ',');
+        if (comma)
+            *comma = '\0';
+        char *end = NULL;
+        if (parse_time(eq + 1, &pe->period) != RS_OK || pe->period == 0 ||
+            (comma && ((pe->duty = strtod(comma + 1, &end)), end == comma + 1 || *end || !(pe->duty > 0) ||
+                       !(pe->duty < 1))))
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': expected link-flap=PERIOD[,DUTY] with a "
+                              "PERIOD above 0 with a unit and a DUTY (the down share) between 0 and 1",
+                              label, idx, shown);
+        rs_time down = (rs_time)llround((double)pe->period * pe->duty);
+        if (down == 0 || down >= pe->period)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: PERIOD x DUTY must leave the link "
+                              "down and up for at least 1 ps each", label, idx, shown);
+    } else if (eq) {
         char *end;
         pe->gbps = strtod(eq + 1, &end);
         if (pe->kind != FK_LINK_DEGRADE || end == eq + 1 || *end || !(pe->gbps > 0) || pe->gbps > 1e6)
@@ -198,9 +233,14 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
         if (pe->t > RS_TIME_MAX / 2 || pe->dur > RS_TIME_MAX / 2)
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME + DURATION too large", label, idx, shown);
         pe->has_dur = 1;
-    } else if (pe->kind == FK_LINK_DEGRADE) {
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-degrade needs a DURATION", label, idx, shown);
+    } else if (pe->kind == FK_LINK_DEGRADE || pe->kind == FK_LINK_FLAP) {
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a DURATION", label, idx, shown,
+                          kind_names[pe->kind]);
     }
+    if (pe->kind == FK_LINK_FLAP && pe->dur / pe->period >= MAX_ENTRIES / 2)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: DURATION / PERIOD is %llu cycles; "
+                          "expected fewer than %u", label, idx, shown,
+                          (unsigned long long)(pe->dur / pe->period), MAX_ENTRIES / 2);
     return RS_OK;
 }
 
@@ -249,6 +289,25 @@ static int parse_all(const char *s, const char *label, rs_err *err, pentry **out
 int rs_fault_check(const char *schedule, const char *label, rs_err *err)
 {
     return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
+}
+
+int rs_fault_config_check(const rs_fault_config *c, rs_err *err)
+{
+    int rc = rs_fault_check(c->schedule, "faults.schedule", err);
+    if (rc != RS_OK || !(c->mtbf_us > 0))
+        return rc;
+    unsigned cls = 0;
+    while (class_names[cls] && strcmp(class_names[cls], c->random_class))
+        cls++;
+    if (!class_names[cls])
+        return rs_err_set(err, RS_EINVAL, "faults.random_class: '%s': expected any-network-link, any-spine-link, "
+                          "any-rail-uplink, any-spine, any-rail-switch or any-nic", c->random_class);
+    if (!(c->horizon_us > 0))
+        return rs_err_set(err, RS_EINVAL, "faults.horizon_us: expected a time above 0 with faults.mtbf_us set "
+                          "(random failures stop at the horizon)");
+    if (!(c->mttr_us > 0))
+        return rs_err_set(err, RS_EINVAL, "faults.mttr_us: expected a time above 0 with faults.mtbf_us set");
+    return RS_OK;
 }
 
 /* -- targets ---------------------------------------------------------------- */
@@ -406,7 +465,6 @@ static void cut_wire(rs_net *net, rs_port *p)
     if (!p->cut_tail)
         net->cuts_pending++;
     p->cut_tail = p->fly_tail;
-    p->cut_fault = net->flt->cur - 1;
 }
 
 int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt)
@@ -418,11 +476,7 @@ int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt)
         p->cut_tail = NULL;
         net->cuts_pending--;
     }
-    /* Charged to the fault that cut the wire, even if another entry (its
-     * repair) has applied since. */
-    net->flt->charge = p->cut_fault;
     rs_fabric_drop(net, p, pkt, RS_DROP_LINK_DOWN);
-    net->flt->charge = RS_NONE;
     return 1;
 }
 
@@ -432,6 +486,7 @@ static void set_cable(rs_net *net, uint32_t port, uint8_t up)
     if (!up && p->up) {
         cut_wire(net, p);
         cut_wire(net, q);
+        p->down_fault = q->down_fault = net->flt->cur - 1;
     }
     p->up = q->up = up;
     /* Queued frames now drain into the dead link (dropped, counted); on
@@ -589,11 +644,14 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
         check_cut(net, "faults: no path left", 0); /* O(messages), once: it stops the run */
 }
 
-void rs_fault_note_drop(rs_net *net, const rs_pkt *pkt)
+/* A link-down drop is the fault's that took its port down (the frames on
+ * the wire it cut included, even after a repair applied); a no-route drop
+ * is the latest fault's (the routes it led to). */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt)
 {
     (void)pkt;
     struct rs_faults *F = net->flt;
-    uint32_t i = F->charge != RS_NONE ? F->charge : F->cur - 1;
+    uint32_t i = p ? p->down_fault : F->cur - 1;
     if (i < F->n)
         F->e[i].lost++;
 }
@@ -611,6 +669,160 @@ void rs_fault_free(rs_net *net)
     net->flt = NULL;
 }
 
+/* Room for one more entry in F->e (zeroed, in creation order); NULL when
+ * the schedule expands past MAX_ENTRIES or memory runs out. */
+static fentry *add_entry(struct rs_faults *F, size_t *cap)
+{
+    if (F->n >= MAX_ENTRIES || rs_grow(&F->e, cap, F->n, sizeof *F->e) != RS_OK)
+        return NULL;
+    fentry *f = &F->e[F->n];
+    memset(f, 0, sizeof *f);
+    f->seq = F->n++;
+    f->routes_at = RS_TIME_MAX;
+    return f;
+}
+
+static unsigned up_kind(unsigned down)
+{
+    return down == FK_SWITCH_DOWN ? FK_SWITCH_UP : down == FK_NIC_DOWN ? FK_NIC_UP
+         : down == FK_LINK_DEGRADE ? FK_LINK_RESTORE : FK_LINK_UP;
+}
+
+/* The entries of schedule entry i (pe), resolved: itself, its repair, or
+ * a flap's transitions. */
+static int expand_entry(rs_net *net, struct rs_faults *F, size_t *cap, const pentry *pe, uint32_t i, rs_err *err)
+{
+    fentry res;
+    memset(&res, 0, sizeof res);
+    int rc = resolve(net, pe, i, &res, err);
+    if (rc != RS_OK)
+        return rc;
+    res.entry = i + 1;
+    res.routes_at = RS_TIME_MAX;
+    if (pe->kind == FK_LINK_DEGRADE) {
+        uint64_t now_bps = net->ports[res.port].rate_bps;
+        res.saved_bps = now_bps;
+        res.rate_bps = pe->gbps > 0 ? (uint64_t)llround(pe->gbps * 1e9) : now_bps / 2;
+        if (res.rate_bps == 0 || res.rate_bps > now_bps)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate above 0 "
+                              "and at most the link's %g Gb/s", i + 1, pe->gbps, (double)now_bps / 1e9);
+    }
+    /* A flap: down at the start of every PERIOD for DUTY of it, the last
+     * up at the end of DURATION at the latest. */
+    rs_time step = pe->kind == FK_LINK_FLAP ? pe->period : RS_TIME_MAX;
+    rs_time down = pe->kind == FK_LINK_FLAP ? (rs_time)llround((double)pe->period * pe->duty) : pe->dur;
+    rs_time end = pe->t + pe->dur;
+    for (rs_time t = pe->t;; t += step) {
+        fentry *f = add_entry(F, cap);
+        if (!f)
+            goto full;
+        uint32_t seq = f->seq;
+        *f = res;
+        f->seq = seq;
+        f->t = t;
+        f->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_SCHEDULE;
+        f->kind = pe->kind == FK_LINK_FLAP ? FK_LINK_DOWN : (uint8_t)pe->kind;
+        if (!pe->has_dur)
+            break;
+        fentry *r = add_entry(F, cap);
+        if (!r)
+            goto full;
+        seq = r->seq;
+        *r = *f;
+        r->seq = seq;
+        r->t = end - t > down ? t + down : end;
+        r->kind = (uint8_t)up_kind(f->kind);
+        r->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_REPAIR;
+        if (r->kind == FK_LINK_RESTORE)
+            r->rate_bps = res.saved_bps;
+        if (pe->kind != FK_LINK_FLAP || end - t <= step)
+            break;
+    }
+    return RS_OK;
+full:
+    return F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: the schedule expands to more "
+                                            "than %u entries", i + 1, MAX_ENTRIES)
+                               : rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
+}
+
+/* An exponential draw of mean `mean` ps, at least 1 ps. */
+static double exp_draw(rs_rng *r, double mean)
+{
+    double d = -mean * log1p(-rs_rng_unit(r));
+    return d < 1 ? 1 : d;
+}
+
+/* faults.mtbf_us: every member of faults.random_class fails after an
+ * exponential time of mean MTBF, is repaired after one of mean MTTR, and
+ * so on, as long as a failure falls before faults.horizon_us. One RNG
+ * stream per member (its port or node id), so members are independent
+ * and a member's draws do not depend on the others. */
+static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_fault_config *c, rs_err *err)
+{
+    int rc = rs_fault_config_check(c, err);
+    if (rc != RS_OK)
+        return rc;
+    unsigned cls = 0;
+    while (strcmp(class_names[cls], c->random_class))
+        cls++;
+    uint32_t *cand = malloc(((size_t)net->nports + net->nnodes + 1) * sizeof *cand);
+    if (!cand)
+        return rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
+    uint32_t n = candidates(net, cls, cand);
+    unsigned tg = class_target[cls];
+    unsigned dk = tg == TGT_SWITCH ? FK_SWITCH_DOWN : tg == TGT_NIC ? FK_NIC_DOWN : FK_LINK_DOWN;
+    double mtbf = c->mtbf_us * 1e6, mttr = c->mttr_us * 1e6, horizon = c->horizon_us * 1e6;
+    for (uint32_t m = 0; m < n && rc == RS_OK; m++) {
+        rs_rng r;
+        rs_rng_init(&r, net->cfg.seed, cand[m], 0xfa01b7bfu);
+        fentry res;
+        memset(&res, 0, sizeof res);
+        if (tg == TGT_SWITCH)
+            res.node = cand[m];
+        else
+            res.port = tg == TGT_NIC ? net->nodes[cand[m]].port_base : cand[m];
+        if (tg == TGT_SWITCH)
+            node_name(net, res.node, res.target, sizeof res.target);
+        else
+            rs_topo_port_name(net, res.port, res.target, sizeof res.target);
+        snprintf(res.spec, sizeof res.spec, "%s", c->random_class);
+        res.origin = OR_RANDOM;
+        res.routes_at = RS_TIME_MAX;
+        for (double t = exp_draw(&r, mtbf); t < horizon; t += exp_draw(&r, mtbf)) {
+            double up = t + exp_draw(&r, mttr);
+            fentry *f = add_entry(F, cap), *g = f ? add_entry(F, cap) : NULL;
+            if (!g) {
+                rc = F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.mtbf_us: %g us over faults.horizon_us "
+                                                      "draws more than %u entries; expected fewer failures",
+                                                      c->mtbf_us, MAX_ENTRIES)
+                                         : rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
+                break;
+            }
+            uint32_t sf = f->seq, sg = g->seq;
+            *f = res;
+            *g = res;
+            f->seq = sf;
+            g->seq = sg;
+            f->t = (rs_time)llround(t);
+            f->kind = (uint8_t)dk;
+            g->t = (rs_time)llround(up);
+            g->kind = (uint8_t)up_kind(dk);
+            t = up; /* the next failure comes MTBF after the repair */
+        }
+    }
+    free(cand);
+    return rc;
+}
+
+/* Time order, equal times in creation order (schedule order). */
+static int entry_cmp(const void *a, const void *b)
+{
+    const fentry *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
 {
     pentry *pe = NULL;
@@ -618,70 +830,32 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     if (net->flt)
         return rs_err_set(err, RS_EINVAL, "faults.schedule: faults already started");
     int rc = parse_all(c->schedule, "faults.schedule", err, &pe, &np);
-    if (rc != RS_OK || np == 0) {
+    if (rc != RS_OK || (np == 0 && !(c->mtbf_us > 0))) {
         free(pe);
         return rc;
     }
     if (net->fluid) {
         free(pe);
-        return rs_err_set(err, RS_EINVAL, "faults.schedule: faults need fidelity=packet");
+        return rs_err_set(err, RS_EINVAL, "%s: faults need fidelity=packet", np ? "faults.schedule" : "faults.mtbf_us");
     }
     struct rs_faults *F = calloc(1, sizeof *F);
-    fentry *e = F ? calloc((size_t)np * 2, sizeof *e) : NULL;
-    if (!F || !e) {
+    if (!F) {
         free(pe);
-        free(F);
         return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
     }
+    size_t cap = 0;
     F->cfg = *c;
-    F->e = e;
-    F->charge = RS_NONE;
     if (rs_time_from_us(c->convergence_us, &F->conv) != RS_OK ||
         rs_time_from_us(c->watchdog_us, &F->wd) != RS_OK) {
         rc = rs_err_set(err, RS_EINVAL, "faults.convergence_us / faults.watchdog_us: out of range");
         goto fail;
     }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < np; i++) {
-        fentry *f = &e[n];
-        f->t = pe[i].t;
-        f->kind = (uint8_t)pe[i].kind;
-        f->routes_at = RS_TIME_MAX;
-        if ((rc = resolve(net, &pe[i], i, f, err)) != RS_OK)
+    for (uint32_t i = 0; i < np; i++)
+        if ((rc = expand_entry(net, F, &cap, &pe[i], i, err)) != RS_OK)
             goto fail;
-        n++;
-        if (f->kind == FK_LINK_DEGRADE) {
-            uint64_t now_bps = net->ports[f->port].rate_bps;
-            f->saved_bps = now_bps;
-            f->rate_bps = pe[i].gbps > 0 ? (uint64_t)llround(pe[i].gbps * 1e9) : now_bps / 2;
-            if (f->rate_bps == 0 || f->rate_bps > now_bps) {
-                rc = rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate "
-                                "above 0 and at most the link's %g Gb/s", i + 1, pe[i].gbps, (double)now_bps / 1e9);
-                goto fail;
-            }
-        }
-        if (pe[i].has_dur) {
-            fentry *r = &e[n++];
-            *r = *f;
-            r->t = f->t + pe[i].dur;
-            r->kind = f->kind == FK_LINK_DOWN ? FK_LINK_UP : f->kind == FK_SWITCH_DOWN ? FK_SWITCH_UP
-                    : f->kind == FK_NIC_DOWN ? FK_NIC_UP : FK_LINK_RESTORE;
-            if (r->kind == FK_LINK_RESTORE)
-                r->rate_bps = f->saved_bps;
-        }
-    }
-    /* Time order, stable: equal times keep schedule order. O(n^2), fine
-     * for the hundreds of entries a schedule holds. */
-    for (uint32_t i = 1; i < n; i++) {
-        fentry x = e[i];
-        uint32_t j = i;
-        while (j > 0 && e[j - 1].t > x.t) {
-            e[j] = e[j - 1];
-            j--;
-        }
-        e[j] = x;
-    }
-    F->n = n;
+    if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
+        goto fail;
+    qsort(F->e, F->n, sizeof *F->e, entry_cmp);
     if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
         rs_err_set(err, rc, "faults.schedule: too many entities");
         goto fail;
@@ -691,15 +865,15 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     rs_time now = rs_sim_now(net->sim);
     /* Entries due now apply at once: an event at the same time would run
      * after the traffic's (equal times run in entity order). */
-    for (uint32_t i = 0; i < n; i++)
-        if (e[i].t <= now)
+    for (uint32_t i = 0; i < F->n; i++)
+        if (F->e[i].t <= now)
             ev_fault(net->sim, net, i);
         else
-            rs_sim_at(net->sim, e[i].t, F->ent, ev_fault, net, i);
+            rs_sim_at(net->sim, F->e[i].t, F->ent, ev_fault, net, i);
     return RS_OK;
 fail:
     free(pe);
-    free(e);
+    free(F->e);
     free(F);
     return rc;
 }
@@ -716,6 +890,8 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     snprintf(out->kind, sizeof out->kind, "%s", kind_names[e->kind]);
     snprintf(out->target, sizeof out->target, "%s", e->target);
     snprintf(out->spec, sizeof out->spec, "%s", e->spec);
+    snprintf(out->origin, sizeof out->origin, "%s", origin_names[e->origin]);
+    out->entry = e->entry;
     out->applied = e->applied;
     out->packets_lost = e->lost;
     out->routes_recomputed_at = e->routes_at;

@@ -8,11 +8,14 @@
  * The schedule is text: entries separated by ';', each
  * "TIME KIND TARGET [DURATION]" with TIME and DURATION in ps, ns, us, ms
  * or s. KIND is link-down, link-up, switch-down, switch-up, nic-down,
- * nic-up or link-degrade[=GBPS]; TARGET a port or node name as the
- * topology names them ("leaf0.p3", "gpu5.nic", "gpu5", "spine1") or a
- * class drawn with the run seed: any-network-link, any-spine-link,
- * any-rail-uplink, any-spine, any-rail-switch, any-nic. A down kind with
- * a DURATION is repaired DURATION later; link-degrade needs a DURATION.
+ * nic-up, link-degrade[=GBPS] or link-flap[=PERIOD[,DUTY]]; TARGET a port
+ * or node name as the topology names them ("leaf0.p3", "gpu5.nic",
+ * "gpu5", "spine1") or a class drawn with the run seed: any-network-link,
+ * any-spine-link, any-rail-uplink, any-spine, any-rail-switch, any-nic. A
+ * down kind with a DURATION is repaired DURATION later; link-degrade and
+ * link-flap need a DURATION (a flap becomes its down/up transitions).
+ * Random failures (faults.mtbf_us) are drawn from the seed before the run
+ * and join the schedule as entries of their own.
  *
  * The packet path gains one test per arrival (net->cuts_pending, for the
  * frames on a wire that failed); a down port drops what it would
@@ -30,9 +33,14 @@ typedef struct rs_fault_config {
     double convergence_us; /* faults.convergence_us: failure to new routes, 0 = instant */
     double watchdog_us;    /* faults.watchdog_us: stop after this long without progress, 0 = off */
     int reroute_hb;        /* faults.reroute_hb: rail-only reaches a cut-off NIC through its HB domain */
+    double mtbf_us;        /* faults.mtbf_us: random failures, mean time between failures per member; 0 = none */
+    double mttr_us;        /* faults.mttr_us: mean time to repair */
+    double horizon_us;     /* faults.horizon_us: random failures happen before this time only */
+    char random_class[24]; /* faults.random_class: the class whose members fail at random */
 } rs_fault_config;
 
-/* No faults, instant convergence, 20 ms watchdog, HB reroute on. */
+/* No faults, instant convergence, 20 ms watchdog, HB reroute on; no
+ * random failures (MTTR 100 us, class any-network-link when enabled). */
 void rs_fault_config_default(rs_fault_config *c);
 
 /* Check the syntax of a schedule (targets are resolved only against a
@@ -40,6 +48,11 @@ void rs_fault_config_default(rs_fault_config *c);
  * `label` (the key or option the text came from: "faults.schedule",
  * "--fault"), the entry and what was expected. */
 int rs_fault_check(const char *schedule, const char *label, rs_err *err);
+
+/* rs_fault_check on c->schedule, and the random-failure keys: a known
+ * faults.random_class, faults.horizon_us and faults.mttr_us above 0 when
+ * faults.mtbf_us is. RS_EINVAL with err naming the key. */
+int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
 
 /* Resolve c->schedule against net (class targets are drawn with the
  * network's seed) and schedule every entry. Call once, before traffic
@@ -57,6 +70,8 @@ typedef struct rs_net_fault_info {
     char kind[24];                /* "link-down", ... */
     char target[48];              /* resolved name: "leaf0.p3" (one end of the cable), "spine1", "gpu5.nic" */
     char spec[64];                /* the target as written ("any-spine-link") */
+    char origin[12];              /* "schedule", "repair" (of a down with a DURATION), "flap", "random" */
+    uint32_t entry;               /* 1-based faults.schedule entry it came from; 0 for "random" */
     int applied;                  /* the run reached time_ps */
     uint64_t packets_lost;        /* link-down or no-route drops from this fault to the next, and
                                    * the frames on a wire it cut */

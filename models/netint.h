@@ -151,7 +151,7 @@ typedef struct rs_port {
      * last failed; it and every frame ahead of it on the link are lost
      * when they arrive. NULL: none pending. */
     struct rs_pkt *cut_tail;
-    uint32_t cut_fault;        /* the fault entry that cut it (their drops are its) */
+    uint32_t down_fault;       /* the fault entry that last took the cable down: its link-down drops */
 } __attribute__((aligned(64))) rs_port;
 _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port line layout");
 
@@ -338,7 +338,8 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
-void rs_fault_note_drop(rs_net *net, const rs_pkt *pkt); /* a link-down or no-route drop */
+/* A link-down drop at port p or a no-route drop (p NULL). */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt);
 /* A frame arrives while net->cuts_pending: 1 if it was on the wire when
  * its cable failed (then it has been dropped, reason link-down). */
 int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt);
