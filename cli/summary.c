@@ -210,6 +210,21 @@ static json_t *fault_list(rs_net *net)
         json_object_set_new(f, "packets_lost", I(fi.packets_lost));
         json_object_set_new(f, "routes_recomputed_at_ps",
                             fi.routes_recomputed_at == RS_TIME_MAX ? json_null() : I(fi.routes_recomputed_at));
+        json_t *stuck = json_array();
+        for (uint32_t k = 0; k < rs_net_fault_pfc_stuck_count(net); k++) {
+            rs_net_pfc_stuck ps;
+            rs_net_fault_pfc_stuck_get(net, k, &ps);
+            if (ps.fault != i)
+                continue;
+            json_t *x = json_object();
+            json_object_set_new(x, "port", json_string(ps.port));
+            json_object_set_new(x, "priority", I(ps.priority));
+            json_object_set_new(x, "reason", json_string(ps.reason));
+            json_object_set_new(x, "behind", json_string(ps.behind));
+            json_object_set_new(x, "detected_at_ps", I(ps.detected_ps));
+            json_array_append_new(stuck, x);
+        }
+        json_object_set_new(f, "pfc_stuck", stuck);
         json_array_append_new(a, f);
     }
     return a;

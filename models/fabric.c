@@ -104,6 +104,8 @@ static void ev_pfc_refresh(rs_sim *sim, void *obj, uint64_t port)
     p->pfc_refresh_sched = 0;
     if (!p->pause_sent)
         return;
+    if (RS_UNLIKELY(net->flt != NULL))
+        rs_fault_note_pfc_hold(net, (uint32_t)port); /* a pause that cannot be released? */
     p->pfc_xoff |= p->pause_sent;
     p->pfc_refresh_sched = 1;
     rs_sim_at(sim, rs_sim_now(sim) + pause_time(p, RS_PFC_QUANTA_MAX) / 2,

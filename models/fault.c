@@ -89,8 +89,30 @@ struct rs_faults {
     int wd_armed;           /* wd_* hold a snapshot */
     rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
     uint64_t wd_goodput, wd_done;
+    /* PFC pauses found stuck (pfc_wait): at most MAX_STUCK, deduplicated. */
+    struct stuck *stuck;
+    uint32_t nstuck;
+    uint32_t *seen;         /* per port: search generation that visited it */
+    uint8_t *verdict;       /* per port: W_* once visited in this generation */
+    uint32_t gen;
     char errmsg[1024];
 };
+
+/* A PFC pause that cannot be released (docs/faults-format.md): port
+ * `port` paused for priority `prio`, waiting on `behind` (the dead, paused
+ * port at the end of its chain, or a port of the cycle it is in). */
+enum { W_PROGRESS, W_DEAD, W_CYCLE, W_VISITING };
+static const char *const wait_names[] = { "", "dead-link", "cycle" };
+struct stuck {
+    rs_time at;
+    uint32_t fault;         /* the entry it is charged to */
+    uint32_t port, behind;
+    uint8_t prio, reason;
+};
+#define MAX_STUCK 256u
+/* A wait chain longer than this is taken to progress (it is not followed:
+ * Clos paths are a handful of hops). */
+#define MAX_WAIT_DEPTH 64
 
 void rs_fault_config_default(rs_fault_config *c)
 {
@@ -511,6 +533,153 @@ static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size
                     drawn ? " drawn from " : "", drawn ? e->spec : "", (double)e->t / 1e6);
 }
 
+/* -- PFC pauses that cannot be released ---------------------------------- */
+
+/* Can port p's priority q drain? W_PROGRESS: it is not paused, or its
+ * pause will be lifted by an XON (its pauser is below XOFF again) or by
+ * the pauser's queues draining (at least one egress queue that holds
+ * bytes of the pausing ingress port can make progress: it is not paused,
+ * so it sends, or drops into a dead link). W_DEAD: p is paused and its
+ * cable is down, or everything it waits on ends in such a port: no resume
+ * can cross a dead cable, the pause holds until its quanta run out, and
+ * behind it the pauser keeps refreshing. W_CYCLE: the waits form a loop
+ * (a PFC deadlock): never released. *culprit gets the port at the end.
+ * O(the pausers' queued packets along the chain); runs only from PFC
+ * refresh events and stops of fault runs. */
+static unsigned pfc_wait(rs_net *net, uint32_t pid, unsigned q, int depth, uint32_t *culprit)
+{
+    struct rs_faults *F = net->flt;
+    rs_port *p = &net->ports[pid];
+    if (!(p->paused & (1u << q)) || depth > MAX_WAIT_DEPTH)
+        return W_PROGRESS;
+    if (F->seen[pid] == F->gen) {
+        if (F->verdict[pid] == W_VISITING) {
+            *culprit = pid;
+            return W_CYCLE;
+        }
+        return F->verdict[pid];
+    }
+    F->seen[pid] = F->gen;
+    F->verdict[pid] = W_VISITING;
+    unsigned v;
+    const rs_port *in = &net->ports[p->peer_port]; /* the pauser: the switch's ingress from p */
+    if (!p->up) {
+        *culprit = pid;
+        v = W_DEAD;
+    } else if (!(in->pause_sent & (1u << q)) || net->nodes[p->peer_node].kind != RS_NODE_SWITCH) {
+        v = W_PROGRESS; /* a resume is on its way */
+    } else {
+        /* Stuck only if every egress queue holding the pauser's bytes is. */
+        const rs_node *sw = &net->nodes[p->peer_node];
+        unsigned held = 0, drains = 0;
+        v = W_DEAD;
+        for (uint32_t k = 0; k < sw->nports && !drains; k++) {
+            uint32_t eid = sw->port_base + k;
+            const rs_pkt *x = net->ports[eid].q[q].head;
+            while (x && x->in_port != p->peer_port)
+                x = x->next;
+            if (!x)
+                continue;
+            held = 1;
+            unsigned w = pfc_wait(net, eid, q, depth + 1, culprit);
+            if (w == W_PROGRESS)
+                drains = 1;
+            else if (w == W_CYCLE)
+                v = W_CYCLE;
+        }
+        if (drains || !held)
+            v = W_PROGRESS;
+    }
+    /* PROGRESS and DEAD do not depend on the ports being visited above
+     * this one: keep them for the rest of the search; a CYCLE verdict may
+     * (the loop may close through an ancestor that drains another way),
+     * so it is computed again if asked again. */
+    if (v == W_CYCLE)
+        F->seen[pid] = 0;
+    F->verdict[pid] = (uint8_t)v;
+    return v;
+}
+
+/* Check the pause port pid (paused for priority q) is under: record it
+ * when it cannot be released. Returns the verdict. */
+static unsigned pfc_check(rs_net *net, uint32_t pid, unsigned q)
+{
+    struct rs_faults *F = net->flt;
+    if (!F->seen) {
+        F->seen = calloc(net->nports, sizeof *F->seen);
+        F->verdict = calloc(net->nports, 1);
+        if (!F->seen || !F->verdict) {
+            rs_sim_stop(net->sim, RS_ENOMEM);
+            return W_PROGRESS;
+        }
+    }
+    if (++F->gen == 0) {
+        memset(F->seen, 0, net->nports * sizeof *F->seen);
+        F->gen = 1;
+    }
+    uint32_t culprit = pid;
+    unsigned v = pfc_wait(net, pid, q, 0, &culprit);
+    if (v == W_PROGRESS)
+        return v;
+    /* Charged to the fault that took the dead port down, or for a cycle
+     * to the latest fault (the routes it led to). */
+    uint32_t fault = v == W_DEAD ? net->ports[culprit].down_fault : F->cur - 1;
+    for (uint32_t i = 0; i < F->nstuck; i++) {
+        const struct stuck *x = &F->stuck[i];
+        if (x->port == pid && x->prio == q && x->reason == v && x->fault == fault)
+            return v;
+    }
+    if (F->nstuck >= MAX_STUCK)
+        return v;
+    if (!F->stuck && !(F->stuck = calloc(MAX_STUCK, sizeof *F->stuck))) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return v;
+    }
+    F->stuck[F->nstuck++] = (struct stuck){ rs_sim_now(net->sim), fault, pid, culprit, (uint8_t)q, (uint8_t)v };
+    return v;
+}
+
+/* Port pid (a switch's ingress side) is refreshing its pause of the peer:
+ * is that pause one that cannot be released? */
+void rs_fault_note_pfc_hold(rs_net *net, uint32_t pid)
+{
+    const rs_port *in = &net->ports[pid];
+    for (unsigned q = 0; q < RS_NPRIO; q++)
+        if (in->pause_sent & (1u << q))
+            pfc_check(net, in->peer_port, q);
+}
+
+/* Every paused port, when the run stops: append the stuck ones to the
+ * stop message. */
+static void pfc_stop_report(rs_net *net)
+{
+    struct rs_faults *F = net->flt;
+    size_t cap = sizeof F->errmsg, len = strlen(F->errmsg);
+    uint32_t shown = 0, total = 0;
+    for (uint32_t i = 0; i < net->nports; i++) {
+        for (unsigned q = 0; q < RS_NPRIO && net->ports[i].paused; q++) {
+            if (!(net->ports[i].paused & (1u << q)) || pfc_check(net, i, q) == W_PROGRESS)
+                continue;
+            total++;
+            const struct stuck *x = NULL;
+            for (uint32_t k = 0; k < F->nstuck; k++)
+                if (F->stuck[k].port == i && F->stuck[k].prio == q)
+                    x = &F->stuck[k];
+            if (!x || shown >= 8 || len + 1 >= cap)
+                continue;
+            char a[48], b[48];
+            rs_topo_port_name(net, x->port, a, sizeof a);
+            rs_topo_port_name(net, x->behind, b, sizeof b);
+            len += (size_t)snprintf(F->errmsg + len, cap - len, "%s %s priority %u (%s %s)",
+                                    shown ? "," : "; PFC pauses that cannot be released:", a, q,
+                                    x->reason == W_DEAD ? "behind dead link at" : "in a cycle through", b);
+            shown++;
+        }
+    }
+    if (total > shown && len + 1 < cap)
+        snprintf(F->errmsg + len, cap - len, " and %u more", total - shown);
+}
+
 /* List unfinished messages whose network leg has no path; stop if any.
  * `why` prefixes the message. Returns 1 when it stopped the run. */
 static int check_cut(rs_net *net, const char *why, int force)
@@ -549,6 +718,7 @@ static int check_cut(rs_net *net, const char *why, int force)
         return 0;
     if (cut > 16 && len < cap)
         snprintf(F->errmsg + len, cap - len, " and %u more message(s)", cut - 16);
+    pfc_stop_report(net);
     rs_sim_stop(net->sim, RS_EUNREACH);
     return 1;
 }
@@ -665,6 +835,9 @@ void rs_fault_free(rs_net *net)
     if (!net->flt)
         return;
     free(net->flt->e);
+    free(net->flt->stuck);
+    free(net->flt->seen);
+    free(net->flt->verdict);
     free(net->flt);
     net->flt = NULL;
 }
@@ -895,6 +1068,23 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     out->applied = e->applied;
     out->packets_lost = e->lost;
     out->routes_recomputed_at = e->routes_at;
+    return RS_OK;
+}
+
+uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net) { return net->flt ? net->flt->nstuck : 0; }
+
+int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out)
+{
+    if (i >= rs_net_fault_pfc_stuck_count(net))
+        return RS_EINVAL;
+    const struct stuck *x = &net->flt->stuck[i];
+    memset(out, 0, sizeof *out);
+    out->detected_ps = x->at;
+    out->fault = x->fault;
+    out->priority = x->prio;
+    rs_topo_port_name(net, x->port, out->port, sizeof out->port);
+    rs_topo_port_name(net, x->behind, out->behind, sizeof out->behind);
+    snprintf(out->reason, sizeof out->reason, "%s", wait_names[x->reason]);
     return RS_OK;
 }
 

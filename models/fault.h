@@ -81,6 +81,23 @@ uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */
 int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
 
+/* PFC pauses found that cannot be released (docs/faults-format.md):
+ * looked for whenever a switch refreshes a pause during a fault run, and
+ * over every paused port when the faults stop the run. At most 256, each
+ * (port, priority, reason, fault) once, in the order found. */
+typedef struct rs_net_pfc_stuck {
+    rs_time detected_ps;     /* first seen */
+    uint32_t fault;          /* index of the fault entry it is charged to (rs_net_fault_info_get) */
+    uint32_t priority;
+    char port[48];           /* the paused port */
+    char behind[48];         /* dead-link: the paused port with a dead cable at the end of the wait
+                              * chain; cycle: a port of the loop */
+    char reason[12];         /* "dead-link" or "cycle" */
+} rs_net_pfc_stuck;
+uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net);
+/* RS_EINVAL if i >= rs_net_fault_pfc_stuck_count. */
+int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out);
+
 /* Why the faults stopped the run (RS_EUNREACH from rs_net_run): a
  * destination no path reaches, or the watchdog; names the GPUs and the
  * fault. "" when they did not. Borrowed, lives as long as net. */

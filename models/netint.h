@@ -347,6 +347,8 @@ void rs_fault_note_timeout(rs_net *net);    /* a retransmit timeout: the watchdo
 /* A message's network leg goes from GPU a to GPU b: stop now if no path
  * joins them and no repair is scheduled. */
 void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b);
+/* Port pid (a switch port) refreshes its PFC pause of the peer. */
+void rs_fault_note_pfc_hold(rs_net *net, uint32_t pid);
 int rs_fault_reroute_hb(const rs_net *net); /* faults.reroute_hb */
 void rs_fault_free(rs_net *net);            /* also fine when net->flt is NULL */
 /* Is the network leg between the NICs of GPUs a and b usable now? */

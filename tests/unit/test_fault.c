@@ -6,6 +6,7 @@
 #include "cu_main.h"
 #include "fault.h"
 #include "net.h"
+#include "netint.h"
 
 static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
 {
@@ -206,6 +207,60 @@ static void test_fault_frames_on_the_wire_are_lost(void)
     rs_net_destroy(net);
 }
 
+/* Queue a frame that came in on in_port at egress port eg, priority q. */
+static void hold(rs_net *net, uint32_t eg, uint32_t in_port, unsigned q)
+{
+    rs_pkt *x = rs_pool_get(&net->pkts);
+    memset(x, 0, sizeof *x);
+    x->in_port = in_port;
+    x->prio = (uint8_t)q;
+    net->ports[eg].q[q].head = net->ports[eg].q[q].tail = x;
+}
+
+static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down leaf3.p4", 0, &err), RS_OK);
+    /* A PFC deadlock by hand: leaf1.p6 (toward spine1) is paused by
+     * spine1, whose paused-for bytes wait in spine1.p3 (toward leaf1),
+     * which leaf1 pauses for bytes waiting in leaf1.p6. */
+    uint32_t a = port_named(net, "leaf1.p6"), b = port_named(net, "spine1.p3");
+    CU_ASSERT_FATAL(a != UINT32_MAX && b != UINT32_MAX);
+    rs_port *pa = &net->ports[a], *pb = &net->ports[b];
+    unsigned q = 3;
+    CU_ASSERT_FATAL(net->nodes[pa->peer_node].kind == RS_NODE_SWITCH && pb->peer_node == pa->node);
+    pa->paused = pb->paused = 1u << q;
+    net->ports[pa->peer_port].pause_sent = net->ports[pb->peer_port].pause_sent = 1u << q;
+    hold(net, b, pa->peer_port, q);
+    hold(net, a, pb->peer_port, q);
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 1);
+    rs_net_pfc_stuck st;
+    rs_net_fault_pfc_stuck_get(net, 0, &st);
+    CU_ASSERT_STRING_EQUAL(st.port, "leaf1.p6");
+    CU_ASSERT_STRING_EQUAL(st.reason, "cycle");
+    CU_ASSERT_EQUAL(st.priority, q);
+    CU_ASSERT_EQUAL(st.fault, 0);
+    rs_fault_note_pfc_hold(net, pa->peer_port); /* found again: listed once */
+    CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+    /* spine1.p3 resumed: its queue drains, so leaf1.p6's pause will end. */
+    pb->paused = 0;
+    rs_fault_note_pfc_hold(net, pb->peer_port);
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+    /* Paused again, and its cable is down: behind a dead link. */
+    pb->paused = 1u << q;
+    pb->up = 0;
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 2);
+    rs_net_fault_pfc_stuck_get(net, 1, &st);
+    CU_ASSERT_STRING_EQUAL(st.reason, "dead-link");
+    CU_ASSERT_STRING_EQUAL(st.behind, "spine1.p3");
+    pb->up = 1;
+    rs_net_destroy(net); /* frees the hand-made frames with the pool */
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -216,6 +271,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_link_failure_conserves_packets),
     RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
     RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
+    RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
