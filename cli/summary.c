@@ -210,6 +210,10 @@ static json_t *fault_list(rs_net *net)
         json_object_set_new(f, "packets_lost", I(fi.packets_lost));
         json_object_set_new(f, "routes_recomputed_at_ps",
                             fi.routes_recomputed_at == RS_TIME_MAX ? json_null() : I(fi.routes_recomputed_at));
+        json_object_set_new(f, "packets_retransmitted", I(fi.packets_retransmitted));
+        json_object_set_new(f, "flows_hit", I(fi.flows_hit));
+        json_object_set_new(f, "time_to_recover_ps",
+                            fi.time_to_recover_ps == RS_TIME_MAX ? json_null() : I(fi.time_to_recover_ps));
         json_t *stuck = json_array();
         for (uint32_t k = 0; k < rs_net_fault_pfc_stuck_count(net); k++) {
             rs_net_pfc_stuck ps;

@@ -66,6 +66,10 @@ typedef struct fentry {
     rs_time t, dur;
     rs_time routes_at;
     uint64_t lost;
+    uint64_t retx;          /* data packets retransmitted by flows it hit last */
+    uint32_t flows_hit;     /* flows that lost a packet to it */
+    uint32_t pending;       /* of those, not yet delivered */
+    rs_time recovered_at;   /* the last of them delivered (its own time when none was pending) */
     uint64_t rate_bps;      /* degrade: the lowered rate */
     uint64_t saved_bps;     /* degrade: the rate it restores */
     uint32_t port;          /* link and NIC kinds: one port of the cable */
@@ -89,6 +93,10 @@ struct rs_faults {
     int wd_armed;           /* wd_* hold a snapshot */
     rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
     uint64_t wd_goodput, wd_done;
+    /* Which faults hit which flow: a list per flow (rs_flow.hit) through
+     * `next`, one node per (flow, fault); grows with the drops only. */
+    struct hit { uint32_t fault, next; } *hits;
+    size_t nhits, caphits;
     /* PFC pauses found stuck (pfc_wait): at most MAX_STUCK, deduplicated. */
     struct stuck *stuck;
     uint32_t nstuck;
@@ -819,11 +827,49 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
  * is the latest fault's (the routes it led to). */
 void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt)
 {
-    (void)pkt;
     struct rs_faults *F = net->flt;
     uint32_t i = p ? p->down_fault : F->cur - 1;
-    if (i < F->n)
-        F->e[i].lost++;
+    if (i >= F->n)
+        return;
+    fentry *e = &F->e[i];
+    e->lost++;
+    if (pkt->flow >= net->nflows)
+        return;
+    /* The flow that lost it: remember the fault (once per flow and fault)
+     * for its retransmissions and its recovery time. */
+    rs_flow *f = &net->flows[pkt->flow];
+    f->hit_last = i;
+    for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next)
+        if (F->hits[h].fault == i)
+            return;
+    if (rs_grow(&F->hits, &F->caphits, F->nhits, sizeof *F->hits) != RS_OK) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return;
+    }
+    F->hits[F->nhits] = (struct hit){ i, f->hit };
+    f->hit = (uint32_t)F->nhits++;
+    e->flows_hit++;
+    if (!f->rx_done)
+        e->pending++;
+    else if (e->recovered_at < e->t)
+        e->recovered_at = e->t; /* delivered already (an ACK was lost): nothing to wait for */
+}
+
+void rs_fault_note_retx(rs_net *net, const rs_flow *f)
+{
+    net->flt->e[f->hit_last].retx++;
+}
+
+void rs_fault_note_delivered(rs_net *net, const rs_flow *f)
+{
+    struct rs_faults *F = net->flt;
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next) {
+        fentry *e = &F->e[F->hits[h].fault];
+        e->pending--;
+        if (e->recovered_at < now)
+            e->recovered_at = now;
+    }
 }
 
 int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
@@ -836,6 +882,7 @@ void rs_fault_free(rs_net *net)
         return;
     free(net->flt->e);
     free(net->flt->stuck);
+    free(net->flt->hits);
     free(net->flt->seen);
     free(net->flt->verdict);
     free(net->flt);
@@ -1067,6 +1114,9 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     out->entry = e->entry;
     out->applied = e->applied;
     out->packets_lost = e->lost;
+    out->packets_retransmitted = e->retx;
+    out->flows_hit = e->flows_hit;
+    out->time_to_recover_ps = e->flows_hit && !e->pending ? e->recovered_at - e->t : RS_TIME_MAX;
     out->routes_recomputed_at = e->routes_at;
     return RS_OK;
 }

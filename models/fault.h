@@ -76,6 +76,11 @@ typedef struct rs_net_fault_info {
     uint64_t packets_lost;        /* link-down or no-route drops from this fault to the next, and
                                    * the frames on a wire it cut */
     rs_time routes_recomputed_at; /* RS_TIME_MAX: not (yet) */
+    uint64_t packets_retransmitted; /* data packets re-sent by flows whose latest fault-caused loss was this one */
+    uint32_t flows_hit;           /* flows (a message, or a relayed message's network chunk) that lost a
+                                   * packet (data, ACK, NAK or CNP) to it */
+    rs_time time_to_recover_ps;   /* from time_ps until the last of those flows had delivered every byte;
+                                   * RS_TIME_MAX: none lost, or one never delivered */
 } rs_net_fault_info;
 uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */

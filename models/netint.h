@@ -168,6 +168,8 @@ typedef struct rs_flow {
     uint32_t next_active;    /* link in the port's round-robin list */
     uint32_t msg;            /* owning message */
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
+    uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
+    uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
@@ -344,6 +346,10 @@ void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt);
  * its cable failed (then it has been dropped, reason link-down). */
 int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt);
 void rs_fault_note_timeout(rs_net *net);    /* a retransmit timeout: the watchdog looks */
+/* Flow f (hit by a fault: f->hit != RS_NONE) retransmits a data packet,
+ * or has delivered all its bytes. */
+void rs_fault_note_retx(rs_net *net, const rs_flow *f);
+void rs_fault_note_delivered(rs_net *net, const rs_flow *f);
 /* A message's network leg goes from GPU a to GPU b: stop now if no path
  * joins them and no repair is scheduled. */
 void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b);

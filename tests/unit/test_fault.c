@@ -201,9 +201,26 @@ static void test_fault_frames_on_the_wire_are_lost(void)
     /* (1 us + one frame time) / 82 ns: 12 or 13 frames. */
     CU_ASSERT(pi.drops >= 12 && pi.drops <= 13);
     check_conserved(net, 1u << 21);
-    rs_net_fault_info up;
+    rs_net_fault_info down, up;
+    rs_net_fault_info_get(net, 0, &down);
     rs_net_fault_info_get(net, 1, &up);
     CU_ASSERT_EQUAL(up.packets_lost, 0); /* charged to the failure, not the repair */
+    /* The one flow lost packets to the failure, went back and resent them
+     * (every resend is the failure's: no other drop), and was delivered
+     * after the failure. */
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(down.flows_hit, 1);
+    CU_ASSERT(down.packets_retransmitted >= down.packets_lost);
+    CU_ASSERT_EQUAL(down.packets_retransmitted, st.pkts_retransmitted);
+    CU_ASSERT(down.time_to_recover_ps > 0 && down.time_to_recover_ps != RS_TIME_MAX);
+    const rs_net_msg_time *mt;
+    size_t nmt;
+    mt = rs_net_msg_times(net, &nmt);
+    CU_ASSERT_EQUAL_FATAL(nmt, 1);
+    CU_ASSERT_EQUAL(down.time_ps + down.time_to_recover_ps, mt[0].end);
+    CU_ASSERT_EQUAL(up.flows_hit, 0);
+    CU_ASSERT_EQUAL(up.time_to_recover_ps, RS_TIME_MAX);
     rs_net_destroy(net);
 }
 
