@@ -869,6 +869,12 @@ void rs_fault_note_delivered(rs_net *net, const rs_flow *f)
         e->pending--;
         if (e->recovered_at < now)
             e->recovered_at = now;
+        if (e->pending == 0 && RS_UNLIKELY(net->tl != NULL)) {
+            /* Its last hit flow is delivered: time_ps + time_to_recover_ps. */
+            char d[24];
+            snprintf(d, sizeof d, "fault %u", F->hits[h].fault + 1);
+            rs_nettl_fault(net, e->target, "recovered", d);
+        }
     }
 }
 
