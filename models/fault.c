@@ -14,6 +14,17 @@
  * the arrival path, which tests net->cuts_pending (one hot field, 0
  * except in the ~1 us after a cut), drops every frame up to that mark.
  *
+ * Flaps and random failures (faults.mtbf_us) are expanded into plain
+ * down/up entries before the run: the event stream is finite (random
+ * failures stop at faults.horizon_us) and a run is deterministic.
+ *
+ * Per entry it counts the drops it caused (link-down drops at the ports
+ * it took down, no-route drops while it is the latest), the flows that
+ * lost a packet to it (a list per flow, rs_flow.hit), their data
+ * retransmissions (charged to a flow's latest fault) and when the last of
+ * them was delivered (time to recover). PFC pauses that cannot be
+ * released (pfc_wait) are looked for from switches' pause refreshes.
+ *
  * Stopping: after routes change, every unfinished message whose network
  * leg has no path (rs_net_path_links) is cut off; if no repair is still
  * scheduled the run stops with RS_EUNREACH and a message naming the GPUs
