@@ -12,7 +12,7 @@
  * routes are recomputed. Frames already on the wire when a cable fails
  * are lost too: the failure marks the link's last frame (cut_tail) and
  * the arrival path, which tests net->cuts_pending (one hot field, 0
- * except in the ~1 us after a cut), drops every frame up to that mark.
+ * except in the ~1.1 us after a cut), drops every frame up to that mark.
  *
  * Flaps and random failures (faults.mtbf_us) are expanded into plain
  * down/up entries before the run: the event stream is finite (random
@@ -642,7 +642,7 @@ static unsigned pfc_check(rs_net *net, uint32_t pid, unsigned q)
         return v;
     /* Charged to the fault that took the dead port down, or for a cycle
      * to the latest fault (the routes it led to). */
-    uint32_t fault = v == W_DEAD ? net->ports[culprit].down_fault : F->cur - 1;
+    uint32_t fault = v == W_DEAD && !net->ports[culprit].up ? net->ports[culprit].down_fault : F->cur - 1;
     for (uint32_t i = 0; i < F->nstuck; i++) {
         const struct stuck *x = &F->stuck[i];
         if (x->port == pid && x->prio == q && x->reason == v && x->fault == fault)
