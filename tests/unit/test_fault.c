@@ -278,6 +278,101 @@ static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
     rs_net_destroy(net); /* frees the hand-made frames with the pool */
 }
 
+static void test_fault_flap_expands_to_its_transitions(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    /* Down 3 us of every 10 us from 1 us for 25 us: down at 1, 11, 21 us,
+     * up 3 us after each. */
+    CU_ASSERT_EQUAL_FATAL(start(net, "2us nic-down gpu3 1us; 1us link-flap=10us,0.3 leaf0.p4 25us", 0, &err), RS_OK);
+    static const struct { rs_time t; const char *kind, *origin; uint32_t entry; } want[] = {
+        { 1000000, "link-down", "flap", 2 },  { 2000000, "nic-down", "schedule", 1 },
+        { 3000000, "nic-up", "repair", 1 },   { 4000000, "link-up", "flap", 2 },
+        { 11000000, "link-down", "flap", 2 }, { 14000000, "link-up", "flap", 2 },
+        { 21000000, "link-down", "flap", 2 }, { 24000000, "link-up", "flap", 2 },
+    };
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_count(net), sizeof want / sizeof want[0]);
+    for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        CU_ASSERT_EQUAL(fi.time_ps, want[i].t);
+        CU_ASSERT_STRING_EQUAL(fi.kind, want[i].kind);
+        CU_ASSERT_STRING_EQUAL(fi.origin, want[i].origin);
+        CU_ASSERT_EQUAL(fi.entry, want[i].entry);
+    }
+    rs_net_destroy(net);
+    rs_err e2;
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=10us,0 leaf0.p4 1ms", "k", &e2), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=1ps,0.5 leaf0.p4 1ms", "k", &e2), RS_EINVAL); /* 0.5 ps down */
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=2ps,0.5 leaf0.p4 1ns", "k", &e2), RS_OK);
+}
+
+/* Random failures of class cls on a 32-GPU fat tree: the entries. */
+static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uint32_t max)
+{
+    rs_net_config c;
+    rs_net_config_default(&c);
+    c.gpus = 32;
+    c.hb_size = 1;
+    c.radix = 8;
+    c.seed = seed;
+    rs_net *net = NULL;
+    rs_err err;
+    if (rs_net_create(&c, &net, &err) != RS_OK)
+        return 0;
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    fc.mtbf_us = 500;
+    fc.mttr_us = 20;
+    fc.horizon_us = 1000;
+    snprintf(fc.random_class, sizeof fc.random_class, "%s", cls);
+    uint32_t n = 0;
+    if (rs_net_faults_start(net, &fc, &err) == RS_OK)
+        for (; n < rs_net_fault_count(net) && n < max; n++)
+            rs_net_fault_info_get(net, n, &out[n]);
+    rs_net_destroy(net);
+    return n;
+}
+
+static void test_fault_random_failures_are_seeded_and_per_member(void)
+{
+    enum { MAX = 1024 };
+    static rs_net_fault_info a[MAX], b[MAX], c[MAX], sp[MAX];
+    uint32_t na = draw("any-network-link", 9, a, MAX), nb = draw("any-network-link", 9, b, MAX);
+    uint32_t nc = draw("any-network-link", 10, c, MAX), ns = draw("any-spine-link", 9, sp, MAX);
+    /* 64 cables over 1 ms at a 520 us cycle: ~2 failures each, 2 entries per failure. */
+    CU_ASSERT(na > 64 && na < MAX);
+    CU_ASSERT_EQUAL(na, nb);
+    CU_ASSERT_EQUAL(memcmp(a, b, na * sizeof a[0]), 0);
+    CU_ASSERT(nc != na || memcmp(a, c, na * sizeof a[0]) != 0);
+    uint32_t downs = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        CU_ASSERT_STRING_EQUAL(a[i].origin, "random");
+        CU_ASSERT_EQUAL(a[i].entry, 0);
+        CU_ASSERT(i == 0 || a[i - 1].time_ps <= a[i].time_ps);
+        if (strcmp(a[i].kind, "link-down"))
+            continue;
+        downs++;
+        CU_ASSERT(a[i].time_ps < 1000000000ull);
+        /* The next entry of this cable is its repair. */
+        uint32_t j = i + 1;
+        while (j < na && strcmp(a[j].target, a[i].target))
+            j++;
+        CU_ASSERT(j < na && !strcmp(a[j].kind, "link-up"));
+    }
+    CU_ASSERT_EQUAL(2 * downs, na);
+    /* A spine link's failures are the same whichever class drew them: one
+     * stream per member. */
+    CU_ASSERT(ns > 0);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t j = 0;
+        while (j < na && (a[j].time_ps != sp[i].time_ps || strcmp(a[j].target, sp[i].target) ||
+                          strcmp(a[j].kind, sp[i].kind)))
+            j++;
+        CU_ASSERT(j < na);
+    }
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -289,6 +384,8 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
     RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
+    RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
+    RS_CU_TEST(test_fault_random_failures_are_seeded_and_per_member),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
