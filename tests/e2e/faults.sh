@@ -195,6 +195,17 @@ s="$TMP/pfc/summary.json"
 check "PFC behind a dead link: stuck pauses reported on the fault, behind spine1.p1" "$s" \
     "len(d['faults'][0]['pfc_stuck']) >= 2 and all(x['reason'] == 'dead-link' and x['behind'] == 'spine1.p1' and x['priority'] == d['scenario']['transport']['priority'] and x['detected_at_ps'] >= 300000000 for x in d['faults'][0]['pfc_stuck']) and 'spine1.p1' in [x['port'] for x in d['faults'][0]['pfc_stuck']]"
 conserved "PFC behind a dead link" "$s"
+# Both spines fail instead: the run stops, and the stop message lists the
+# pauses left behind the dead links.
+"$RS" run -q "$E2E/small.json" --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
+    --set traffic.fan_in=12 --set traffic.bytes=4194304 --fault "300us switch-down spine0" \
+    --fault "300us switch-down spine1" -o "$TMP/pfc2" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "; PFC pauses that cannot be released: .* priority 3 (behind dead link at spine1.p0)" "$TMP/err" \
+    && ok "PFC behind dead links at a partition: exit 1, the stop message lists the stuck pauses" \
+    || fail "PFC partition stop: exit $rc, $(cat "$TMP/err")"
+check "PFC partition stop: summary's faults_stop lists them too" "$TMP/pfc2/summary.json" \
+    "'PFC pauses that cannot be released' in d['faults_stop']"
 
 # (9) Bad schedules: exit 2, one line naming the source and what was expected.
 bad() {
