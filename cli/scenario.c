@@ -217,6 +217,15 @@ static const key_def keys[] = {
          "seed of the faults' class draws (any-spine-link, ...); 0 = the run seed"),
     BOOL("faults.reroute_hb", faults.reroute_hb,
          "rail-only: reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC"),
+    DBL("faults.mtbf_us", faults.mtbf_us, 0, false, 1e12,
+        "random failures: mean time between failures of each member of faults.random_class, us; 0 = none"),
+    DBL("faults.mttr_us", faults.mttr_us, 0, true, 1e12,
+        "random failures: mean time to repair, us (exponential)"),
+    DBL("faults.horizon_us", faults.horizon_us, 0, false, 1e9,
+        "random failures happen before this simulated time only, us; required with faults.mtbf_us"),
+    STR("faults.random_class", faults.random_class,
+        "the class whose members fail at random: any-network-link, any-spine-link, any-rail-uplink, "
+        "any-spine, any-rail-switch or any-nic"),
     BOOL("timeline.heavy", timeline.heavy,
          "also write the timeline's flow, sample, PFC and ECN records (their count grows with packets and time)"),
 };
@@ -815,7 +824,7 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
             return rc;
     }
     /* The schedule's syntax; its targets need the network (rs_net_faults_start). */
-    int rc = rs_fault_check(tmp.faults.schedule, "faults.schedule", err);
+    int rc = rs_fault_config_check(&tmp.faults, err);
     if (rc)
         return rc;
     *sc = tmp;

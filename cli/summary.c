@@ -204,10 +204,31 @@ static json_t *fault_list(rs_net *net)
         json_object_set_new(f, "kind", json_string(fi.kind));
         json_object_set_new(f, "target", json_string(fi.target));
         json_object_set_new(f, "spec", json_string(fi.spec));
+        json_object_set_new(f, "origin", json_string(fi.origin));
+        json_object_set_new(f, "entry", fi.entry ? I(fi.entry) : json_null());
         json_object_set_new(f, "applied", json_boolean(fi.applied));
         json_object_set_new(f, "packets_lost", I(fi.packets_lost));
         json_object_set_new(f, "routes_recomputed_at_ps",
                             fi.routes_recomputed_at == RS_TIME_MAX ? json_null() : I(fi.routes_recomputed_at));
+        json_object_set_new(f, "packets_retransmitted", I(fi.packets_retransmitted));
+        json_object_set_new(f, "flows_hit", I(fi.flows_hit));
+        json_object_set_new(f, "time_to_recover_ps",
+                            fi.time_to_recover_ps == RS_TIME_MAX ? json_null() : I(fi.time_to_recover_ps));
+        json_t *stuck = json_array();
+        for (uint32_t k = 0; k < rs_net_fault_pfc_stuck_count(net); k++) {
+            rs_net_pfc_stuck ps;
+            rs_net_fault_pfc_stuck_get(net, k, &ps);
+            if (ps.fault != i)
+                continue;
+            json_t *x = json_object();
+            json_object_set_new(x, "port", json_string(ps.port));
+            json_object_set_new(x, "priority", I(ps.priority));
+            json_object_set_new(x, "reason", json_string(ps.reason));
+            json_object_set_new(x, "behind", json_string(ps.behind));
+            json_object_set_new(x, "detected_at_ps", I(ps.detected_ps));
+            json_array_append_new(stuck, x);
+        }
+        json_object_set_new(f, "pfc_stuck", stuck);
         json_array_append_new(a, f);
     }
     return a;

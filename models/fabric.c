@@ -54,7 +54,7 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
     if (pkt->type != RS_PKT_PFC) {
         net->st.pkts_dropped++;
         if (RS_UNLIKELY(net->flt != NULL) && reason != RS_DROP_BUFFER)
-            rs_fault_note_drop(net);
+            rs_fault_note_drop(net, p, pkt);
         if (RS_UNLIKELY(net->tl != NULL))
             rs_nettl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
     }
@@ -104,6 +104,8 @@ static void ev_pfc_refresh(rs_sim *sim, void *obj, uint64_t port)
     p->pfc_refresh_sched = 0;
     if (!p->pause_sent)
         return;
+    if (RS_UNLIKELY(net->flt != NULL))
+        rs_fault_note_pfc_hold(net, (uint32_t)port); /* a pause that cannot be released? */
     p->pfc_xoff |= p->pause_sent;
     p->pfc_refresh_sched = 1;
     rs_sim_at(sim, rs_sim_now(sim) + pause_time(p, RS_PFC_QUANTA_MAX) / 2,
@@ -488,6 +490,12 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
 
     pkt->hops++;
     net->st.last_activity = rs_sim_now(sim);
+    /* A cable failed while frames were on it (fault.c): those are lost.
+     * One test of a hot net field per arrival; the link is looked at only
+     * until the last of them has arrived. Cost not measurable: bench
+     * fat-tree-1024-permutation best of 5, 0.425 s before, 0.423 s after. */
+    if (RS_UNLIKELY(net->cuts_pending) && rs_fault_arrival_lost(net, pkt))
+        return;
     if (RS_UNLIKELY(pkt->type == RS_PKT_PFC)) {
         rs_pfc_receive(net, &net->ports[pkt->to_port], pkt); /* the receiver's port on this cable */
         rs_pool_put(&net->pkts, pkt);

@@ -9,10 +9,21 @@
  * flag at 0 and the packet path's existing test drops what it would send
  * (so frames queued toward a failed link are lost as the port drains
  * them); a switch with a stale route sends into the dead port until the
- * routes are recomputed. Known limit: frames already on the wire when a
- * cable fails (at most one frame time plus the link's propagation and
- * switch latency, about 0.6 us at the defaults) still arrive: finding them
- * would need a head pointer per link kept on the packet path.
+ * routes are recomputed. Frames already on the wire when a cable fails
+ * are lost too: the failure marks the link's last frame (cut_tail) and
+ * the arrival path, which tests net->cuts_pending (one hot field, 0
+ * except in the ~1.1 us after a cut), drops every frame up to that mark.
+ *
+ * Flaps and random failures (faults.mtbf_us) are expanded into plain
+ * down/up entries before the run: the event stream is finite (random
+ * failures stop at faults.horizon_us) and a run is deterministic.
+ *
+ * Per entry it counts the drops it caused (link-down drops at the ports
+ * it took down, no-route drops while it is the latest), the flows that
+ * lost a packet to it (a list per flow, rs_flow.hit), their data
+ * retransmissions (charged to a flow's latest fault) and when the last of
+ * them was delivered (time to recover). PFC pauses that cannot be
+ * released (pfc_wait) are looked for from switches' pause refreshes.
  *
  * Stopping: after routes change, every unfinished message whose network
  * leg has no path (rs_net_path_links) is cut off; if no repair is still
@@ -34,18 +45,29 @@
 
 enum fkind {
     FK_LINK_DOWN, FK_LINK_UP, FK_SWITCH_DOWN, FK_SWITCH_UP, FK_NIC_DOWN, FK_NIC_UP,
-    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_STRAGGLER, FK_STRAGGLER_END, FK_NKINDS
+    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_STRAGGLER, FK_STRAGGLER_END,
+    FK_LINK_FLAP, /* schedule only: expands into link-down / link-up entries */
+    FK_NKINDS
 };
 static const char *const kind_names[FK_NKINDS] = {
     "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore",
-    "straggler", "straggler-end"
+    "straggler", "straggler-end", "link-flap"
 };
 enum { TGT_LINK, TGT_SWITCH, TGT_NIC, TGT_GPU };
 static const uint8_t kind_target[FK_NKINDS] = {
-    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK, TGT_GPU, TGT_GPU
+    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK, TGT_GPU, TGT_GPU, TGT_LINK
 };
 /* Kinds the schedule may name (the others are the second halves of pairs). */
 static int kind_written(unsigned k) { return k != FK_LINK_RESTORE && k != FK_STRAGGLER_END; }
+/* Where an entry came from (summary.json `origin`). */
+enum { OR_SCHEDULE, OR_REPAIR, OR_FLAP, OR_RANDOM };
+static const char *const origin_names[] = { "schedule", "repair", "flap", "random" };
+/* link-flap without =PERIOD,DUTY: down 50 us of every 100 us. */
+#define FLAP_PERIOD_PS 100000000ull
+#define FLAP_DUTY 0.5
+/* Entries a schedule may expand to (flaps and random failures included):
+ * ~200 bytes each. */
+#define MAX_ENTRIES 200000u
 static int kind_is_up(unsigned k) { return k == FK_LINK_UP || k == FK_SWITCH_UP || k == FK_NIC_UP || k == FK_LINK_RESTORE; }
 
 static const char *const class_names[] = {
@@ -57,13 +79,20 @@ typedef struct fentry {
     rs_time t, dur;
     rs_time routes_at;
     uint64_t lost;
+    uint64_t retx;          /* data packets retransmitted by flows it hit last */
+    uint32_t flows_hit;     /* flows that lost a packet to it */
+    uint32_t pending;       /* of those, not yet delivered */
+    rs_time recovered_at;   /* the last of them delivered (its own time when none was pending) */
     uint64_t rate_bps;      /* degrade: the lowered rate */
     uint64_t saved_bps;     /* degrade: the rate it restores */
     uint64_t factor_ppm;    /* straggler: compute slowdown in millionths (1.5 -> 1500000) */
     uint32_t port;          /* link and NIC kinds: one port of the cable */
     uint32_t node;          /* switch kinds; straggler: the GPU */
+    uint32_t seq;           /* creation order: ties in time keep it */
+    uint32_t entry;         /* 1-based schedule entry it came from, 0: a random draw */
     uint8_t kind;
     uint8_t applied;
+    uint8_t origin;         /* OR_* */
     char spec[64];
     char target[48];
 } fentry;
@@ -79,8 +108,34 @@ struct rs_faults {
     int wd_armed;           /* wd_* hold a snapshot */
     rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
     uint64_t wd_goodput, wd_done;
+    /* Which faults hit which flow: a list per flow (rs_flow.hit) through
+     * `next`, one node per (flow, fault); grows with the drops only. */
+    struct hit { uint32_t fault, next; } *hits;
+    size_t nhits, caphits;
+    /* PFC pauses found stuck (pfc_wait): at most MAX_STUCK, deduplicated. */
+    struct stuck *stuck;
+    uint32_t nstuck;
+    uint32_t *seen;         /* per port: search generation that visited it */
+    uint8_t *verdict;       /* per port: W_* once visited in this generation */
+    uint32_t gen;
     char errmsg[1024];
 };
+
+/* A PFC pause that cannot be released (docs/faults-format.md): port
+ * `port` paused for priority `prio`, waiting on `behind` (the dead, paused
+ * port at the end of its chain, or a port of the cycle it is in). */
+enum { W_PROGRESS, W_DEAD, W_CYCLE, W_VISITING };
+static const char *const wait_names[] = { "", "dead-link", "cycle" };
+struct stuck {
+    rs_time at;
+    uint32_t fault;         /* the entry it is charged to */
+    uint32_t port, behind;
+    uint8_t prio, reason;
+};
+#define MAX_STUCK 256u
+/* A wait chain longer than this is taken to progress (it is not followed:
+ * Clos paths are a handful of hops). */
+#define MAX_WAIT_DEPTH 64
 
 void rs_fault_config_default(rs_fault_config *c)
 {
@@ -89,6 +144,8 @@ void rs_fault_config_default(rs_fault_config *c)
     c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
     c->reroute_hb = 1;
     c->baseline = 1;
+    c->mttr_us = 100;
+    snprintf(c->random_class, sizeof c->random_class, "any-network-link");
 }
 
 /* -- parsing --------------------------------------------------------------- */
@@ -124,6 +181,8 @@ typedef struct pentry {
     unsigned kind;
     double gbps; /* degrade: 0 = half the link's rate */
     double factor; /* straggler: 0 = 2 */
+    rs_time period; /* flap: PERIOD */
+    double duty;    /* flap: the down share of each PERIOD */
     char target[64];
 } pentry;
 
@@ -162,21 +221,33 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
     for (unsigned k = 0; k < FK_NKINDS; k++)
         if (kind_written(k) && !strcmp(tok[1], kind_names[k]))
             pe->kind = k;
-    if (pe->kind == FK_NKINDS) {
-        if (!strcmp(tok[1], "link-flap"))
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s' is not supported yet; expected "
-                              "link-down, link-up, switch-down, switch-up, nic-down, nic-up, link-degrade or "
-                              "straggler", label, idx, shown, tok[1]);
+    if (pe->kind == FK_NKINDS)
         return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s': expected link-down, link-up, "
-                          "switch-down, switch-up, nic-down, nic-up, link-degrade[=GBPS] or straggler[=FACTOR]",
-                          label, idx, shown, tok[1]);
-    }
+                          "switch-down, switch-up, nic-down, nic-up, link-degrade[=GBPS], "
+                          "link-flap[=PERIOD[,DUTY]] or straggler[=FACTOR]", label, idx, shown, tok[1]);
+    pe->period = FLAP_PERIOD_PS;
+    pe->duty = FLAP_DUTY;
     if (eq && pe->kind == FK_STRAGGLER) {
         char *end;
         pe->factor = strtod(eq + 1, &end);
         if (end == eq + 1 || *end || !(pe->factor >= 1) || pe->factor > 1000)
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': '%s=%s': expected straggler=FACTOR with a "
                               "factor from 1 to 1000", label, idx, shown, tok[1], eq + 1);
+    } else if (eq && pe->kind == FK_LINK_FLAP) {
+        char *comma = strchr(eq + 1, ',');
+        if (comma)
+            *comma = '\0';
+        char *end = NULL;
+        if (parse_time(eq + 1, &pe->period) != RS_OK || pe->period == 0 ||
+            (comma && ((pe->duty = strtod(comma + 1, &end)), end == comma + 1 || *end || !(pe->duty > 0) ||
+                       !(pe->duty < 1))))
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': expected link-flap=PERIOD[,DUTY] with a "
+                              "PERIOD above 0 with a unit and a DUTY (the down share) between 0 and 1",
+                              label, idx, shown);
+        rs_time down = (rs_time)llround((double)pe->period * pe->duty);
+        if (down == 0 || down >= pe->period)
+            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: PERIOD x DUTY must leave the link "
+                              "down and up for at least 1 ps each", label, idx, shown);
     } else if (eq) {
         char *end;
         pe->gbps = strtod(eq + 1, &end);
@@ -211,10 +282,14 @@ static int parse_entry(const char *text, size_t len, pentry *pe, const char *lab
         if (pe->t > RS_TIME_MAX / 2 || pe->dur > RS_TIME_MAX / 2)
             return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME + DURATION too large", label, idx, shown);
         pe->has_dur = 1;
-    } else if (pe->kind == FK_LINK_DEGRADE || pe->kind == FK_STRAGGLER) {
+    } else if (pe->kind == FK_LINK_DEGRADE || pe->kind == FK_STRAGGLER || pe->kind == FK_LINK_FLAP) {
         return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a DURATION", label, idx, shown,
                           kind_names[pe->kind]);
     }
+    if (pe->kind == FK_LINK_FLAP && pe->dur / pe->period >= MAX_ENTRIES / 2)
+        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: DURATION / PERIOD is %llu cycles; "
+                          "expected fewer than %u", label, idx, shown,
+                          (unsigned long long)(pe->dur / pe->period), MAX_ENTRIES / 2);
     return RS_OK;
 }
 
@@ -265,6 +340,25 @@ int rs_fault_parse_time(const char *s, rs_time *out) { return parse_time(s, out)
 int rs_fault_check(const char *schedule, const char *label, rs_err *err)
 {
     return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
+}
+
+int rs_fault_config_check(const rs_fault_config *c, rs_err *err)
+{
+    int rc = rs_fault_check(c->schedule, "faults.schedule", err);
+    if (rc != RS_OK || !(c->mtbf_us > 0))
+        return rc;
+    unsigned cls = 0;
+    while (class_names[cls] && strcmp(class_names[cls], c->random_class))
+        cls++;
+    if (!class_names[cls] || class_target[cls] == TGT_GPU)
+        return rs_err_set(err, RS_EINVAL, "faults.random_class: '%s': expected any-network-link, any-spine-link, "
+                          "any-rail-uplink, any-spine, any-rail-switch or any-nic", c->random_class);
+    if (!(c->horizon_us > 0))
+        return rs_err_set(err, RS_EINVAL, "faults.horizon_us: expected a time above 0 with faults.mtbf_us set "
+                          "(random failures stop at the horizon)");
+    if (!(c->mttr_us > 0))
+        return rs_err_set(err, RS_EINVAL, "faults.mttr_us: expected a time above 0 with faults.mtbf_us set");
+    return RS_OK;
 }
 
 /* -- targets ---------------------------------------------------------------- */
@@ -339,19 +433,19 @@ static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
     return n;
 }
 
-/* An entry before fe that drew `pick` (a port, or a node for switch and
- * GPU kinds) from the same class. */
-static int drawn_before(const fentry *prev, const fentry *fe, int by_node, uint32_t pick)
+/* One of the entries prev[0..nprev) drew `pick` (a port, or a node for
+ * switch and GPU kinds) from the class fe names. */
+static int drawn_before(const fentry *prev, uint32_t nprev, const fentry *fe, int by_node, uint32_t pick)
 {
-    for (const fentry *p = prev; p < fe; p++)
+    for (const fentry *p = prev; p < prev + nprev; p++)
         if (!strcmp(p->spec, fe->spec) && (by_node ? p->node : p->port) == pick)
             return 1;
     return 0;
 }
 
 /* prev[0..fe) are the entries resolved so far; class draws use seed. */
-static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, const fentry *prev, fentry *fe,
-                   rs_err *err)
+static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, const fentry *prev, uint32_t nprev,
+                   fentry *fe, rs_err *err)
 {
     unsigned tg = kind_target[pe->kind];
     for (unsigned c = 0; class_names[c]; c++) {
@@ -377,14 +471,14 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, c
         int by_node = tg == TGT_SWITCH || tg == TGT_GPU;
 #define KEY(m) (tg == TGT_NIC ? net->nodes[m].port_base : (m))
         uint32_t pick = cand[rs_rng_below(&r, n)];
-        for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, fe, by_node, KEY(pick)); tries++) {
+        for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, nprev, fe, by_node, KEY(pick)); tries++) {
             if (tries < 16) {
                 pick = cand[rs_rng_below(&r, n)];
                 continue;
             }
             pick = RS_NONE;
             for (uint32_t k = 0; k < n && pick == RS_NONE; k++)
-                if (!drawn_before(prev, fe, by_node, KEY(cand[k])))
+                if (!drawn_before(prev, nprev, fe, by_node, KEY(cand[k])))
                     pick = cand[k];
         }
 #undef KEY
@@ -452,9 +546,41 @@ static void set_rate(rs_port *p, uint64_t bps)
     p->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
 }
 
+/* The cable of port p failed: whatever is on its wire now is lost. Only
+ * the link's last frame is known (fly_tail); arrivals come in order, so
+ * every frame up to and including it is lost (rs_fault_arrival_lost).
+ * A second failure before they have arrived moves the mark to the newer
+ * last frame. */
+static void cut_wire(rs_net *net, rs_port *p)
+{
+    if (!p->fly_tail)
+        return;
+    if (!p->cut_tail)
+        net->cuts_pending++;
+    p->cut_tail = p->fly_tail;
+}
+
+int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt)
+{
+    rs_port *p = &net->ports[pkt->link];
+    if (!p->cut_tail)
+        return 0;
+    if (p->cut_tail == pkt) {
+        p->cut_tail = NULL;
+        net->cuts_pending--;
+    }
+    rs_fabric_drop(net, p, pkt, RS_DROP_LINK_DOWN);
+    return 1;
+}
+
 static void set_cable(rs_net *net, uint32_t port, uint8_t up)
 {
     rs_port *p = &net->ports[port], *q = &net->ports[p->peer_port];
+    if (!up && p->up) {
+        cut_wire(net, p);
+        cut_wire(net, q);
+        p->down_fault = q->down_fault = net->flt->cur - 1;
+    }
     p->up = q->up = up;
     /* Queued frames now drain into the dead link (dropped, counted); on
      * repair, whatever waits starts moving. */
@@ -476,6 +602,153 @@ static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size
     int drawn = !strncmp(e->spec, "any-", 4);
     return snprintf(buf, n, "fault %u (%s %s%s%s at %.3f us)", i + 1, kind_names[e->kind], e->target,
                     drawn ? " drawn from " : "", drawn ? e->spec : "", (double)e->t / 1e6);
+}
+
+/* -- PFC pauses that cannot be released ---------------------------------- */
+
+/* Can port p's priority q drain? W_PROGRESS: it is not paused, or its
+ * pause will be lifted by an XON (its pauser is below XOFF again) or by
+ * the pauser's queues draining (at least one egress queue that holds
+ * bytes of the pausing ingress port can make progress: it is not paused,
+ * so it sends, or drops into a dead link). W_DEAD: p is paused and its
+ * cable is down, or everything it waits on ends in such a port: no resume
+ * can cross a dead cable, the pause holds until its quanta run out, and
+ * behind it the pauser keeps refreshing. W_CYCLE: the waits form a loop
+ * (a PFC deadlock): never released. *culprit gets the port at the end.
+ * O(the pausers' queued packets along the chain); runs only from PFC
+ * refresh events and stops of fault runs. */
+static unsigned pfc_wait(rs_net *net, uint32_t pid, unsigned q, int depth, uint32_t *culprit)
+{
+    struct rs_faults *F = net->flt;
+    rs_port *p = &net->ports[pid];
+    if (!(p->paused & (1u << q)) || depth > MAX_WAIT_DEPTH)
+        return W_PROGRESS;
+    if (F->seen[pid] == F->gen) {
+        if (F->verdict[pid] == W_VISITING) {
+            *culprit = pid;
+            return W_CYCLE;
+        }
+        return F->verdict[pid];
+    }
+    F->seen[pid] = F->gen;
+    F->verdict[pid] = W_VISITING;
+    unsigned v;
+    const rs_port *in = &net->ports[p->peer_port]; /* the pauser: the switch's ingress from p */
+    if (!p->up) {
+        *culprit = pid;
+        v = W_DEAD;
+    } else if (!(in->pause_sent & (1u << q)) || net->nodes[p->peer_node].kind != RS_NODE_SWITCH) {
+        v = W_PROGRESS; /* a resume is on its way */
+    } else {
+        /* Stuck only if every egress queue holding the pauser's bytes is. */
+        const rs_node *sw = &net->nodes[p->peer_node];
+        unsigned held = 0, drains = 0;
+        v = W_DEAD;
+        for (uint32_t k = 0; k < sw->nports && !drains; k++) {
+            uint32_t eid = sw->port_base + k;
+            const rs_pkt *x = net->ports[eid].q[q].head;
+            while (x && x->in_port != p->peer_port)
+                x = x->next;
+            if (!x)
+                continue;
+            held = 1;
+            unsigned w = pfc_wait(net, eid, q, depth + 1, culprit);
+            if (w == W_PROGRESS)
+                drains = 1;
+            else if (w == W_CYCLE)
+                v = W_CYCLE;
+        }
+        if (drains || !held)
+            v = W_PROGRESS;
+    }
+    /* PROGRESS and DEAD do not depend on the ports being visited above
+     * this one: keep them for the rest of the search; a CYCLE verdict may
+     * (the loop may close through an ancestor that drains another way),
+     * so it is computed again if asked again. */
+    if (v == W_CYCLE)
+        F->seen[pid] = 0;
+    F->verdict[pid] = (uint8_t)v;
+    return v;
+}
+
+/* Check the pause port pid (paused for priority q) is under: record it
+ * when it cannot be released. Returns the verdict. */
+static unsigned pfc_check(rs_net *net, uint32_t pid, unsigned q)
+{
+    struct rs_faults *F = net->flt;
+    if (!F->seen) {
+        F->seen = calloc(net->nports, sizeof *F->seen);
+        F->verdict = calloc(net->nports, 1);
+        if (!F->seen || !F->verdict) {
+            rs_sim_stop(net->sim, RS_ENOMEM);
+            return W_PROGRESS;
+        }
+    }
+    if (++F->gen == 0) {
+        memset(F->seen, 0, net->nports * sizeof *F->seen);
+        F->gen = 1;
+    }
+    uint32_t culprit = pid;
+    unsigned v = pfc_wait(net, pid, q, 0, &culprit);
+    if (v == W_PROGRESS)
+        return v;
+    /* Charged to the fault that took the dead port down, or for a cycle
+     * to the latest fault (the routes it led to). */
+    uint32_t fault = v == W_DEAD && !net->ports[culprit].up ? net->ports[culprit].down_fault : F->cur - 1;
+    for (uint32_t i = 0; i < F->nstuck; i++) {
+        const struct stuck *x = &F->stuck[i];
+        if (x->port == pid && x->prio == q && x->reason == v && x->fault == fault)
+            return v;
+    }
+    if (F->nstuck >= MAX_STUCK)
+        return v;
+    if (!F->stuck && !(F->stuck = calloc(MAX_STUCK, sizeof *F->stuck))) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return v;
+    }
+    F->stuck[F->nstuck++] = (struct stuck){ rs_sim_now(net->sim), fault, pid, culprit, (uint8_t)q, (uint8_t)v };
+    return v;
+}
+
+/* Port pid (a switch's ingress side) is refreshing its pause of the peer:
+ * is that pause one that cannot be released? */
+void rs_fault_note_pfc_hold(rs_net *net, uint32_t pid)
+{
+    const rs_port *in = &net->ports[pid];
+    for (unsigned q = 0; q < RS_NPRIO; q++)
+        if (in->pause_sent & (1u << q))
+            pfc_check(net, in->peer_port, q);
+}
+
+/* Every paused port, when the run stops: append the stuck ones to the
+ * stop message. */
+static void pfc_stop_report(rs_net *net)
+{
+    struct rs_faults *F = net->flt;
+    size_t cap = sizeof F->errmsg, len = strlen(F->errmsg);
+    uint32_t shown = 0, total = 0;
+    for (uint32_t i = 0; i < net->nports; i++) {
+        for (unsigned q = 0; q < RS_NPRIO && net->ports[i].paused; q++) {
+            if (!(net->ports[i].paused & (1u << q)) || pfc_check(net, i, q) == W_PROGRESS)
+                continue;
+            total++;
+            const struct stuck *x = NULL;
+            for (uint32_t k = 0; k < F->nstuck; k++)
+                if (F->stuck[k].port == i && F->stuck[k].prio == q)
+                    x = &F->stuck[k];
+            if (!x || shown >= 8 || len + 1 >= cap)
+                continue;
+            char a[48], b[48];
+            rs_topo_port_name(net, x->port, a, sizeof a);
+            rs_topo_port_name(net, x->behind, b, sizeof b);
+            len += (size_t)snprintf(F->errmsg + len, cap - len, "%s %s priority %u (%s %s)",
+                                    shown ? "," : "; PFC pauses that cannot be released:", a, q,
+                                    x->reason == W_DEAD ? "behind dead link at" : "in a cycle through", b);
+            shown++;
+        }
+    }
+    if (total > shown && len + 1 < cap)
+        snprintf(F->errmsg + len, cap - len, " and %u more", total - shown);
 }
 
 /* List unfinished messages whose network leg has no path; stop if any.
@@ -516,6 +789,7 @@ static int check_cut(rs_net *net, const char *why, int force)
         return 0;
     if (cut > 16 && len < cap)
         snprintf(F->errmsg + len, cap - len, " and %u more message(s)", cut - 16);
+    pfc_stop_report(net);
     rs_sim_stop(net->sim, RS_EUNREACH);
     return 1;
 }
@@ -611,11 +885,60 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
         check_cut(net, "faults: no path left", 0); /* O(messages), once: it stops the run */
 }
 
-void rs_fault_note_drop(rs_net *net)
+/* A link-down drop is the fault's that took its port down (the frames on
+ * the wire it cut included, even after a repair applied); a no-route drop
+ * is the latest fault's (the routes it led to). */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt)
 {
     struct rs_faults *F = net->flt;
-    if (F->cur > 0)
-        F->e[F->cur - 1].lost++;
+    uint32_t i = p ? p->down_fault : F->cur - 1;
+    if (i >= F->n)
+        return;
+    fentry *e = &F->e[i];
+    e->lost++;
+    if (pkt->flow >= net->nflows)
+        return;
+    /* The flow that lost it: remember the fault (once per flow and fault)
+     * for its retransmissions and its recovery time. */
+    rs_flow *f = &net->flows[pkt->flow];
+    f->hit_last = i;
+    for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next)
+        if (F->hits[h].fault == i)
+            return;
+    if (rs_grow(&F->hits, &F->caphits, F->nhits, sizeof *F->hits) != RS_OK) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return;
+    }
+    F->hits[F->nhits] = (struct hit){ i, f->hit };
+    f->hit = (uint32_t)F->nhits++;
+    e->flows_hit++;
+    if (!f->rx_done)
+        e->pending++;
+    else if (e->recovered_at < e->t)
+        e->recovered_at = e->t; /* delivered already (an ACK was lost): nothing to wait for */
+}
+
+void rs_fault_note_retx(rs_net *net, const rs_flow *f)
+{
+    net->flt->e[f->hit_last].retx++;
+}
+
+void rs_fault_note_delivered(rs_net *net, const rs_flow *f)
+{
+    struct rs_faults *F = net->flt;
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next) {
+        fentry *e = &F->e[F->hits[h].fault];
+        e->pending--;
+        if (e->recovered_at < now)
+            e->recovered_at = now;
+        if (e->pending == 0 && RS_UNLIKELY(net->tl != NULL)) {
+            /* Its last hit flow is delivered: time_ps + time_to_recover_ps. */
+            char d[24];
+            snprintf(d, sizeof d, "fault %u", F->hits[h].fault + 1);
+            rs_nettl_fault(net, e->target, "recovered", d);
+        }
+    }
 }
 
 int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
@@ -627,8 +950,171 @@ void rs_fault_free(rs_net *net)
     if (!net->flt)
         return;
     free(net->flt->e);
+    free(net->flt->stuck);
+    free(net->flt->hits);
+    free(net->flt->seen);
+    free(net->flt->verdict);
     free(net->flt);
     net->flt = NULL;
+}
+
+/* Room for one more entry in F->e (zeroed, in creation order); NULL when
+ * the schedule expands past MAX_ENTRIES or memory runs out. */
+static fentry *add_entry(struct rs_faults *F, size_t *cap)
+{
+    if (F->n >= MAX_ENTRIES || rs_grow(&F->e, cap, F->n, sizeof *F->e) != RS_OK)
+        return NULL;
+    fentry *f = &F->e[F->n];
+    memset(f, 0, sizeof *f);
+    f->seq = F->n++;
+    f->routes_at = RS_TIME_MAX;
+    return f;
+}
+
+static unsigned up_kind(unsigned down)
+{
+    return down == FK_SWITCH_DOWN ? FK_SWITCH_UP : down == FK_NIC_DOWN ? FK_NIC_UP
+         : down == FK_LINK_DEGRADE ? FK_LINK_RESTORE : down == FK_STRAGGLER ? FK_STRAGGLER_END : FK_LINK_UP;
+}
+
+/* The entries of schedule entry i (pe), resolved: itself, its repair, or
+ * a flap's transitions. */
+static int expand_entry(rs_net *net, struct rs_faults *F, size_t *cap, const pentry *pe, uint32_t i, rs_err *err)
+{
+    fentry res;
+    memset(&res, 0, sizeof res);
+    int rc = resolve(net, pe, i, F->cfg.seed ? F->cfg.seed : net->cfg.seed, F->e, F->n, &res, err);
+    if (rc != RS_OK)
+        return rc;
+    res.entry = i + 1;
+    res.routes_at = RS_TIME_MAX;
+    if (pe->kind == FK_LINK_DEGRADE) {
+        uint64_t now_bps = net->ports[res.port].rate_bps;
+        res.saved_bps = now_bps;
+        res.rate_bps = pe->gbps > 0 ? (uint64_t)llround(pe->gbps * 1e9) : now_bps / 2;
+        if (res.rate_bps == 0 || res.rate_bps > now_bps)
+            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate above 0 "
+                              "and at most the link's %g Gb/s", i + 1, pe->gbps, (double)now_bps / 1e9);
+    }
+    if (pe->kind == FK_STRAGGLER) {
+        res.factor_ppm = (uint64_t)llround((pe->factor > 0 ? pe->factor : 2.0) * 1e6);
+        res.dur = pe->dur;
+        F->nstrag++;
+    }
+    /* A flap: down at the start of every PERIOD for DUTY of it, the last
+     * up at the end of DURATION at the latest. */
+    rs_time step = pe->kind == FK_LINK_FLAP ? pe->period : RS_TIME_MAX;
+    rs_time down = pe->kind == FK_LINK_FLAP ? (rs_time)llround((double)pe->period * pe->duty) : pe->dur;
+    rs_time end = pe->t + pe->dur;
+    for (rs_time t = pe->t;; t += step) {
+        fentry *f = add_entry(F, cap);
+        if (!f)
+            goto full;
+        uint32_t seq = f->seq;
+        *f = res;
+        f->seq = seq;
+        f->t = t;
+        f->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_SCHEDULE;
+        f->kind = pe->kind == FK_LINK_FLAP ? FK_LINK_DOWN : (uint8_t)pe->kind;
+        if (!pe->has_dur)
+            break;
+        fentry *r = add_entry(F, cap);
+        if (!r)
+            goto full;
+        seq = r->seq;
+        *r = *f;
+        r->seq = seq;
+        r->t = end - t > down ? t + down : end;
+        r->kind = (uint8_t)up_kind(f->kind);
+        r->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_REPAIR;
+        if (r->kind == FK_LINK_RESTORE)
+            r->rate_bps = res.saved_bps;
+        if (pe->kind != FK_LINK_FLAP || end - t <= step)
+            break;
+    }
+    return RS_OK;
+full:
+    return F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: the schedule expands to more "
+                                            "than %u entries", i + 1, MAX_ENTRIES)
+                               : rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
+}
+
+/* An exponential draw of mean `mean` ps, at least 1 ps. */
+static double exp_draw(rs_rng *r, double mean)
+{
+    double d = -mean * log1p(-rs_rng_unit(r));
+    return d < 1 ? 1 : d;
+}
+
+/* faults.mtbf_us: every member of faults.random_class fails after an
+ * exponential time of mean MTBF, is repaired after one of mean MTTR, and
+ * so on, as long as a failure falls before faults.horizon_us. One RNG
+ * stream per member (its port or node id), so members are independent
+ * and a member's draws do not depend on the others. */
+static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_fault_config *c, rs_err *err)
+{
+    int rc = rs_fault_config_check(c, err);
+    if (rc != RS_OK)
+        return rc;
+    unsigned cls = 0;
+    while (strcmp(class_names[cls], c->random_class))
+        cls++;
+    uint32_t *cand = malloc(((size_t)net->nports + net->nnodes + 1) * sizeof *cand);
+    if (!cand)
+        return rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
+    uint32_t n = candidates(net, cls, cand);
+    unsigned tg = class_target[cls];
+    unsigned dk = tg == TGT_SWITCH ? FK_SWITCH_DOWN : tg == TGT_NIC ? FK_NIC_DOWN : FK_LINK_DOWN;
+    double mtbf = c->mtbf_us * 1e6, mttr = c->mttr_us * 1e6, horizon = c->horizon_us * 1e6;
+    for (uint32_t m = 0; m < n && rc == RS_OK; m++) {
+        rs_rng r;
+        rs_rng_init(&r, c->seed ? c->seed : net->cfg.seed, cand[m], 0xfa01b7bfu);
+        fentry res;
+        memset(&res, 0, sizeof res);
+        if (tg == TGT_SWITCH)
+            res.node = cand[m];
+        else
+            res.port = tg == TGT_NIC ? net->nodes[cand[m]].port_base : cand[m];
+        if (tg == TGT_SWITCH)
+            node_name(net, res.node, res.target, sizeof res.target);
+        else
+            rs_topo_port_name(net, res.port, res.target, sizeof res.target);
+        snprintf(res.spec, sizeof res.spec, "%s", c->random_class);
+        res.origin = OR_RANDOM;
+        res.routes_at = RS_TIME_MAX;
+        for (double t = exp_draw(&r, mtbf); t < horizon; t += exp_draw(&r, mtbf)) {
+            double up = t + exp_draw(&r, mttr);
+            fentry *f = add_entry(F, cap), *g = f ? add_entry(F, cap) : NULL;
+            if (!g) {
+                rc = F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.mtbf_us: %g us over faults.horizon_us "
+                                                      "draws more than %u entries; expected fewer failures",
+                                                      c->mtbf_us, MAX_ENTRIES)
+                                         : rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
+                break;
+            }
+            uint32_t sf = f->seq, sg = g->seq;
+            *f = res;
+            *g = res;
+            f->seq = sf;
+            g->seq = sg;
+            f->t = (rs_time)llround(t);
+            f->kind = (uint8_t)dk;
+            g->t = (rs_time)llround(up);
+            g->kind = (uint8_t)up_kind(dk);
+            t = up; /* the next failure comes MTBF after the repair */
+        }
+    }
+    free(cand);
+    return rc;
+}
+
+/* Time order, equal times in creation order (schedule order). */
+static int entry_cmp(const void *a, const void *b)
+{
+    const fentry *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
@@ -638,75 +1124,32 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     if (net->flt)
         return rs_err_set(err, RS_EINVAL, "faults.schedule: faults already started");
     int rc = parse_all(c->schedule, "faults.schedule", err, &pe, &np);
-    if (rc != RS_OK || np == 0) {
+    if (rc != RS_OK || (np == 0 && !(c->mtbf_us > 0))) {
         free(pe);
         return rc;
     }
     if (net->fluid) {
         free(pe);
-        return rs_err_set(err, RS_EINVAL, "faults.schedule: faults need fidelity=packet");
+        return rs_err_set(err, RS_EINVAL, "%s: faults need fidelity=packet", np ? "faults.schedule" : "faults.mtbf_us");
     }
     struct rs_faults *F = calloc(1, sizeof *F);
-    fentry *e = F ? calloc((size_t)np * 2, sizeof *e) : NULL;
-    if (!F || !e) {
+    if (!F) {
         free(pe);
-        free(F);
         return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
     }
+    size_t cap = 0;
     F->cfg = *c;
-    F->e = e;
     if (rs_time_from_us(c->convergence_us, &F->conv) != RS_OK ||
         rs_time_from_us(c->watchdog_us, &F->wd) != RS_OK) {
         rc = rs_err_set(err, RS_EINVAL, "faults.convergence_us / faults.watchdog_us: out of range");
         goto fail;
     }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < np; i++) {
-        fentry *f = &e[n];
-        f->t = pe[i].t;
-        f->kind = (uint8_t)pe[i].kind;
-        f->routes_at = RS_TIME_MAX;
-        if ((rc = resolve(net, &pe[i], i, c->seed ? c->seed : net->cfg.seed, e, f, err)) != RS_OK)
+    for (uint32_t i = 0; i < np; i++)
+        if ((rc = expand_entry(net, F, &cap, &pe[i], i, err)) != RS_OK)
             goto fail;
-        n++;
-        if (f->kind == FK_LINK_DEGRADE) {
-            uint64_t now_bps = net->ports[f->port].rate_bps;
-            f->saved_bps = now_bps;
-            f->rate_bps = pe[i].gbps > 0 ? (uint64_t)llround(pe[i].gbps * 1e9) : now_bps / 2;
-            if (f->rate_bps == 0 || f->rate_bps > now_bps) {
-                rc = rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate "
-                                "above 0 and at most the link's %g Gb/s", i + 1, pe[i].gbps, (double)now_bps / 1e9);
-                goto fail;
-            }
-        }
-        if (f->kind == FK_STRAGGLER) {
-            f->factor_ppm = (uint64_t)llround((pe[i].factor > 0 ? pe[i].factor : 2.0) * 1e6);
-            f->dur = pe[i].dur;
-            F->nstrag++;
-        }
-        if (pe[i].has_dur) {
-            fentry *r = &e[n++];
-            *r = *f;
-            r->t = f->t + pe[i].dur;
-            r->kind = f->kind == FK_LINK_DOWN ? FK_LINK_UP : f->kind == FK_SWITCH_DOWN ? FK_SWITCH_UP
-                    : f->kind == FK_NIC_DOWN ? FK_NIC_UP : f->kind == FK_STRAGGLER ? FK_STRAGGLER_END
-                    : FK_LINK_RESTORE;
-            if (r->kind == FK_LINK_RESTORE)
-                r->rate_bps = f->saved_bps;
-        }
-    }
-    /* Time order, stable: equal times keep schedule order. O(n^2), fine
-     * for the hundreds of entries a schedule holds. */
-    for (uint32_t i = 1; i < n; i++) {
-        fentry x = e[i];
-        uint32_t j = i;
-        while (j > 0 && e[j - 1].t > x.t) {
-            e[j] = e[j - 1];
-            j--;
-        }
-        e[j] = x;
-    }
-    F->n = n;
+    if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
+        goto fail;
+    qsort(F->e, F->n, sizeof *F->e, entry_cmp);
     if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
         rs_err_set(err, rc, "faults.schedule: too many entities");
         goto fail;
@@ -716,15 +1159,15 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     rs_time now = rs_sim_now(net->sim);
     /* Entries due now apply at once: an event at the same time would run
      * after the traffic's (equal times run in entity order). */
-    for (uint32_t i = 0; i < n; i++)
-        if (e[i].t <= now)
+    for (uint32_t i = 0; i < F->n; i++)
+        if (F->e[i].t <= now)
             ev_fault(net->sim, net, i);
         else
-            rs_sim_at(net->sim, e[i].t, F->ent, ev_fault, net, i);
+            rs_sim_at(net->sim, F->e[i].t, F->ent, ev_fault, net, i);
     return RS_OK;
 fail:
     free(pe);
-    free(e);
+    free(F->e);
     free(F);
     return rc;
 }
@@ -741,9 +1184,31 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     snprintf(out->kind, sizeof out->kind, "%s", kind_names[e->kind]);
     snprintf(out->target, sizeof out->target, "%s", e->target);
     snprintf(out->spec, sizeof out->spec, "%s", e->spec);
+    snprintf(out->origin, sizeof out->origin, "%s", origin_names[e->origin]);
+    out->entry = e->entry;
     out->applied = e->applied;
     out->packets_lost = e->lost;
+    out->packets_retransmitted = e->retx;
+    out->flows_hit = e->flows_hit;
+    out->time_to_recover_ps = e->flows_hit && !e->pending ? e->recovered_at - e->t : RS_TIME_MAX;
     out->routes_recomputed_at = e->routes_at;
+    return RS_OK;
+}
+
+uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net) { return net->flt ? net->flt->nstuck : 0; }
+
+int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out)
+{
+    if (i >= rs_net_fault_pfc_stuck_count(net))
+        return RS_EINVAL;
+    const struct stuck *x = &net->flt->stuck[i];
+    memset(out, 0, sizeof *out);
+    out->detected_ps = x->at;
+    out->fault = x->fault;
+    out->priority = x->prio;
+    rs_topo_port_name(net, x->port, out->port, sizeof out->port);
+    rs_topo_port_name(net, x->behind, out->behind, sizeof out->behind);
+    snprintf(out->reason, sizeof out->reason, "%s", wait_names[x->reason]);
     return RS_OK;
 }
 

@@ -8,14 +8,18 @@
  * The schedule is text: entries separated by ';', each
  * "TIME KIND TARGET [DURATION]" with TIME and DURATION in ps, ns, us, ms
  * or s. KIND is link-down, link-up, switch-down, switch-up, nic-down,
- * nic-up, link-degrade[=GBPS] or straggler[=FACTOR]; TARGET a port or
- * node name as the topology names them ("leaf0.p3", "gpu5.nic", "gpu5",
- * "spine1") or a class drawn with the run seed (or faults.seed): any-network-link,
- * any-spine-link, any-rail-uplink, any-spine, any-rail-switch, any-nic,
- * any-gpu. A down kind with a DURATION is repaired DURATION later;
- * link-degrade and straggler need a DURATION.
+ * nic-up, link-degrade[=GBPS], link-flap[=PERIOD[,DUTY]] or
+ * straggler[=FACTOR]; TARGET a port or node name as the topology names
+ * them ("leaf0.p3", "gpu5.nic", "gpu5", "spine1") or a class drawn with
+ * the run seed (or faults.seed): any-network-link, any-spine-link,
+ * any-rail-uplink, any-spine, any-rail-switch, any-nic, any-gpu. A down
+ * kind with a DURATION is repaired DURATION later; link-degrade,
+ * link-flap and straggler need a DURATION (a flap becomes its down/up
+ * transitions). Random failures (faults.mtbf_us) are drawn from the seed
+ * before the run and join the schedule as entries of their own.
  *
- * The packet path is not touched: a down port drops what it would
+ * The packet path gains one test per arrival (net->cuts_pending, for the
+ * frames on a wire that failed); a down port drops what it would
  * transmit (the existing `up` test in fabric.c), routes are recomputed
  * by rs_topo_route, and everything else runs from the fault's own events.
  */
@@ -32,9 +36,14 @@ typedef struct rs_fault_config {
     int reroute_hb;        /* faults.reroute_hb: rail-only reaches a cut-off NIC through its HB domain */
     int baseline;          /* faults.baseline: the CLI also runs the fault-free scenario (unused here) */
     uint64_t seed;         /* faults.seed: seed of the class draws, 0 = the run seed */
+    double mtbf_us;        /* faults.mtbf_us: random failures, mean time between failures per member; 0 = none */
+    double mttr_us;        /* faults.mttr_us: mean time to repair */
+    double horizon_us;     /* faults.horizon_us: random failures happen before this time only */
+    char random_class[24]; /* faults.random_class: the class whose members fail at random */
 } rs_fault_config;
 
-/* No faults, instant convergence, 20 ms watchdog, HB reroute on. */
+/* No faults, instant convergence, 20 ms watchdog, HB reroute on; no
+ * random failures (MTTR 100 us, class any-network-link when enabled). */
 void rs_fault_config_default(rs_fault_config *c);
 
 /* A TIME or DURATION of the schedule ("150us", "0"): RS_OK and *out in
@@ -46,6 +55,11 @@ int rs_fault_parse_time(const char *s, rs_time *out);
  * `label` (the key or option the text came from: "faults.schedule",
  * "--fault"), the entry and what was expected. */
 int rs_fault_check(const char *schedule, const char *label, rs_err *err);
+
+/* rs_fault_check on c->schedule, and the random-failure keys: a known
+ * faults.random_class, faults.horizon_us and faults.mttr_us above 0 when
+ * faults.mtbf_us is. RS_EINVAL with err naming the key. */
+int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
 
 /* Resolve c->schedule against net (class targets are drawn with
  * c->seed, or the network's seed when it is 0; entries naming the same
@@ -65,13 +79,38 @@ typedef struct rs_net_fault_info {
     char kind[24];                /* "link-down", ... */
     char target[48];              /* resolved name: "leaf0.p3" (one end of the cable), "spine1", "gpu5.nic" */
     char spec[64];                /* the target as written ("any-spine-link") */
+    char origin[12];              /* "schedule", "repair" (of a down with a DURATION), "flap", "random" */
+    uint32_t entry;               /* 1-based faults.schedule entry it came from; 0 for "random" */
     int applied;                  /* the run reached time_ps */
-    uint64_t packets_lost;        /* drops for link-down or no-route from this fault to the next */
+    uint64_t packets_lost;        /* link-down or no-route drops from this fault to the next, and
+                                   * the frames on a wire it cut */
     rs_time routes_recomputed_at; /* RS_TIME_MAX: not (yet) */
+    uint64_t packets_retransmitted; /* data packets re-sent by flows whose latest fault-caused loss was this one */
+    uint32_t flows_hit;           /* flows (a message, or a relayed message's network chunk) that lost a
+                                   * packet (data, ACK, NAK or CNP) to it */
+    rs_time time_to_recover_ps;   /* from time_ps until the last of those flows had delivered every byte;
+                                   * RS_TIME_MAX: none lost, or one never delivered */
 } rs_net_fault_info;
 uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */
 int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+
+/* PFC pauses found that cannot be released (docs/faults-format.md):
+ * looked for whenever a switch refreshes a pause during a fault run, and
+ * over every paused port when the faults stop the run. At most 256, each
+ * (port, priority, reason, fault) once, in the order found. */
+typedef struct rs_net_pfc_stuck {
+    rs_time detected_ps;     /* first seen */
+    uint32_t fault;          /* index of the fault entry it is charged to (rs_net_fault_info_get) */
+    uint32_t priority;
+    char port[48];           /* the paused port */
+    char behind[48];         /* dead-link: the paused port with a dead cable at the end of the wait
+                              * chain; cycle: a port of the loop */
+    char reason[12];         /* "dead-link" or "cycle" */
+} rs_net_pfc_stuck;
+uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net);
+/* RS_EINVAL if i >= rs_net_fault_pfc_stuck_count. */
+int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out);
 
 /* Why the faults stopped the run (RS_EUNREACH from rs_net_run): a
  * destination no path reaches, or the watchdog; names the GPUs and the

@@ -147,6 +147,11 @@ typedef struct rs_port {
     rs_time pause_until[RS_NPRIO];
     rs_time paused_since[RS_NPRIO];
     uint64_t drops, pfc_sent, pfc_received, paused_ps, ecn_marked, cnp_sent;
+    /* Faults (fault.c): the last frame that was on the wire when the cable
+     * last failed; it and every frame ahead of it on the link are lost
+     * when they arrive. NULL: none pending. */
+    struct rs_pkt *cut_tail;
+    uint32_t down_fault;       /* the fault entry that last took the cable down: its link-down drops */
 } __attribute__((aligned(64))) rs_port;
 _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port line layout");
 
@@ -163,6 +168,8 @@ typedef struct rs_flow {
     uint32_t next_active;    /* link in the port's round-robin list */
     uint32_t msg;            /* owning message */
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
+    uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
+    uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
@@ -258,6 +265,7 @@ struct rs_net {
     rs_time cnp_interval, alpha_period, rate_timer;
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
+    uint32_t cuts_pending;   /* ports with a cut_tail: arrivals check their link (fault.c) */
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
@@ -332,11 +340,21 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
-void rs_fault_note_drop(rs_net *net);       /* a link-down or no-route drop */
+/* A link-down drop at port p or a no-route drop (p NULL). */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt);
+/* A frame arrives while net->cuts_pending: 1 if it was on the wire when
+ * its cable failed (then it has been dropped, reason link-down). */
+int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt);
 void rs_fault_note_timeout(rs_net *net);    /* a retransmit timeout: the watchdog looks */
+/* Flow f (hit by a fault: f->hit != RS_NONE) retransmits a data packet,
+ * or has delivered all its bytes. */
+void rs_fault_note_retx(rs_net *net, const rs_flow *f);
+void rs_fault_note_delivered(rs_net *net, const rs_flow *f);
 /* A message's network leg goes from GPU a to GPU b: stop now if no path
  * joins them and no repair is scheduled. */
 void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b);
+/* Port pid (a switch port) refreshes its PFC pause of the peer. */
+void rs_fault_note_pfc_hold(rs_net *net, uint32_t pid);
 int rs_fault_reroute_hb(const rs_net *net); /* faults.reroute_hb */
 void rs_fault_free(rs_net *net);            /* also fine when net->flt is NULL */
 /* Is the network leg between the NICs of GPUs a and b usable now? */

@@ -96,6 +96,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
+    f->hit = f->hit_last = RS_NONE;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
     f->rc = f->rt = net->line_bps;
@@ -250,6 +251,8 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     if (psn < f->max_sent) {
         flags |= RS_PF_RETX;
         net->st.pkts_retransmitted++;
+        if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
+            rs_fault_note_retx(net, f); /* charged to the fault that cost the packet */
     } else {
         f->max_sent = psn + 1;
     }
@@ -346,6 +349,8 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
         if (++f->rcv_nxt == f->npkts) {
             f->rx_done = 1;
             f->tx_done = 1;
+            if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
+                rs_fault_note_delivered(net, f);
             rs_msg_flow_done(net, fid);
         }
         return;
@@ -368,6 +373,8 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
         }
         if (f->rcv_nxt == f->npkts && !f->rx_done) {
             f->rx_done = 1;
+            if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
+                rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
             rs_msg_flow_done(net, fid);
         }
     } else if (pkt->psn > f->rcv_nxt) {

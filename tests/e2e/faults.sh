@@ -1,9 +1,12 @@
 #!/bin/sh
 # Fault injection end to end (docs/faults-format.md): a link failure in the
-# middle of a ring AllReduce, a spine-link failure that reroutes over the
-# other spines, a NIC failure on rail-only that goes through the HB
+# middle of a ring AllReduce (drops and retransmissions matching between
+# summary, timeline and capture), a spine-link failure that reroutes over
+# the other spines, a NIC failure on rail-only that goes through the HB
 # domain, a partition that stops the run naming the cut-off GPUs, a
-# degraded link, bad schedules (exit 2), and conservation in every run.
+# degraded link, a flapping link, random failures by MTBF/MTTR, PFC pauses
+# stuck behind a dead link, bad schedules (exit 2), and conservation in
+# every run.
 RS=$1; E2E=$2
 . "$E2E/lib.sh"
 
@@ -23,6 +26,7 @@ FT="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set
 AR="$FT --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=8388608"
 "$RS" run -q $AR -o "$TMP/ar0" || fail "ring allreduce without faults: run failed"
 "$RS" run -q $AR --fault "150us link-down leaf0.p4" --set faults.convergence_us=5 --set timeline.heavy=false \
+    --capture 'gpu*.nic,leaf0.p4,spine0.p0' --set capture.snaplen=64 \
     -o "$TMP/ar1" && ok "ring allreduce with a link failure completes (exit 0)" || fail "ring allreduce with a link failure: exit $?"
 s="$TMP/ar1/summary.json"
 check "ring allreduce: complete, packets lost and retransmitted" "$s" \
@@ -32,15 +36,59 @@ check "ring allreduce: every byte arrives exactly once (goodput as without the f
     "d['payload_bytes']['goodput'] == $g0"
 check "ring allreduce: the fault entry (time, kind, target, routes 5 us later, its drops)" "$s" \
     "[(f['time_ps'], f['kind'], f['target'], f['routes_recomputed_at_ps'], f['packets_lost']) for f in d['faults']] == [(150000000, 'link-down', 'leaf0.p4', 155000000, d['packets']['dropped'])]"
+check "ring allreduce: the fault's retransmissions are all of them, some flows hit, recovered after one RTO" "$s" \
+    "d['faults'][0]['packets_retransmitted'] == d['packets']['retransmitted'] > 0 and d['faults'][0]['flows_hit'] > 0 and 1000000000 <= d['faults'][0]['time_to_recover_ps'] < d['sim_end_ps'] - d['faults'][0]['time_ps']"
 conserved "ring allreduce" "$s"
 if "$RS" export csv "$TMP/ar1/timeline.msgpack" -o "$TMP/ar1csv" >/dev/null 2>"$TMP/err"; then
     nd=$(($(wc -l <"$TMP/ar1csv/drop.csv") - 1))
     check "ring allreduce: timeline drop records = summary drops ($nd)" "$s" "d['packets']['dropped'] == $nd"
     grep -q '^150000000,leaf0.p4,link-down,' "$TMP/ar1csv/fault.csv" && grep -q '^155000000,leaf0.p4,routes,' "$TMP/ar1csv/fault.csv" \
         && ok "ring allreduce: timeline fault and route records" || fail "timeline fault records: $(cat "$TMP/ar1csv/fault.csv")"
+    rt=$(json_get "$s" "150000000 + d['faults'][0]['time_to_recover_ps']")
+    grep -q "^$rt,leaf0.p4,recovered,fault 1\$" "$TMP/ar1csv/fault.csv" \
+        && ok "ring allreduce: timeline 'recovered' record at fault time + time_to_recover_ps ($rt)" \
+        || fail "recovered record at $rt: $(cat "$TMP/ar1csv/fault.csv")"
 else
     fail "export csv of the fault run's timeline: $(cat "$TMP/err")"
 fi
+# The capture agrees: every retransmission is a repeated PSN of its QP in
+# its sender's NIC capture; every drop is a frame the two ports of the
+# failed cable sent that would have arrived (1 us link + switch latency
+# after its last bit, 20 ps per wire byte) after the cable failed at 150 us.
+"$PY" - "$TMP/ar1/pcap" > "$TMP/capcount" <<'PYEOF'
+import os, struct, sys
+d = sys.argv[1]
+def frames(path):
+    with open(path, "rb") as f:
+        assert struct.unpack("<I", f.read(24)[:4])[0] == 0xa1b23c4d  # nanosecond pcap
+        while True:
+            h = f.read(16)
+            if len(h) < 16:
+                return
+            sec, ns, incl, orig = struct.unpack("<IIII", h)
+            yield sec * 10**9 + ns, orig, f.read(incl)
+repeats = 0
+for name in sorted(os.listdir(d)):
+    if not name.startswith("gpu"):
+        continue
+    seen = set()
+    for t, orig, b in frames(os.path.join(d, name)):
+        if b[12:14] != b"\x08\x00" or b[42] not in (6, 7, 8, 10):  # RDMA WRITE First/Middle/Last/Only
+            continue
+        key = (b[26:34], b[47:50], b[51:54])  # IP addresses, dest QP, PSN
+        repeats += key in seen
+        seen.add(key)
+lost = 0
+for name in ("leaf0.p4.pcap", "spine0.p0.pcap"):
+    for t, orig, b in frames(os.path.join(d, name)):
+        wire = max(orig + 4, 68) + 20
+        lost += t * 1000 + wire * 20 + 1000000 > 150000000
+print(repeats, lost)
+PYEOF
+read crep clost < "$TMP/capcount"
+check "capture: PSN repeats in the NIC captures ($crep) = summary retransmissions" "$s" "d['packets']['retransmitted'] == ${crep:--1}"
+check "capture: frames the failed cable's ports sent that arrive after the failure ($clost) = summary drops = timeline drops" "$s" \
+    "d['packets']['dropped'] == ${clost:--1} == ${nd:--1}"
 
 # (2) All-to-all on the same fat tree; a spine link drawn by the seed fails
 # at 20 us with instant convergence: traffic moves to the other spines.
@@ -98,7 +146,68 @@ f0=$(json_get "$TMP/d0/summary.json" "d['flows']['fct_ps']['max']")
 check "link-degrade to 100 Gb/s: the message takes over 3.5x as long" "$TMP/d1/summary.json" \
     "d['flows']['fct_ps']['max'] > 3.5 * $f0 and [f['kind'] for f in d['faults']] == ['link-degrade', 'link-restore']"
 
-# (6) Bad schedules: exit 2, one line naming the source and what was expected.
+# (6) A flap of leaf0's uplink during the ring AllReduce: down 10 us of
+# every 40 us from 100 us for 100 us: three down/up pairs, each an entry of
+# its own, in the timeline too; the collective completes, every byte once.
+"$RS" run -q $AR --fault "100us link-flap=40us,0.25 leaf0.p4 100us" -o "$TMP/f1" \
+    && ok "link-flap: ring allreduce completes" || fail "link-flap: exit $?"
+s="$TMP/f1/summary.json"
+check "link-flap: six transitions at the right times, origin flap, entry 1" "$s" \
+    "[(f['time_ps'] // 1000000, f['kind'], f['origin'], f['entry'], f['applied']) for f in d['faults']] == [(t, k, 'flap', 1, True) for t, k in ((100, 'link-down'), (110, 'link-up'), (140, 'link-down'), (150, 'link-up'), (180, 'link-down'), (190, 'link-up'))]"
+check "link-flap: losses charged to the down transitions, adding up to the drops; every byte once" "$s" \
+    "sum(f['packets_lost'] for f in d['faults']) == d['packets']['dropped'] > 0 and all(f['packets_lost'] == 0 for f in d['faults'][1::2]) and d['payload_bytes']['goodput'] == $g0"
+check "link-flap: retransmissions charged to the transitions add up" "$s" \
+    "sum(f['packets_retransmitted'] for f in d['faults']) == d['packets']['retransmitted']"
+conserved "link-flap" "$s"
+if "$RS" export csv "$TMP/f1/timeline.msgpack" -o "$TMP/f1csv" >/dev/null 2>"$TMP/err"; then
+    n=$(grep -c ',leaf0.p4,link-\(down\|up\),leaf0.p4$' "$TMP/f1csv/fault.csv")
+    [ "$n" = 6 ] && ok "link-flap: six transition records in the timeline" || fail "link-flap timeline: $(cat "$TMP/f1csv/fault.csv")"
+else
+    fail "export csv of the flap run's timeline: $(cat "$TMP/err")"
+fi
+
+# (7) Random failures: every network cable fails after an exponential time
+# of mean 2 ms and is repaired after one of mean 50 us, before 300 us.
+RND="--set faults.mtbf_us=2000 --set faults.mttr_us=50 --set faults.horizon_us=300"
+"$RS" run -q $AR $RND -o "$TMP/m1" && ok "random failures: ring allreduce completes" || fail "random failures: exit $?"
+s="$TMP/m1/summary.json"
+check "random failures: drawn entries, failures before the horizon, each repaired later" "$s" \
+    "len(d['faults']) >= 4 and all(f['origin'] == 'random' and f['entry'] is None and f['spec'] == 'any-network-link' for f in d['faults']) and all(f['time_ps'] < 300000000 for f in d['faults'] if f['kind'] == 'link-down') and all(any(g['kind'] == 'link-up' and g['target'] == f['target'] and g['time_ps'] > f['time_ps'] for g in d['faults']) for f in d['faults'] if f['kind'] == 'link-down')"
+check "random failures: every byte once, losses add up" "$s" \
+    "d['payload_bytes']['goodput'] == $g0 and sum(f['packets_lost'] for f in d['faults']) == d['packets']['dropped']"
+conserved "random failures" "$s"
+"$RS" run -q $AR $RND -o "$TMP/m2" >/dev/null 2>&1
+"$RS" run -q $AR $RND --set seed=6 -o "$TMP/m3" >/dev/null 2>&1
+[ "$(strip_host "$TMP/m1/summary.json")" = "$(strip_host "$TMP/m2/summary.json")" ] \
+    && ok "random failures: same seed, same failures and summary" || fail "random failures not deterministic"
+[ "$(json_get "$TMP/m1/summary.json" "[(f['time_ps'], f['target']) for f in d['faults']]")" != \
+  "$(json_get "$TMP/m3/summary.json" "[(f['time_ps'], f['target']) for f in d['faults']]")" ] \
+    && ok "random failures: another seed draws other failures" || fail "random failures ignore the seed"
+
+# (8) PFC behind a dead link: a 12:1 incast into gpu0 with PFC backs up to
+# the spines; leaf0's cable to spine1 fails while spine1 is paused toward
+# it, so spine1.p1 stays paused (no resume can cross the dead cable) and
+# the pauses behind it are reported.
+"$RS" run -q "$E2E/small.json" --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
+    --set traffic.fan_in=12 --set traffic.bytes=4194304 --fault "300us link-down leaf0.p7" -o "$TMP/pfc" \
+    && ok "PFC behind a dead link: run completes" || fail "PFC behind a dead link: exit $?"
+s="$TMP/pfc/summary.json"
+check "PFC behind a dead link: stuck pauses reported on the fault, behind spine1.p1" "$s" \
+    "len(d['faults'][0]['pfc_stuck']) >= 2 and all(x['reason'] == 'dead-link' and x['behind'] == 'spine1.p1' and x['priority'] == d['scenario']['transport']['priority'] and x['detected_at_ps'] >= 300000000 for x in d['faults'][0]['pfc_stuck']) and 'spine1.p1' in [x['port'] for x in d['faults'][0]['pfc_stuck']]"
+conserved "PFC behind a dead link" "$s"
+# Both spines fail instead: the run stops, and the stop message lists the
+# pauses left behind the dead links.
+"$RS" run -q "$E2E/small.json" --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
+    --set traffic.fan_in=12 --set traffic.bytes=4194304 --fault "300us switch-down spine0" \
+    --fault "300us switch-down spine1" -o "$TMP/pfc2" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "; PFC pauses that cannot be released: .* priority 3 (behind dead link at spine1.p0)" "$TMP/err" \
+    && ok "PFC behind dead links at a partition: exit 1, the stop message lists the stuck pauses" \
+    || fail "PFC partition stop: exit $rc, $(cat "$TMP/err")"
+check "PFC partition stop: summary's faults_stop lists them too" "$TMP/pfc2/summary.json" \
+    "'PFC pauses that cannot be released' in d['faults_stop']"
+
+# (9) Bad schedules: exit 2, one line naming the source and what was expected.
 bad() {
     "$RS" run -q "$E2E/small.json" "$@" -o "$TMP/bad" 2>"$TMP/err"
     rc=$?
@@ -111,5 +220,9 @@ BADWANT="faults.schedule: entry 1: 'leaf9.p4' is not an Ethernet port" bad --fau
 BADWANT="straggler gpu3 slows compute, but this scenario has none" bad --fault "1us straggler gpu3 10us"
 BADWANT="class 'any-nic' does not fit link-down" bad --fault "1us link-down any-nic"
 BADWANT="link-up needs a name, not a class" bad --fault "1us link-up any-spine-link"
+BADWANT="link-flap needs a DURATION" bad --fault "1us link-flap leaf0.p4"
+BADWANT="expected link-flap=PERIOD\[,DUTY\]" bad --fault "1us link-flap=10us,1.5 leaf0.p4 1ms"
+BADWANT="faults.horizon_us: expected a time above 0" bad --set faults.mtbf_us=100
+BADWANT="faults.random_class: 'any-cable'" bad --set faults.mtbf_us=100 --set faults.horizon_us=10 --set faults.random_class=any-cable
 BADWANT="class 'any-spine' has no member" bad --set topology.kind=rail-only --set topology.gpus=16 --set topology.hb_size=8 --set topology.radix=64 --fault "1us switch-down any-spine"
 finish

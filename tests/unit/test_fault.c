@@ -6,6 +6,7 @@
 #include "cu_main.h"
 #include "fault.h"
 #include "net.h"
+#include "netint.h"
 
 static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
 {
@@ -36,6 +37,34 @@ static void done_cb(void *ctx, rs_net *net, uint64_t tag)
     (void)net;
     (void)tag;
     (*(int *)ctx)++;
+}
+
+/* Send one message and run until idle: 1 when it completed and the run
+ * ended RS_OK. */
+static int send_run(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    int n = 0;
+    if (rs_net_send(net, src, dst, bytes, done_cb, &n, 0) != RS_OK)
+        return -1;
+    return rs_net_run(net, RS_TIME_MAX) == RS_OK ? n : -1;
+}
+
+/* Every packet delivered or dropped, none alive, every byte once; the
+ * entries' packets_lost add up to the drops. */
+static void check_conserved(rs_net *net, uint64_t goodput)
+{
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st.goodput_bytes, goodput);
+    uint64_t lost = 0;
+    for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        lost += fi.packets_lost;
+    }
+    CU_ASSERT_EQUAL(lost, st.pkts_dropped);
 }
 
 static void test_fault_check_accepts_units_and_durations(void)
@@ -123,19 +152,12 @@ static void test_fault_link_failure_conserves_packets(void)
         CU_ASSERT_EQUAL(rs_net_send(net, g, 15 - g, 1 << 21, done_cb, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL(n, 4);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
-    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
-    CU_ASSERT_EQUAL(st.goodput_bytes, 4u << 21);
-    uint64_t lost = 0;
+    check_conserved(net, 4u << 21);
     for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
         rs_net_fault_info fi;
         rs_net_fault_info_get(net, i, &fi);
-        lost += fi.packets_lost;
         CU_ASSERT_EQUAL(fi.routes_recomputed_at, 23000000);
     }
-    CU_ASSERT_EQUAL(lost, st.pkts_dropped);
     rs_net_destroy(net);
 }
 
@@ -144,16 +166,211 @@ static void test_fault_rail_only_nic_down_goes_through_hb(void)
     rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 8, 64);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "0 nic-down gpu8", 0, &err), RS_OK);
-    int n = 0;
-    CU_ASSERT_EQUAL(rs_net_send(net, 0, 8, 1 << 20, done_cb, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(send_run(net, 0, 8, 1 << 20), 1);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.hb_bytes, 2u << 20); /* 0 -> 1 and 9 -> 8 */
     CU_ASSERT_EQUAL(st.nic_bytes, 1u << 20);
     CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
     rs_net_destroy(net);
+}
+
+/* The index of the port called name, or UINT32_MAX. */
+static uint32_t port_named(const rs_net *net, const char *name)
+{
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        if (!strcmp(pi.name, name))
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+static void test_fault_frames_on_the_wire_are_lost(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    /* Down for 1 ps while gpu0's NIC streams 4 KiB frames (82 ns each)
+     * into a 500 ns + 500 ns link: no frame starts in that picosecond,
+     * so every drop at gpu0.nic is a frame that was on the wire. */
+    CU_ASSERT_EQUAL_FATAL(start(net, "5us nic-down gpu0 1ps", 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(send_run(net, 0, 15, 1 << 21), 1);
+    rs_net_port_info pi;
+    rs_net_port_info_get(net, port_named(net, "gpu0.nic"), &pi);
+    /* (1 us + one frame time) / 82 ns: 12 or 13 frames. */
+    CU_ASSERT(pi.drops >= 12 && pi.drops <= 13);
+    check_conserved(net, 1u << 21);
+    rs_net_fault_info down, up;
+    rs_net_fault_info_get(net, 0, &down);
+    rs_net_fault_info_get(net, 1, &up);
+    CU_ASSERT_EQUAL(up.packets_lost, 0); /* charged to the failure, not the repair */
+    /* The one flow lost packets to the failure, went back and resent them
+     * (every resend is the failure's: no other drop), and was delivered
+     * after the failure. */
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(down.flows_hit, 1);
+    CU_ASSERT(down.packets_retransmitted >= down.packets_lost);
+    CU_ASSERT_EQUAL(down.packets_retransmitted, st.pkts_retransmitted);
+    CU_ASSERT(down.time_to_recover_ps > 0 && down.time_to_recover_ps != RS_TIME_MAX);
+    const rs_net_msg_time *mt;
+    size_t nmt;
+    mt = rs_net_msg_times(net, &nmt);
+    CU_ASSERT_EQUAL_FATAL(nmt, 1);
+    CU_ASSERT_EQUAL(down.time_ps + down.time_to_recover_ps, mt[0].end);
+    CU_ASSERT_EQUAL(up.flows_hit, 0);
+    CU_ASSERT_EQUAL(up.time_to_recover_ps, RS_TIME_MAX);
+    rs_net_destroy(net);
+}
+
+/* Queue a frame that came in on in_port at egress port eg, priority q. */
+static void hold(rs_net *net, uint32_t eg, uint32_t in_port, unsigned q)
+{
+    rs_pkt *x = rs_pool_get(&net->pkts);
+    memset(x, 0, sizeof *x);
+    x->in_port = in_port;
+    x->prio = (uint8_t)q;
+    net->ports[eg].q[q].head = net->ports[eg].q[q].tail = x;
+}
+
+static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down leaf3.p4", 0, &err), RS_OK);
+    /* A PFC deadlock by hand: leaf1.p6 (toward spine1) is paused by
+     * spine1, whose paused-for bytes wait in spine1.p3 (toward leaf1),
+     * which leaf1 pauses for bytes waiting in leaf1.p6. */
+    uint32_t a = port_named(net, "leaf1.p6"), b = port_named(net, "spine1.p3");
+    CU_ASSERT_FATAL(a != UINT32_MAX && b != UINT32_MAX);
+    rs_port *pa = &net->ports[a], *pb = &net->ports[b];
+    unsigned q = 3;
+    CU_ASSERT_FATAL(net->nodes[pa->peer_node].kind == RS_NODE_SWITCH && pb->peer_node == pa->node);
+    pa->paused = pb->paused = 1u << q;
+    net->ports[pa->peer_port].pause_sent = net->ports[pb->peer_port].pause_sent = 1u << q;
+    hold(net, b, pa->peer_port, q);
+    hold(net, a, pb->peer_port, q);
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 1);
+    rs_net_pfc_stuck st;
+    rs_net_fault_pfc_stuck_get(net, 0, &st);
+    CU_ASSERT_STRING_EQUAL(st.port, "leaf1.p6");
+    CU_ASSERT_STRING_EQUAL(st.reason, "cycle");
+    CU_ASSERT_EQUAL(st.priority, q);
+    CU_ASSERT_EQUAL(st.fault, 0);
+    rs_fault_note_pfc_hold(net, pa->peer_port); /* found again: listed once */
+    CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+    /* spine1.p3 resumed: its queue drains, so leaf1.p6's pause will end. */
+    pb->paused = 0;
+    rs_fault_note_pfc_hold(net, pb->peer_port);
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+    /* Paused again, and its cable is down: behind a dead link. */
+    pb->paused = 1u << q;
+    pb->up = 0;
+    rs_fault_note_pfc_hold(net, pa->peer_port);
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 2);
+    rs_net_fault_pfc_stuck_get(net, 1, &st);
+    CU_ASSERT_STRING_EQUAL(st.reason, "dead-link");
+    CU_ASSERT_STRING_EQUAL(st.behind, "spine1.p3");
+    pb->up = 1;
+    rs_net_destroy(net); /* frees the hand-made frames with the pool */
+}
+
+static void test_fault_flap_expands_to_its_transitions(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    /* Down 3 us of every 10 us from 1 us for 25 us: down at 1, 11, 21 us,
+     * up 3 us after each. */
+    CU_ASSERT_EQUAL_FATAL(start(net, "2us nic-down gpu3 1us; 1us link-flap=10us,0.3 leaf0.p4 25us", 0, &err), RS_OK);
+    static const struct { rs_time t; const char *kind, *origin; uint32_t entry; } want[] = {
+        { 1000000, "link-down", "flap", 2 },  { 2000000, "nic-down", "schedule", 1 },
+        { 3000000, "nic-up", "repair", 1 },   { 4000000, "link-up", "flap", 2 },
+        { 11000000, "link-down", "flap", 2 }, { 14000000, "link-up", "flap", 2 },
+        { 21000000, "link-down", "flap", 2 }, { 24000000, "link-up", "flap", 2 },
+    };
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_count(net), sizeof want / sizeof want[0]);
+    for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        CU_ASSERT_EQUAL(fi.time_ps, want[i].t);
+        CU_ASSERT_STRING_EQUAL(fi.kind, want[i].kind);
+        CU_ASSERT_STRING_EQUAL(fi.origin, want[i].origin);
+        CU_ASSERT_EQUAL(fi.entry, want[i].entry);
+    }
+    rs_net_destroy(net);
+    rs_err e2;
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=10us,0 leaf0.p4 1ms", "k", &e2), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=1ps,0.5 leaf0.p4 1ms", "k", &e2), RS_EINVAL); /* 0.5 ps down */
+    CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=2ps,0.5 leaf0.p4 1ns", "k", &e2), RS_OK);
+}
+
+/* Random failures of class cls on a 32-GPU fat tree: the entries. */
+static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uint32_t max)
+{
+    rs_net_config c;
+    rs_net_config_default(&c);
+    c.gpus = 32;
+    c.hb_size = 1;
+    c.radix = 8;
+    c.seed = seed;
+    rs_net *net = NULL;
+    rs_err err;
+    if (rs_net_create(&c, &net, &err) != RS_OK)
+        return 0;
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    fc.mtbf_us = 500;
+    fc.mttr_us = 20;
+    fc.horizon_us = 1000;
+    snprintf(fc.random_class, sizeof fc.random_class, "%s", cls);
+    uint32_t n = 0;
+    if (rs_net_faults_start(net, &fc, &err) == RS_OK)
+        for (; n < rs_net_fault_count(net) && n < max; n++)
+            rs_net_fault_info_get(net, n, &out[n]);
+    rs_net_destroy(net);
+    return n;
+}
+
+static void test_fault_random_failures_are_seeded_and_per_member(void)
+{
+    enum { MAX = 1024 };
+    static rs_net_fault_info a[MAX], b[MAX], c[MAX], sp[MAX];
+    uint32_t na = draw("any-network-link", 9, a, MAX), nb = draw("any-network-link", 9, b, MAX);
+    uint32_t nc = draw("any-network-link", 10, c, MAX), ns = draw("any-spine-link", 9, sp, MAX);
+    /* 64 cables over 1 ms at a 520 us cycle: ~2 failures each, 2 entries per failure. */
+    CU_ASSERT(na > 64 && na < MAX);
+    CU_ASSERT_EQUAL(na, nb);
+    CU_ASSERT_EQUAL(memcmp(a, b, na * sizeof a[0]), 0);
+    CU_ASSERT(nc != na || memcmp(a, c, na * sizeof a[0]) != 0);
+    uint32_t downs = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        CU_ASSERT_STRING_EQUAL(a[i].origin, "random");
+        CU_ASSERT_EQUAL(a[i].entry, 0);
+        CU_ASSERT(i == 0 || a[i - 1].time_ps <= a[i].time_ps);
+        if (strcmp(a[i].kind, "link-down"))
+            continue;
+        downs++;
+        CU_ASSERT(a[i].time_ps < 1000000000ull);
+        /* The next entry of this cable is its repair. */
+        uint32_t j = i + 1;
+        while (j < na && strcmp(a[j].target, a[i].target))
+            j++;
+        CU_ASSERT(j < na && !strcmp(a[j].kind, "link-up"));
+    }
+    CU_ASSERT_EQUAL(2 * downs, na);
+    /* A spine link's failures are the same whichever class drew them: one
+     * stream per member. */
+    CU_ASSERT(ns > 0);
+    for (uint32_t i = 0; i < ns; i++) {
+        uint32_t j = 0;
+        while (j < na && (a[j].time_ps != sp[i].time_ps || strcmp(a[j].target, sp[i].target) ||
+                          strcmp(a[j].kind, sp[i].kind)))
+            j++;
+        CU_ASSERT(j < na);
+    }
 }
 
 static const rs_cu_test fault_tests[] = {
@@ -165,6 +382,10 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_partition_stops_naming_gpus),
     RS_CU_TEST(test_fault_link_failure_conserves_packets),
     RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
+    RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
+    RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
+    RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
+    RS_CU_TEST(test_fault_random_failures_are_seeded_and_per_member),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
