@@ -321,9 +321,10 @@ def plot_fct(summary, tl, outdir, wrote, skipped):
 
 
 def main(argv):
-    if len(argv) != 2:
-        die(2, "usage: plots.py DIR (a run directory written by railsim run -o DIR)")
-    d = argv[1]
+    quiet = len(argv) == 3 and argv[1] == "-q"
+    if len(argv) != 2 and not quiet:
+        die(2, "usage: plots.py [-q] DIR (a run directory written by railsim run -o DIR)")
+    d = argv[-1]
     if not os.path.isdir(d):
         die(2, "%s: not a directory; expected a run directory written by railsim run -o DIR" % d)
     spath = os.path.join(d, "summary.json")
@@ -341,9 +342,9 @@ def main(argv):
     plot_breakdown(summary, tl, outdir, wrote, skipped)
     plot_link_util(tl, outdir, wrote, skipped)
     plot_fct(summary, tl, outdir, wrote, skipped)
-    for p in wrote:
+    for p in wrote if not quiet else []:
         print("railsim plot: wrote %s" % p)
-    for s in skipped:
+    for s in skipped if not quiet else []:
         print("railsim plot: skipped %s" % s)
     return 0
 

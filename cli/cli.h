@@ -23,8 +23,8 @@ int rs_cmd_plot(int argc, char **argv);    /* cmd_report.c */
 int rs_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int rs_cmd_faults(int argc, char **argv);  /* cmd_faults.c: faults sweep */
 
-/* Write the PNGs of DIR/plots/ with analysis/plots.py under /usr/bin/python3;
- * returns an exit code (cmd_report.c). */
-int rs_cli_plot(const char *dir);
+/* Write the PNGs of DIR/plots/ with analysis/plots.py under /usr/bin/python3,
+ * listing them on stdout unless quiet; returns an exit code (cmd_report.c). */
+int rs_cli_plot(const char *dir, int quiet);
 
 #endif

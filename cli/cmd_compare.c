@@ -370,7 +370,7 @@ int rs_cmd_compare(int argc, char **argv)
             else
                 snprintf(sub, sizeof sub, "%s/case%d/%s", outdir, i, kinds[k]);
             if (!cases[i].stopped[k])
-                code = rs_cli_plot(sub);
+                code = rs_cli_plot(sub, quiet);
         }
     if (code == RS_EXIT_OK) {
         if (!quiet)

@@ -31,7 +31,7 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int rs_cli_plot(const char *dir)
+int rs_cli_plot(const char *dir, int quiet)
 {
     const char *py = getenv("RAILSIM_PYTHON");
     const char *script = getenv("RAILSIM_PLOTS_PY");
@@ -45,7 +45,9 @@ int rs_cli_plot(const char *dir)
                 strerror(errno));
         return RS_EXIT_RUN_FAILED;
     }
-    char *const args[] = { (char *)py, (char *)script, (char *)dir, NULL };
+    char *const loud[] = { (char *)py, (char *)script, (char *)dir, NULL };
+    char *const hushed[] = { (char *)py, (char *)script, "-q", (char *)dir, NULL };
+    char *const *args = quiet ? hushed : loud;
     pid_t pid;
     int rc = posix_spawn(&pid, py, NULL, NULL, args, environ);
     if (rc != 0) {
@@ -100,7 +102,7 @@ int rs_cmd_report(int argc, char **argv)
     }
     if (fflush(stdout) != 0)
         return RS_EXIT_RUN_FAILED;
-    return plots ? rs_cli_plot(dir) : 0;
+    return plots ? rs_cli_plot(dir, 0) : 0;
 }
 
 int rs_cmd_plot(int argc, char **argv)
@@ -120,5 +122,5 @@ int rs_cmd_plot(int argc, char **argv)
     if (!is_dir(dir))
         return rs_cli_bad_input("plot: %s: not a directory; expected a run directory written by railsim run -o DIR",
                                 dir);
-    return rs_cli_plot(dir);
+    return rs_cli_plot(dir, 0);
 }

@@ -216,7 +216,7 @@ static const key_def keys[] = {
     UINT("faults.seed", faults.seed, 0, INT64_MAX,
          "seed of the faults' class draws (any-spine-link, ...); 0 = the run seed"),
     BOOL("faults.reroute_hb", faults.reroute_hb,
-         "rail-only: reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC"),
+         "reach a GPU whose NIC or rail link failed through its HB domain and a neighbour's NIC (fat tree: when its direct path is cut)"),
     DBL("faults.mtbf_us", faults.mtbf_us, 0, false, 1e12,
         "random failures: mean time between failures of each member of faults.random_class, us; 0 = none"),
     DBL("faults.mttr_us", faults.mttr_us, 0, true, 1e12,

@@ -7,7 +7,8 @@
  * domain to the relay GPU, then the relay's rail to the destination. The
  * HB stage sends chunks back to back; the rail stage sends chunk c once it
  * has crossed the HB domain and chunk c-1 has left the rail, as NCCL's PXN
- * proxy does. With faults scheduled on rail-only (faults.reroute_hb) a
+ * proxy does. With faults scheduled (faults.reroute_hb: on rail-only
+ * always, on the fat tree when the direct path is cut) a
  * message may also end with a third leg: it picks a live rail c, crosses
  * to the GPU on rail c of the source's domain, the rail to the GPU on rail
  * c of the destination's domain, then that domain to the destination
@@ -279,11 +280,13 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
         rs_sim_stop(net->sim, rc);
 }
 
-/* Rail-only with faults (faults.reroute_hb): the rail c the network leg
- * uses, from a GPU of the source's domain to one of the destination's,
- * both with a live NIC and a path between them. The destination's rail
- * first (plain PXN), then the source's, then the others in order. K on
- * the order of 8: cheap, and only per message when faults are scheduled. */
+/* With faults (faults.reroute_hb): the rail c the network leg uses, from
+ * a GPU of the source's domain to one of the destination's, both with a
+ * live NIC and a path between them. The destination's rail first (plain
+ * PXN), then the source's, then the others in order. On the fat tree this
+ * is asked only when the direct path is cut (any rail reaches any other
+ * there, but the direct path needs no HB crossing). K on the order of 8:
+ * cheap, and only per message when faults are scheduled. */
 static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->K, s0 = src / K * K, d0 = dst / K * K;
@@ -330,8 +333,9 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         net->st.msg_bytes -= bytes;
         return RS_EUNREACH;
     }
-    if (RS_UNLIKELY(net->flt != NULL) && rail_only && K > 1 && rs_fault_reroute_hb(net)) {
-        /* Around failed NICs and rail links through the HB domains. */
+    if (RS_UNLIKELY(net->flt != NULL) && K > 1 && rs_fault_reroute_hb(net) &&
+        (rail_only || !rs_fault_path_ok(net, src, dst))) {
+        /* Around failed NICs and links through the HB domains. */
         uint32_t c = live_rail(net, src, dst);
         msg->a = src / K * K + c;
         msg->b = dst / K * K + c;

@@ -64,19 +64,24 @@ g4=$(json_get "$TMP/d4/summary.json" "d['faults'][0]['target']")
     && [ ! -e "$TMP/bad" ] && ok "five any-gpu entries on 4 GPUs: exit 2" || fail "too many class entries: $(cat "$TMP/err")"
 
 # (3) compare with a fault on both topologies: GPU 1's NIC is down from the
-# start. Rail-only reaches it through its HB domain (slower); on the fat
-# tree GPU 1 is cut off: that side is reported stopped, compare exits 0.
+# start. Both reach it through its HB domain and a neighbour's NIC
+# (faults.reroute_hb), slower than without the fault. Without the reroute
+# GPU 1 is cut off on both: each side is reported stopped, compare exits 0.
 CMP="--set topology.gpus=16 --set topology.hb_size=2 --set topology.radix=8 --set workload.trace=$TMP/sync.rst"
 "$RS" compare -q $CMP --fault "0 nic-down gpu1" -o "$TMP/c" 2>"$TMP/cerr" \
     && ok "compare with a fault: exit 0" || fail "compare with a fault: exit $?, $(cat "$TMP/cerr")"
 c="$TMP/c/compare.json"
-check "compare: rail-only completes, slower than its fault-free run" "$c" \
-    "(lambda s: s['stopped'] is False and s['faults'][0]['target'] == 'gpu1.nic' and s['fault_free']['slowdown'] > 1 and s['time_ps'] == s['fault_free']['faulted_time_ps'])(d['cases'][0]['rail_only'])"
-check "compare: fat tree stopped by the cut-off, naming 1->3" "$c" \
+for side in rail_only fat_tree; do
+    check "compare: $side completes through the HB domain, slower than its fault-free run" "$c" \
+        "(lambda s: s['stopped'] is False and s['faults'][0]['target'] == 'gpu1.nic' and s['fault_free']['slowdown'] > 1 and s['time_ps'] == s['fault_free']['faulted_time_ps'])(d['cases'][0]['$side'])"
+done
+"$RS" compare -q $CMP --fault "0 nic-down gpu1" --set faults.reroute_hb=false -o "$TMP/c2" 2>"$TMP/cerr" \
+    && ok "compare with a cut-off on both sides: exit 0" || fail "compare cut-off: exit $?, $(cat "$TMP/cerr")"
+check "compare: fat tree stopped by the cut-off, naming 1->3" "$TMP/c2/compare.json" \
     "(lambda s: s['stopped'] is True and ' 1->3' in s['faults_stop'] and s['time_ps'] is None and s['fault_free']['slowdown'] is None and s['fault_free']['status'] == 'complete')(d['cases'][0]['fat_tree'])"
-grep -q "| faults applied | nic-down gpu1.nic @0us | STOPPED, cut off after: nic-down gpu1.nic @0us | |" "$TMP/c/compare.md" \
+grep -q "| faults applied | STOPPED, cut off after: nic-down gpu1.nic @0us | STOPPED, cut off after: nic-down gpu1.nic @0us | |" "$TMP/c2/compare.md" \
     && grep -q "| slowdown vs fault-free |" "$TMP/c/compare.md" && ok "compare.md: faults and slowdown rows" \
-    || fail "compare.md: $(head -14 "$TMP/c/compare.md")"
+    || fail "compare.md: $(head -14 "$TMP/c2/compare.md")"
 "$RS" compare -q $CMP --fault "0 link-down any-network-link" >/dev/null 2>"$TMP/cerr" \
     && ok "compare with a class fault: drawn per topology, exit 0" || fail "compare class fault: $(cat "$TMP/cerr")"
 "$RS" compare -q $CMP --fault "0 nic-dwn gpu1" -o "$TMP/cbad" 2>"$TMP/err"
