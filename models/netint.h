@@ -163,6 +163,7 @@ typedef struct rs_flow {
     uint32_t next_active;    /* link in the port's round-robin list */
     uint32_t msg;            /* owning message */
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
+    uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
@@ -242,13 +243,20 @@ struct rs_net {
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
     rs_flow *flows;
-    uint32_t nflows;
+    uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
+    uint32_t *flow_free;     /* flow level: finished flow records to reuse (capacity capflows) */
+    size_t nflow_free;
+    uint64_t flow_serial;    /* flows created so far */
     rs_msg *msgs;
-    uint32_t nmsgs;
+    uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;
-    rs_net_msg_time *done_times;
+    uint32_t *msg_free;      /* finished message records to reuse (capacity capmsgs) */
+    size_t nmsg_free;
+    rs_net_msg_time *done_times; /* the first msg_times_keep completions */
+    size_t msg_times_keep;   /* RS_NET_MSG_TIMES_KEEP (tests lower it) */
     size_t ndone, capdone;
+    struct rs_fct_acc *fct;  /* completion-time statistics (net.c) */
 
     uint32_t ent_driver;     /* entity for timers scheduled through the API */
     uint32_t ent_port0;      /* entity of port 0; port i is entity ent_port0 + i */
@@ -330,6 +338,12 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
+/* net.c: transport flow records. rs_flow_slot gives a record to fill (a
+ * reused one at flow level); rs_flow_release (flow level only: nothing
+ * refers to a finished fluid flow) hands it back once its message has
+ * been told. */
+int rs_flow_slot(rs_net *net, uint32_t *id);
+void rs_flow_release(rs_net *net, uint32_t id);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
 void rs_fault_note_drop(rs_net *net);       /* a link-down or no-route drop */

@@ -532,6 +532,58 @@ static const rs_cu_test mmf_tests[] = {
     RS_CU_TEST(test_mmf_incremental_equals_full_after_random_events),
 };
 
+
+/* -- record lifecycle -------------------------------------------------------- */
+
+typedef struct chain {
+    uint32_t left;   /* messages still to send */
+    uint32_t gpus;
+    uint64_t x;      /* varies pairs and sizes deterministically */
+} chain;
+
+static void chain_next(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    chain *c = ctx;
+    if (c->left == 0)
+        return;
+    c->left--;
+    c->x = c->x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t a = (uint32_t)(c->x >> 33) % c->gpus, b = (uint32_t)(c->x >> 17) % c->gpus;
+    uint64_t bytes = 1 + (c->x >> 40) % (3u << 20);
+    CU_ASSERT_EQUAL(rs_net_send(net, a, b, bytes, chain_next, c, 0), RS_OK);
+}
+
+/* Memory follows the transfers in flight: 4 chains of 5,000 messages each
+ * (relayed across rails too, on rail-only) leave a handful of message and
+ * flow records, and every flow still got its own serial (entropy). */
+static void test_fluid_records_follow_transfers_in_flight(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        rs_net_config c;
+        cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
+        c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        rs_net *net = mk(&c);
+        chain ch[4];
+        for (int i = 0; i < 4; i++) {
+            ch[i] = (chain){ 5000, 32, (uint64_t)i + 1 };
+            chain_next(&ch[i], net, 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        rs_net_stats st;
+        rs_net_stats_get(net, &st);
+        CU_ASSERT_EQUAL(st.msgs, 4 * 5001 - 4);
+        CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+        CU_ASSERT(net->nmsgs <= 8);
+        CU_ASSERT(net->nflows <= 16);
+        CU_ASSERT(net->flow_serial >= st.msgs - 4 * 200); /* all but self-sends made flows */
+        size_t n;
+        rs_net_msg_times(net, &n);
+        CU_ASSERT_EQUAL(n, st.msgs);
+        rs_net_destroy(net);
+    }
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -541,6 +593,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_ring_allreduce_agrees_with_packet_level),
     RS_CU_TEST(test_fluid_is_deterministic),
     RS_CU_TEST(test_fluid_rejects_unknown_fidelity),
+    RS_CU_TEST(test_fluid_records_follow_transfers_in_flight),
 };
 
 static void register_suites(void)
