@@ -859,6 +859,8 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
         for (uint32_t k = 0; k < h; k++) {
             net->ports[mf->link[k]].tx_pkts += f->npkts;
             net->ports[mf->link[k]].tx_bytes += r->wire;
+            if (RS_UNLIKELY(net->tl != NULL))
+                rs_nettl_touch(net, mf->link[k]);
         }
         net->st.pkts_sent += f->npkts;
         net->st.data_pkts += f->npkts;

@@ -118,6 +118,8 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
 void rs_net_destroy(rs_net *net); /* NULL is a no-op */
 
 rs_sim *rs_net_sim(rs_net *net);
+/* How the network is simulated (the configuration's fidelity). */
+rs_fidelity rs_net_fidelity(const rs_net *net);
 static inline rs_time rs_net_now(rs_net *net) { return rs_sim_now(rs_net_sim(net)); }
 uint32_t rs_net_gpus(const rs_net *net);
 

@@ -331,6 +331,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
 /* nettl.c: timeline records; call only when net->tl != NULL. */
 typedef struct rs_nettl rs_nettl;
 void rs_nettl_wake(rs_net *net);   /* traffic may start: run the sampler */
+void rs_nettl_touch(rs_net *net, uint32_t port); /* flow level: port's counters moved */
 void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon);
 void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason);
 void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t);
