@@ -41,7 +41,13 @@ typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
  * counters of rs_net_stats and rs_net_port_info are estimates (the data
  * frames the packet level would send, counted when a flow's last byte has
  * left the fluid; no ACK, CNP or PFC frames, no queues, drops or marks). */
-typedef enum { RS_FIDELITY_PACKET = 0, RS_FIDELITY_FLOW = 1 } rs_fidelity;
+typedef enum {
+    RS_FIDELITY_PACKET = 0,
+    RS_FIDELITY_FLOW = 1,
+    /* Not a network: `railsim run` runs the scenario at both levels and
+     * compares them (docs/fidelity.md); rs_net_create refuses it. */
+    RS_FIDELITY_BOTH = 2
+} rs_fidelity;
 
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
  * rs_net_config_default, documented in docs/scenario-format.md. */
