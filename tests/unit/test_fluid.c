@@ -459,44 +459,39 @@ static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint
     return t;
 }
 
-/* Ring AllReduce over 32 GPUs in HB domains of 4, on a two-tier fat tree
- * and on rail-only: flow level within 5% of packet level. */
-static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
+/* Ring AllReduce of `bytes` over `gpus` GPUs in HB domains of 4, on a
+ * two-tier fat tree and on rail-only: flow level within 5% of packet level. */
+static void ring_agreement(uint32_t gpus, uint64_t bytes, rs_transport_kind tr, const char *what)
 {
     for (int kind = 0; kind < 2; kind++) {
         rs_time t[2];
         for (int fid = 0; fid < 2; fid++) {
             rs_net_config c;
-            cfg(&c, 32, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            cfg(&c, gpus, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
             c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 64u << 20);
+            c.transport = tr;
+            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, bytes);
         }
         double err = ((double)t[1] - (double)t[0]) / (double)t[0];
-        fprintf(stderr, "\n  ring allreduce 64 MiB / 32 GPUs %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
-                kind ? "rail-only" : "fat-tree", rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
+        fprintf(stderr, "\n  ring allreduce %llu MiB / %u GPUs%s %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
+                (unsigned long long)(bytes >> 20), gpus, what, kind ? "rail-only" : "fat-tree",
+                rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
         CU_ASSERT(err < 0.05 && err > -0.05);
     }
 }
 
+/* Slices of one 512 KiB piece: one message per piece at both levels. */
+static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
+{
+    ring_agreement(32, 64u << 20, RS_TRANSPORT_ROCE, "");
+}
+
 /* A ring long enough to run as streams at flow level (30 steps x 4 pieces
  * per slice, coll_ring.c): one transfer per rank and channel, still within
- * 5% of the packet level's pieces on both topologies. */
+ * 5% of the packet level's pieces. */
 static void test_fluid_ring_streams_agree_with_packet_level(void)
 {
-    for (int kind = 0; kind < 2; kind++) {
-        rs_time t[2];
-        for (int fid = 0; fid < 2; fid++) {
-            rs_net_config c;
-            cfg(&c, 16, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-            c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-            c.transport = RS_TRANSPORT_IDEAL;
-            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 128u << 20);
-        }
-        double err = ((double)t[1] - (double)t[0]) / (double)t[0];
-        fprintf(stderr, "\n  ring allreduce 128 MiB / 16 GPUs as streams %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
-                kind ? "rail-only" : "fat-tree", rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
-        CU_ASSERT(err < 0.05 && err > -0.05);
-    }
+    ring_agreement(16, 128u << 20, RS_TRANSPORT_IDEAL, " as streams");
 }
 
 /* -- the rail-only paper's bandwidth-only model ------------------------------ */
