@@ -68,6 +68,19 @@ assert 'iteration.comm_by_dim_ps.tp' in keys and 'iteration.comm_by_dim_ps.dp' i
 [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bf" ] \
     && ok "fidelity=both with faults: exit 2 before running, nothing written" || fail "fidelity=both with faults: rc=$rc $(cat "$TMP/err")"
 
+# Out of memory during a run (packet level keeps a record per transport
+# flow): exit 1 with a message naming memory, not a stuck run. Skipped where
+# the binary cannot start under the limit (sanitizer builds reserve more).
+BIG="--set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1073741824 --set topology.gpus=128"
+if (ulimit -v 400000; "$RS" run $AR -q >/dev/null 2>&1); then
+    (ulimit -v 60000; "$RS" run $BIG -q -o "$TMP/oom" >/dev/null 2>"$TMP/err"); rc=$?
+    [ $rc -eq 1 ] && grep -q "^railsim: run failed: out of memory at simulated time" "$TMP/err" \
+        && [ "$(wc -l <"$TMP/err")" -eq 1 ] \
+        && ok "out of memory during a run: exit 1, one line naming memory" || fail "out of memory: rc=$rc $(cat "$TMP/err")"
+else
+    ok "out of memory during a run: skipped (the binary needs more address space than the test allows)"
+fi
+
 # Bad input: exit 2, one line on stderr, no output directory.
 for bad in "--set traffic.bytes=-1" "--set nosuch.key=1" "--bogus"; do
     "$RS" validate $AR $bad -o "$TMP/bad" >"$TMP/out" 2>"$TMP/err"; rc=$?
