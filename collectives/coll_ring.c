@@ -25,6 +25,9 @@
  *
  * State: O(channels x n); the sequence number of a piece is s*m + p, and a
  * rank needs its predecessor's piece k-m before sending piece k.
+ *
+ * At flow level a long pipelined ring sends one stream per rank and
+ * channel instead of its pieces (stream_arrived).
  */
 #include "coll_int.h"
 
@@ -288,9 +291,8 @@ int coll_ring_start(rs_coll *c, rs_err *err)
         pending += (uint64_t)n * c->steps * m;
         build_order(c, ch, c->order + (size_t)ch * n);
     }
-    /* Streams when every slice is pipelined in at least two pieces: then a
-     * rank sends its pieces back to back and the ring runs at the rate of
-     * its slowest hop (docs/fidelity.md, "Ring streams"). */
+    /* Flow level, a long pipelined ring: streams (stream_arrived;
+     * docs/fidelity.md, "Ring streams"). */
     c->stream = rs_net_fidelity(c->net) == RS_FIDELITY_FLOW;
     for (uint32_t ch = 0; ch < nch; ch++)
         if (c->ch_pieces[ch] < RING_STREAM_MIN_PIECES ||
