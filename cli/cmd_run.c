@@ -339,6 +339,8 @@ int rs_cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
+    if (sc.net.fidelity == RS_FIDELITY_BOTH)
+        return rs_validate_execute(&sc, path, outdir, quiet, force);
     return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
 }
 
@@ -549,7 +551,11 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
                 outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
         code = 128 + (got_signal ? got_signal : SIGINT);
     } else if (info.status != RS_OK && code == 0) {
-        if (rs_net_fault_errmsg(net)[0]) {
+        if (info.status == RS_ENOMEM) /* before anything it left waiting looks stuck */
+            fprintf(stderr, "railsim: run failed: out of memory at simulated time %.3f us (%llu messages "
+                            "sent); expected a smaller run, or fidelity=flow\n",
+                    rs_time_to_us(rs_net_now(net)), (unsigned long long)st.msgs);
+        else if (rs_net_fault_errmsg(net)[0]) {
             if (quiet < 2)
                 fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
         }

@@ -9,7 +9,8 @@
  * HB share from which ring neighbours (or all-to-all peers) share a
  * domain. Events follow from those counts with per-packet and
  * per-message costs measured on the bench scenarios (bench/README.md):
- * an order-of-magnitude figure, not a prediction to the percent.
+ * an order-of-magnitude figure, not a prediction to the percent (0.6-1.6x
+ * on the e2e scenarios, 2.7x over on gpt3-175b at flow level).
  */
 #include "guard.h"
 
@@ -26,7 +27,7 @@
 #define EV_PER_NET_PKT 5.0  /* data packet hops, its ACK share, timers */
 #define EV_PER_HB_UNIT 3.0  /* GPU -> NVSwitch -> GPU */
 #define EV_PER_MSG_PKT 4.0  /* start, completion, callbacks (packet level) */
-#define EV_PER_MSG_FLOW 3.5 /* start, finish, rate changes (flow level) */
+#define EV_PER_MSG_FLOW 2.5 /* start, finish, rate changes (flow level) */
 #define EV_PER_COMPUTE 2.0  /* a compute op's start and end */
 
 typedef struct tally {
@@ -50,18 +51,33 @@ static void add_steps(tally *t, double times, double n, double steps, double sli
 
 /* A collective op of `bytes` (nccl-tests size) over n ranks. ring_hb: the
  * share of ring neighbours in one HB domain; a2a_hb: of all-to-all peers;
- * hb_size: the network's. Channels as the collectives layer picks them
- * (coll.h): the domain size for a group across domains, else 2. */
+ * per_domain: the group's GPUs per HB domain. Channels as the collectives
+ * layer picks them (coll.h): per_domain for a group across domains, else
+ * 2. */
 static void add_coll(tally *t, double times, rs_coll_op op, double n, double bytes, double ring_hb,
-                     double a2a_hb, double hb_size)
+                     double a2a_hb, double per_domain, int flow)
 {
     if (n < 2)
         return;
-    double ch = ring_hb < 1 && hb_size > 1 ? hb_size : 2;
+    double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
+    double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    /* At flow level a long pipelined ring sends one stream per rank and
+     * channel (collectives/coll_ring.c: at least 2 pieces per slice and
+     * 64 per rank). */
+    double pieces = ceil(bytes / n / ch / CHUNK_BYTES);
+    int stream = flow && pieces >= 2 && pieces * steps >= 64;
     switch (op) {
-    case RS_COLL_ALLREDUCE: add_steps(t, times, n, 2 * (n - 1), bytes / n, ring_hb, 0, ch); break;
+    case RS_COLL_ALLREDUCE:
     case RS_COLL_ALLGATHER:
-    case RS_COLL_REDUCESCATTER: add_steps(t, times, n, n - 1, bytes / n, ring_hb, 0, ch); break;
+    case RS_COLL_REDUCESCATTER:
+        if (stream) {
+            add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
+            t->msgs -= times * n * steps * ch * pieces; /* the pieces become streams */
+            t->msgs += times * n * ch;
+        } else {
+            add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
+        }
+        break;
     case RS_COLL_ALLTOALL: add_steps(t, times, n, n - 1, bytes / n, a2a_hb, 0, 1); break;
     default: add_steps(t, times, 1, 1, bytes, ring_hb, 0, 1); break;
     }
@@ -69,9 +85,11 @@ static void add_coll(tally *t, double times, rs_coll_op op, double n, double byt
 
 /* HB shares of a set of GPUs in ring order: neighbours in one domain, and
  * ordered pairs in one domain. */
-static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *ring, double *a2a)
+static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *ring, double *a2a,
+                      double *per_domain)
 {
     *ring = *a2a = 0;
+    *per_domain = 1;
     if (n < 2 || hb < 2)
         return;
     uint32_t same = 0;
@@ -88,6 +106,13 @@ static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *rin
         pairs += (double)(j - i) * (j - i - 1);
     }
     *a2a = pairs / ((double)n * (n - 1));
+    uint32_t most = 1;
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && gpus[j] / hb == gpus[i] / hb; j++)
+            ;
+        most = j - i > most ? j - i : most;
+    }
+    *per_domain = most;
 }
 
 static void tally_synthetic(const rs_scenario *sc, tally *t)
@@ -103,7 +128,7 @@ static void tally_synthetic(const rs_scenario *sc, tally *t)
         /* Over all GPUs in id order: neighbours share a domain but at its
          * edge. A smaller group only makes this an overestimate. */
         double ring = k > 1 ? (k - 1) / k : 0, a2a = n > 1 ? (k - 1) / (n - 1) : 0;
-        add_coll(t, c->iters ? c->iters : 1, c->op, n, b, ring, a2a, k);
+        add_coll(t, c->iters ? c->iters : 1, c->op, n, b, ring, a2a, k, sc->net.fidelity == RS_FIDELITY_FLOW);
         break;
     }
     }
@@ -115,9 +140,10 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
     uint32_t *rep = malloc(((size_t)ncls + 1) * sizeof *rep);
     double *ring = malloc(((size_t)ncomms + 1) * sizeof *ring);
     double *a2a = malloc(((size_t)ncomms + 1) * sizeof *a2a);
+    double *per = malloc(((size_t)ncomms + 1) * sizeof *per);
     uint32_t *gpus = NULL;
     uint32_t gcap = 0;
-    int rc = rep && ring && a2a ? RS_OK : RS_ENOMEM;
+    int rc = rep && ring && a2a && per ? RS_OK : RS_ENOMEM;
     for (uint32_t c = 0; rc == RS_OK && c < ncls; c++)
         rep[c] = RS_NONE;
     for (uint32_t r = 0; rc == RS_OK && r < nranks; r++)
@@ -137,7 +163,7 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
         }
         for (uint32_t i = 0; i < n; i++)
             gpus[i] = rs_trace_rank_gpu(tr, ranks[i]);
-        hb_shares(gpus, n, sc->net.hb_size, &ring[c], &a2a[c]);
+        hb_shares(gpus, n, sc->net.hb_size, &ring[c], &a2a[c], &per[c]);
     }
     double iters = sc->workload.iterations ? sc->workload.iterations : 1;
     for (uint32_t c = 0; rc == RS_OK && c < ncls; c++) {
@@ -159,11 +185,13 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
                 uint32_t comm = rs_trace_op_comm(tr, rep[c], op), n;
                 rs_trace_comm_ranks(tr, comm, &n);
                 /* each rank of the class counts its own share: n = 1 rank */
-                add_coll(t, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], sc->net.hb_size);
+                add_coll(t, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], per[comm],
+                         sc->net.fidelity == RS_FIDELITY_FLOW);
             }
         }
     }
     free(gpus);
+    free(per);
     free(a2a);
     free(ring);
     free(rep);

@@ -66,7 +66,7 @@ static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
-static const char *const fidelity_names[] = { "packet", "flow", NULL };
+static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
  * that the summary's op matches traffic.op. */
@@ -86,7 +86,8 @@ static const key_def keys[] = {
     UINT("seed", net.seed, 0, INT64_MAX,
          "run seed: ECMP hash salts, packet spraying, flow entropy and traffic partners derive from it"),
     ENUM("fidelity", net.fidelity, fidelity_names,
-         "packet: every frame, queue and ACK; flow: max-min fair fluid flows on the same routes (docs/fidelity.md)"),
+         "packet: every frame, queue and ACK; flow: max-min fair fluid flows on the same routes; "
+         "both: railsim run runs both and reports the flow level's error and speed-up (docs/fidelity.md)"),
     ENUM("topology.kind", net.kind, topo_names,
          "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),
     UINT("topology.gpus", net.gpus, 1, MAX_GPUS,

@@ -9,54 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted v[0..n): the smallest value with at
- * least q of the samples at or below it. */
-static uint64_t pct(const uint64_t *v, size_t n, double q)
-{
-    size_t r = (size_t)(q * (double)n + 0.999999999);
-    if (r < 1)
-        r = 1;
-    if (r > n)
-        r = n;
-    return v[r - 1];
-}
-
 static json_t *fct_stats(rs_net *net)
 {
-    size_t n;
-    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
-    json_t *o = json_object();
-    if (n == 0) {
-        json_object_set_new(o, "min", json_null());
-        json_object_set_new(o, "mean", json_null());
-        json_object_set_new(o, "p50", json_null());
-        json_object_set_new(o, "p99", json_null());
-        json_object_set_new(o, "max", json_null());
-        return o;
-    }
-    uint64_t *v = malloc(n * sizeof *v);
-    if (!v) {
-        json_decref(o);
+    rs_net_fct f;
+    if (rs_net_fct_get(net, &f) != RS_OK)
         return NULL;
-    }
-    unsigned __int128 sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        v[i] = t[i].end - t[i].start;
-        sum += v[i];
-    }
-    qsort(v, n, sizeof *v, cmp_u64);
-    json_object_set_new(o, "min", json_integer((json_int_t)v[0]));
-    json_object_set_new(o, "mean", json_integer((json_int_t)((sum + n / 2) / n)));
-    json_object_set_new(o, "p50", json_integer((json_int_t)pct(v, n, 0.50)));
-    json_object_set_new(o, "p99", json_integer((json_int_t)pct(v, n, 0.99)));
-    json_object_set_new(o, "max", json_integer((json_int_t)v[n - 1]));
-    free(v);
+    json_t *o = json_object();
+    const char *const keys[5] = { "min", "mean", "p50", "p99", "max" };
+    const rs_time v[5] = { f.min, f.mean, f.p50, f.p99, f.max };
+    for (int i = 0; i < 5; i++)
+        json_object_set_new(o, keys[i], f.n ? json_integer((json_int_t)v[i]) : json_null());
     return o;
 }
 

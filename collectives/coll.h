@@ -43,7 +43,9 @@ typedef enum {
  *                    NIC count), else 2 (two rings fill each other's
  *                    latency bubbles); at most RS_COLL_MAX_CHANNELS.
  *   chunk_bytes    = 512 KiB, NCCL's Simple-protocol step (4 MiB buffer / 8
- *                    slots): the unit of pipelining and of one rs_net_send.
+ *                    slots): the unit of pipelining and of one rs_net_send
+ *                    (at flow level a long ring sends one stream per rank
+ *                    and channel instead, coll_ring.c).
  *   reduce_gbps    = 16000 Gb/s (2 TB/s): a reduction reads two inputs and
  *                    writes one output from HBM (3.35 TB/s on H100) on a few
  *                    SMs; 0 makes reductions free.

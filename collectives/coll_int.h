@@ -57,6 +57,7 @@ struct rs_coll {
     ring_rank *rr;           /* [nch][n], indexed by position */
     uint64_t *ch_bytes;      /* [nch] bytes carried by each channel */
     uint32_t *ch_pieces;     /* [nch] pieces per slice */
+    uint8_t stream;          /* flow level: one transfer per (channel, position) (coll_ring.c) */
 
     /* tree */
     uint32_t ntree;          /* tree instances (2 per channel) */

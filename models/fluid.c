@@ -44,7 +44,7 @@
  * backend's entity is the last one, and the engine runs equal-time events
  * in entity order, so its solve event runs after every callback of that
  * instant (which may start more flows). The finish times sit in a binary
- * heap ordered by (time, transport flow id); one engine event waits for
+ * heap ordered by (time, transport flow serial); one engine event waits for
  * its minimum (later ones may be stale and then do nothing).
  */
 #include "fluid.h"
@@ -414,6 +414,7 @@ typedef struct fl_rec {
     rs_time lat;            /* completion comes this long after finish */
     uint64_t rate;          /* bit/s */
     uint64_t wire;          /* wire bytes */
+    uint64_t serial;        /* the transport flow's creation order (tie-breaks) */
     uint32_t flow;          /* transport flow id */
     uint32_t hidx;          /* index in the finish heap, RS_NONE when out */
     uint32_t max_frame;     /* wire bytes of its largest frame */
@@ -421,7 +422,8 @@ typedef struct fl_rec {
 
 /* A flow with the link that limits it and its end time, for grouping. */
 typedef struct fin_ent {
-    uint32_t bneck, flow, id;
+    uint32_t bneck, id;
+    uint64_t serial;
     rs_time end;
 } fin_ent;
 
@@ -432,7 +434,7 @@ struct rs_fluid {
     uint32_t caprec;
     uint32_t *of_flow;      /* transport flow id -> solver id (RS_NONE: not in the fluid) */
     uint32_t capof;
-    uint32_t *heap;         /* solver ids by (finish, transport flow id) */
+    uint32_t *heap;         /* solver ids by (finish, transport flow serial) */
     uint32_t nheap, capheap;
     rs_time armed;          /* earliest pending finish event, RS_TIME_MAX: none */
     fin_ent *batch;         /* flows finishing at one instant */
@@ -589,12 +591,12 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
     return flow_setup(net, f, ports, &h, lat, wire, &mf);
 }
 
-/* -- finish heap (solver ids, by finish time then transport flow id) -- */
+/* -- finish heap (solver ids, by finish time then transport flow serial) -- */
 
 static inline int fless(const rs_fluid *fl, uint32_t a, uint32_t b)
 {
     const fl_rec *x = &fl->rec[a], *y = &fl->rec[b];
-    return x->finish < y->finish || (x->finish == y->finish && x->flow < y->flow);
+    return x->finish < y->finish || (x->finish == y->finish && x->serial < y->serial);
 }
 
 static void fh_set(rs_fluid *fl, uint32_t i, uint32_t id)
@@ -701,6 +703,7 @@ int rs_fluid_flow_start(rs_net *net, uint32_t fid)
     r->max_frame = mf;
     r->rate = 0;
     r->wire = wire;
+    r->serial = f->serial;
     r->flow = fid;
     fl->of_flow[fid] = id;
     fh_set(fl, fl->nheap++, id);
@@ -716,7 +719,7 @@ static int fin_cmp(const void *a, const void *b)
         return x->bneck < y->bneck ? -1 : 1;
     if (x->end != y->end)
         return x->end < y->end ? -1 : 1;
-    return x->flow < y->flow ? -1 : x->flow > y->flow;
+    return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
 static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
@@ -735,7 +738,7 @@ static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
  * Round-robin tails. k flows limited by one link that would end together
  * are, at packet level, served round robin (NIC, HB port) or first come
  * first served (switch port) one frame at a time, so their last frames
- * leave one after another: the j-th (by transport flow id, the round-robin
+ * leave one after another: the j-th (by transport flow serial, the round-robin
  * order) is through (k - 1 - j) frame times before the last. Pure
  * processor sharing ends them at once and then leaves the link idle for
  * their whole latency before a closed-loop sender (a collective's window)
@@ -770,7 +773,7 @@ static int solve_now(rs_fluid *fl)
         }
         r->end = end;
         if (end != RS_TIME_MAX && n > 1)
-            fl->batch[ng++] = (fin_ent){ rs_mmf_bottleneck(fl->mmf, t[i]), r->flow, t[i], end };
+            fl->batch[ng++] = (fin_ent){ rs_mmf_bottleneck(fl->mmf, t[i]), t[i], r->serial, end };
         else
             set_finish(fl, r, end);
     }
@@ -856,6 +859,8 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
         for (uint32_t k = 0; k < h; k++) {
             net->ports[mf->link[k]].tx_pkts += f->npkts;
             net->ports[mf->link[k]].tx_bytes += r->wire;
+            if (RS_UNLIKELY(net->tl != NULL))
+                rs_nettl_touch(net, mf->link[k]);
         }
         net->st.pkts_sent += f->npkts;
         net->st.data_pkts += f->npkts;
@@ -884,6 +889,7 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
     f->tx_done = f->rx_done = 1;
     net->st.last_activity = rs_sim_now(sim);
     rs_msg_flow_done(net, (uint32_t)fid);
+    rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
 }
 
 /* -- inspection -- */

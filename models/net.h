@@ -41,7 +41,13 @@ typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
  * counters of rs_net_stats and rs_net_port_info are estimates (the data
  * frames the packet level would send, counted when a flow's last byte has
  * left the fluid; no ACK, CNP or PFC frames, no queues, drops or marks). */
-typedef enum { RS_FIDELITY_PACKET = 0, RS_FIDELITY_FLOW = 1 } rs_fidelity;
+typedef enum {
+    RS_FIDELITY_PACKET = 0,
+    RS_FIDELITY_FLOW = 1,
+    /* Not a network: `railsim run` runs the scenario at both levels and
+     * compares them (docs/fidelity.md); rs_net_create refuses it. */
+    RS_FIDELITY_BOTH = 2
+} rs_fidelity;
 
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
  * rs_net_config_default, documented in docs/scenario-format.md. */
@@ -103,7 +109,9 @@ void rs_net_config_default(rs_net_config *c);
 typedef struct rs_net rs_net;
 
 /* Memory a network of configuration *c would take to build, plus `messages`
- * messages over a run (each message keeps its records until the end), in
+ * messages over a run (each keeps its transport flow record until the end
+ * at packet level; at flow level records are reused and only the first
+ * RS_NET_MSG_TIMES_KEEP completion times are kept), in
  * bytes, from the same closed-form counts as the cost model; no network is
  * built. For refusing runs that cannot fit before they start. RS_EINVAL
  * with err naming the key for a configuration rs_net_create would refuse. */
@@ -116,6 +124,8 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
 void rs_net_destroy(rs_net *net); /* NULL is a no-op */
 
 rs_sim *rs_net_sim(rs_net *net);
+/* How the network is simulated (the configuration's fidelity). */
+rs_fidelity rs_net_fidelity(const rs_net *net);
 static inline rs_time rs_net_now(rs_net *net) { return rs_sim_now(rs_net_sim(net)); }
 uint32_t rs_net_gpus(const rs_net *net);
 
@@ -258,12 +268,29 @@ void rs_net_timeline_stop(rs_net *net);
 uint64_t rs_net_timeline_events(const rs_net *net);
 
 /* Completion times of finished messages, in completion order:
- * n entries of (start, end). Borrowed; valid until the next send. */
+ * n entries of (start, end). Only the first RS_NET_MSG_TIMES_KEEP
+ * completions are kept (so memory does not grow with a long run's
+ * messages); rs_net_fct_get summarises all of them. Borrowed; valid until
+ * the next send. */
+#define RS_NET_MSG_TIMES_KEEP ((size_t)1 << 22)
 typedef struct rs_net_msg_time {
     rs_time start, end;
     uint32_t src, dst;
     uint64_t bytes;
 } rs_net_msg_time;
 const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n);
+
+/* Completion-time (end - start) statistics over every finished message.
+ * n, min, max and mean (rounded to nearest) are exact. p50 and p99 are
+ * nearest-rank percentiles: exact (exact = 1) while at most
+ * RS_NET_MSG_TIMES_KEEP messages have finished, else from a log-linear
+ * histogram, within 0.1% of the exact value (exact = 0). All zero when
+ * nothing finished. RS_OK or RS_ENOMEM. */
+typedef struct rs_net_fct {
+    uint64_t n;
+    rs_time min, mean, p50, p99, max;
+    int exact;
+} rs_net_fct;
+int rs_net_fct_get(const rs_net *net, rs_net_fct *out);
 
 #endif

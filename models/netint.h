@@ -170,6 +170,7 @@ typedef struct rs_flow {
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
     uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
     uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
+    uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
@@ -249,13 +250,20 @@ struct rs_net {
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
     rs_flow *flows;
-    uint32_t nflows;
+    uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
+    uint32_t *flow_free;     /* flow level: finished flow records to reuse (capacity capflows) */
+    size_t nflow_free;
+    uint64_t flow_serial;    /* flows created so far */
     rs_msg *msgs;
-    uint32_t nmsgs;
+    uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;
-    rs_net_msg_time *done_times;
+    uint32_t *msg_free;      /* finished message records to reuse (capacity capmsgs) */
+    size_t nmsg_free;
+    rs_net_msg_time *done_times; /* the first msg_times_keep completions */
+    size_t msg_times_keep;   /* RS_NET_MSG_TIMES_KEEP (tests lower it) */
     size_t ndone, capdone;
+    struct rs_fct_acc *fct;  /* completion-time statistics (net.c) */
 
     uint32_t ent_driver;     /* entity for timers scheduled through the API */
     uint32_t ent_port0;      /* entity of port 0; port i is entity ent_port0 + i */
@@ -331,6 +339,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
 /* nettl.c: timeline records; call only when net->tl != NULL. */
 typedef struct rs_nettl rs_nettl;
 void rs_nettl_wake(rs_net *net);   /* traffic may start: run the sampler */
+void rs_nettl_touch(rs_net *net, uint32_t port); /* flow level: port's counters moved */
 void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon);
 void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason);
 void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t);
@@ -338,6 +347,12 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
+/* net.c: transport flow records. rs_flow_slot gives a record to fill (a
+ * reused one at flow level); rs_flow_release (flow level only: nothing
+ * refers to a finished fluid flow) hands it back once its message has
+ * been told. */
+int rs_flow_slot(rs_net *net, uint32_t *id);
+void rs_flow_release(rs_net *net, uint32_t id);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
 /* A link-down drop at port p or a no-route drop (p NULL). */

@@ -58,6 +58,13 @@ struct rs_nettl {
     uint64_t cnp_seen;     /* CNPs accounted for (sum of per-port deltas) */
     nettl_port *ps;        /* [nports] */
     uint8_t *named;        /* [nports / 8]: port name record written */
+    /* Flow level: ports whose counters moved since the last tick (only
+     * fluid.c moves them, when a flow leaves the fluid), so a tick visits
+     * those instead of every port. A gpt3-175b iteration on 16,384 GPUs
+     * (~100k ports, 10 us ticks) spent 82% of its time scanning idle ports. */
+    uint32_t *touched;     /* [nports], NULL at packet level */
+    uint32_t ntouched;
+    uint8_t *is_touched;   /* [nports / 8] */
 };
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen);
@@ -106,8 +113,27 @@ static void schedule(rs_net *net, rs_nettl *s, rs_time t)
     rs_sim_at(net->sim, t, net->ent_tl, ev_tick, net, s->gen);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void rs_nettl_touch(rs_net *net, uint32_t port)
+{
+    rs_nettl *s = net->tl;
+    uint8_t bit = (uint8_t)(1u << (port & 7));
+    if (!s->touched || (s->is_touched[port >> 3] & bit))
+        return;
+    s->is_touched[port >> 3] |= bit;
+    s->touched[s->ntouched++] = port;
+}
+
 /* One pass over the ports at `now`: samples (if `samples`) and the ECN
- * marks and CNPs since the last pass. */
+ * marks and CNPs since the last pass. At flow level only the ports touched
+ * since the last pass, in port order: the others would be skipped below
+ * (no queues, and tx_bytes moves only when touched), so the records are
+ * the same. */
 static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
 {
     rs_timeline *tl = s->tl;
@@ -120,7 +146,15 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     int cnp_new = want_e && net->st.cnps_sent != s->cnp_seen;
     double dt_bits = (double)(now - s->t_prev) / (double)RS_PS_PER_S / 8.0; /* s / 8 */
     uint64_t ecn_sum = 0;
-    for (uint32_t i = 0; i < net->nports; i++) {
+    uint32_t nvisit = net->nports;
+    if (s->touched) {
+        qsort(s->touched, s->ntouched, sizeof *s->touched, cmp_u32);
+        nvisit = s->ntouched;
+    }
+    for (uint32_t j = 0; j < nvisit; j++) {
+        uint32_t i = s->touched ? s->touched[j] : j;
+        if (s->touched)
+            s->is_touched[i >> 3] = 0;
         const rs_port *p = &net->ports[i];
         nettl_port *ps = &s->ps[i];
         if (p->tx_bytes == ps->ser && p->qbytes == 0)
@@ -172,6 +206,7 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     }
     if (ecn_new)
         s->ecn_seen = net->st.ecn_marked;
+    s->ntouched = 0;
     s->t_prev = now;
 }
 
@@ -260,6 +295,9 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     }
     if (!s || !s->ps || !s->named)
         goto nomem;
+    if (net->fluid && (!(s->touched = malloc(((size_t)net->nports + 1) * sizeof *s->touched)) ||
+                       !(s->is_touched = calloc((size_t)net->nports / 8 + 1, 1))))
+        goto nomem;
     if (!net->ent_tl) {
         /* The sampler's own entity, after every other: at equal times it
          * runs last, and nobody else's event order changes. (Entity 0 is
@@ -293,6 +331,8 @@ nomem:
     if (s) {
         free(s->ps);
         free(s->named);
+        free(s->touched);
+        free(s->is_touched);
         free(s);
     }
     return rs_err_set(err, RS_ENOMEM, "timeline: out of memory for %u ports", net->nports);
@@ -317,6 +357,8 @@ void rs_nettl_free(rs_net *net)
     net->tl = NULL;
     free(s->ps);
     free(s->named);
+    free(s->touched);
+    free(s->is_touched);
     free(s);
 }
 

@@ -78,11 +78,12 @@ static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t ty
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
 {
-    if (rs_grow(&net->flows, &net->capflows, net->nflows, sizeof *net->flows) != RS_OK)
+    uint32_t id;
+    if (rs_flow_slot(net, &id) != RS_OK)
         return RS_ENOMEM;
-    uint32_t id = net->nflows++;
     rs_flow *f = &net->flows[id];
     memset(f, 0, sizeof *f);
+    f->serial = net->flow_serial;
     f->bytes = bytes;
     f->src = src;
     f->dst = dst;
@@ -90,9 +91,10 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->mtu = via_hb ? net->cfg.hb_mtu : net->cfg.mtu;
     uint64_t n = bytes ? (bytes + f->mtu - 1) / f->mtu : 1;
     if (n > UINT32_MAX / 2) {
-        net->nflows--;
+        rs_flow_release(net, id);
         return RS_ERANGE;
     }
+    net->flow_serial++;
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
@@ -104,7 +106,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->last_cnp = RS_TIME_MAX;
     f->last_progress = rs_sim_now(net->sim);
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
-    f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ ((uint64_t)id << 20) ^ src) & 0x3fff));
+    f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ (f->serial << 20) ^ src) & 0x3fff));
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_wake(net); /* traffic starts: the timeline's sampler runs */
     *out = id;

@@ -459,22 +459,113 @@ static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint
     return t;
 }
 
-/* Ring AllReduce over 32 GPUs in HB domains of 4, on a two-tier fat tree
- * and on rail-only: flow level within 5% of packet level. */
-static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
+/* Ring AllReduce of `bytes` over `gpus` GPUs in HB domains of 4, on a
+ * two-tier fat tree and on rail-only: flow level within 5% of packet level. */
+static void ring_agreement(uint32_t gpus, uint64_t bytes, rs_transport_kind tr, const char *what)
 {
     for (int kind = 0; kind < 2; kind++) {
         rs_time t[2];
         for (int fid = 0; fid < 2; fid++) {
             rs_net_config c;
-            cfg(&c, 32, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            cfg(&c, gpus, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
             c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 64u << 20);
+            c.transport = tr;
+            t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, bytes);
         }
         double err = ((double)t[1] - (double)t[0]) / (double)t[0];
-        fprintf(stderr, "\n  ring allreduce 64 MiB / 32 GPUs %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
-                kind ? "rail-only" : "fat-tree", rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
+        fprintf(stderr, "\n  ring allreduce %llu MiB / %u GPUs%s %s: packet %.1f us, flow %.1f us, error %+.2f%%\n",
+                (unsigned long long)(bytes >> 20), gpus, what, kind ? "rail-only" : "fat-tree",
+                rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
         CU_ASSERT(err < 0.05 && err > -0.05);
+    }
+}
+
+/* Slices of one 512 KiB piece: one message per piece at both levels. */
+static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
+{
+    ring_agreement(32, 64u << 20, RS_TRANSPORT_ROCE, "");
+}
+
+/* A ring long enough to run as streams at flow level (30 steps x 4 pieces
+ * per slice, coll_ring.c): one transfer per rank and channel, still within
+ * 5% of the packet level's pieces. */
+static void test_fluid_ring_streams_agree_with_packet_level(void)
+{
+    ring_agreement(16, 128u << 20, RS_TRANSPORT_IDEAL, " as streams");
+}
+
+/* -- the rail-only paper's bandwidth-only model ------------------------------ */
+
+/* Wang et al., "How to Build Low-cost Networks for Large Language Models
+ * (without Sacrificing Performance)", 2023: a collective's time is its
+ * bytes over the bandwidth of each stage of the hierarchical collective,
+ * no latency, no contention. A ring stage over n ranks moves (n-1)/n of
+ * its buffer per rank for ReduceScatter and AllGather, twice that for
+ * AllReduce. Bandwidths are the links' payload rates: the HB domain's
+ * per-GPU rate less the 16-byte unit header per hb_mtu, the NIC's less 82
+ * bytes of RoCE headers per MTU packet. railsim pipelines the stages over
+ * nseg segments (coll_hier.c), so the stages form a flow shop with equal
+ * segments: sum of one segment's stage times plus (nseg - 1) times the
+ * longest. (An AllReduce's two NVLink stages of different segments may
+ * overlap and share the NVLink ports; off the critical path while the
+ * rail stage is the longest, as in the cases below.) */
+static double ring_stage_s(rs_coll_op op, uint32_t n, double bytes, double bps)
+{
+    double f = (double)(n - 1) / n * (op == RS_COLL_ALLREDUCE ? 2.0 : 1.0);
+    return f * bytes * 8.0 / bps;
+}
+
+static double paper_hier_s(const rs_net_config *c, rs_coll_op op, uint64_t bytes, uint32_t nseg)
+{
+    uint32_t K = c->hb_size, N = c->gpus / K;
+    double hb = c->hb_gbps * 1e9 * c->hb_mtu / (c->hb_mtu + 16.0);
+    double nic = c->nic_gbps * 1e9 * c->mtu / (c->mtu + 82.0);
+    double seg = (double)bytes / nseg, t[3];
+    uint32_t np;
+    if (op == RS_COLL_ALLREDUCE) {
+        t[0] = ring_stage_s(RS_COLL_REDUCESCATTER, K, seg, hb);
+        t[1] = ring_stage_s(RS_COLL_ALLREDUCE, N, seg / K, nic);
+        t[2] = ring_stage_s(RS_COLL_ALLGATHER, K, seg, hb);
+        np = 3;
+    } else if (op == RS_COLL_REDUCESCATTER) {
+        t[0] = ring_stage_s(op, K, seg, hb);
+        t[1] = ring_stage_s(op, N, seg / K, nic);
+        np = 2;
+    } else {
+        t[0] = ring_stage_s(op, N, seg / K, nic);
+        t[1] = ring_stage_s(op, K, seg, hb);
+        np = 2;
+    }
+    double sum = 0, max = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        sum += t[i];
+        max = t[i] > max ? t[i] : max;
+    }
+    return sum + (nseg - 1) * max;
+}
+
+/* Its regime: large buffers, hierarchical collectives, every cross-domain
+ * ring on one rail (rail-only, whole domains). 128 GPUs in 16 domains of
+ * 8, 1 GiB (4 segments of 256 MiB), 400 and 200 Gb/s NICs: the flow level
+ * is within 2% of the model. */
+static void test_fluid_reproduces_rail_only_paper_model(void)
+{
+    const struct { rs_coll_op op; double nic; } cases[] = {
+        { RS_COLL_ALLGATHER, 400 }, { RS_COLL_REDUCESCATTER, 400 }, { RS_COLL_ALLREDUCE, 400 },
+        { RS_COLL_ALLREDUCE, 200 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rs_net_config c;
+        cfg(&c, 128, 8, 64, RS_FIDELITY_FLOW);
+        c.kind = RS_TOPO_RAIL_ONLY;
+        c.nic_gbps = c.link_gbps = cases[i].nic;
+        uint64_t bytes = 1ull << 30;
+        double sim = rs_time_to_us(run_coll(&c, cases[i].op, RS_ALGO_HIERARCHICAL, bytes)) * 1e-6;
+        double model = paper_hier_s(&c, cases[i].op, bytes, 4);
+        double err = (sim - model) / model;
+        fprintf(stderr, "\n  hierarchical %s 1 GiB / 128 GPUs, %.0f Gb/s NICs: model %.1f us, flow %.1f us, %+.2f%%\n",
+                rs_coll_op_name(cases[i].op), cases[i].nic, model * 1e6, sim * 1e6, 100 * err);
+        CU_ASSERT(err < 0.02 && err > -0.02);
     }
 }
 
@@ -532,6 +623,58 @@ static const rs_cu_test mmf_tests[] = {
     RS_CU_TEST(test_mmf_incremental_equals_full_after_random_events),
 };
 
+
+/* -- record lifecycle -------------------------------------------------------- */
+
+typedef struct chain {
+    uint32_t left;   /* messages still to send */
+    uint32_t gpus;
+    uint64_t x;      /* varies pairs and sizes deterministically */
+} chain;
+
+static void chain_next(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    chain *c = ctx;
+    if (c->left == 0)
+        return;
+    c->left--;
+    c->x = c->x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t a = (uint32_t)(c->x >> 33) % c->gpus, b = (uint32_t)(c->x >> 17) % c->gpus;
+    uint64_t bytes = 1 + (c->x >> 40) % (3u << 20);
+    CU_ASSERT_EQUAL(rs_net_send(net, a, b, bytes, chain_next, c, 0), RS_OK);
+}
+
+/* Memory follows the transfers in flight: 4 chains of 5,000 messages each
+ * (relayed across rails too, on rail-only) leave a handful of message and
+ * flow records, and every flow still got its own serial (entropy). */
+static void test_fluid_records_follow_transfers_in_flight(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        rs_net_config c;
+        cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
+        c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        rs_net *net = mk(&c);
+        chain ch[4];
+        for (int i = 0; i < 4; i++) {
+            ch[i] = (chain){ 5000, 32, (uint64_t)i + 1 };
+            chain_next(&ch[i], net, 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        rs_net_stats st;
+        rs_net_stats_get(net, &st);
+        CU_ASSERT_EQUAL(st.msgs, 4 * 5001 - 4);
+        CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+        CU_ASSERT(net->nmsgs <= 8);
+        CU_ASSERT(net->nflows <= 16);
+        CU_ASSERT(net->flow_serial >= st.msgs - 4 * 200); /* all but self-sends made flows */
+        size_t n;
+        rs_net_msg_times(net, &n);
+        CU_ASSERT_EQUAL(n, st.msgs);
+        rs_net_destroy(net);
+    }
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -541,6 +684,9 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_ring_allreduce_agrees_with_packet_level),
     RS_CU_TEST(test_fluid_is_deterministic),
     RS_CU_TEST(test_fluid_rejects_unknown_fidelity),
+    RS_CU_TEST(test_fluid_records_follow_transfers_in_flight),
+    RS_CU_TEST(test_fluid_ring_streams_agree_with_packet_level),
+    RS_CU_TEST(test_fluid_reproduces_rail_only_paper_model),
 };
 
 static void register_suites(void)

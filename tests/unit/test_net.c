@@ -5,11 +5,13 @@
  * packet conservation.
  */
 #include <CUnit/CUnit.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu_main.h"
 #include "net.h"
-#include "netint.h" /* wire overhead constants, to compute expected times */
+#include "netint.h"
+#include "rng.h" /* wire overhead constants, to compute expected times */
 
 static rs_net *mk(const rs_net_config *c)
 {
@@ -624,6 +626,54 @@ static void test_dcqcn_flows_converge_to_fair_share(void)
     rs_net_destroy(net);
 }
 
+
+/* -- completion-time statistics ------------------------------------------ */
+
+static void fct_run(size_t keep, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.transport = RS_TRANSPORT_IDEAL;
+    rs_net *net = mk(&c);
+    net->msg_times_keep = keep;
+    rs_rng r;
+    rs_rng_init(&r, 7, 0, 0);
+    for (uint32_t i = 0; i < 3000; i++) {
+        uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
+    }
+    run_idle(net);
+    CU_ASSERT_EQUAL(rs_net_fct_get(net, f), RS_OK);
+    const rs_net_msg_time *t = rs_net_msg_times(net, nkept);
+    memcpy(first, t, (*nkept < 100 ? *nkept : 100) * sizeof *t);
+    rs_net_destroy(net);
+}
+
+/* Past the kept completion times the summary comes from a histogram: n,
+ * min, mean and max stay exact, the percentiles within 0.1%, and the kept
+ * times are the first ones. */
+static void test_fct_summary_beyond_kept_times(void)
+{
+    rs_net_fct all, few;
+    rs_net_msg_time a[100], b[100];
+    size_t na, nb;
+    fct_run(RS_NET_MSG_TIMES_KEEP, &all, a, &na);
+    fct_run(100, &few, b, &nb);
+    CU_ASSERT_EQUAL(na, 3000);
+    CU_ASSERT_EQUAL(nb, 100);
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
+    CU_ASSERT_EQUAL(all.exact, 1);
+    CU_ASSERT_EQUAL(few.exact, 0);
+    CU_ASSERT_EQUAL(all.n, 3000);
+    CU_ASSERT_EQUAL(few.n, all.n);
+    CU_ASSERT_EQUAL(few.min, all.min);
+    CU_ASSERT_EQUAL(few.mean, all.mean);
+    CU_ASSERT_EQUAL(few.max, all.max);
+    CU_ASSERT(all.min < all.p50 && all.p50 < all.p99 && all.p99 < all.max);
+    CU_ASSERT(llabs((long long)few.p50 - (long long)all.p50) <= (long long)(all.p50 / 1000));
+    CU_ASSERT(llabs((long long)few.p99 - (long long)all.p99) <= (long long)(all.p99 / 1000));
+}
+
 static void register_suites(void)
 {
     CU_pSuite s = CU_add_suite("topo", NULL, NULL);
@@ -654,6 +704,8 @@ static void register_suites(void)
     CU_add_test(s, "test_dcqcn_cuts_pfc_pauses", test_dcqcn_cuts_pfc_pauses);
     CU_add_test(s, "test_dcqcn_holds_queue_in_marking_band", test_dcqcn_holds_queue_in_marking_band);
     CU_add_test(s, "test_dcqcn_flows_converge_to_fair_share", test_dcqcn_flows_converge_to_fair_share);
+    s = CU_add_suite("fct", NULL, NULL);
+    CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
 }
 
 int main(void) { return rs_cu_run(register_suites); }
