@@ -175,6 +175,101 @@ static void test_fault_rail_only_nic_down_goes_through_hb(void)
     rs_net_destroy(net);
 }
 
+/* Failover: one message of 8 MiB from src to dst; `sched` fails a NIC on
+ * its path mid-transfer for good. Returns the goodput when the fault was
+ * applied (what the destination had accepted) through *at_fault. */
+static int failover_run(rs_net *net, const char *sched, rs_time t, uint32_t src, uint32_t dst, int *done,
+                        uint64_t *at_fault)
+{
+    rs_err err;
+    if (start(net, sched, 0, &err) != RS_OK)
+        return -1;
+    if (rs_net_send(net, src, dst, 8u << 20, done_cb, done, 0) != RS_OK)
+        return -1;
+    int rc = rs_net_run(net, t); /* the fault at t included */
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    *at_fault = st.goodput_bytes;
+    return rc == RS_OK ? rs_net_run(net, RS_TIME_MAX) : rc;
+}
+
+/* A single-flow message src -> dst (8 MiB, ~170 us) whose source NIC
+ * fails for good at 40 us moves to a rail through the HB domains for the
+ * bytes dst had not accepted, over `legs` legs, and completes once: what
+ * dst had accepted stays, the rest is accepted once on each leg. */
+static void check_failover_single_flow(rs_topo_kind kind, uint32_t radix, uint32_t src, uint32_t dst, unsigned legs)
+{
+    rs_net *net = mk(kind, 16, 4, radix);
+    int n = 0;
+    uint64_t g0 = 0;
+    char sched[64];
+    snprintf(sched, sizeof sched, "40us nic-down gpu%u", src);
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, sched, 40000000, src, dst, &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1); /* completed, its callback once */
+    CU_ASSERT(g0 > 0 && g0 < (8u << 20));
+    check_conserved(net, g0 + legs * ((8u << 20) - g0));
+    rs_net_fault_info fi;
+    rs_net_fault_info_get(net, 0, &fi);
+    CU_ASSERT_EQUAL(fi.flows_hit, 1);
+    CU_ASSERT(fi.packets_lost > 0);
+    CU_ASSERT(fi.time_to_recover_ps != RS_TIME_MAX); /* recovered when the message completed */
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    CU_ASSERT_EQUAL(st.timeouts, 0); /* the abandoned flow's timer stopped */
+    rs_net_destroy(net);
+}
+
+static void test_fault_failover_rail_only_nic_down_in_flight(void)
+{
+    /* Rail-only, HB domains of 4: 1 -> 5 is one flow on rail 1. Without
+     * gpu1's NIC it moves to rail 0: 1 -> 0 over HB, rail 0 to 4, 4 -> 5. */
+    check_failover_single_flow(RS_TOPO_RAIL_ONLY, 16, 1, 5, 3);
+}
+
+static void test_fault_failover_fat_tree_nic_down_in_flight(void)
+{
+    /* Fat tree: 1 -> 6 is direct, NIC to NIC. Without gpu1's NIC it moves
+     * to rail 2, the destination's: 1 -> 2 over HB, NIC 2 to NIC 6. */
+    check_failover_single_flow(RS_TOPO_FAT_TREE, 8, 1, 6, 2);
+}
+
+static void test_fault_failover_relayed_message_keeps_crossed_chunks(void)
+{
+    /* Rail-only: 0 -> 5 is relayed (PXN: 0 -> 1 over HB, rail 1 to 5) in
+     * 512 KiB chunks. gpu5's NIC fails at 40 us: chunks that crossed rail
+     * 1 are kept, the rest go 0 -> HB -> rail 0 -> 4 -> HB -> 5. The
+     * message completes once, every packet accounted for. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu5", 40000000, 0, 5, &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    /* At least the 8 MiB over the network, the source HB leg again for
+     * what restarted, and the destination HB leg. */
+    CU_ASSERT(st.goodput_bytes > 3 * ((uint64_t)8 << 20) - 2 * g0);
+    rs_net_destroy(net);
+}
+
+static void test_fault_failover_without_live_rail_stops(void)
+{
+    /* Both NICs of gpu1's HB domain fail: no rail is left for 1 -> 5. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL(failover_run(net, "40us nic-down gpu1; 40us nic-down gpu0", 40000000, 1, 5, &n, &g0),
+                    RS_EUNREACH);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "nic-down gpu0.nic"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 1->5"));
+    rs_net_destroy(net);
+}
+
 /* The index of the port called name, or UINT32_MAX. */
 static uint32_t port_named(const rs_net *net, const char *name)
 {
@@ -382,6 +477,10 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_partition_stops_naming_gpus),
     RS_CU_TEST(test_fault_link_failure_conserves_packets),
     RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
+    RS_CU_TEST(test_fault_failover_rail_only_nic_down_in_flight),
+    RS_CU_TEST(test_fault_failover_fat_tree_nic_down_in_flight),
+    RS_CU_TEST(test_fault_failover_relayed_message_keeps_crossed_chunks),
+    RS_CU_TEST(test_fault_failover_without_live_rail_stops),
     RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
     RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
