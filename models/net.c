@@ -354,7 +354,7 @@ static int failover_restart(rs_net *net, uint32_t m)
         return RS_OK;
     }
     uint64_t ch = net->cfg.relay_chunk_bytes, left = msg->bytes - msg->off;
-    uint64_t n = (left + ch - 1) / ch;
+    uint64_t n = left ? (left + ch - 1) / ch : 1; /* an empty message is one empty chunk */
     if (n > UINT32_MAX)
         return RS_ERANGE;
     msg->nchunks = (uint32_t)n;
