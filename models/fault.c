@@ -25,8 +25,12 @@
  * them was delivered (time to recover). PFC pauses that cannot be
  * released (pfc_wait) are looked for from switches' pause refreshes.
  *
- * Stopping: after routes change, every unfinished message whose network
- * leg has no path (rs_net_path_links) is cut off; if no repair is still
+ * Failover: after routes change, every unfinished message whose network
+ * leg has no path moves to a live rail through the HB domains
+ * (rs_msg_failover, net.c), faults.reroute_hb permitting.
+ *
+ * Stopping: after that, every unfinished message whose network leg still
+ * has no path (rs_msg_cut) is cut off; if no repair is still
  * scheduled the run stops with RS_EUNREACH and a message naming the GPUs
  * and the fault. The watchdog stops a run in which neither delivered bytes
  * nor completed messages advanced for that long; it looks only when a

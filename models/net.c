@@ -13,6 +13,8 @@
  * to the GPU on rail c of the source's domain, the rail to the GPU on rail
  * c of the destination's domain, then that domain to the destination
  * (docs/faults-format.md); one chunk per leg at a time, in leg order.
+ * When routes change, a message in flight whose network leg lost its path
+ * fails over to such a rail (rs_msg_failover).
  * Completion callbacks run from an event of their own at the
  * completion time, so a callback may send again without re-entering the
  * packet path.
