@@ -265,6 +265,58 @@ static void test_fault_failover_relayed_message_keeps_crossed_chunks(void)
     rs_net_destroy(net);
 }
 
+static void test_fault_failover_twice(void)
+{
+    /* 1 -> 5 on rail 1 moves to rail 0 when gpu1's NIC fails (40 us), and
+     * again to rail 2 when gpu0's fails (60 us): completes once. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1; 60us nic-down gpu0", 40000000, 1, 5, &n, &g0),
+                          RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    CU_ASSERT_EQUAL(st.timeouts, 0);
+    CU_ASSERT_EQUAL(net->msgs[0].a, 2); /* rail 2 at the end */
+    uint64_t lost = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        CU_ASSERT(fi.flows_hit >= 1 && fi.time_to_recover_ps != RS_TIME_MAX);
+        lost += fi.packets_lost;
+    }
+    CU_ASSERT_EQUAL(lost, st.pkts_dropped);
+    rs_net_destroy(net);
+}
+
+static void test_fault_no_live_rail_waits_for_the_repair(void)
+{
+    /* Both NICs of gpu1's domain fail at 40 us for 100 us: 1 -> 5 moves to
+     * rail 0 when gpu1's fails, then has no rail left when gpu0's does, but
+     * repairs are coming: it waits. gpu1's repair (140 us, applied before
+     * gpu0's) gives it rail 1 back: it fails over there, with no timeout. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1 100us; 40us nic-down gpu0 100us", 40000000, 1, 5,
+                                       &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
+    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st.timeouts, 0);
+    CU_ASSERT(net->msgs[0].a == 1 && net->msgs[0].b == 5);
+    size_t nt;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &nt);
+    CU_ASSERT(nt == 1 && t[0].end > 140000000);
+    rs_net_destroy(net);
+}
+
 static void test_fault_failover_without_live_rail_stops(void)
 {
     /* Both NICs of gpu1's HB domain fail: no rail is left for 1 -> 5. */
@@ -489,6 +541,8 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_failover_rail_only_nic_down_in_flight),
     RS_CU_TEST(test_fault_failover_fat_tree_nic_down_in_flight),
     RS_CU_TEST(test_fault_failover_relayed_message_keeps_crossed_chunks),
+    RS_CU_TEST(test_fault_failover_twice),
+    RS_CU_TEST(test_fault_no_live_rail_waits_for_the_repair),
     RS_CU_TEST(test_fault_failover_without_live_rail_stops),
     RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
