@@ -359,9 +359,10 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
         return 0;
     }
     if ((pkt->flags & RS_PF_CE) && net->cfg.cc == RS_CC_DCQCN) {
-        /* Notification point: one CNP per flow per interval. */
+        /* Notification point: one CNP per flow per interval (none for a
+         * flow a failover abandoned). */
         rs_time now = rs_sim_now(net->sim);
-        if (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval) {
+        if (!f->gone && (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval)) {
             f->last_cnp = now;
             send_ctrl(net, fid, RS_PKT_CNP, 0);
         }
