@@ -54,7 +54,7 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
     if (pkt->type != RS_PKT_PFC) {
         net->st.pkts_dropped++;
         if (RS_UNLIKELY(net->flt != NULL) && reason != RS_DROP_BUFFER)
-            rs_fault_note_drop(net, p, pkt);
+            rs_fault_note_drop(net, p, pkt, reason);
         if (RS_UNLIKELY(net->tl != NULL))
             rs_nettl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
     }

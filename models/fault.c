@@ -25,8 +25,12 @@
  * them was delivered (time to recover). PFC pauses that cannot be
  * released (pfc_wait) are looked for from switches' pause refreshes.
  *
- * Stopping: after routes change, every unfinished message whose network
- * leg has no path (rs_net_path_links) is cut off; if no repair is still
+ * Failover: after routes change, every unfinished message whose network
+ * leg has no path moves to a live rail through the HB domains
+ * (rs_msg_failover, net.c), faults.reroute_hb permitting.
+ *
+ * Stopping: after that, every unfinished message whose network leg still
+ * has no path (rs_msg_cut) is cut off; if no repair is still
  * scheduled the run stops with RS_EUNREACH and a message naming the GPUs
  * and the fault. The watchdog stops a run in which neither delivered bytes
  * nor completed messages advanced for that long; it looks only when a
@@ -762,9 +766,9 @@ static int check_cut(rs_net *net, const char *why, int force)
     uint32_t cut = 0;
     for (uint32_t m = 0; m < net->nmsgs; m++) {
         const rs_msg *msg = &net->msgs[m];
-        if (msg->finished || msg->src == msg->dst || (net->K > 1 && msg->src / net->K == msg->dst / net->K))
+        if (!rs_msg_needs_network(net, m))
             continue;
-        if (!force && rs_net_path_links(net, msg->a, msg->b) >= 0)
+        if (!force && !rs_msg_cut(net, m))
             continue;
         if (cut == 0) {
             len = (size_t)snprintf(F->errmsg, cap, "%s", why);
@@ -805,6 +809,14 @@ static void routes_changed(rs_net *net, uint32_t i)
     F->e[i].routes_at = rs_sim_now(net->sim);
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+    /* Failover: a message whose network leg lost its path moves to a live
+     * rail through the HB domains now, repair scheduled or not (the
+     * endpoints cannot know one is coming). O(messages), per route change. */
+    if (F->cfg.reroute_hb && net->K > 1)
+        for (uint32_t m = 0; m < net->nmsgs; m++)
+            if (rs_msg_needs_network(net, m) &&
+                (net->msgs[m].fo || rs_net_path_links(net, net->msgs[m].a, net->msgs[m].b) < 0))
+                rs_msg_failover(net, m, i);
     check_cut(net, "faults: no path left", 0);
 }
 
@@ -888,19 +900,12 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
 /* A link-down drop is the fault's that took its port down (the frames on
  * the wire it cut included, even after a repair applied); a no-route drop
  * is the latest fault's (the routes it led to). */
-void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt)
+/* Remember that fault i hit flow f (once per flow and fault), for its
+ * retransmissions and its recovery time. */
+static void note_hit(rs_net *net, rs_flow *f, uint32_t i)
 {
     struct rs_faults *F = net->flt;
-    uint32_t i = p ? p->down_fault : F->cur - 1;
-    if (i >= F->n)
-        return;
     fentry *e = &F->e[i];
-    e->lost++;
-    if (pkt->flow >= net->nflows)
-        return;
-    /* The flow that lost it: remember the fault (once per flow and fault)
-     * for its retransmissions and its recovery time. */
-    rs_flow *f = &net->flows[pkt->flow];
     f->hit_last = i;
     for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next)
         if (F->hits[h].fault == i)
@@ -918,16 +923,47 @@ void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt)
         e->recovered_at = e->t; /* delivered already (an ACK was lost): nothing to wait for */
 }
 
+/* A failover drop is the fault's whose route change abandoned the flow
+ * (kept in its hit_last, which nothing changes after). */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt, unsigned reason)
+{
+    struct rs_faults *F = net->flt;
+    const rs_flow *gone = pkt->flow < net->nflows && net->flows[pkt->flow].gone ? &net->flows[pkt->flow] : NULL;
+    uint32_t i = reason == RS_DROP_FAILOVER ? (gone ? gone->hit_last : RS_NONE) : p ? p->down_fault : F->cur - 1;
+    if (i >= F->n)
+        return;
+    F->e[i].lost++;
+    if (pkt->flow < net->nflows && !gone)
+        note_hit(net, &net->flows[pkt->flow], i);
+}
+
+void rs_fault_note_failover(rs_net *net, uint32_t fid, uint32_t m, uint32_t fault)
+{
+    struct rs_faults *F = net->flt;
+    rs_flow *f = &net->flows[fid];
+    note_hit(net, f, fault); /* before it is abandoned: the fault waits for the message */
+    f->hit_last = fault;
+    if (f->hit == RS_NONE)
+        return;
+    uint32_t tail = f->hit;
+    while (F->hits[tail].next != RS_NONE)
+        tail = F->hits[tail].next;
+    F->hits[tail].next = net->msgs[m].hit;
+    net->msgs[m].hit = f->hit;
+    f->hit = RS_NONE;
+}
+
 void rs_fault_note_retx(rs_net *net, const rs_flow *f)
 {
     net->flt->e[f->hit_last].retx++;
 }
 
-void rs_fault_note_delivered(rs_net *net, const rs_flow *f)
+/* The flows or messages of hit list `head` delivered everything. */
+static void deliver_hits(rs_net *net, uint32_t head)
 {
     struct rs_faults *F = net->flt;
     rs_time now = rs_sim_now(net->sim);
-    for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next) {
+    for (uint32_t h = head; h != RS_NONE; h = F->hits[h].next) {
         fentry *e = &F->e[F->hits[h].fault];
         e->pending--;
         if (e->recovered_at < now)
@@ -940,6 +976,10 @@ void rs_fault_note_delivered(rs_net *net, const rs_flow *f)
         }
     }
 }
+
+void rs_fault_note_delivered(rs_net *net, const rs_flow *f) { deliver_hits(net, f->hit); }
+
+void rs_fault_note_msg_delivered(rs_net *net, uint32_t m) { deliver_hits(net, net->msgs[m].hit); }
 
 int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
 

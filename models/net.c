@@ -13,6 +13,8 @@
  * to the GPU on rail c of the source's domain, the rail to the GPU on rail
  * c of the destination's domain, then that domain to the destination
  * (docs/faults-format.md); one chunk per leg at a time, in leg order.
+ * When routes change, a message in flight whose network leg lost its path
+ * fails over to such a rail (rs_msg_failover).
  * Completion callbacks run from an event of their own at the
  * completion time, so a callback may send again without re-entering the
  * packet path.
@@ -405,13 +407,15 @@ static int msg_finish(rs_net *net, uint32_t m)
         rs_nettl_flow(net, &t);
     net->st.msgs_done++;
     net->st.last_activity = now;
+    if (RS_UNLIKELY(msg->hit != RS_NONE))
+        rs_fault_note_msg_delivered(net, m); /* a failover moved faults' recovery here */
     rs_sim_at(net->sim, now, net->nodes[msg->dst].entity, ev_msg_done, net, m);
     return RS_OK;
 }
 
 static uint64_t chunk_bytes(const rs_net *net, const rs_msg *msg, uint32_t c)
 {
-    uint64_t ch = net->cfg.relay_chunk_bytes, off = (uint64_t)c * ch;
+    uint64_t ch = net->cfg.relay_chunk_bytes, off = msg->off + (uint64_t)c * ch;
     return msg->bytes - off < ch ? msg->bytes - off : ch;
 }
 
@@ -423,6 +427,8 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (rc != RS_OK)
         return rc;
     net->flows[f].leg = leg;
+    if (leg == 1)
+        net->msgs[m].flow1 = f;
     if (net->fluid)
         return rs_fluid_flow_start(net, f);
     rs_flow_activate(net, f);
@@ -441,17 +447,17 @@ static int pipe_push(rs_net *net, uint32_t m)
 {
     for (unsigned k = 0; k < 3; k++) {
         rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
-        if (!leg_exists(msg, k) || msg->busy[k])
-            continue;
+        if (!leg_exists(msg, k) || msg->busy[k] || (msg->fo && k != 2))
+            continue; /* failing over: only what crossed the network moves on */
         uint32_t avail = msg->nchunks;
         for (int j = (int)k - 1; j >= 0; j--)
             if (leg_exists(msg, (unsigned)j)) {
                 avail = msg->ready[j];
                 break;
             }
-        if (msg->next[k] >= avail)
+        if (msg->ready[k] >= avail)
             continue;
-        uint32_t c = msg->next[k]++;
+        uint32_t c = msg->ready[k];
         msg->busy[k] = 1;
         uint32_t from = k == 0 ? msg->src : k == 1 ? msg->a : msg->b;
         uint32_t to = k == 0 ? msg->a : k == 1 ? msg->b : msg->dst;
@@ -461,6 +467,8 @@ static int pipe_push(rs_net *net, uint32_t m)
     }
     return RS_OK;
 }
+
+static int failover_step(rs_net *net, uint32_t m);
 
 void rs_msg_flow_done(rs_net *net, uint32_t fid)
 {
@@ -475,7 +483,9 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
         msg->busy[k] = 0;
         msg->ready[k]++;
         unsigned last = leg_exists(msg, 2) ? 2 : 1;
-        if (k == last && msg->ready[k] == msg->nchunks)
+        if (RS_UNLIKELY(msg->fo))
+            rc = failover_step(net, m);
+        else if (k == last && msg->ready[k] == msg->nchunks)
             rc = msg_finish(net, m);
         else
             rc = pipe_push(net, m);
@@ -503,6 +513,117 @@ static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
     return dst % K; /* none: the partition check reports it */
 }
 
+/* -- failover (faults) ---------------------------------------------------
+ *
+ * When routes change, a message whose network leg has no path moves to a
+ * live rail (live_rail) through the HB domains: its network flow is
+ * abandoned (rs_flow_abandon) and what the far end has not accepted is
+ * sent again over the new path. A single-flow message restarts at the
+ * first byte its destination has not accepted (its in-order PSNs), as a
+ * relayed message. A relayed one keeps the chunks that crossed the
+ * network: it stops starting chunks (fo), lets its destination HB leg
+ * deliver those and a chunk already on its source HB leg arrive, then
+ * restarts at the first chunk that had not crossed (its partial bytes at
+ * the old relay GPU are thrown away) from the source over the new rail.
+ * HB legs never fail, so the drain ends, one chunk's HB time at most. */
+
+int rs_msg_needs_network(const rs_net *net, uint32_t m)
+{
+    const rs_msg *msg = &net->msgs[m];
+    if (msg->finished || msg->src == msg->dst || (net->K > 1 && msg->src / net->K == msg->dst / net->K))
+        return 0;
+    return !msg->pipe || msg->fo || msg->ready[1] < msg->nchunks;
+}
+
+int rs_msg_cut(const rs_net *net, uint32_t m)
+{
+    const rs_msg *msg = &net->msgs[m];
+    if (!rs_msg_needs_network(net, m))
+        return 0;
+    if (!msg->fo)
+        return !rs_fault_path_ok(net, msg->a, msg->b);
+    uint32_t K = net->K, c = live_rail(net, msg->src, msg->dst);
+    return !rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c);
+}
+
+/* The old pipeline has drained: restart the rest of the message at
+ * msg->off over a live rail, or, with none, leave it to the cut-off check
+ * (it stays fo, nothing running; the next route change tries again). */
+static int failover_restart(rs_net *net, uint32_t m)
+{
+    rs_msg *msg = &net->msgs[m];
+    uint32_t K = net->K, c = live_rail(net, msg->src, msg->dst);
+    msg->a = msg->src / K * K + c;
+    msg->b = msg->dst / K * K + c;
+    if (!rs_fault_path_ok(net, msg->a, msg->b)) {
+        rs_fault_note_send(net, msg->a, msg->b);
+        return RS_OK;
+    }
+    uint64_t ch = net->cfg.relay_chunk_bytes, left = msg->bytes - msg->off;
+    uint64_t n = left ? (left + ch - 1) / ch : 1; /* an empty message is one empty chunk */
+    if (n > UINT32_MAX)
+        return RS_ERANGE;
+    msg->nchunks = (uint32_t)n;
+    memset(msg->ready, 0, sizeof msg->ready);
+    memset(msg->busy, 0, sizeof msg->busy);
+    msg->pipe = 1;
+    msg->fo = 0;
+    return pipe_push(net, m);
+}
+
+/* A failing-over message's flow finished (or the failover began): keep
+ * draining, or restart once nothing of the old pipeline runs. */
+static int failover_step(rs_net *net, uint32_t m)
+{
+    rs_msg *msg = &net->msgs[m];
+    int drained = !msg->busy[0] && !msg->busy[2] && (!leg_exists(msg, 2) || msg->ready[2] == msg->ready[1]);
+    if (!drained)
+        return pipe_push(net, m); /* the destination HB leg only */
+    msg->off += (uint64_t)msg->ready[1] * net->cfg.relay_chunk_bytes;
+    return failover_restart(net, m);
+}
+
+int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
+{
+    rs_msg *msg = &net->msgs[m];
+    uint32_t K = net->K;
+    if (K < 2 || net->cfg.transport != RS_TRANSPORT_ROCE || !rs_msg_needs_network(net, m))
+        return 0;
+    uint32_t c = live_rail(net, msg->src, msg->dst);
+    if (!rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c))
+        return msg->fo; /* no rail can carry it: the cut-off check decides */
+    int rc = RS_OK;
+    if (msg->fo) {
+        /* Failing over already: restart it if it stalled (no live rail
+         * when it drained), else its drain restarts it. */
+        if (!msg->busy[0] && !msg->busy[2] && (!leg_exists(msg, 2) || msg->ready[2] == msg->ready[1]))
+            rc = failover_restart(net, m);
+    } else if (!msg->pipe) {
+        /* One flow: keep what the destination accepted in order. */
+        uint32_t f = msg->flow1;
+        const rs_flow *fl = &net->flows[f];
+        msg->off = (uint64_t)fl->rcv_nxt * fl->mtu;
+        rs_fault_note_failover(net, f, m, fault);
+        rs_flow_abandon(net, f);
+        msg->pipe = 1;
+        msg->fo = 1;
+        memset(msg->ready, 0, sizeof msg->ready);
+        memset(msg->busy, 0, sizeof msg->busy);
+        rc = failover_restart(net, m);
+    } else {
+        if (msg->busy[1]) {
+            rs_fault_note_failover(net, msg->flow1, m, fault);
+            rs_flow_abandon(net, msg->flow1);
+            msg->busy[1] = 0;
+        }
+        msg->fo = 1;
+        rc = failover_step(net, m);
+    }
+    if (rc != RS_OK)
+        rs_sim_stop(net->sim, rc);
+    return 1;
+}
+
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 rs_net_done_fn done, void *ctx, uint64_t tag)
 {
@@ -522,6 +643,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->dst = dst;
     msg->a = src;
     msg->b = dst;
+    msg->flow1 = msg->hit = RS_NONE;
     net->st.msgs++;
     net->st.msg_bytes += bytes;
 

@@ -182,6 +182,7 @@ typedef struct rs_flow {
     uint8_t cc_timer;        /* a DCQCN timer event is pending */
     uint8_t cc_limited;      /* DCQCN: rate below line rate, timers running */
     uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
+    uint8_t gone;            /* abandoned by a failover (net.c): its packets are discarded */
     /* DCQCN reaction point (sender) */
     double rc, rt, alpha;    /* current and target rate (bit/s), alpha */
     uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
@@ -203,14 +204,17 @@ typedef struct rs_msg {
     rs_net_done_fn done;
     void *ctx;
     rs_time start;
+    uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
     uint32_t src, dst;
     uint32_t a, b;           /* network leg: from GPU a to GPU b (src, dst unless relayed) */
+    uint32_t flow1;          /* the flow of its network leg started last, RS_NONE: none */
+    uint32_t hit;            /* faults: hits of the flows a failover abandoned (fault.c), RS_NONE: none */
     uint32_t nchunks;        /* pipe: chunks */
-    uint32_t next[3];        /* pipe: next chunk to start on each leg */
-    uint32_t ready[3];       /* pipe: chunks that finished each leg */
+    uint32_t ready[3];       /* pipe: chunks that finished each leg (the next to start there, when not busy) */
     uint8_t busy[3];         /* pipe: a chunk is on the leg */
     uint8_t pipe;            /* relayed: legs 0 and/or 2 exist */
     uint8_t finished;        /* completed (msg_finish ran) */
+    uint8_t fo;              /* failing over: the old pipeline drains, then restarts at off */
 } rs_msg;
 
 /* Per-switch forwarding state: next-hop sets toward each leaf switch. */
@@ -317,7 +321,7 @@ void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n);
 void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt);
 void rs_port_kick(rs_net *net, rs_port *p);
 /* Why a packet was dropped (the timeline's drop reasons). */
-enum rs_drop_reason { RS_DROP_BUFFER = 0, RS_DROP_NO_ROUTE = 1, RS_DROP_LINK_DOWN = 2 };
+enum rs_drop_reason { RS_DROP_BUFFER = 0, RS_DROP_NO_ROUTE = 1, RS_DROP_LINK_DOWN = 2, RS_DROP_FAILOVER = 3 };
 /* Drop pkt at egress port p, or NULL for a switch without a route (the
  * timeline then names the port it came in on, pkt->to_port). */
 void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason);
@@ -335,6 +339,11 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt);
 void rs_flow_activate(rs_net *net, uint32_t f);
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out);
+/* Failover: flow f stops for good. It leaves its port's round robin and
+ * sends nothing more; its timers find it done; its packets still in the
+ * network are dropped (RS_DROP_FAILOVER) when they reach either end. The
+ * record stays valid (pending timers and packets name it). */
+void rs_flow_abandon(rs_net *net, uint32_t f);
 
 /* nettl.c: timeline records; call only when net->tl != NULL. */
 typedef struct rs_nettl rs_nettl;
@@ -353,10 +362,27 @@ void rs_msg_flow_done(rs_net *net, uint32_t f);
  * been told. */
 int rs_flow_slot(rs_net *net, uint32_t *id);
 void rs_flow_release(rs_net *net, uint32_t id);
+/* Faults: move unfinished message m, whose network leg has no path, to a
+ * live rail through the HB domains (docs/faults-format.md, failover),
+ * charging it to fault entry `fault`. 1 when failed over (or already
+ * failing over), 0 when it cannot be (no live rail, ideal transport, no
+ * network leg left). */
+int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault);
+/* Is message m waiting on its network leg (unfinished, with one, not all
+ * of its chunks across)? */
+int rs_msg_needs_network(const rs_net *net, uint32_t m);
+/* Is message m cut off: waiting on its network leg, and no path joins its
+ * ends (failing over: no live rail)? */
+int rs_msg_cut(const rs_net *net, uint32_t m);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
-/* A link-down drop at port p or a no-route drop (p NULL). */
-void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt);
+/* A link-down drop at port p, a no-route drop (p NULL) or a failover drop. */
+void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt, unsigned reason);
+/* Failover by fault entry `fault` abandons flow f of message m: f's
+ * faults (and this one) now wait on the message's completion. */
+void rs_fault_note_failover(rs_net *net, uint32_t f, uint32_t m, uint32_t fault);
+/* Message m, failed over before, completed: its faults may be recovered. */
+void rs_fault_note_msg_delivered(rs_net *net, uint32_t m);
 /* A frame arrives while net->cuts_pending: 1 if it was on the wire when
  * its cable failed (then it has been dropped, reason link-down). */
 int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt);

@@ -344,7 +344,10 @@ static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
     rs_fabric_enqueue(net, p, pkt);
 }
 
-static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
+/* Returns 1 when the packet belongs to a flow a failover abandoned (the
+ * caller drops it). Such a flow's rcv_nxt is RS_NONE, so its packets take
+ * the duplicate branch: the test costs nothing on the in-order path. */
+static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
 {
     if (!f->reliable) {
         net->st.goodput_bytes += pkt->payload;
@@ -355,12 +358,13 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
                 rs_fault_note_delivered(net, f);
             rs_msg_flow_done(net, fid);
         }
-        return;
+        return 0;
     }
     if ((pkt->flags & RS_PF_CE) && net->cfg.cc == RS_CC_DCQCN) {
-        /* Notification point: one CNP per flow per interval. */
+        /* Notification point: one CNP per flow per interval (none for a
+         * flow a failover abandoned). */
         rs_time now = rs_sim_now(net->sim);
-        if (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval) {
+        if (!f->gone && (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval)) {
             f->last_cnp = now;
             send_ctrl(net, fid, RS_PKT_CNP, 0);
         }
@@ -385,18 +389,22 @@ static void receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pk
             send_ctrl(net, fid, RS_PKT_NAK, f->rcv_nxt);
         }
     } else {
+        if (RS_UNLIKELY(f->gone))
+            return 1;
         /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
         if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
             f->since_ack = 0;
             send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1);
         }
     }
+    return 0;
 }
 
-static void receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
+/* Returns 1 for an ACK/NAK of an abandoned flow (the caller drops it). */
+static int receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
 {
     if (f->tx_done)
-        return;
+        return f->gone;
     /* ACK psn: everything up to psn arrived. NAK psn: everything before it. */
     uint32_t una = pkt->type == RS_PKT_ACK ? pkt->psn + 1 : pkt->psn;
     if (una > f->snd_una) {
@@ -405,7 +413,7 @@ static void receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
     }
     if (f->snd_una >= f->npkts) {
         f->tx_done = 1;
-        return;
+        return 0;
     }
     if (pkt->type == RS_PKT_NAK && f->snd_nxt > pkt->psn) {
         f->snd_nxt = pkt->psn; /* go back N */
@@ -414,23 +422,71 @@ static void receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
     } else if (f->snd_nxt < f->snd_una) {
         f->snd_nxt = f->snd_una;
     }
+    return 0;
+}
+
+/* A packet of an abandoned flow reached an end: not delivered after all,
+ * dropped (reason failover) at the receiving NIC. Off the hot path. */
+static void __attribute__((noinline)) failover_discard(rs_net *net, rs_pkt *pkt)
+{
+    net->st.pkts_delivered--;
+    if (pkt->type == RS_PKT_CNP)
+        net->st.cnps_received--;
+    rs_fabric_drop(net, NULL, pkt, RS_DROP_FAILOVER); /* the timeline names pkt->to_port, this NIC */
 }
 
 void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
 {
     (void)gpu;
     rs_flow *f = &net->flows[pkt->flow];
+    int gone;
     net->st.pkts_delivered++;
     if (pkt->type == RS_PKT_DATA) {
-        receive_data(net, f, pkt->flow, pkt);
+        gone = receive_data(net, f, pkt->flow, pkt);
     } else if (pkt->type == RS_PKT_CNP) {
         net->st.cnps_received++;
         if (!f->tx_done)
             dcqcn_cnp(net, f, pkt->flow);
+        gone = f->gone;
     } else {
-        receive_ack(net, f, pkt->flow, pkt);
+        gone = receive_ack(net, f, pkt->flow, pkt);
+    }
+    if (RS_UNLIKELY(gone)) {
+        failover_discard(net, pkt);
+        return;
     }
     rs_pool_put(&net->pkts, pkt);
+}
+
+void rs_flow_abandon(rs_net *net, uint32_t fid)
+{
+    rs_flow *f = &net->flows[fid];
+    if (f->active) {
+        /* Out of its port's round robin (a singly linked list: walk it). */
+        rs_port *p = &net->ports[f->port];
+        uint32_t prev = RS_NONE;
+        for (uint32_t x = p->act_head; x != RS_NONE; prev = x, x = net->flows[x].next_active) {
+            if (x != fid)
+                continue;
+            if (prev == RS_NONE)
+                p->act_head = f->next_active;
+            else
+                net->flows[prev].next_active = f->next_active;
+            if (p->act_tail == fid)
+                p->act_tail = prev;
+            break;
+        }
+        f->active = 0;
+        f->next_active = RS_NONE;
+    }
+    f->gone = 1;
+    /* Done both ways: the RTO and DCQCN timers stop at their next firing,
+     * a pending wake-up finds nothing to send, the receiver takes every
+     * data packet for a duplicate (rcv_nxt past any PSN). */
+    f->tx_done = f->rx_done = 1;
+    f->snd_nxt = f->snd_una = f->npkts;
+    f->rcv_nxt = RS_NONE;
+    f->cc_limited = 0;
 }
 
 static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
@@ -439,6 +495,14 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
     rs_flow *f = &net->flows[fid];
     rs_time now = rs_sim_now(sim);
     if (f->tx_done) {
+        f->timer = 0;
+        return;
+    }
+    if (RS_UNLIKELY(net->flt != NULL) && f->rx_done && !rs_fault_path_ok(net, f->src, f->dst)) {
+        /* Its receiver has every byte, but no path is left for the last
+         * ACK: the sender gives up, as a QP does once its retries run out,
+         * instead of resending into a dead link for ever. */
+        rs_flow_abandon(net, (uint32_t)fid);
         f->timer = 0;
         return;
     }

@@ -121,6 +121,49 @@ rc=$?
     && ok "rail-only NIC failure without HB reroute: exit 1 naming the fault and 0->8" \
     || fail "no-reroute: exit $rc, $(cat "$TMP/err")"
 
+# (3b) Failover: a ring AllReduce of 4 MiB over 32 GPUs (HB domains of 4);
+# gpu5's NIC fails for good at 30 us, in the middle of the collective.
+# Messages in flight through it move to another rail through the HB
+# domains; the collective completes on both topologies, every message once.
+FO="--set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304 --set timeline.heavy=false"
+for topo in rail-only fat-tree; do
+    "$RS" run -q $FO --set topology.kind=$topo -o "$TMP/fo0-$topo" || fail "failover $topo: fault-free run failed"
+    "$RS" run -q $FO --set topology.kind=$topo --fault "30us nic-down gpu5" -o "$TMP/fo-$topo" 2>"$TMP/err" \
+        && ok "failover $topo: ring allreduce with a permanent NIC failure mid-run completes (exit 0)" \
+        || fail "failover $topo: exit $?, $(cat "$TMP/err")"
+    s="$TMP/fo-$topo/summary.json"
+    check "failover $topo: complete, slower than without the fault, the fault charged with the drops" "$s" \
+        "d['status'] == 'complete' and d['fault_free']['slowdown'] > 1 and d['faults'][0]['packets_lost'] == d['packets']['dropped'] > 0 and d['faults'][0]['time_to_recover_ps'] is not None"
+    conserved "failover $topo" "$s"
+    if "$RS" export csv "$TMP/fo-$topo/timeline.msgpack" -o "$TMP/fo-$topo-csv" >/dev/null 2>"$TMP/err"; then
+        nf=$(grep -c ',failover,' "$TMP/fo-$topo-csv/drop.csv")
+        nt=$(($(wc -l <"$TMP/fo-$topo-csv/drop.csv") - 1))
+        check "failover $topo: timeline drops ($nt, $nf of them reason failover) = summary drops" "$s" \
+            "d['packets']['dropped'] == $nt"
+        "$RS" export csv "$TMP/fo0-$topo/timeline.msgpack" -o "$TMP/fo0-$topo-csv" >/dev/null 2>&1
+        [ "$(wc -l <"$TMP/fo-$topo-csv/flow.csv")" = "$(wc -l <"$TMP/fo0-$topo-csv/flow.csv")" ] \
+            && ok "failover $topo: as many completed messages as without the fault" \
+            || fail "failover $topo: $(wc -l <"$TMP/fo-$topo-csv/flow.csv") vs $(wc -l <"$TMP/fo0-$topo-csv/flow.csv") flow records"
+    else
+        fail "failover $topo: export csv: $(cat "$TMP/err")"
+    fi
+done
+
+# One 8 MiB message 1 -> 5 on rail 1 of a rail-only network; gpu1's NIC
+# fails for good at 40 us. The frames of the abandoned flow already past
+# the dead cable reach gpu5 and are dropped, reason failover.
+SF="--set topology.kind=rail-only --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=single --set traffic.src=1 --set traffic.dst=5 --set traffic.bytes=8388608"
+if "$RS" run -q $SF --fault "40us nic-down gpu1" -o "$TMP/fo1" 2>"$TMP/err" \
+    && "$RS" export csv "$TMP/fo1/timeline.msgpack" -o "$TMP/fo1csv" >/dev/null 2>&1; then
+    nf=$(grep -c ',gpu5.nic,failover,' "$TMP/fo1csv/drop.csv")
+    nt=$(($(wc -l <"$TMP/fo1csv/drop.csv") - 1))
+    check "failover single message: completes once, $nf drops of the abandoned flow at gpu5.nic (failover), all $nt charged to the fault" \
+        "$TMP/fo1/summary.json" "d['status'] == 'complete' and $nf > 0 and d['packets']['dropped'] == $nt == d['faults'][0]['packets_lost'] and d['packets']['timeouts'] == 0"
+    conserved "failover single message" "$TMP/fo1/summary.json"
+else
+    fail "failover single message: $(cat "$TMP/err")"
+fi
+
 # (4) Partition: both spines of a 16-GPU fat tree fail at 10 us during a
 # permutation of 4 MiB messages; cross-leaf pairs have no path left.
 "$RS" run -q "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \

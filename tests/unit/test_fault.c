@@ -1,7 +1,7 @@
 /*
  * test_fault.c - the fault module (models/fault.c): schedule syntax,
  * target resolution, route recomputation, partition stop, conservation,
- * rail-only reroute through the HB domain.
+ * rail-only reroute through the HB domain, failover of messages in flight.
  */
 #include "cu_main.h"
 #include "fault.h"
@@ -172,6 +172,160 @@ static void test_fault_rail_only_nic_down_goes_through_hb(void)
     CU_ASSERT_EQUAL(st.hb_bytes, 2u << 20); /* 0 -> 1 and 9 -> 8 */
     CU_ASSERT_EQUAL(st.nic_bytes, 1u << 20);
     CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
+    rs_net_destroy(net);
+}
+
+/* Failover: one message of 8 MiB from src to dst; `sched` fails a NIC on
+ * its path mid-transfer for good. Returns the goodput when the fault was
+ * applied (what the destination had accepted) through *at_fault. */
+static uint64_t restart_off;
+
+static int failover_run(rs_net *net, const char *sched, rs_time t, uint32_t src, uint32_t dst, int *done,
+                        uint64_t *at_fault)
+{
+    rs_err err;
+    if (start(net, sched, 0, &err) != RS_OK)
+        return -1;
+    if (rs_net_send(net, src, dst, 8u << 20, done_cb, done, 0) != RS_OK)
+        return -1;
+    int rc = rs_net_run(net, t); /* the fault at t included */
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    *at_fault = st.goodput_bytes;
+    restart_off = net->msgs[0].off; /* where the failover restarted it */
+    return rc == RS_OK ? rs_net_run(net, RS_TIME_MAX) : rc;
+}
+
+/* A failover run's end: every packet delivered or dropped, none alive,
+ * the one message completed, no retransmit timeout. Fills *st. */
+static void check_done_once(rs_net *net, rs_net_stats *st)
+{
+    rs_net_stats_get(net, st);
+    CU_ASSERT_EQUAL(st->pkts_sent, st->pkts_delivered + st->pkts_dropped);
+    CU_ASSERT_EQUAL(st->pkts_in_flight, 0);
+    CU_ASSERT_EQUAL(st->msgs_done, 1);
+    CU_ASSERT_EQUAL(st->timeouts, 0); /* abandoned flows' timers stopped */
+}
+
+/* A single-flow message src -> dst (8 MiB, ~170 us) whose source NIC
+ * fails for good at 40 us moves to a rail through the HB domains for the
+ * bytes dst had not accepted, over `legs` legs, and completes once: what
+ * dst had accepted stays, the rest is accepted once on each leg. */
+static void check_failover_single_flow(rs_topo_kind kind, uint32_t radix, uint32_t src, uint32_t dst, unsigned legs)
+{
+    rs_net *net = mk(kind, 16, 4, radix);
+    int n = 0;
+    uint64_t g0 = 0;
+    char sched[64];
+    snprintf(sched, sizeof sched, "40us nic-down gpu%u", src);
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, sched, 40000000, src, dst, &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1); /* completed, its callback once */
+    CU_ASSERT(g0 > 0 && g0 < (8u << 20));
+    check_conserved(net, g0 + legs * ((8u << 20) - g0));
+    rs_net_fault_info fi;
+    rs_net_fault_info_get(net, 0, &fi);
+    CU_ASSERT_EQUAL(fi.flows_hit, 1);
+    CU_ASSERT(fi.packets_lost > 0);
+    CU_ASSERT(fi.time_to_recover_ps != RS_TIME_MAX); /* recovered when the message completed */
+    rs_net_stats st;
+    check_done_once(net, &st);
+    rs_net_destroy(net);
+}
+
+static void test_fault_failover_rail_only_nic_down_in_flight(void)
+{
+    /* Rail-only, HB domains of 4: 1 -> 5 is one flow on rail 1. Without
+     * gpu1's NIC it moves to rail 0: 1 -> 0 over HB, rail 0 to 4, 4 -> 5. */
+    check_failover_single_flow(RS_TOPO_RAIL_ONLY, 16, 1, 5, 3);
+}
+
+static void test_fault_failover_fat_tree_nic_down_in_flight(void)
+{
+    /* Fat tree: 1 -> 6 is direct, NIC to NIC. Without gpu1's NIC it moves
+     * to rail 2, the destination's: 1 -> 2 over HB, NIC 2 to NIC 6. */
+    check_failover_single_flow(RS_TOPO_FAT_TREE, 8, 1, 6, 2);
+}
+
+static void test_fault_failover_relayed_message_keeps_crossed_chunks(void)
+{
+    /* Rail-only: 0 -> 5 is relayed (PXN: 0 -> 1 over HB, rail 1 to 5) in
+     * 512 KiB chunks. gpu5's NIC fails at 40 us: chunks that crossed rail
+     * 1 are kept, the rest go from 0 over rail 0 to 4, then 4 -> 5. The
+     * message completes once, every packet accounted for. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu5", 40000000, 0, 5, &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    check_done_once(net, &st);
+    /* It restarted at a chunk boundary gpu5 had reached (the cut chunk's
+     * part at gpu5 is thrown away, accepted once in g0); from there every
+     * byte crosses rail 0 (accepted at gpu4) and gpu4 -> gpu5, once each. */
+    CU_ASSERT(restart_off > 0 && restart_off < (8u << 20) && restart_off % (512u << 10) == 0);
+    CU_ASSERT_EQUAL(st.goodput_bytes, g0 + 2 * ((8u << 20) - restart_off));
+    rs_net_fault_info fi;
+    rs_net_fault_info_get(net, 0, &fi);
+    CU_ASSERT(fi.flows_hit >= 1 && fi.time_to_recover_ps != RS_TIME_MAX);
+    rs_net_destroy(net);
+}
+
+static void test_fault_failover_twice(void)
+{
+    /* 1 -> 5 on rail 1 moves to rail 0 when gpu1's NIC fails (40 us), and
+     * again to rail 2 when gpu0's fails (60 us): completes once. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1; 60us nic-down gpu0", 40000000, 1, 5, &n, &g0),
+                          RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    check_done_once(net, &st);
+    CU_ASSERT_EQUAL(net->msgs[0].a, 2); /* rail 2 at the end */
+    uint64_t lost = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(net, i, &fi);
+        CU_ASSERT(fi.flows_hit >= 1 && fi.time_to_recover_ps != RS_TIME_MAX);
+        lost += fi.packets_lost;
+    }
+    CU_ASSERT_EQUAL(lost, st.pkts_dropped);
+    rs_net_destroy(net);
+}
+
+static void test_fault_no_live_rail_waits_for_the_repair(void)
+{
+    /* Both NICs of gpu1's domain fail at 40 us for 100 us: 1 -> 5 moves to
+     * rail 0 when gpu1's fails, then has no rail left when gpu0's does, but
+     * repairs are coming: it waits. gpu1's repair (140 us, applied before
+     * gpu0's) gives it rail 1 back: it fails over there, with no timeout. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1 100us; 40us nic-down gpu0 100us", 40000000, 1, 5,
+                                       &n, &g0), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    check_done_once(net, &st);
+    CU_ASSERT(net->msgs[0].a == 1 && net->msgs[0].b == 5);
+    size_t nt;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &nt);
+    CU_ASSERT(nt == 1 && t[0].end > 140000000);
+    rs_net_destroy(net);
+}
+
+static void test_fault_failover_without_live_rail_stops(void)
+{
+    /* Both NICs of gpu1's HB domain fail: no rail is left for 1 -> 5. */
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    int n = 0;
+    uint64_t g0 = 0;
+    CU_ASSERT_EQUAL(failover_run(net, "40us nic-down gpu1; 40us nic-down gpu0", 40000000, 1, 5, &n, &g0),
+                    RS_EUNREACH);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "nic-down gpu0.nic"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 1->5"));
     rs_net_destroy(net);
 }
 
@@ -382,6 +536,12 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_partition_stops_naming_gpus),
     RS_CU_TEST(test_fault_link_failure_conserves_packets),
     RS_CU_TEST(test_fault_rail_only_nic_down_goes_through_hb),
+    RS_CU_TEST(test_fault_failover_rail_only_nic_down_in_flight),
+    RS_CU_TEST(test_fault_failover_fat_tree_nic_down_in_flight),
+    RS_CU_TEST(test_fault_failover_relayed_message_keeps_crossed_chunks),
+    RS_CU_TEST(test_fault_failover_twice),
+    RS_CU_TEST(test_fault_no_live_rail_waits_for_the_repair),
+    RS_CU_TEST(test_fault_failover_without_live_rail_stops),
     RS_CU_TEST(test_fault_frames_on_the_wire_are_lost),
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
     RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
