@@ -426,6 +426,7 @@ typedef struct fl_rec {
     uint32_t flow;          /* transport flow id */
     uint32_t hidx;          /* index in the finish heap, RS_NONE when out */
     uint32_t max_frame;     /* wire bytes of its largest frame */
+    uint8_t counted;        /* its frames are in the counters already (a tail resent after a fault) */
 } fl_rec;
 
 /* A flow with the link that limits it and its end time, for grouping. */
@@ -443,7 +444,19 @@ typedef struct fl_park {
     rs_time go;             /* when it moves again, once a path is back (RS_TIME_MAX: not yet known) */
     uint64_t rate;          /* its rate then (bit/s): how fast it was pushing into the dead link */
     uint32_t flow;          /* transport flow id */
+    uint8_t tail;           /* it had left the fluid: its last frames were lost in flight */
 } fl_park;
+
+/* Faults only: a flow between leaving the fluid and completing (its last
+ * frames in flight), by transport flow id, so a cable failure on its path
+ * can take the completion back. */
+typedef struct fl_tail {
+    uint32_t link[RS_MMF_MAX_HOPS];
+    rs_time done_at;        /* its ev_complete; RS_TIME_MAX: none pending (or taken back) */
+    uint64_t rate;          /* its rate when it left (bit/s) */
+    uint64_t wire;
+    uint8_t nhops;
+} fl_tail;
 
 struct rs_fluid {
     rs_net *net;
@@ -467,6 +480,8 @@ struct rs_fluid {
     uint32_t nmoving;       /* flows in the fluid with a rate above 0 */
     rs_time still_since;    /* nmoving last fell to 0 (the watchdog's "no progress since") */
     uint8_t watch_armed;    /* an ev_watch is pending */
+    fl_tail *tail;          /* by transport flow id (faults only) */
+    uint32_t captail;
 };
 
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
@@ -510,6 +525,7 @@ void rs_fluid_destroy(rs_fluid *fl)
     free(fl->heap);
     free(fl->batch);
     free(fl->park);
+    free(fl->tail);
     free(fl);
 }
 
@@ -722,11 +738,21 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
     r->wire = wire;
     r->serial = net->flows[fid].serial;
     r->flow = fid;
+    r->counted = 0;
     fl->of_flow[fid] = id;
     fh_set(fl, fl->nheap++, id);
     fh_up(fl, fl->nheap - 1);
     want_solve(fl);
     return RS_OK;
+}
+
+/* Flow f never completes (no route, or cut with an unreliable transport):
+ * its data frames count as sent and dropped. */
+static void count_lost(rs_net *net, const rs_flow *f)
+{
+    net->st.pkts_sent += f->npkts;
+    net->st.data_pkts += f->npkts;
+    net->st.pkts_dropped += f->npkts;
 }
 
 static int path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t *dead)
@@ -762,10 +788,7 @@ int rs_fluid_flow_start(rs_net *net, uint32_t fid)
                     dead == RS_NONE ? NULL : &net->ports[dead]);
     }
     if (rc == RS_EUNREACH) {
-        /* The packet level drops these at the switch with no route. */
-        net->st.pkts_sent += f->npkts;
-        net->st.data_pkts += f->npkts;
-        net->st.pkts_dropped += f->npkts;
+        count_lost(net, f); /* the packet level drops these at the switch with no route */
         return RS_OK;
     }
     if (rc != RS_OK)
@@ -939,6 +962,24 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
     }
 }
 
+/* Faults: remember the path of flow r, leaving the fluid now, until it
+ * completes. */
+static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time now)
+{
+    uint32_t old = fl->captail;
+    if (grow((void **)&fl->tail, &fl->captail, r->flow + 1, sizeof *fl->tail) != RS_OK)
+        return RS_ENOMEM;
+    for (uint32_t i = old; i < fl->captail; i++)
+        fl->tail[i].done_at = RS_TIME_MAX;
+    fl_tail *t = &fl->tail[r->flow];
+    memcpy(t->link, mf->link, sizeof t->link);
+    t->nhops = mf->nhops;
+    t->done_at = now + r->lat;
+    t->rate = r->rate;
+    t->wire = r->wire;
+    return RS_OK;
+}
+
 /* Flows leaving the fluid now: they free their links (a solve follows at
  * this instant) and complete their latency later. */
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
@@ -961,21 +1002,27 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
          * send (no ACKs, CNPs or PFC frames), on every hop. */
         const mmf_flow *mf = &fl->mmf->flows[id];
         uint32_t h = mf->nhops;
-        for (uint32_t k = 0; k < h; k++) {
+        if (RS_UNLIKELY(net->flt != NULL) && keep_tail(fl, r, mf, now) != RS_OK) {
+            rs_sim_stop(sim, RS_ENOMEM);
+            return;
+        }
+        for (uint32_t k = 0; k < h && !r->counted; k++) {
             net->ports[mf->link[k]].tx_pkts += f->npkts;
             net->ports[mf->link[k]].tx_bytes += r->wire;
             if (RS_UNLIKELY(net->tl != NULL))
                 rs_nettl_touch(net, mf->link[k]);
         }
-        net->st.pkts_sent += f->npkts;
-        net->st.data_pkts += f->npkts;
-        net->st.pkts_delivered += f->npkts;
-        net->st.packet_hops += (uint64_t)f->npkts * h;
-        net->st.goodput_bytes += f->bytes;
-        if (net->ports[f->port].kind == RS_PORT_GPU_HB)
-            net->st.hb_bytes += f->bytes;
-        else
-            net->st.nic_bytes += f->bytes;
+        if (!r->counted) {
+            net->st.pkts_sent += f->npkts;
+            net->st.data_pkts += f->npkts;
+            net->st.pkts_delivered += f->npkts;
+            net->st.packet_hops += (uint64_t)f->npkts * h;
+            net->st.goodput_bytes += f->bytes;
+            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+                net->st.hb_bytes += f->bytes;
+            else
+                net->st.nic_bytes += f->bytes;
+        }
         fl->of_flow[r->flow] = RS_NONE;
         if (r->rate > 0)
             moving(fl, 0, now);
@@ -992,6 +1039,12 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
 {
     rs_net *net = obj;
     rs_flow *f = &net->flows[fid];
+    if (RS_UNLIKELY(net->flt != NULL)) {
+        fl_tail *t = &net->fluid->tail[fid];
+        if (t->done_at != rs_sim_now(sim))
+            return; /* taken back by a cable failure (rs_fluid_cable_changed) */
+        t->done_at = RS_TIME_MAX;
+    }
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->max_sent = f->npkts;
     f->tx_done = f->rx_done = 1;
     net->st.last_activity = rs_sim_now(sim);
@@ -1005,13 +1058,22 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
 
 /* Park transport flow fid (not in the fluid) with rem to go; it was
  * pushing at `rate` when it stopped. `dead`: the down port its path
- * crossed (NULL: no route), whose fault it is charged to. */
+ * crossed (NULL: no route), whose fault it is charged to. An unreliable
+ * flow is lost instead. */
 static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead)
 {
     rs_net *net = fl->net;
+    if (!net->flows[fid].reliable) {
+        /* transport.kind=ideal: no retransmission, what was lost stays
+         * lost and the message never completes, as at packet level. */
+        rs_fault_note_flow_hit(net, dead, fid);
+        count_lost(net, &net->flows[fid]);
+        net->st.last_activity = rs_sim_now(net->sim);
+        return RS_OK;
+    }
     if (grow((void **)&fl->park, &fl->cappark, fl->npark + 1, sizeof *fl->park) != RS_OK)
         return RS_ENOMEM;
-    fl->park[fl->npark++] = (fl_park){ rem, rs_sim_now(net->sim), RS_TIME_MAX, rate, fid };
+    fl->park[fl->npark++] = (fl_park){ rem, rs_sim_now(net->sim), RS_TIME_MAX, rate, fid, 0 };
     rs_fault_note_flow_hit(net, dead, fid);
     watch(fl);
     return RS_OK;
@@ -1046,7 +1108,7 @@ static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
 static rs_time resume_at(const rs_fluid *fl, const fl_park *p, rs_time now, rs_time lat)
 {
     rs_time rto = fl->net->rto, dt = now - p->cut_at;
-    if (rto == 0 || p->rem > (unsigned __int128)p->rate * dt)
+    if (rto == 0 || (!p->tail && p->rem > (unsigned __int128)p->rate * dt))
         return rs_time_add_sat(now, 2 * lat);
     rs_time k = dt / rto + (dt % rto != 0 || dt == 0);
     return k > (RS_TIME_MAX - p->cut_at) / rto ? RS_TIME_MAX : p->cut_at + k * rto;
@@ -1074,8 +1136,10 @@ static int retry_parked(rs_fluid *fl)
         rs_time at = p.go;
         if (ok && at <= now) {
             rc = enter(fl, p.flow, ports, h, lat, wire, mf, p.rem);
-            if (rc == RS_OK)
+            if (rc == RS_OK) {
+                fl->rec[fl->of_flow[p.flow]].counted = p.tail;
                 continue;
+            }
         }
         if (at < next)
             next = at;
@@ -1130,6 +1194,41 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
         int rc = park(fl, fid, r.rem, rate, p);
         if (rc != RS_OK)
             return rc;
+    }
+    /* Flows whose last frames are in flight on it lose them: nothing comes
+     * after them to draw a NAK, so they are resent (go-back-N from the
+     * last acknowledged frame: about what is in flight, rate x the latency
+     * left) after a retransmit timeout. */
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t fid = 0; fid < fl->captail; fid++) {
+        fl_tail *t = &fl->tail[fid];
+        if (t->done_at == RS_TIME_MAX || t->done_at <= now)
+            continue;
+        int hit = 0;
+        for (uint32_t k = 0; k < t->nhops; k++)
+            hit |= t->link[k] == port || t->link[k] == p->peer_port;
+        if (!hit)
+            continue;
+        unsigned __int128 rem = (unsigned __int128)t->rate * (t->done_at - now),
+                          all = (unsigned __int128)t->wire * 8u * RS_PS_PER_S;
+        t->done_at = RS_TIME_MAX;
+        const rs_flow *f = &net->flows[fid];
+        if (!f->reliable) {
+            /* Lost for good: take back what ev_finish counted as delivered. */
+            rs_fault_note_flow_hit(net, p, fid);
+            net->st.pkts_delivered -= f->npkts;
+            net->st.pkts_dropped += f->npkts;
+            net->st.goodput_bytes -= f->bytes;
+            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+                net->st.hb_bytes -= f->bytes;
+            else
+                net->st.nic_bytes -= f->bytes;
+            continue;
+        }
+        int rc = park(fl, fid, rem < all ? rem : all, t->rate, p);
+        if (rc != RS_OK)
+            return rc;
+        fl->park[fl->npark - 1].tail = 1;
     }
     return RS_OK;
 }

@@ -871,6 +871,82 @@ static void test_fluid_fault_degrade_halves_rate_for_the_window(void)
     CU_ASSERT_EQUAL(t[1], t[0] + 5000000);
 }
 
+/* The spine link fails while the flow's last frames are in flight (half
+ * its latency before it completes): nothing follows them to draw a NAK,
+ * so it resends what was in flight (lat / 2 at 400 Gb/s) after a
+ * retransmit timeout and completes its latency later, exactly. The packet
+ * level also waits for the timeout there. */
+static void test_fluid_fault_tail_in_flight_waits_for_the_timeout(void)
+{
+    rs_time fct[2], rto = 0;
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        cfg(&c, 32, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        char up[48], sched[96];
+        uint32_t dead;
+        rs_time lat;
+        uint64_t wire;
+        rs_net *net = mk(&c);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
+        uplink_of_flow0(net, up, sizeof up, &dead);
+        CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        rs_time done = only_fct(net);
+        rto = net->rto;
+        rs_net_destroy(net);
+        /* The flow level's tail: the last lat before it completes; the
+         * packet level's last frames leave ~lat before its own end. */
+        rs_time cut = done - lat / 2;
+        net = mk(&c);
+        snprintf(sched, sizeof sched, "%llups link-down %s", (unsigned long long)cut, up);
+        CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
+        int n = 0;
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(n, 1);
+        fct[fid] = only_fct(net);
+        if (fid) {
+            CU_ASSERT_EQUAL(fct[1], cut + rto + lat / 2 + lat);
+            rs_net_stats st;
+            rs_net_stats_get(net, &st);
+            CU_ASSERT_EQUAL(st.goodput_bytes, 8u << 20); /* counted once */
+        }
+        rs_net_destroy(net);
+    }
+    CU_ASSERT(fct[0] > rto && fct[1] > rto);
+}
+
+/* transport.kind=ideal has no retransmission: a flow cut mid-transfer
+ * never completes, at flow level as at packet level; the run goes idle
+ * with the message undelivered and the fault's recovery unknown. */
+static void test_fluid_fault_unreliable_flow_is_lost(void)
+{
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        cfg(&c, 32, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        c.transport = RS_TRANSPORT_IDEAL;
+        char up[48], sched[96];
+        uint32_t dead;
+        rs_net *net = mk(&c);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
+        uplink_of_flow0(net, up, sizeof up, &dead);
+        rs_net_destroy(net);
+        net = mk(&c);
+        snprintf(sched, sizeof sched, "50us link-down %s", up);
+        CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
+        int n = 0;
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(n, 0);
+        rs_net_fault_info fi;
+        CU_ASSERT_EQUAL(rs_net_fault_info_get(net, 0, &fi), RS_OK);
+        CU_ASSERT_EQUAL(fi.flows_hit, 1);
+        CU_ASSERT_EQUAL(fi.time_to_recover_ps, RS_TIME_MAX);
+        CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
+        rs_net_destroy(net);
+    }
+}
+
 /* Packet vs flow with a spine-link failure under one 8 MiB flow: the time
  * the failure adds. Routes after 0 us: the packet level resends what was
  * lost after a NAK, the flow level pays one round trip (measured: +8.44 us
@@ -931,6 +1007,8 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_fault_partition_stops_naming_gpus),
     RS_CU_TEST(test_fluid_fault_degrade_halves_rate_for_the_window),
     RS_CU_TEST(test_fluid_fault_agrees_with_packet_level),
+    RS_CU_TEST(test_fluid_fault_unreliable_flow_is_lost),
+    RS_CU_TEST(test_fluid_fault_tail_in_flight_waits_for_the_timeout),
 };
 
 static void register_suites(void)
