@@ -32,6 +32,12 @@
  * nor completed messages advanced for that long; it looks only when a
  * retransmit timer fires (a stuck reliable flow times out every RTO), so
  * it costs no event and no timer of its own.
+ *
+ * Flow level (net->fluid): no packets. A cable's change and a degrade go
+ * to rs_fluid_cable_changed, new routes to rs_fluid_routes_changed; fluid.c
+ * reports the flows it stops (rs_fault_note_flow_hit) and, having no
+ * retransmit timers, runs the watchdog from an event of its own
+ * (rs_fault_watchdog_stop). docs/fidelity.md, "Faults at flow level".
  */
 #include "fault.h"
 
