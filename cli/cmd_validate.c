@@ -226,11 +226,6 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
     rs_scenario sc = *scp;
     rs_err err;
     int code = RS_EXIT_OK;
-    if (sc.faults.schedule[0]) {
-        fprintf(stderr, "railsim: %s%sfaults.schedule: faults need fidelity=packet; expected no faults when "
-                        "comparing packet and flow level\n", path ? path : "", path ? ": " : "");
-        return RS_EXIT_BAD_INPUT;
-    }
     static const char *const names[2] = { "packet", "flow" };
     json_t *s[2] = { NULL, NULL };
     for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {

@@ -36,9 +36,8 @@ double rs_run_headline_ps(const json_t *s, const char **what);
  * flow level (fidelity is overridden), print the flow level's relative
  * error against the packet level and the speed-up unless quiet; with
  * outdir, the runs go to outdir/packet/ and outdir/flow/ and the
- * comparison to outdir/validate.json. Returns an exit code (cli.h);
- * faults (which need fidelity=packet) are refused before anything runs.
- * cmd_validate.c. */
+ * comparison to outdir/validate.json. Returns an exit code (cli.h).
+ * Faults apply at both levels. cmd_validate.c. */
 int rs_validate_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet, int force);
 
 #endif

@@ -96,9 +96,9 @@ static int received(const ring_rank *r, uint32_t k)
 static void mark_received(ring_rank *r, uint32_t k)
 {
     uint32_t b = k - r->rcv_base;
-    /* A sender has at most `window` (<= 64) pieces in flight, and
-     * reductions of near-equal pieces finish in order: arrivals are never
-     * further apart than the mask covers. */
+    /* The sender issues no piece 64 or more past the receiver's oldest
+     * missing one (try_issue), so arrivals fit the mask even when a fault
+     * holds a piece back. */
     RS_ASSERT(k >= r->rcv_base && b < 64);
     r->rcv_mask |= 1ULL << b;
     while (r->rcv_mask & 1) {
@@ -117,9 +117,17 @@ static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
     uint32_t total = c->steps * m;
     ring_rank *r = &c->rr[(size_t)ch * n + pos]; /* its send and its receive state */
     const uint32_t *ord = c->order + (size_t)ch * n;
+    const ring_rank *rx = &c->rr[(size_t)ch * n + (pos + 1 == n ? 0 : pos + 1)];
     while (r->inflight < c->o.window && r->issued < total) {
         uint32_t k = r->issued;
         if (k >= m && !received(r, k - m))
+            return;
+        /* The receiver tracks 64 pieces past its oldest missing one. A
+         * piece held up by a fault (a failed link, a retransmit timeout)
+         * while later ones arrive would let the window run past that:
+         * wait for it (piece_ready tries again). Without faults arrivals
+         * are never that far apart and this never holds a piece back. */
+        if (k >= rx->rcv_base && k - rx->rcv_base >= 64)
             return;
         uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT) | k;
         uint32_t next = pos + 1 == n ? 0 : pos + 1;
@@ -142,6 +150,7 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
 {
     mark_received(&c->rr[(size_t)ch * c->n + pos], k);
     try_issue(c, ch, pos);
+    try_issue(c, ch, pos == 0 ? c->n - 1 : pos - 1); /* its sender, if it waited on the receive window */
     coll_progress(c, 1); /* last: may finish and free c */
 }
 

@@ -36,9 +36,16 @@
  * nor completed messages advanced for that long; it looks only when a
  * retransmit timer fires (a stuck reliable flow times out every RTO), so
  * it costs no event and no timer of its own.
+ *
+ * Flow level (net->fluid): no packets. A cable's change and a degrade go
+ * to rs_fluid_cable_changed, new routes to rs_fluid_routes_changed; fluid.c
+ * reports the flows it stops (rs_fault_note_flow_hit) and, having no
+ * retransmit timers, runs the watchdog from an event of its own
+ * (rs_fault_watchdog_stop). docs/fidelity.md, "Faults at flow level".
  */
 #include "fault.h"
 
+#include "fluid.h"
 #include "netint.h"
 
 #include <ctype.h>
@@ -586,6 +593,13 @@ static void set_cable(rs_net *net, uint32_t port, uint8_t up)
         p->down_fault = q->down_fault = net->flt->cur - 1;
     }
     p->up = q->up = up;
+    if (net->fluid) {
+        /* Flow level: capacities and parked flows (fluid.c). */
+        int rc = rs_fluid_cable_changed(net, port);
+        if (rc != RS_OK)
+            rs_sim_stop(net->sim, rc);
+        return;
+    }
     /* Queued frames now drain into the dead link (dropped, counted); on
      * repair, whatever waits starts moving. */
     rs_port_kick(net, p);
@@ -806,6 +820,10 @@ static void routes_changed(rs_net *net, uint32_t i)
         rs_sim_stop(net->sim, rc);
         return;
     }
+    if (net->fluid && (rc = rs_fluid_routes_changed(net)) != RS_OK) {
+        rs_sim_stop(net->sim, rc);
+        return;
+    }
     F->e[i].routes_at = rs_sim_now(net->sim);
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
@@ -825,6 +843,7 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
     rs_net *net = obj;
     struct rs_faults *F = net->flt;
     fentry *e = &F->e[i];
+    int rc;
     e->applied = 1;
     F->cur = (uint32_t)i + 1;
     switch (e->kind) {
@@ -848,6 +867,8 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
         rs_port *p = &net->ports[e->port];
         set_rate(p, e->rate_bps);
         set_rate(&net->ports[p->peer_port], e->rate_bps);
+        if (net->fluid && (rc = rs_fluid_cable_changed(net, e->port)) != RS_OK)
+            rs_sim_stop(sim, rc);
         break;
     }
     default:
@@ -885,9 +906,16 @@ void rs_fault_note_timeout(rs_net *net)
     }
     if (F->wd == 0 || now - F->wd_since < F->wd)
         return;
+    rs_fault_watchdog_stop(net, F->wd_since);
+}
+
+rs_time rs_fault_watchdog_ps(const rs_net *net) { return net->flt->wd; }
+
+void rs_fault_watchdog_stop(rs_net *net, rs_time since)
+{
     char why[160];
     snprintf(why, sizeof why, "faults: watchdog: no progress for %.3f us with %llu message(s) undelivered",
-             (double)(now - F->wd_since) / 1e6, (unsigned long long)(net->st.msgs - net->st.msgs_done));
+             (double)(rs_sim_now(net->sim) - since) / 1e6, (unsigned long long)(net->st.msgs - net->st.msgs_done));
     check_cut(net, why, 1);
 }
 
@@ -897,9 +925,6 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b)
         check_cut(net, "faults: no path left", 0); /* O(messages), once: it stops the run */
 }
 
-/* A link-down drop is the fault's that took its port down (the frames on
- * the wire it cut included, even after a repair applied); a no-route drop
- * is the latest fault's (the routes it led to). */
 /* Remember that fault i hit flow f (once per flow and fault), for its
  * retransmissions and its recovery time. */
 static void note_hit(rs_net *net, rs_flow *f, uint32_t i)
@@ -923,8 +948,11 @@ static void note_hit(rs_net *net, rs_flow *f, uint32_t i)
         e->recovered_at = e->t; /* delivered already (an ACK was lost): nothing to wait for */
 }
 
-/* A failover drop is the fault's whose route change abandoned the flow
- * (kept in its hit_last, which nothing changes after). */
+/* A link-down drop is the fault's that took its port down (the frames on
+ * the wire it cut included, even after a repair applied); a no-route drop
+ * is the latest fault's (the routes it led to). A failover drop is the
+ * fault's whose route change abandoned the flow (kept in its hit_last,
+ * which nothing changes after). */
 void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt, unsigned reason)
 {
     struct rs_faults *F = net->flt;
@@ -935,6 +963,14 @@ void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt, unsign
     F->e[i].lost++;
     if (pkt->flow < net->nflows && !gone)
         note_hit(net, &net->flows[pkt->flow], i);
+}
+
+/* Flow level: the flow stopped (fluid.c parked it); no packet is lost. */
+void rs_fault_note_flow_hit(rs_net *net, const rs_port *dead, uint32_t fid)
+{
+    uint32_t i = dead ? dead->down_fault : net->flt->cur - 1;
+    if (i < net->flt->n)
+        note_hit(net, &net->flows[fid], i);
 }
 
 void rs_fault_note_failover(rs_net *net, uint32_t fid, uint32_t m, uint32_t fault)
@@ -1167,10 +1203,6 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     if (rc != RS_OK || (np == 0 && !(c->mtbf_us > 0))) {
         free(pe);
         return rc;
-    }
-    if (net->fluid) {
-        free(pe);
-        return rs_err_set(err, RS_EINVAL, "%s: faults need fidelity=packet", np ? "faults.schedule" : "faults.mtbf_us");
     }
     struct rs_faults *F = calloc(1, sizeof *F);
     if (!F) {

@@ -66,8 +66,9 @@ int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
  * class get distinct members, RS_EINVAL when the class has too few) and
  * schedule every entry. Call once, before traffic
  * starts (so a fault at time 0 comes first). c is copied. RS_EINVAL with
- * err naming faults.schedule for a bad entry or an unknown target, or
- * when net runs at fidelity=flow (faults need the packet level); RS_ENOMEM.
+ * err naming faults.schedule for a bad entry or an unknown target;
+ * RS_ENOMEM. Works at either fidelity (at flow level fluid.c carries the
+ * failures: docs/fidelity.md).
  * An empty schedule does nothing and returns RS_OK. The fault state is
  * owned by net (freed by rs_net_destroy). */
 int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err);

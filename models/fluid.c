@@ -328,6 +328,14 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
     return RS_OK;
 }
 
+void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps)
+{
+    if (m->capv[l] == cap_bps)
+        return;
+    m->capv[l] = cap_bps;
+    mark_dirty(m, l);
+}
+
 int rs_mmf_solve(rs_mmf *m)
 {
     uint32_t stamp = ++m->stamp;
@@ -418,6 +426,7 @@ typedef struct fl_rec {
     uint32_t flow;          /* transport flow id */
     uint32_t hidx;          /* index in the finish heap, RS_NONE when out */
     uint32_t max_frame;     /* wire bytes of its largest frame */
+    uint8_t counted;        /* its frames are in the counters already (a tail resent after a fault) */
 } fl_rec;
 
 /* A flow with the link that limits it and its end time, for grouping. */
@@ -426,6 +435,28 @@ typedef struct fin_ent {
     uint64_t serial;
     rs_time end;
 } fin_ent;
+
+/* A transport flow parked off the fluid by a fault: its path crossed a
+ * link that failed, or it started with no usable path. */
+typedef struct fl_park {
+    unsigned __int128 rem;  /* wire bits x 10^12 still to deliver */
+    rs_time cut_at;         /* when it stopped */
+    rs_time go;             /* when it moves again, once a path is back (RS_TIME_MAX: not yet known) */
+    uint64_t rate;          /* its rate then (bit/s): how fast it was pushing into the dead link */
+    uint32_t flow;          /* transport flow id */
+    uint8_t tail;           /* it had left the fluid: its last frames were lost in flight */
+} fl_park;
+
+/* Faults only: a flow between leaving the fluid and completing (its last
+ * frames in flight), by transport flow id, so a cable failure on its path
+ * can take the completion back. */
+typedef struct fl_tail {
+    uint32_t link[RS_MMF_MAX_HOPS];
+    rs_time done_at;        /* its ev_complete; RS_TIME_MAX: none pending (or taken back) */
+    uint64_t rate;          /* its rate when it left (bit/s) */
+    uint64_t wire;
+    uint8_t nhops;
+} fl_tail;
 
 struct rs_fluid {
     rs_net *net;
@@ -441,11 +472,23 @@ struct rs_fluid {
     uint32_t capbatch;
     uint32_t ent;
     uint8_t solve_pending;
+    /* Faults (fault.c's hooks, rs_fluid_cable_changed ...): transport
+     * flows out of the fluid until a path is back, in the order parked. */
+    fl_park *park;
+    uint32_t npark, cappark;
+    rs_time resume_armed;   /* earliest pending ev_resume, RS_TIME_MAX: none */
+    uint32_t nmoving;       /* flows in the fluid with a rate above 0 */
+    rs_time still_since;    /* nmoving last fell to 0 (the watchdog's "no progress since") */
+    uint8_t watch_armed;    /* an ev_watch is pending */
+    fl_tail *tail;          /* by transport flow id (faults only) */
+    uint32_t captail;
 };
 
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
 
 int rs_fluid_create(rs_net *net)
 {
@@ -456,6 +499,7 @@ int rs_fluid_create(rs_net *net)
         goto fail;
     fl->net = net;
     fl->armed = RS_TIME_MAX;
+    fl->resume_armed = RS_TIME_MAX;
     for (uint32_t i = 0; i < net->nports; i++)
         cap[i] = net->ports[i].rate_bps;
     if ((rc = rs_mmf_create(net->nports, cap, &fl->mmf)) != RS_OK)
@@ -480,6 +524,8 @@ void rs_fluid_destroy(rs_fluid *fl)
     free(fl->of_flow);
     free(fl->heap);
     free(fl->batch);
+    free(fl->park);
+    free(fl->tail);
     free(fl);
 }
 
@@ -667,28 +713,15 @@ static void want_solve(rs_fluid *fl)
     rs_sim_at(fl->net->sim, rs_sim_now(fl->net->sim), fl->ent, ev_solve, fl, 0);
 }
 
-int rs_fluid_flow_start(rs_net *net, uint32_t fid)
+/* Put transport flow fid into the fluid on path ports[0..h) with `rem`
+ * wire bits x 10^12 to go; a solve follows at this instant. */
+static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, rs_time lat, uint64_t wire,
+                 uint32_t mf, unsigned __int128 rem)
 {
-    rs_fluid *fl = net->fluid;
-    uint32_t ports[RS_MMF_MAX_HOPS], h, mf;
-    rs_time lat;
-    uint64_t wire;
-    rs_flow *f = &net->flows[fid];
-    if (grow((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow) != RS_OK)
-        return RS_ENOMEM;
-    fl->of_flow[fid] = RS_NONE;
-    int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
-    if (rc == RS_EUNREACH) {
-        /* The packet level drops these at the switch with no route. */
-        net->st.pkts_sent += f->npkts;
-        net->st.data_pkts += f->npkts;
-        net->st.pkts_dropped += f->npkts;
-        return RS_OK;
-    }
-    if (rc != RS_OK)
-        return rc;
+    rs_net *net = fl->net;
     uint32_t id;
-    if ((rc = rs_mmf_add(fl->mmf, ports, h, &id)) != RS_OK)
+    int rc = rs_mmf_add(fl->mmf, ports, h, &id);
+    if (rc != RS_OK)
         return rc;
     if (grow((void **)&fl->rec, &fl->caprec, id + 1, sizeof *fl->rec) != RS_OK ||
         grow((void **)&fl->heap, &fl->capheap, fl->nheap + 1, sizeof *fl->heap) != RS_OK) {
@@ -696,20 +729,71 @@ int rs_fluid_flow_start(rs_net *net, uint32_t fid)
         return RS_ENOMEM;
     }
     fl_rec *r = &fl->rec[id];
-    r->rem = (unsigned __int128)wire * 8u * RS_PS_PER_S;
+    r->rem = rem;
     r->t0 = rs_sim_now(net->sim);
     r->finish = r->end = RS_TIME_MAX;
     r->lat = lat;
     r->max_frame = mf;
     r->rate = 0;
     r->wire = wire;
-    r->serial = f->serial;
+    r->serial = net->flows[fid].serial;
     r->flow = fid;
+    r->counted = 0;
     fl->of_flow[fid] = id;
     fh_set(fl, fl->nheap++, id);
     fh_up(fl, fl->nheap - 1);
     want_solve(fl);
     return RS_OK;
+}
+
+/* Flow f never completes (no route, or cut with an unreliable transport):
+ * its data frames count as sent and dropped. */
+static void count_lost(rs_net *net, const rs_flow *f)
+{
+    net->st.pkts_sent += f->npkts;
+    net->st.data_pkts += f->npkts;
+    net->st.pkts_dropped += f->npkts;
+}
+
+static int path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t *dead)
+{
+    for (uint32_t i = 0; i < h; i++)
+        if (!net->ports[ports[i]].up) {
+            *dead = ports[i];
+            return 0;
+        }
+    return 1;
+}
+
+static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead);
+
+int rs_fluid_flow_start(rs_net *net, uint32_t fid)
+{
+    rs_fluid *fl = net->fluid;
+    uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead = RS_NONE;
+    rs_time lat;
+    uint64_t wire;
+    rs_flow *f = &net->flows[fid];
+    if (grow((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow) != RS_OK)
+        return RS_ENOMEM;
+    fl->of_flow[fid] = RS_NONE;
+    int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
+    if (RS_UNLIKELY(net->flt != NULL) &&
+        (rc == RS_EUNREACH || (rc == RS_OK && !path_up(net, ports, h, &dead)))) {
+        /* Into a dead link (routes not yet recomputed) or no route: its
+         * frames would be lost at packet level; it waits for a path. */
+        if (rc == RS_EUNREACH)
+            flow_wire(f, net->ports[f->port].kind == RS_PORT_GPU_HB, &wire, &mf);
+        return park(fl, fid, (unsigned __int128)wire * 8u * RS_PS_PER_S, net->ports[f->port].rate_bps,
+                    dead == RS_NONE ? NULL : &net->ports[dead]);
+    }
+    if (rc == RS_EUNREACH) {
+        count_lost(net, f); /* the packet level drops these at the switch with no route */
+        return RS_OK;
+    }
+    if (rc != RS_OK)
+        return rc;
+    return enter(fl, fid, ports, h, lat, wire, mf, (unsigned __int128)wire * 8u * RS_PS_PER_S);
 }
 
 static int fin_cmp(const void *a, const void *b)
@@ -730,6 +814,46 @@ static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
         fh_up(fl, r->hidx);
     else if (fin > old)
         fh_down(fl, r->hidx);
+}
+
+/* A flow's rate went from 0 to above 0 (up = 1) or back. */
+static void moving(rs_fluid *fl, int up, rs_time now)
+{
+    if (up) {
+        fl->nmoving++;
+    } else if (--fl->nmoving == 0) {
+        fl->still_since = now;
+    }
+}
+
+/* The fault watchdog at flow level: no retransmit timer fires here, so
+ * when every flow still to deliver is stalled (parked, or at rate 0) an
+ * event looks again faults.watchdog_us after the last one moved. */
+static void watch(rs_fluid *fl)
+{
+    rs_net *net = fl->net;
+    rs_time wd = rs_fault_watchdog_ps(net);
+    if (fl->watch_armed || wd == 0 || fl->nmoving > 0 || fl->nheap + fl->npark == 0)
+        return;
+    rs_time now = rs_sim_now(net->sim), since = fl->still_since > now ? now : fl->still_since;
+    fl->watch_armed = 1;
+    rs_sim_at(net->sim, rs_time_add_sat(since, wd) > now ? rs_time_add_sat(since, wd) : now, fl->ent, ev_watch,
+              fl, 0);
+}
+
+static void ev_watch(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rs_fluid *fl = obj;
+    rs_time now = rs_sim_now(sim);
+    fl->watch_armed = 0;
+    if (fl->nmoving > 0 || fl->nheap + fl->npark == 0)
+        return;
+    if (now - fl->still_since < rs_fault_watchdog_ps(fl->net)) {
+        watch(fl); /* something moved since it was armed */
+        return;
+    }
+    rs_fault_watchdog_stop(fl->net, fl->still_since);
 }
 
 /* Solve the components touched since the last solve and move their flows'
@@ -765,6 +889,8 @@ static int solve_now(rs_fluid *fl)
         unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
         r->rem = done < r->rem ? r->rem - done : 0;
         r->t0 = now;
+        if ((r->rate > 0) != (rate > 0))
+            moving(fl, rate > 0, now);
         r->rate = rate;
         rs_time end = RS_TIME_MAX;
         if (rate) {
@@ -790,6 +916,8 @@ static int solve_now(rs_fluid *fl)
         set_finish(fl, r, e->end - now > early ? e->end - early : now);
     }
     arm(fl);
+    if (RS_UNLIKELY(fl->net->flt != NULL))
+        watch(fl);
     return RS_OK;
 }
 
@@ -834,6 +962,24 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
     }
 }
 
+/* Faults: remember the path of flow r, leaving the fluid now, until it
+ * completes. */
+static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time now)
+{
+    uint32_t old = fl->captail;
+    if (grow((void **)&fl->tail, &fl->captail, r->flow + 1, sizeof *fl->tail) != RS_OK)
+        return RS_ENOMEM;
+    for (uint32_t i = old; i < fl->captail; i++)
+        fl->tail[i].done_at = RS_TIME_MAX;
+    fl_tail *t = &fl->tail[r->flow];
+    memcpy(t->link, mf->link, sizeof t->link);
+    t->nhops = mf->nhops;
+    t->done_at = now + r->lat;
+    t->rate = r->rate;
+    t->wire = r->wire;
+    return RS_OK;
+}
+
 /* Flows leaving the fluid now: they free their links (a solve follows at
  * this instant) and complete their latency later. */
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
@@ -856,22 +1002,30 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
          * send (no ACKs, CNPs or PFC frames), on every hop. */
         const mmf_flow *mf = &fl->mmf->flows[id];
         uint32_t h = mf->nhops;
-        for (uint32_t k = 0; k < h; k++) {
+        if (RS_UNLIKELY(net->flt != NULL) && keep_tail(fl, r, mf, now) != RS_OK) {
+            rs_sim_stop(sim, RS_ENOMEM);
+            return;
+        }
+        for (uint32_t k = 0; k < h && !r->counted; k++) {
             net->ports[mf->link[k]].tx_pkts += f->npkts;
             net->ports[mf->link[k]].tx_bytes += r->wire;
             if (RS_UNLIKELY(net->tl != NULL))
                 rs_nettl_touch(net, mf->link[k]);
         }
-        net->st.pkts_sent += f->npkts;
-        net->st.data_pkts += f->npkts;
-        net->st.pkts_delivered += f->npkts;
-        net->st.packet_hops += (uint64_t)f->npkts * h;
-        net->st.goodput_bytes += f->bytes;
-        if (net->ports[f->port].kind == RS_PORT_GPU_HB)
-            net->st.hb_bytes += f->bytes;
-        else
-            net->st.nic_bytes += f->bytes;
+        if (!r->counted) {
+            net->st.pkts_sent += f->npkts;
+            net->st.data_pkts += f->npkts;
+            net->st.pkts_delivered += f->npkts;
+            net->st.packet_hops += (uint64_t)f->npkts * h;
+            net->st.goodput_bytes += f->bytes;
+            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+                net->st.hb_bytes += f->bytes;
+            else
+                net->st.nic_bytes += f->bytes;
+        }
         fl->of_flow[r->flow] = RS_NONE;
+        if (r->rate > 0)
+            moving(fl, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
         rs_mmf_remove(fl->mmf, id);
         any = 1;
@@ -885,12 +1039,230 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
 {
     rs_net *net = obj;
     rs_flow *f = &net->flows[fid];
+    if (RS_UNLIKELY(net->flt != NULL)) {
+        fl_tail *t = &net->fluid->tail[fid];
+        if (t->done_at != rs_sim_now(sim))
+            return; /* taken back by a cable failure (rs_fluid_cable_changed) */
+        t->done_at = RS_TIME_MAX;
+    }
     f->snd_nxt = f->snd_una = f->rcv_nxt = f->max_sent = f->npkts;
     f->tx_done = f->rx_done = 1;
     net->st.last_activity = rs_sim_now(sim);
+    if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
+        rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
     rs_msg_flow_done(net, (uint32_t)fid);
     rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
 }
+
+/* -- faults (fault.c's hooks) -- */
+
+/* Park transport flow fid (not in the fluid) with rem to go; it was
+ * pushing at `rate` when it stopped. `dead`: the down port its path
+ * crossed (NULL: no route), whose fault it is charged to. An unreliable
+ * flow is lost instead. */
+static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead)
+{
+    rs_net *net = fl->net;
+    if (!net->flows[fid].reliable) {
+        /* transport.kind=ideal: no retransmission, what was lost stays
+         * lost and the message never completes, as at packet level. */
+        rs_fault_note_flow_hit(net, dead, fid);
+        count_lost(net, &net->flows[fid]);
+        net->st.last_activity = rs_sim_now(net->sim);
+        return RS_OK;
+    }
+    if (grow((void **)&fl->park, &fl->cappark, fl->npark + 1, sizeof *fl->park) != RS_OK)
+        return RS_ENOMEM;
+    fl->park[fl->npark++] = (fl_park){ rem, rs_sim_now(net->sim), RS_TIME_MAX, rate, fid, 0 };
+    rs_fault_note_flow_hit(net, dead, fid);
+    watch(fl);
+    return RS_OK;
+}
+
+/* Take solver flow id out of the fluid; *out gets its record with the
+ * progress made until now. */
+static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
+{
+    rs_time now = rs_sim_now(fl->net->sim);
+    fl_rec r = fl->rec[id];
+    unsigned __int128 done = (unsigned __int128)r.rate * (now - r.t0);
+    r.rem = done < r.rem ? r.rem - done : 0;
+    r.t0 = now;
+    if (r.rate > 0)
+        moving(fl, 0, now);
+    fh_remove(fl, id);
+    rs_mmf_remove(fl->mmf, id);
+    fl->of_flow[r.flow] = RS_NONE;
+    want_solve(fl);
+    *out = r;
+}
+
+/* When parked flow p moves again, given a path of latency lat is back
+ * now. A flow that was still sending when the path came back pays one
+ * round trip: its first frame on the new path arrives out of order, the
+ * receiver's NAK comes back and the sender goes back (go-back-N) to the
+ * first lost frame. One that had pushed all its bytes into the dead link
+ * meanwhile has nothing left to trigger a NAK: it resumes at its next
+ * retransmit timeout, transport.rto_us after the cut or a multiple of it
+ * (docs/fidelity.md, "Faults at flow level"). */
+static rs_time resume_at(const rs_fluid *fl, const fl_park *p, rs_time now, rs_time lat)
+{
+    rs_time rto = fl->net->rto, dt = now - p->cut_at;
+    if (rto == 0 || (!p->tail && p->rem > (unsigned __int128)p->rate * dt))
+        return rs_time_add_sat(now, 2 * lat);
+    rs_time k = dt / rto + (dt % rto != 0 || dt == 0);
+    return k > (RS_TIME_MAX - p->cut_at) / rto ? RS_TIME_MAX : p->cut_at + k * rto;
+}
+
+/* Parked flows whose path is back (routes recomputed, a cable up, a
+ * retransmit timeout due) go back into the fluid, in the order parked. */
+static int retry_parked(rs_fluid *fl)
+{
+    rs_net *net = fl->net;
+    rs_time now = rs_sim_now(net->sim), next = RS_TIME_MAX;
+    uint32_t k = 0;
+    int rc = RS_OK;
+    for (uint32_t i = 0; i < fl->npark; i++) {
+        fl_park p = fl->park[i];
+        uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead;
+        rs_time lat;
+        uint64_t wire;
+        int ok = rc == RS_OK && flow_setup(net, p.flow, ports, &h, &lat, &wire, &mf) == RS_OK &&
+                 path_up(net, ports, h, &dead);
+        if (!ok)
+            p.go = RS_TIME_MAX; /* lost again: decided afresh when a path is back */
+        else if (p.go == RS_TIME_MAX)
+            p.go = resume_at(fl, &p, now, lat);
+        rs_time at = p.go;
+        if (ok && at <= now) {
+            rc = enter(fl, p.flow, ports, h, lat, wire, mf, p.rem);
+            if (rc == RS_OK) {
+                fl->rec[fl->of_flow[p.flow]].counted = p.tail;
+                continue;
+            }
+        }
+        if (at < next)
+            next = at;
+        fl->park[k++] = p;
+    }
+    fl->npark = k;
+    if (next != RS_TIME_MAX && (fl->resume_armed <= now || next < fl->resume_armed)) {
+        fl->resume_armed = next;
+        rs_sim_at(net->sim, next, fl->ent, ev_resume, fl, 0);
+    }
+    watch(fl);
+    return rc;
+}
+
+static void ev_resume(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rs_fluid *fl = obj;
+    if (fl->resume_armed <= rs_sim_now(sim))
+        fl->resume_armed = RS_TIME_MAX;
+    int rc = retry_parked(fl);
+    if (rc != RS_OK)
+        rs_sim_stop(sim, rc);
+}
+
+int rs_fluid_cable_changed(rs_net *net, uint32_t port)
+{
+    rs_fluid *fl = net->fluid;
+    const rs_port *p = &net->ports[port];
+    const rs_port *q = &net->ports[p->peer_port];
+    rs_mmf_set_cap(fl->mmf, port, p->up ? p->rate_bps : 0);
+    rs_mmf_set_cap(fl->mmf, p->peer_port, q->up ? q->rate_bps : 0);
+    want_solve(fl);
+    if (p->up)
+        return retry_parked(fl);
+    /* Flows crossing the cable stop where they are: their frames are lost
+     * from now until a path is back. Ascending transport flow id (the
+     * link's list order depends on past removals). */
+    for (uint32_t fid = 0; fid < fl->capof && fid < net->nflows; fid++) {
+        uint32_t id = fl->of_flow[fid];
+        if (id == RS_NONE)
+            continue;
+        const mmf_flow *mf = &fl->mmf->flows[id];
+        int hit = 0;
+        for (uint32_t k = 0; k < mf->nhops; k++)
+            hit |= mf->link[k] == port || mf->link[k] == p->peer_port;
+        if (!hit)
+            continue;
+        fl_rec r;
+        uint64_t rate = fl->rec[id].rate;
+        leave(fl, id, &r);
+        int rc = park(fl, fid, r.rem, rate, p);
+        if (rc != RS_OK)
+            return rc;
+    }
+    /* Flows whose last frames are in flight on it lose them: nothing comes
+     * after them to draw a NAK, so they are resent (go-back-N from the
+     * last acknowledged frame: about what is in flight, rate x the latency
+     * left) after a retransmit timeout. */
+    rs_time now = rs_sim_now(net->sim);
+    for (uint32_t fid = 0; fid < fl->captail; fid++) {
+        fl_tail *t = &fl->tail[fid];
+        if (t->done_at == RS_TIME_MAX || t->done_at <= now)
+            continue;
+        int hit = 0;
+        for (uint32_t k = 0; k < t->nhops; k++)
+            hit |= t->link[k] == port || t->link[k] == p->peer_port;
+        if (!hit)
+            continue;
+        unsigned __int128 rem = (unsigned __int128)t->rate * (t->done_at - now),
+                          all = (unsigned __int128)t->wire * 8u * RS_PS_PER_S;
+        t->done_at = RS_TIME_MAX;
+        const rs_flow *f = &net->flows[fid];
+        if (!f->reliable) {
+            /* Lost for good: take back what ev_finish counted as delivered. */
+            rs_fault_note_flow_hit(net, p, fid);
+            net->st.pkts_delivered -= f->npkts;
+            net->st.pkts_dropped += f->npkts;
+            net->st.goodput_bytes -= f->bytes;
+            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+                net->st.hb_bytes -= f->bytes;
+            else
+                net->st.nic_bytes -= f->bytes;
+            continue;
+        }
+        int rc = park(fl, fid, rem < all ? rem : all, t->rate, p);
+        if (rc != RS_OK)
+            return rc;
+        fl->park[fl->npark - 1].tail = 1;
+    }
+    return RS_OK;
+}
+
+int rs_fluid_routes_changed(rs_net *net)
+{
+    rs_fluid *fl = net->fluid;
+    /* Flows whose hashed path moved follow the new tables, as the packet
+     * level's next frame would; the bytes they carried stay delivered. */
+    for (uint32_t fid = 0; fid < fl->capof && fid < net->nflows; fid++) {
+        uint32_t id = fl->of_flow[fid];
+        if (id == RS_NONE)
+            continue;
+        uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead = RS_NONE;
+        rs_time lat;
+        uint64_t wire;
+        int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
+        const mmf_flow *m = &fl->mmf->flows[id];
+        if (rc == RS_OK && h == m->nhops && !memcmp(ports, m->link, h * sizeof *ports))
+            continue;
+        fl_rec r;
+        uint64_t rate = fl->rec[id].rate;
+        leave(fl, id, &r);
+        if (rc == RS_OK && path_up(net, ports, h, &dead))
+            rc = enter(fl, fid, ports, h, lat, r.wire, r.max_frame, r.rem);
+        else
+            rc = park(fl, fid, r.rem, rate, dead == RS_NONE ? NULL : &net->ports[dead]);
+        if (rc != RS_OK)
+            return rc;
+    }
+    return retry_parked(fl);
+}
+
+uint32_t rs_fluid_parked(const rs_net *net) { return net->fluid ? net->fluid->npark : 0; }
 
 /* -- inspection -- */
 

@@ -32,6 +32,7 @@
 #include "base.h"
 
 typedef struct rs_net rs_net;
+struct rs_port;
 
 /* -- the max-min fair solver ---------------------------------------------- */
 
@@ -53,6 +54,10 @@ void rs_mmf_destroy(rs_mmf *m); /* NULL is a no-op */
 int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id);
 /* Remove flow id (live). Its links are re-solved at the next solve. */
 void rs_mmf_remove(rs_mmf *m, uint32_t id);
+
+/* Change link l's capacity (a degraded link; 0 for a failed one, whose
+ * flows then get rate 0). Its component is re-solved at the next solve. */
+void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps);
 
 /* Re-solve the components of every link a flow joined or left since the
  * last solve; other flows keep their rates. RS_OK or RS_ENOMEM (then the
@@ -95,6 +100,32 @@ void rs_fluid_destroy(rs_fluid *fl); /* NULL is a no-op */
  * whose route is missing (a failed network) is counted as dropped and never
  * completes, as at packet level. RS_ENOMEM. */
 int rs_fluid_flow_start(rs_net *net, uint32_t f);
+
+/* -- faults (docs/fidelity.md, "Faults at flow level") ------------------- */
+
+/* fault.c calls these when net->fluid and net->flt are set.
+ *
+ * The cable of `port` changed (both ends' up flag and rate are already
+ * set): its two links get capacity rate_bps, or 0 when down. A cable that
+ * went down parks every fluid flow crossing it (it makes no progress, it
+ * is one of the fault's flows_hit); one that came up lets parked flows
+ * whose path is usable again resume. RS_ENOMEM. */
+int rs_fluid_cable_changed(rs_net *net, uint32_t port);
+/* Routes were recomputed (rs_topo_route): every fluid flow whose hashed
+ * path changed moves to its new path with the bytes it has left; parked
+ * flows with a usable path resume, at once or at their next retransmit
+ * timeout (docs/fidelity.md). RS_ENOMEM. */
+int rs_fluid_routes_changed(rs_net *net);
+/* Transport flows parked now (tests). */
+uint32_t rs_fluid_parked(const rs_net *net);
+
+/* Implemented in fault.c for the flow level (no packets, no timers):
+ * flow fid stopped at dead port `dead` (NULL: no route; charged to the
+ * latest fault) — one of that fault's flows_hit; faults.watchdog_us in ps
+ * (0: off); and the watchdog's stop: nothing moved since `since`. */
+void rs_fault_note_flow_hit(rs_net *net, const struct rs_port *dead, uint32_t fid);
+rs_time rs_fault_watchdog_ps(const rs_net *net);
+void rs_fault_watchdog_stop(rs_net *net, rs_time since);
 
 /* -- inspection (tests, validation) ---------------------------------------- */
 

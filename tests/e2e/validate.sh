@@ -64,9 +64,21 @@ keys = [m['metric'] for m in v['metrics']]
 assert v['headline'] == 'iteration.time_ps' and abs(v['error_pct']) < 5, v
 assert 'iteration.comm_by_dim_ps.tp' in keys and 'iteration.comm_by_dim_ps.dp' in keys, keys" "$TMP/r/validate.json" \
     && ok "replay at both levels: iteration time within 5%, rows per dimension" || fail "replay fidelity=both ($(cat "$TMP/r/validate.json"))"
-"$RS" run $AR --set fidelity=both --set 'faults.schedule=1us link-down gpu0.nic' -o "$TMP/bf" >/dev/null 2>"$TMP/err"; rc=$?
-[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bf" ] \
-    && ok "fidelity=both with faults: exit 2 before running, nothing written" || fail "fidelity=both with faults: rc=$rc $(cat "$TMP/err")"
+# Faults at both levels: GPU 8's NIC (on the ring) at half rate for 500 us
+# slows the AllReduce by 10.4% at both levels (measured: 2648.753 us
+# packet, 2647.417 us flow).
+"$RS" run $AR --set fidelity=both --set 'faults.schedule=100us link-degrade gpu8.nic 500us' -o "$TMP/bf" >/dev/null 2>"$TMP/err" \
+    || fail "fidelity=both with faults: exit $? $(cat "$TMP/err")"
+"$PY" -c "
+import json, sys
+v = json.load(open(sys.argv[1] + '/validate.json'))
+s = [json.load(open(sys.argv[1] + '/' + k + '/summary.json')) for k in ('packet', 'flow')]
+assert abs(v['error_pct']) < 1, v
+for d in s:
+    assert d['faults'][0]['kind'] == 'link-degrade' and d['faults'][0]['target'] == 'gpu8.nic', d['faults']
+    assert 1.05 < d['fault_free']['slowdown'] < 1.15, d['fault_free']
+assert abs(s[0]['fault_free']['slowdown'] - s[1]['fault_free']['slowdown']) < 0.01" "$TMP/bf" \
+    && ok "fidelity=both with a degraded link: both levels slow down alike, within 1%" || fail "fidelity=both with faults"
 
 # Out of memory during a run (packet level keeps a record per transport
 # flow): exit 1 with a message naming memory, not a stuck run. Skipped where

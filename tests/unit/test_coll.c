@@ -13,6 +13,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "fault.h"
 
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
@@ -561,6 +562,41 @@ static const rs_cu_test comm_tests[] = {
     RS_CU_TEST(test_comm_rejects_bad_groups_with_message),
 };
 
+/* A link failure holds one ring piece back (its tail was in flight: a
+ * retransmit timeout) while the pieces after it take the new routes: the
+ * sender must not run more than the receiver's 64-piece window ahead
+ * (this aborted on an invariant at both fidelities before). 1 MiB over
+ * 128 ranks is one piece per step, 254 steps. */
+static void test_ring_survives_a_piece_held_back_by_a_fault(void)
+{
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config nc;
+        cfg(&nc, RS_TOPO_FAT_TREE, 128, 1, 16, RS_TRANSPORT_ROCE);
+        nc.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        rs_net *net = mk(&nc);
+        rs_fault_config fc;
+        rs_fault_config_default(&fc);
+        snprintf(fc.schedule, sizeof fc.schedule, "5us link-down leaf0.p9");
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
+        rs_comm *comm;
+        CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(128, &comm, &err), RS_OK);
+        run_result r;
+        memset(&r, 0, sizeof r);
+        rs_coll *coll = NULL;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, count_done, &r,
+                                            77, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT(rs_coll_finished(coll));
+        CU_ASSERT_EQUAL(r.done_calls, 1);
+        /* The held-back piece waited for a retransmit timeout (1 ms). */
+        CU_ASSERT(rs_coll_end_time(coll) - rs_coll_start_time(coll) > 1000000000);
+        rs_coll_destroy(coll);
+        rs_comm_destroy(comm);
+        rs_net_destroy(net);
+    }
+}
+
 static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_names_parse_round_trip),
     RS_CU_TEST(test_busbw_factors_match_nccl_tests),
@@ -582,6 +618,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_sendrecv_is_one_message_rank0_to_rank1),
     RS_CU_TEST(test_ring_scales_to_1024_ranks),
     RS_CU_TEST(test_same_inputs_same_results),
+    RS_CU_TEST(test_ring_survives_a_piece_held_back_by_a_fault),
 };
 
 static void register_suites(void)
