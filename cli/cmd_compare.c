@@ -393,8 +393,9 @@ int rs_cmd_compare(int argc, char **argv)
                     table(mf, 1, &cases[i]);
                 fclose(mf);
             }
-            if (!text || !md || rs_output_write(outdir, "compare.json", text, strlen(text), &err) != RS_OK ||
-                rs_output_write(outdir, "compare.md", md, mdlen, &err) != RS_OK) {
+            const char *names[2] = { "compare.json", "compare.md" }, *datas[2] = { text, md };
+            size_t lens[2] = { text ? strlen(text) : 0, mdlen };
+            if (!text || !md || rs_output_write_set(outdir, names, datas, lens, 2, &err) != RS_OK) {
                 fprintf(stderr, "railsim: %s\n", text && md ? err.msg : "out of memory writing the comparison");
                 code = RS_EXIT_BAD_INPUT;
             }

@@ -153,9 +153,9 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
                 if (o->duration && len < cap)
                     len += (size_t)snprintf(sc.faults.schedule + len, cap - len, " %llups", (unsigned long long)dur);
             }
-            if (len >= cap) {
+            if (RS_NEVER(len >= cap)) { /* precheck sized the longest schedule */
                 json_decref(trial);
-                code = rs_cli_bad_input("faults sweep: --count %s: too many entries for one schedule", "");
+                code = RS_EXIT_RUN_FAILED;
                 break;
             }
             sc.faults.seed = seed;
@@ -166,18 +166,35 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
             int rc = rs_run_execute(&sc, o->path, NULL, 2, 0, &s);
             json_object_set_new(trial, "seed", json_integer((json_int_t)seed));
             json_t *targets = json_array(), *times = json_array();
+            uint8_t *flap_seen = calloc(count, 1);
+            if (!flap_seen) {
+                json_decref(targets);
+                json_decref(times);
+                json_decref(trial);
+                json_decref(s);
+                code = RS_EXIT_RUN_FAILED;
+                break;
+            }
             const json_t *f;
             size_t i;
             json_array_foreach(json_object_get(s, "faults"), i, f) {
                 /* The trial's own entries, not their repairs: kind as
                  * given without "=VALUE". */
                 const char *fk = json_string_value(json_object_get(f, "kind"));
+                const char *org = json_string_value(json_object_get(f, "origin"));
                 size_t fl = fk ? strlen(fk) : 0;
-                if (!fk || strncmp(fk, o->kind, fl) || (o->kind[fl] != '\0' && o->kind[fl] != '='))
+                /* A flap is listed by its first transition (summary
+                 * entries of one flap share `entry`, 1..count). */
+                json_int_t entry = json_integer_value(json_object_get(f, "entry"));
+                int flap_start = org && !strcmp(org, "flap") && fk && !strcmp(fk, "link-down") &&
+                                 !strncmp(o->kind, "link-flap", 9) && entry >= 1 && entry <= (json_int_t)count &&
+                                 !flap_seen[entry - 1]++;
+                if (!flap_start && (!fk || strncmp(fk, o->kind, fl) || (o->kind[fl] != '\0' && o->kind[fl] != '=')))
                     continue;
                 json_array_append(targets, json_object_get(f, "target"));
                 json_array_append(times, json_object_get(f, "time_ps"));
             }
+            free(flap_seen);
             json_object_set_new(trial, "targets", targets);
             json_object_set_new(trial, "times_ps", times);
             const char *w;
@@ -243,9 +260,20 @@ static int precheck(const sweep_opts *o, const rs_scenario *base)
     for (uint32_t i = 0; i < most && len < cap; i++)
         len += (size_t)snprintf(sc.faults.schedule + len, cap - len, "%s0 %s %s%s%s", i ? ";" : "", o->kind, o->cls,
                                 o->duration ? " " : "", o->duration ? o->duration : "");
-    if (len >= cap)
-        return rs_cli_bad_input("faults sweep: --count: %s entries do not fit in one schedule; expected fewer",
-                                "that many");
+    /* A trial writes its times in ps, up to 20 digits each: the longest
+     * schedule it can write must fit too. */
+    size_t widest = (size_t)snprintf(NULL, 0, ";%llups %s %s%s", ~0ull, o->kind, o->cls,
+                                     o->duration ? " 18446744073709551615ps" : "");
+    if (len >= cap || (size_t)most * widest >= cap) {
+        char n[32];
+        snprintf(n, sizeof n, "%u", most);
+        return rs_cli_bad_input("faults sweep: --count: %s faults do not fit in one schedule (4095 characters); "
+                                "expected fewer", n);
+    }
+    if (!strncmp(o->kind, "straggler", 9) && (o->kind[9] == '\0' || o->kind[9] == '=') &&
+        !rs_workload_active(&base->workload))
+        return rs_cli_bad_input("faults sweep: --kind %s slows compute, but this scenario has none; expected "
+                                "workload.plan or workload.trace", o->kind);
     for (int k = 0; k < 2; k++) {
         if (!(o->topo_mask & (1 << k)) || most == 0)
             continue;
@@ -394,9 +422,10 @@ static int cmd_sweep(int argc, char **argv)
     fclose(md);
     if (code == RS_EXIT_OK && o.outdir) {
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        const char *names[2] = { "sweep.json", "sweep.md" }, *datas[2] = { text, mdtext };
+        size_t lens[2] = { text ? strlen(text) : 0, mdlen };
         if (!text || !mdtext || rs_output_mkdir(o.outdir, &err) != RS_OK ||
-            rs_output_write(o.outdir, "sweep.json", text, strlen(text), &err) != RS_OK ||
-            rs_output_write(o.outdir, "sweep.md", mdtext, mdlen, &err) != RS_OK) {
+            rs_output_write_set(o.outdir, names, datas, lens, 2, &err) != RS_OK) {
             fprintf(stderr, "railsim: %s\n", text && mdtext ? err.msg : "out of memory writing the sweep");
             code = RS_EXIT_BAD_INPUT;
         }

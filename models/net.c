@@ -194,12 +194,19 @@ rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
  * nflows; flows keep their creation order in rs_flow.serial, which the
  * entropy and the fluid's tie-breaks use, so reuse changes no result. */
 
-static int free_stack_fit(uint32_t **stack, size_t cap)
+/* Make the free stack hold `need` ids (the capacity of its record array),
+ * so handing a record back never allocates. Its own capacity is kept: if
+ * growing it fails after the array grew, the next allocation tries
+ * again before handing out an id past the stack's room. */
+static int free_stack_fit(uint32_t **stack, size_t *stack_cap, size_t need)
 {
-    uint32_t *p = realloc(*stack, (cap ? cap : 1) * sizeof **stack);
+    if (*stack_cap >= need)
+        return RS_OK;
+    uint32_t *p = realloc(*stack, (need ? need : 1) * sizeof **stack);
     if (!p)
         return RS_ENOMEM;
     *stack = p;
+    *stack_cap = need;
     return RS_OK;
 }
 
@@ -209,18 +216,16 @@ int rs_flow_slot(rs_net *net, uint32_t *id)
         *id = net->flow_free[--net->nflow_free];
         return RS_OK;
     }
-    size_t cap = net->capflows;
-    if (rs_grow(&net->flows, &net->capflows, net->nflows, sizeof *net->flows) != RS_OK)
+    if (rs_grow(&net->flows, &net->capflows, net->nflows, sizeof *net->flows) != RS_OK ||
+        free_stack_fit(&net->flow_free, &net->flow_free_cap, net->capflows) != RS_OK)
         return RS_ENOMEM;
-    if (net->capflows != cap && free_stack_fit(&net->flow_free, net->capflows) != RS_OK)
-        return RS_ENOMEM; /* the grown flow array stays: harmless */
     *id = net->nflows++;
     return RS_OK;
 }
 
 void rs_flow_release(rs_net *net, uint32_t id)
 {
-    RS_ASSERT(net->nflow_free < net->capflows);
+    RS_ASSERT(net->nflow_free < net->flow_free_cap);
     net->flow_free[net->nflow_free++] = id;
 }
 
@@ -230,10 +235,8 @@ static int msg_alloc(rs_net *net, uint32_t *m)
         *m = net->msg_free[--net->nmsg_free];
         return RS_OK;
     }
-    size_t cap = net->capmsgs;
-    if (rs_grow(&net->msgs, &net->capmsgs, net->nmsgs, sizeof *net->msgs) != RS_OK)
-        return RS_ENOMEM;
-    if (net->capmsgs != cap && free_stack_fit(&net->msg_free, net->capmsgs) != RS_OK)
+    if (rs_grow(&net->msgs, &net->capmsgs, net->nmsgs, sizeof *net->msgs) != RS_OK ||
+        free_stack_fit(&net->msg_free, &net->msg_free_cap, net->capmsgs) != RS_OK)
         return RS_ENOMEM;
     *m = net->nmsgs++;
     return RS_OK;
@@ -244,6 +247,7 @@ static void msg_release(rs_net *net, uint32_t m)
 {
     net->msgs[m].finished = 1;
     net->msgs[m].done = NULL;
+    RS_ASSERT(net->nmsg_free < net->msg_free_cap);
     net->msg_free[net->nmsg_free++] = m;
 }
 
@@ -601,6 +605,8 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
     } else if (!msg->pipe) {
         /* One flow: keep what the destination accepted in order. */
         uint32_t f = msg->flow1;
+        if (RS_NEVER(f >= net->nflows))
+            return 0; /* a message always has its flow (rs_net_send undoes one that could not start) */
         const rs_flow *fl = &net->flows[f];
         msg->off = (uint64_t)fl->rcv_nxt * fl->mtu;
         rs_fault_note_failover(net, f, m, fault);
@@ -622,6 +628,19 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
     if (rc != RS_OK)
         rs_sim_stop(net->sim, rc);
     return 1;
+}
+
+/* rc of starting message m's first flow: on failure nothing of m is in
+ * the network, so the record goes back and the message was never sent
+ * (no phantom left for the fault code or the statistics). */
+static int send_started(rs_net *net, uint32_t m, int rc)
+{
+    if (rc != RS_OK) {
+        net->st.msgs--;
+        net->st.msg_bytes -= net->msgs[m].bytes;
+        msg_release(net, m);
+    }
+    return rc;
 }
 
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
@@ -651,14 +670,10 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (src == dst)
         return msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
-        return start_flow(net, src, dst, bytes, m, RS_NONE, 1, 1);
+        return send_started(net, m, start_flow(net, src, dst, bytes, m, RS_NONE, 1, 1));
     int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY;
-    if (src % K != dst % K && rail_only && net->cfg.pxn == RS_PXN_OFF) {
-        msg_release(net, m);
-        net->st.msgs--;
-        net->st.msg_bytes -= bytes;
-        return RS_EUNREACH;
-    }
+    if (src % K != dst % K && rail_only && net->cfg.pxn == RS_PXN_OFF)
+        return send_started(net, m, RS_EUNREACH);
     if (RS_UNLIKELY(net->flt != NULL) && K > 1 && rs_fault_reroute_hb(net) &&
         (rail_only || !rs_fault_path_ok(net, src, dst))) {
         /* Around failed NICs and links through the HB domains. */
@@ -673,18 +688,14 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->a, msg->b);
     if (msg->a == src && msg->b == dst)
-        return start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1);
+        return send_started(net, m, start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1));
     uint64_t ch = net->cfg.relay_chunk_bytes;
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
-    if (n > UINT32_MAX) {
-        msg_release(net, m);
-        net->st.msgs--;
-        net->st.msg_bytes -= bytes;
-        return RS_ERANGE;
-    }
+    if (n > UINT32_MAX)
+        return send_started(net, m, RS_ERANGE);
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
-    return pipe_push(net, m);
+    return send_started(net, m, pipe_push(net, m)); /* starts one chunk flow: all or nothing */
 }
 
 /* -- timers and running ------------------------------------------------- */

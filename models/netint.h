@@ -256,14 +256,14 @@ struct rs_net {
     rs_flow *flows;
     uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
-    uint32_t *flow_free;     /* flow level: finished flow records to reuse (capacity capflows) */
-    size_t nflow_free;
+    uint32_t *flow_free;     /* flow level: finished flow records to reuse */
+    size_t nflow_free, flow_free_cap; /* flow_free_cap >= nflows: a release never allocates */
     uint64_t flow_serial;    /* flows created so far */
     rs_msg *msgs;
     uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;
-    uint32_t *msg_free;      /* finished message records to reuse (capacity capmsgs) */
-    size_t nmsg_free;
+    uint32_t *msg_free;      /* finished message records to reuse */
+    size_t nmsg_free, msg_free_cap; /* msg_free_cap >= nmsgs: a release never allocates */
     rs_net_msg_time *done_times; /* the first msg_times_keep completions */
     size_t msg_times_keep;   /* RS_NET_MSG_TIMES_KEEP (tests lower it) */
     size_t ndone, capdone;

@@ -134,6 +134,15 @@ cmp -s "$TMP/sw/sweep.json" "$TMP/sw2/sweep.json" && ok "faults sweep: determini
 [ $? -eq 2 ] && grep -q "expected a class" "$TMP/err" && ok "faults sweep: --class must be a class" || fail "sweep --class name: $(cat "$TMP/err")"
 "$RS" faults sweep $SW --class any-network-link --count 1,x >/dev/null 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "\-\-count '1,x'" "$TMP/err" && ok "faults sweep: bad --count exits 2" || fail "sweep --count: $(cat "$TMP/err")"
+BAD_OUT="$TMP/swbad"
+expect_bad "faults sweep: more faults than one schedule holds, before any run" "120 faults do not fit in one schedule" \
+    faults sweep $SW --class any-network-link --count 120 --trials 1 -o "$TMP/swbad"
+expect_bad "faults sweep: stragglers without compute, before any run" "--kind straggler slows compute, but this scenario has none" \
+    faults sweep $SW --kind straggler --class any-gpu --duration 1us --count 1 -o "$TMP/swbad"
+BAD_OUT=
+"$RS" faults sweep -q $SW --kind link-flap=10us,0.5 --class any-network-link --duration 40us --count 0,2 --trials 2 -o "$TMP/swf" \
+    && json_get "$TMP/swf/sweep.json" "all(len(x['targets']) == 2 and len(x['times_ps']) == 2 for t in d['topologies'] for r in t['rows'] if r['count'] for x in r['trials'])" | grep -q True \
+    && ok "faults sweep: link-flap trials list one target per flap" || fail "sweep flap targets: $(cat "$TMP/swf/sweep.json" | head -c 300)"
 
 # (5) railsim report lists the timeline's fault records and the slowdown.
 "$RS" report "$TMP/s2" >"$TMP/rep.out" 2>"$TMP/err" || fail "report of a straggler run: $(cat "$TMP/err")"

@@ -674,6 +674,35 @@ static void test_fct_summary_beyond_kept_times(void)
     CU_ASSERT(llabs((long long)few.p99 - (long long)all.p99) <= (long long)(all.p99 / 1000));
 }
 
+/* A message whose flow cannot start (more than 2^31 packets) is not
+ * sent at all: no record, no statistics, nothing for a later route change
+ * to fail over (it used to be left half-made and crash a failover). */
+static void noop_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)ctx;
+    (void)net;
+    (void)tag;
+}
+
+static void test_send_that_cannot_start_leaves_nothing(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 4, 8);
+    rs_net *net = mk(&c);
+    uint64_t huge = (2ull << 30) * 4096 + 1;
+    CU_ASSERT_NOT_EQUAL(rs_net_send(net, 1, 6, huge, noop_done, NULL, 1), RS_OK);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, 0);
+    CU_ASSERT_EQUAL(st.msg_bytes, 0);
+    CU_ASSERT_EQUAL(rs_net_send(net, 1, 6, 100000, noop_done, NULL, 2), RS_OK);
+    run_idle(net);
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, 1);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    rs_net_destroy(net);
+}
+
 static void register_suites(void)
 {
     CU_pSuite s = CU_add_suite("topo", NULL, NULL);
@@ -706,6 +735,7 @@ static void register_suites(void)
     CU_add_test(s, "test_dcqcn_flows_converge_to_fair_share", test_dcqcn_flows_converge_to_fair_share);
     s = CU_add_suite("fct", NULL, NULL);
     CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
+    CU_add_test(s, "test_send_that_cannot_start_leaves_nothing", test_send_that_cannot_start_leaves_nothing);
 }
 
 int main(void) { return rs_cu_run(register_suites); }
