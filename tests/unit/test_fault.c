@@ -527,6 +527,133 @@ static void test_fault_random_failures_are_seeded_and_per_member(void)
     }
 }
 
+/* Overlapping faults on one cable (docs/faults-format.md): leaf0 is down
+ * for 1 ms; the NICs of gpu0 and gpu1 (on leaf0) fail and are repaired
+ * inside that window. Their repairs do not bring the cables back while
+ * the switch still holds them; the switch's repair does. */
+static const char *const overlap_sched = "0 switch-down leaf0 1ms; 1us nic-down gpu0 1us; 1us nic-down gpu1 1us";
+
+/* Run `sched` on a 16-GPU fat tree to time `at`: gpu0 and gpu1 (on
+ * leaf0) must be cut apart then, gpu0's dead NIC charged to the
+ * switch-down, and joined again at the end. */
+static void check_held_by_switch(const char *sched, rs_time at)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    CU_ASSERT_EQUAL_FATAL(start(net, sched, 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, at), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1);
+    const rs_port *nic = &net->ports[net->nodes[0].port_base];
+    CU_ASSERT_EQUAL(nic->up, 0);
+    rs_net_fault_info fi;
+    CU_ASSERT_EQUAL(rs_net_fault_info_get(net, nic->down_fault, &fi), RS_OK);
+    CU_ASSERT_STRING_EQUAL(fi.kind, "switch-down");
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+}
+
+static void test_fault_overlapping_downs_hold_the_cable_until_the_last_repair(void)
+{
+    /* The NIC repairs at 2 us leave leaf0 down. */
+    check_held_by_switch(overlap_sched, 3000000);
+    /* The other way round, the NIC's fault took the cable down first: once
+     * it is repaired the cable stays down until the switch is back, and its
+     * drops go to the switch-down. */
+    check_held_by_switch("0 nic-down gpu0 10us; 1us switch-down leaf0 20us", 15000000);
+}
+
+/* An up written in the schedule cancels one down of its own kind on its
+ * target: a link-up does not revive a cable its switch holds down, and
+ * two link-downs need two ups. */
+static void test_fault_written_up_cancels_one_down_of_its_kind(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 switch-down leaf0; 1us link-up gpu0.nic; 1us nic-up gpu1; 2us switch-up leaf0",
+                                0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, 1500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+
+    net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    char peer[48];
+    rs_topo_port_name(net, net->ports[net->nodes[0].port_base].peer_port, peer, sizeof peer);
+    CU_ASSERT_STRING_EQUAL(peer, "leaf0.p0"); /* the other end of gpu0's NIC cable */
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down gpu0.nic; 1us link-down leaf0.p0; 2us link-up gpu0.nic; "
+                                "3us nic-up gpu0; 4us nic-up gpu0", 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, 2500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1); /* one of two cancelled */
+    CU_ASSERT_EQUAL(rs_net_run(net, 3500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);  /* a nic-up cancels a link-down of the NIC cable */
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK); /* an up with nothing to cancel changes nothing */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+}
+
+static void done_at_cb(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    *(rs_time *)ctx = rs_net_now(net);
+}
+
+/* The repro at both fidelities with a message gpu0 -> gpu1 (both on
+ * leaf0) sent at time 0: it cannot move until leaf0 is back at 1 ms, and
+ * then it completes (the flow level was told of the repair). */
+static void test_fault_overlapping_downs_hold_traffic_at_both_fidelities(void)
+{
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        rs_net_config_default(&c);
+        c.gpus = 16;
+        c.hb_size = 1;
+        c.radix = 8;
+        c.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        rs_net *net = NULL;
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_net_create(&c, &net, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(start(net, overlap_sched, 0, &err), RS_OK);
+        rs_time done = RS_TIME_MAX;
+        CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1 << 20, done_at_cb, &done, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT(done > 1000000000ull && done < RS_TIME_MAX);
+        rs_net_stats st;
+        rs_net_stats_get(net, &st);
+        CU_ASSERT_EQUAL(st.goodput_bytes, 1u << 20);
+        rs_net_destroy(net);
+    }
+}
+
+/* Overlapping degrades of one cable: it runs at the lowest rate of those
+ * active, its nominal rate when none is. */
+static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
+{
+    static const struct { const char *sched; uint64_t at2, at4, at11; } cases[] = {
+        { "0 link-degrade=100 gpu0.nic 10us; 1us link-degrade=200 gpu0.nic 2us", 100, 100, 400 },
+        { "0 link-degrade=200 gpu0.nic 10us; 1us link-degrade=100 gpu0.nic 2us", 100, 200, 400 },
+        { "0 link-degrade=200 gpu0.nic 3us; 1us link-degrade=100 gpu0.nic 9us", 100, 100, 400 },
+    };
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+        rs_err err;
+        const rs_port *p = &net->ports[net->nodes[0].port_base], *q = &net->ports[p->peer_port];
+        CU_ASSERT_EQUAL_FATAL(p->rate_bps, 400000000000ull);
+        CU_ASSERT_EQUAL_FATAL(start(net, cases[k].sched, 0, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, 2000000), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at2 * 1000000000ull);
+        CU_ASSERT_EQUAL(rs_net_run(net, 4000000), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at4 * 1000000000ull);
+        CU_ASSERT_EQUAL(q->rate_bps, cases[k].at4 * 1000000000ull);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at11 * 1000000000ull);
+        CU_ASSERT_EQUAL(q->rate_bps, cases[k].at11 * 1000000000ull);
+        rs_net_destroy(net);
+    }
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -546,6 +673,10 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
     RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
     RS_CU_TEST(test_fault_random_failures_are_seeded_and_per_member),
+    RS_CU_TEST(test_fault_overlapping_downs_hold_the_cable_until_the_last_repair),
+    RS_CU_TEST(test_fault_written_up_cancels_one_down_of_its_kind),
+    RS_CU_TEST(test_fault_overlapping_downs_hold_traffic_at_both_fidelities),
+    RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
