@@ -1427,10 +1427,16 @@ void rs_net_faults_timeline_catchup(rs_net *net)
     }
 }
 
-/* The slowdown factor (millionths) on gpu at time t, and the next time
- * after t at which it changes (RS_TIME_MAX: never). Overlapping windows
- * multiply. O(entries). */
-static uint64_t strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
+/* Slowdown factors (millionths) saturate at F_CAP = 1e6 x 2^64: one that
+ * large stretches 1 ps of work past any time and does less than 1 ps of
+ * work in any window, as would the larger factor it stands for, so no
+ * result changes; below it, the products fit in 128 bits. */
+#define F_CAP ((unsigned __int128)1000000 << 64)
+
+/* The slowdown factor (millionths, at most F_CAP) on gpu at time t, and
+ * the next time after t at which it changes (RS_TIME_MAX: never).
+ * Overlapping windows multiply. O(entries). */
+static unsigned __int128 strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
 {
     unsigned __int128 f = 1000000;
     *next = RS_TIME_MAX;
@@ -1443,10 +1449,13 @@ static uint64_t strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_
             *next = e->t;
         if (end > t && end < *next)
             *next = end;
-        if (e->t <= t && t < end)
-            f = f * e->factor_ppm / 1000000;
+        if (e->t <= t && t < end) {
+            f = f * e->factor_ppm / 1000000; /* F_CAP x 1e9 < 2^128 */
+            if (f > F_CAP)
+                f = F_CAP;
+        }
     }
-    return (uint64_t)f;
+    return f;
 }
 
 rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration)
@@ -1455,12 +1464,15 @@ rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_ti
     if (!F || F->nstrag == 0)
         return rs_time_add_sat(start, duration);
     /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. */
+    const unsigned __int128 all = ~(unsigned __int128)0;
     rs_time t = start, left = duration, next;
     for (;;) {
-        uint64_t f = strag_at(F, gpu, t, &next);
-        unsigned __int128 need = ((unsigned __int128)left * f + 999999) / 1000000; /* round up */
+        unsigned __int128 f = strag_at(F, gpu, t, &next);
+        /* left x f / 1e6 rounded up; past 2^128 it is past any window. */
+        unsigned __int128 need = left && f > (all - 999999) / left ? all
+                                                                   : ((unsigned __int128)left * f + 999999) / 1000000;
         if (need <= (unsigned __int128)(next - t))
-            return need > RS_TIME_MAX - t ? RS_TIME_MAX : t + (rs_time)need;
+            return t + (rs_time)need;
         rs_time done = (rs_time)((unsigned __int128)(next - t) * 1000000 / f);
         left -= done < left ? done : left;
         t = next;

@@ -654,6 +654,48 @@ static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
     }
 }
 
+/* n straggler windows of `factor` on gpu1 from 0 for `dur`, all
+ * overlapping: a network with that schedule. */
+static rs_net *stragglers(unsigned n, const char *factor, const char *dur)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    char sched[1024] = "";
+    for (unsigned k = 0; k < n; k++)
+        snprintf(sched + strlen(sched), sizeof sched - strlen(sched), "%s0 straggler=%s gpu1 %s", k ? "; " : "",
+                 factor, dur);
+    rs_err err;
+    CU_ASSERT_EQUAL(start(net, sched, 0, &err), RS_OK);
+    return net;
+}
+
+/* Overlapping stragglers whose product of factors passes 64 (and 128)
+ * bits: the exact time where it fits, and work that cannot be done in
+ * the windows is done after them. */
+static void test_fault_overlapping_stragglers_saturate(void)
+{
+    rs_time us = 1000000, s = 1000000000000ull;
+    /* x1000^5 = 1e15 (1e21 ppm, past 64 bits): 1 ps of work takes 1e15 ps,
+     * inside a 10,000 s window. */
+    rs_net *net = stragglers(5, "1000", "10000s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 1), 1000000000000000ull);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 3), 3000000000000000ull);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 0, 0, 3), 3); /* other GPU */
+    rs_net_destroy(net);
+    /* x512^7 = 2^63 for 1 s: under 1 ps of work done in it, 1 us after. */
+    net = stragglers(7, "512", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, s / 2, us), s + us);
+    rs_net_destroy(net);
+    /* x1000^14 = 1e42, past 128 bits: the same. */
+    net = stragglers(14, "1000", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
+    rs_net_destroy(net);
+    /* One that fits, as before: x2 on 10 us of work. */
+    net = stragglers(1, "2", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 10 * us), 20 * us);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -677,6 +719,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_written_up_cancels_one_down_of_its_kind),
     RS_CU_TEST(test_fault_overlapping_downs_hold_traffic_at_both_fidelities),
     RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
+    RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
