@@ -1463,7 +1463,9 @@ rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_ti
     const struct rs_faults *F = net->flt;
     if (!F || F->nstrag == 0)
         return rs_time_add_sat(start, duration);
-    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. */
+    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. Each
+     * pass returns or moves t to the next window edge, and past the last
+     * edge (next == RS_TIME_MAX) it returns: it ends by construction. */
     const unsigned __int128 all = ~(unsigned __int128)0;
     rs_time t = start, left = duration, next;
     for (;;) {
@@ -1473,6 +1475,8 @@ rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_ti
                                                                    : ((unsigned __int128)left * f + 999999) / 1000000;
         if (need <= (unsigned __int128)(next - t))
             return t + (rs_time)need;
+        if (next == RS_TIME_MAX)
+            return RS_TIME_MAX; /* ends past the last representable time: saturate */
         rs_time done = (rs_time)((unsigned __int128)(next - t) * 1000000 / f);
         left -= done < left ? done : left;
         t = next;

@@ -696,6 +696,30 @@ static void test_fault_overlapping_stragglers_saturate(void)
     rs_net_destroy(net);
 }
 
+/* Work that ends past RS_TIME_MAX ends at RS_TIME_MAX (saturated), with
+ * the work after the last window or inside one that passes the limit. */
+static void test_fault_compute_end_saturates_at_time_max(void)
+{
+    rs_net *net = stragglers(1, "2", "1s");
+    rs_time s = 1000000000000ull;
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 2 * s, RS_TIME_MAX - s), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX - 10, 100), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 1), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 0), RS_TIME_MAX);
+    /* Just fits: 1 s of window at x2 does 0.5 s of work, the rest after. */
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2 - 1), RS_TIME_MAX - 1);
+    rs_net_destroy(net);
+    /* A window of 4e18 ps (near the schedule's RS_TIME_MAX / 2 limit) at
+     * x1000: 4e15 ps of work in it, the rest after it passes the limit. */
+    net = stragglers(1, "1000", "4000000s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - 1000000000000000000ull), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 3000000000000000000ull, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 8000000000000000ull), 4000000000000000000ull + 4000000000000000ull);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -720,6 +744,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_overlapping_downs_hold_traffic_at_both_fidelities),
     RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
     RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
+    RS_CU_TEST(test_fault_compute_end_saturates_at_time_max),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
