@@ -141,7 +141,7 @@ struct rs_faults {
     struct stuck *stuck;
     uint32_t nstuck;
     uint32_t *seen;         /* per port: search generation that visited it */
-    uint8_t *verdict;       /* per port: W_* once visited in this generation */
+    uint8_t *verdict;       /* per port: W_* once visited in this generation (in seen's block) */
     uint32_t gen;
     char errmsg[1024];
 };
@@ -787,12 +787,14 @@ static unsigned pfc_check(rs_net *net, uint32_t pid, unsigned q)
 {
     struct rs_faults *F = net->flt;
     if (!F->seen) {
-        F->seen = calloc(net->nports, sizeof *F->seen);
-        F->verdict = calloc(net->nports, 1);
-        if (!F->seen || !F->verdict) {
+        /* One block for both: a failure leaves neither set. */
+        uint32_t *seen = calloc(net->nports, sizeof *F->seen + sizeof *F->verdict);
+        if (!seen) {
             rs_sim_stop(net->sim, RS_ENOMEM);
             return W_PROGRESS;
         }
+        F->seen = seen;
+        F->verdict = (uint8_t *)(seen + net->nports);
     }
     if (++F->gen == 0) {
         memset(F->seen, 0, net->nports * sizeof *F->seen);
@@ -1124,8 +1126,7 @@ void rs_fault_free(rs_net *net)
     free(net->flt->e);
     free(net->flt->stuck);
     free(net->flt->hits);
-    free(net->flt->seen);
-    free(net->flt->verdict);
+    free(net->flt->seen); /* verdict too: one block */
     free(net->flt->cab_hold);
     free(net->flt->deg_hold);
     free(net->flt->sw_hold);

@@ -8,6 +8,25 @@
 #include "net.h"
 #include "netint.h"
 
+/* Allocation failures on demand: while calloc_fail_in > 0, the
+ * calloc_fail_in-th calloc from now (the library's included) returns NULL.
+ * This calloc stands in for the C library's (or the sanitizer's) and
+ * hands every other call to it. */
+static int calloc_fail_in;
+#if defined(__SANITIZE_ADDRESS__)
+void *__interceptor_calloc(size_t n, size_t size);
+#define REAL_CALLOC __interceptor_calloc
+#else
+void *__libc_calloc(size_t n, size_t size);
+#define REAL_CALLOC __libc_calloc
+#endif
+void *calloc(size_t n, size_t size)
+{
+    if (calloc_fail_in > 0 && --calloc_fail_in == 0)
+        return NULL;
+    return REAL_CALLOC(n, size);
+}
+
 static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
 {
     rs_net_config c;
@@ -388,23 +407,40 @@ static void hold(rs_net *net, uint32_t eg, uint32_t in_port, unsigned q)
     net->ports[eg].q[q].head = net->ports[eg].q[q].tail = x;
 }
 
-static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+/* A network with a PFC deadlock made by hand (and a fault, so the checks
+ * run): leaf1.p6 (toward spine1) is paused for priority 3 by spine1,
+ * whose paused-for bytes wait in spine1.p3 (toward leaf1), which leaf1
+ * pauses for bytes waiting in leaf1.p6. NULL if it cannot be built. */
+static rs_net *pfc_cycle_net(void)
 {
     rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
-    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down leaf3.p4", 0, &err), RS_OK);
-    /* A PFC deadlock by hand: leaf1.p6 (toward spine1) is paused by
-     * spine1, whose paused-for bytes wait in spine1.p3 (toward leaf1),
-     * which leaf1 pauses for bytes waiting in leaf1.p6. */
+    if (!net || start(net, "0 link-down leaf3.p4", 0, &err) != RS_OK)
+        goto bad;
     uint32_t a = port_named(net, "leaf1.p6"), b = port_named(net, "spine1.p3");
-    CU_ASSERT_FATAL(a != UINT32_MAX && b != UINT32_MAX);
+    if (a == UINT32_MAX || b == UINT32_MAX)
+        goto bad;
     rs_port *pa = &net->ports[a], *pb = &net->ports[b];
     unsigned q = 3;
-    CU_ASSERT_FATAL(net->nodes[pa->peer_node].kind == RS_NODE_SWITCH && pb->peer_node == pa->node);
+    if (net->nodes[pa->peer_node].kind != RS_NODE_SWITCH || pb->peer_node != pa->node)
+        goto bad;
     pa->paused = pb->paused = 1u << q;
     net->ports[pa->peer_port].pause_sent = net->ports[pb->peer_port].pause_sent = 1u << q;
     hold(net, b, pa->peer_port, q);
     hold(net, a, pb->peer_port, q);
+    return net;
+bad:
+    if (net)
+        rs_net_destroy(net);
+    return NULL;
+}
+
+static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+{
+    rs_net *net = pfc_cycle_net();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    rs_port *pa = &net->ports[port_named(net, "leaf1.p6")], *pb = &net->ports[port_named(net, "spine1.p3")];
+    unsigned q = 3;
     rs_fault_note_pfc_hold(net, pa->peer_port);
     CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 1);
     rs_net_pfc_stuck st;
@@ -430,6 +466,28 @@ static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
     CU_ASSERT_STRING_EQUAL(st.behind, "spine1.p3");
     pb->up = 1;
     rs_net_destroy(net); /* frees the hand-made frames with the pool */
+}
+
+/* The PFC check's first look allocates its per-port search state: when
+ * an allocation fails (the 1st, 2nd or 3rd from the check on), the run
+ * is stopped and a later check still works (it used to keep half of the
+ * state and dereference NULL). */
+static void test_fault_pfc_check_survives_allocation_failure(void)
+{
+    for (int k = 1; k <= 3; k++) {
+        rs_net *net = pfc_cycle_net();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+        uint32_t pauser = net->ports[port_named(net, "leaf1.p6")].peer_port;
+        calloc_fail_in = k;
+        rs_fault_note_pfc_hold(net, pauser);
+        int failed = calloc_fail_in == 0;
+        calloc_fail_in = 0;
+        CU_ASSERT(failed || k == 3); /* k = 1, 2: it allocated that many */
+        CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), k == 3 ? 1 : 0);
+        rs_fault_note_pfc_hold(net, pauser);
+        CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+        rs_net_destroy(net);
+    }
 }
 
 static void test_fault_flap_expands_to_its_transitions(void)
@@ -745,6 +803,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
     RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
     RS_CU_TEST(test_fault_compute_end_saturates_at_time_max),
+    RS_CU_TEST(test_fault_pfc_check_survives_allocation_failure),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
