@@ -1220,6 +1220,17 @@ static double exp_draw(rs_rng *r, double mean)
     return d < 1 ? 1 : d;
 }
 
+/* Random failure and repair times are capped at 2^62 ps (53 days, far
+ * past any run; a draw passes it only with faults.mttr_us near its 1e12
+ * limit), below the schedule's RS_TIME_MAX / 2: they round into an
+ * rs_time and leave room for convergence. */
+#define RAND_T_MAX (1ull << 62)
+
+static rs_time rand_time(double t)
+{
+    return t < (double)RAND_T_MAX ? (rs_time)llround(t) : RAND_T_MAX;
+}
+
 /* faults.mtbf_us: every member of faults.random_class fails after an
  * exponential time of mean MTBF, is repaired after one of mean MTTR, and
  * so on, as long as a failure falls before faults.horizon_us. One RNG
@@ -1271,9 +1282,9 @@ static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_f
             *g = res;
             f->seq = sf;
             g->seq = sg;
-            f->t = (rs_time)llround(t);
+            f->t = rand_time(t);
             f->kind = (uint8_t)dk;
-            g->t = (rs_time)llround(up);
+            g->t = rand_time(up);
             g->kind = (uint8_t)up_kind(dk);
             t = up; /* the next failure comes MTBF after the repair */
         }

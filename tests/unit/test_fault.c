@@ -519,8 +519,9 @@ static void test_fault_flap_expands_to_its_transitions(void)
     CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=2ps,0.5 leaf0.p4 1ns", "k", &e2), RS_OK);
 }
 
-/* Random failures of class cls on a 32-GPU fat tree: the entries. */
-static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uint32_t max)
+/* Random failures of class cls on a 32-GPU fat tree (MTBF 500 us, MTTR
+ * mttr_us, horizon 1 ms): the entries. */
+static uint32_t draw(const char *cls, uint64_t seed, double mttr_us, rs_net_fault_info *out, uint32_t max)
 {
     rs_net_config c;
     rs_net_config_default(&c);
@@ -535,7 +536,7 @@ static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uin
     rs_fault_config fc;
     rs_fault_config_default(&fc);
     fc.mtbf_us = 500;
-    fc.mttr_us = 20;
+    fc.mttr_us = mttr_us;
     fc.horizon_us = 1000;
     snprintf(fc.random_class, sizeof fc.random_class, "%s", cls);
     uint32_t n = 0;
@@ -550,8 +551,8 @@ static void test_fault_random_failures_are_seeded_and_per_member(void)
 {
     enum { MAX = 1024 };
     static rs_net_fault_info a[MAX], b[MAX], c[MAX], sp[MAX];
-    uint32_t na = draw("any-network-link", 9, a, MAX), nb = draw("any-network-link", 9, b, MAX);
-    uint32_t nc = draw("any-network-link", 10, c, MAX), ns = draw("any-spine-link", 9, sp, MAX);
+    uint32_t na = draw("any-network-link", 9, 20, a, MAX), nb = draw("any-network-link", 9, 20, b, MAX);
+    uint32_t nc = draw("any-network-link", 10, 20, c, MAX), ns = draw("any-spine-link", 9, 20, sp, MAX);
     /* 64 cables over 1 ms at a 520 us cycle: ~2 failures each, 2 entries per failure. */
     CU_ASSERT(na > 64 && na < MAX);
     CU_ASSERT_EQUAL(na, nb);
@@ -778,6 +779,35 @@ static void test_fault_compute_end_saturates_at_time_max(void)
     rs_net_destroy(net);
 }
 
+/* Repairs drawn with a huge MTTR (faults.mttr_us allows 1e12 us, a
+ * 1e18 ps mean; the library takes more) stay at most 2^62 ps and after
+ * their failure: a draw above ~9.2e18 ps used to overflow llround. */
+static void test_fault_random_repair_times_are_capped(void)
+{
+    enum { MAX = 1024 };
+    static rs_net_fault_info a[MAX];
+    static const double mttr[] = { 1e12, 1e13, 1e16 };
+    const rs_time cap = 1ull << 62;
+    for (unsigned k = 0; k < sizeof mttr / sizeof mttr[0]; k++) {
+        uint32_t n = draw("any-network-link", 9, mttr[k], a, MAX), capped = 0, ups = 0;
+        CU_ASSERT(n >= 2 && n < MAX);
+        for (uint32_t i = 0; i < n; i++) {
+            CU_ASSERT(a[i].time_ps <= cap);
+            capped += a[i].time_ps == cap;
+            if (strcmp(a[i].kind, "link-up"))
+                continue;
+            ups++;
+            uint32_t j = i;
+            while (j > 0 && strcmp(a[j - 1].target, a[i].target))
+                j--;
+            CU_ASSERT(j > 0 && !strcmp(a[j - 1].kind, "link-down") && a[j - 1].time_ps < a[i].time_ps);
+        }
+        CU_ASSERT_EQUAL(2 * ups, n);
+        /* Means of 1e19 ps and more: most repairs are capped. */
+        CU_ASSERT(mttr[k] < 1e13 || 2 * capped > ups);
+    }
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -804,6 +834,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
     RS_CU_TEST(test_fault_compute_end_saturates_at_time_max),
     RS_CU_TEST(test_fault_pfc_check_survives_allocation_failure),
+    RS_CU_TEST(test_fault_random_repair_times_are_capped),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
