@@ -14,6 +14,11 @@
  * the arrival path, which tests net->cuts_pending (one hot field, 0
  * except in the ~1.1 us after a cut), drops every frame up to that mark.
  *
+ * Overlapping faults: each down entry holds its cable (a switch-down its
+ * switch's cables) until an up entry cancels it; a cable is up when
+ * nothing holds it, and only a change of that state touches the ports or
+ * the flow level. Overlapping degrades: the lowest active rate.
+ *
  * Flaps and random failures (faults.mtbf_us) are expanded into plain
  * down/up entries before the run: the event stream is finite (random
  * failures stop at faults.horizon_us) and a run is deterministic.
@@ -95,14 +100,17 @@ typedef struct fentry {
     uint32_t pending;       /* of those, not yet delivered */
     rs_time recovered_at;   /* the last of them delivered (its own time when none was pending) */
     uint64_t rate_bps;      /* degrade: the lowered rate */
-    uint64_t saved_bps;     /* degrade: the rate it restores */
+    uint64_t saved_bps;     /* degrade, restore: the cable's nominal rate */
     uint64_t factor_ppm;    /* straggler: compute slowdown in millionths (1.5 -> 1500000) */
     uint32_t port;          /* link and NIC kinds: one port of the cable */
     uint32_t node;          /* switch kinds; straggler: the GPU */
     uint32_t seq;           /* creation order: ties in time keep it */
     uint32_t entry;         /* 1-based schedule entry it came from, 0: a random draw */
+    uint32_t partner;       /* an expanded up kind (repair, flap, random, restore): its down entry; else RS_NONE */
+    uint32_t hold_next;     /* holding: the next (older) entry of its target's holder list */
     uint8_t kind;
     uint8_t applied;
+    uint8_t holding;        /* a down kind or degrade applied and not yet cancelled by an up */
     uint8_t origin;         /* OR_* */
     char spec[64];
     char target[48];
@@ -115,6 +123,12 @@ struct rs_faults {
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
     uint32_t ent;           /* engine entity of the fault events */
     uint32_t nstrag;        /* straggler entries (rs_net_compute_end scans only when > 0) */
+    /* What holds each cable down or slowed (docs/faults-format.md,
+     * "Overlapping faults"): lists of the entries applied and not yet
+     * cancelled, newest first, through fentry.hold_next; RS_NONE: empty.
+     * By the cable's lower port id: its link-down / nic-down entries
+     * (cab_hold) and its degrades (deg_hold); by node: switch-downs. */
+    uint32_t *cab_hold, *deg_hold, *sw_hold;
     rs_time conv, wd;
     int wd_armed;           /* wd_* hold a snapshot */
     rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
@@ -127,7 +141,7 @@ struct rs_faults {
     struct stuck *stuck;
     uint32_t nstuck;
     uint32_t *seen;         /* per port: search generation that visited it */
-    uint8_t *verdict;       /* per port: W_* once visited in this generation */
+    uint8_t *verdict;       /* per port: W_* once visited in this generation (in seen's block) */
     uint32_t gen;
     char errmsg[1024];
 };
@@ -584,10 +598,69 @@ int rs_fault_arrival_lost(rs_net *net, rs_pkt *pkt)
     return 1;
 }
 
-static void set_cable(rs_net *net, uint32_t port, uint8_t up)
+/* Entry i applies and holds its target: first in the target's list. */
+static void hold(struct rs_faults *F, uint32_t *head, uint32_t i)
+{
+    F->e[i].hold_next = *head;
+    F->e[i].holding = 1;
+    *head = i;
+}
+
+/* Up entry i cancels one holder of its target: its own down entry when
+ * that still holds, else the oldest (an up written in the schedule
+ * repairs the longest-standing down of its kind). Nothing when none
+ * holds: the count never goes below 0. */
+static void release(struct rs_faults *F, uint32_t *head, uint32_t i)
+{
+    uint32_t victim = F->e[i].partner;
+    if (victim == RS_NONE || !F->e[victim].holding)
+        for (uint32_t h = *head; h != RS_NONE; h = F->e[h].hold_next)
+            victim = h;
+    if (victim == RS_NONE || !F->e[victim].holding)
+        return;
+    uint32_t *link = head;
+    while (*link != victim)
+        link = &F->e[*link].hold_next;
+    *link = F->e[victim].hold_next;
+    F->e[victim].holding = 0;
+}
+
+static uint32_t cable_id(const rs_net *net, uint32_t port)
+{
+    uint32_t peer = net->ports[port].peer_port;
+    return port < peer ? port : peer;
+}
+
+/* The earliest applied entry still holding the cable of port p down:
+ * its own downs or either end's switch-down. RS_NONE: none. */
+static uint32_t cable_holder(const rs_net *net, uint32_t port)
+{
+    const struct rs_faults *F = net->flt;
+    const rs_port *p = &net->ports[port];
+    uint32_t heads[3] = { F->cab_hold[cable_id(net, port)], F->sw_hold[p->node], F->sw_hold[p->peer_node] };
+    uint32_t first = RS_NONE;
+    for (unsigned k = 0; k < 3; k++)
+        for (uint32_t h = heads[k]; h != RS_NONE; h = F->e[h].hold_next)
+            if (h < first)
+                first = h;
+    return first;
+}
+
+/* Bring the cable of port `port` to the state its holders give: down
+ * while any entry holds it, up when none does. Only a change of state
+ * cuts the wire, kicks the ports or tells the flow level. */
+static void set_cable(rs_net *net, uint32_t port)
 {
     rs_port *p = &net->ports[port], *q = &net->ports[p->peer_port];
-    if (!up && p->up) {
+    uint32_t holder = cable_holder(net, port);
+    uint8_t up = holder == RS_NONE;
+    if (up == p->up) {
+        /* Still down: its drops go to an entry that still holds it. */
+        if (!up && !net->flt->e[p->down_fault].holding)
+            p->down_fault = q->down_fault = holder;
+        return;
+    }
+    if (!up) {
         cut_wire(net, p);
         cut_wire(net, q);
         p->down_fault = q->down_fault = net->flt->cur - 1;
@@ -604,6 +677,25 @@ static void set_cable(rs_net *net, uint32_t port, uint8_t up)
      * repair, whatever waits starts moving. */
     rs_port_kick(net, p);
     rs_port_kick(net, q);
+}
+
+/* The cable of port `port` runs at the lowest rate of the degrades
+ * holding it, at its nominal rate when none does. */
+static void set_cable_rate(rs_net *net, uint32_t port, uint64_t nominal)
+{
+    const struct rs_faults *F = net->flt;
+    rs_port *p = &net->ports[port];
+    uint64_t bps = nominal;
+    for (uint32_t h = F->deg_hold[cable_id(net, port)]; h != RS_NONE; h = F->e[h].hold_next)
+        if (F->e[h].rate_bps < bps)
+            bps = F->e[h].rate_bps;
+    if (bps == p->rate_bps)
+        return;
+    set_rate(p, bps);
+    set_rate(&net->ports[p->peer_port], bps);
+    int rc;
+    if (net->fluid && (rc = rs_fluid_cable_changed(net, port)) != RS_OK)
+        rs_sim_stop(net->sim, rc);
 }
 
 static int repair_pending(const struct rs_faults *F)
@@ -695,12 +787,14 @@ static unsigned pfc_check(rs_net *net, uint32_t pid, unsigned q)
 {
     struct rs_faults *F = net->flt;
     if (!F->seen) {
-        F->seen = calloc(net->nports, sizeof *F->seen);
-        F->verdict = calloc(net->nports, 1);
-        if (!F->seen || !F->verdict) {
+        /* One block for both: a failure leaves neither set. */
+        uint32_t *seen = calloc(net->nports, sizeof *F->seen + sizeof *F->verdict);
+        if (!seen) {
             rs_sim_stop(net->sim, RS_ENOMEM);
             return W_PROGRESS;
         }
+        F->seen = seen;
+        F->verdict = (uint8_t *)(seen + net->nports);
     }
     if (++F->gen == 0) {
         memset(F->seen, 0, net->nports * sizeof *F->seen);
@@ -843,34 +937,38 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
     rs_net *net = obj;
     struct rs_faults *F = net->flt;
     fentry *e = &F->e[i];
-    int rc;
     e->applied = 1;
     F->cur = (uint32_t)i + 1;
     switch (e->kind) {
     case FK_LINK_DOWN:
     case FK_NIC_DOWN:
-        set_cable(net, e->port, 0);
+        hold(F, &F->cab_hold[cable_id(net, e->port)], (uint32_t)i);
+        set_cable(net, e->port);
         break;
     case FK_LINK_UP:
     case FK_NIC_UP:
-        set_cable(net, e->port, 1);
+        release(F, &F->cab_hold[cable_id(net, e->port)], (uint32_t)i);
+        set_cable(net, e->port);
         break;
     case FK_SWITCH_DOWN:
     case FK_SWITCH_UP: {
         const rs_node *n = &net->nodes[e->node];
+        if (e->kind == FK_SWITCH_DOWN)
+            hold(F, &F->sw_hold[e->node], (uint32_t)i);
+        else
+            release(F, &F->sw_hold[e->node], (uint32_t)i);
         for (uint32_t k = 0; k < n->nports; k++)
-            set_cable(net, n->port_base + k, e->kind == FK_SWITCH_UP);
+            set_cable(net, n->port_base + k);
         break;
     }
     case FK_LINK_DEGRADE:
-    case FK_LINK_RESTORE: {
-        rs_port *p = &net->ports[e->port];
-        set_rate(p, e->rate_bps);
-        set_rate(&net->ports[p->peer_port], e->rate_bps);
-        if (net->fluid && (rc = rs_fluid_cable_changed(net, e->port)) != RS_OK)
-            rs_sim_stop(sim, rc);
+    case FK_LINK_RESTORE:
+        if (e->kind == FK_LINK_DEGRADE)
+            hold(F, &F->deg_hold[cable_id(net, e->port)], (uint32_t)i);
+        else
+            release(F, &F->deg_hold[cable_id(net, e->port)], (uint32_t)i);
+        set_cable_rate(net, e->port, e->saved_bps);
         break;
-    }
     default:
         break;
     }
@@ -1028,8 +1126,10 @@ void rs_fault_free(rs_net *net)
     free(net->flt->e);
     free(net->flt->stuck);
     free(net->flt->hits);
-    free(net->flt->seen);
-    free(net->flt->verdict);
+    free(net->flt->seen); /* verdict too: one block */
+    free(net->flt->cab_hold);
+    free(net->flt->deg_hold);
+    free(net->flt->sw_hold);
     free(net->flt);
     net->flt = NULL;
 }
@@ -1103,8 +1203,6 @@ static int expand_entry(rs_net *net, struct rs_faults *F, size_t *cap, const pen
         r->t = end - t > down ? t + down : end;
         r->kind = (uint8_t)up_kind(f->kind);
         r->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_REPAIR;
-        if (r->kind == FK_LINK_RESTORE)
-            r->rate_bps = res.saved_bps;
         if (pe->kind != FK_LINK_FLAP || end - t <= step)
             break;
     }
@@ -1120,6 +1218,17 @@ static double exp_draw(rs_rng *r, double mean)
 {
     double d = -mean * log1p(-rs_rng_unit(r));
     return d < 1 ? 1 : d;
+}
+
+/* Random failure and repair times are capped at 2^62 ps (53 days, far
+ * past any run; a draw passes it only with faults.mttr_us near its 1e12
+ * limit), below the schedule's RS_TIME_MAX / 2: they round into an
+ * rs_time and leave room for convergence. */
+#define RAND_T_MAX (1ull << 62)
+
+static rs_time rand_time(double t)
+{
+    return t < (double)RAND_T_MAX ? (rs_time)llround(t) : RAND_T_MAX;
 }
 
 /* faults.mtbf_us: every member of faults.random_class fails after an
@@ -1173,9 +1282,9 @@ static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_f
             *g = res;
             f->seq = sf;
             g->seq = sg;
-            f->t = (rs_time)llround(t);
+            f->t = rand_time(t);
             f->kind = (uint8_t)dk;
-            g->t = (rs_time)llround(up);
+            g->t = rand_time(up);
             g->kind = (uint8_t)up_kind(dk);
             t = up; /* the next failure comes MTBF after the repair */
         }
@@ -1191,6 +1300,34 @@ static int entry_cmp(const void *a, const void *b)
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* After sorting: every expanded up kind (a repair, a flap's up, a random
+ * repair, a restore: created right after its down) learns its down
+ * entry, and the holder lists start empty. */
+static int pair_entries(const rs_net *net, struct rs_faults *F, rs_err *err)
+{
+    uint32_t *at = malloc(((size_t)F->n + 1) * sizeof *at);
+    F->cab_hold = malloc(((size_t)net->nports + 1) * sizeof *F->cab_hold);
+    F->deg_hold = malloc(((size_t)net->nports + 1) * sizeof *F->deg_hold);
+    F->sw_hold = malloc(((size_t)net->nnodes + 1) * sizeof *F->sw_hold);
+    if (!at || !F->cab_hold || !F->deg_hold || !F->sw_hold) {
+        free(at);
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
+    }
+    memset(F->cab_hold, 0xff, (size_t)net->nports * sizeof *F->cab_hold);
+    memset(F->deg_hold, 0xff, (size_t)net->nports * sizeof *F->deg_hold);
+    memset(F->sw_hold, 0xff, (size_t)net->nnodes * sizeof *F->sw_hold);
+    for (uint32_t i = 0; i < F->n; i++)
+        at[F->e[i].seq] = i;
+    for (uint32_t i = 0; i < F->n; i++) {
+        fentry *e = &F->e[i];
+        e->partner = kind_is_up(e->kind) && e->origin != OR_SCHEDULE ? at[e->seq - 1] : RS_NONE;
+        e->hold_next = RS_NONE;
+        e->holding = 0;
+    }
+    free(at);
+    return RS_OK;
 }
 
 int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
@@ -1222,6 +1359,8 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
         goto fail;
     qsort(F->e, F->n, sizeof *F->e, entry_cmp);
+    if ((rc = pair_entries(net, F, err)) != RS_OK)
+        goto fail;
     if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
         rs_err_set(err, rc, "faults.schedule: too many entities");
         goto fail;
@@ -1240,6 +1379,9 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
 fail:
     free(pe);
     free(F->e);
+    free(F->cab_hold);
+    free(F->deg_hold);
+    free(F->sw_hold);
     free(F);
     return rc;
 }
@@ -1297,10 +1439,16 @@ void rs_net_faults_timeline_catchup(rs_net *net)
     }
 }
 
-/* The slowdown factor (millionths) on gpu at time t, and the next time
- * after t at which it changes (RS_TIME_MAX: never). Overlapping windows
- * multiply. O(entries). */
-static uint64_t strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
+/* Slowdown factors (millionths) saturate at F_CAP = 1e6 x 2^64: one that
+ * large stretches 1 ps of work past any time and does less than 1 ps of
+ * work in any window, as would the larger factor it stands for, so no
+ * result changes; below it, the products fit in 128 bits. */
+#define F_CAP ((unsigned __int128)1000000 << 64)
+
+/* The slowdown factor (millionths, at most F_CAP) on gpu at time t, and
+ * the next time after t at which it changes (RS_TIME_MAX: never).
+ * Overlapping windows multiply. O(entries). */
+static unsigned __int128 strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
 {
     unsigned __int128 f = 1000000;
     *next = RS_TIME_MAX;
@@ -1313,10 +1461,13 @@ static uint64_t strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_
             *next = e->t;
         if (end > t && end < *next)
             *next = end;
-        if (e->t <= t && t < end)
-            f = f * e->factor_ppm / 1000000;
+        if (e->t <= t && t < end) {
+            f = f * e->factor_ppm / 1000000; /* F_CAP x 1e9 < 2^128 */
+            if (f > F_CAP)
+                f = F_CAP;
+        }
     }
-    return (uint64_t)f;
+    return f;
 }
 
 rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration)
@@ -1324,13 +1475,20 @@ rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_ti
     const struct rs_faults *F = net->flt;
     if (!F || F->nstrag == 0)
         return rs_time_add_sat(start, duration);
-    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. */
+    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. Each
+     * pass returns or moves t to the next window edge, and past the last
+     * edge (next == RS_TIME_MAX) it returns: it ends by construction. */
+    const unsigned __int128 all = ~(unsigned __int128)0;
     rs_time t = start, left = duration, next;
     for (;;) {
-        uint64_t f = strag_at(F, gpu, t, &next);
-        unsigned __int128 need = ((unsigned __int128)left * f + 999999) / 1000000; /* round up */
+        unsigned __int128 f = strag_at(F, gpu, t, &next);
+        /* left x f / 1e6 rounded up; past 2^128 it is past any window. */
+        unsigned __int128 need = left && f > (all - 999999) / left ? all
+                                                                   : ((unsigned __int128)left * f + 999999) / 1000000;
         if (need <= (unsigned __int128)(next - t))
-            return need > RS_TIME_MAX - t ? RS_TIME_MAX : t + (rs_time)need;
+            return t + (rs_time)need;
+        if (next == RS_TIME_MAX)
+            return RS_TIME_MAX; /* ends past the last representable time: saturate */
         rs_time done = (rs_time)((unsigned __int128)(next - t) * 1000000 / f);
         left -= done < left ? done : left;
         t = next;

@@ -129,8 +129,10 @@ void rs_net_faults_timeline_catchup(rs_net *net);
  * [TIME, TIME + DURATION) the GPU does 1/FACTOR ps of work per ps
  * (overlapping windows on one GPU multiply), outside it 1. Only the part
  * of an op inside a window is stretched; the result is rounded up to the
- * picosecond. start + duration (saturated) when the schedule has no
- * straggler. Pure: depends only on the schedule, not on what has run. */
+ * picosecond and saturates at RS_TIME_MAX (for any duration; factor
+ * products saturate without changing the result). start + duration
+ * (saturated) when the schedule has no straggler. Pure: depends only on
+ * the schedule, not on what has run. */
 rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
 
 #endif

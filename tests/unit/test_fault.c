@@ -8,6 +8,25 @@
 #include "net.h"
 #include "netint.h"
 
+/* Allocation failures on demand: while calloc_fail_in > 0, the
+ * calloc_fail_in-th calloc from now (the library's included) returns NULL.
+ * This calloc stands in for the C library's (or the sanitizer's) and
+ * hands every other call to it. */
+static int calloc_fail_in;
+#if defined(__SANITIZE_ADDRESS__)
+void *__interceptor_calloc(size_t n, size_t size);
+#define REAL_CALLOC __interceptor_calloc
+#else
+void *__libc_calloc(size_t n, size_t size);
+#define REAL_CALLOC __libc_calloc
+#endif
+void *calloc(size_t n, size_t size)
+{
+    if (calloc_fail_in > 0 && --calloc_fail_in == 0)
+        return NULL;
+    return REAL_CALLOC(n, size);
+}
+
 static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
 {
     rs_net_config c;
@@ -388,23 +407,40 @@ static void hold(rs_net *net, uint32_t eg, uint32_t in_port, unsigned q)
     net->ports[eg].q[q].head = net->ports[eg].q[q].tail = x;
 }
 
-static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+/* A network with a PFC deadlock made by hand (and a fault, so the checks
+ * run): leaf1.p6 (toward spine1) is paused for priority 3 by spine1,
+ * whose paused-for bytes wait in spine1.p3 (toward leaf1), which leaf1
+ * pauses for bytes waiting in leaf1.p6. NULL if it cannot be built. */
+static rs_net *pfc_cycle_net(void)
 {
     rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
-    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down leaf3.p4", 0, &err), RS_OK);
-    /* A PFC deadlock by hand: leaf1.p6 (toward spine1) is paused by
-     * spine1, whose paused-for bytes wait in spine1.p3 (toward leaf1),
-     * which leaf1 pauses for bytes waiting in leaf1.p6. */
+    if (!net || start(net, "0 link-down leaf3.p4", 0, &err) != RS_OK)
+        goto bad;
     uint32_t a = port_named(net, "leaf1.p6"), b = port_named(net, "spine1.p3");
-    CU_ASSERT_FATAL(a != UINT32_MAX && b != UINT32_MAX);
+    if (a == UINT32_MAX || b == UINT32_MAX)
+        goto bad;
     rs_port *pa = &net->ports[a], *pb = &net->ports[b];
     unsigned q = 3;
-    CU_ASSERT_FATAL(net->nodes[pa->peer_node].kind == RS_NODE_SWITCH && pb->peer_node == pa->node);
+    if (net->nodes[pa->peer_node].kind != RS_NODE_SWITCH || pb->peer_node != pa->node)
+        goto bad;
     pa->paused = pb->paused = 1u << q;
     net->ports[pa->peer_port].pause_sent = net->ports[pb->peer_port].pause_sent = 1u << q;
     hold(net, b, pa->peer_port, q);
     hold(net, a, pb->peer_port, q);
+    return net;
+bad:
+    if (net)
+        rs_net_destroy(net);
+    return NULL;
+}
+
+static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
+{
+    rs_net *net = pfc_cycle_net();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    rs_port *pa = &net->ports[port_named(net, "leaf1.p6")], *pb = &net->ports[port_named(net, "spine1.p3")];
+    unsigned q = 3;
     rs_fault_note_pfc_hold(net, pa->peer_port);
     CU_ASSERT_EQUAL_FATAL(rs_net_fault_pfc_stuck_count(net), 1);
     rs_net_pfc_stuck st;
@@ -430,6 +466,28 @@ static void test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not(void)
     CU_ASSERT_STRING_EQUAL(st.behind, "spine1.p3");
     pb->up = 1;
     rs_net_destroy(net); /* frees the hand-made frames with the pool */
+}
+
+/* The PFC check's first look allocates its per-port search state: when
+ * an allocation fails (the 1st, 2nd or 3rd from the check on), the run
+ * is stopped and a later check still works (it used to keep half of the
+ * state and dereference NULL). */
+static void test_fault_pfc_check_survives_allocation_failure(void)
+{
+    for (int k = 1; k <= 3; k++) {
+        rs_net *net = pfc_cycle_net();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+        uint32_t pauser = net->ports[port_named(net, "leaf1.p6")].peer_port;
+        calloc_fail_in = k;
+        rs_fault_note_pfc_hold(net, pauser);
+        int failed = calloc_fail_in == 0;
+        calloc_fail_in = 0;
+        CU_ASSERT(failed || k == 3); /* k = 1, 2: it allocated that many */
+        CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), k == 3 ? 1 : 0);
+        rs_fault_note_pfc_hold(net, pauser);
+        CU_ASSERT_EQUAL(rs_net_fault_pfc_stuck_count(net), 1);
+        rs_net_destroy(net);
+    }
 }
 
 static void test_fault_flap_expands_to_its_transitions(void)
@@ -461,8 +519,9 @@ static void test_fault_flap_expands_to_its_transitions(void)
     CU_ASSERT_EQUAL(rs_fault_check("1us link-flap=2ps,0.5 leaf0.p4 1ns", "k", &e2), RS_OK);
 }
 
-/* Random failures of class cls on a 32-GPU fat tree: the entries. */
-static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uint32_t max)
+/* Random failures of class cls on a 32-GPU fat tree (MTBF 500 us, MTTR
+ * mttr_us, horizon 1 ms): the entries. */
+static uint32_t draw(const char *cls, uint64_t seed, double mttr_us, rs_net_fault_info *out, uint32_t max)
 {
     rs_net_config c;
     rs_net_config_default(&c);
@@ -477,7 +536,7 @@ static uint32_t draw(const char *cls, uint64_t seed, rs_net_fault_info *out, uin
     rs_fault_config fc;
     rs_fault_config_default(&fc);
     fc.mtbf_us = 500;
-    fc.mttr_us = 20;
+    fc.mttr_us = mttr_us;
     fc.horizon_us = 1000;
     snprintf(fc.random_class, sizeof fc.random_class, "%s", cls);
     uint32_t n = 0;
@@ -492,8 +551,8 @@ static void test_fault_random_failures_are_seeded_and_per_member(void)
 {
     enum { MAX = 1024 };
     static rs_net_fault_info a[MAX], b[MAX], c[MAX], sp[MAX];
-    uint32_t na = draw("any-network-link", 9, a, MAX), nb = draw("any-network-link", 9, b, MAX);
-    uint32_t nc = draw("any-network-link", 10, c, MAX), ns = draw("any-spine-link", 9, sp, MAX);
+    uint32_t na = draw("any-network-link", 9, 20, a, MAX), nb = draw("any-network-link", 9, 20, b, MAX);
+    uint32_t nc = draw("any-network-link", 10, 20, c, MAX), ns = draw("any-spine-link", 9, 20, sp, MAX);
     /* 64 cables over 1 ms at a 520 us cycle: ~2 failures each, 2 entries per failure. */
     CU_ASSERT(na > 64 && na < MAX);
     CU_ASSERT_EQUAL(na, nb);
@@ -527,6 +586,228 @@ static void test_fault_random_failures_are_seeded_and_per_member(void)
     }
 }
 
+/* Overlapping faults on one cable (docs/faults-format.md): leaf0 is down
+ * for 1 ms; the NICs of gpu0 and gpu1 (on leaf0) fail and are repaired
+ * inside that window. Their repairs do not bring the cables back while
+ * the switch still holds them; the switch's repair does. */
+static const char *const overlap_sched = "0 switch-down leaf0 1ms; 1us nic-down gpu0 1us; 1us nic-down gpu1 1us";
+
+/* Run `sched` on a 16-GPU fat tree to time `at`: gpu0 and gpu1 (on
+ * leaf0) must be cut apart then, gpu0's dead NIC charged to the
+ * switch-down, and joined again at the end. */
+static void check_held_by_switch(const char *sched, rs_time at)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    CU_ASSERT_EQUAL_FATAL(start(net, sched, 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, at), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1);
+    const rs_port *nic = &net->ports[net->nodes[0].port_base];
+    CU_ASSERT_EQUAL(nic->up, 0);
+    rs_net_fault_info fi;
+    CU_ASSERT_EQUAL(rs_net_fault_info_get(net, nic->down_fault, &fi), RS_OK);
+    CU_ASSERT_STRING_EQUAL(fi.kind, "switch-down");
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+}
+
+static void test_fault_overlapping_downs_hold_the_cable_until_the_last_repair(void)
+{
+    /* The NIC repairs at 2 us leave leaf0 down. */
+    check_held_by_switch(overlap_sched, 3000000);
+    /* The other way round, the NIC's fault took the cable down first: once
+     * it is repaired the cable stays down until the switch is back, and its
+     * drops go to the switch-down. */
+    check_held_by_switch("0 nic-down gpu0 10us; 1us switch-down leaf0 20us", 15000000);
+}
+
+/* An up written in the schedule cancels one down of its own kind on its
+ * target: a link-up does not revive a cable its switch holds down, and
+ * two link-downs need two ups. */
+static void test_fault_written_up_cancels_one_down_of_its_kind(void)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 switch-down leaf0; 1us link-up gpu0.nic; 1us nic-up gpu1; 2us switch-up leaf0",
+                                0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, 1500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+
+    net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    char peer[48];
+    rs_topo_port_name(net, net->ports[net->nodes[0].port_base].peer_port, peer, sizeof peer);
+    CU_ASSERT_STRING_EQUAL(peer, "leaf0.p0"); /* the other end of gpu0's NIC cable */
+    CU_ASSERT_EQUAL_FATAL(start(net, "0 link-down gpu0.nic; 1us link-down leaf0.p0; 2us link-up gpu0.nic; "
+                                "3us nic-up gpu0; 4us nic-up gpu0", 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, 2500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), -1); /* one of two cancelled */
+    CU_ASSERT_EQUAL(rs_net_run(net, 3500000), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);  /* a nic-up cancels a link-down of the NIC cable */
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK); /* an up with nothing to cancel changes nothing */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
+    rs_net_destroy(net);
+}
+
+static void done_at_cb(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    *(rs_time *)ctx = rs_net_now(net);
+}
+
+/* The repro at both fidelities with a message gpu0 -> gpu1 (both on
+ * leaf0) sent at time 0: it cannot move until leaf0 is back at 1 ms, and
+ * then it completes (the flow level was told of the repair). */
+static void test_fault_overlapping_downs_hold_traffic_at_both_fidelities(void)
+{
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        rs_net_config_default(&c);
+        c.gpus = 16;
+        c.hb_size = 1;
+        c.radix = 8;
+        c.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        rs_net *net = NULL;
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_net_create(&c, &net, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(start(net, overlap_sched, 0, &err), RS_OK);
+        rs_time done = RS_TIME_MAX;
+        CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1 << 20, done_at_cb, &done, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT(done > 1000000000ull && done < RS_TIME_MAX);
+        rs_net_stats st;
+        rs_net_stats_get(net, &st);
+        CU_ASSERT_EQUAL(st.goodput_bytes, 1u << 20);
+        rs_net_destroy(net);
+    }
+}
+
+/* Overlapping degrades of one cable: it runs at the lowest rate of those
+ * active, its nominal rate when none is. */
+static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
+{
+    static const struct { const char *sched; uint64_t at2, at4, at11; } cases[] = {
+        { "0 link-degrade=100 gpu0.nic 10us; 1us link-degrade=200 gpu0.nic 2us", 100, 100, 400 },
+        { "0 link-degrade=200 gpu0.nic 10us; 1us link-degrade=100 gpu0.nic 2us", 100, 200, 400 },
+        { "0 link-degrade=200 gpu0.nic 3us; 1us link-degrade=100 gpu0.nic 9us", 100, 100, 400 },
+    };
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+        rs_err err;
+        const rs_port *p = &net->ports[net->nodes[0].port_base], *q = &net->ports[p->peer_port];
+        CU_ASSERT_EQUAL_FATAL(p->rate_bps, 400000000000ull);
+        CU_ASSERT_EQUAL_FATAL(start(net, cases[k].sched, 0, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, 2000000), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at2 * 1000000000ull);
+        CU_ASSERT_EQUAL(rs_net_run(net, 4000000), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at4 * 1000000000ull);
+        CU_ASSERT_EQUAL(q->rate_bps, cases[k].at4 * 1000000000ull);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(p->rate_bps, cases[k].at11 * 1000000000ull);
+        CU_ASSERT_EQUAL(q->rate_bps, cases[k].at11 * 1000000000ull);
+        rs_net_destroy(net);
+    }
+}
+
+/* n straggler windows of `factor` on gpu1 from 0 for `dur`, all
+ * overlapping: a network with that schedule. */
+static rs_net *stragglers(unsigned n, const char *factor, const char *dur)
+{
+    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    char sched[1024] = "";
+    for (unsigned k = 0; k < n; k++)
+        snprintf(sched + strlen(sched), sizeof sched - strlen(sched), "%s0 straggler=%s gpu1 %s", k ? "; " : "",
+                 factor, dur);
+    rs_err err;
+    CU_ASSERT_EQUAL(start(net, sched, 0, &err), RS_OK);
+    return net;
+}
+
+/* Overlapping stragglers whose product of factors passes 64 (and 128)
+ * bits: the exact time where it fits, and work that cannot be done in
+ * the windows is done after them. */
+static void test_fault_overlapping_stragglers_saturate(void)
+{
+    rs_time us = 1000000, s = 1000000000000ull;
+    /* x1000^5 = 1e15 (1e21 ppm, past 64 bits): 1 ps of work takes 1e15 ps,
+     * inside a 10,000 s window. */
+    rs_net *net = stragglers(5, "1000", "10000s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 1), 1000000000000000ull);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 3), 3000000000000000ull);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 0, 0, 3), 3); /* other GPU */
+    rs_net_destroy(net);
+    /* x512^7 = 2^63 for 1 s: under 1 ps of work done in it, 1 us after. */
+    net = stragglers(7, "512", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, s / 2, us), s + us);
+    rs_net_destroy(net);
+    /* x1000^14 = 1e42, past 128 bits: the same. */
+    net = stragglers(14, "1000", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
+    rs_net_destroy(net);
+    /* One that fits, as before: x2 on 10 us of work. */
+    net = stragglers(1, "2", "1s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 10 * us), 20 * us);
+    rs_net_destroy(net);
+}
+
+/* Work that ends past RS_TIME_MAX ends at RS_TIME_MAX (saturated), with
+ * the work after the last window or inside one that passes the limit. */
+static void test_fault_compute_end_saturates_at_time_max(void)
+{
+    rs_net *net = stragglers(1, "2", "1s");
+    rs_time s = 1000000000000ull;
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 2 * s, RS_TIME_MAX - s), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX - 10, 100), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 1), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 0), RS_TIME_MAX);
+    /* Just fits: 1 s of window at x2 does 0.5 s of work, the rest after. */
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2 - 1), RS_TIME_MAX - 1);
+    rs_net_destroy(net);
+    /* A window of 4e18 ps (near the schedule's RS_TIME_MAX / 2 limit) at
+     * x1000: 4e15 ps of work in it, the rest after it passes the limit. */
+    net = stragglers(1, "1000", "4000000s");
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - 1000000000000000000ull), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 3000000000000000000ull, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 8000000000000000ull), 4000000000000000000ull + 4000000000000000ull);
+    rs_net_destroy(net);
+}
+
+/* Repairs drawn with a huge MTTR (faults.mttr_us allows 1e12 us, a
+ * 1e18 ps mean; the library takes more) stay at most 2^62 ps and after
+ * their failure: a draw above ~9.2e18 ps used to overflow llround. */
+static void test_fault_random_repair_times_are_capped(void)
+{
+    enum { MAX = 1024 };
+    static rs_net_fault_info a[MAX];
+    static const double mttr[] = { 1e12, 1e13, 1e16 };
+    const rs_time cap = 1ull << 62;
+    for (unsigned k = 0; k < sizeof mttr / sizeof mttr[0]; k++) {
+        uint32_t n = draw("any-network-link", 9, mttr[k], a, MAX), capped = 0, ups = 0;
+        CU_ASSERT(n >= 2 && n < MAX);
+        for (uint32_t i = 0; i < n; i++) {
+            CU_ASSERT(a[i].time_ps <= cap);
+            capped += a[i].time_ps == cap;
+            if (strcmp(a[i].kind, "link-up"))
+                continue;
+            ups++;
+            uint32_t j = i;
+            while (j > 0 && strcmp(a[j - 1].target, a[i].target))
+                j--;
+            CU_ASSERT(j > 0 && !strcmp(a[j - 1].kind, "link-down") && a[j - 1].time_ps < a[i].time_ps);
+        }
+        CU_ASSERT_EQUAL(2 * ups, n);
+        /* Means of 1e19 ps and more: most repairs are capped. */
+        CU_ASSERT(mttr[k] < 1e13 || 2 * capped > ups);
+    }
+}
+
 static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_accepts_units_and_durations),
     RS_CU_TEST(test_fault_check_rejects_naming_label),
@@ -546,6 +827,14 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_pfc_cycle_is_reported_and_a_draining_queue_is_not),
     RS_CU_TEST(test_fault_flap_expands_to_its_transitions),
     RS_CU_TEST(test_fault_random_failures_are_seeded_and_per_member),
+    RS_CU_TEST(test_fault_overlapping_downs_hold_the_cable_until_the_last_repair),
+    RS_CU_TEST(test_fault_written_up_cancels_one_down_of_its_kind),
+    RS_CU_TEST(test_fault_overlapping_downs_hold_traffic_at_both_fidelities),
+    RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
+    RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
+    RS_CU_TEST(test_fault_compute_end_saturates_at_time_max),
+    RS_CU_TEST(test_fault_pfc_check_survives_allocation_failure),
+    RS_CU_TEST(test_fault_random_repair_times_are_capped),
 };
 
 static void register_suites(void) { RS_CU_SUITE("fault", fault_tests); }
