@@ -871,13 +871,17 @@ static int check_cut(rs_net *net, const char *why, int force)
     if (!force && repair_pending(F))
         return 0; /* a scheduled repair may reconnect them: the watchdog decides */
     size_t len = 0, cap = sizeof F->errmsg;
-    uint32_t cut = 0;
+    uint32_t cut = 0, nshown = 0, shown[16][4]; /* distinct (src, dst, a, b) listed */
     for (uint32_t m = 0; m < net->nmsgs; m++) {
         const rs_msg *msg = &net->msgs[m];
         if (!rs_msg_needs_network(net, m))
             continue;
         if (!force && !rs_msg_cut(net, m))
             continue;
+        int seen = 0;
+        for (uint32_t k = 0; k < nshown && !seen; k++)
+            seen = shown[k][0] == msg->src && shown[k][1] == msg->dst && shown[k][2] == msg->a &&
+                   shown[k][3] == msg->b;
         if (cut == 0) {
             len = (size_t)snprintf(F->errmsg, cap, "%s", why);
             if (F->cur > 0 && len < cap) {
@@ -888,7 +892,12 @@ static int check_cut(rs_net *net, const char *why, int force)
             if (len < cap)
                 len += (size_t)snprintf(F->errmsg + len, cap - len, ": undeliverable messages (source GPU->destination GPU):");
         }
-        if (cut < 16 && len < cap) {
+        if (!seen && nshown < 16 && len < cap) {
+            shown[nshown][0] = msg->src;
+            shown[nshown][1] = msg->dst;
+            shown[nshown][2] = msg->a;
+            shown[nshown][3] = msg->b;
+            nshown++;
             if (msg->a != msg->src || msg->b != msg->dst)
                 len += (size_t)snprintf(F->errmsg + len, cap - len, " %u->%u (via %u->%u)", msg->src, msg->dst,
                                         msg->a, msg->b);
@@ -899,8 +908,8 @@ static int check_cut(rs_net *net, const char *why, int force)
     }
     if (cut == 0)
         return 0;
-    if (cut > 16 && len < cap)
-        snprintf(F->errmsg + len, cap - len, " and %u more message(s)", cut - 16);
+    if (cut > nshown && len < cap)
+        snprintf(F->errmsg + len, cap - len, " (%u message(s) in all)", cut);
     pfc_stop_report(net);
     rs_sim_stop(net->sim, RS_EUNREACH);
     return 1;

@@ -174,6 +174,18 @@ rc=$?
     && ok "partition: exit 1 naming the fault and the cut-off GPUs" || fail "partition: exit $rc, $(cat "$TMP/err")"
 check "partition: summary says why" "$TMP/p/summary.json" \
     "d['status'] != 'complete' and d['faults_stop'].startswith('faults: no path left')"
+# A partition names the operation too: the collective, or what every
+# blocked rank of a replay waits on.
+"$RS" run -q --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=collective \
+    --set traffic.op=allreduce --fault "10us nic-down gpu3" -o "$TMP/pc" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "undeliverable messages (source GPU->destination GPU): 3->4 (4 message(s) in all); operation: allreduce (ring) over 16 ranks, 1048576 bytes, iteration 1 of 1" "$TMP/err" \
+    && ok "partition of a collective: names the pair once and the operation" || fail "partition collective: exit $rc, $(cat "$TMP/err")"
+"$RS" run -q --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set workload.plan=demo-dense \
+    --fault "10us nic-down gpu3" -o "$TMP/pr" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "no path left after fault 1 (nic-down gpu3.nic at 10.000 us).*; replay made no progress .*rank 0 is stuck at op 1 (coll \"tp allreduce\"" "$TMP/err" \
+    && ok "partition of a replay: names what the blocked ranks wait on" || fail "partition replay: exit $rc, $(cat "$TMP/err")"
 # The same with spine1 repaired 100 us later: recovers by timeout, completes.
 "$RS" run -q "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \
     --fault "10us switch-down spine1 100us" -o "$TMP/p2" && ok "partition repaired: completes" || fail "partition repaired: exit $?"
