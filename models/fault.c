@@ -123,6 +123,7 @@ struct rs_faults {
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
     uint32_t ent;           /* engine entity of the fault events */
     uint32_t nstrag;        /* straggler entries (rs_net_compute_end scans only when > 0) */
+    uint32_t last_up;       /* 1 + index of the last up-kind entry, 0: none (entries apply in index order) */
     /* What holds each cable down or slowed (docs/faults-format.md,
      * "Overlapping faults"): lists of the entries applied and not yet
      * cancelled, newest first, through fentry.hold_next; RS_NONE: empty.
@@ -698,12 +699,13 @@ static void set_cable_rate(rs_net *net, uint32_t port, uint64_t nominal)
         rs_sim_stop(net->sim, rc);
 }
 
+/* An up entry is still to come. Entries apply in index order (F->cur is
+ * one past the last applied), so that is the last up entry's index being
+ * at least F->cur: O(1), since it runs at every route change and a flap
+ * or random failures can make tens of thousands of those. */
 static int repair_pending(const struct rs_faults *F)
 {
-    for (uint32_t i = 0; i < F->n; i++)
-        if (!F->e[i].applied && kind_is_up(F->e[i].kind))
-            return 1;
-    return 0;
+    return F->last_up > F->cur;
 }
 
 static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size_t n)
@@ -1368,6 +1370,9 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
     if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
         goto fail;
     qsort(F->e, F->n, sizeof *F->e, entry_cmp);
+    for (uint32_t i = 0; i < F->n; i++)
+        if (kind_is_up(F->e[i].kind))
+            F->last_up = i + 1;
     if ((rc = pair_entries(net, F, err)) != RS_OK)
         goto fail;
     if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
