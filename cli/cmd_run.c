@@ -559,15 +559,16 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
             /* The faults name the fault and the GPU pairs; the workload
              * adds the operation: what each blocked rank waits on (a
              * replay), or the collective. */
-            if (quiet < 2 && replay && rstatus != RS_OK)
-                fprintf(stderr, "railsim: run stopped: %s; %s\n", rs_net_fault_errmsg(net), rerr.msg);
-            else if (quiet < 2 && coll)
-                fprintf(stderr, "railsim: run stopped: %s; operation: %s (%s) over %u ranks, %llu bytes, "
-                                "iteration %u of %u\n", rs_net_fault_errmsg(net), rs_coll_op_name(rs_collrun_op(coll)),
-                        rs_coll_algo_name(rs_collrun_algo(coll)), rs_collrun_ranks(coll),
-                        (unsigned long long)rs_collrun_bytes(coll), iters_done + 1, rs_collrun_iters(coll));
-            else if (quiet < 2)
-                fprintf(stderr, "railsim: run stopped: %s\n", rs_net_fault_errmsg(net));
+            char op[640] = "";
+            if (replay && rstatus != RS_OK)
+                snprintf(op, sizeof op, "; %s", rerr.msg);
+            else if (coll)
+                snprintf(op, sizeof op, "; operation: %s (%s) over %u ranks, %llu bytes, iteration %u of %u",
+                         rs_coll_op_name(rs_collrun_op(coll)), rs_coll_algo_name(rs_collrun_algo(coll)),
+                         rs_collrun_ranks(coll), (unsigned long long)rs_collrun_bytes(coll), iters_done + 1,
+                         rs_collrun_iters(coll));
+            if (quiet < 2)
+                fprintf(stderr, "railsim: run stopped: %s%s\n", rs_net_fault_errmsg(net), op);
         }
         else if (replay && rstatus != RS_OK)
             fprintf(stderr, "railsim: run failed: %s\n", rerr.msg);

@@ -98,20 +98,16 @@ static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *rin
     *ring = (double)same / n;
     /* Ranks of one domain sit together in every communicator the
      * generator builds; count runs of equal domains (a good bound
-     * otherwise). */
+     * otherwise): ordered pairs inside a run, and the longest run. */
     double pairs = 0;
-    for (uint32_t i = 0, j; i < n; i = j) {
-        for (j = i + 1; j < n && gpus[j] / hb == gpus[i] / hb; j++)
-            ;
-        pairs += (double)(j - i) * (j - i - 1);
-    }
-    *a2a = pairs / ((double)n * (n - 1));
     uint32_t most = 1;
     for (uint32_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && gpus[j] / hb == gpus[i] / hb; j++)
             ;
+        pairs += (double)(j - i) * (j - i - 1);
         most = j - i > most ? j - i : most;
     }
+    *a2a = pairs / ((double)n * (n - 1));
     *per_domain = most;
 }
 

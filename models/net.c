@@ -168,9 +168,9 @@ void rs_net_destroy(rs_net *net)
     free(net->leaf_dist);
     free(net->plane_tiers);
     free(net->flows);
-    free(net->flow_free);
+    free(net->flow_free.ids);
     free(net->msgs);
-    free(net->msg_free);
+    free(net->msg_free.ids);
     free(net->done_times);
     fct_free(net->fct);
     rs_pool_fini(&net->pkts);
@@ -194,52 +194,45 @@ rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
  * nflows; flows keep their creation order in rs_flow.serial, which the
  * entropy and the fluid's tie-breaks use, so reuse changes no result. */
 
-/* Make the free stack hold `need` ids (the capacity of its record array),
- * so handing a record back never allocates. Its own capacity is kept: if
- * growing it fails after the array grew, the next allocation tries
- * again before handing out an id past the stack's room. */
-static int free_stack_fit(uint32_t **stack, size_t *stack_cap, size_t need)
+/* A record id from arr (n handed out, room for *cap of elem bytes): a
+ * reused one from fr, else the next new one. The free stack is grown to
+ * the array's capacity before an id past its room is handed out (if that
+ * fails after the array grew, the next call tries again). */
+static int slot_take(rs_free_ids *fr, void *arr, size_t *cap, uint32_t *n, size_t elem, uint32_t *id)
 {
-    if (*stack_cap >= need)
+    if (fr->n) {
+        *id = fr->ids[--fr->n];
         return RS_OK;
-    uint32_t *p = realloc(*stack, (need ? need : 1) * sizeof **stack);
-    if (!p)
+    }
+    if (rs_grow(arr, cap, *n, elem) != RS_OK)
         return RS_ENOMEM;
-    *stack = p;
-    *stack_cap = need;
+    if (fr->cap < *cap) {
+        uint32_t *p = realloc(fr->ids, *cap * sizeof *p);
+        if (!p)
+            return RS_ENOMEM;
+        fr->ids = p;
+        fr->cap = *cap;
+    }
+    *id = (*n)++;
     return RS_OK;
+}
+
+static void slot_give(rs_free_ids *fr, uint32_t id)
+{
+    RS_ASSERT(fr->n < fr->cap);
+    fr->ids[fr->n++] = id;
 }
 
 int rs_flow_slot(rs_net *net, uint32_t *id)
 {
-    if (net->nflow_free) {
-        *id = net->flow_free[--net->nflow_free];
-        return RS_OK;
-    }
-    if (rs_grow(&net->flows, &net->capflows, net->nflows, sizeof *net->flows) != RS_OK ||
-        free_stack_fit(&net->flow_free, &net->flow_free_cap, net->capflows) != RS_OK)
-        return RS_ENOMEM;
-    *id = net->nflows++;
-    return RS_OK;
+    return slot_take(&net->flow_free, &net->flows, &net->capflows, &net->nflows, sizeof *net->flows, id);
 }
 
-void rs_flow_release(rs_net *net, uint32_t id)
-{
-    RS_ASSERT(net->nflow_free < net->flow_free_cap);
-    net->flow_free[net->nflow_free++] = id;
-}
+void rs_flow_release(rs_net *net, uint32_t id) { slot_give(&net->flow_free, id); }
 
 static int msg_alloc(rs_net *net, uint32_t *m)
 {
-    if (net->nmsg_free) {
-        *m = net->msg_free[--net->nmsg_free];
-        return RS_OK;
-    }
-    if (rs_grow(&net->msgs, &net->capmsgs, net->nmsgs, sizeof *net->msgs) != RS_OK ||
-        free_stack_fit(&net->msg_free, &net->msg_free_cap, net->capmsgs) != RS_OK)
-        return RS_ENOMEM;
-    *m = net->nmsgs++;
-    return RS_OK;
+    return slot_take(&net->msg_free, &net->msgs, &net->capmsgs, &net->nmsgs, sizeof *net->msgs, m);
 }
 
 /* A free record reads as finished (fault.c skips finished messages). */
@@ -247,8 +240,7 @@ static void msg_release(rs_net *net, uint32_t m)
 {
     net->msgs[m].finished = 1;
     net->msgs[m].done = NULL;
-    RS_ASSERT(net->nmsg_free < net->msg_free_cap);
-    net->msg_free[net->nmsg_free++] = m;
+    slot_give(&net->msg_free, m);
 }
 
 /* -- completion-time statistics ------------------------------------------ */

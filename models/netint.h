@@ -217,6 +217,14 @@ typedef struct rs_msg {
     uint8_t fo;              /* failing over: the old pipeline drains, then restarts at off */
 } rs_msg;
 
+/* Ids of records handed back for reuse (net.c rs_slot_take / give): a
+ * stack whose room `cap` is kept at least the record array's capacity,
+ * so giving an id back never allocates. */
+typedef struct rs_free_ids {
+    uint32_t *ids;
+    size_t n, cap;
+} rs_free_ids;
+
 /* Per-switch forwarding state: next-hop sets toward each leaf switch. */
 typedef struct rs_switch {
     uint32_t node;
@@ -256,14 +264,12 @@ struct rs_net {
     rs_flow *flows;
     uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
-    uint32_t *flow_free;     /* flow level: finished flow records to reuse */
-    size_t nflow_free, flow_free_cap; /* flow_free_cap >= nflows: a release never allocates */
+    rs_free_ids flow_free;   /* flow level: finished flow records to reuse */
     uint64_t flow_serial;    /* flows created so far */
     rs_msg *msgs;
     uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;
-    uint32_t *msg_free;      /* finished message records to reuse */
-    size_t nmsg_free, msg_free_cap; /* msg_free_cap >= nmsgs: a release never allocates */
+    rs_free_ids msg_free;    /* finished message records to reuse */
     rs_net_msg_time *done_times; /* the first msg_times_keep completions */
     size_t msg_times_keep;   /* RS_NET_MSG_TIMES_KEEP (tests lower it) */
     size_t ndone, capdone;
