@@ -71,7 +71,12 @@ static int put(void *data, const char *p, size_t len)
     }
     if (RS_UNLIKELY(tl->ioerr))
         return -1;
-    memcpy(tl->buf + tl->used, p, len);
+    char *d = tl->buf + tl->used;
+    if (len <= 9) /* msgpack's scalars: a call to memcpy costs more than the copy */
+        for (size_t i = 0; i < len; i++)
+            d[i] = p[i];
+    else
+        memcpy(d, p, len);
     tl->used += len;
     tl->bytes += len;
     return 0;

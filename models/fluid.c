@@ -35,6 +35,19 @@
  * (ceil(rem / rate)) are integer and a lone flow finishes at
  * lat + rs_ser_time(W, rate) to the picosecond.
  *
+ * Relays. On rail-only without faults, a relayed message (PXN: across the
+ * source's HB domain to the GPU on the destination's rail, then that rail)
+ * is one flow over both legs' ports (net.c start_relay_flow) instead of
+ * the packet level's chunk pipeline: the network leg carries the chunks
+ * back to back, each after the previous one arrived, while the HB leg runs
+ * ahead at NVLink rate. So the flow's wire bytes are the chunks' network
+ * frames, and its latency is chunk 0's HB crossing plus every chunk's
+ * network latency (relay_setup). Alone it completes when the chunk
+ * pipeline at flow level does, within a picosecond per chunk; sharing a
+ * link, it holds its rate through the gaps between chunks. A quarter of
+ * the events of the pipeline (docs/fidelity.md). With faults scheduled,
+ * relays stay chunk pipelines (failover moves chunks).
+ *
  * Flows that share a bottleneck and would end together leave the fluid
  * one largest frame apart, as the packet level's round robin sends their
  * last frames (solve_now, "round-robin tails").
@@ -328,6 +341,22 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
     return RS_OK;
 }
 
+/* The rate filling gives a flow that is alone on all its links: the
+ * smallest capacity, the lowest such link its bottleneck (the heap's
+ * order). */
+static void fill_alone(rs_mmf *m, uint32_t f)
+{
+    const mmf_flow *fl = &m->flows[f];
+    uint32_t b = fl->link[0];
+    for (uint32_t k = 1; k < fl->nhops; k++) {
+        uint32_t l = fl->link[k];
+        if (m->capv[l] < m->capv[b] || (m->capv[l] == m->capv[b] && l < b))
+            b = l;
+    }
+    m->rate[f] = m->capv[b];
+    m->bneck[f] = b;
+}
+
 void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps)
 {
     if (m->capv[l] == cap_bps)
@@ -345,7 +374,7 @@ int rs_mmf_solve(rs_mmf *m)
         uint32_t l0 = m->dirty[d];
         if (m->links[l0].mark == stamp)
             continue;
-        uint32_t sp = 0;
+        uint32_t sp = 0, ncl0 = m->ncl, ncf0 = m->ncf;
         m->links[l0].mark = stamp;
         m->stack[sp++] = l0;
         while (sp) {
@@ -367,6 +396,14 @@ int rs_mmf_solve(rs_mmf *m)
                         m->stack[sp++] = fl->link[k]; /* each link once: fits */
                     }
             }
+        }
+        if (m->ncf - ncf0 <= 1) {
+            /* A flow alone on its links (common: a start or finish rarely
+             * shares a link) takes its slowest link, as filling would give
+             * it; an empty component has nothing to fill. */
+            if (m->ncf > ncf0)
+                fill_alone(m, m->comp_flows[ncf0]);
+            m->ncl = ncl0;
         }
     }
     int rc = waterfill(m, m->comp_links, m->ncl, m->rate, m->bneck);
@@ -568,7 +605,16 @@ int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_
     const rs_port *p = &net->ports[f->port];
     if (max < 1)
         return RS_ERANGE;
-    ports[0] = f->port;
+    uint32_t n = 0;
+    if (f->relay_src != RS_NONE) {
+        /* A whole relayed message: the source's HB crossing to f->src first. */
+        const rs_port *hb = &net->ports[net->nodes[f->relay_src].port_base + 1];
+        if (max < 3)
+            return RS_ERANGE;
+        ports[n++] = (uint32_t)(hb - net->ports);
+        ports[n++] = net->nodes[hb->peer_node].port_base + f->src % net->K;
+    }
+    ports[n++] = f->port;
     if (p->kind == RS_PORT_GPU_HB) {
         /* NVSwitch port k faces local GPU k. */
         if (max < 2)
@@ -576,7 +622,7 @@ int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_
         ports[1] = net->nodes[p->peer_node].port_base + f->dst % net->K;
         return 2;
     }
-    uint32_t n = 1, node = p->peer_node;
+    uint32_t node = p->peer_node;
     while (net->nodes[node].kind == RS_NODE_SWITCH) {
         uint32_t out = route_pick(net, &net->nodes[node], f->src, f->dst, f->entropy);
         if (out == RS_NONE)
@@ -609,6 +655,63 @@ static void flow_wire(const rs_flow *f, int hb, uint64_t *wire, uint32_t *max_wi
     *max_wire = (uint32_t)(n > 1 ? full + RS_WIRE_RETH : lw);
 }
 
+/* Latency of a transfer whose largest frame is mw wire bytes over ports
+ * ports[0..h): every hop's propagation and, after the first, one frame's
+ * serialisation (store and forward). */
+static rs_time path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t mw)
+{
+    rs_time t = 0;
+    for (uint32_t i = 0; i < h; i++) {
+        const rs_port *p = &net->ports[ports[i]];
+        t += p->prop;
+        if (i > 0)
+            t += port_ser(p, mw);
+    }
+    return t;
+}
+
+/* Wire bytes and latency of a whole relayed message (flow f, path ports
+ * [HB egress, NVSwitch port, network ...]), as the packet level's chunk
+ * pipeline takes it: chunk 0 crosses the HB domain alone, then the network
+ * carries the chunks one after another, each its own RDMA write with its
+ * own latency (the next is posted once it has arrived). HB chunks run
+ * ahead at NVLink rate, so after the first they never hold the network
+ * leg back. The fluid carries the network's wire bytes at one rate over
+ * both legs; the rest is latency. */
+static void relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *ports, uint32_t h, rs_time *lat,
+                        uint64_t *wire, uint32_t *max_frame)
+{
+    uint64_t ch = net->cfg.relay_chunk_bytes, nfull = f->bytes / ch, last = f->bytes % ch;
+    rs_flow c = *f; /* one chunk, as transport.c frames it */
+    uint64_t w_full = 0, w_last = 0, w_hb;
+    uint32_t mw_full = 0, mw_last = 0, mw_hb;
+    c.mtu = net->cfg.mtu;
+    if (nfull) {
+        c.bytes = ch;
+        c.npkts = (uint32_t)((ch + c.mtu - 1) / c.mtu);
+        flow_wire(&c, 0, &w_full, &mw_full);
+    }
+    if (last || !nfull) {
+        c.bytes = last;
+        c.npkts = last ? (uint32_t)((last + c.mtu - 1) / c.mtu) : 1;
+        flow_wire(&c, 0, &w_last, &mw_last);
+    }
+    /* Chunk 0 over the HB domain: its latency and its time at the HB line rate. */
+    c.bytes = nfull ? ch : last;
+    c.mtu = net->cfg.hb_mtu;
+    c.npkts = c.bytes ? (uint32_t)((c.bytes + c.mtu - 1) / c.mtu) : 1;
+    flow_wire(&c, 1, &w_hb, &mw_hb);
+    const rs_port *h0 = &net->ports[ports[0]], *h1 = &net->ports[ports[1]];
+    uint64_t hb_bps = h0->rate_bps < h1->rate_bps ? h0->rate_bps : h1->rate_bps;
+    rs_time t = path_lat(net, ports, 2, mw_hb) + rs_ser_time(w_hb, hb_bps);
+    t += nfull * path_lat(net, ports + 2, h - 2, mw_full);
+    if (last || !nfull)
+        t += path_lat(net, ports + 2, h - 2, mw_last);
+    *wire = nfull * w_full + w_last;
+    *lat = t;
+    *max_frame = mw_full > mw_last ? mw_full : mw_last;
+}
+
 static int flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops,
                       rs_time *lat, uint64_t *wire, uint32_t *max_frame)
 {
@@ -616,18 +719,13 @@ static int flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t
     if (h < 0)
         return h;
     const rs_flow *f = &net->flows[fid];
-    uint32_t mw;
-    flow_wire(f, net->ports[ports[0]].kind == RS_PORT_GPU_HB, wire, &mw);
-    rs_time t = 0;
-    for (int i = 0; i < h; i++) {
-        const rs_port *p = &net->ports[ports[i]];
-        t += p->prop;
-        if (i > 0)
-            t += port_ser(p, mw);
-    }
     *nhops = (uint32_t)h;
-    *lat = t;
-    *max_frame = mw;
+    if (f->relay_src != RS_NONE) {
+        relay_setup(net, f, ports, (uint32_t)h, lat, wire, max_frame);
+        return RS_OK;
+    }
+    flow_wire(f, net->ports[ports[0]].kind == RS_PORT_GPU_HB, wire, max_frame);
+    *lat = path_lat(net, ports, (uint32_t)h, *max_frame);
     return RS_OK;
 }
 
@@ -980,6 +1078,41 @@ static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time 
     return RS_OK;
 }
 
+/* Estimated packet counters of flow f leaving the fluid over links
+ * [0..h) with `wire` bytes: the data frames the packet level would send
+ * (no ACKs, CNPs or PFC frames), on every hop. A whole relayed message
+ * counts its HB chunks' frames on its two HB hops, as its legs would. */
+static void count_sent(rs_net *net, const rs_flow *f, const uint32_t *link, uint32_t h, uint64_t wire)
+{
+    uint64_t pk[2] = { f->npkts, f->npkts }, wb[2] = { wire, wire };
+    uint32_t hb_hops = 0;
+    if (f->relay_src != RS_NONE) {
+        uint64_t ch = net->cfg.relay_chunk_bytes;
+        hb_hops = 2;
+        pk[0] = rs_chunked_frames(f->bytes, ch, net->cfg.hb_mtu);
+        wb[0] = f->bytes + pk[0] * RS_WIRE_HB;
+        net->st.hb_bytes += f->bytes;
+        net->st.goodput_bytes += f->bytes; /* each leg's delivery, as a chunk pipeline counts */
+    }
+    for (uint32_t k = 0; k < h; k++) {
+        int net_hop = k >= hb_hops;
+        net->ports[link[k]].tx_pkts += pk[net_hop];
+        net->ports[link[k]].tx_bytes += wb[net_hop];
+        net->st.packet_hops += pk[net_hop];
+        if (RS_UNLIKELY(net->tl != NULL))
+            rs_nettl_touch(net, link[k]);
+    }
+    uint64_t sent = f->npkts + (hb_hops ? pk[0] : 0);
+    net->st.pkts_sent += sent;
+    net->st.data_pkts += sent;
+    net->st.pkts_delivered += sent;
+    net->st.goodput_bytes += f->bytes;
+    if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+        net->st.hb_bytes += f->bytes;
+    else
+        net->st.nic_bytes += f->bytes;
+}
+
 /* Flows leaving the fluid now: they free their links (a solve follows at
  * this instant) and complete their latency later. */
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
@@ -1006,23 +1139,8 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
             rs_sim_stop(sim, RS_ENOMEM);
             return;
         }
-        for (uint32_t k = 0; k < h && !r->counted; k++) {
-            net->ports[mf->link[k]].tx_pkts += f->npkts;
-            net->ports[mf->link[k]].tx_bytes += r->wire;
-            if (RS_UNLIKELY(net->tl != NULL))
-                rs_nettl_touch(net, mf->link[k]);
-        }
-        if (!r->counted) {
-            net->st.pkts_sent += f->npkts;
-            net->st.data_pkts += f->npkts;
-            net->st.pkts_delivered += f->npkts;
-            net->st.packet_hops += (uint64_t)f->npkts * h;
-            net->st.goodput_bytes += f->bytes;
-            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
-                net->st.hb_bytes += f->bytes;
-            else
-                net->st.nic_bytes += f->bytes;
-        }
+        if (!r->counted)
+            count_sent(net, f, mf->link, h, r->wire);
         fl->of_flow[r->flow] = RS_NONE;
         if (r->rate > 0)
             moving(fl, 0, now);

@@ -431,6 +431,29 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     return RS_OK;
 }
 
+/* Flow level without faults, rail-only: relayed message m as one fluid
+ * flow from the relay GPU a with the source's HB crossing ahead of it
+ * (fluid.c, "Relays"): the chunk pipeline's stages overlap, so one rate
+ * over both legs carries it, and the pipeline's fill goes into the flow's
+ * latency. Its frames are its chunks' (each chunk is an RDMA write of its
+ * own). ECMP inside a rail hashes it once, not per chunk. */
+static int start_relay_flow(rs_net *net, uint32_t m)
+{
+    const rs_msg *msg = &net->msgs[m];
+    uint64_t frames = rs_chunked_frames(msg->bytes, net->cfg.relay_chunk_bytes, net->cfg.mtu);
+    if (frames > UINT32_MAX / 2)
+        return RS_ERANGE;
+    uint32_t f;
+    int rc = rs_flow_new(net, msg->a, msg->dst, msg->bytes, m, RS_NONE, 0, &f);
+    if (rc != RS_OK)
+        return rc;
+    net->flows[f].leg = 1;
+    net->flows[f].relay_src = msg->src;
+    net->flows[f].npkts = (uint32_t)frames;
+    net->msgs[m].flow1 = f;
+    return rs_fluid_flow_start(net, f);
+}
+
 static inline int leg_exists(const rs_msg *msg, unsigned k)
 {
     return k == 1 || (k == 0 ? msg->a != msg->src : msg->b != msg->dst);
@@ -685,6 +708,8 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
         return send_started(net, m, RS_ERANGE);
+    if (net->fluid && net->flt == NULL && rail_only && msg->b == dst)
+        return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
     return send_started(net, m, pipe_push(net, m)); /* starts one chunk flow: all or nothing */

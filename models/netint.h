@@ -170,6 +170,8 @@ typedef struct rs_flow {
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
     uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
     uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
+    uint32_t relay_src;      /* flow level: a whole relayed message as one flow from this GPU across
+                              * its HB domain to src, then the network (net.c); RS_NONE: a plain flow */
     uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
@@ -305,6 +307,16 @@ static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
  * elements of elem bytes holding n: doubles (from 1024) when full, so the
  * per-message records grow amortized, never per packet. RS_ENOMEM leaves
  * the array as it was. */
+/* Frames of `bytes` sent as messages of at most `chunk` bytes (a relay's
+ * chunks), each cut into frames of at most `mtu`; an empty message is one
+ * frame. */
+static inline uint64_t rs_chunked_frames(uint64_t bytes, uint64_t chunk, uint64_t mtu)
+{
+    uint64_t full = bytes / chunk, last = bytes % chunk;
+    uint64_t n = full * ((chunk + mtu - 1) / mtu) + (last + mtu - 1) / mtu;
+    return n ? n : 1;
+}
+
 static inline int rs_grow(void *arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)

@@ -64,7 +64,7 @@ struct rs_nettl {
      * (~100k ports, 10 us ticks) spent 82% of its time scanning idle ports. */
     uint32_t *touched;     /* [nports], NULL at packet level */
     uint32_t ntouched;
-    uint8_t *is_touched;   /* [nports / 8] */
+    uint64_t *is_touched;  /* [nports / 64 + 1] bits */
 };
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen);
@@ -122,11 +122,36 @@ static int cmp_u32(const void *a, const void *b)
 void rs_nettl_touch(rs_net *net, uint32_t port)
 {
     rs_nettl *s = net->tl;
-    uint8_t bit = (uint8_t)(1u << (port & 7));
-    if (!s->touched || (s->is_touched[port >> 3] & bit))
+    uint64_t bit = 1ull << (port & 63);
+    if (!s->touched || (s->is_touched[port >> 6] & bit))
         return;
-    s->is_touched[port >> 3] |= bit;
+    s->is_touched[port >> 6] |= bit;
     s->touched[s->ntouched++] = port;
+}
+
+/* The touched ports in port order, and their marks cleared: sorted when
+ * few, else read off the bitmap (a word per 64 ports) when that is
+ * cheaper than sorting. */
+static void touched_in_order(rs_net *net, rs_nettl *s)
+{
+    uint32_t n = s->ntouched, words = net->nports / 64 + 1, lg = 1;
+    while ((1u << lg) < n)
+        lg++;
+    if ((uint64_t)n * lg < words) {
+        qsort(s->touched, n, sizeof *s->touched, cmp_u32);
+        for (uint32_t j = 0; j < n; j++)
+            s->is_touched[s->touched[j] >> 6] = 0;
+        return;
+    }
+    uint32_t k = 0;
+    for (uint32_t w = 0; w < words && k < n; w++) {
+        uint64_t b = s->is_touched[w];
+        s->is_touched[w] = 0;
+        while (b) {
+            s->touched[k++] = w * 64 + (uint32_t)__builtin_ctzll(b);
+            b &= b - 1;
+        }
+    }
 }
 
 /* One pass over the ports at `now`: samples (if `samples`) and the ECN
@@ -148,13 +173,11 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     uint64_t ecn_sum = 0;
     uint32_t nvisit = net->nports;
     if (s->touched) {
-        qsort(s->touched, s->ntouched, sizeof *s->touched, cmp_u32);
+        touched_in_order(net, s);
         nvisit = s->ntouched;
     }
     for (uint32_t j = 0; j < nvisit; j++) {
         uint32_t i = s->touched ? s->touched[j] : j;
-        if (s->touched)
-            s->is_touched[i >> 3] = 0;
         const rs_port *p = &net->ports[i];
         nettl_port *ps = &s->ps[i];
         if (p->tx_bytes == ps->ser && p->qbytes == 0)
@@ -296,7 +319,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     if (!s || !s->ps || !s->named)
         goto nomem;
     if (net->fluid && (!(s->touched = malloc(((size_t)net->nports + 1) * sizeof *s->touched)) ||
-                       !(s->is_touched = calloc((size_t)net->nports / 8 + 1, 1))))
+                       !(s->is_touched = calloc((size_t)net->nports / 64 + 1, sizeof *s->is_touched))))
         goto nomem;
     if (!net->ent_tl) {
         /* The sampler's own entity, after every other: at equal times it

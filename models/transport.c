@@ -98,7 +98,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
-    f->hit = f->hit_last = RS_NONE;
+    f->hit = f->hit_last = f->relay_src = RS_NONE;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
     f->rc = f->rt = net->line_bps;

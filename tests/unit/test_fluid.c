@@ -989,6 +989,46 @@ static void test_fluid_fault_agrees_with_packet_level(void)
     }
 }
 
+/* A relayed message (rail-only, GPU 0 -> GPU 9 through GPU 1) at flow
+ * level is one fluid flow over both legs; with a fault scheduled it runs
+ * as the chunk pipeline instead (one flow per chunk and leg). The fault,
+ * long after, changes nothing, so the two models must agree: on the time
+ * within a picosecond per chunk (each chunk's transfer rounds up on its
+ * own) and on every counter. The packet level agrees within 0.5%. */
+static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
+{
+    const uint64_t sizes[] = { 0, 100, 512u << 10, (1u << 20) + 3, 3u << 20 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        rs_time t[3];
+        rs_net_stats st[3];
+        for (int v = 0; v < 3; v++) { /* one flow, chunk pipeline, packet level */
+            rs_net_config c;
+            cfg(&c, 16, 8, 64, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
+            c.kind = RS_TOPO_RAIL_ONLY;
+            rs_net *net = mk(&c);
+            if (v == 1)
+                CU_ASSERT_EQUAL_FATAL(faults(net, "10s nic-down gpu15", 0), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, sizes[i], NULL, NULL, 0), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+            t[v] = only_fct(net);
+            rs_net_stats_get(net, &st[v]);
+            rs_net_destroy(net);
+        }
+        uint64_t chunks = sizes[i] ? (sizes[i] + (512u << 10) - 1) / (512u << 10) : 1;
+        CU_ASSERT(t[0] <= t[1] + chunks && t[1] <= t[0] + chunks);
+        CU_ASSERT_EQUAL(st[0].hb_bytes, sizes[i]);
+        CU_ASSERT_EQUAL(st[0].nic_bytes, sizes[i]);
+        CU_ASSERT_EQUAL(st[0].hb_bytes, st[1].hb_bytes);
+        CU_ASSERT_EQUAL(st[0].goodput_bytes, st[1].goodput_bytes);
+        CU_ASSERT_EQUAL(st[0].data_pkts, st[1].data_pkts);
+        CU_ASSERT_EQUAL(st[0].packet_hops, st[1].packet_hops);
+        if (sizes[i] >= (512u << 10)) {
+            double e = ((double)t[0] - (double)t[2]) / (double)t[2];
+            CU_ASSERT(e > -0.005 && e < 0.005);
+        }
+    }
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -1009,6 +1049,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_fault_agrees_with_packet_level),
     RS_CU_TEST(test_fluid_fault_unreliable_flow_is_lost),
     RS_CU_TEST(test_fluid_fault_tail_in_flight_waits_for_the_timeout),
+    RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
 };
 
 static void register_suites(void)
