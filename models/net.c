@@ -7,7 +7,9 @@
  * domain to the relay GPU, then the relay's rail to the destination. The
  * HB stage sends chunks back to back; the rail stage sends chunk c once it
  * has crossed the HB domain and chunk c-1 has left the rail, as NCCL's PXN
- * proxy does. With faults scheduled (faults.reroute_hb: on rail-only
+ * proxy does (at flow level on rail-only without faults, one flow over
+ * both legs carries the whole pipeline: start_relay_flow). With faults
+ * scheduled (faults.reroute_hb: on rail-only
  * always, on the fat tree when the direct path is cut) a
  * message may also end with a third leg: it picks a live rail c, crosses
  * to the GPU on rail c of the source's domain, the rail to the GPU on rail
