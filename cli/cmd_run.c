@@ -344,6 +344,19 @@ int rs_cmd_run(int argc, char **argv)
     return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
 }
 
+/* Setting up a run failed once its network and workload exist: print msg
+ * (after the scenario's path when one is given), free them, return code. */
+static int setup_failed(const char *path, const char *msg, rs_net *net, rs_collrun *coll, rs_replay *replay,
+                        rs_trace *trace, int code)
+{
+    fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", msg);
+    rs_net_destroy(net);
+    rs_collrun_destroy(coll);
+    rs_replay_destroy(replay);
+    rs_trace_destroy(trace);
+    return code;
+}
+
 int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir, int quiet,
                    int force, json_t **summary)
 {
@@ -425,41 +438,26 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
             return rs_cli_bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
                              sc.capture.ports);
         }
-        if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK) {
-            fprintf(stderr, "railsim: %s%s%s\n", path ? path : "", path ? ": " : "", err.msg);
-            rs_net_destroy(net);
-            rs_collrun_destroy(coll);
-            rs_replay_destroy(replay);
-            rs_trace_destroy(trace);
-            return RS_EXIT_BAD_INPUT;
-        }
+        if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK)
+            return setup_failed(path, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
     }
+    if (rs_guard_disk(&sc, &est, outdir, force, &err) != RS_OK)
+        return setup_failed(path, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
     /* Everything is validated: only now may the output directory appear. */
     char capdir[4096];
     if (outdir) {
         snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
         if (rs_output_mkdir(outdir, &err) != RS_OK ||
             (ncap && (rs_output_mkdir(capdir, &err) != RS_OK ||
-                      rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK))) {
-            fprintf(stderr, "railsim: %s\n", err.msg);
-            rs_net_destroy(net);
-            rs_collrun_destroy(coll);
-            rs_replay_destroy(replay);
-            rs_trace_destroy(trace);
-            return RS_EXIT_BAD_INPUT;
-        }
+                      rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK)))
+            return setup_failed(NULL, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
     }
     rs_timeline *tl = NULL;
     if (outdir && sc.timeline.enabled &&
-        (rc = timeline_open(&sc, net, replay, coll, outdir, sample_ps, &tl, &err)) != RS_OK) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
-        rs_net_destroy(net);
-        rs_collrun_destroy(coll);
-        rs_replay_destroy(replay);
-        rs_trace_destroy(trace);
+        (rc = timeline_open(&sc, net, replay, coll, outdir, sample_ps, &tl, &err)) != RS_OK)
         /* Like an unwritable summary: the user's environment. */
-        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
-    }
+        return setup_failed(NULL, err.msg, net, coll, replay, trace,
+                            rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT);
 
     progress pr = { wall_now(), 0, !quiet && isatty(STDERR_FILENO), rs_net_sim(net), 0 };
     rs_sim_set_progress(rs_net_sim(net), 1u << 16, show_progress, &pr);

@@ -15,7 +15,10 @@
 #include "guard.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "coll.h"
@@ -29,6 +32,7 @@
 #define EV_PER_MSG_PKT 4.0  /* start, completion, callbacks (packet level) */
 #define EV_PER_MSG_FLOW 2.5 /* start, finish, rate changes (flow level) */
 #define EV_PER_COMPUTE 2.0  /* a compute op's start and end */
+#define RS_GUARD_SAMPLE_MIN_BYTES 17.0 /* fixarray, kind, time, port, tx, queue, float64 */
 
 typedef struct tally {
     double msgs, net_bytes, hb_bytes, compute_ops;
@@ -204,6 +208,18 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
         tally_synthetic(sc, &t);
     }
     e->messages = t.msgs;
+    e->timeline_min_bytes = 0;
+    if (sc->timeline.sample_us > 0) { /* written or not: the summary stays the same */
+        /* A port carrying B bytes at rate R is busy at least B / R, so it
+         * has at least B / (R I) samples of interval I; every network byte
+         * leaves a NIC and a switch port, every HB byte a GPU and an
+         * NVSwitch port. Each sample record is at least 17 bytes. */
+        double link = sc->net.nic_gbps > sc->net.link_gbps ? sc->net.nic_gbps : sc->net.link_gbps;
+        double per_tick = sc->timeline.sample_us * 1e-6 / 8 * 1e9; /* bytes per Gb/s per interval */
+        double samples = 2 * t.net_bytes / (link * per_tick) + 2 * t.hb_bytes / (sc->net.hb_gbps * per_tick);
+        double b = samples * RS_GUARD_SAMPLE_MIN_BYTES;
+        e->timeline_min_bytes = b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
+    }
     double mtu = sc->net.mtu ? sc->net.mtu : 4096, hb_mtu = sc->net.hb_mtu ? sc->net.hb_mtu : 65536;
     if (sc->net.fidelity == RS_FIDELITY_FLOW)
         e->events = t.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
@@ -230,4 +246,30 @@ int rs_guard_check(const rs_scenario *sc, const rs_trace *trace, int force, rs_g
                       "has %.1f GB; expected a smaller run: try fidelity=flow, fewer GPUs or smaller messages, "
                       "or railsim run --force",
                       (double)e->memory_bytes / 1e9, e->messages, e->events, sc->net.gpus, have / 1e9);
+}
+
+int rs_guard_disk(const rs_scenario *sc, const rs_guard_est *e, const char *outdir, int force, rs_err *err)
+{
+    if (force || !outdir || !sc->timeline.enabled || !sc->timeline.heavy || e->timeline_min_bytes == 0)
+        return RS_OK;
+    struct statvfs fs;
+    if (statvfs(outdir, &fs) != 0) {
+        /* Not made yet: its parent's file system. */
+        char parent[4096];
+        const char *slash = strrchr(outdir, '/');
+        if (!slash)
+            snprintf(parent, sizeof parent, ".");
+        else
+            snprintf(parent, sizeof parent, "%.*s", slash == outdir ? 1 : (int)(slash - outdir), outdir);
+        if (statvfs(parent, &fs) != 0)
+            return RS_OK; /* the output step reports what is wrong with it */
+    }
+    double have = (double)fs.f_bavail * (double)fs.f_frsize;
+    if ((double)e->timeline_min_bytes <= 0.9 * have)
+        return RS_OK;
+    return rs_err_set(err, RS_ERANGE,
+                      "timeline.sample_us: this run's link samples need at least %.1f GB and %s has %.1f GB free; "
+                      "expected fewer samples: a longer timeline.sample_us, 0 (no samples), timeline.heavy=false, "
+                      "or railsim run --force",
+                      (double)e->timeline_min_bytes / 1e9, outdir, have / 1e9);
 }

@@ -16,6 +16,7 @@ typedef struct rs_guard_est {
     double messages;       /* transfers handed to the network */
     double events;         /* engine events, order of magnitude */
     uint64_t memory_bytes; /* peak memory of the run */
+    uint64_t timeline_min_bytes; /* link samples at timeline.sample_us at least (0: none), written or not */
 } rs_guard_est;
 
 /* Estimate the run of *sc. trace: the replayed workload (loaded), or NULL
@@ -28,5 +29,11 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
  * else RS_ERANGE with err giving the estimate, the machine's memory and a
  * hint. */
 int rs_guard_check(const rs_scenario *sc, const rs_trace *trace, int force, rs_guard_est *e, rs_err *err);
+
+/* When *sc writes a timeline with samples to outdir: RS_OK if its link
+ * samples (at least e->timeline_min_bytes) fit in the free space of
+ * outdir's file system (or of its parent, before it exists), or force;
+ * else RS_ERANGE with err giving the figures and a hint. */
+int rs_guard_disk(const rs_scenario *sc, const rs_guard_est *e, const char *outdir, int force, rs_err *err);
 
 #endif

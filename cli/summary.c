@@ -283,6 +283,7 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
         json_object_set_new(est, "messages", json_real(info->estimate->messages));
         json_object_set_new(est, "events", json_real(info->estimate->events));
         json_object_set_new(est, "memory_bytes", I(info->estimate->memory_bytes));
+        json_object_set_new(est, "timeline_min_bytes", I(info->estimate->timeline_min_bytes));
         json_object_set_new(o, "estimate", est);
     }
     json_object_set_new(o, "wall_s", json_real(info->wall_s));

@@ -495,9 +495,20 @@ typedef struct fl_tail {
     uint8_t nhops;
 } fl_tail;
 
+/* A port's wire bytes as the fluid carries them: the sum of its flows'
+ * rates, integrated (bits x 10^12) up to t. The timeline's link samples
+ * read it (rs_fluid_port_bytes); the summary's port counters are counted
+ * per flow when it leaves the fluid. */
+typedef struct fl_port {
+    unsigned __int128 acc;
+    uint64_t sum;           /* bit/s */
+    rs_time t;
+} fl_port;
+
 struct rs_fluid {
     rs_net *net;
     rs_mmf *mmf;
+    fl_port *port;          /* [nports] */
     fl_rec *rec;            /* indexed by solver flow id */
     uint32_t caprec;
     uint32_t *of_flow;      /* transport flow id -> solver id (RS_NONE: not in the fluid) */
@@ -535,6 +546,8 @@ int rs_fluid_create(rs_net *net)
     if (!fl || !cap)
         goto fail;
     fl->net = net;
+    if (!(fl->port = calloc((size_t)net->nports + 1, sizeof *fl->port)))
+        goto fail;
     fl->armed = RS_TIME_MAX;
     fl->resume_armed = RS_TIME_MAX;
     for (uint32_t i = 0; i < net->nports; i++)
@@ -557,6 +570,7 @@ void rs_fluid_destroy(rs_fluid *fl)
     if (!fl)
         return;
     rs_mmf_destroy(fl->mmf);
+    free(fl->port);
     free(fl->rec);
     free(fl->of_flow);
     free(fl->heap);
@@ -915,6 +929,33 @@ static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
 }
 
 /* A flow's rate went from 0 to above 0 (up = 1) or back. */
+/* Flow id's rate goes from `from` to `to` at now: its ports' integrals
+ * move on to now and their rate sums change. A port that starts carrying
+ * is touched for the timeline's sampler (nettl.c keeps it touched while
+ * its sum is above 0). */
+static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs_time now)
+{
+    if (from == to)
+        return;
+    const mmf_flow *mf = &fl->mmf->flows[id];
+    for (uint32_t k = 0; k < mf->nhops; k++) {
+        fl_port *p = &fl->port[mf->link[k]];
+        p->acc += (unsigned __int128)p->sum * (now - p->t);
+        p->t = now;
+        p->sum = p->sum - from + to;
+        if (RS_UNLIKELY(fl->net->tl != NULL) && p->sum)
+            rs_nettl_touch(fl->net, mf->link[k]);
+    }
+}
+
+uint64_t rs_fluid_port_bytes(const rs_net *net, uint32_t port, rs_time now, uint64_t *bps)
+{
+    const fl_port *p = &net->fluid->port[port];
+    *bps = p->sum;
+    unsigned __int128 a = p->acc + (unsigned __int128)p->sum * (now - p->t);
+    return (uint64_t)(a / (8u * (unsigned __int128)RS_PS_PER_S));
+}
+
 static void moving(rs_fluid *fl, int up, rs_time now)
 {
     if (up) {
@@ -989,6 +1030,7 @@ static int solve_now(rs_fluid *fl)
         r->t0 = now;
         if ((r->rate > 0) != (rate > 0))
             moving(fl, rate > 0, now);
+        port_rates(fl, t[i], r->rate, rate, now);
         r->rate = rate;
         rs_time end = RS_TIME_MAX;
         if (rate) {
@@ -1144,6 +1186,7 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
         fl->of_flow[r->flow] = RS_NONE;
         if (r->rate > 0)
             moving(fl, 0, now);
+        port_rates(fl, id, r->rate, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
         rs_mmf_remove(fl->mmf, id);
         any = 1;
@@ -1208,6 +1251,7 @@ static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
     r.t0 = now;
     if (r.rate > 0)
         moving(fl, 0, now);
+    port_rates(fl, id, r.rate, 0, now);
     fh_remove(fl, id);
     rs_mmf_remove(fl->mmf, id);
     fl->of_flow[r.flow] = RS_NONE;

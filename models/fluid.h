@@ -149,6 +149,11 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
  * packet fidelity). */
 int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps);
 
+/* Wire bytes port `port` has carried by `now` (now at or after the last
+ * rate change: the simulation's time), integrated from its flows' rates;
+ * *bps gets their current sum. */
+uint64_t rs_fluid_port_bytes(const rs_net *net, uint32_t port, rs_time now, uint64_t *bps);
+
 /* Compare the incremental rates of every flow now in the fluid with a
  * from-scratch solve: returns the number of flows that differ (0 when they
  * agree), or RS_ENOMEM / RS_EINVAL (packet fidelity). Solves pending at

@@ -36,6 +36,7 @@
  * run takes ~30% longer. The packet path with no timeline is unchanged
  * (same instructions per hop; 0.400 s before, 0.403 s after, best of 10).
  */
+#include "fluid.h"
 #include "netint.h"
 
 #include <stdlib.h>
@@ -58,10 +59,11 @@ struct rs_nettl {
     uint64_t cnp_seen;     /* CNPs accounted for (sum of per-port deltas) */
     nettl_port *ps;        /* [nports] */
     uint8_t *named;        /* [nports / 8]: port name record written */
-    /* Flow level: ports whose counters moved since the last tick (only
-     * fluid.c moves them, when a flow leaves the fluid), so a tick visits
-     * those instead of every port. A gpt3-175b iteration on 16,384 GPUs
-     * (~100k ports, 10 us ticks) spent 82% of its time scanning idle ports. */
+    /* Flow level: ports that carried a flow since the last tick (fluid.c
+     * touches a port when its rate sum rises above 0, a tick again while
+     * it stays there), so a tick visits those instead of every port. A
+     * gpt3-175b iteration on 16,384 GPUs (~100k ports, 10 us ticks) spent
+     * 82% of its time scanning idle ports. */
     uint32_t *touched;     /* [nports], NULL at packet level */
     uint32_t ntouched;
     uint64_t *is_touched;  /* [nports / 64 + 1] bits */
@@ -79,6 +81,16 @@ static uint64_t serialized(const rs_port *p, rs_time now)
         return p->tx_bytes;
     unsigned __int128 rem = (unsigned __int128)(p->busy_until - now) * p->rate_bps / (8u * RS_PS_PER_S);
     return p->tx_bytes - (uint64_t)rem;
+}
+
+/* Wire bytes port i has put on its link by `now`; *bps: at flow level the
+ * rate its flows carry now (the bytes are their integral), else 0. */
+static uint64_t carried(const rs_net *net, uint32_t i, rs_time now, uint64_t *bps)
+{
+    if (net->fluid)
+        return rs_fluid_port_bytes(net, i, now, bps);
+    *bps = 0;
+    return serialized(&net->ports[i], now);
 }
 
 /* Name record for a port, once per port per timeline. */
@@ -155,10 +167,11 @@ static void touched_in_order(rs_net *net, rs_nettl *s)
 }
 
 /* One pass over the ports at `now`: samples (if `samples`) and the ECN
- * marks and CNPs since the last pass. At flow level only the ports touched
- * since the last pass, in port order: the others would be skipped below
- * (no queues, and tx_bytes moves only when touched), so the records are
- * the same. */
+ * marks and CNPs since the last pass. At flow level only the ports that
+ * carried a flow since the last pass, in port order (the others carried
+ * nothing and have no queue), their bytes integrated from their flows'
+ * rates (rs_fluid_port_bytes): utilisation from rates, not lumps of a
+ * whole flow when it ends. */
 static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
 {
     rs_timeline *tl = s->tl;
@@ -175,14 +188,19 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     if (s->touched) {
         touched_in_order(net, s);
         nvisit = s->ntouched;
+        s->ntouched = 0; /* ports still carrying are touched again below, at k <= j */
     }
     for (uint32_t j = 0; j < nvisit; j++) {
         uint32_t i = s->touched ? s->touched[j] : j;
         const rs_port *p = &net->ports[i];
         nettl_port *ps = &s->ps[i];
-        if (p->tx_bytes == ps->ser && p->qbytes == 0)
+        if (!net->fluid && p->tx_bytes == ps->ser && p->qbytes == 0)
             continue; /* sent nothing since the last tick, nothing queued */
-        uint64_t ser = serialized(p, now);
+        uint64_t bps, ser = carried(net, i, now, &bps);
+        if (bps)
+            rs_nettl_touch(net, i); /* flow level: still carrying at the next tick */
+        if (net->fluid && ser == ps->ser)
+            continue;
         if (want_s) {
             double util = 0;
             if (dt_bits > 0 && p->rate_bps)
@@ -229,7 +247,6 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     }
     if (ecn_new)
         s->ecn_seen = net->st.ecn_marked;
-    s->ntouched = 0;
     s->t_prev = now;
 }
 
@@ -342,11 +359,14 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     s->next_tick = RS_TIME_MAX;
     s->ecn_seen = net->st.ecn_marked;
     s->cnp_seen = net->st.cnps_sent;
+    net->tl = s;
     for (uint32_t i = 0; i < net->nports; i++) {
         const rs_port *p = &net->ports[i];
-        s->ps[i] = (nettl_port){ serialized(p, now), p->ecn_marked, p->cnp_sent };
+        uint64_t bps;
+        s->ps[i] = (nettl_port){ carried(net, i, now, &bps), p->ecn_marked, p->cnp_sent };
+        if (bps)
+            rs_nettl_touch(net, i);
     }
-    net->tl = s;
     if (!idle(net))
         rs_nettl_wake(net);
     return RS_OK;

@@ -183,10 +183,12 @@ typedef enum { INCAST_PFC, INCAST_DCQCN, INCAST_LOSSY } incast_kind;
  * timeline at `name` (NULL: none) of the kinds in mask, sampled every
  * interval_ps. Returns the network (to be destroyed by the caller). */
 static uint64_t incast_bytes = 1u << 20;
+static rs_fidelity incast_fidelity = RS_FIDELITY_PACKET;
 static rs_net *incast(incast_kind kind, const char *name, uint32_t mask, rs_time interval_ps)
 {
     rs_net_config c;
     cfg_flat(&c, 9, 16);
+    c.fidelity = incast_fidelity;
     if (kind == INCAST_PFC) {
         c.cc = RS_CC_NONE;
         c.buffer_bytes = 256u << 10;
@@ -318,6 +320,60 @@ static void test_bottleneck_samples_show_it_busy(void)
     double bytes_per_us = 400e9 / 8 * 1e-6;
     CU_ASSERT(sum * bytes_per_us <= (double)pi.tx_bytes);
     CU_ASSERT(sum * bytes_per_us >= (double)pi.tx_bytes - 2 * bytes_per_us);
+    CU_ASSERT_FALSE(t.unnamed_use);
+    free_tl(&t);
+    rs_net_destroy(net);
+}
+
+/* At flow level the samples come from the rates: the incast's 8 flows
+ * share the receiver's port at 50 Gb/s each, so every whole interval of
+ * the bottleneck is busy to within a byte of rounding, and its last
+ * sample has all it carried (its flows' wire bytes, up to a byte per flow).
+ * The senders' NIC ports carry 50 Gb/s: utilisation 1/8. */
+static void test_flow_level_samples_come_from_rates(void)
+{
+    const rs_time us = 1000000;
+    incast_fidelity = RS_FIDELITY_FLOW;
+    rs_net *net = incast(INCAST_PFC, "fsample.tl", RS_TL_ALL, us);
+    incast_fidelity = RS_FIDELITY_PACKET;
+    tl_read t;
+    read_tl(tpath("fsample.tl"), rs_net_port_count(net), &t);
+    const uint32_t port[2] = { net->leaf_port[0], net->nodes[1].port_base }; /* bottleneck, a sender's NIC */
+    const double util[2] = { 1.0, 0.125 };
+    for (int k = 0; k < 2; k++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, port[k], &pi);
+        size_t n = 0, first = SIZE_MAX, last = 0;
+        uint64_t prev_tx = 0;
+        for (size_t i = 0; i < t.nsample; i++) {
+            const rs_tlread_rec *x = &t.sample[i];
+            CU_ASSERT(x->u.sample.util >= 0 && x->u.sample.util <= 1);
+            CU_ASSERT_EQUAL(x->u.sample.queue_bytes, 0);
+            if (x->u.sample.port != port[k])
+                continue;
+            CU_ASSERT(x->u.sample.tx_bytes >= prev_tx);
+            prev_tx = x->u.sample.tx_bytes;
+            if (first == SIZE_MAX)
+                first = i;
+            last = i;
+        }
+        CU_ASSERT_FATAL(first != SIZE_MAX);
+        /* All it carried, less or more the frames round-robin tails hand
+         * between the group's flows (fluid.c): at most 7 of 4194 bytes. */
+        CU_ASSERT(prev_tx + 7 * 4194 >= pi.tx_bytes && prev_tx <= pi.tx_bytes + 7 * 4194);
+        if (k == 0)
+            CU_ASSERT(prev_tx + 8 >= pi.tx_bytes && prev_tx <= pi.tx_bytes + 8);
+        /* Whole intervals (the first and last are partial): the rate, to a
+         * byte of rounding (2e-5 of 50 KB). */
+        for (size_t i = first + 1; i < last; i++) {
+            const rs_tlread_rec *x = &t.sample[i];
+            if (x->u.sample.port != port[k])
+                continue;
+            CU_ASSERT(x->u.sample.util > util[k] - 1e-4 && x->u.sample.util < util[k] + 1e-4);
+            n++;
+        }
+        CU_ASSERT(n > 100); /* 8 MiB at 400 Gb/s: ~170 us */
+    }
     CU_ASSERT_FALSE(t.unnamed_use);
     free_tl(&t);
     rs_net_destroy(net);
@@ -625,6 +681,7 @@ static const rs_cu_test nettl_tests[] = {
     RS_CU_TEST(test_pfc_records_count_as_ports_pfc_sent),
     RS_CU_TEST(test_flow_records_are_msg_times),
     RS_CU_TEST(test_bottleneck_samples_show_it_busy),
+    RS_CU_TEST(test_flow_level_samples_come_from_rates),
     RS_CU_TEST(test_drop_records_add_up_to_pkts_dropped),
     RS_CU_TEST(test_drop_reason_is_buffer_for_tail_drop),
     RS_CU_TEST(test_ecn_records_add_up_to_marks_and_cnps),
