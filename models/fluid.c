@@ -48,9 +48,10 @@
  * the events of the pipeline (docs/fidelity.md). With faults scheduled,
  * relays stay chunk pipelines (failover moves chunks).
  *
- * Flows that share a bottleneck and would end together leave the fluid
- * one largest frame apart, as the packet level's round robin sends their
- * last frames (solve_now, "round-robin tails").
+ * A flow that shares its bottleneck leaves the fluid early by one largest
+ * frame per flow that joined the link after it, as the packet level's
+ * round robin sends their frames after its last one (solve_now,
+ * "round-robin tails").
  *
  * Events: one per flow start batch (a solve), one per finish batch, one per
  * completion. Starts and finishes at one instant are solved once: the
@@ -454,8 +455,9 @@ int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates)
 typedef struct fl_rec {
     unsigned __int128 rem;  /* remaining wire bits x 10^12, as of t0 */
     rs_time t0;
+    rs_time since;          /* it entered the fluid: its place in its links' round robin */
     rs_time end;            /* its bytes are through at the current rates (RS_TIME_MAX: rate 0) */
-    rs_time finish;         /* it leaves the fluid (heap key): end, or earlier in a group */
+    rs_time finish;         /* it leaves the fluid (heap key): end, or earlier (a round-robin tail) */
     rs_time lat;            /* completion comes this long after finish */
     uint64_t rate;          /* bit/s */
     uint64_t wire;          /* wire bytes */
@@ -466,11 +468,12 @@ typedef struct fl_rec {
     uint8_t counted;        /* its frames are in the counters already (a tail resent after a fault) */
 } fl_rec;
 
-/* A flow with the link that limits it and its end time, for grouping. */
+/* A flow with the link that limits it, its place in that link's round
+ * robin (since, serial) and its end time: round-robin tails (solve_now). */
 typedef struct fin_ent {
     uint32_t bneck, id;
     uint64_t serial;
-    rs_time end;
+    rs_time since, end;
 } fin_ent;
 
 /* A transport flow parked off the fluid by a fault: its path crossed a
@@ -516,7 +519,7 @@ struct rs_fluid {
     uint32_t *heap;         /* solver ids by (finish, transport flow serial) */
     uint32_t nheap, capheap;
     rs_time armed;          /* earliest pending finish event, RS_TIME_MAX: none */
-    fin_ent *batch;         /* flows finishing at one instant */
+    fin_ent *batch;         /* the flows of a solve with an end, for round-robin tails */
     uint32_t capbatch;
     uint32_t ent;
     uint8_t solve_pending;
@@ -842,7 +845,7 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
     }
     fl_rec *r = &fl->rec[id];
     r->rem = rem;
-    r->t0 = rs_sim_now(net->sim);
+    r->t0 = r->since = rs_sim_now(net->sim);
     r->finish = r->end = RS_TIME_MAX;
     r->lat = lat;
     r->max_frame = mf;
@@ -913,8 +916,8 @@ static int fin_cmp(const void *a, const void *b)
     const fin_ent *x = a, *y = b;
     if (x->bneck != y->bneck)
         return x->bneck < y->bneck ? -1 : 1;
-    if (x->end != y->end)
-        return x->end < y->end ? -1 : 1;
+    if (x->since != y->since)
+        return x->since < y->since ? -1 : 1;
     return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
@@ -998,18 +1001,35 @@ static void ev_watch(rs_sim *sim, void *obj, uint64_t arg)
 /* Solve the components touched since the last solve and move their flows'
  * end and finish times.
  *
- * Round-robin tails. k flows limited by one link that would end together
- * are, at packet level, served round robin (NIC, HB port) or first come
- * first served (switch port) one frame at a time, so their last frames
- * leave one after another: the j-th (by transport flow serial, the round-robin
- * order) is through (k - 1 - j) frame times before the last. Pure
- * processor sharing ends them at once and then leaves the link idle for
- * their whole latency before a closed-loop sender (a collective's window)
- * sends again: that made a 128-GPU ring AllReduce 7% slower than packet
- * level. So the j-th of such a group leaves the fluid (k - 1 - j) of its
- * frames early and hands the bytes it had left to the group members still
- * in the fluid (ev_finish): the link carries the same bytes and the last
- * member still ends at the group's time. */
+ * Round-robin tails. k flows limited by one link are, at packet level,
+ * served round robin (NIC, HB port) or first come first served (switch
+ * port) one frame at a time, in the order they joined: a flow's last
+ * frame is followed, in its round, by one frame of each flow that joined
+ * after it, so it is through that many frame times before processor
+ * sharing would end it. The fluid leaves such a flow the frames of the
+ * flows after it (in (since, serial) order on its bottleneck) early and
+ * hands the bytes it had left to them (hand_over): the link carries the
+ * same bytes and the last of them ends at the same time.
+ *
+ * k flows that would end together then complete one frame apart instead
+ * of at once; without that the link stayed idle for their whole latency
+ * before a closed-loop sender (a collective's window) sent again, which
+ * made a 128-GPU ring AllReduce 7% slower than packet level. And two flows
+ * that started apart keep drifting apart: the one that joined first ends
+ * a frame earlier than under processor sharing, so when each flow's
+ * successor waits for it (a ring's channels, one piece per step) the gap
+ * grows by a frame per step, as at packet level, until one's latency
+ * overlaps the other's transmission. Ending only equal ends early kept the
+ * two channels of an 8 MiB ring AllReduce over 32 GPUs one frame apart at
+ * every step, each waiting out the latency: +25% (docs/fidelity.md).
+ *
+ * Known limit: a flow that joins mid-frame waits at packet level for the
+ * rest of the frame on the wire (frames are not pre-empted); the fluid
+ * gives it its share at once, so the earlier flow can end up to one frame
+ * later than at packet level. Exact when the later one joins as a frame
+ * ends, as a ring's two channels do (each piece goes on the arrival of
+ * the last, plus the same reduction time: a whole number of frames
+ * apart). */
 static int solve_now(rs_fluid *fl)
 {
     rs_time now = rs_sim_now(fl->net->sim);
@@ -1039,21 +1059,22 @@ static int solve_now(rs_fluid *fl)
         }
         r->end = end;
         if (end != RS_TIME_MAX && n > 1)
-            fl->batch[ng++] = (fin_ent){ rs_mmf_bottleneck(fl->mmf, t[i]), t[i], r->serial, end };
+            fl->batch[ng++] = (fin_ent){ rs_mmf_bottleneck(fl->mmf, t[i]), t[i], r->serial, r->since, end };
         else
             set_finish(fl, r, end);
     }
     if (ng > 1)
         qsort(fl->batch, ng, sizeof *fl->batch, fin_cmp);
-    for (uint32_t i = 0, g1 = 0; i < ng; i++) {
+    /* From the back of each bottleneck's round robin: `early` is the
+     * frames of the flows after this one. */
+    rs_time early = 0;
+    for (uint32_t i = ng; i-- > 0;) {
         const fin_ent *e = &fl->batch[i];
-        if (g1 < i)
-            g1 = i;
-        while (g1 + 1 < ng && fl->batch[g1 + 1].bneck == e->bneck && fl->batch[g1 + 1].end == e->end)
-            g1++;
+        if (i + 1 == ng || fl->batch[i + 1].bneck != e->bneck)
+            early = 0;
         fl_rec *r = &fl->rec[e->id];
-        rs_time early = (rs_time)(g1 - i) * port_ser(&fl->net->ports[e->bneck], r->max_frame);
         set_finish(fl, r, e->end - now > early ? e->end - early : now);
+        early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
     }
     arm(fl);
     if (RS_UNLIKELY(fl->net->flt != NULL))
@@ -1071,8 +1092,9 @@ static void ev_solve(rs_sim *sim, void *obj, uint64_t arg)
 }
 
 /* Flow id leaves the fluid before its end (a round-robin tail, solve_now):
- * the bytes it had left go, in equal parts, to the flows of its group
- * (same bottleneck, same end) still in the fluid. */
+ * the bytes it had left go, in equal parts, to the flows after it in its
+ * bottleneck's round robin (same bottleneck, later (since, serial)) still
+ * in the fluid. */
 static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
 {
     fl_rec *r = &fl->rec[id];
@@ -1087,7 +1109,8 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
         for (uint32_t j = 0; j < L->n; j++) {
             uint32_t g = L->fl[j];
             fl_rec *q = &fl->rec[g];
-            if (g == id || q->hidx == RS_NONE || q->end != r->end || rs_mmf_bottleneck(fl->mmf, g) != b)
+            if (g == id || q->hidx == RS_NONE || rs_mmf_bottleneck(fl->mmf, g) != b ||
+                q->since < r->since || (q->since == r->since && q->serial < r->serial))
                 continue;
             if (pass == 0) {
                 m++;

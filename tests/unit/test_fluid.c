@@ -432,6 +432,43 @@ static void test_fluid_incremental_equals_full_during_run(void)
 
 /* -- packet vs flow ------------------------------------------------------- */
 
+/* Two 1 MiB messages from GPU 0 to GPU 1, the second sent 1 ns before the
+ * first one's tenth frame (the first with its RETH, then nine full ones)
+ * has left, so both are in the NIC's round robin when it takes the next
+ * frame. From then on it serves them a frame each, the first one first,
+ * so the first one's last frame leaves a frame time before processor
+ * sharing would end it (11 frames before the second's: 10 alone, 1 in
+ * the last round), and the second ends when the NIC has carried both.
+ * The flow level's round-robin tails give both times (models/fluid.c,
+ * solve_now). Ending early only flows with equal ends had the first one
+ * a frame (83.6 ns) late, and a ring whose channels drift apart that way
+ * 25% slow (test_fluid_ring_of_single_pieces_agrees_with_packet_level). */
+static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
+{
+    rs_time end[2][2] = { { 0, 0 }, { 0, 0 } };
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_net *net = mk(&c);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0), RS_OK);
+        rs_net_at(net, (4194 + 9 * 4178) * 20 - 1000, send_later, NULL, 0ull << 40 | 1ull << 20 | (1u << 20) / 64);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        size_t k;
+        const rs_net_msg_time *t = rs_net_msg_times(net, &k);
+        CU_ASSERT_EQUAL_FATAL(k, 2);
+        for (size_t i = 0; i < k; i++)
+            end[fid][t[i].start != 0] = t[i].end;
+        rs_net_destroy(net);
+    }
+    /* Within a ns: the second joins 1 ns before a frame ends, and the
+     * fluid's frame is the largest (RETH), the packet level's a full one. */
+    for (int i = 0; i < 2; i++) {
+        int64_t d = (int64_t)end[1][i] - (int64_t)end[0][i];
+        CU_ASSERT(d >= -1000 && d <= 1000);
+    }
+    CU_ASSERT_EQUAL(end[0][1] - end[0][0], 11 * 4178 * 20);
+}
+
 static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
@@ -493,6 +530,26 @@ static void test_fluid_ring_allreduce_agrees_with_packet_level(void)
 static void test_fluid_ring_streams_agree_with_packet_level(void)
 {
     ring_agreement(16, 128u << 20, RS_TRANSPORT_IDEAL, " as streams");
+}
+
+/* Slices of one 128 KiB piece per channel (8 MiB, 32 GPUs, HB 1): one
+ * message per piece, each step's piece waiting for the previous step's.
+ * At packet level the two channels drift a frame apart per step (the
+ * first-joined piece on a NIC ends a frame early, above) until one's
+ * latency overlaps the other's transmission; with the two channels in
+ * lockstep the flow level had been 25% slow (docs/fidelity.md). */
+static void test_fluid_ring_of_single_pieces_agrees_with_packet_level(void)
+{
+    rs_time t[2];
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        cfg(&c, 32, 1, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8u << 20);
+    }
+    double err = ((double)t[1] - (double)t[0]) / (double)t[0];
+    fprintf(stderr, "\n  ring allreduce 8 MiB / 32 GPUs, HB 1: packet %.1f us, flow %.1f us, error %+.2f%%\n",
+            rs_time_to_us(t[0]), rs_time_to_us(t[1]), 100 * err);
+    CU_ASSERT(err < 0.02 && err > -0.02);
 }
 
 /* -- the rail-only paper's bandwidth-only model ------------------------------ */
@@ -1035,7 +1092,9 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_incast_gets_equal_shares),
     RS_CU_TEST(test_fluid_paths_equal_packet_paths),
     RS_CU_TEST(test_fluid_incremental_equals_full_during_run),
+    RS_CU_TEST(test_fluid_first_joined_leaves_round_robin_a_frame_early),
     RS_CU_TEST(test_fluid_ring_allreduce_agrees_with_packet_level),
+    RS_CU_TEST(test_fluid_ring_of_single_pieces_agrees_with_packet_level),
     RS_CU_TEST(test_fluid_is_deterministic),
     RS_CU_TEST(test_fluid_rejects_unknown_fidelity),
     RS_CU_TEST(test_fluid_records_follow_transfers_in_flight),
