@@ -1418,6 +1418,60 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
     return RS_OK;
 }
 
+/* Wire bytes of flow fid the fluid has carried by now: in the fluid, its
+ * progress; parked, what it had done when it stopped; else (not started,
+ * or its last frames in flight) 0, as a failover must assume. */
+static uint64_t carried_wire(const rs_fluid *fl, uint32_t fid, uint64_t wire)
+{
+    rs_time now = rs_sim_now(fl->net->sim);
+    unsigned __int128 all = (unsigned __int128)wire * 8u * RS_PS_PER_S, rem = all;
+    uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
+    if (id != RS_NONE) {
+        const fl_rec *r = &fl->rec[id];
+        unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
+        rem = done < r->rem ? r->rem - done : 0;
+    } else {
+        for (uint32_t i = 0; i < fl->npark; i++)
+            if (fl->park[i].flow == fid && !fl->park[i].tail)
+                rem = fl->park[i].rem;
+    }
+    return (uint64_t)((all - (rem < all ? rem : all)) / (8u * (unsigned __int128)RS_PS_PER_S));
+}
+
+uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
+{
+    const rs_flow *f = &net->flows[fid];
+    if (f->port >= net->nports || net->ports[f->port].kind == RS_PORT_GPU_HB || f->relay_src != RS_NONE)
+        return 0;
+    uint64_t wire;
+    uint32_t first;
+    flow_wire(f, 0, &wire, &first);
+    uint64_t done = carried_wire(net->fluid, fid, wire), full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
+    if (done < first)
+        return 0;
+    uint64_t n = 1 + (done - first) / full;
+    return n < f->npkts ? (uint32_t)n : f->npkts - 1; /* the last goes again: it had not arrived */
+}
+
+void rs_fluid_flow_abandon(rs_net *net, uint32_t fid)
+{
+    rs_fluid *fl = net->fluid;
+    uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
+    if (id != RS_NONE) {
+        fl_rec r;
+        leave(fl, id, &r);
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < fl->npark; i++)
+        if (fl->park[i].flow != fid)
+            fl->park[k++] = fl->park[i];
+    fl->npark = k;
+    if (fid < fl->captail)
+        fl->tail[fid].done_at = RS_TIME_MAX; /* its pending completion does nothing */
+    watch(fl);
+    rs_flow_release(net, fid);
+}
+
 int rs_fluid_routes_changed(rs_net *net)
 {
     rs_fluid *fl = net->fluid;

@@ -116,6 +116,13 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port);
  * flows with a usable path resume, at once or at their next retransmit
  * timeout (docs/fidelity.md). RS_ENOMEM. */
 int rs_fluid_routes_changed(rs_net *net);
+
+/* Failover (net.c rs_msg_failover) at flow level: the data frames of
+ * network flow fid the fluid has carried, in order (0 for HB and relay
+ * flows); then rs_fluid_flow_abandon takes it out of the fluid, the parked
+ * flows and the pending completions, and frees its record. */
+uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid);
+void rs_fluid_flow_abandon(rs_net *net, uint32_t fid);
 /* Transport flows parked now (tests). */
 uint32_t rs_fluid_parked(const rs_net *net);
 

@@ -625,7 +625,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
         if (RS_NEVER(f >= net->nflows))
             return 0; /* a message always has its flow (rs_net_send undoes one that could not start) */
         const rs_flow *fl = &net->flows[f];
-        msg->off = (uint64_t)fl->rcv_nxt * fl->mtu;
+        msg->off = (uint64_t)(net->fluid ? rs_fluid_flow_delivered(net, f) : fl->rcv_nxt) * fl->mtu;
         rs_fault_note_failover(net, f, m, fault);
         rs_flow_abandon(net, f);
         msg->pipe = 1;

@@ -38,6 +38,7 @@
  *     w * 8 / Rc later; a paced flow leaves the port's round robin and an
  *     event puts it back when it may send again.
  */
+#include "fluid.h"
 #include "netint.h"
 
 #include <math.h>
@@ -460,6 +461,10 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
 
 void rs_flow_abandon(rs_net *net, uint32_t fid)
 {
+    if (net->fluid) {
+        rs_fluid_flow_abandon(net, fid);
+        return;
+    }
     rs_flow *f = &net->flows[fid];
     if (f->active) {
         /* Out of its port's round robin (a singly linked list: walk it). */

@@ -1086,6 +1086,47 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
     }
 }
 
+/* Failover at flow level: on rail-only, GPU 8's NIC fails (for good) 20 us
+ * into an 8 MiB message 0 -> 8 on rail 0. When routes are recomputed the
+ * message moves to another rail through both HB domains, resending from
+ * what the fluid had carried; it completes exactly once (the abandoned
+ * flow leaves the fluid: it used to complete as well, finishing the
+ * message twice) and within 2% of the packet level's failover. */
+static rs_time failover_fct(rs_fidelity fid, const char *sched)
+{
+    rs_net_config c;
+    cfg(&c, 32, 8, 64, fid);
+    c.kind = RS_TOPO_RAIL_ONLY;
+    rs_net *net = mk(&c);
+    CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, 1);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    CU_ASSERT(st.hb_bytes > 0); /* it crossed the HB domains */
+    if (fid == RS_FIDELITY_FLOW)
+        CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
+    rs_time t = only_fct(net);
+    rs_net_destroy(net);
+    return t;
+}
+
+static void test_fluid_fault_failover_completes_once_as_at_packet_level(void)
+{
+    const char *sched[2] = { "20us nic-down gpu8", "20us nic-down gpu8 100us" }; /* for good, repaired */
+    for (int k = 0; k < 2; k++) {
+        rs_time p = failover_fct(RS_FIDELITY_PACKET, sched[k]), f = failover_fct(RS_FIDELITY_FLOW, sched[k]);
+        printf("\n  %s under 8 MiB, failover: packet %.2f us, flow %.2f us\n", sched[k], (double)p / 1e6,
+               (double)f / 1e6);
+        double d = ((double)f - (double)p) / (double)p;
+        CU_ASSERT(d > -0.02 && d < 0.02);
+    }
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -1109,6 +1150,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_fault_unreliable_flow_is_lost),
     RS_CU_TEST(test_fluid_fault_tail_in_flight_waits_for_the_timeout),
     RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
+    RS_CU_TEST(test_fluid_fault_failover_completes_once_as_at_packet_level),
 };
 
 static void register_suites(void)
