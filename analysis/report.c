@@ -433,7 +433,7 @@ int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
             return frc;
         }
     }
-    else if (rc == RS_AN_OK)
+    if (rc == RS_AN_OK && !t)
         fprintf(out, "\ntimeline: none (%s not found)\n", tpath);
     rs_tlstats_destroy(t);
     json_decref(s);

@@ -69,7 +69,8 @@ fi
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^compute vs exposed communication per rank (16 ranks)' "$TMP/report" &&
    grep -q '^  0  *rank 0 (gpu 0) ' "$TMP/report" && grep -q '^  dp  *allreduce' "$TMP/report" &&
-   grep -q '^  tp  *allreduce' "$TMP/report" && grep -q '^  pp  *send' "$TMP/report"; then
+   grep -q '^  tp  *allreduce' "$TMP/report" && grep -q '^  pp  *send' "$TMP/report" &&
+   ! grep -q '^timeline: none' "$TMP/report"; then
     ok "report: per-rank compute/exposed, time by dimension"
 else
     fail "report (exit $rc): $(cat "$TMP/err") $(sed -n '/^timeline/,$p' "$TMP/report" | head -30)"
