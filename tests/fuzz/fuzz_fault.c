@@ -3,9 +3,11 @@
  * syntax check, then, for a schedule it accepts, target resolution on a
  * small network of either kind and a short run with traffic, so applying
  * faults, repairs, route recomputation and the cut-off and watchdog stops
- * run too. The first byte picks the topology; the rest is the schedule.
- * Every failure must come with a message; a run ends by its time limit,
- * completion or a fault stop, never a crash.
+ * run too. The first byte picks the topology and the fidelity (packet or
+ * flow); the rest is the schedule. Every failure must come with a
+ * message; a run ends by its time limit, completion or a fault stop,
+ * never a crash, and no message completes twice (failover once left a
+ * fluid flow behind that did).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void done_cb(void *ctx, rs_net *net, uint64_t tag)
 {
-    (void)ctx;
     (void)net;
-    (void)tag;
+    uint8_t *done = ctx;
+    if (done[tag]++)
+        abort(); /* completed twice */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -49,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.hb_size = data[0] & 2 ? 4 : 1;
     c.radix = 4;
     c.seed = data[0] >> 6;
+    c.fidelity = data[0] & 4 ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
     rs_net *net = NULL;
     if (rs_net_create(&c, &net, &err) != RS_OK)
         abort(); /* a fixed, valid configuration */
@@ -67,10 +71,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rs_net_destroy(net);
         return 0;
     }
+    /* Even GPUs send along their rail (one flow), odd ones across rails
+     * (relayed with HB domains of 4). At flow level, messages of several
+     * relay chunks: as cheap to run, and longer in flight for faults. */
+    uint8_t done[16] = { 0 };
+    uint64_t bytes = c.fidelity == RS_FIDELITY_FLOW ? 2u << 20 : 64u << 10;
     for (uint32_t g = 0; g < c.gpus; g++)
-        if (rs_net_send(net, g, (g + 5) % c.gpus, 64 * 1024, done_cb, NULL, g) != RS_OK)
+        if (rs_net_send(net, g, (g + 4 + (g & 1)) % c.gpus, bytes, done_cb, done, g) != RS_OK)
             abort();
     int rc = rs_net_run(net, 3 * RS_PS_PER_MS);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    if (st.msgs_done > st.msgs)
+        abort();
     if (rc == RS_EUNREACH && rs_net_fault_errmsg(net)[0] == '\0')
         abort(); /* a fault stop names its cause */
     uint32_t nf = rs_net_fault_count(net);
