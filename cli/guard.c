@@ -31,11 +31,15 @@
 #define EV_PER_HB_UNIT 3.0  /* GPU -> NVSwitch -> GPU */
 #define EV_PER_MSG_PKT 4.0  /* start, completion, callbacks (packet level) */
 #define EV_PER_MSG_FLOW 2.5 /* start, finish, rate changes (flow level) */
+/* A network transfer's DCQCN events at flow level (transport.cc=dcqcn:
+ * CNPs, rate timer, backlog running out): 2.3-2.5 per network message on
+ * the 64- and 128-GPU all-to-alls, fewer where flows rarely collide. */
+#define EV_PER_NET_MSG_DCQCN 1.5
 #define EV_PER_COMPUTE 2.0  /* a compute op's start and end */
 #define RS_GUARD_SAMPLE_MIN_BYTES 17.0 /* fixarray, kind, time, port, tx, queue, float64 */
 
 typedef struct tally {
-    double msgs, net_bytes, hb_bytes, compute_ops;
+    double msgs, net_msgs, net_bytes, hb_bytes, compute_ops;
 } tally;
 
 /* n ranks each send `steps` slices of `slice` bytes, a share hb of them
@@ -49,6 +53,7 @@ static void add_steps(tally *t, double times, double n, double steps, double sli
         parts = channels * (chunks > 1 ? chunks : 1);
     }
     t->msgs += times * n * steps * parts;
+    t->net_msgs += times * n * steps * parts * (1 - hb);
     t->net_bytes += times * n * steps * slice * (1 - hb);
     t->hb_bytes += times * n * steps * slice * hb;
 }
@@ -78,6 +83,8 @@ static void add_coll(tally *t, double times, rs_coll_op op, double n, double byt
             add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
             t->msgs -= times * n * steps * ch * pieces; /* the pieces become streams */
             t->msgs += times * n * ch;
+            t->net_msgs -= times * n * steps * ch * pieces * (1 - ring_hb);
+            t->net_msgs += times * n * ch * (1 - ring_hb);
         } else {
             add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
         }
@@ -221,8 +228,11 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
         e->timeline_min_bytes = b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
     }
     double mtu = sc->net.mtu ? sc->net.mtu : 4096, hb_mtu = sc->net.hb_mtu ? sc->net.hb_mtu : 65536;
-    if (sc->net.fidelity == RS_FIDELITY_FLOW)
+    if (sc->net.fidelity == RS_FIDELITY_FLOW) {
         e->events = t.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
+        if (sc->net.cc == RS_CC_DCQCN && sc->net.ecn && sc->net.transport == RS_TRANSPORT_ROCE)
+            e->events += t.net_msgs * EV_PER_NET_MSG_DCQCN;
+    }
     else
         e->events = ceil(t.net_bytes / mtu) * EV_PER_NET_PKT + ceil(t.hb_bytes / hb_mtu) * EV_PER_HB_UNIT +
                     t.msgs * EV_PER_MSG_PKT + t.compute_ops * EV_PER_COMPUTE;

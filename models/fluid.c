@@ -53,8 +53,15 @@
  * round robin sends their frames after its last one (solve_now,
  * "round-robin tails").
  *
+ * DCQCN (transport.cc=dcqcn, ECN on, RoCE): each network flow follows the
+ * reaction point's law of transport.c; its rate is capped at DCQCN's Rc
+ * unless a backlog it built in the network keeps its bottleneck busy, and
+ * CNPs come while a switch port's backlog is above Kmin (the DCQCN
+ * section below). Otherwise the rates are plain max-min.
+ *
  * Events: one per flow start batch (a solve), one per finish batch, one per
- * completion. Starts and finishes at one instant are solved once: the
+ * completion (and with DCQCN one per flow's next CNP, rate-timer or
+ * backlog event). Starts and finishes at one instant are solved once: the
  * backend's entity is the last one, and the engine runs equal-time events
  * in entity order, so its solve event runs after every callback of that
  * instant (which may start more flows). The finish times sit in a binary
@@ -65,6 +72,7 @@
 
 #include "netint.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +107,8 @@ struct rs_mmf {
     mmf_flow *flows;
     uint64_t *rate;
     uint32_t *bneck;       /* the link whose saturation froze each flow's rate */
+    uint64_t *fcap;        /* per-flow rate cap, bit/s (0: none; rs_mmf_set_flow_cap) */
+    uint32_t ncapped;      /* flows with a cap: filling looks at caps only when > 0 */
     uint32_t nflows, capflows;
     uint32_t *free_ids;    /* capacity capflows */
     uint32_t nfree;
@@ -166,6 +176,7 @@ void rs_mmf_destroy(rs_mmf *m)
     free(m->flows);
     free(m->rate);
     free(m->bneck);
+    free(m->fcap);
     free(m->free_ids);
     free(m->dirty);
     free(m->comp_links);
@@ -206,10 +217,11 @@ int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
         f = m->free_ids[--m->nfree];
     } else {
         /* rate and free_ids grow with flows, so remove never allocates. */
-        uint32_t c1 = m->capflows, c2 = m->capflows, c3 = m->capflows, c4 = m->capflows;
+        uint32_t c1 = m->capflows, c2 = m->capflows, c3 = m->capflows, c4 = m->capflows, c5 = m->capflows;
         if (grow((void **)&m->flows, &c1, m->nflows + 1, sizeof *m->flows) != RS_OK ||
             grow((void **)&m->rate, &c2, m->nflows + 1, sizeof *m->rate) != RS_OK ||
             grow((void **)&m->bneck, &c4, m->nflows + 1, sizeof *m->bneck) != RS_OK ||
+            grow((void **)&m->fcap, &c5, m->nflows + 1, sizeof *m->fcap) != RS_OK ||
             grow((void **)&m->free_ids, &c3, m->nflows + 1, sizeof *m->free_ids) != RS_OK)
             return RS_ENOMEM; /* arrays that grew stay grown: harmless */
         m->capflows = c1;
@@ -220,6 +232,7 @@ int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
     fl->nhops = (uint8_t)nhops;
     fl->live = 1;
     m->rate[f] = 0;
+    m->fcap[f] = 0;
     m->bneck[f] = links[0];
     for (uint32_t i = 0; i < nhops; i++) {
         mmf_link *L = &m->links[links[i]];
@@ -253,6 +266,10 @@ void rs_mmf_remove(rs_mmf *m, uint32_t id)
     }
     fl->live = 0;
     m->rate[id] = 0;
+    if (m->fcap[id]) {
+        m->fcap[id] = 0;
+        m->ncapped--;
+    }
     m->free_ids[m->nfree++] = id;
 }
 
@@ -300,6 +317,30 @@ static heap_ent hpop(rs_mmf *m)
     return top;
 }
 
+/* Filling: flow f reaches its cap before any link it crosses saturates
+ * (unless frozen already): it takes the cap, its links give it out. Its
+ * "bottleneck" is its first link (the sender's port). Off the hot path:
+ * only runs with caps set (DCQCN at flow level). */
+static int __attribute__((noinline)) freeze_capped(rs_mmf *m, uint32_t f, uint64_t cap, uint32_t fill,
+                                                   uint64_t *dst, uint32_t *bn)
+{
+    mmf_flow *fl = &m->flows[f];
+    if (fl->frozen == fill)
+        return RS_OK;
+    fl->frozen = fill;
+    dst[f] = cap;
+    if (bn)
+        bn[f] = fl->link[0];
+    for (uint32_t k = 0; k < fl->nhops; k++) {
+        mmf_link *K = &m->links[fl->link[k]];
+        K->rem -= cap;
+        K->cnt--;
+        if (K->cnt && hpush(m, K->rem / K->cnt, fl->link[k]) != RS_OK)
+            return RS_ENOMEM;
+    }
+    return RS_OK;
+}
+
 /* Progressive filling over links[0..nl), which must be closed (every flow
  * on them has all its links in the set). Rates go to dst[flow id], and
  * bottleneck links to bn[flow id] unless bn is NULL. */
@@ -313,9 +354,21 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
         L->cnt = L->n;
         if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
             return RS_ENOMEM;
+        /* A capped flow is one more constraint, popped in share order like
+         * a link of its own (id nlinks + f, after real links on ties); a
+         * flow on several of these links is pushed once per link and
+         * skipped once frozen. */
+        for (uint32_t j = 0; m->ncapped && j < L->n; j++)
+            if (m->fcap[L->fl[j]] && hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
+                return RS_ENOMEM;
     }
     while (m->nheap) {
         heap_ent e = hpop(m);
+        if (e.link >= m->nlinks) {
+            if (freeze_capped(m, e.link - m->nlinks, e.share, fill, dst, bn) != RS_OK)
+                return RS_ENOMEM;
+            continue;
+        }
         mmf_link *L = &m->links[e.link];
         if (L->cnt == 0 || L->rem / L->cnt != e.share)
             continue; /* stale */
@@ -356,6 +409,24 @@ static void fill_alone(rs_mmf *m, uint32_t f)
     }
     m->rate[f] = m->capv[b];
     m->bneck[f] = b;
+    if (m->ncapped && m->fcap[f] && m->fcap[f] < m->capv[b]) {
+        m->rate[f] = m->fcap[f];
+        m->bneck[f] = fl->link[0];
+    }
+}
+
+void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve)
+{
+    uint64_t old = m->fcap[id];
+    if (old == cap_bps)
+        return;
+    m->ncapped += (cap_bps != 0) - (old != 0);
+    m->fcap[id] = cap_bps;
+    if (!resolve)
+        return;
+    const mmf_flow *fl = &m->flows[id];
+    for (uint32_t k = 0; k < fl->nhops; k++)
+        mark_dirty(m, fl->link[k]);
 }
 
 void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps)
@@ -508,6 +579,18 @@ typedef struct fl_port {
     rs_time t;
 } fl_port;
 
+/* DCQCN state of one fluid flow (the DCQCN section below). */
+typedef struct dq_flow {
+    unsigned __int128 b;    /* backlog, bits x 10^12, as of tb */
+    unsigned __int128 bmax; /* PFC's bound on it */
+    unsigned __int128 sent; /* sent since the last CNP (byte counter), bits x 10^12 */
+    rs_dcqcn_rp cc;         /* the reaction point, as transport.c's */
+    rs_time tb, last_cnp, next_timer, cnp_due, due;
+    uint64_t s, d;          /* send and delivery rates since tb, bit/s */
+    uint32_t gen;
+    uint8_t on;
+} dq_flow;
+
 struct rs_fluid {
     rs_net *net;
     rs_mmf *mmf;
@@ -533,6 +616,16 @@ struct rs_fluid {
     uint8_t watch_armed;    /* an ev_watch is pending */
     fl_tail *tail;          /* by transport flow id (faults only) */
     uint32_t captail;
+    /* DCQCN (transport.cc=dcqcn with ECN, RoCE): per solver flow id, NULL
+     * when off (then the rates are plain max-min). */
+    dq_flow *dq;
+    uint32_t capdq;
+    /* Per switch port, during one dq_solved: its queue and slope, valid
+     * where qstamp equals dqstamp (one computation per port per solve). */
+    unsigned __int128 *qlen;
+    int64_t *qslope;
+    uint32_t *qstamp, dqstamp;
+    uint8_t qvalid;         /* inside dq_solved: the cache may be used */
 };
 
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
@@ -540,6 +633,10 @@ static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
+static int dq_enter(rs_fluid *fl, uint32_t id);
+static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now);
+static unsigned __int128 dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left);
+static void dq_take_in_flight(rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 bits);
 
 int rs_fluid_create(rs_net *net)
 {
@@ -559,6 +656,16 @@ int rs_fluid_create(rs_net *net)
         goto fail;
     if ((rc = rs_sim_entities_add(net->sim, 1, &fl->ent)) != RS_OK)
         goto fail;
+    if (net->cfg.cc == RS_CC_DCQCN && net->cfg.ecn && net->cfg.transport == RS_TRANSPORT_ROCE) {
+        fl->qlen = malloc(((size_t)net->nports + 1) * sizeof *fl->qlen);
+        fl->qslope = malloc(((size_t)net->nports + 1) * sizeof *fl->qslope);
+        fl->qstamp = calloc((size_t)net->nports + 1, sizeof *fl->qstamp);
+        if (!fl->qlen || !fl->qslope || !fl->qstamp ||
+            grow((void **)&fl->dq, &fl->capdq, 16, sizeof *fl->dq) != RS_OK) {
+            rc = RS_ENOMEM;
+            goto fail;
+        }
+    }
     free(cap);
     net->fluid = fl;
     return RS_OK;
@@ -574,6 +681,10 @@ void rs_fluid_destroy(rs_fluid *fl)
         return;
     rs_mmf_destroy(fl->mmf);
     free(fl->port);
+    free(fl->dq);
+    free(fl->qlen);
+    free(fl->qslope);
+    free(fl->qstamp);
     free(fl->rec);
     free(fl->of_flow);
     free(fl->heap);
@@ -858,7 +969,7 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
     fh_set(fl, fl->nheap++, id);
     fh_up(fl, fl->nheap - 1);
     want_solve(fl);
-    return RS_OK;
+    return RS_UNLIKELY(fl->dq != NULL) ? dq_enter(fl, id) : RS_OK;
 }
 
 /* Flow f never completes (no route, or cut with an unreliable transport):
@@ -1080,6 +1191,8 @@ static int solve_now(rs_fluid *fl)
         set_finish(fl, r, e->end - now > early ? e->end - early : now);
         early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
     }
+    if (RS_UNLIKELY(fl->dq != NULL))
+        dq_solved(fl, t, n, now);
     arm(fl);
     if (RS_UNLIKELY(fl->net->flt != NULL))
         watch(fl);
@@ -1108,6 +1221,7 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
         return;
     uint32_t b = rs_mmf_bottleneck(fl->mmf, id), m = 0;
     const mmf_link *L = &fl->mmf->links[b];
+    unsigned __int128 sent = RS_UNLIKELY(fl->dq != NULL) ? dq_in_flight(fl, id, now, left) : 0;
     for (int pass = 0; pass < 2; pass++) {
         uint32_t k = 0;
         for (uint32_t j = 0; j < L->n; j++) {
@@ -1120,6 +1234,8 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
                 m++;
                 continue;
             }
+            if (RS_UNLIKELY(sent > 0))
+                dq_take_in_flight(fl, g, now, sent / m + (k == 0 ? sent % m : 0));
             unsigned __int128 dq = (unsigned __int128)q->rate * (now - q->t0);
             q->rem = (dq < q->rem ? q->rem - dq : 0) + left / m + (k++ == 0 ? left % m : 0);
             q->t0 = now;
@@ -1240,6 +1356,392 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
         rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
     rs_msg_flow_done(net, (uint32_t)fid);
     rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
+}
+
+/* -- DCQCN at flow level ---------------------------------------------------
+ *
+ * With transport.cc=dcqcn (ECN on, RoCE) every RoCE flow carries the
+ * reaction point of transport.c (rs_dcqcn_rp; Zhu et al., SIGCOMM 2015):
+ * its current rate Rc, target Rt, alpha and increase counters, run by the
+ * same rs_dcqcn_cut and rs_dcqcn_increase: a CNP sets Rt = Rc, Rc = Rc (1 - alpha/2), alpha = (1 - g) alpha + g
+ * (alpha decays by (1 - g) per alpha period before); every rate_timer_us
+ * and every byte_counter bytes sent is an increase event (fast recovery
+ * Rc = (Rt + Rc)/2 for F events, then additive, then hyper). The fluid
+ * has no packets, so two things stand in for the queue:
+ *
+ *   Backlog. A flow sends at s = min(Rc, its share of its NIC) and is
+ *   delivered at d, its fluid rate. While s > d the difference waits in
+ *   the network: backlog b grows at s - d, up to what PFC lets it hold
+ *   (pfc.xoff_bytes per switch up to its bottleneck: each ingress pauses
+ *   its upstream there) and never beyond the bytes not yet delivered.
+ *   While b > 0 the backlog keeps the flow's bottleneck busy, so the flow
+ *   is delivered at its max-min share whatever Rc is; at b = 0 its rate is
+ *   capped at Rc (rs_mmf_set_flow_cap).
+ *
+ *   Marking. A switch port's queue is the backlog of the flows it limits;
+ *   above ecn.kmin_bytes the flows crossing it get a CNP: the first one
+ *   the queueing delay at Kmin plus a round trip (2 x the flow's path
+ *   latency) after the queue crossed Kmin, then one per cnp_interval_us
+ *   while it stays above (the notification point's limit). At exactly
+ *   full load (rates cut to the fair share) the queue neither grows nor
+ *   drains, so it stays above Kmin and the next CNP cuts again: the
+ *   packet level does the same.
+ *
+ * Each flow has one pending engine event: the earliest of its next CNP,
+ * rate timer, byte-counter event, backlog running out and last byte
+ * leaving the sender (dq_schedule); none if it leaves the fluid first.
+ * Every change of a flow's own state is such an event, so an event that
+ * fires early (a later one replaced it) finds nothing to do. A cap that
+ * binds re-solves the flow's component; a change of send rate that binds
+ * nothing does not, so the other flows at its port see the queue's new
+ * slope only at their next event or solve (a known approximation). Relayed flows (rail-only PXN as one
+ * fluid flow) stay max-min. docs/fidelity.md has the figures. */
+
+static void ev_dq(rs_sim *sim, void *obj, uint64_t arg);
+
+static int dq_enter(rs_fluid *fl, uint32_t id)
+{
+    rs_net *net = fl->net;
+    if (grow((void **)&fl->dq, &fl->capdq, id + 1, sizeof *fl->dq) != RS_OK)
+        return RS_ENOMEM;
+    const rs_flow *f = &net->flows[fl->rec[id].flow];
+    dq_flow *q = &fl->dq[id];
+    uint32_t gen = q->gen + 1; /* a pending event of the id's last flow is stale */
+    memset(q, 0, sizeof *q);
+    q->gen = gen;
+    q->on = f->reliable && f->relay_src == RS_NONE;
+    rs_dcqcn_init(net, &q->cc); /* alpha 1: the first CNP halves the rate */
+    q->tb = rs_sim_now(net->sim);
+    q->last_cnp = q->next_timer = q->cnp_due = q->due = RS_TIME_MAX;
+    return RS_OK;
+}
+
+/* Undelivered bits x 10^12 of solver flow id at now. */
+static unsigned __int128 dq_rem(const rs_fluid *fl, uint32_t id, rs_time now)
+{
+    const fl_rec *r = &fl->rec[id];
+    unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
+    return done < r->rem ? r->rem - done : 0;
+}
+
+static unsigned __int128 dq_b_at(const rs_fluid *fl, uint32_t id, rs_time now)
+{
+    const dq_flow *q = &fl->dq[id];
+    rs_time dt = now - q->tb;
+    if (q->b == 0 && q->s <= q->d)
+        return 0; /* the common case: no backlog, none building */
+    if (q->s < q->d) {
+        unsigned __int128 dec = (unsigned __int128)(q->d - q->s) * dt;
+        return q->b > dec ? q->b - dec : 0;
+    }
+    unsigned __int128 b = q->b + (unsigned __int128)(q->s - q->d) * dt, lim = q->bmax > q->b ? q->bmax : q->b;
+    unsigned __int128 rem = dq_rem(fl, id, now);
+    if (lim > rem)
+        lim = rem;
+    return b < lim ? b : lim;
+}
+
+/* Round-robin tails (hand_over): a flow leaving early hands the bytes it
+ * had left (left) to its group; those of them already sent (in its
+ * backlog) join the takers' backlogs, so a taker that had sent all its
+ * bytes still has, and is not capped again. */
+static unsigned __int128 dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left)
+{
+    if (id >= fl->capdq || !fl->dq[id].on)
+        return 0;
+    unsigned __int128 b = dq_b_at(fl, id, now);
+    return b < left ? b : left;
+}
+
+static void dq_advance(rs_fluid *fl, uint32_t id, rs_time now);
+
+/* Before the taker's remaining bytes grow (dq_advance clamps to them). */
+static void dq_take_in_flight(rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 bits)
+{
+    if (id >= fl->capdq || !fl->dq[id].on)
+        return;
+    dq_advance(fl, id, now);
+    fl->dq[id].b += bits;
+}
+
+static void dq_advance(rs_fluid *fl, uint32_t id, rs_time now)
+{
+    dq_flow *q = &fl->dq[id];
+    if (q->cc.limited)
+        q->sent += (unsigned __int128)q->s * (now - q->tb);
+    q->b = dq_b_at(fl, id, now);
+    q->tb = now;
+}
+
+/* The queue of switch port l at now (bits x 10^12): the backlog of the
+ * flows it limits; *slope its rate of change (bit/s). */
+static unsigned __int128 dq_queue(const rs_fluid *fl, uint32_t l, rs_time now, int64_t *slope)
+{
+    const mmf_link *L = &fl->mmf->links[l];
+    unsigned __int128 q = 0;
+    *slope = 0;
+    for (uint32_t j = 0; j < L->n; j++) {
+        uint32_t g = L->fl[j];
+        const dq_flow *x = &fl->dq[g];
+        if (!x->on || (x->b == 0 && x->s <= x->d) || rs_mmf_bottleneck(fl->mmf, g) != l)
+            continue;
+        unsigned __int128 b = dq_b_at(fl, g, now);
+        q += b;
+        if (b > 0 && b >= dq_rem(fl, g, now))
+            *slope -= (int64_t)x->d; /* all sent: the backlog only drains */
+        else if (x->s > x->d && b < x->bmax)
+            *slope += (int64_t)(x->s - x->d);
+        else if (x->s < x->d && b > 0)
+            *slope -= (int64_t)(x->d - x->s);
+    }
+    return q;
+}
+
+/* Is a switch port on id's path above Kmin now? If not, *cross is when
+ * the first growing one will be (RS_TIME_MAX: none grows). */
+static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
+{
+    const rs_net *net = fl->net;
+    const mmf_flow *mf = &fl->mmf->flows[id];
+    unsigned __int128 kmin = (unsigned __int128)net->cfg.ecn_kmin_bytes * 8u * RS_PS_PER_S;
+    *cross = RS_TIME_MAX;
+    for (uint32_t k = 0; k < mf->nhops; k++) {
+        if (net->ports[mf->link[k]].kind != RS_PORT_SWITCH)
+            continue;
+        uint32_t l = mf->link[k];
+        int64_t slope;
+        unsigned __int128 q;
+        if (fl->qvalid && fl->qstamp[l] == fl->dqstamp) {
+            q = fl->qlen[l];
+            slope = fl->qslope[l];
+        } else {
+            q = dq_queue(fl, l, now, &slope);
+        }
+        if (q > kmin)
+            return 1;
+        if (slope > 0) {
+            unsigned __int128 d = (kmin - q + (uint64_t)slope - 1) / (uint64_t)slope;
+            if (d < *cross - now)
+                *cross = now + (rs_time)d;
+        }
+    }
+    return 0;
+}
+
+/* Send rate: Rc, or less when the flow shares its NIC (round robin). */
+static uint64_t dq_send_rate(const rs_fluid *fl, uint32_t id)
+{
+    const mmf_flow *mf = &fl->mmf->flows[id];
+    uint32_t nf = fl->mmf->links[mf->link[0]].n;
+    uint64_t nic = nf == 1 ? fl->mmf->capv[mf->link[0]] : fl->mmf->capv[mf->link[0]] / nf;
+    uint64_t rc = (uint64_t)fl->dq[id].cc.rc;
+    return rc < nic ? rc : nic;
+}
+
+/* PFC's bound on the backlog: each switch up to the bottleneck holds up to
+ * xoff (lossless) or its buffer per ingress port before its upstream stops. */
+static unsigned __int128 dq_bmax(const rs_fluid *fl, uint32_t id)
+{
+    const rs_net *net = fl->net;
+    const mmf_flow *mf = &fl->mmf->flows[id];
+    uint32_t bn = rs_mmf_bottleneck(fl->mmf, id), k = 0;
+    while (k < mf->nhops && mf->link[k] != bn)
+        k++;
+    if (k == mf->nhops)
+        k = 0; /* capped: limited at its own NIC */
+    uint64_t per = net->cfg.pfc ? net->cfg.pfc_xoff_bytes : net->cfg.buffer_bytes;
+    return (unsigned __int128)per * k * 8u * RS_PS_PER_S;
+}
+
+/* The solver's cap for id: Rc while no backlog feeds its bottleneck (none
+ * while one builds: s > d). */
+static void dq_cap_sync(rs_fluid *fl, uint32_t id)
+{
+    const dq_flow *q = &fl->dq[id];
+    int free_ = q->b > 0 || q->s > q->d || q->cc.rc >= fl->net->line_bps;
+    uint64_t cap = free_ ? 0 : (uint64_t)q->cc.rc;
+    uint64_t old = fl->mmf->fcap[id], rate = fl->rec[id].rate;
+    if (cap == old)
+        return;
+    /* Caps above the flow's rate before and after change no rate. */
+    int binding = (old != 0 && rate >= old) || (cap != 0 && rate >= cap);
+    rs_mmf_set_flow_cap(fl->mmf, id, cap, binding);
+    if (binding)
+        want_solve(fl);
+}
+
+/* The wire bits x 10^12 sent at id's next byte-counter event: byte_counter
+ * counts payload (transport.c), the fluid wire bytes. 0: none. */
+static unsigned __int128 dq_byte_goal(const rs_fluid *fl, uint32_t id)
+{
+    uint64_t B = fl->net->cfg.dcqcn.byte_counter, bytes = fl->net->flows[fl->rec[id].flow].bytes;
+    if (B == 0 || bytes == 0)
+        return 0;
+    unsigned __int128 payload = (unsigned __int128)B * (fl->dq[id].cc.b_stage + 1);
+    return payload * fl->rec[id].wire / bytes * 8u * RS_PS_PER_S;
+}
+
+static rs_time dq_after(rs_time now, unsigned __int128 bits_e12, uint64_t rate)
+{
+    if (rate == 0)
+        return RS_TIME_MAX;
+    unsigned __int128 d = (bits_e12 + rate - 1) / rate;
+    return d >= RS_TIME_MAX - now ? RS_TIME_MAX : now + (rs_time)d;
+}
+
+/* Pick id's next event (its state advanced to now) and arm it. quiet: no
+ * flow in its component has a backlog or builds one, so no queue. */
+static void dq_schedule(rs_fluid *fl, uint32_t id, rs_time now, int quiet)
+{
+    rs_net *net = fl->net;
+    dq_flow *q = &fl->dq[id];
+    rs_time cross = RS_TIME_MAX, due = RS_TIME_MAX;
+    if (!quiet && dq_marking(fl, id, now, &cross)) {
+        if (q->cnp_due == RS_TIME_MAX) {
+            /* Marks from now: the first CE packet waits out the queue at
+             * Kmin, reaches the receiver, and its CNP comes back. */
+            rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
+                            2 * fl->rec[id].lat;
+            q->cnp_due = now + react;
+            if (q->last_cnp != RS_TIME_MAX && q->last_cnp + net->cnp_interval > q->cnp_due)
+                q->cnp_due = q->last_cnp + net->cnp_interval;
+        }
+    } else if (cross != RS_TIME_MAX) {
+        rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
+                        2 * fl->rec[id].lat;
+        q->cnp_due = rs_time_add_sat(cross, react);
+    } else {
+        q->cnp_due = RS_TIME_MAX;
+    }
+    due = q->cnp_due;
+    if (q->cc.limited) {
+        if (q->next_timer < due)
+            due = q->next_timer;
+        unsigned __int128 goal = dq_byte_goal(fl, id);
+        if (goal) {
+            rs_time t = goal > q->sent ? dq_after(now, goal - q->sent, q->s) : now;
+            if (t < due)
+                due = t;
+        }
+    }
+    if (q->b > 0 && q->d > q->s && q->b < dq_rem(fl, id, now)) {
+        /* (A backlog that is all the flow has left drains to its end.) */
+        rs_time t = dq_after(now, q->b, q->d - q->s);
+        if (t < due)
+            due = t;
+    }
+    if (due >= fl->rec[id].end)
+        due = RS_TIME_MAX; /* it leaves the fluid first: nothing to change */
+    if (due >= q->due && q->due != RS_TIME_MAX)
+        return; /* the pending event comes first; it looks again then */
+    q->gen++;
+    q->due = due;
+    if (due != RS_TIME_MAX)
+        rs_sim_at(net->sim, due, fl->ent, ev_dq, fl, ((uint64_t)q->gen << 32) | id);
+}
+
+static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
+{
+    rs_fluid *fl = obj;
+    uint32_t id = (uint32_t)arg;
+    dq_flow *q = &fl->dq[id];
+    if (!q->on || q->gen != (uint32_t)(arg >> 32) || !rs_mmf_live(fl->mmf, id))
+        return;
+    rs_time now = rs_sim_now(sim), cross;
+    q->due = RS_TIME_MAX;
+    dq_advance(fl, id, now);
+    if (q->cnp_due <= now) {
+        q->cnp_due = RS_TIME_MAX;
+        if (dq_marking(fl, id, now, &cross) &&
+            (q->last_cnp == RS_TIME_MAX || now - q->last_cnp >= fl->net->cnp_interval)) {
+            rs_dcqcn_cut(fl->net, &q->cc, now);
+            q->sent = 0;
+            q->next_timer = now + fl->net->rate_timer;
+            q->last_cnp = now;
+        }
+    }
+    if (q->cc.limited && q->next_timer <= now) {
+        q->cc.t_stage++;
+        q->next_timer = now + fl->net->rate_timer;
+        rs_dcqcn_increase(fl->net, &q->cc);
+    }
+    unsigned __int128 goal = q->cc.limited ? dq_byte_goal(fl, id) : 0;
+    if (goal && q->sent >= goal) {
+        q->cc.b_stage++;
+        rs_dcqcn_increase(fl->net, &q->cc);
+    }
+    if (!q->cc.limited)
+        q->next_timer = RS_TIME_MAX;
+    uint64_t s0 = q->s;
+    q->s = dq_send_rate(fl, id);
+    dq_cap_sync(fl, id);
+    dq_schedule(fl, id, now, 0);
+    if (q->s != s0 && q->b > 0 && q->s > 0) {
+        /* Its backlog's slope changed, so did its bottleneck's queue: the
+         * flows crossing that port look at it again (same rates, so no
+         * solve; their next CNP may come sooner or later). */
+        uint32_t l = rs_mmf_bottleneck(fl->mmf, id);
+        const mmf_link *L = &fl->mmf->links[l];
+        for (uint32_t j = 0; fl->net->ports[l].kind == RS_PORT_SWITCH && j < L->n; j++) {
+            uint32_t g = L->fl[j];
+            if (g != id && g < fl->capdq && fl->dq[g].on) {
+                dq_advance(fl, g, now);
+                dq_schedule(fl, g, now, 0);
+            }
+        }
+    }
+}
+
+/* After a solve: the touched flows' delivery rates changed at now. */
+static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
+{
+    int busy = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
+            continue;
+        dq_flow *q = &fl->dq[t[i]];
+        dq_advance(fl, t[i], now);
+        q->d = fl->rec[t[i]].rate;
+        q->s = dq_send_rate(fl, t[i]);
+        q->bmax = dq_bmax(fl, t[i]);
+        busy |= q->b > 0 || q->s > q->d;
+    }
+    /* Queues of the switch ports these flows cross, once each (none when
+     * no flow here has or builds a backlog: the common lone flow). */
+    for (size_t i = 0; !busy && i < n; i++)
+        if (t[i] < fl->capdq && fl->dq[t[i]].on) {
+            dq_cap_sync(fl, t[i]);
+            dq_schedule(fl, t[i], now, 1);
+        }
+    if (!busy)
+        return;
+    if (++fl->dqstamp == 0) {
+        memset(fl->qstamp, 0, (size_t)fl->net->nports * sizeof *fl->qstamp);
+        fl->dqstamp = 1;
+    }
+    fl->qvalid = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
+            continue;
+        const mmf_flow *mf = &fl->mmf->flows[t[i]];
+        for (uint32_t k = 0; k < mf->nhops; k++) {
+            uint32_t l = mf->link[k];
+            if (fl->qstamp[l] != fl->dqstamp && fl->net->ports[l].kind == RS_PORT_SWITCH) {
+                fl->qlen[l] = dq_queue(fl, l, now, &fl->qslope[l]);
+                fl->qstamp[l] = fl->dqstamp;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
+            continue;
+        /* A backlog starting lifts the cap (it was above the rate: no
+         * re-solve); a rate above Rc with no backlog takes it back (one
+         * more solve at this instant). */
+        dq_cap_sync(fl, t[i]);
+        dq_schedule(fl, t[i], now, 0);
+    }
+    fl->qvalid = 0; /* events compute the queues afresh */
 }
 
 /* -- faults (fault.c's hooks) -- */
@@ -1515,6 +2017,20 @@ int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)
     if (!fl || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
         return RS_EINVAL;
     *bps = fl->rec[fl->of_flow[f]].rate;
+    return RS_OK;
+}
+
+int rs_fluid_flow_dcqcn(const rs_net *net, uint32_t f, double *rc, double *rt, double *alpha)
+{
+    const rs_fluid *fl = net->fluid;
+    if (!fl || !fl->dq || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
+        return RS_EINVAL;
+    const dq_flow *q = &fl->dq[fl->of_flow[f]];
+    if (!q->on)
+        return RS_EINVAL;
+    *rc = q->cc.rc;
+    *rt = q->cc.rt;
+    *alpha = q->cc.alpha;
     return RS_OK;
 }
 

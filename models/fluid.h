@@ -59,6 +59,13 @@ void rs_mmf_remove(rs_mmf *m, uint32_t id);
  * flows then get rate 0). Its component is re-solved at the next solve. */
 void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps);
 
+/* Cap flow id's rate at cap_bps (0: no cap): filling freezes it at the cap
+ * if no link it crosses saturates first. With resolve, its component is
+ * re-solved at the next solve; without, the caller vouches that the rates
+ * stay max-min (the cap was and stays above the flow's rate), so the
+ * component need not be re-solved. */
+void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve);
+
 /* Re-solve the components of every link a flow joined or left since the
  * last solve; other flows keep their rates. RS_OK or RS_ENOMEM (then the
  * dirty set is kept and a later solve retries). */
@@ -155,6 +162,10 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
  * while it is in the fluid, RS_EINVAL otherwise (not started, finished,
  * packet fidelity). */
 int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps);
+/* DCQCN state of transport flow f in the fluid (transport.cc=dcqcn):
+ * current and target rate (bit/s) and alpha. RS_EINVAL when f is not in
+ * the fluid or carries no DCQCN state (cc=none, ECN off, HB, ideal). */
+int rs_fluid_flow_dcqcn(const rs_net *net, uint32_t f, double *rc, double *rt, double *alpha);
 
 /* Wire bytes port `port` has carried by `now` (now at or after the last
  * rate change: the simulation's time), integrated from its flows' rates;

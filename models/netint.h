@@ -155,6 +155,17 @@ typedef struct rs_port {
 } __attribute__((aligned(64))) rs_port;
 _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port line layout");
 
+/* DCQCN reaction point (Zhu et al., SIGCOMM 2015), the sender's rate
+ * state: the packet level keeps one per flow (transport.c), the flow level
+ * one per fluid flow (fluid.c); both run the law with rs_dcqcn_cut and
+ * rs_dcqcn_increase. */
+typedef struct rs_dcqcn_rp {
+    double rc, rt, alpha;      /* current and target rate (bit/s), alpha */
+    rs_time alpha_at;          /* alpha is current as of this time */
+    uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
+    uint8_t limited;           /* rate below line rate, timers running */
+} rs_dcqcn_rp;
+
 typedef struct rs_flow {
     uint64_t bytes;
     uint32_t src, dst;       /* GPUs */
@@ -182,15 +193,11 @@ typedef struct rs_flow {
     uint8_t tx_done, rx_done;
     uint8_t sleeping;        /* paced out of the round robin until next_tx */
     uint8_t cc_timer;        /* a DCQCN timer event is pending */
-    uint8_t cc_limited;      /* DCQCN: rate below line rate, timers running */
     uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
     uint8_t gone;            /* abandoned by a failover (net.c): its packets are discarded */
-    /* DCQCN reaction point (sender) */
-    double rc, rt, alpha;    /* current and target rate (bit/s), alpha */
-    uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
+    rs_dcqcn_rp cc;          /* DCQCN reaction point (sender) */
     uint64_t cc_bytes;       /* bytes sent since the last byte-counter event */
     rs_time next_tx;         /* pacing: earliest start of the next packet */
-    rs_time next_alpha;      /* DCQCN: alpha is current as of this time */
     rs_time next_rate;       /* DCQCN: next rate-increase timer event */
     rs_time last_cnp;        /* notification point (receiver): last CNP sent */
 } rs_flow;
@@ -362,6 +369,15 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
  * network are dropped (RS_DROP_FAILOVER) when they reach either end. The
  * record stays valid (pending timers and packets name it). */
 void rs_flow_abandon(rs_net *net, uint32_t f);
+/* DCQCN reaction point: a new flow's state (line rate, alpha 1); a CNP
+ * (alpha decays by (1 - g) per alpha period since rp->alpha_at while
+ * limited, then Rt = Rc, Rc = Rc (1 - alpha/2) not below the floor,
+ * alpha = (1 - g) alpha + g, stages restart, limited); one rate-increase
+ * event (fast recovery, additive or hyper by the stages; back at line
+ * rate it is no longer limited). The caller keeps the timers. */
+void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp);
+void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now);
+void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp);
 
 /* nettl.c: timeline records; call only when net->tl != NULL. */
 typedef struct rs_nettl rs_nettl;

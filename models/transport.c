@@ -102,8 +102,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->hit = f->hit_last = f->relay_src = RS_NONE;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
-    f->rc = f->rt = net->line_bps;
-    f->alpha = 1.0;
+    rs_dcqcn_init(net, &f->cc);
     f->last_cnp = RS_TIME_MAX;
     f->last_progress = rs_sim_now(net->sim);
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
@@ -149,24 +148,31 @@ static inline rs_pkt *pkt_new(rs_net *net)
 
 /* -- DCQCN reaction point ------------------------------------------------- */
 
-static void dcqcn_increase(rs_net *net, rs_flow *f)
+void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->rc = rp->rt = net->line_bps;
+    rp->alpha = 1.0;
+}
+
+void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp)
 {
     const rs_dcqcn_config *d = &net->cfg.dcqcn;
-    uint32_t hi = f->t_stage > f->b_stage ? f->t_stage : f->b_stage;
-    uint32_t lo = f->t_stage < f->b_stage ? f->t_stage : f->b_stage;
+    uint32_t hi = rp->t_stage > rp->b_stage ? rp->t_stage : rp->b_stage;
+    uint32_t lo = rp->t_stage < rp->b_stage ? rp->t_stage : rp->b_stage;
     if (hi < d->fast_recovery)
         ; /* fast recovery: Rt stays */
     else if (lo >= d->fast_recovery)
-        f->rt += (double)(lo - d->fast_recovery + 1) * d->rhai_mbps * 1e6; /* hyper increase */
+        rp->rt += (double)(lo - d->fast_recovery + 1) * d->rhai_mbps * 1e6; /* hyper increase */
     else
-        f->rt += d->rai_mbps * 1e6; /* additive increase */
-    if (f->rt > net->line_bps)
-        f->rt = net->line_bps;
-    f->rc = (f->rt + f->rc) / 2;
-    if (f->rc >= net->line_bps - 1.0) {
+        rp->rt += d->rai_mbps * 1e6; /* additive increase */
+    if (rp->rt > net->line_bps)
+        rp->rt = net->line_bps;
+    rp->rc = (rp->rt + rp->rc) / 2;
+    if (rp->rc >= net->line_bps - 1.0) {
         /* Back at line rate: stop pacing and the timers until the next CNP. */
-        f->rc = f->rt = net->line_bps;
-        f->cc_limited = 0;
+        rp->rc = rp->rt = net->line_bps;
+        rp->limited = 0;
     }
 }
 
@@ -178,35 +184,36 @@ static void dcqcn_arm(rs_net *net, rs_flow *f, uint32_t fid)
     rs_sim_at(net->sim, f->next_rate, net->nodes[f->src].entity, ev_dcqcn, net, fid);
 }
 
-/* Alpha decays by (1 - g) for every whole alpha period since it was last
- * updated, computed when needed instead of by a timer per period (NICs
- * update every microsecond: an event per flow per us). */
-static void dcqcn_decay_alpha(rs_net *net, rs_flow *f, rs_time now)
+void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now)
 {
-    uint64_t periods = (now - f->next_alpha) / net->alpha_period;
-    if (periods) {
-        f->alpha *= pow(1.0 - net->cfg.dcqcn.g, (double)periods);
-        f->next_alpha += periods * net->alpha_period;
+    const rs_dcqcn_config *d = &net->cfg.dcqcn;
+    double floor = d->min_rate_mbps * 1e6;
+    if (rp->limited) {
+        /* Alpha decays by (1 - g) for every whole alpha period since it
+         * was last updated, computed when needed instead of by a timer per
+         * period (NICs update every microsecond: an event per flow per us). */
+        uint64_t periods = (now - rp->alpha_at) / net->alpha_period;
+        if (periods) {
+            rp->alpha *= pow(1.0 - d->g, (double)periods);
+            rp->alpha_at += periods * net->alpha_period;
+        }
     }
+    rp->rt = rp->rc;
+    rp->rc *= 1.0 - rp->alpha / 2;
+    if (rp->rc < floor)
+        rp->rc = floor;
+    rp->alpha = (1.0 - d->g) * rp->alpha + d->g;
+    rp->alpha_at = now;
+    rp->t_stage = rp->b_stage = 0;
+    rp->limited = 1;
 }
 
 static void dcqcn_cnp(rs_net *net, rs_flow *f, uint32_t fid)
 {
-    const rs_dcqcn_config *d = &net->cfg.dcqcn;
     rs_time now = rs_sim_now(net->sim);
-    double floor = d->min_rate_mbps * 1e6;
-    if (f->cc_limited)
-        dcqcn_decay_alpha(net, f, now);
-    f->rt = f->rc;
-    f->rc *= 1.0 - f->alpha / 2;
-    if (f->rc < floor)
-        f->rc = floor;
-    f->alpha = (1.0 - d->g) * f->alpha + d->g;
-    f->next_alpha = now;
-    f->t_stage = f->b_stage = 0;
+    rs_dcqcn_cut(net, &f->cc, now);
     f->cc_bytes = 0;
     f->next_rate = now + net->rate_timer;
-    f->cc_limited = 1;
     dcqcn_arm(net, f, fid);
 }
 
@@ -216,14 +223,14 @@ static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t fid)
     rs_flow *f = &net->flows[fid];
     rs_time now = rs_sim_now(sim);
     f->cc_timer = 0;
-    if (f->tx_done || !f->cc_limited)
+    if (f->tx_done || !f->cc.limited)
         return;
     if (now >= f->next_rate) {
-        f->t_stage++;
+        f->cc.t_stage++;
         f->next_rate = now + net->rate_timer;
-        dcqcn_increase(net, f);
+        rs_dcqcn_increase(net, &f->cc);
     }
-    if (f->cc_limited)
+    if (f->cc.limited)
         dcqcn_arm(net, f, (uint32_t)fid);
 }
 
@@ -287,15 +294,15 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
         p->act_tail = RS_NONE;
     f->next_active = RS_NONE;
     f->active = 0;
-    if (f->rc < net->line_bps) {
+    if (f->cc.rc < net->line_bps) {
         /* Paced by DCQCN: the next packet may start w * 8 / Rc later. */
         rs_time now = rs_sim_now(net->sim);
         rs_time base = f->next_tx > now ? f->next_tx : now;
-        f->next_tx = base + rs_ser_time(pkt->wire, (uint64_t)f->rc);
-        if (f->cc_limited && (f->cc_bytes += payload) >= net->cfg.dcqcn.byte_counter) {
+        f->next_tx = base + rs_ser_time(pkt->wire, (uint64_t)f->cc.rc);
+        if (f->cc.limited && (f->cc_bytes += payload) >= net->cfg.dcqcn.byte_counter) {
             f->cc_bytes -= net->cfg.dcqcn.byte_counter;
-            f->b_stage++;
-            dcqcn_increase(net, f);
+            f->cc.b_stage++;
+            rs_dcqcn_increase(net, &f->cc);
         }
         if (f->snd_nxt < f->npkts && f->next_tx > now) {
             f->sleeping = 1;
@@ -491,7 +498,7 @@ void rs_flow_abandon(rs_net *net, uint32_t fid)
     f->tx_done = f->rx_done = 1;
     f->snd_nxt = f->snd_una = f->npkts;
     f->rcv_nxt = RS_NONE;
-    f->cc_limited = 0;
+    f->cc.limited = 0;
 }
 
 static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)

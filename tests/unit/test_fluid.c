@@ -101,10 +101,11 @@ static void test_mmf_rejects_bad_paths(void)
     rs_mmf_destroy(m);
 }
 
-/* Random starts and finishes on a random graph with several components:
+/* Random starts and finishes on a random graph with several components
+ * (with caps: a random flow's cap set or cleared at 40% of the steps):
  * after every solve, every live flow's rate equals a from-scratch solve,
  * bit for bit, and the solves visited fewer flows than full ones would. */
-static void test_mmf_incremental_equals_full_after_random_events(void)
+static void random_events(int caps)
 {
     enum { NL = 60, STEPS = 3000, MAXF = 400 };
     uint64_t cap[NL];
@@ -115,8 +116,8 @@ static void test_mmf_incremental_equals_full_after_random_events(void)
     rs_mmf *m;
     CU_ASSERT_EQUAL_FATAL(rs_mmf_create(NL, cap, &m), RS_OK);
     uint32_t live[MAXF], nlive = 0;
-    uint64_t *ref = NULL, full_work = 0;
-    int bad = 0;
+    uint64_t *ref = NULL, full_work = 0, fcap[MAXF] = { 0 }; /* by flow id: ids stay below MAXF */
+    int bad = 0, at_cap = 0;
     for (int s = 0; s < STEPS; s++) {
         int ops = 1 + (int)rs_rng_below(&rng, 3);
         for (int o = 0; o < ops; o++) {
@@ -134,6 +135,8 @@ static void test_mmf_incremental_equals_full_after_random_events(void)
                         links[n++] = l;
                 }
                 CU_ASSERT_EQUAL_FATAL(rs_mmf_add(m, links, h, &live[nlive]), RS_OK);
+                CU_ASSERT_FATAL(live[nlive] < MAXF);
+                fcap[live[nlive]] = 0;
                 nlive++;
             } else if (nlive) {
                 uint32_t i = rs_rng_below(&rng, nlive);
@@ -141,21 +144,69 @@ static void test_mmf_incremental_equals_full_after_random_events(void)
                 live[i] = live[--nlive];
             }
         }
+        if (caps && nlive && rs_rng_below(&rng, 100) < 40) {
+            uint32_t i = rs_rng_below(&rng, nlive);
+            uint64_t c = rs_rng_below(&rng, 3) == 0 ? 0 : (1 + rs_rng_below(&rng, 100)) * 1000000000ull;
+            rs_mmf_set_flow_cap(m, live[i], c, 1);
+            fcap[live[i]] = c;
+        }
         CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
         uint32_t nb = rs_mmf_id_bound(m);
         ref = realloc(ref, ((size_t)nb + 1) * sizeof *ref);
         CU_ASSERT_EQUAL_FATAL(rs_mmf_solve_full(m, ref), RS_OK);
-        for (uint32_t i = 0; i < nlive; i++)
+        for (uint32_t i = 0; i < nlive; i++) {
             if (ref[live[i]] != rs_mmf_rate(m, live[i]))
                 bad++;
+            at_cap += fcap[live[i]] && rs_mmf_rate(m, live[i]) == fcap[live[i]];
+        }
         full_work += nlive;
     }
     CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(caps ? at_cap > 1000 : at_cap == 0); /* caps did bind */
     uint64_t solves, visited;
     rs_mmf_work(m, &solves, &visited);
     CU_ASSERT_EQUAL(solves, STEPS);
     CU_ASSERT(visited < full_work);
     free(ref);
+    rs_mmf_destroy(m);
+}
+
+static void test_mmf_incremental_equals_full_after_random_events(void) { random_events(0); }
+static void test_mmf_incremental_equals_full_with_caps(void) { random_events(1); }
+
+/* A capped flow (DCQCN's rate at flow level) takes its cap when that is
+ * below its fair share, and the others share what it leaves; a cap above
+ * the share changes nothing. */
+static void test_mmf_flow_cap_takes_cap_and_leaves_the_rest(void)
+{
+    uint64_t cap[3] = { 400 * G, 1000 * G, 1000 * G };
+    rs_mmf *m;
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_create(3, cap, &m), RS_OK);
+    uint32_t id[3];
+    for (uint32_t i = 0; i < 3; i++)
+        mmf_add(m, &id[i], 2, 0u, 1 + i % 2);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, id[0]), 400 * G / 3);
+    rs_mmf_set_flow_cap(m, id[0], 40 * G, 1);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, id[0]), 40 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, id[1]), 180 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, id[2]), 180 * G);
+    CU_ASSERT_EQUAL(rs_mmf_bottleneck(m, id[1]), 0);
+    rs_mmf_set_flow_cap(m, id[0], 300 * G, 1);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(rs_mmf_rate(m, id[i]), 400 * G / 3);
+    /* Alone on its links, a capped flow takes the cap as well. */
+    uint32_t lone;
+    rs_mmf_set_flow_cap(m, id[0], 0, 1);
+    rs_mmf_remove(m, id[1]);
+    rs_mmf_remove(m, id[2]);
+    rs_mmf_remove(m, id[0]);
+    mmf_add(m, &lone, 1, 2u);
+    rs_mmf_set_flow_cap(m, lone, 70 * G, 1);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, lone), 70 * G);
     rs_mmf_destroy(m);
 }
 
@@ -679,6 +730,8 @@ static const rs_cu_test mmf_tests[] = {
     RS_CU_TEST(test_mmf_classic_example_is_exact),
     RS_CU_TEST(test_mmf_rejects_bad_paths),
     RS_CU_TEST(test_mmf_incremental_equals_full_after_random_events),
+    RS_CU_TEST(test_mmf_flow_cap_takes_cap_and_leaves_the_rest),
+    RS_CU_TEST(test_mmf_incremental_equals_full_with_caps),
 };
 
 
@@ -1127,6 +1180,116 @@ static void test_fluid_fault_failover_completes_once_as_at_packet_level(void)
     }
 }
 
+/* -- DCQCN at flow level ------------------------------------------------------ */
+
+typedef struct cc_probe {
+    double rc, rt, alpha;
+    uint64_t rate;
+    int ok;
+} cc_probe;
+
+static void probe_cc(void *ctx, rs_net *net, uint64_t f)
+{
+    cc_probe *p = ctx;
+    p->ok = rs_fluid_flow_rate(net, (uint32_t)f, &p->rate) == RS_OK;
+    if (rs_fluid_flow_dcqcn(net, (uint32_t)f, &p->rc, &p->rt, &p->alpha) != RS_OK)
+        p->rc = p->rt = p->alpha = -1;
+}
+
+#define US 1000000ull
+#define NEAR(x, want) ((x) > (want) * (1 - 1e-9) && (x) < (want) * (1 + 1e-9))
+
+/* Two 8 MiB flows into one GPU (transport.cc=dcqcn, the paper's defaults):
+ * the shared port's queue passes Kmin after ~2 us and the first CNP, ~7 us
+ * in, halves both (alpha starts at 1): Rc 200 Gb/s, Rt 400. At 200 + 200
+ * the port is exactly full, so the queue stays above Kmin and the next
+ * CNP, one cnp_interval later (~57 us), halves them again: Rc 100, Rt 200.
+ * Their backlog keeps the port busy at 200 each until it runs out
+ * (~72 us); then they run at Rc, and the rate timer's fast recovery
+ * (55 us after the cut) takes Rc to (Rt + Rc) / 2 = 150, then 175. */
+static void test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer(void)
+{
+    rs_net_config c;
+    cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+    rs_net *net = mk(&c);
+    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
+    const rs_time at[5] = { 30 * US, 65 * US, 90 * US, 140 * US, 190 * US };
+    cc_probe p[5];
+    for (int i = 0; i < 5; i++)
+        rs_net_at(net, at[i], probe_cc, &p[i], 0);
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(p[i].ok, 1);
+    CU_ASSERT(NEAR(p[0].rc, 200e9) && NEAR(p[0].rt, 400e9) && NEAR(p[0].alpha, 1.0));
+    CU_ASSERT_EQUAL(p[0].rate, 200 * G);
+    CU_ASSERT(NEAR(p[1].rc, 100e9) && NEAR(p[1].rt, 200e9));
+    CU_ASSERT_EQUAL(p[1].rate, 200 * G); /* the backlog, not Rc */
+    CU_ASSERT(NEAR(p[2].rc, 100e9));
+    CU_ASSERT_EQUAL(p[2].rate, 100 * G);
+    CU_ASSERT(NEAR(p[3].rc, 150e9));
+    CU_ASSERT_EQUAL(p[3].rate, 150 * G);
+    CU_ASSERT(NEAR(p[4].rc, 175e9));
+    CU_ASSERT_EQUAL(p[4].rate, 175 * G);
+    rs_net_destroy(net);
+}
+
+/* Completion time of the (only) message sent by GPU src. */
+static rs_time fct_of(rs_net *net, uint32_t src)
+{
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].src == src)
+            return t[i].end - t[i].start;
+    CU_FAIL("message not found");
+    return 0;
+}
+
+/* The survivor of a collision keeps its cut rate: a 1 MiB and an 8 MiB
+ * flow into one GPU are cut to 200 Gb/s each; when the short one ends
+ * (~44 us) the long one, alone, drains its backlog and then runs at its
+ * Rc of 200, not at the line rate max-min would give it, until its rate
+ * timer (~62 us) takes it to 300. With transport.cc=none it runs at 400.
+ * The packet level agrees on the long flow's time within 3% (max-min
+ * alone is ~14% faster). */
+static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
+{
+    rs_time fct[3];
+    for (int v = 0; v < 3; v++) {
+        rs_net_config c;
+        cfg(&c, 8, 1, 8, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
+        if (v == 1)
+            c.cc = RS_CC_NONE;
+        rs_net *net = mk(&c);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 1u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
+        cc_probe p[2];
+        if (v < 2) {
+            rs_net_at(net, 58 * US, probe_cc, &p[0], 1);
+            rs_net_at(net, 70 * US, probe_cc, &p[1], 1);
+        }
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        fct[v] = fct_of(net, 2);
+        if (v == 0) {
+            CU_ASSERT(p[0].ok && p[1].ok);
+            CU_ASSERT_EQUAL(p[0].rate, 200 * G);
+            CU_ASSERT(NEAR(p[0].rc, 200e9));
+            CU_ASSERT_EQUAL(p[1].rate, 300 * G);
+        } else if (v == 1) {
+            CU_ASSERT(p[0].ok);
+            CU_ASSERT_EQUAL(p[0].rate, 400 * G);
+            CU_ASSERT(p[0].rc < 0); /* no DCQCN state */
+        }
+        rs_net_destroy(net);
+    }
+    double err = ((double)fct[0] - (double)fct[2]) / (double)fct[2];
+    double mm = ((double)fct[1] - (double)fct[2]) / (double)fct[2];
+    printf("\n  survivor 8 MiB: packet %.1f us, flow %.1f us (%+.2f%%), max-min %.1f us (%+.2f%%)\n",
+           fct[2] / 1e6, fct[0] / 1e6, 100 * err, fct[1] / 1e6, 100 * mm);
+    CU_ASSERT(err > -0.03 && err < 0.03);
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -1151,6 +1314,8 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_fault_tail_in_flight_waits_for_the_timeout),
     RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
     RS_CU_TEST(test_fluid_fault_failover_completes_once_as_at_packet_level),
+    RS_CU_TEST(test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer),
+    RS_CU_TEST(test_fluid_dcqcn_survivor_keeps_its_cut_rate),
 };
 
 static void register_suites(void)

@@ -595,8 +595,8 @@ static void probe_rates(void *ctx, rs_net *net, uint64_t arg)
 {
     (void)arg;
     rate_probe *r = ctx;
-    r->a = net->flows[0].rc;
-    r->b = net->flows[1].rc;
+    r->a = net->flows[0].cc.rc;
+    r->b = net->flows[1].cc.rc;
 }
 
 static void start_second(void *ctx, rs_net *net, uint64_t arg)
