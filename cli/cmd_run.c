@@ -366,6 +366,10 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     int rc;
     if (summary)
         *summary = NULL;
+    /* At flow level every port a flow crosses is sampled at every tick,
+     * over runs of simulated seconds: unless given, every 1 ms there. */
+    if (!sc.timeline.sample_set && sc.net.fidelity == RS_FIDELITY_FLOW)
+        sc.timeline.sample_us = RS_FLOW_SAMPLE_US;
     /* The sampling interval: 0, or at least a nanosecond (a sampler event
      * every few picoseconds would only burn time). */
     rs_time sample_ps = 0;

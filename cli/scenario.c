@@ -269,6 +269,8 @@ static double get_double(const rs_scenario *sc, const key_def *k)
 static void put_double(rs_scenario *sc, const key_def *k, double v)
 {
     memcpy((char *)sc + k->off, &v, sizeof v);
+    if (k->off == offsetof(rs_scenario, timeline.sample_us))
+        sc->timeline.sample_set = 1; /* its default depends on the fidelity */
 }
 
 static int get_enum(const rs_scenario *sc, const key_def *k)

@@ -33,9 +33,13 @@ typedef struct rs_scenario_timeline {
     int enabled;      /* timeline.enabled: write DIR/timeline.msgpack */
     int heavy;        /* timeline.heavy: flow, sample, PFC and ECN records too */
     double sample_us; /* timeline.sample_us: link/queue sampling interval, 0 = none */
+    int sample_set;   /* sample_us was given; else a run at flow level samples every 1 ms */
 } rs_scenario_timeline;
 
-/* Enabled, heavy, 10 us. */
+/* timeline.sample_us at flow level when not given (rs_run_execute). */
+#define RS_FLOW_SAMPLE_US 1000.0
+
+/* Enabled, heavy, 10 us (RS_FLOW_SAMPLE_US at flow level unless given). */
 void rs_scenario_timeline_default(rs_scenario_timeline *c);
 
 /* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
