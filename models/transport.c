@@ -468,11 +468,12 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
 
 void rs_flow_abandon(rs_net *net, uint32_t fid)
 {
+    rs_flow *f = &net->flows[fid];
     if (net->fluid) {
+        f->gone = f->tx_done = f->rx_done = 1; /* as below, then its record is freed */
         rs_fluid_flow_abandon(net, fid);
         return;
     }
-    rs_flow *f = &net->flows[fid];
     if (f->active) {
         /* Out of its port's round robin (a singly linked list: walk it). */
         rs_port *p = &net->ports[f->port];
