@@ -661,10 +661,11 @@ int rs_fluid_create(rs_net *net)
         fl->qslope = malloc(((size_t)net->nports + 1) * sizeof *fl->qslope);
         fl->qstamp = calloc((size_t)net->nports + 1, sizeof *fl->qstamp);
         if (!fl->qlen || !fl->qslope || !fl->qstamp ||
-            grow((void **)&fl->dq, &fl->capdq, 16, sizeof *fl->dq) != RS_OK) {
+            !(fl->dq = calloc(16, sizeof *fl->dq))) {
             rc = RS_ENOMEM;
             goto fail;
         }
+        fl->capdq = 16;
     }
     free(cap);
     net->fluid = fl;
@@ -1402,8 +1403,11 @@ static void ev_dq(rs_sim *sim, void *obj, uint64_t arg);
 static int dq_enter(rs_fluid *fl, uint32_t id)
 {
     rs_net *net = fl->net;
+    uint32_t old = fl->capdq;
     if (grow((void **)&fl->dq, &fl->capdq, id + 1, sizeof *fl->dq) != RS_OK)
         return RS_ENOMEM;
+    if (fl->capdq > old) /* new ids: generation 0, no event pending */
+        memset(fl->dq + old, 0, (size_t)(fl->capdq - old) * sizeof *fl->dq);
     const rs_flow *f = &net->flows[fl->rec[id].flow];
     dq_flow *q = &fl->dq[id];
     uint32_t gen = q->gen + 1; /* a pending event of the id's last flow is stale */

@@ -18,6 +18,13 @@ $VG "$RS" run -q --set workload.plan=demo-dense --set topology.gpus=16 --set top
     --set faults.mtbf_us=200 --set faults.mttr_us=20 --set faults.horizon_us=300 -o "$TMP/f" 2>"$TMP/e"; rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 1 ] && ! grep -q "==[0-9]*==" "$TMP/e" && ok "replay with faults and its fault-free baseline: valgrind clean (rc=$rc)" \
     || fail "faults (rc=$rc): $(tail -5 "$TMP/e")"
+# Flow level: relays as one flow, DCQCN caps, rate samples, faults with
+# failover (an uninitialised DCQCN generation was read here once).
+$VG "$RS" run -q --set fidelity=flow --set workload.plan=demo-dense --set topology.gpus=16 --set topology.radix=8 \
+    --set topology.hb_size=4 --set topology.kind=rail-only --fault "20us link-flap=10us,0.5 any-network-link 40us" \
+    --set faults.mtbf_us=200 --set faults.mttr_us=20 --set faults.horizon_us=300 -o "$TMP/g" 2>"$TMP/e"; rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 1 ] && ! grep -q "==[0-9]*==" "$TMP/e" && ok "flow level with faults: valgrind clean (rc=$rc)" \
+    || fail "flow level (rc=$rc): $(tail -5 "$TMP/e")"
 $VG "$RS" run -q --set topology.gpus=many -o "$TMP/d" 2>"$TMP/e"; rc=$?
 [ $rc -eq 2 ] && ok "bad input: exit 2, valgrind clean" || fail "bad input (rc=$rc): $(tail -5 "$TMP/e")"
 finish
