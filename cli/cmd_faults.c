@@ -100,6 +100,7 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
     sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
     sc.faults.schedule[0] = '\0';
     sc.faults.baseline = 0;
+    sc.net.relay_pipeline = 1; /* the fault-free run relays as the faulted ones do (rs_run_execute) */
     sc.capture.ports[0] = '\0';
     if (!o->quiet)
         fprintf(stderr, "railsim faults sweep: %s: fault-free run\n", topo_names[k]);

@@ -366,6 +366,12 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
     int rc;
     if (summary)
         *summary = NULL;
+    /* With faults, relays at flow level run as the packet level's chunk
+     * pipelines: a failover keeps the chunks that crossed, and the
+     * fault-free baseline (add_fault_free, faults sweep) relays the same
+     * way, so a slowdown compares one model with itself. */
+    if (sc.faults.schedule[0] || sc.faults.mtbf_us > 0)
+        sc.net.relay_pipeline = 1;
     /* At flow level every port a flow crosses is sampled at every tick,
      * over runs of simulated seconds: unless given, every 1 ms there. */
     if (!sc.timeline.sample_set && sc.net.fidelity == RS_FIDELITY_FLOW)

@@ -45,8 +45,9 @@
  * network latency (relay_setup). Alone it completes when the chunk
  * pipeline at flow level does, within a picosecond per chunk; sharing a
  * link, it holds its rate through the gaps between chunks. A quarter of
- * the events of the pipeline (docs/fidelity.md). With faults scheduled,
- * relays stay chunk pipelines (failover moves chunks).
+ * the events of the pipeline (docs/fidelity.md). A failover restarts
+ * what it had not carried as a chunk pipeline over a live rail (net.c);
+ * rs_net_config.relay_pipeline keeps the pipeline (tests compare).
  *
  * A flow that shares its bottleneck leaves the fluid early by one largest
  * frame per flow that joined the link after it, as the packet level's
@@ -566,6 +567,7 @@ typedef struct fl_tail {
     rs_time done_at;        /* its ev_complete; RS_TIME_MAX: none pending (or taken back) */
     uint64_t rate;          /* its rate when it left (bit/s) */
     uint64_t wire;
+    uint32_t max_frame;     /* wire bytes of its largest frame */
     uint8_t nhops;
 } fl_tail;
 
@@ -1261,6 +1263,7 @@ static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time 
     t->done_at = now + r->lat;
     t->rate = r->rate;
     t->wire = r->wire;
+    t->max_frame = r->max_frame;
     return RS_OK;
 }
 
@@ -1775,6 +1778,18 @@ static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate
 
 /* Take solver flow id out of the fluid; *out gets its record with the
  * progress made until now. */
+/* Park flow fid, just taken out of the fluid as *r: a resent tail (its
+ * frames counted already) parks as a tail again, so it is neither counted
+ * twice nor resumed as if it had bytes left to send. */
+static int repark(rs_fluid *fl, uint32_t fid, const fl_rec *r, uint64_t rate, const rs_port *dead)
+{
+    uint32_t n = fl->npark;
+    int rc = park(fl, fid, r->rem, rate, dead);
+    if (rc == RS_OK && fl->npark > n && r->counted)
+        fl->park[fl->npark - 1].tail = 1;
+    return rc;
+}
+
 static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
 {
     rs_time now = rs_sim_now(fl->net->sim);
@@ -1886,7 +1901,7 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
         fl_rec r;
         uint64_t rate = fl->rec[id].rate;
         leave(fl, id, &r);
-        int rc = park(fl, fid, r.rem, rate, p);
+        int rc = repark(fl, fid, &r, rate, p);
         if (rc != RS_OK)
             return rc;
     }
@@ -1899,9 +1914,14 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
         fl_tail *t = &fl->tail[fid];
         if (t->done_at == RS_TIME_MAX || t->done_at <= now)
             continue;
+        /* Hit if its last frame has not yet crossed the cable: it left the
+         * source lat before done_at and crosses hop k a prefix's latency
+         * later. */
         int hit = 0;
+        rs_time left = t->done_at - path_lat(net, t->link, t->nhops, t->max_frame);
         for (uint32_t k = 0; k < t->nhops; k++)
-            hit |= t->link[k] == port || t->link[k] == p->peer_port;
+            if (t->link[k] == port || t->link[k] == p->peer_port)
+                hit |= now < left + path_lat(net, t->link, k + 1, t->max_frame);
         if (!hit)
             continue;
         unsigned __int128 rem = (unsigned __int128)t->rate * (t->done_at - now),
@@ -1909,10 +1929,16 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
         t->done_at = RS_TIME_MAX;
         const rs_flow *f = &net->flows[fid];
         if (!f->reliable) {
-            /* Lost for good: take back what ev_finish counted as delivered. */
+            /* Lost for good: take back what count_sent counted as delivered. */
             rs_fault_note_flow_hit(net, p, fid);
-            net->st.pkts_delivered -= f->npkts;
-            net->st.pkts_dropped += f->npkts;
+            uint64_t lost = f->npkts;
+            if (f->relay_src != RS_NONE) {
+                lost += rs_chunked_frames(f->bytes, net->cfg.relay_chunk_bytes, net->cfg.hb_mtu);
+                net->st.hb_bytes -= f->bytes;
+                net->st.goodput_bytes -= f->bytes;
+            }
+            net->st.pkts_delivered -= lost;
+            net->st.pkts_dropped += lost;
             net->st.goodput_bytes -= f->bytes;
             if (net->ports[f->port].kind == RS_PORT_GPU_HB)
                 net->st.hb_bytes -= f->bytes;
@@ -1928,9 +1954,10 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
     return RS_OK;
 }
 
-/* Wire bytes of flow fid the fluid has carried by now: in the fluid, its
- * progress; parked, what it had done when it stopped; else (not started,
- * or its last frames in flight) 0, as a failover must assume. */
+/* Wire bytes of flow fid the fluid has carried by now, all of them but
+ * what is still to send or lost: in the fluid, its progress; parked, all
+ * but what it had left (or, a tail taken back, what was in flight); its
+ * last frames in flight, all but them (its rate x the latency left). */
 static uint64_t carried_wire(const rs_fluid *fl, uint32_t fid, uint64_t wire)
 {
     rs_time now = rs_sim_now(fl->net->sim);
@@ -1940,9 +1967,11 @@ static uint64_t carried_wire(const rs_fluid *fl, uint32_t fid, uint64_t wire)
         const fl_rec *r = &fl->rec[id];
         unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
         rem = done < r->rem ? r->rem - done : 0;
+    } else if (fid < fl->captail && fl->tail[fid].done_at != RS_TIME_MAX && fl->tail[fid].done_at > now) {
+        rem = (unsigned __int128)fl->tail[fid].rate * (fl->tail[fid].done_at - now);
     } else {
         for (uint32_t i = 0; i < fl->npark; i++)
-            if (fl->park[i].flow == fid && !fl->park[i].tail)
+            if (fl->park[i].flow == fid)
                 rem = fl->park[i].rem;
     }
     return (uint64_t)((all - (rem < all ? rem : all)) / (8u * (unsigned __int128)RS_PS_PER_S));
@@ -1951,8 +1980,8 @@ static uint64_t carried_wire(const rs_fluid *fl, uint32_t fid, uint64_t wire)
 uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
 {
     const rs_flow *f = &net->flows[fid];
-    if (f->port >= net->nports || net->ports[f->port].kind == RS_PORT_GPU_HB || f->relay_src != RS_NONE)
-        return 0;
+    if (f->port >= net->nports || net->ports[f->port].kind == RS_PORT_GPU_HB)
+        return 0; /* (a relay's frames counted as one message's: its chunks' RETHs aside) */
     uint64_t wire;
     uint32_t first;
     flow_wire(f, 0, &wire, &first);
@@ -1963,10 +1992,42 @@ uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
     return n < f->npkts ? (uint32_t)n : f->npkts - 1; /* the last goes again: it had not arrived */
 }
 
+/* The counters of the first `frames` data frames of flow f, abandoned by
+ * a failover before count_sent counted it, over its path links[0..h):
+ * what the packet level counts for the frames that had arrived. */
+static void count_partial(rs_net *net, const rs_flow *f, const uint32_t *link, uint32_t h, uint32_t frames)
+{
+    uint64_t payload = (uint64_t)frames * f->mtu, full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
+    if (payload > f->bytes)
+        payload = f->bytes;
+    for (uint32_t k = 0; k < h; k++) {
+        net->ports[link[k]].tx_pkts += frames;
+        net->ports[link[k]].tx_bytes += frames * full;
+        net->st.packet_hops += frames;
+    }
+    net->st.pkts_sent += frames;
+    net->st.data_pkts += frames;
+    net->st.pkts_delivered += frames;
+    net->st.goodput_bytes += payload;
+    net->st.nic_bytes += payload;
+}
+
 void rs_fluid_flow_abandon(rs_net *net, uint32_t fid)
 {
     rs_fluid *fl = net->fluid;
+    const rs_flow *f = &net->flows[fid];
     uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
+    /* Counted already when it left the fluid (its last frames in flight,
+     * or resent after being taken back); else what had arrived counts. */
+    int counted = id != RS_NONE ? fl->rec[id].counted : 1;
+    for (uint32_t i = 0; i < fl->npark; i++)
+        if (fl->park[i].flow == fid)
+            counted = fl->park[i].tail;
+    if (!counted && net->ports[f->port].kind != RS_PORT_GPU_HB) {
+        uint32_t frames = rs_fluid_flow_delivered(net, fid), ports[RS_MMF_MAX_HOPS];
+        int h = id != RS_NONE ? (int)fl->mmf->flows[id].nhops : rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
+        count_partial(net, f, id != RS_NONE ? fl->mmf->flows[id].link : ports, h > 0 ? (uint32_t)h : 0, frames);
+    }
     if (id != RS_NONE) {
         fl_rec r;
         leave(fl, id, &r);
@@ -2001,10 +2062,13 @@ int rs_fluid_routes_changed(rs_net *net)
         fl_rec r;
         uint64_t rate = fl->rec[id].rate;
         leave(fl, id, &r);
-        if (rc == RS_OK && path_up(net, ports, h, &dead))
+        if (rc == RS_OK && path_up(net, ports, h, &dead)) {
             rc = enter(fl, fid, ports, h, lat, r.wire, r.max_frame, r.rem);
-        else
-            rc = park(fl, fid, r.rem, rate, dead == RS_NONE ? NULL : &net->ports[dead]);
+            if (rc == RS_OK)
+                fl->rec[fl->of_flow[fid]].counted = r.counted; /* a resent tail stays counted */
+        } else {
+            rc = repark(fl, fid, &r, rate, dead == RS_NONE ? NULL : &net->ports[dead]);
+        }
         if (rc != RS_OK)
             return rc;
     }

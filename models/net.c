@@ -7,8 +7,8 @@
  * domain to the relay GPU, then the relay's rail to the destination. The
  * HB stage sends chunks back to back; the rail stage sends chunk c once it
  * has crossed the HB domain and chunk c-1 has left the rail, as NCCL's PXN
- * proxy does (at flow level on rail-only without faults, one flow over
- * both legs carries the whole pipeline: start_relay_flow). With faults
+ * proxy does (at flow level on rail-only, one flow over both legs
+ * carries the whole pipeline: start_relay_flow). With faults
  * scheduled (faults.reroute_hb: on rail-only
  * always, on the fat tree when the direct path is cut) a
  * message may also end with a third leg: it picks a live rail c, crosses
@@ -433,12 +433,14 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     return RS_OK;
 }
 
-/* Flow level without faults, rail-only: relayed message m as one fluid
- * flow from the relay GPU a with the source's HB crossing ahead of it
- * (fluid.c, "Relays"): the chunk pipeline's stages overlap, so one rate
- * over both legs carries it, and the pipeline's fill goes into the flow's
- * latency. Its frames are its chunks' (each chunk is an RDMA write of its
- * own). ECMP inside a rail hashes it once, not per chunk. */
+/* Flow level, rail-only: relayed message m as one fluid flow from the
+ * relay GPU a with the source's HB crossing ahead of it (fluid.c,
+ * "Relays"): the chunk pipeline's stages overlap, so one rate over both
+ * legs carries it, and the pipeline's fill goes into the flow's latency.
+ * Its frames are its chunks' (each chunk is an RDMA write of its own).
+ * ECMP inside a rail hashes it once, not per chunk. To the rest of net.c
+ * it is a single-flow message (a failover restarts its rest as a chunk
+ * pipeline over a live rail). */
 static int start_relay_flow(rs_net *net, uint32_t m)
 {
     const rs_msg *msg = &net->msgs[m];
@@ -626,6 +628,8 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
             return 0; /* a message always has its flow (rs_net_send undoes one that could not start) */
         const rs_flow *fl = &net->flows[f];
         msg->off = (uint64_t)(net->fluid ? rs_fluid_flow_delivered(net, f) : fl->rcv_nxt) * fl->mtu;
+        if (fl->relay_src != RS_NONE) /* a relay (flow level): the chunks that crossed, as a pipeline keeps */
+            msg->off -= msg->off % net->cfg.relay_chunk_bytes;
         rs_fault_note_failover(net, f, m, fault);
         rs_flow_abandon(net, f);
         msg->pipe = 1;
@@ -710,7 +714,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
         return send_started(net, m, RS_ERANGE);
-    if (net->fluid && net->flt == NULL && rail_only && msg->b == dst)
+    if (net->fluid && !net->cfg.relay_pipeline && rail_only && msg->b == dst)
         return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;

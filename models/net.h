@@ -85,6 +85,8 @@ typedef struct rs_net_config {
     uint32_t ack_every;          /* transport.ack_every: coalesce one ACK per N packets */
     double rto_us;               /* transport.rto_us: retransmit timeout */
     uint64_t relay_chunk_bytes;  /* transport.relay_chunk_bytes: PXN pipeline chunk */
+    int relay_pipeline;          /* flow level: relays as their chunk pipeline, not one flow (railsim
+                                  * sets it for runs with faults and their baselines; default 0) */
     uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
     rs_ecmp_mode ecmp;           /* routing.ecmp */
     rs_pxn_mode pxn;             /* routing.pxn */

@@ -33,6 +33,14 @@ for d in (a, b):
 assert a == b" "$TMP/o1/summary.json" "$TMP/o2/summary.json" \
     && ok "flow level with faults: deterministic" || fail "flow level with faults: not deterministic"
 
+# (1b) A fault after the end changes nothing: on rail-only the fault-free
+# baseline relays as the faulted run does (chunk pipelines at flow level),
+# so the slowdown is exactly 1 (it was 0.956 with one flow per relay there).
+"$RS" run -q --set fidelity=flow --set topology.kind=rail-only --set topology.gpus=32 --set topology.radix=16 \
+    --set traffic.kind=permutation --set traffic.bytes=4194304 --fault "10s link-down any-network-link" -o "$TMP/late" \
+    && check "flow level: a fault after the end gives slowdown 1 (rail-only relays)" "$TMP/late/summary.json" \
+    "d['fault_free']['slowdown'] == 1.0" || fail "flow level late fault: exit $?"
+
 # (2) Partition: GPU 8's NIC fails for good mid-message, no HB domain to go
 # around it: exit 1 naming the ranks.
 "$RS" run -q $ONE --fault "20us nic-down gpu8" -o "$TMP/p1" 2>"$TMP/err"; rc=$?
