@@ -1981,10 +1981,20 @@ uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
 {
     const rs_flow *f = &net->flows[fid];
     if (f->port >= net->nports || net->ports[f->port].kind == RS_PORT_GPU_HB)
-        return 0; /* (a relay's frames counted as one message's: its chunks' RETHs aside) */
+        return 0;
     uint64_t wire;
     uint32_t first;
     flow_wire(f, 0, &wire, &first);
+    if (f->relay_src != RS_NONE) {
+        /* Its chunks' frames (each chunk its own message: its frames are
+         * counted as if in one, RETHs aside). */
+        uint32_t ports[RS_MMF_MAX_HOPS];
+        rs_time lat;
+        int h = rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
+        if (h < 3)
+            return 0;
+        relay_setup(net, f, ports, (uint32_t)h, &lat, &wire, &first);
+    }
     uint64_t done = carried_wire(net->fluid, fid, wire), full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
     if (done < first)
         return 0;
