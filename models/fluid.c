@@ -7,9 +7,12 @@
  * smallest fair share floor(rem / cnt) (ties: lowest link id) is saturated,
  * its unfrozen flows are frozen at that share and their other links lose
  * the share and one flow. A share never falls when a flow is frozen
- * elsewhere (that flow took at most the minimum share), so a lazy heap of
- * (share, link) with stale entries skipped is enough: O((F h + L) log L)
- * for F flows of h hops over L links. Integer floor division can leave up
+ * elsewhere (that flow took at most the minimum share), so a key is a
+ * lower bound of its link's share: a heap of (share, link) pushed once
+ * per link, where a popped link whose share rose goes back in at its
+ * share now, pops links in the same order as one kept exact, with a push
+ * per rise that matters rather than per flow frozen (an all-to-all's
+ * thousands of flows on a few hundred links). Integer floor division can leave up
  * to cnt - 1 bit/s of a link unused; it keeps every computation exact, so
  * solving one component alone gives bit-identical rates to solving the
  * whole network (components never interact and pop in the same relative
@@ -336,8 +339,6 @@ static int __attribute__((noinline)) freeze_capped(rs_mmf *m, uint32_t f, uint64
         mmf_link *K = &m->links[fl->link[k]];
         K->rem -= cap;
         K->cnt--;
-        if (K->cnt && hpush(m, K->rem / K->cnt, fl->link[k]) != RS_OK)
-            return RS_ENOMEM;
     }
     return RS_OK;
 }
@@ -371,8 +372,14 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
             continue;
         }
         mmf_link *L = &m->links[e.link];
-        if (L->cnt == 0 || L->rem / L->cnt != e.share)
-            continue; /* stale */
+        if (L->cnt == 0)
+            continue;
+        if (L->rem / L->cnt != e.share) {
+            /* Its share rose since it was keyed: back in at its share now. */
+            if (hpush(m, L->rem / L->cnt, e.link) != RS_OK)
+                return RS_ENOMEM;
+            continue;
+        }
         uint64_t s = e.share;
         for (uint32_t j = 0; j < L->n; j++) {
             uint32_t f = L->fl[j];
@@ -387,8 +394,6 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
                 mmf_link *K = &m->links[fl->link[k]];
                 K->rem -= s;
                 K->cnt--;
-                if (fl->link[k] != e.link && K->cnt && hpush(m, K->rem / K->cnt, fl->link[k]) != RS_OK)
-                    return RS_ENOMEM;
             }
         }
         RS_ASSERT(L->cnt == 0);
