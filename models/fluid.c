@@ -1272,39 +1272,50 @@ static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time 
     return RS_OK;
 }
 
+/* What flow f delivers, as the summary counts it: its data frames (a
+ * relayed message's HB frames too, hb_frames of them) and its payload per
+ * counter (goodput once per leg). count_sent adds it; a tail lost for
+ * good takes it back. */
+typedef struct fl_delivered {
+    uint64_t frames, hb_frames, hb, nic, goodput;
+} fl_delivered;
+
+static fl_delivered delivered(const rs_net *net, const rs_flow *f)
+{
+    fl_delivered d = { f->npkts, 0, 0, 0, f->bytes };
+    if (f->relay_src != RS_NONE) {
+        d.hb_frames = rs_chunked_frames(f->bytes, net->cfg.relay_chunk_bytes, net->cfg.hb_mtu);
+        d.frames += d.hb_frames;
+        d.hb = f->bytes;
+        d.goodput += f->bytes;
+    }
+    if (net->ports[f->port].kind == RS_PORT_GPU_HB)
+        d.hb += f->bytes;
+    else
+        d.nic += f->bytes;
+    return d;
+}
+
 /* Estimated packet counters of flow f leaving the fluid over links
  * [0..h) with `wire` bytes: the data frames the packet level would send
- * (no ACKs, CNPs or PFC frames), on every hop. A whole relayed message
- * counts its HB chunks' frames on its two HB hops, as its legs would. */
+ * (no ACKs, CNPs or PFC frames), on every hop; a relayed message's two HB
+ * hops carry its HB chunks' frames, as its legs would. */
 static void count_sent(rs_net *net, const rs_flow *f, const uint32_t *link, uint32_t h, uint64_t wire)
 {
-    uint64_t pk[2] = { f->npkts, f->npkts }, wb[2] = { wire, wire };
-    uint32_t hb_hops = 0;
-    if (f->relay_src != RS_NONE) {
-        uint64_t ch = net->cfg.relay_chunk_bytes;
-        hb_hops = 2;
-        pk[0] = rs_chunked_frames(f->bytes, ch, net->cfg.hb_mtu);
-        wb[0] = f->bytes + pk[0] * RS_WIRE_HB;
-        net->st.hb_bytes += f->bytes;
-        net->st.goodput_bytes += f->bytes; /* each leg's delivery, as a chunk pipeline counts */
-    }
+    fl_delivered d = delivered(net, f);
+    uint32_t hb_hops = f->relay_src != RS_NONE ? 2 : 0;
     for (uint32_t k = 0; k < h; k++) {
-        int net_hop = k >= hb_hops;
-        net->ports[link[k]].tx_pkts += pk[net_hop];
-        net->ports[link[k]].tx_bytes += wb[net_hop];
-        net->st.packet_hops += pk[net_hop];
-        if (RS_UNLIKELY(net->tl != NULL))
-            rs_nettl_touch(net, link[k]);
+        int hb = k < hb_hops;
+        net->ports[link[k]].tx_pkts += hb ? d.hb_frames : f->npkts;
+        net->ports[link[k]].tx_bytes += hb ? f->bytes + d.hb_frames * RS_WIRE_HB : wire;
+        net->st.packet_hops += hb ? d.hb_frames : f->npkts;
     }
-    uint64_t sent = f->npkts + (hb_hops ? pk[0] : 0);
-    net->st.pkts_sent += sent;
-    net->st.data_pkts += sent;
-    net->st.pkts_delivered += sent;
-    net->st.goodput_bytes += f->bytes;
-    if (net->ports[f->port].kind == RS_PORT_GPU_HB)
-        net->st.hb_bytes += f->bytes;
-    else
-        net->st.nic_bytes += f->bytes;
+    net->st.pkts_sent += d.frames;
+    net->st.data_pkts += d.frames;
+    net->st.pkts_delivered += d.frames;
+    net->st.goodput_bytes += d.goodput;
+    net->st.hb_bytes += d.hb;
+    net->st.nic_bytes += d.nic;
 }
 
 /* Flows leaving the fluid now: they free their links (a solve follows at
@@ -1936,19 +1947,12 @@ int rs_fluid_cable_changed(rs_net *net, uint32_t port)
         if (!f->reliable) {
             /* Lost for good: take back what count_sent counted as delivered. */
             rs_fault_note_flow_hit(net, p, fid);
-            uint64_t lost = f->npkts;
-            if (f->relay_src != RS_NONE) {
-                lost += rs_chunked_frames(f->bytes, net->cfg.relay_chunk_bytes, net->cfg.hb_mtu);
-                net->st.hb_bytes -= f->bytes;
-                net->st.goodput_bytes -= f->bytes;
-            }
-            net->st.pkts_delivered -= lost;
-            net->st.pkts_dropped += lost;
-            net->st.goodput_bytes -= f->bytes;
-            if (net->ports[f->port].kind == RS_PORT_GPU_HB)
-                net->st.hb_bytes -= f->bytes;
-            else
-                net->st.nic_bytes -= f->bytes;
+            fl_delivered d = delivered(net, f);
+            net->st.pkts_delivered -= d.frames;
+            net->st.pkts_dropped += d.frames;
+            net->st.goodput_bytes -= d.goodput;
+            net->st.hb_bytes -= d.hb;
+            net->st.nic_bytes -= d.nic;
             continue;
         }
         int rc = park(fl, fid, rem < all ? rem : all, t->rate, p);
