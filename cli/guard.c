@@ -89,7 +89,11 @@ static void add_coll(tally *t, double times, rs_coll_op op, double n, double byt
             add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
         }
         break;
-    case RS_COLL_ALLTOALL: add_steps(t, times, n, n - 1, bytes / n, a2a_hb, 0, 1); break;
+    case RS_COLL_ALLTOALL:
+        /* A block per peer: one message, relayed (PXN) as a pipeline of
+         * chunks at packet level and as one flow at flow level. */
+        add_steps(t, times, n, n - 1, bytes / n, a2a_hb, flow ? 1 : 0, 1);
+        break;
     default: add_steps(t, times, 1, 1, bytes, ring_hb, 0, 1); break;
     }
 }

@@ -123,7 +123,7 @@ static const key_def keys[] = {
     DBL("transport.rto_us", net.rto_us, 0, true, 1e8,
         "retransmit timeout, us"),
     UINT("transport.relay_chunk_bytes", net.relay_chunk_bytes, 1, (uint64_t)1 << 40,
-         "chunk size of the HB-then-rail relay (PXN) pipeline on rail-only networks, bytes"),
+         "chunk size of the HB-then-rail relay (PXN) pipeline, bytes"),
     UINT("transport.priority", net.prio, 0, 7,
          "802.1p priority of RoCE traffic"),
     ENUM("transport.cc", net.cc, cc_names,
@@ -149,7 +149,8 @@ static const key_def keys[] = {
     ENUM("routing.ecmp", net.ecmp, ecmp_names,
          "flow: hash each message onto one path; packet: spray packets over all paths"),
     ENUM("routing.pxn", net.pxn, pxn_names,
-         "rail-aware forwarding of cross-rail messages through the HB domain: auto (rail-only only), on, off"),
+         "NCCL PXN: cross-rail messages go through the HB domain to the GPU on the destination's rail; "
+         "auto = NCCL's default on both topologies, on = the same, off = from the source's own NIC"),
     BOOL("pfc.enabled", net.pfc,
          "IEEE 802.1Qbb PFC: the RoCE priority is lossless (pause frames instead of drops)"),
     UINT("pfc.xoff_bytes", net.pfc_xoff_bytes, 1, (uint64_t)1 << 40,

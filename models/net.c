@@ -433,7 +433,7 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     return RS_OK;
 }
 
-/* Flow level, rail-only: relayed message m as one fluid flow from the
+/* Flow level: relayed (PXN) message m as one fluid flow from the
  * relay GPU a with the source's HB crossing ahead of it (fluid.c,
  * "Relays"): the chunk pipeline's stages overlap, so one rate over both
  * legs carries it, and the pipeline's fill goes into the flow's latency.
@@ -701,9 +701,10 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         uint32_t c = live_rail(net, src, dst);
         msg->a = src / K * K + c;
         msg->b = dst / K * K + c;
-    } else if (src % K != dst % K &&
-               (net->cfg.pxn == RS_PXN_ON || (rail_only && net->cfg.pxn == RS_PXN_AUTO))) {
-        /* PXN: cross the HB domain to the GPU on the destination's rail. */
+    } else if (src % K != dst % K && net->cfg.pxn != RS_PXN_OFF) {
+        /* PXN, NCCL's default on any rail-optimized network
+         * (NCCL_P2P_PXN_LEVEL=2): cross the HB domain to the GPU on the
+         * destination's rail, then take that rail. */
         msg->a = src / K * K + dst % K;
     }
     if (RS_UNLIKELY(net->flt != NULL))
@@ -714,7 +715,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
         return send_started(net, m, RS_ERANGE);
-    if (net->fluid && !net->cfg.relay_pipeline && rail_only && msg->b == dst)
+    if (net->fluid && !net->cfg.relay_pipeline && msg->b == dst)
         return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;

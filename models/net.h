@@ -10,10 +10,11 @@
  * GPUs are numbered 0..gpus-1. GPU g sits in HB domain g / hb_size at local
  * rank (and rail) g % hb_size. A message between two GPUs of one HB domain
  * crosses the NVSwitch; otherwise it crosses the Ethernet fabric from the
- * source's NIC. On a rail-only network a message between different rails
- * of different domains is forwarded (as NCCL's PXN does): first over the
- * source's HB domain to the GPU on the destination's rail, then over that
- * rail, pipelined in chunks of transport.relay_chunk_bytes.
+ * source's NIC. A message between different rails of different domains
+ * is forwarded as NCCL's PXN does by default, on both topologies: first
+ * over the source's HB domain to the GPU on the destination's rail, then
+ * over that rail, pipelined in chunks of transport.relay_chunk_bytes
+ * (routing.pxn=off sends it from the source's own NIC on the fat tree).
  */
 #ifndef RS_NET_H
 #define RS_NET_H
@@ -25,9 +26,12 @@
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
 typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
-/* Rail-aware forwarding (PXN) of messages between different rails of
- * different HB domains: auto = on for rail-only (its only way to carry
- * them), off for the fat tree. */
+/* Rail-aware forwarding (NCCL's PXN) of messages between different rails
+ * of different HB domains: first over the source's HB domain to the GPU on
+ * the destination's rail, then over that rail. auto = NCCL's default
+ * (NCCL_P2P_PXN_LEVEL=2, NCCL_PXN_DISABLE=0) on both topologies; on = the
+ * same; off = NCCL_PXN_DISABLE=1: the fat tree sends from the source's own
+ * NIC across the spine, rail-only cannot carry such messages. */
 typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
 typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;

@@ -271,10 +271,11 @@ static void test_large_tree_allreduce_runs_near_bandwidth(void)
 
 /* -- all-to-all --------------------------------------------------------- */
 
-static void a2a_bytes_case(rs_topo_kind kind, rs_coll_algo algo)
+static void a2a_bytes_case(rs_topo_kind kind, rs_coll_algo algo, rs_pxn_mode pxn)
 {
     rs_net_config nc;
     cfg(&nc, kind, 32, 8, 64, RS_TRANSPORT_IDEAL);
+    nc.pxn = pxn;
     rs_comm *comm = comm_all(32);
     uint64_t D = 1 * MiB + 5; /* blocks of unequal size */
     run_result r = run_coll(&nc, comm, RS_COLL_ALLTOALL, algo, D, NULL);
@@ -300,7 +301,7 @@ static void a2a_bytes_case(rs_topo_kind kind, rs_coll_algo algo)
     /* Every rank sends (n-1)/n of its buffer. */
     CU_ASSERT_EQUAL(moved, (uint64_t)n * D - D);
     CU_ASSERT_EQUAL(r.st.nic_bytes, inter);
-    if (kind == RS_TOPO_FAT_TREE) {
+    if (pxn == RS_PXN_OFF) { /* the fat tree sends cross-rail bytes from the source's NIC */
         CU_ASSERT_EQUAL(r.st.hb_bytes, intra);
     } else { /* every cross-rail byte crosses its HB domain exactly once (PXN) */
         CU_ASSERT_EQUAL(r.st.hb_bytes, intra + cross_rail);
@@ -309,18 +310,26 @@ static void a2a_bytes_case(rs_topo_kind kind, rs_coll_algo algo)
 
 static void test_alltoall_direct_moves_n_minus_1_over_n_per_rank(void)
 {
-    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_DIRECT);
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_DIRECT, RS_PXN_OFF);
+}
+
+/* NCCL's default (PXN) on the fat tree too: cross-rail bytes cross the
+ * source's HB domain once, then the destination's rail. */
+static void test_alltoall_fat_tree_pxn_by_default_cross_rail_bytes_cross_hb_once(void)
+{
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_DIRECT, RS_PXN_AUTO);
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_PAIRWISE, RS_PXN_AUTO);
 }
 
 static void test_alltoall_pairwise_moves_n_minus_1_over_n_per_rank(void)
 {
-    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_PAIRWISE);
+    a2a_bytes_case(RS_TOPO_FAT_TREE, RS_ALGO_PAIRWISE, RS_PXN_OFF);
 }
 
 static void test_alltoall_rail_only_cross_rail_bytes_cross_hb_once(void)
 {
-    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_DIRECT);
-    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_PAIRWISE);
+    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_DIRECT, RS_PXN_AUTO);
+    a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_PAIRWISE, RS_PXN_AUTO);
 }
 
 static void test_alltoall_128_gpus_rail_only_within_modest_margin(void)
@@ -330,6 +339,7 @@ static void test_alltoall_128_gpus_rail_only_within_modest_margin(void)
     for (int k = 0; k < 2; k++) {
         rs_net_config nc;
         cfg(&nc, k ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, 128, 8, 64, RS_TRANSPORT_IDEAL);
+        nc.pxn = k ? RS_PXN_AUTO : RS_PXN_OFF; /* direct from the source's NIC vs relayed */
         rs_comm *comm = comm_all(128);
         run_result r = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 16 * MiB, NULL);
         rs_comm_destroy(comm);
@@ -607,6 +617,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_small_allreduce_tree_beats_ring_on_many_nodes),
     RS_CU_TEST(test_large_tree_allreduce_runs_near_bandwidth),
     RS_CU_TEST(test_alltoall_direct_moves_n_minus_1_over_n_per_rank),
+    RS_CU_TEST(test_alltoall_fat_tree_pxn_by_default_cross_rail_bytes_cross_hb_once),
     RS_CU_TEST(test_alltoall_pairwise_moves_n_minus_1_over_n_per_rank),
     RS_CU_TEST(test_alltoall_rail_only_cross_rail_bytes_cross_hb_once),
     RS_CU_TEST(test_alltoall_128_gpus_rail_only_within_modest_margin),

@@ -364,6 +364,7 @@ static void test_rail_only_cross_rail_crosses_hb_domain(void)
     rs_net_destroy(net);
 
     c.kind = RS_TOPO_FAT_TREE;
+    c.pxn = RS_PXN_OFF; /* directly from gpu0's NIC across the spine */
     net = mk(&c);
     rs_net_send(net, 0, 9, bytes, NULL, NULL, 0);
     run_idle(net);
@@ -690,12 +691,12 @@ static void test_send_that_cannot_start_leaves_nothing(void)
     cfg_flat(&c, 16, 4, 8);
     rs_net *net = mk(&c);
     uint64_t huge = (2ull << 30) * 4096 + 1;
-    CU_ASSERT_NOT_EQUAL(rs_net_send(net, 1, 6, huge, noop_done, NULL, 1), RS_OK);
+    CU_ASSERT_NOT_EQUAL(rs_net_send(net, 1, 5, huge, noop_done, NULL, 1), RS_OK); /* one flow on rail 1 */
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 0);
     CU_ASSERT_EQUAL(st.msg_bytes, 0);
-    CU_ASSERT_EQUAL(rs_net_send(net, 1, 6, 100000, noop_done, NULL, 2), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_send(net, 1, 5, 100000, noop_done, NULL, 2), RS_OK);
     run_idle(net);
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 1);
