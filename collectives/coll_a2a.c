@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 struct a2a_rank {
-    uint32_t step;   /* current pairwise step, n when done */
+    uint32_t step;   /* pairwise: current step, n when done; direct: next peer offset to send to */
     uint8_t sent;    /* step's send started */
     uint8_t send_done, recv_done;
     uint8_t pad;
@@ -33,6 +33,27 @@ static void direct_arrived(void *ctx, rs_net *net, uint64_t tag)
     (void)net;
     (void)tag;
     coll_progress(ctx, 1);
+}
+
+/* Direct with a window: rank i's next send, to (i + step) mod n. */
+static void direct_next(rs_coll *c, uint32_t i);
+
+static void direct_window_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    direct_next(c, (uint32_t)(tag >> 32));
+    coll_progress(c, 1); /* last: may finish and free c */
+}
+
+static void direct_next(rs_coll *c, uint32_t i)
+{
+    uint32_t n = c->n, k = c->ar[i].step;
+    if (k >= n)
+        return;
+    c->ar[i].step = k + 1;
+    uint32_t j = (uint32_t)(((uint64_t)i + k) % n);
+    coll_send(c, i, j, block(c, j), direct_window_arrived, ((uint64_t)i << 32) | j);
 }
 
 static void pw_arrived(void *ctx, rs_net *net, uint64_t tag);
@@ -86,6 +107,21 @@ int coll_a2a_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     c->pending = (uint64_t)n * (n - 1);
+    if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < n - 1) {
+        /* NCCL's grouped send/receive: every receive is posted, and each
+         * rank keeps a2a_peers sends in flight, to its peers in offset
+         * order (each round of offsets is a permutation); a finished
+         * send starts the next. */
+        c->ar = calloc(n, sizeof *c->ar);
+        if (!c->ar)
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
+        for (uint32_t i = 0; i < n; i++)
+            c->ar[i].step = 1;
+        for (uint32_t w = 0; w < c->o.a2a_peers && c->status == RS_OK; w++)
+            for (uint32_t i = 0; i < n && c->status == RS_OK; i++)
+                direct_next(c, i);
+        return c->status;
+    }
     if (c->algo == RS_ALGO_DIRECT) {
         for (uint32_t k = 1; k < n; k++)
             for (uint32_t i = 0; i < n; i++) {

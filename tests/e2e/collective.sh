@@ -61,7 +61,7 @@ check "iterations run back to back after start_ns (3x the messages)" "$s" \
     "d['sim_end_ps'] >= 5000 * 1000 + sum(d['collective']['times_ps']) and d['flows']['count'] == 3 * $(json_get "$TMP/ring-ft/summary.json" "d['flows']['count']")"
 
 # (5) All-to-all over all 64 GPUs: one message per ordered pair, whatever
-# the algorithm (pairwise at 64 KiB per peer, direct below).
+# the algorithm (auto is direct, NCCL's grouped send/receive).
 for algo in auto direct pairwise; do
     "$RS" run -q $COLL --set traffic.op=alltoall --set traffic.group=all --set traffic.bytes=4194304 \
         --set topology.kind=rail-only --set traffic.algo=$algo -o "$TMP/a2a-$algo" || { fail "alltoall $algo: run failed"; continue; }

@@ -332,6 +332,28 @@ static void test_alltoall_rail_only_cross_rail_bytes_cross_hb_once(void)
     a2a_bytes_case(RS_TOPO_RAIL_ONLY, RS_ALGO_PAIRWISE, RS_PXN_AUTO);
 }
 
+/* auto is NCCL's grouped send/receive (direct) for every size, and a
+ * window of in-flight peers moves the same bytes, one message per pair,
+ * a little later than all at once (a bounded window drains unevenly). */
+static void test_alltoall_auto_is_direct_and_peer_window_moves_same_bytes(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 32, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_comm *comm = comm_all(32);
+    run_result all = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_AUTO, 4 * MiB, NULL);
+    CU_ASSERT_EQUAL(all.algo, RS_ALGO_DIRECT);
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    o.a2a_peers = 3;
+    run_result win = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 4 * MiB, &o);
+    rs_comm_destroy(comm);
+    CU_ASSERT_EQUAL(win.transfers, 32u * 31);
+    CU_ASSERT_EQUAL(win.st.msg_bytes, all.st.msg_bytes);
+    CU_ASSERT_EQUAL(win.st.nic_bytes, all.st.nic_bytes);
+    CU_ASSERT_EQUAL(win.st.hb_bytes, all.st.hb_bytes);
+    CU_ASSERT(win.us >= all.us);
+}
+
 static void test_alltoall_128_gpus_rail_only_within_modest_margin(void)
 {
     double t[2];
@@ -450,7 +472,7 @@ static void test_auto_rule_picks_documented_algorithms(void)
     CU_ASSERT_EQUAL(auto_of(net, rail, RS_COLL_ALLREDUCE, 16 * KiB), RS_ALGO_TREE);
     CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_ALLREDUCE, 4 * KiB), RS_ALGO_RING);
     CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_REDUCESCATTER, 4 * MiB), RS_ALGO_RING);
-    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLTOALL, 64 * MiB), RS_ALGO_PAIRWISE);
+    CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLTOALL, 64 * MiB), RS_ALGO_DIRECT); /* NCCL: one group of sends and receives */
     CU_ASSERT_EQUAL(auto_of(net, all, RS_COLL_ALLTOALL, 64 * KiB), RS_ALGO_DIRECT);
     CU_ASSERT_EQUAL(auto_of(net, dom, RS_COLL_ALLTOALL, 64 * MiB), RS_ALGO_DIRECT);
     CU_ASSERT_EQUAL(auto_of(net, rail, RS_COLL_SENDRECV, 1 * MiB), RS_ALGO_DIRECT);
@@ -620,6 +642,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_alltoall_fat_tree_pxn_by_default_cross_rail_bytes_cross_hb_once),
     RS_CU_TEST(test_alltoall_pairwise_moves_n_minus_1_over_n_per_rank),
     RS_CU_TEST(test_alltoall_rail_only_cross_rail_bytes_cross_hb_once),
+    RS_CU_TEST(test_alltoall_auto_is_direct_and_peer_window_moves_same_bytes),
     RS_CU_TEST(test_alltoall_128_gpus_rail_only_within_modest_margin),
     RS_CU_TEST(test_hierarchical_allreduce_same_on_rail_only_and_fat_tree),
     RS_CU_TEST(test_hierarchical_allgather_and_reducescatter_complete_near_bound),
