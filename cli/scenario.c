@@ -49,6 +49,7 @@ _Static_assert(sizeof(rs_topo_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_recovery_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_fidelity) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
@@ -63,9 +64,10 @@ _Static_assert(sizeof(json_int_t) == sizeof(int64_t), "64-bit JSON integers");
 static const char *const bool_names[] = { "false", "true", NULL };
 static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
 static const char *const transport_names[] = { "roce", "ideal", NULL };
-static const char *const ecmp_names[] = { "flow", "packet", NULL };
+static const char *const ecmp_names[] = { "flow", "packet", "adaptive", "flowlet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
+static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
 static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
@@ -116,6 +118,9 @@ static const key_def keys[] = {
          "bytes per HB-domain transfer unit"),
     UINT("topology.buffer_bytes", net.buffer_bytes, 1, (uint64_t)1 << 40,
          "buffer per switch egress port, bytes (must hold one full packet)"),
+    DBL("topology.loss_rate", net.loss_rate, 0, false, 0.5,
+        "chance that a frame on an Ethernet link is corrupted and dropped by its receiver (packet level; "
+        "PFC frames excepted)"),
     ENUM("transport.kind", net.transport, transport_names,
          "roce: RoCE RC with ACK/NAK, go-back-N and timeouts; ideal: lossless, no ACKs"),
     UINT("transport.ack_every", net.ack_every, 1, 65536,
@@ -126,6 +131,14 @@ static const key_def keys[] = {
          "chunk size of the HB-then-rail relay (PXN) pipeline, bytes"),
     UINT("transport.priority", net.prio, 0, 7,
          "802.1p priority of RoCE traffic"),
+    ENUM("transport.recovery", net.recovery, recovery_names,
+         "RoCE loss recovery: go-back-n (in-order responder, resend from the gap) or selective "
+         "(out-of-order placement in a bitmap window, SACKs, resend only what is missing)"),
+    UINT("transport.sack_window", net.sack_window, 64, 65536,
+         "selective: PSNs a QP may have in flight past the oldest unacknowledged one, the receiver's bitmap "
+         "(a power of 2)"),
+    UINT("transport.dupthresh", net.dupthresh, 1, 65535,
+         "selective: a missing PSN counts as lost once this many later PSNs were acknowledged selectively"),
     ENUM("transport.cc", net.cc, cc_names,
          "congestion control at the NIC: dcqcn (CNP-driven rate control) or none (line rate)"),
     DBL("transport.dcqcn.g", net.dcqcn.g, 0, true, 1,
@@ -147,7 +160,10 @@ static const key_def keys[] = {
     DBL("transport.dcqcn.min_rate_mbps", net.dcqcn.min_rate_mbps, 0, true, 1e9,
         "DCQCN floor of the sending rate, Mb/s"),
     ENUM("routing.ecmp", net.ecmp, ecmp_names,
-         "flow: hash each message onto one path; packet: spray packets over all paths"),
+         "flow: hash each message onto one path; packet: spray packets over all paths; adaptive: each packet "
+         "to the equal-cost port with the fewest queued bytes; flowlet: that choice once per flowlet"),
+    DBL("routing.flowlet_gap_us", net.flowlet_gap_us, 0, true, 1e6,
+        "routing.ecmp=flowlet: a pause longer than this between a flow's packets at a switch starts a new flowlet, us"),
     ENUM("routing.pxn", net.pxn, pxn_names,
          "NCCL PXN: cross-rail messages go through the HB domain to the GPU on the destination's rail; "
          "auto = NCCL's default on both topologies, on = the same, off = from the source's own NIC"),

@@ -138,6 +138,8 @@ void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time 
             f.aeth_syndrome = pkt->type == RS_PKT_ACK ? RS_AETH_ACK_CREDITS_INVALID : RS_AETH_NAK_PSN_SEQ_ERR;
             /* MSN: messages completed on this QP (one message per QP). */
             f.aeth_msn = pkt->type == RS_PKT_ACK && pkt->psn + 1 == fl->npkts;
+            f.sack = (pkt->flags & RS_PF_SACK) != 0;
+            f.sack_psn = f.sack ? pkt->sack : 0;
             break;
         default:
             f.kind = RS_FRAME_ROCE_CNP;

@@ -53,7 +53,7 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
         p->drops++;
     if (pkt->type != RS_PKT_PFC) {
         net->st.pkts_dropped++;
-        if (RS_UNLIKELY(net->flt != NULL) && reason != RS_DROP_BUFFER)
+        if (RS_UNLIKELY(net->flt != NULL) && reason != RS_DROP_BUFFER && reason != RS_DROP_LOSS)
             rs_fault_note_drop(net, p, pkt, reason);
         if (RS_UNLIKELY(net->tl != NULL))
             rs_nettl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
@@ -288,6 +288,9 @@ void rs_port_kick(rs_net *net, rs_port *p)
          * on pkt->next and then next->t_arr; with the packet/port layout
          * in netint.h the bench run went 0.816 s -> 0.688 s (best of 5). */
         rs_time t_arr = now + ser + p->prop;
+        if (RS_UNLIKELY(net->loss_below) && pkt->type != RS_PKT_PFC && p->kind != RS_PORT_GPU_HB &&
+            p->kind != RS_PORT_HB && rs_mix64(net->cfg.seed ^ ((uint64_t)id << 40) ^ p->tx_pkts) < net->loss_below)
+            pkt->flags |= RS_PF_LOST; /* a bit error: the receiver's FCS check drops it */
         pkt->link = id;
         pkt->to_port = p->peer_port;
         pkt->to_node = p->peer_node;
@@ -358,6 +361,52 @@ static inline int ecn_mark(rs_net *net, rs_switch *sw, uint64_t qb)
     return rs_rng_unit(&sw->ecn_rng) < pr;
 }
 
+/* Adaptive choice among the cnt ports of set (routing.ecmp adaptive and
+ * flowlet): a live port with the fewest queued bytes; among equals, the
+ * one hash h picks (h covers the packet's PSN, so on an idle fabric a
+ * flow's packets spread as spraying spreads them; htsim breaks such ties
+ * at random). A switch sees its own link go down at once, so a dead port
+ * is skipped before the routes reconverge (all dead: the hash's, which
+ * drops). O(cnt) per packet; cnt is at most the radix. */
+static uint32_t least_loaded(const rs_net *net, const uint32_t *set, uint32_t cnt, uint64_t h)
+{
+    uint64_t best_q = UINT64_MAX;
+    uint32_t ties = 0, pick = rs_ecmp_index(h, cnt);
+    for (uint32_t i = 0; i < cnt; i++) {
+        const rs_port *p = &net->ports[set[1 + i]];
+        if (!p->up || p->qbytes > best_q)
+            continue;
+        if (p->qbytes < best_q) {
+            best_q = p->qbytes;
+            ties = 0;
+        }
+        /* Reservoir choice among the ties, one hash draw per tie: tie t
+         * replaces the pick with probability 1/t. */
+        h = rs_mix64(h + i);
+        if (rs_ecmp_index(h, ++ties) == 0)
+            pick = i;
+    }
+    return pick;
+}
+
+/* Flowlet switching (Kandula et al., FLARE; DLB flowlet mode): a packet
+ * that follows its flow's previous one at this switch within the gap keeps
+ * that one's port; otherwise it starts a flowlet on the least-loaded port. */
+static uint32_t flowlet_pick(rs_net *net, rs_switch *sw, uint32_t e, uint32_t cnt, uint64_t h, uint32_t psn)
+{
+    rs_time now = rs_sim_now(net->sim);
+    rs_flowlet *fl = &sw->flowlet[h & (RS_FLOWLET_SLOTS - 1)];
+    if (fl->last && fl->set == e && now - fl->last <= net->flowlet_gap && fl->pick < cnt &&
+        net->ports[net->nh[e + 1 + fl->pick]].up) {
+        fl->last = now;
+        return fl->pick;
+    }
+    fl->set = e;
+    fl->pick = least_loaded(net, &net->nh[e], cnt, h ^ psn); /* ties: per flowlet */
+    fl->last = now ? now : 1; /* 0 marks an unused slot */
+    return fl->pick;
+}
+
 /* Pick the egress port of Ethernet switch n for pkt. One flat table with
  * single next hops inline: one dependent load fewer than the per-switch
  * offset arrays (leaf -> switch -> nh_off -> nh), and none into nh going
@@ -377,13 +426,20 @@ static inline uint32_t switch_route(rs_net *net, const rs_node *n, const rs_pkt 
     if (cnt == 1) {
         pick = 0;
     } else if (net->cfg.ecmp == RS_ECMP_FLOW) {
-        /* The 5-tuple hash a switch computes: addresses (GPU ids), the UDP
-         * source port (entropy) and a per-switch salt. */
-        uint64_t h = rs_mix64(sw->hash_salt ^ ((uint64_t)pkt->src << 32 | pkt->dst) ^
-                              ((uint64_t)pkt->entropy << 48));
-        pick = (uint32_t)(((h >> 32) * cnt) >> 32);
-    } else {
+        pick = rs_ecmp_index(rs_ecmp_hash(sw->hash_salt, pkt->src, pkt->dst, pkt->entropy), cnt);
+    } else if (net->cfg.ecmp == RS_ECMP_PACKET) {
         pick = rs_rng_below(&sw->rng, cnt);
+    } else {
+        /* Adaptive, flowlet: data frames only. ACKs, NAKs and CNPs keep
+         * their flow's hashed path, as htsim does for small packets: they
+         * add nothing to a port's load worth balancing, and stay in order. */
+        uint64_t h = rs_ecmp_hash(sw->hash_salt, pkt->src, pkt->dst, pkt->entropy);
+        if (pkt->type != RS_PKT_DATA)
+            pick = rs_ecmp_index(h, cnt);
+        else if (net->cfg.ecmp == RS_ECMP_ADAPTIVE)
+            pick = least_loaded(net, set, cnt, h ^ pkt->psn);
+        else
+            pick = flowlet_pick(net, sw, e, cnt, h, pkt->psn);
     }
     return set[1 + pick];
 }
@@ -423,9 +479,8 @@ static inline void prefetch_ahead(rs_net *net)
                 out = r & ~RS_ROUTE_DIRECT;
             } else {
                 const uint32_t *set = &net->nh[r];
-                uint64_t h = rs_mix64(net->sw[n->sw].hash_salt ^ ((uint64_t)pkt->src << 32 | pkt->dst) ^
-                                      ((uint64_t)pkt->entropy << 48));
-                out = set[1 + (uint32_t)(((h >> 32) * set[0]) >> 32)];
+                uint64_t h = rs_ecmp_hash(net->sw[n->sw].hash_salt, pkt->src, pkt->dst, pkt->entropy);
+                out = set[1 + rs_ecmp_index(h, set[0])];
             }
         }
         const rs_port *p = &net->ports[out];
@@ -499,6 +554,10 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     if (RS_UNLIKELY(pkt->type == RS_PKT_PFC)) {
         rs_pfc_receive(net, &net->ports[pkt->to_port], pkt); /* the receiver's port on this cable */
         rs_pool_put(&net->pkts, pkt);
+        return;
+    }
+    if (RS_UNLIKELY(pkt->flags & RS_PF_LOST)) {
+        rs_fabric_drop(net, &net->ports[pkt->link], pkt, RS_DROP_LOSS); /* charged to the link's sender */
         return;
     }
     const rs_node *n = &net->nodes[pkt->to_node];

@@ -725,11 +725,8 @@ static inline uint32_t route_pick(const rs_net *net, const rs_node *n, uint32_t 
         return e == RS_NONE ? RS_NONE : e & ~RS_ROUTE_DIRECT;
     const uint32_t *set = &net->nh[e];
     uint32_t cnt = set[0], pick = 0;
-    if (cnt > 1) {
-        uint64_t h = rs_mix64(net->sw[n->sw].hash_salt ^ ((uint64_t)src << 32 | dst) ^
-                              ((uint64_t)entropy << 48));
-        pick = (uint32_t)(((h >> 32) * cnt) >> 32);
-    }
+    if (cnt > 1)
+        pick = rs_ecmp_index(rs_ecmp_hash(net->sw[n->sw].hash_salt, src, dst, entropy), cnt);
     return set[1 + pick];
 }
 

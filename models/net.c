@@ -54,7 +54,18 @@ void rs_net_config_default(rs_net_config *c)
     c->rto_us = 1000;
     c->relay_chunk_bytes = 512u << 10;
     c->prio = 3;
+    c->recovery = RS_RECOVERY_GBN;
+    /* Selective repeat: IRN caps what a QP has in flight at the path's
+     * bandwidth-delay product; 512 packets of 4 KiB (2 MiB) cover 400 Gb/s
+     * over a 42 us round trip, several times a 3-tier fat tree's. A hole
+     * counts as lost once 3 later PSNs arrived, TCP's DupThresh (RFC 6675),
+     * so that the reordering of adaptive routing is not taken for loss. */
+    c->sack_window = 512;
+    c->dupthresh = 3;
     c->ecmp = RS_ECMP_FLOW;
+    /* Juniper's default DLB policy for AI fabrics (Apstra 6.0: flowlet
+     * inactivity interval 256 us, docs/model.md). */
+    c->flowlet_gap_us = 256;
     c->pxn = RS_PXN_AUTO;
     /* Lossless by default, as RoCE fabrics are run. XOFF leaves room for
      * what is in flight on a 500 ns link plus a switch (about 100 KB at
@@ -97,6 +108,32 @@ typedef struct timer_rec {
     uint64_t arg;
 } timer_rec;
 
+/* The routing, recovery and loss keys (the topology's are topo.c's). */
+static int check_routing(const rs_net_config *c, rs_time *flowlet_gap, uint64_t *loss_below, rs_err *err)
+{
+    if (!(c->loss_rate >= 0.0 && c->loss_rate <= 0.5))
+        return rs_err_set(err, RS_EINVAL, "topology.loss_rate: expected a probability from 0 to 0.5");
+    if (c->loss_rate > 0.0 && c->fidelity == RS_FIDELITY_FLOW)
+        return rs_err_set(err, RS_EINVAL, "topology.loss_rate: random loss is not modelled at flow level; "
+                          "expected 0 with fidelity=flow");
+    /* A frame is lost when a hash of (seed, port, frame count) falls below
+     * rate x 2^64 (0.5 x 2^64 still fits). */
+    *loss_below = (uint64_t)ldexp(c->loss_rate, 64);
+    if ((unsigned)c->ecmp > RS_ECMP_FLOWLET)
+        return rs_err_set(err, RS_EINVAL, "routing.ecmp: expected flow, packet, adaptive or flowlet");
+    if (rs_time_from_us(c->flowlet_gap_us, flowlet_gap) != RS_OK || *flowlet_gap == 0)
+        return rs_err_set(err, RS_EINVAL, "routing.flowlet_gap_us: expected a positive time below 10^8 seconds");
+    if ((unsigned)c->recovery > RS_RECOVERY_SELECTIVE)
+        return rs_err_set(err, RS_EINVAL, "transport.recovery: expected go-back-n or selective");
+    if (c->sack_window < 64 || c->sack_window > 65536 || (c->sack_window & (c->sack_window - 1)))
+        return rs_err_set(err, RS_EINVAL, "transport.sack_window: expected a power of 2 from 64 to 65536 packets, got %u",
+                          c->sack_window);
+    if (c->dupthresh < 1 || c->dupthresh >= c->sack_window)
+        return rs_err_set(err, RS_EINVAL, "transport.dupthresh: expected 1 to transport.sack_window - 1 (%u), got %u",
+                          c->sack_window - 1, c->dupthresh);
+    return RS_OK;
+}
+
 int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
 {
     *out = NULL;
@@ -112,6 +149,9 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     net->sim = rs_sim_create();
     if (!net->sim)
         goto fail;
+    if ((rc = check_routing(c, &net->flowlet_gap, &net->loss_below, err)) != RS_OK)
+        goto fail;
+    rs_pool_init(&net->sacks, c->sack_window / 4, 0);
     if ((rc = rs_topo_build(net, err)) != RS_OK) {
         if (rc == RS_ENOMEM)
             rs_err_set(err, rc, "out of memory building the topology");
@@ -122,6 +162,12 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         rs_err_set(err, rc, "topology.gpus: the network has too many ports and nodes to simulate");
         goto fail;
     }
+    if (c->ecmp == RS_ECMP_FLOWLET)
+        for (uint32_t i = 0; i < net->nswitches; i++)
+            if (!(net->sw[i].flowlet = calloc(RS_FLOWLET_SLOTS, sizeof(rs_flowlet)))) {
+                rc = rs_err_set(err, RS_ENOMEM, "out of memory for the switches' flowlet tables");
+                goto fail;
+            }
     net->ent_port0 = first;
     net->lookahead = (uint64_t)net->nports * sizeof(rs_port) > RS_NET_LOOKAHEAD_BYTES;
     for (uint32_t i = 0; i < net->nnodes; i++)
@@ -157,8 +203,10 @@ void rs_net_destroy(rs_net *net)
     rs_fault_free(net);
     rs_fluid_destroy(net->fluid);
     rs_sim_destroy(net->sim);
-    for (uint32_t s = 0; s < net->nswitches && net->sw; s++)
+    for (uint32_t s = 0; s < net->nswitches && net->sw; s++) {
         free(net->sw[s].nh_off);
+        free(net->sw[s].flowlet);
+    }
     free(net->sw);
     free(net->nodes);
     free(net->ports);
@@ -177,6 +225,7 @@ void rs_net_destroy(rs_net *net)
     fct_free(net->fct);
     rs_pool_fini(&net->pkts);
     rs_pool_fini(&net->timers);
+    rs_pool_fini(&net->sacks);
     free(net);
 }
 

@@ -25,7 +25,14 @@
 
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
-typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
+/* How a switch picks among equal-cost next hops (docs/model.md,
+ * "Forwarding"): flow = hash of the 5-tuple (one path per message);
+ * packet = uniform draw per packet (spraying); adaptive = per packet, the
+ * port with the fewest queued bytes, ties by the flow hash (Spectrum-X,
+ * Slingshot, htsim's adaptive modes); flowlet = the same choice once per
+ * flowlet, kept while the flow's packets come within routing.flowlet_gap_us
+ * of each other (Broadcom/Juniper DLB flowlet mode). */
+typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1, RS_ECMP_ADAPTIVE = 2, RS_ECMP_FLOWLET = 3 } rs_ecmp_mode;
 /* Rail-aware forwarding (NCCL's PXN) of messages between different rails
  * of different HB domains: first over the source's HB domain to the GPU on
  * the destination's rail, then over that rail. auto = NCCL's default
@@ -35,6 +42,15 @@ typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1 } rs_ecmp_mode;
 typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
 typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
+
+/* Loss recovery of the RoCE transport (docs/model.md, "Transport"):
+ * go-back-n = the RC responder takes only the expected PSN and NAKs a gap,
+ * the requester resends everything from it (IB spec; NICs without
+ * out-of-order placement); selective = the responder places out-of-order
+ * PSNs into a bitmap window and answers each with a NAK carrying the PSN
+ * that arrived (a SACK), the requester resends only what is missing (IRN,
+ * Mittal et al. SIGCOMM 2018; NICs with out-of-order placement). */
+typedef enum { RS_RECOVERY_GBN = 0, RS_RECOVERY_SELECTIVE = 1 } rs_recovery_kind;
 
 /* How the network is simulated (docs/fidelity.md). packet: every frame,
  * queue, PFC pause, ECN mark and ACK. flow: the same topology, routes
@@ -85,6 +101,7 @@ typedef struct rs_net_config {
     uint32_t mtu;                /* topology.mtu: RoCE payload bytes per packet */
     uint32_t hb_mtu;             /* topology.hb_mtu: bytes per HB transfer unit */
     uint64_t buffer_bytes;       /* topology.buffer_bytes: per switch egress port */
+    double loss_rate;            /* topology.loss_rate: chance that a frame on an Ethernet link is corrupted */
     rs_transport_kind transport; /* transport.kind */
     uint32_t ack_every;          /* transport.ack_every: coalesce one ACK per N packets */
     double rto_us;               /* transport.rto_us: retransmit timeout */
@@ -92,7 +109,11 @@ typedef struct rs_net_config {
     int relay_pipeline;          /* flow level: relays as their chunk pipeline, not one flow (railsim
                                   * sets it for runs with faults and their baselines; default 0) */
     uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
+    rs_recovery_kind recovery;   /* transport.recovery */
+    uint32_t sack_window;        /* transport.sack_window: selective: PSNs in flight per QP (a power of 2) */
+    uint32_t dupthresh;          /* transport.dupthresh: selective: a hole is lost once this many later PSNs arrived */
     rs_ecmp_mode ecmp;           /* routing.ecmp */
+    double flowlet_gap_us;       /* routing.flowlet_gap_us: idle gap that starts a new flowlet */
     rs_pxn_mode pxn;             /* routing.pxn */
 
     /* Lossless Ethernet (IEEE 802.1Qbb): the RoCE priority is lossless. */

@@ -35,6 +35,7 @@ enum {
     RS_WIRE_ROCE = 14 + 20 + 8 + 12 + 4 + 4 + 8 + 12,
     RS_WIRE_RETH = 16,
     RS_WIRE_AETH = 4,
+    RS_WIRE_SACK = 4,  /* SACK extension after the AETH of a selective NAK: reserved byte, PSN */
     RS_WIRE_HB = 16,
     RS_ETH_MIN_FRAME = 64 /* minimum frame (FCS included), before preamble/IFG */
 };
@@ -60,7 +61,10 @@ enum rs_pkt_flags {
     RS_PF_RETX = 4,   /* sent before: a retransmission */
     RS_PF_ECT = 8,    /* ECN-capable transport: IP ECN = ECT(0) */
     RS_PF_CE = 16,    /* congestion experienced: marked by a switch */
-    RS_PF_ACKREQ = 32 /* BTH AckReq: the responder acknowledges now */
+    RS_PF_ACKREQ = 32, /* BTH AckReq: the responder acknowledges now */
+    RS_PF_SACK = 64,   /* NAK: carries railsim's SACK extension (sack.c, docs/pcap.md) */
+    RS_PF_LOST = 128   /* topology.loss_rate: corrupted on this link, dropped on arrival
+                        * (never on PFC frames, whose flags are the class-enable vector) */
 };
 
 /* One cache line (the pool aligns objects of 33-64 bytes to 64): a hop
@@ -73,7 +77,10 @@ typedef struct rs_pkt {
     uint32_t psn;         /* data: PSN; ACK/NAK: the PSN acknowledged / expected */
     uint32_t src;         /* source GPU (hashed by ECMP) */
     uint32_t dst;         /* destination GPU (what switches route on) */
-    uint32_t payload;     /* payload bytes */
+    union {
+        uint32_t payload; /* data: payload bytes (control frames: 0) */
+        uint32_t sack;    /* NAK with RS_PF_SACK: the out-of-order PSN that arrived */
+    };
     uint32_t wire;        /* bytes serialized on the wire */
     uint32_t link;        /* in flight: the port whose link carries it */
     uint32_t to_port;     /* in flight: the receiver's port on that cable */
@@ -184,6 +191,12 @@ typedef struct rs_flow {
     uint32_t relay_src;      /* flow level: a whole relayed message as one flow from this GPU across
                               * its HB domain to src, then the network (net.c); RS_NONE: a plain flow */
     uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks */
+    /* transport.recovery=selective (sack.c). The bitmaps exist only while
+     * the flow has something out of order: NULL until then. */
+    uint64_t *sack;          /* receiver's out-of-order bitmap, then the sender's SACK scoreboard */
+    uint32_t rtx_nxt;        /* sender: lowest PSN that may still need resending */
+    uint32_t lost_end;       /* sender: unacknowledged PSNs below this are lost */
+    uint32_t rtx_mark;       /* sender: snd_nxt when it last resent a PSN, RS_NONE: none since */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
@@ -234,6 +247,34 @@ typedef struct rs_free_ids {
     size_t n, cap;
 } rs_free_ids;
 
+/* The ECMP hash a switch computes over what it sees of a packet: the
+ * addresses (GPU ids), the UDP source port (the flow's entropy) and its
+ * own salt. The one definition for the packet level (fabric.c) and the
+ * flow level (fluid.c), which must pick the same paths. */
+static inline uint64_t rs_ecmp_hash(uint64_t salt, uint32_t src, uint32_t dst, uint16_t entropy)
+{
+    return rs_mix64(salt ^ ((uint64_t)src << 32 | dst) ^ ((uint64_t)entropy << 48));
+}
+
+/* Which of cnt next hops hash h picks: its high 32 bits scaled to cnt. */
+static inline uint32_t rs_ecmp_index(uint64_t h, uint32_t cnt)
+{
+    return (uint32_t)(((h >> 32) * cnt) >> 32);
+}
+
+/* routing.ecmp=flowlet: one switch's flowlet table, RS_FLOWLET_SLOTS
+ * entries indexed by the low bits of the ECMP hash, each the last packet's
+ * time and the next hop chosen for it, tagged with the next-hop set (a
+ * slot another set's flow took over starts a new flowlet). Real DLB tables
+ * are per ECMP group (Juniper: 256 flowsets per group by default); one
+ * shared table per switch with tags collides the same way at this size. */
+#define RS_FLOWLET_SLOTS 4096u
+typedef struct rs_flowlet {
+    rs_time last;            /* last packet of the flowlet; 0: slot never used */
+    uint32_t set;            /* next-hop set (offset in net->nh) */
+    uint32_t pick;           /* index in that set */
+} rs_flowlet;
+
 /* Per-switch forwarding state: next-hop sets toward each leaf switch. */
 typedef struct rs_switch {
     uint32_t node;
@@ -242,6 +283,7 @@ typedef struct rs_switch {
     uint64_t hash_salt;      /* per-switch ECMP hash seed */
     rs_rng rng;              /* per-packet spraying */
     rs_rng ecn_rng;          /* ECN marking draws */
+    rs_flowlet *flowlet;     /* routing.ecmp=flowlet: RS_FLOWLET_SLOTS entries, else NULL */
 } rs_switch;
 
 struct rs_net {
@@ -270,6 +312,7 @@ struct rs_net {
     struct rs_fluid *fluid;  /* fidelity=flow: the flow-level backend (fluid.c), else NULL */
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
+    rs_pool sacks;           /* selective recovery: 2 x sack_window bits per flow out of order */
     rs_flow *flows;
     uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
@@ -289,6 +332,8 @@ struct rs_net {
     int lookahead;           /* prefetch for the event after next (fabric.c): only
                               * when the ports outgrow a 1 MiB L2 (RS_NET_LOOKAHEAD_BYTES) */
     rs_time rto;
+    rs_time flowlet_gap;     /* routing.flowlet_gap_us */
+    uint64_t loss_below;     /* topology.loss_rate as a threshold on a 64-bit hash; 0: no loss */
     rs_time cnp_interval, alpha_period, rate_timer;
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
@@ -346,7 +391,10 @@ void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n);
 void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt);
 void rs_port_kick(rs_net *net, rs_port *p);
 /* Why a packet was dropped (the timeline's drop reasons). */
-enum rs_drop_reason { RS_DROP_BUFFER = 0, RS_DROP_NO_ROUTE = 1, RS_DROP_LINK_DOWN = 2, RS_DROP_FAILOVER = 3 };
+enum rs_drop_reason {
+    RS_DROP_BUFFER = 0, RS_DROP_NO_ROUTE = 1, RS_DROP_LINK_DOWN = 2, RS_DROP_FAILOVER = 3,
+    RS_DROP_LOSS = 4 /* topology.loss_rate: corrupted on the wire, dropped by the receiver */
+};
 /* Drop pkt at egress port p, or NULL for a switch without a route (the
  * timeline then names the port it came in on, pkt->to_port). */
 void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason);
@@ -378,6 +426,27 @@ void rs_flow_abandon(rs_net *net, uint32_t f);
 void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp);
 void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now);
 void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp);
+
+/* transport.c: queue a control frame (ACK, NAK, CNP) of flow fid from
+ * its receiver back to its sender; flags RS_PF_SACK with sack = the PSN
+ * selectively acknowledged. */
+void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uint8_t flags, uint32_t sack);
+
+/* sack.c: selective repeat (transport.recovery=selective). */
+/* Receiver: data packet pkt of reliable flow f (not the expected PSN's
+ * in-order fast path of go-back-N). 1 when it belongs to a flow a
+ * failover abandoned (the caller drops it). */
+int rs_sack_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt);
+/* Sender: an ACK or NAK (with or without SACK) of f. */
+void rs_sack_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt);
+/* Sender: the PSN to send next (a lost one first, then new data within the
+ * window), or RS_NONE; rs_sack_sent records that psn went out. */
+uint32_t rs_sack_next(rs_flow *f, uint32_t window);
+void rs_sack_sent(rs_flow *f, uint32_t psn);
+/* Sender: a retransmit timeout: every unacknowledged PSN is lost. */
+void rs_sack_timeout(rs_flow *f);
+/* Both ends are done with f (or it was abandoned): its bitmaps go back. */
+void rs_sack_release(rs_net *net, rs_flow *f);
 
 /* nettl.c: timeline records; call only when net->tl != NULL. */
 typedef struct rs_nettl rs_nettl;

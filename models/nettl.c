@@ -297,13 +297,13 @@ void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon)
 
 void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason)
 {
-    static const char *const why[] = { "buffer", "no-route", "link-down", "failover" };
+    static const char *const why[] = { "buffer", "no-route", "link-down", "failover", "loss" };
     rs_nettl *s = net->tl;
     if (!rs_timeline_wants(s->tl, RS_TL_DROP))
         return;
     name_port(net, s, port);
     rs_timeline_drop_rec r = { rs_sim_now(net->sim), port, 1, pkt->wire,
-                               reason < 4 ? why[reason] : "other" };
+                               reason < sizeof why / sizeof why[0] ? why[reason] : "other" };
     rs_timeline_drop(s->tl, &r);
 }
 

@@ -5,7 +5,8 @@
  * rs_frame_build is a pure function from an rs_frame to wire bytes:
  *   RoCEv2 (IBA vol. 1 rel. 1.4, Annex A17 "RoCEv2"):
  *     Ethernet II | IPv4 (20) | UDP (8, dport 4791) | BTH (12)
- *     | RETH (16, WRITE First/Only) or AETH (4, Acknowledge)
+ *     | RETH (16, WRITE First/Only) or AETH (4, Acknowledge; a selective
+ *       NAK adds railsim's 4-byte SACK extension: reserved, PSN)
  *       or 16 reserved bytes (CNP) | payload | pad to 4 | ICRC (4)
  *   PFC (IEEE 802.1Qbb clause 36, 802.3 Annex 31D):
  *     Ethernet (01:80:C2:00:00:01, 0x8808) | opcode 0x0101 | class-enable
@@ -40,6 +41,7 @@
 #define BTH_HDR 12u
 #define RETH_LEN 16u
 #define AETH_LEN 4u
+#define SACK_LEN 4u  /* railsim's SACK extension after a NAK's AETH */
 #define CNP_RSVD 16u /* Annex A17.9.3: 16 reserved bytes after the BTH */
 #define ICRC_LEN 4u
 #define ETH_MIN 60u  /* 802.3 minimum frame (64) without the FCS */
@@ -159,8 +161,9 @@ static int ext_len(const rs_frame *f)
 {
     switch (f->kind) {
     case RS_FRAME_ROCE_ACK:
-    case RS_FRAME_ROCE_NAK:
         return (int)AETH_LEN;
+    case RS_FRAME_ROCE_NAK:
+        return (int)(AETH_LEN + (f->sack ? SACK_LEN : 0));
     case RS_FRAME_ROCE_CNP:
         return (int)CNP_RSVD;
     case RS_FRAME_ROCE_DATA:
@@ -312,11 +315,20 @@ static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len, size_t ke
         put32(p + 8, f->reth_rkey);
         put32(p + 12, f->reth_len);
         p += RETH_LEN;
-    } else if (ext_len(f) == (int)AETH_LEN) {
+    } else if (f->kind == RS_FRAME_ROCE_ACK || f->kind == RS_FRAME_ROCE_NAK) {
         /* AETH (9.3.5): syndrome, MSN */
         p[0] = f->aeth_syndrome;
         put24(p + 1, f->aeth_msn & 0xFFFFFFu);
         p += AETH_LEN;
+        if (f->kind == RS_FRAME_ROCE_NAK && f->sack) {
+            /* SACK extension (not in the IB spec; IRN's NACK carries the
+             * same PSN): a reserved byte, then the PSN that arrived out of
+             * order. Wireshark shows the NAK and leaves these 4 bytes
+             * undissected before the ICRC (docs/pcap.md). */
+            p[0] = 0;
+            put24(p + 1, f->sack_psn & 0xFFFFFFu);
+            p += SACK_LEN;
+        }
     }
     size_t full = ETH_HDR + ip_len < ETH_MIN ? ETH_MIN : ETH_HDR + ip_len;
     if (keep < full) {

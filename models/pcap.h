@@ -26,7 +26,7 @@
 typedef enum {
     RS_FRAME_ROCE_DATA, /* BTH with f->opcode; RETH on WRITE First/Only */
     RS_FRAME_ROCE_ACK,  /* BTH opcode Acknowledge + AETH */
-    RS_FRAME_ROCE_NAK,  /* same layout as ACK; the syndrome says NAK */
+    RS_FRAME_ROCE_NAK,  /* same layout as ACK; the syndrome says NAK; + SACK extension if f->sack */
     RS_FRAME_ROCE_CNP,  /* BTH opcode 0x81 + 16 reserved bytes */
     RS_FRAME_PFC        /* 802.1Qbb priority flow control (MAC Control) */
 } rs_frame_kind;
@@ -73,6 +73,9 @@ typedef struct rs_frame {
     uint64_t reth_va; uint32_t reth_rkey; uint32_t reth_len;  /* RETH, on WRITE First/Only */
     uint8_t aeth_syndrome;       /* AETH on ACK/NAK: ACK 0x00|credits, NAK PSN seq. error 0x60 */
     uint32_t aeth_msn;           /* 24 bits */
+    uint8_t sack;                /* NAK: railsim's 4-byte SACK extension follows the AETH
+                                    (transport.recovery=selective; docs/pcap.md) */
+    uint32_t sack_psn;           /* the PSN it acknowledges selectively, 24 bits */
     uint32_t payload_len;        /* RoCE payload bytes of DATA frames, before the pad to a
                                     multiple of 4 (synthesized: byte i = (psn * 7 + i) mod 256) */
     uint8_t pfc_enable;          /* PFC: class-enable vector bits 0-7 */

@@ -15,6 +15,8 @@
  *   - the sender goes back to the NAK'd PSN (go-back-N), and on a
  *     retransmit timeout with no progress goes back to the oldest
  *     unacknowledged PSN.
+ * With transport.recovery=selective the receiver places out-of-order PSNs
+ * and the sender resends only what is missing (sack.c).
  * Ideal: the same packets, no ACKs; the receiver counts packets (order is
  * irrelevant) and completes when all have arrived. A lost packet means
  * the message never completes, which the run reports.
@@ -57,7 +59,7 @@ static inline uint32_t hdr_bytes(const rs_port *p, uint8_t type, uint8_t flags)
     if (type == RS_PKT_CNP)
         h += 16; /* CNP: BTH followed by 16 reserved bytes (RoCEv2 annex A17.9.3) */
     else if (type != RS_PKT_DATA)
-        h += RS_WIRE_AETH;
+        h += RS_WIRE_AETH + (flags & RS_PF_SACK ? RS_WIRE_SACK : 0);
     else if (flags & RS_PF_FIRST)
         h += RS_WIRE_RETH;
     return h;
@@ -99,7 +101,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
-    f->hit = f->hit_last = f->relay_src = RS_NONE;
+    f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
     rs_dcqcn_init(net, &f->cc);
@@ -113,11 +115,22 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     return RS_OK;
 }
 
+static inline int selective(const rs_net *net, const rs_flow *f)
+{
+    return f->reliable && net->cfg.recovery == RS_RECOVERY_SELECTIVE;
+}
+
+/* Has flow f a packet to send now (ignoring pacing)? */
+static inline int has_data(const rs_net *net, rs_flow *f)
+{
+    return selective(net, f) ? rs_sack_next(f, net->cfg.sack_window) != RS_NONE : f->snd_nxt < f->npkts;
+}
+
 /* Append flow fid to its port's round robin (no transmission started). */
 static int act_append(rs_net *net, rs_port *p, uint32_t fid)
 {
     rs_flow *f = &net->flows[fid];
-    if (f->active || f->snd_nxt >= f->npkts)
+    if (f->active || !has_data(net, f))
         return 0;
     f->active = 1;
     f->next_active = RS_NONE;
@@ -242,15 +255,44 @@ static void ev_wake(rs_sim *sim, void *obj, uint64_t fid)
     rs_flow_activate(net, (uint32_t)fid);
 }
 
+/* Take flow f, the head of port p's round robin, out of it. */
+static void act_pop(rs_port *p, rs_flow *f)
+{
+    p->act_head = f->next_active;
+    if (p->act_head == RS_NONE)
+        p->act_tail = RS_NONE;
+    f->next_active = RS_NONE;
+    f->active = 0;
+}
+
 /* Next data packet from the head flow of port p's round robin. */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
 {
     uint32_t fid = p->act_head;
     rs_flow *f = &net->flows[fid];
+    uint32_t psn;
+    if (selective(net, f)) {
+        /* Its last ACK may have come while it waited its turn. */
+        while ((psn = rs_sack_next(f, net->cfg.sack_window)) == RS_NONE) {
+            act_pop(p, f);
+            if ((fid = p->act_head) == RS_NONE)
+                return NULL;
+            f = &net->flows[fid];
+            if (!selective(net, f)) {
+                psn = f->snd_nxt;
+                break;
+            }
+        }
+    } else {
+        psn = f->snd_nxt;
+    }
     rs_pkt *pkt = pkt_new(net);
     if (!pkt)
         return NULL;
-    uint32_t psn = f->snd_nxt++;
+    if (selective(net, f))
+        rs_sack_sent(f, psn);
+    else
+        f->snd_nxt++;
     uint64_t off = (uint64_t)psn * f->mtu;
     uint32_t payload = (uint32_t)(f->bytes - off < f->mtu ? f->bytes - off : f->mtu);
     uint8_t flags = (psn == 0 ? RS_PF_FIRST : 0) | (psn + 1 == f->npkts ? RS_PF_LAST | RS_PF_ACKREQ : 0);
@@ -289,11 +331,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     }
 
     /* Rotate: the flow goes to the back, or leaves when it has sent all. */
-    p->act_head = f->next_active;
-    if (p->act_head == RS_NONE)
-        p->act_tail = RS_NONE;
-    f->next_active = RS_NONE;
-    f->active = 0;
+    act_pop(p, f);
     if (f->cc.rc < net->line_bps) {
         /* Paced by DCQCN: the next packet may start w * 8 / Rc later. */
         rs_time now = rs_sim_now(net->sim);
@@ -324,7 +362,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
 
 /* Queue an ACK, NAK or CNP from the receiver (flow's dst) back to the
  * sender, ahead of nothing: it waits in the NIC port's priority queue. */
-static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
+void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uint8_t flags, uint32_t sack)
 {
     rs_flow *f = &net->flows[fid];
     rs_pkt *pkt = pkt_new(net);
@@ -335,10 +373,10 @@ static void send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn)
     pkt->psn = psn;
     pkt->src = f->dst;
     pkt->dst = f->src;
-    pkt->payload = 0;
     pkt->type = type;
-    pkt->flags = 0;
-    pkt->wire = wire_bytes(p, 0, type, 0);
+    pkt->flags = flags;
+    pkt->wire = wire_bytes(p, 0, type, flags);
+    pkt->sack = flags & RS_PF_SACK ? sack : 0; /* else payload 0 */
     pkt->prio = type == RS_PKT_CNP ? RS_CNP_PRIO : (uint8_t)net->cfg.prio;
     pkt->entropy = f->entropy;
     pkt->hops = 0;
@@ -374,16 +412,18 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
         rs_time now = rs_sim_now(net->sim);
         if (!f->gone && (f->last_cnp == RS_TIME_MAX || now - f->last_cnp >= net->cnp_interval)) {
             f->last_cnp = now;
-            send_ctrl(net, fid, RS_PKT_CNP, 0);
+            rs_nic_send_ctrl(net, fid, RS_PKT_CNP, 0, 0, 0);
         }
     }
+    if (net->cfg.recovery == RS_RECOVERY_SELECTIVE)
+        return rs_sack_data(net, f, fid, pkt);
     if (pkt->psn == f->rcv_nxt) {
         f->rcv_nxt++;
         net->st.goodput_bytes += pkt->payload;
         f->nak_pending = 0;
         if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
             f->since_ack = 0;
-            send_ctrl(net, fid, RS_PKT_ACK, pkt->psn);
+            rs_nic_send_ctrl(net, fid, RS_PKT_ACK, pkt->psn, 0, 0);
         }
         if (f->rcv_nxt == f->npkts && !f->rx_done) {
             f->rx_done = 1;
@@ -394,7 +434,7 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
     } else if (pkt->psn > f->rcv_nxt) {
         if (!f->nak_pending) {
             f->nak_pending = 1;
-            send_ctrl(net, fid, RS_PKT_NAK, f->rcv_nxt);
+            rs_nic_send_ctrl(net, fid, RS_PKT_NAK, f->rcv_nxt, 0, 0);
         }
     } else {
         if (RS_UNLIKELY(f->gone))
@@ -402,7 +442,7 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
         /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
         if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
             f->since_ack = 0;
-            send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1);
+            rs_nic_send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1, 0, 0);
         }
     }
     return 0;
@@ -413,6 +453,10 @@ static int receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
 {
     if (f->tx_done)
         return f->gone;
+    if (net->cfg.recovery == RS_RECOVERY_SELECTIVE) {
+        rs_sack_ack(net, f, fid, pkt);
+        return 0;
+    }
     /* ACK psn: everything up to psn arrived. NAK psn: everything before it. */
     uint32_t una = pkt->type == RS_PKT_ACK ? pkt->psn + 1 : pkt->psn;
     if (una > f->snd_una) {
@@ -493,6 +537,7 @@ void rs_flow_abandon(rs_net *net, uint32_t fid)
         f->next_active = RS_NONE;
     }
     f->gone = 1;
+    rs_sack_release(net, f);
     /* Done both ways: the RTO and DCQCN timers stop at their next firing,
      * a pending wake-up finds nothing to send, the receiver takes every
      * data packet for a duplicate (rcv_nxt past any PSN). */
@@ -522,7 +567,10 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
     if (now >= f->last_progress + net->rto) {
         /* Timeout: nothing acknowledged for a whole RTO. */
         net->st.timeouts++;
-        f->snd_nxt = f->snd_una;
+        if (selective(net, f))
+            rs_sack_timeout(f);
+        else
+            f->snd_nxt = f->snd_una;
         f->last_progress = now;
         if (RS_UNLIKELY(net->tl != NULL))
             rs_nettl_wake(net); /* the network may have been idle */

@@ -2,7 +2,7 @@
  * pcap_sample.c - writes one frame of every kind the simulator captures to
  * OUT.pcap, for tests/e2e/pcap_check.sh to dissect with tshark and to check
  * the ICRCs with scapy: RDMA WRITE First/Middle/Last/Only, ACK, NAK, CNP, a
- * PFC pause of two classes, a CE-marked packet and an odd payload length
+ * PFC pause of two classes, a selective NAK (SACK extension), a CE-marked packet and an odd payload length
  * that needs BTH padding. Frames are 1 us apart starting at 1.5 us + 1 ps
  * (the extra picosecond is truncated away in the file).
  *
@@ -69,6 +69,11 @@ int main(int argc, char **argv)
     rs_frame pfc = { .kind = RS_FRAME_PFC, .eth_src = 7, .pfc_enable = 0x18 };
     pfc.pfc_quanta[3] = 0xFFFF;
     fr[n++] = pfc;
+
+    /* transport.recovery=selective: NAK expecting 104 that selectively
+     * acknowledges PSN 107 (railsim's SACK extension after the AETH). */
+    fr[n] = back; fr[n].kind = RS_FRAME_ROCE_NAK; fr[n].psn = 104;
+    fr[n].aeth_syndrome = RS_AETH_NAK_PSN_SEQ_ERR; fr[n].sack = 1; fr[n].sack_psn = 107; n++;
 
     int rc = RS_OK;
     for (int i = 0; i < n && rc == RS_OK; i++)

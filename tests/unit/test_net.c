@@ -139,26 +139,29 @@ static void test_topo_rail_only_has_no_path_between_rails(void)
     rs_net_destroy(net);
 }
 
+/* rs_net_create refuses *c, builds nothing, and names key. */
+static void expect_refused(const rs_net_config *c, const char *key)
+{
+    rs_net *net = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_net_create(c, &net, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(net);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, key));
+}
+
 static void test_topo_rejects_bad_config_naming_key(void)
 {
     rs_net_config c;
-    rs_net *net = NULL;
-    rs_err err;
     cfg_flat(&c, 10, 8, 64);
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NULL(net);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.gpus"));
+    expect_refused(&c, "topology.gpus");
     cfg_flat(&c, 100000, 1, 8);
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.radix"));
+    expect_refused(&c, "topology.radix");
     cfg_flat(&c, 8, 1, 8);
     c.link_gbps = 0;
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.link_gbps"));
+    expect_refused(&c, "topology.link_gbps");
     cfg_flat(&c, 8, 1, 8);
     c.buffer_bytes = 100;
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.buffer_bytes"));
+    expect_refused(&c, "topology.buffer_bytes");
 }
 
 /* -- exact timing ------------------------------------------------------- */
@@ -343,6 +346,84 @@ static void test_flow_hash_permutation_shows_collisions(void)
     CU_ASSERT(mx >= single * 18 / 10);
 }
 
+/* Bytes leaf0 sent up each of its uplinks after one 4 MiB message from
+ * GPU 0 to GPU 15 (another leaf of a 16-GPU fat tree of radix 8: four
+ * uplinks per leaf); returns how many uplinks carried any. */
+static int uplinks_used(rs_ecmp_mode mode, double flowlet_gap_us)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.ecmp = mode;
+    c.flowlet_gap_us = flowlet_gap_us;
+    c.recovery = RS_RECOVERY_SELECTIVE;
+    c.dupthresh = 64; /* spread packets arrive out of order; nothing is lost */
+    rs_net *net = mk(&c);
+    rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
+    run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs_done, 1);
+    CU_ASSERT_EQUAL(st.goodput_bytes, 4u << 20);
+    CU_ASSERT_EQUAL(st.pkts_retransmitted, 0);
+    int used = 0;
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        CU_ASSERT_EQUAL_FATAL(rs_net_port_info_get(net, i, &pi), RS_OK);
+        if (strncmp(pi.name, "leaf0.", 6) == 0 && strncmp(pi.peer, "spine", 5) == 0 && pi.tx_bytes > 100000)
+            used++;
+    }
+    rs_net_destroy(net);
+    return used;
+}
+
+static void test_flow_hash_keeps_a_message_on_one_uplink(void)
+{
+    CU_ASSERT_EQUAL(uplinks_used(RS_ECMP_FLOW, 256), 1);
+}
+
+static void test_adaptive_spreads_a_message_over_every_uplink(void)
+{
+    /* All uplinks are idle between packets: ties, broken per packet. */
+    CU_ASSERT_EQUAL(uplinks_used(RS_ECMP_ADAPTIVE, 256), 4);
+}
+
+static void test_flowlet_sticks_within_the_gap_and_moves_past_it(void)
+{
+    /* Back-to-back packets 84 ns apart: one flowlet for the whole message
+     * with the default 256 us gap; a new flowlet per packet with 10 ns. */
+    CU_ASSERT_EQUAL(uplinks_used(RS_ECMP_FLOWLET, 256), 1);
+    CU_ASSERT_EQUAL(uplinks_used(RS_ECMP_FLOWLET, 0.01), 4);
+}
+
+/* A spine port that is busy gets no new packets while an idle one is
+ * free: two messages from leaf 0 to leaf 1 of a 2-spine fat tree take the
+ * two uplinks, each its own, and finish as if alone. */
+static void test_adaptive_avoids_the_queued_uplink(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 8, 1, 4); /* 4 leaves of 2 GPUs, 2 uplinks each */
+    c.transport = RS_TRANSPORT_IDEAL;
+    c.ecmp = RS_ECMP_ADAPTIVE;
+    rs_net *net = mk(&c);
+    rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
+    rs_net_send(net, 1, 3, 1u << 20, NULL, NULL, 1);
+    run_idle(net);
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    rs_time worst = t[0].end - t[0].start > t[1].end - t[1].start ? t[0].end - t[0].start : t[1].end - t[1].start;
+    rs_net_destroy(net);
+    rs_net_config one = c;
+    net = mk(&one);
+    rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
+    run_idle(net);
+    rs_time alone = only_fct(net);
+    rs_net_destroy(net);
+    /* Per packet, so the two interleave on both uplinks at first: within
+     * a few frames of a lone message, far from the 2x of a shared link. */
+    CU_ASSERT(worst <= alone + alone / 20);
+}
+
 /* -- HB domain and rail-only forwarding --------------------------------- */
 
 static void test_rail_only_cross_rail_crosses_hb_domain(void)
@@ -412,15 +493,16 @@ static void test_lossy_incast_drops_and_recovers_every_byte_once(void)
     rs_net_destroy(net);
 }
 
-static void test_tail_loss_recovers_by_timeout(void)
+/* A buffer of one packet and two senders: whole tails get dropped and
+ * only the retransmit timer can recover them. */
+static void tail_loss_case(rs_recovery_kind rec)
 {
-    /* A buffer of one packet and two senders: whole tails get dropped and
-     * only the retransmit timer can recover them. */
     rs_net_config c;
     cfg_flat(&c, 3, 1, 4);
     c.pfc = 0;
     c.buffer_bytes = 4096 + RS_WIRE_ROCE + RS_WIRE_RETH;
     c.rto_us = 20;
+    c.recovery = rec;
     rs_net *net = mk(&c);
     rs_net_send(net, 1, 0, 64u << 10, NULL, NULL, 0);
     rs_net_send(net, 2, 0, 64u << 10, NULL, NULL, 1);
@@ -430,7 +512,125 @@ static void test_tail_loss_recovers_by_timeout(void)
     CU_ASSERT_EQUAL(st.msgs_done, 2);
     CU_ASSERT_EQUAL(st.goodput_bytes, 2 * (64u << 10));
     CU_ASSERT(st.pkts_dropped > 0);
+    CU_ASSERT(st.timeouts > 0);
     rs_net_destroy(net);
+}
+
+static void test_tail_loss_recovers_by_timeout(void) { tail_loss_case(RS_RECOVERY_GBN); }
+
+/* -- selective repeat (transport.recovery=selective) --------------------- */
+
+/* One 4 MiB message over a two-switch path that corrupts 1% of the
+ * frames on every link: the losses are scattered, with plenty behind
+ * each to SACK it. */
+static rs_net_stats lossy_message(rs_recovery_kind rec)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.loss_rate = 0.01;
+    c.recovery = rec;
+    c.rto_us = 100;
+    rs_net *net = mk(&c);
+    rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
+    run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    rs_net_destroy(net);
+    return st;
+}
+
+static void test_selective_recovers_every_byte_resending_only_what_was_lost(void)
+{
+    rs_net_stats gbn = lossy_message(RS_RECOVERY_GBN), sel = lossy_message(RS_RECOVERY_SELECTIVE);
+    for (int k = 0; k < 2; k++) {
+        const rs_net_stats *st = k ? &sel : &gbn;
+        CU_ASSERT_EQUAL(st->msgs_done, 1);
+        CU_ASSERT_EQUAL(st->goodput_bytes, 4u << 20);
+        CU_ASSERT(st->pkts_dropped > 0);
+        CU_ASSERT(st->pkts_retransmitted > 0);
+    }
+    /* Go-back-N resends every packet in flight behind a loss (a round
+     * trip's worth); selective repeat the lost ones, and when a resend is
+     * lost too, once more what is still missing, some of it only late: at
+     * most twice what was dropped (ACKs and SACKs among them). */
+    CU_ASSERT(sel.pkts_retransmitted <= 2 * sel.pkts_dropped);
+    CU_ASSERT(gbn.pkts_retransmitted > 10 * sel.pkts_retransmitted);
+    CU_ASSERT(sel.timeouts == 0);          /* re-lost resends found by SACKs, not the timer */
+    CU_ASSERT(sel.last_activity < gbn.last_activity);
+}
+
+static void test_selective_tail_loss_recovers_by_timeout(void) { tail_loss_case(RS_RECOVERY_SELECTIVE); }
+
+/* Spraying on a lossless fabric reorders but loses nothing: go-back-N
+ * resends what only arrived late; selective repeat with a reordering
+ * threshold above the spread resends nothing, and SACKs what came early. */
+static void test_selective_takes_reordering_for_what_it_is(void)
+{
+    rs_net_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        rs_net_config c;
+        cfg_flat(&c, 128, 1, 16);
+        c.ecmp = RS_ECMP_PACKET;
+        c.recovery = k ? RS_RECOVERY_SELECTIVE : RS_RECOVERY_GBN;
+        c.dupthresh = 256;
+        rs_net *net = mk(&c);
+        for (uint32_t i = 0; i < 128; i++)
+            rs_net_send(net, i, (i + 64) % 128, 1u << 20, NULL, NULL, i);
+        run_idle(net);
+        rs_net_stats_get(net, &st[k]);
+        rs_net_destroy(net);
+        CU_ASSERT_EQUAL(st[k].msgs_done, 128);
+        CU_ASSERT_EQUAL(st[k].goodput_bytes, 128u << 20);
+        CU_ASSERT_EQUAL(st[k].pkts_dropped, 0);
+    }
+    CU_ASSERT(st[0].pkts_retransmitted > 0);
+    CU_ASSERT_EQUAL(st[1].pkts_retransmitted, 0);
+    CU_ASSERT(st[1].naks > 0); /* one SACK per early packet */
+}
+
+/* The sender never has more than sack_window PSNs past the oldest
+ * unacknowledged one in flight: a lone 1 MiB message with a 64-packet
+ * window over a long path takes at least ceil(256 / 64) round trips. */
+static void test_selective_window_caps_what_is_in_flight(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 2, 1, 4);
+    c.recovery = RS_RECOVERY_SELECTIVE;
+    c.sack_window = 64;
+    c.link_latency_ns = 20000; /* 80 us round trip: far above 64 packets' 21 us */
+    rs_net *net = mk(&c);
+    rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
+    run_idle(net);
+    rs_time capped = only_fct(net);
+    rs_net_destroy(net);
+    c.recovery = RS_RECOVERY_GBN;
+    net = mk(&c);
+    rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
+    run_idle(net);
+    rs_time free_run = only_fct(net);
+    rs_net_destroy(net);
+    /* Four windows: three round trips waiting for ACKs, then the last
+     * window's one-way trip. */
+    CU_ASSERT(capped >= 3 * (rs_time)80000000 + 40000000);
+    CU_ASSERT(free_run < 2 * (rs_time)80000000);
+}
+
+static void test_routing_recovery_and_loss_keys_are_checked(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 8, 1, 4);
+    c.sack_window = 100;
+    expect_refused(&c, "transport.sack_window");
+    cfg_flat(&c, 8, 1, 4);
+    c.dupthresh = 0;
+    expect_refused(&c, "transport.dupthresh");
+    cfg_flat(&c, 8, 1, 4);
+    c.flowlet_gap_us = 0;
+    expect_refused(&c, "routing.flowlet_gap_us");
+    cfg_flat(&c, 8, 1, 4);
+    c.loss_rate = 0.01;
+    c.fidelity = RS_FIDELITY_FLOW; /* no loss at flow level: refused, not ignored */
+    expect_refused(&c, "topology.loss_rate");
 }
 
 static void test_same_seed_same_results(void)
@@ -724,10 +924,21 @@ static void register_suites(void)
     CU_add_test(s, "test_spraying_permutation_runs_near_line_rate", test_spraying_permutation_runs_near_line_rate);
     CU_add_test(s, "test_flow_hash_permutation_shows_collisions", test_flow_hash_permutation_shows_collisions);
     CU_add_test(s, "test_rail_only_cross_rail_crosses_hb_domain", test_rail_only_cross_rail_crosses_hb_domain);
+    s = CU_add_suite("routing", NULL, NULL);
+    CU_add_test(s, "test_flow_hash_keeps_a_message_on_one_uplink", test_flow_hash_keeps_a_message_on_one_uplink);
+    CU_add_test(s, "test_adaptive_spreads_a_message_over_every_uplink", test_adaptive_spreads_a_message_over_every_uplink);
+    CU_add_test(s, "test_flowlet_sticks_within_the_gap_and_moves_past_it", test_flowlet_sticks_within_the_gap_and_moves_past_it);
+    CU_add_test(s, "test_adaptive_avoids_the_queued_uplink", test_adaptive_avoids_the_queued_uplink);
     s = CU_add_suite("transport", NULL, NULL);
     CU_add_test(s, "test_lossy_incast_drops_and_recovers_every_byte_once", test_lossy_incast_drops_and_recovers_every_byte_once);
     CU_add_test(s, "test_tail_loss_recovers_by_timeout", test_tail_loss_recovers_by_timeout);
     CU_add_test(s, "test_same_seed_same_results", test_same_seed_same_results);
+    s = CU_add_suite("recovery", NULL, NULL);
+    CU_add_test(s, "test_selective_recovers_every_byte_resending_only_what_was_lost", test_selective_recovers_every_byte_resending_only_what_was_lost);
+    CU_add_test(s, "test_selective_tail_loss_recovers_by_timeout", test_selective_tail_loss_recovers_by_timeout);
+    CU_add_test(s, "test_selective_takes_reordering_for_what_it_is", test_selective_takes_reordering_for_what_it_is);
+    CU_add_test(s, "test_selective_window_caps_what_is_in_flight", test_selective_window_caps_what_is_in_flight);
+    CU_add_test(s, "test_routing_recovery_and_loss_keys_are_checked", test_routing_recovery_and_loss_keys_are_checked);
     s = CU_add_suite("lossless", NULL, NULL);
     CU_add_test(s, "test_pfc_incast_is_lossless", test_pfc_incast_is_lossless);
     CU_add_test(s, "test_pfc_pauses_are_sent_by_switches_and_received_upstream", test_pfc_pauses_are_sent_by_switches_and_received_upstream);
