@@ -50,6 +50,7 @@ _Static_assert(sizeof(rs_transport_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_ecmp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_recovery_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_dcqcn_profile) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_fidelity) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
@@ -68,6 +69,7 @@ static const char *const ecmp_names[] = { "flow", "packet", "adaptive", "flowlet
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
+static const char *const dcqcn_profile_names[] = { "connectx", "paper-2015", NULL };
 static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
@@ -141,6 +143,9 @@ static const key_def keys[] = {
          "selective: a missing PSN counts as lost once this many later PSNs were acknowledged selectively"),
     ENUM("transport.cc", net.cc, cc_names,
          "congestion control at the NIC: dcqcn (CNP-driven rate control) or none (line rate)"),
+    ENUM("transport.dcqcn.profile", net.dcqcn.profile, dcqcn_profile_names,
+         "where the other transport.dcqcn.* keys start from: connectx (NVIDIA NIC firmware defaults) or "
+         "paper-2015 (Zhu et al.); keys given with it override it"),
     DBL("transport.dcqcn.g", net.dcqcn.g, 0, true, 1,
         "DCQCN alpha gain g"),
     DBL("transport.dcqcn.alpha_period_us", net.dcqcn.alpha_period_us, 0, true, 1e6,
@@ -159,6 +164,11 @@ static const key_def keys[] = {
         "DCQCN hyper increase step R_HAI, Mb/s"),
     DBL("transport.dcqcn.min_rate_mbps", net.dcqcn.min_rate_mbps, 0, true, 1e9,
         "DCQCN floor of the sending rate, Mb/s"),
+    BOOL("transport.dcqcn.clamp_target", net.dcqcn.clamp_target,
+         "every CNP sets the target rate to the current rate (the paper; NVIDIA clamp_tgt_rate)"),
+    BOOL("transport.dcqcn.clamp_after_timer", net.dcqcn.clamp_after_timer,
+         "a CNP sets the target rate to the current rate when the last increase was the timer's "
+         "(NVIDIA clamp_tgt_rate_after_time_inc)"),
     ENUM("routing.ecmp", net.ecmp, ecmp_names,
          "flow: hash each message onto one path; packet: spray packets over all paths; adaptive: each packet "
          "to the equal-cost port with the fewest queued bytes; flowlet: that choice once per flowlet"),
@@ -829,19 +839,28 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
     if (!sc || nsets < 0 || (nsets > 0 && !sets))
         return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
                           nsets);
+    /* Two passes: the first finds transport.dcqcn.profile, the second
+     * starts from that profile's constants, so that every
+     * transport.dcqcn.* key given overrides the profile wherever it comes. */
     rs_scenario tmp;
-    rs_scenario_default(&tmp);
-    if (path) {
-        int rc = apply_file(&tmp, path, err);
-        if (rc)
-            return rc;
-    }
-    for (int i = 0; i < nsets; i++) {
-        if (!sets[i])
-            return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
-        int rc = apply_set(&tmp, sets[i], err);
-        if (rc)
-            return rc;
+    rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
+    for (int pass = 0; pass < 2; pass++) {
+        rs_scenario_default(&tmp);
+        if (pass)
+            rs_dcqcn_profile_set(&tmp.net.dcqcn, profile);
+        if (path) {
+            int rc = apply_file(&tmp, path, err);
+            if (rc)
+                return rc;
+        }
+        for (int i = 0; i < nsets; i++) {
+            if (!sets[i])
+                return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
+            int rc = apply_set(&tmp, sets[i], err);
+            if (rc)
+                return rc;
+        }
+        profile = tmp.net.dcqcn.profile;
     }
     /* The schedule's syntax; its targets need the network (rs_net_faults_start). */
     int rc = rs_fault_config_check(&tmp.faults, err);

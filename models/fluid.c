@@ -1380,7 +1380,7 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
  * With transport.cc=dcqcn (ECN on, RoCE) every RoCE flow carries the
  * reaction point of transport.c (rs_dcqcn_rp; Zhu et al., SIGCOMM 2015):
  * its current rate Rc, target Rt, alpha and increase counters, run by the
- * same rs_dcqcn_cut and rs_dcqcn_increase: a CNP sets Rt = Rc, Rc = Rc (1 - alpha/2), alpha = (1 - g) alpha + g
+ * same rs_dcqcn_cut and rs_dcqcn_increase: a CNP sets Rt = Rc (when clamping), Rc = Rc (1 - alpha/2), alpha = (1 - g) alpha + g
  * (alpha decays by (1 - g) per alpha period before); every rate_timer_us
  * and every byte_counter bytes sent is an increase event (fast recovery
  * Rc = (Rt + Rc)/2 for F events, then additive, then hyper). The fluid
@@ -1681,14 +1681,12 @@ static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
         }
     }
     if (q->cc.limited && q->next_timer <= now) {
-        q->cc.t_stage++;
         q->next_timer = now + fl->net->rate_timer;
-        rs_dcqcn_increase(fl->net, &q->cc);
+        rs_dcqcn_increase(fl->net, &q->cc, 1);
     }
     unsigned __int128 goal = q->cc.limited ? dq_byte_goal(fl, id) : 0;
     if (goal && q->sent >= goal) {
-        q->cc.b_stage++;
-        rs_dcqcn_increase(fl->net, &q->cc);
+        rs_dcqcn_increase(fl->net, &q->cc, 0);
     }
     if (!q->cc.limited)
         q->next_timer = RS_TIME_MAX;

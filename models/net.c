@@ -80,24 +80,50 @@ void rs_net_config_default(rs_net_config *c)
     c->ecn_kmax_bytes = 400u * 1024;
     c->ecn_pmax = 0.2;
     c->cc = RS_CC_DCQCN;
-    /* DCQCN from the paper (Zhu et al. 2015, sec. 5): g = 1/256, CNP
-     * interval N = 50 us, alpha period K = 55 us, rate timer T = 55 us,
-     * byte counter B = 10 MB, F = 5; its R_AI of 40 Mb/s at 40 Gb/s is
-     * scaled with the line rate to 400 Mb/s at 400 Gb/s, R_HAI ten times
-     * that, and the floor is the 100 Mb/s common in simulators (HPCC's
-     * ns-3). NIC vendors ship other values (e.g. a 4 us CNP interval, a
-     * 300 us timer, a 32 KB byte counter, F = 1); with them an 8:1 incast
-     * at 400 Gb/s halves the rate every 4 us down to the floor, so they are
-     * not the default here (docs/model.md shows both). */
-    c->dcqcn.g = 1.0 / 256;
-    c->dcqcn.alpha_period_us = 55;
-    c->dcqcn.cnp_interval_us = 50;
-    c->dcqcn.rate_timer_us = 55;
-    c->dcqcn.byte_counter = 10u << 20;
-    c->dcqcn.fast_recovery = 5;
-    c->dcqcn.rai_mbps = 400;
-    c->dcqcn.rhai_mbps = 4000;
-    c->dcqcn.min_rate_mbps = 100;
+    rs_dcqcn_profile_set(&c->dcqcn, RS_DCQCN_CONNECTX);
+}
+
+void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p)
+{
+    memset(d, 0, sizeof *d);
+    d->profile = p;
+    if (p == RS_DCQCN_PAPER_2015) {
+        /* Zhu et al. 2015, sec. 5: g = 1/256, CNP interval N = 50 us,
+         * alpha period K = 55 us, rate timer T = 55 us, byte counter B =
+         * 10 MB, F = 5; its R_AI of 40 Mb/s at 40 Gb/s scaled with the
+         * line rate to 400 Mb/s, R_HAI ten times that, the 100 Mb/s floor
+         * of HPCC's ns-3; every CNP clamps Rt to Rc. */
+        d->g = 1.0 / 256;
+        d->alpha_period_us = 55;
+        d->cnp_interval_us = 50;
+        d->rate_timer_us = 55;
+        d->byte_counter = 10u << 20;
+        d->fast_recovery = 5;
+        d->rai_mbps = 400;
+        d->rhai_mbps = 4000;
+        d->min_rate_mbps = 100;
+        d->clamp_target = 1;
+        return;
+    }
+    /* NVIDIA firmware defaults (mlxconfig/cc_params of ConnectX-6 Dx,
+     * ConnectX-7, BlueField-3; docs/model.md lists the sources):
+     * dce_tcp_g = 1019/1024 weights the old alpha, so g = 5/1024;
+     * dce_tcp_rtt = 1 us; min_time_between_cnps = 4 us; rpg_time_reset =
+     * 300 us; rpg_byte_reset = 32767 B; rpg_threshold = 1; rpg_ai_rate =
+     * 5 Mb/s; rpg_hai_rate = 50 Mb/s; rpg_min_rate = 1 Mb/s;
+     * clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1. The rate
+     * cut (rpg_gd = 11: alpha/2 of the rate, rpg_min_dec_fac = 50%: at
+     * most half) is the paper's. */
+    d->g = 5.0 / 1024;
+    d->alpha_period_us = 1;
+    d->cnp_interval_us = 4;
+    d->rate_timer_us = 300;
+    d->byte_counter = 32767;
+    d->fast_recovery = 1;
+    d->rai_mbps = 5;
+    d->rhai_mbps = 50;
+    d->min_rate_mbps = 1;
+    d->clamp_after_timer = 1;
 }
 
 static void fct_free(struct rs_fct_acc *a);

@@ -69,9 +69,16 @@ typedef enum {
     RS_FIDELITY_BOTH = 2
 } rs_fidelity;
 
+/* Where the DCQCN constants come from (docs/model.md, "DCQCN"):
+ * connectx = what NVIDIA ConnectX-6 Dx/ConnectX-7/BlueField-3 firmware
+ * ships with (the default); paper-2015 = Zhu et al.'s constants, R_AI
+ * scaled to 400 Gb/s as railsim used them before. */
+typedef enum { RS_DCQCN_CONNECTX = 0, RS_DCQCN_PAPER_2015 = 1 } rs_dcqcn_profile;
+
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
  * rs_net_config_default, documented in docs/scenario-format.md. */
 typedef struct rs_dcqcn_config {
+    rs_dcqcn_profile profile; /* the constants below start from this profile */
     double g;                 /* alpha gain */
     double alpha_period_us;   /* K: alpha decays when no CNP came for this long */
     double cnp_interval_us;   /* notification point: at most one CNP per QP per interval */
@@ -81,7 +88,13 @@ typedef struct rs_dcqcn_config {
     double rai_mbps;          /* additive increase step */
     double rhai_mbps;         /* hyper increase step */
     double min_rate_mbps;     /* floor of the current rate */
+    int clamp_target;         /* a CNP sets Rt = Rc (the paper; NVIDIA clamp_tgt_rate) */
+    int clamp_after_timer;    /* ... or only when the last increase was the timer's
+                               * (NVIDIA clamp_tgt_rate_after_time_inc) */
 } rs_dcqcn_config;
+
+/* Every constant of *d from profile p (d->profile = p). */
+void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p);
 
 /* Every field is a scenario key (docs/scenario-format.md names them); the
  * defaults come from rs_net_config_default. Plain value type. */

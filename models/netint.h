@@ -171,6 +171,7 @@ typedef struct rs_dcqcn_rp {
     rs_time alpha_at;          /* alpha is current as of this time */
     uint32_t t_stage, b_stage; /* rate-increase events from the timer / byte counter */
     uint8_t limited;           /* rate below line rate, timers running */
+    uint8_t timer_inc;         /* the last increase event was the timer's */
 } rs_dcqcn_rp;
 
 typedef struct rs_flow {
@@ -419,13 +420,14 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
 void rs_flow_abandon(rs_net *net, uint32_t f);
 /* DCQCN reaction point: a new flow's state (line rate, alpha 1); a CNP
  * (alpha decays by (1 - g) per alpha period since rp->alpha_at while
- * limited, then Rt = Rc, Rc = Rc (1 - alpha/2) not below the floor,
+ * limited, then Rt = Rc (when the configuration clamps), Rc = Rc (1 - alpha/2) not below the floor,
  * alpha = (1 - g) alpha + g, stages restart, limited); one rate-increase
  * event (fast recovery, additive or hyper by the stages; back at line
- * rate it is no longer limited). The caller keeps the timers. */
+ * rate it is no longer limited), by the timer or the byte counter (its
+ * stage counts it). The caller keeps the timers. */
 void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp);
 void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now);
-void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp);
+void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp, int by_timer);
 
 /* transport.c: queue a control frame (ACK, NAK, CNP) of flow fid from
  * its receiver back to its sender; flags RS_PF_SACK with sack = the PSN

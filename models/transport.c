@@ -168,9 +168,14 @@ void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp)
     rp->alpha = 1.0;
 }
 
-void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp)
+void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp, int by_timer)
 {
     const rs_dcqcn_config *d = &net->cfg.dcqcn;
+    if (by_timer)
+        rp->t_stage++;
+    else
+        rp->b_stage++;
+    rp->timer_inc = by_timer != 0;
     uint32_t hi = rp->t_stage > rp->b_stage ? rp->t_stage : rp->b_stage;
     uint32_t lo = rp->t_stage < rp->b_stage ? rp->t_stage : rp->b_stage;
     if (hi < d->fast_recovery)
@@ -211,7 +216,12 @@ void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now)
             rp->alpha_at += periods * net->alpha_period;
         }
     }
-    rp->rt = rp->rc;
+    /* The paper sets the target to the current rate at every cut; NVIDIA's
+     * firmware only when the last increase was the timer's, so a flow cut
+     * again while still recovering by bytes keeps climbing back to the
+     * rate it had (clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1). */
+    if (d->clamp_target || (d->clamp_after_timer && rp->timer_inc))
+        rp->rt = rp->rc;
     rp->rc *= 1.0 - rp->alpha / 2;
     if (rp->rc < floor)
         rp->rc = floor;
@@ -239,9 +249,8 @@ static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t fid)
     if (f->tx_done || !f->cc.limited)
         return;
     if (now >= f->next_rate) {
-        f->cc.t_stage++;
         f->next_rate = now + net->rate_timer;
-        rs_dcqcn_increase(net, &f->cc);
+        rs_dcqcn_increase(net, &f->cc, 1);
     }
     if (f->cc.limited)
         dcqcn_arm(net, f, (uint32_t)fid);
@@ -339,8 +348,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
         f->next_tx = base + rs_ser_time(pkt->wire, (uint64_t)f->cc.rc);
         if (f->cc.limited && (f->cc_bytes += payload) >= net->cfg.dcqcn.byte_counter) {
             f->cc_bytes -= net->cfg.dcqcn.byte_counter;
-            f->cc.b_stage++;
-            rs_dcqcn_increase(net, &f->cc);
+            rs_dcqcn_increase(net, &f->cc, 0);
         }
         if (f->snd_nxt < f->npkts && f->next_tx > now) {
             f->sleeping = 1;

@@ -1230,7 +1230,7 @@ static void probe_cc(void *ctx, rs_net *net, uint64_t f)
 #define US 1000000ull
 #define NEAR(x, want) ((x) > (want) * (1 - 1e-9) && (x) < (want) * (1 + 1e-9))
 
-/* Two 8 MiB flows into one GPU (transport.cc=dcqcn, the paper's defaults):
+/* Two 8 MiB flows into one GPU (transport.cc=dcqcn, the paper's constants):
  * the shared port's queue passes Kmin after ~2 us and the first CNP, ~7 us
  * in, halves both (alpha starts at 1): Rc 200 Gb/s, Rt 400. At 200 + 200
  * the port is exactly full, so the queue stays above Kmin and the next
@@ -1242,6 +1242,7 @@ static void test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer(void
 {
     rs_net_config c;
     cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+    rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net *net = mk(&c);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
@@ -1277,8 +1278,8 @@ static rs_time fct_of(rs_net *net, uint32_t src)
     return 0;
 }
 
-/* The survivor of a collision keeps its cut rate: a 1 MiB and an 8 MiB
- * flow into one GPU are cut to 200 Gb/s each; when the short one ends
+/* The survivor of a collision keeps its cut rate (the paper's constants):
+ * a 1 MiB and an 8 MiB flow into one GPU are cut to 200 Gb/s each; when the short one ends
  * (~44 us) the long one, alone, drains its backlog and then runs at its
  * Rc of 200, not at the line rate max-min would give it, until its rate
  * timer (~62 us) takes it to 300. With transport.cc=none it runs at 400.
@@ -1290,6 +1291,7 @@ static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
     for (int v = 0; v < 3; v++) {
         rs_net_config c;
         cfg(&c, 8, 1, 8, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
+        rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
         if (v == 1)
             c.cc = RS_CC_NONE;
         rs_net *net = mk(&c);

@@ -749,8 +749,11 @@ static void test_pfc_pauses_are_sent_by_switches_and_received_upstream(void)
 
 static void test_dcqcn_cuts_pfc_pauses(void)
 {
+    /* The paper's constants: a cut holds for a rate timer, so the 8:1
+     * incast settles below PFC's threshold. */
     rs_net_config c;
     cfg_flat(&c, 9, 1, 16);
+    rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net_stats with, without;
     c.cc = RS_CC_NONE;
     incast8(&c, 16u << 20, &without);
@@ -771,6 +774,7 @@ static void test_dcqcn_holds_queue_in_marking_band(void)
      * Kmin and Kmax. Without congestion control PFC holds it far above. */
     rs_net_config c;
     cfg_flat(&c, 9, 1, 16);
+    rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     c.dcqcn.g = 1.0 / 16;
     c.dcqcn.alpha_period_us = 1;
     c.dcqcn.cnp_interval_us = 4;
@@ -786,6 +790,39 @@ static void test_dcqcn_holds_queue_in_marking_band(void)
     c.cc = RS_CC_NONE;
     double q_none = incast8(&c, 16u << 20, &st);
     CU_ASSERT(q_none > (double)c.ecn_kmax_bytes);
+}
+
+/* The reaction point's law under both profiles, step by step. The paper
+ * clamps the target to the current rate at every cut, so a second cut
+ * lowers where fast recovery heads; ConnectX clamps only after a timer
+ * increase, so a flow cut again while recovering by bytes keeps heading
+ * back to the rate it had. */
+static void test_dcqcn_target_clamp_by_profile(void)
+{
+    for (int k = 0; k < 2; k++) {
+        rs_net_config c;
+        cfg_flat(&c, 2, 1, 4);
+        rs_dcqcn_profile_set(&c.dcqcn, k ? RS_DCQCN_PAPER_2015 : RS_DCQCN_CONNECTX);
+        rs_net *net = mk(&c);
+        rs_dcqcn_rp rp;
+        rs_dcqcn_init(net, &rp);
+        rs_dcqcn_cut(net, &rp, 0); /* alpha 1: halves, Rt = 400 either way (clamped or line rate) */
+        CU_ASSERT(rp.rc > 199e9 && rp.rc < 201e9);
+        CU_ASSERT(rp.rt > 399e9);
+        rs_dcqcn_increase(net, &rp, 0); /* by bytes: Rc halfway back */
+        double before = rp.rc;
+        rs_dcqcn_cut(net, &rp, 0);
+        if (k) {
+            CU_ASSERT(rp.rt > before - 1 && rp.rt < before + 1); /* paper: Rt = Rc at the cut */
+        } else {
+            CU_ASSERT(rp.rt > 399e9);                          /* ConnectX: Rt kept */
+        }
+        rs_dcqcn_increase(net, &rp, 1); /* by the timer ... */
+        before = rp.rc;
+        rs_dcqcn_cut(net, &rp, 0);      /* ... then a cut clamps under both */
+        CU_ASSERT(rp.rt > before - 1 && rp.rt < before + 1);
+        rs_net_destroy(net);
+    }
 }
 
 typedef struct rate_probe {
@@ -810,9 +847,11 @@ static void start_second(void *ctx, rs_net *net, uint64_t arg)
 static void test_dcqcn_flows_converge_to_fair_share(void)
 {
     /* A runs alone at line rate; B joins 500 us later at line rate too.
-     * 1.5 ms later DCQCN has brought both to about half the link. */
+     * 1.5 ms later DCQCN (the paper's constants) has brought both to about
+     * half the link. */
     rs_net_config c;
     cfg_flat(&c, 3, 1, 16);
+    rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net *net = mk(&c);
     rs_net_send(net, 1, 0, 64u << 20, NULL, NULL, 0);
     rs_net_at(net, 500000000ULL, start_second, NULL, 0);
@@ -945,6 +984,7 @@ static void register_suites(void)
     CU_add_test(s, "test_dcqcn_cuts_pfc_pauses", test_dcqcn_cuts_pfc_pauses);
     CU_add_test(s, "test_dcqcn_holds_queue_in_marking_band", test_dcqcn_holds_queue_in_marking_band);
     CU_add_test(s, "test_dcqcn_flows_converge_to_fair_share", test_dcqcn_flows_converge_to_fair_share);
+    CU_add_test(s, "test_dcqcn_target_clamp_by_profile", test_dcqcn_target_clamp_by_profile);
     s = CU_add_suite("fct", NULL, NULL);
     CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
     CU_add_test(s, "test_send_that_cannot_start_leaves_nothing", test_send_that_cannot_start_leaves_nothing);
