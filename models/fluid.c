@@ -74,6 +74,7 @@
  */
 #include "fluid.h"
 
+#include "bundle.h"
 #include "netint.h"
 
 #include <math.h>
@@ -105,7 +106,7 @@ typedef struct heap_ent {
 } heap_ent;
 
 struct rs_mmf {
-    uint32_t nlinks;
+    uint32_t nlinks, caplinks;  /* links; room for that many in every per-link array */
     uint64_t *capv;
     mmf_link *links;
     mmf_flow *flows;
@@ -153,6 +154,7 @@ int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out)
     if (!m)
         return RS_ENOMEM;
     m->nlinks = nlinks;
+    m->caplinks = nlinks + 1;
     m->capv = malloc(((size_t)nlinks + 1) * sizeof *m->capv);
     m->links = calloc((size_t)nlinks + 1, sizeof *m->links);
     m->comp_links = malloc(((size_t)nlinks + 1) * sizeof *m->comp_links);
@@ -188,6 +190,40 @@ void rs_mmf_destroy(rs_mmf *m)
     free(m->stack);
     free(m->heap);
     free(m);
+}
+
+int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id)
+{
+    if (m->nlinks + 1 > m->caplinks) {
+        /* Every per-link array grows together; one that fails leaves the
+         * others larger, which is harmless. */
+        uint32_t c = m->caplinks;
+        if (c > UINT32_MAX / 2)
+            return RS_ENOMEM;
+        c *= 2;
+        uint64_t *capv = realloc(m->capv, (size_t)c * sizeof *capv);
+        if (!capv)
+            return RS_ENOMEM;
+        m->capv = capv;
+        mmf_link *links = realloc(m->links, (size_t)c * sizeof *links);
+        if (!links)
+            return RS_ENOMEM;
+        memset(links + m->caplinks, 0, (size_t)(c - m->caplinks) * sizeof *links);
+        m->links = links;
+        uint32_t **arr[3] = { &m->comp_links, &m->stack, &m->dirty };
+        for (int i = 0; i < 3; i++) {
+            uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
+            if (!q)
+                return RS_ENOMEM;
+            *arr[i] = q;
+        }
+        m->caplinks = c;
+    }
+    uint32_t l = m->nlinks++;
+    memset(&m->links[l], 0, sizeof m->links[l]);
+    m->capv[l] = cap_bps;
+    *id = l;
+    return RS_OK;
 }
 
 /* The dirty list holds each link at most once: sized nlinks at create. */
@@ -633,6 +669,10 @@ struct rs_fluid {
     int64_t *qslope;
     uint32_t *qstamp, dqstamp;
     uint8_t qvalid;         /* inside dq_solved: the cache may be used */
+    uint32_t capq;          /* entries of qlen, qslope, qstamp (links, bundles included) */
+    /* routing.ecmp=packet or adaptive without faults: paths over bundles
+     * of equal-cost ports (bundle.c); NULL until the first such path. */
+    rs_bundles *bund;
 };
 
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
@@ -667,6 +707,7 @@ int rs_fluid_create(rs_net *net)
         fl->qlen = malloc(((size_t)net->nports + 1) * sizeof *fl->qlen);
         fl->qslope = malloc(((size_t)net->nports + 1) * sizeof *fl->qslope);
         fl->qstamp = calloc((size_t)net->nports + 1, sizeof *fl->qstamp);
+        fl->capq = net->nports + 1;
         if (!fl->qlen || !fl->qslope || !fl->qstamp ||
             !(fl->dq = calloc(16, sizeof *fl->dq))) {
             rc = RS_ENOMEM;
@@ -688,6 +729,7 @@ void rs_fluid_destroy(rs_fluid *fl)
     if (!fl)
         return;
     rs_mmf_destroy(fl->mmf);
+    rs_bundles_destroy(fl->bund);
     free(fl->port);
     free(fl->dq);
     free(fl->qlen);
@@ -703,6 +745,98 @@ void rs_fluid_destroy(rs_fluid *fl)
 }
 
 /* -- paths and costs -- */
+
+/* A link's port: itself, or for a bundle its first member (every member
+ * of a stage has the same rate and latency in the topologies built). */
+static inline const rs_port *link_port(const rs_net *net, uint32_t l)
+{
+    if (l < net->nports)
+        return &net->ports[l];
+    uint32_t n;
+    return &net->ports[rs_bundle_members(net->fluid->bund, l, &n)[0]];
+}
+
+/* The ports a link stands for: itself, or a bundle's members. */
+static inline const uint32_t *link_ports(const rs_net *net, const uint32_t *l, uint32_t *n)
+{
+    if (*l < net->nports) {
+        *n = 1;
+        return l;
+    }
+    return rs_bundle_members(net->fluid->bund, *l, n);
+}
+
+/* Per-packet routing at flow level: every equal-cost path at once, as
+ * bundles (bundle.c), in runs without faults (with faults, flows keep
+ * their hashed path: docs/fidelity.md). */
+static inline int multipath(const rs_net *net)
+{
+    return (net->cfg.ecmp == RS_ECMP_PACKET || net->cfg.ecmp == RS_ECMP_ADAPTIVE) && net->flt == NULL;
+}
+
+/* The solver's links for the bundles the last path made: bundle b is link
+ * nports + b, of its members' summed capacity; the DCQCN queue cache grows
+ * with them. */
+static int add_bundle_links(rs_fluid *fl, uint32_t created)
+{
+    const rs_net *net = fl->net;
+    uint32_t nb = rs_bundles_count(fl->bund);
+    for (uint32_t b = nb - created; b < nb; b++) {
+        uint32_t n, id;
+        const uint32_t *mem = rs_bundle_members(fl->bund, net->nports + b, &n);
+        uint64_t cap = 0;
+        for (uint32_t i = 0; i < n; i++)
+            cap += net->ports[mem[i]].rate_bps;
+        int rc = rs_mmf_add_link(fl->mmf, cap, &id);
+        if (rc != RS_OK)
+            return rc;
+        if (RS_NEVER(id != net->nports + b))
+            return RS_EINTERNAL;
+    }
+    if (fl->qlen && net->nports + nb + 1 > fl->capq) {
+        uint32_t c = fl->capq;
+        while (c < net->nports + nb + 1)
+            c *= 2;
+        unsigned __int128 *ql = realloc(fl->qlen, (size_t)c * sizeof *ql);
+        if (ql)
+            fl->qlen = ql;
+        int64_t *qs = realloc(fl->qslope, (size_t)c * sizeof *qs);
+        if (qs)
+            fl->qslope = qs;
+        uint32_t *st = realloc(fl->qstamp, (size_t)c * sizeof *st);
+        if (st) {
+            memset(st + fl->capq, 0, (size_t)(c - fl->capq) * sizeof *st);
+            fl->qstamp = st;
+        }
+        if (!ql || !qs || !st)
+            return RS_ENOMEM;
+        fl->capq = c;
+    }
+    return RS_OK;
+}
+
+/* Flow fid's links under multipath: a relayed message's HB crossing, its
+ * NIC port, then the stages from its leaf (an HB-only flow: its hashed
+ * path, which has no choices). */
+static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uint32_t max)
+{
+    rs_fluid *fl = net->fluid;
+    const rs_flow *f = &net->flows[fid];
+    int h = rs_fluid_flow_path(net, fid, links, max);
+    if (h < 0 || net->ports[f->port].kind == RS_PORT_GPU_HB)
+        return h;
+    uint32_t nic = 0;
+    while (links[nic] != f->port)
+        nic++;
+    if (!fl->bund && rs_bundles_create(net, &fl->bund) != RS_OK)
+        return RS_ENOMEM;
+    uint32_t n, created;
+    int rc = rs_bundles_path(fl->bund, net, net->ports[f->port].peer_node, f->dst, links + nic + 1,
+                             max - nic - 1, &n, &created);
+    if (rc == RS_OK && created)
+        rc = add_bundle_links(fl, created);
+    return rc == RS_OK ? (int)(nic + 1 + n) : rc;
+}
 
 static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
 {
@@ -795,7 +929,7 @@ static rs_time path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, ui
 {
     rs_time t = 0;
     for (uint32_t i = 0; i < h; i++) {
-        const rs_port *p = &net->ports[ports[i]];
+        const rs_port *p = link_port(net, ports[i]);
         t += p->prop;
         if (i > 0)
             t += port_ser(p, mw);
@@ -848,7 +982,8 @@ static void relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *por
 static int flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops,
                       rs_time *lat, uint64_t *wire, uint32_t *max_frame)
 {
-    int h = rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
+    int h = multipath(net) ? multipath_links(net, fid, ports, RS_MMF_MAX_HOPS)
+                           : rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
     if (h < 0)
         return h;
     const rs_flow *f = &net->flows[fid];
@@ -1058,12 +1193,19 @@ static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs
         return;
     const mmf_flow *mf = &fl->mmf->flows[id];
     for (uint32_t k = 0; k < mf->nhops; k++) {
-        fl_port *p = &fl->port[mf->link[k]];
-        p->acc += (unsigned __int128)p->sum * (now - p->t);
-        p->t = now;
-        p->sum = p->sum - from + to;
-        if (RS_UNLIKELY(fl->net->tl != NULL) && p->sum)
-            rs_nettl_touch(fl->net, mf->link[k]);
+        /* A bundle's rate spreads evenly over its members (the first ones
+         * take the remainder). */
+        uint32_t n;
+        const uint32_t *pl = link_ports(fl->net, &mf->link[k], &n);
+        for (uint32_t i = 0; i < n; i++) {
+            fl_port *p = &fl->port[pl[i]];
+            uint64_t f_i = from / n + (i < from % n), t_i = to / n + (i < to % n);
+            p->acc += (unsigned __int128)p->sum * (now - p->t);
+            p->t = now;
+            p->sum = p->sum - f_i + t_i;
+            if (RS_UNLIKELY(fl->net->tl != NULL) && p->sum)
+                rs_nettl_touch(fl->net, pl[i]);
+        }
     }
 }
 
@@ -1303,9 +1445,16 @@ static void count_sent(rs_net *net, const rs_flow *f, const uint32_t *link, uint
     uint32_t hb_hops = f->relay_src != RS_NONE ? 2 : 0;
     for (uint32_t k = 0; k < h; k++) {
         int hb = k < hb_hops;
-        net->ports[link[k]].tx_pkts += hb ? d.hb_frames : f->npkts;
-        net->ports[link[k]].tx_bytes += hb ? f->bytes + d.hb_frames * RS_WIRE_HB : wire;
-        net->st.packet_hops += hb ? d.hb_frames : f->npkts;
+        uint64_t pk = hb ? d.hb_frames : f->npkts, by = hb ? f->bytes + d.hb_frames * RS_WIRE_HB : wire;
+        /* A bundle's frames spread evenly over its members, as sprayed or
+         * adaptively routed packets do. */
+        uint32_t n;
+        const uint32_t *pl = link_ports(net, &link[k], &n);
+        for (uint32_t i = 0; i < n; i++) {
+            net->ports[pl[i]].tx_pkts += pk / n + (i < pk % n);
+            net->ports[pl[i]].tx_bytes += by / n + (i < by % n);
+        }
+        net->st.packet_hops += pk;
     }
     net->st.pkts_sent += d.frames;
     net->st.data_pkts += d.frames;
@@ -1523,12 +1672,15 @@ static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
 {
     const rs_net *net = fl->net;
     const mmf_flow *mf = &fl->mmf->flows[id];
-    unsigned __int128 kmin = (unsigned __int128)net->cfg.ecn_kmin_bytes * 8u * RS_PS_PER_S;
     *cross = RS_TIME_MAX;
     for (uint32_t k = 0; k < mf->nhops; k++) {
-        if (net->ports[mf->link[k]].kind != RS_PORT_SWITCH)
+        if (link_port(net, mf->link[k])->kind != RS_PORT_SWITCH)
             continue;
-        uint32_t l = mf->link[k];
+        uint32_t l = mf->link[k], members;
+        link_ports(net, &mf->link[k], &members);
+        /* A bundle's backlog sits spread over its members' queues: each
+         * passes Kmin when the bundle's passes members x Kmin. */
+        unsigned __int128 kmin = (unsigned __int128)net->cfg.ecn_kmin_bytes * members * 8u * RS_PS_PER_S;
         int64_t slope;
         unsigned __int128 q;
         if (fl->qvalid && fl->qstamp[l] == fl->dqstamp) {
@@ -1700,7 +1852,7 @@ static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
          * solve; their next CNP may come sooner or later). */
         uint32_t l = rs_mmf_bottleneck(fl->mmf, id);
         const mmf_link *L = &fl->mmf->links[l];
-        for (uint32_t j = 0; fl->net->ports[l].kind == RS_PORT_SWITCH && j < L->n; j++) {
+        for (uint32_t j = 0; link_port(fl->net, l)->kind == RS_PORT_SWITCH && j < L->n; j++) {
             uint32_t g = L->fl[j];
             if (g != id && g < fl->capdq && fl->dq[g].on) {
                 dq_advance(fl, g, now);
@@ -1734,7 +1886,7 @@ static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
     if (!busy)
         return;
     if (++fl->dqstamp == 0) {
-        memset(fl->qstamp, 0, (size_t)fl->net->nports * sizeof *fl->qstamp);
+        memset(fl->qstamp, 0, (size_t)fl->capq * sizeof *fl->qstamp);
         fl->dqstamp = 1;
     }
     fl->qvalid = 1;
@@ -1744,7 +1896,7 @@ static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
         const mmf_flow *mf = &fl->mmf->flows[t[i]];
         for (uint32_t k = 0; k < mf->nhops; k++) {
             uint32_t l = mf->link[k];
-            if (fl->qstamp[l] != fl->dqstamp && fl->net->ports[l].kind == RS_PORT_SWITCH) {
+            if (fl->qstamp[l] != fl->dqstamp && link_port(fl->net, l)->kind == RS_PORT_SWITCH) {
                 fl->qlen[l] = dq_queue(fl, l, now, &fl->qslope[l]);
                 fl->qstamp[l] = fl->dqstamp;
             }

@@ -47,6 +47,10 @@ typedef struct rs_mmf rs_mmf;
 int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out);
 void rs_mmf_destroy(rs_mmf *m); /* NULL is a no-op */
 
+/* Add a link of capacity cap_bps (between solves): *id gets nlinks, then
+ * nlinks grows by one. RS_ENOMEM. */
+int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id);
+
 /* Add a flow over links[0..nhops) (distinct, each < nlinks; copied); *id
  * gets its id (ids of removed flows are reused). Its rate is 0 until the
  * next solve. RS_EINVAL for an empty, too long or repeating path or a link

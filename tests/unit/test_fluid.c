@@ -520,6 +520,83 @@ static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
     CU_ASSERT_EQUAL(end[0][1] - end[0][0], 11 * 4178 * 20);
 }
 
+/* -- multipath: routing.ecmp=packet or adaptive at flow level ----------- */
+
+/* Slowest and fastest message of a shifted permutation (GPU i to i + 64)
+ * on 128 GPUs, a 2-tier fat tree of radix 16 (16 leaves of 8, 8 spines). */
+static void shifted_permutation(rs_ecmp_mode mode, rs_time *lo, rs_time *hi, rs_net **keep)
+{
+    rs_net_config c;
+    cfg(&c, 128, 1, 16, RS_FIDELITY_FLOW);
+    c.ecmp = mode;
+    c.cc = RS_CC_NONE;
+    rs_net *net = mk(&c);
+    for (uint32_t i = 0; i < 128; i++)
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, i, (i + 64) % 128, 2u << 20, NULL, NULL, i), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    CU_ASSERT_EQUAL(n, 128);
+    *lo = RS_TIME_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        rs_time d = t[i].end - t[i].start;
+        *lo = d < *lo ? d : *lo;
+        *hi = d > *hi ? d : *hi;
+    }
+    if (keep)
+        *keep = net;
+    else
+        rs_net_destroy(net);
+}
+
+static void test_fluid_adaptive_pools_equal_cost_ports(void)
+{
+    rs_time lo, hi, flo, fhi;
+    rs_net *net;
+    shifted_permutation(RS_ECMP_FLOW, &flo, &fhi, NULL);
+    shifted_permutation(RS_ECMP_ADAPTIVE, &lo, &hi, &net);
+    /* Hashed: 8 flows per leaf onto 8 spines collide, the slowest shares a
+     * link. Pooled: every stage has as much capacity as its flows need,
+     * so every message runs at line rate, as alone. */
+    CU_ASSERT(fhi >= flo * 3 / 2);
+    CU_ASSERT_EQUAL(lo, hi);
+    CU_ASSERT_EQUAL(hi, flo);
+    /* A stage's bytes spread evenly over its members: every leaf uplink
+     * carried one eighth of its leaf's 16 MiB of wire bytes (to a byte). */
+    uint64_t up[16] = { 0 };
+    uint32_t nup[16] = { 0 };
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        CU_ASSERT_EQUAL_FATAL(rs_net_port_info_get(net, i, &pi), RS_OK);
+        unsigned leaf;
+        if (sscanf(pi.name, "leaf%u.", &leaf) == 1 && strncmp(pi.peer, "spine", 5) == 0 && leaf < 16) {
+            if (nup[leaf] && pi.tx_bytes != up[leaf])
+                CU_FAIL("uplinks of one leaf carried different bytes");
+            up[leaf] = pi.tx_bytes;
+            nup[leaf]++;
+        }
+    }
+    uint64_t wire, mw;
+    wire = roce_wire(2u << 20, 4096, &mw);
+    for (int l = 0; l < 16; l++) {
+        CU_ASSERT_EQUAL(nup[l], 8);
+        CU_ASSERT_EQUAL(up[l], wire); /* 8 messages of `wire` bytes over 8 uplinks */
+    }
+    rs_net_destroy(net);
+}
+
+/* Spraying at flow level is the same pooled model, and a relayed (PXN)
+ * message's network leg is pooled too. */
+static void test_fluid_packet_spraying_pools_too(void)
+{
+    rs_time lo, hi, lo2, hi2;
+    shifted_permutation(RS_ECMP_PACKET, &lo, &hi, NULL);
+    shifted_permutation(RS_ECMP_ADAPTIVE, &lo2, &hi2, NULL);
+    CU_ASSERT_EQUAL(lo, lo2);
+    CU_ASSERT_EQUAL(hi, hi2);
+}
+
 static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
@@ -1348,6 +1425,8 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
     RS_CU_TEST(test_fluid_fault_failover_completes_once_as_at_packet_level),
     RS_CU_TEST(test_fluid_fault_behind_the_last_frame_costs_nothing),
+    RS_CU_TEST(test_fluid_adaptive_pools_equal_cost_ports),
+    RS_CU_TEST(test_fluid_packet_spraying_pools_too),
     RS_CU_TEST(test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer),
     RS_CU_TEST(test_fluid_dcqcn_survivor_keeps_its_cut_rate),
 };
