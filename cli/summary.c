@@ -81,6 +81,7 @@ static json_t *collective_summary(const rs_collrun *r)
     if (n == 0) {
         json_object_set_new(o, "time_ps", json_null());
         json_object_set_new(o, "times_ps", times);
+        json_object_set_new(o, "bound_ps", json_null());
         json_object_set_new(o, "algbw_gbps", json_null());
         json_object_set_new(o, "busbw_gbps", json_null());
         return o;
@@ -88,6 +89,7 @@ static json_t *collective_summary(const rs_collrun *r)
     uint64_t mean = (uint64_t)((sum + n / 2) / n);
     json_object_set_new(o, "time_ps", I(mean));
     json_object_set_new(o, "times_ps", times);
+    json_object_set_new(o, "bound_ps", I(rs_collrun_bound(r)));
     if (mean == 0) {
         json_object_set_new(o, "algbw_gbps", json_null());
         json_object_set_new(o, "busbw_gbps", json_null());
@@ -137,6 +139,8 @@ static json_t *iteration_summary(const rs_replay *r)
     json_object_set_new(o, "times_ps", ta);
     json_object_set_new(o, "compute_ps", st.done ? spread(st.compute_ps) : json_null());
     json_object_set_new(o, "exposed_comm_ps", st.done ? spread(st.exposed_ps) : json_null());
+    json_object_set_new(o, "bound_ps", st.bound_valid ? I(st.bound_ps) : json_null());
+    json_object_set_new(o, "bound_rank", st.bound_valid ? I(st.bound_rank) : json_null());
     if (st.comm_valid) {
         json_t *d = json_object();
         static const rs_dim dims[] = { RS_DIM_TP, RS_DIM_PP, RS_DIM_DP, RS_DIM_CP, RS_DIM_EP };
