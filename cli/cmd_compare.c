@@ -34,6 +34,7 @@
 typedef struct run_pair {
     char label[640]; /* workload path (up to 255), sweep key and value */
     json_t *s[2]; /* [0] rail-only, [1] fat tree */
+    json_t *settings; /* what decides the verdict (settings_json) */
     int stopped[2]; /* the faults stopped that run (summary faults_stop) */
     rs_bom bom[2];
     rs_scenario sc;
@@ -78,6 +79,184 @@ static void faults_text(const json_t *s, char *buf, size_t n)
     }
     if (!buf[0])
         snprintf(buf, n, "none");
+}
+
+/* The network-only bound of a run (docs/summary-format.md): the
+ * iteration's or the collective's; NaN for other traffic. */
+static double bound_ps(const json_t *s)
+{
+    double b = num(s, "iteration.bound_ps");
+    return isnan(b) ? num(s, "collective.bound_ps") : b;
+}
+
+/* ---- settings ----------------------------------------------------------
+ *
+ * The keys that decide the verdict besides the topology, one line each
+ * below the table and one object each in compare.json's "settings"
+ * (docs/cli.md). They are read from the scenario as the runs read it
+ * (rs_scenario_to_json), by key name: a key the schema gains
+ * (routing.flowlet_gap_us, transport.recovery) shows up without a
+ * change here. */
+
+/* Until transport.recovery is a scenario key, the RoCE transport's only
+ * loss recovery (models/transport.c). */
+#define RECOVERY_BUILTIN "go-back-n"
+
+enum { ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
+
+static const struct setting {
+    const char *name;    /* line label */
+    const char *member;  /* compare.json settings member */
+    const char *keys[2]; /* scenario keys it shows, when the scenario has them */
+} settings[ST_COUNT] = {
+    { "forwarding", "forwarding", { "routing.pxn" } },
+    { "routing", "routing", { "routing.ecmp", "routing.flowlet_gap_us" } },
+    { "transport", "transport", { "transport.kind" } },
+    { "recovery", "recovery", { "transport.recovery" } },
+    { "congestion control", "congestion_control", { "transport.cc" } },
+    { "fidelity", "fidelity", { "fidelity" } },
+};
+
+/* A dotted scenario key's value in rs_scenario_to_json's nesting (the
+ * section is everything before the last dot); NULL when absent. */
+static const json_t *key_value(const json_t *sc, const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    if (!dot)
+        return json_object_get(sc, key);
+    char section[64];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+    return json_object_get(json_object_get(sc, section), dot + 1);
+}
+
+/* The settings object of compare.json for scenario sc (both topologies). */
+static json_t *settings_json(const rs_scenario *sc)
+{
+    rs_scenario def;
+    rs_scenario_default(&def);
+    json_t *o = json_object(), *j = rs_scenario_to_json(sc), *dj = rs_scenario_to_json(&def);
+    if (!o || !j || !dj) {
+        json_decref(o);
+        json_decref(j);
+        json_decref(dj);
+        return NULL;
+    }
+    json_t *m[ST_COUNT];
+    for (int i = 0; i < ST_COUNT; i++) {
+        m[i] = json_object();
+        for (int k = 0; k < 2 && settings[i].keys[k]; k++) {
+            const json_t *v = key_value(j, settings[i].keys[k]);
+            if (v)
+                json_object_set_new(m[i], settings[i].keys[k], json_deep_copy(v));
+        }
+        json_object_set_new(o, settings[i].member, m[i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        rs_net_config c = sc->net;
+        c.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        json_object_set_new(m[ST_FORWARDING], k == 0 ? "rail_only" : "fat_tree",
+                            json_string(rs_xrail_name(rs_net_cross_rail(&c))));
+    }
+    int from_scenario = json_object_get(m[ST_RECOVERY], "transport.recovery") != NULL;
+    if (!from_scenario)
+        json_object_set_new(m[ST_RECOVERY], "transport.recovery", json_string(RECOVERY_BUILTIN));
+    json_object_set_new(m[ST_RECOVERY], "from_scenario", json_boolean(from_scenario));
+    /* DCQCN's constants: every transport.dcqcn.* key that differs from
+     * its default, in schema order. */
+    json_t *changed = json_object();
+    const char *leaf;
+    json_t *v;
+    json_object_foreach(json_object_get(j, "transport.dcqcn"), leaf, v) {
+        char key[96];
+        snprintf(key, sizeof key, "transport.dcqcn.%s", leaf);
+        if (!json_equal(v, key_value(dj, key)))
+            json_object_set_new(changed, key, json_deep_copy(v));
+    }
+    json_object_set_new(m[ST_CC], "dcqcn_defaults", json_boolean(json_object_size(changed) == 0));
+    json_object_set_new(m[ST_CC], "dcqcn_changed", changed);
+    json_decref(j);
+    json_decref(dj);
+    return o;
+}
+
+/* "key=value, ..." of o's members named in keys[0..n) (all, when keys is
+ * NULL), appended at buf + len; returns the new length. */
+static size_t keys_text(char *buf, size_t size, size_t len, const json_t *o, const char *const *keys, int n)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach((json_t *)o, k, v) {
+        int listed = !keys;
+        for (int i = 0; i < n && keys && keys[i] && !listed; i++)
+            listed = !strcmp(keys[i], k);
+        if (!listed || len >= size)
+            continue;
+        char val[64];
+        if (json_is_string(v))
+            snprintf(val, sizeof val, "%s", json_string_value(v));
+        else if (json_is_integer(v))
+            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+        else if (json_is_boolean(v))
+            snprintf(val, sizeof val, "%s", json_is_true(v) ? "true" : "false");
+        else
+            snprintf(val, sizeof val, "%g", json_number_value(v));
+        len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", first ? "" : ", ", k, val);
+        first = 0;
+    }
+    return len < size ? len : size - 1;
+}
+
+static const char *xrail_text(const char *name)
+{
+    return !strcmp(name, "pxn")       ? "cross-rail messages relay through the source's HB domain to the "
+                                        "destination's rail (PXN)"
+           : !strcmp(name, "direct")  ? "cross-rail messages leave from the source's own NIC across the spine"
+           : !strcmp(name, "refused") ? "cross-rail messages are refused (no path between rails)"
+                                      : "no message crosses rails (topology.hb_size=1)";
+}
+
+static void settings_print(FILE *f, int md, const json_t *st)
+{
+    fprintf(f, md ? "Settings (both topologies):\n\n" : "  settings (both topologies)\n");
+    for (int i = 0; i < ST_COUNT; i++) {
+        const json_t *o = json_object_get(st, settings[i].member);
+        char line[768];
+        size_t n = 0;
+        line[0] = '\0';
+        const char *tk = json_string_value(json_object_get(json_object_get(st, "transport"), "transport.kind"));
+        if (i == ST_RECOVERY && tk && !strcmp(tk, "ideal")) {
+            n = (size_t)snprintf(line, sizeof line, "none (transport.kind=ideal recovers no loss)");
+        } else if (i == ST_RECOVERY && !json_is_true(json_object_get(o, "from_scenario"))) {
+            n = (size_t)snprintf(line, sizeof line, "%s (the transport's only recovery: this build has no "
+                                 "transport.recovery key)", RECOVERY_BUILTIN);
+        } else {
+            n = keys_text(line, sizeof line, 0, o, settings[i].keys, 2);
+        }
+        if (i == ST_FORWARDING) {
+            const char *ro = json_string_value(json_object_get(o, "rail_only"));
+            const char *ft = json_string_value(json_object_get(o, "fat_tree"));
+            if (!strcmp(ro, ft))
+                snprintf(line + n, sizeof line - n, ": %s, on both topologies", xrail_text(ro));
+            else
+                snprintf(line + n, sizeof line - n, ": rail-only: %s; fat tree: %s", xrail_text(ro), xrail_text(ft));
+        } else if (i == ST_CC) {
+            const json_t *ch = json_object_get(o, "dcqcn_changed");
+            const char *cc = json_string_value(json_object_get(o, "transport.cc"));
+            if (json_object_size(ch) == 0) {
+                snprintf(line + n, sizeof line - n, ", DCQCN constants at their defaults");
+            } else {
+                n += (size_t)snprintf(line + n, sizeof line - n, ", DCQCN constants changed%s: ",
+                                      cc && strcmp(cc, "dcqcn") ? " (unused)" : "");
+                if (n < sizeof line)
+                    keys_text(line, sizeof line, n, ch, NULL, 0);
+            }
+        }
+        if (md)
+            fprintf(f, "- %s: %s\n", settings[i].name, line);
+        else
+            fprintf(f, "    %-20s %s\n", settings[i].name, line);
+    }
 }
 
 static double pct(double a, double b) /* a relative to b */
@@ -138,11 +317,20 @@ static void table(FILE *f, int md, const run_pair *p)
     }
     row(f, md, iter ? "iteration time" : json_object_get(ro, "collective") ? "collective time" : "completion time",
         run_time_ps(ro), run_time_ps(ft), 1e9, " ms", 3, 1);
+    /* What the network could do at best with the same transfers
+     * (docs/summary-format.md, "Network-only bound"). */
+    double bd[2] = { bound_ps(ro), bound_ps(ft) };
+    if (!isnan(bd[0]) || !isnan(bd[1]))
+        row(f, md, iter ? "network bound per iteration" : "network bound", bd[0], bd[1], 1e9, " ms", 3, 1);
+    if (!iter && (!isnan(bd[0]) || !isnan(bd[1])))
+        row(f, md, "  time over bound", run_time_ps(ro) / bd[0], run_time_ps(ft) / bd[1], 1, "x", 4, 0);
     if (iter) {
         row(f, md, "exposed communication", num(ro, "iteration.exposed_comm_ps.mean"),
             num(ft, "iteration.exposed_comm_ps.mean"), 1e9, " ms", 3, 1);
-        static const char *const dims[] = { "tp", "pp", "dp", "cp", "ep" };
-        for (size_t i = 0; i < 5; i++) {
+        /* "other" too (idle no communication explains), so the rows add
+         * up to the exposed communication above (to rounding). */
+        static const char *const dims[] = { "tp", "pp", "dp", "cp", "ep", "other" };
+        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
             char key[64], name[48];
             snprintf(key, sizeof key, "iteration.comm_by_dim_ps.%s", dims[i]);
             double a = num(ro, key), b = num(ft, key);
@@ -170,6 +358,9 @@ static void table(FILE *f, int md, const run_pair *p)
     row(f, md, "network cost", r->cost_usd, t->cost_usd, 1e3, " k$", 1, 1);
     row(f, md, "network power", r->power_w, t->power_w, 1e3, " kW", 2, 1);
     row(f, md, "simulation wall time", num(ro, "wall_s"), num(ft, "wall_s"), 1, " s", 2, 0);
+    if (md)
+        fputc('\n', f);
+    settings_print(f, md, p->settings);
     fputc('\n', f);
 }
 
@@ -177,10 +368,12 @@ static json_t *pair_json(const run_pair *p)
 {
     json_t *o = json_object();
     json_object_set_new(o, "label", json_string(p->label));
+    json_object_set(o, "settings", p->settings);
     for (int k = 0; k < 2; k++) {
         json_t *side = json_object();
         const json_t *s = p->s[k];
         json_object_set_new(side, "time_ps", isnan(run_time_ps(s)) ? json_null() : json_real(run_time_ps(s)));
+        json_object_set_new(side, "bound_ps", isnan(bound_ps(s)) ? json_null() : json_integer((json_int_t)bound_ps(s)));
         json_object_set(side, "iteration", json_object_get(s, "iteration") ? json_object_get(s, "iteration") : json_null());
         json_object_set(side, "collective", json_object_get(s, "collective") ? json_object_get(s, "collective") : json_null());
         json_object_set(side, "payload_bytes", json_object_get(s, "payload_bytes"));
@@ -320,6 +513,11 @@ int rs_cmd_compare(int argc, char **argv)
             else
                 nl = snprintf(p->label, sizeof p->label, "%.255s", wl);
             (void)nl;
+            if (!(p->settings = settings_json(&p->sc))) {
+                fprintf(stderr, "railsim: out of memory describing the settings\n");
+                code = RS_EXIT_RUN_FAILED;
+                break;
+            }
             rs_cost_input in;
             rs_cost_input_default(&in);
             in.gpus = p->sc.net.gpus;
@@ -407,6 +605,7 @@ int rs_cmd_compare(int argc, char **argv)
     for (int i = 0; i < ncases; i++) {
         json_decref(cases[i].s[0]);
         json_decref(cases[i].s[1]);
+        json_decref(cases[i].settings);
     }
     free(cases);
     free(sweep_sets);

@@ -89,6 +89,21 @@ void rs_net_config_default(rs_net_config *c)
     c->dcqcn.min_rate_mbps = 100;
 }
 
+rs_xrail rs_net_cross_rail(const rs_net_config *c)
+{
+    if (c->hb_size < 2)
+        return RS_XRAIL_NONE;
+    if (c->pxn != RS_PXN_OFF)
+        return RS_XRAIL_PXN;
+    return c->kind == RS_TOPO_RAIL_ONLY ? RS_XRAIL_REFUSED : RS_XRAIL_DIRECT;
+}
+
+const char *rs_xrail_name(rs_xrail x)
+{
+    static const char *const names[] = { "none", "pxn", "direct", "refused" };
+    return (unsigned)x < sizeof names / sizeof names[0] ? names[x] : "?";
+}
+
 static void fct_free(struct rs_fct_acc *a);
 
 typedef struct timer_rec {

@@ -113,6 +113,20 @@ typedef struct rs_net_config {
 
 void rs_net_config_default(rs_net_config *c);
 
+/* How a message between different rails of different HB domains travels
+ * on a network of configuration *c (routing.pxn resolved for c->kind), by
+ * the rule rs_net_send applies; with faults a detour through another live
+ * rail is still an HB relay. */
+typedef enum {
+    RS_XRAIL_NONE = 0, /* topology.hb_size 1: one rail, nothing crosses rails */
+    RS_XRAIL_PXN,      /* over the source's HB domain to the GPU on the destination's rail, then that rail */
+    RS_XRAIL_DIRECT,   /* from the source's own NIC across the spine (fat tree, routing.pxn=off) */
+    RS_XRAIL_REFUSED   /* rail-only, routing.pxn=off: no path (rs_net_send: RS_EUNREACH) */
+} rs_xrail;
+rs_xrail rs_net_cross_rail(const rs_net_config *c);
+/* "pxn", "direct", "refused", "none"; "?" for a bad value. */
+const char *rs_xrail_name(rs_xrail x);
+
 typedef struct rs_net rs_net;
 
 /* Memory a network of configuration *c would take to build, plus `messages`

@@ -35,6 +35,50 @@ print("ok" if ok else "bad")
 PYEOF
 [ "$(cat "$TMP/check")" = ok ] && ok "table numbers equal the two summaries" || fail "compare.json disagrees with the summaries"
 
+# The network-only bound: each side's is its summary's, no larger than
+# the iteration, and a row of the table.
+v=$("$PY" -c "
+import json; d='$TMP/c'; c=json.load(open(d+'/compare.json'))['cases'][0]
+s={k: json.load(open('%s/%s/summary.json' % (d, k))) for k in ('rail-only', 'fat-tree')}
+print(all(c[k]['bound_ps'] == s[sub]['iteration']['bound_ps'] > 0 and c[k]['bound_ps'] <= c[k]['time_ps']
+          for k, sub in (('rail_only', 'rail-only'), ('fat_tree', 'fat-tree'))))")
+[ "$v" = True ] && grep -q '^| network bound per iteration | [0-9.]* ms | [0-9.]* ms |' "$TMP/c/compare.md" \
+    && ok "bound row: each side's iteration.bound_ps, at most its iteration time" || fail "bound row ($v)"
+
+# What decides the verdict, as the scenario has it: one line per setting
+# under the table, one object each in compare.json.
+v=$(json_get "$TMP/c/compare.json" "d['cases'][0]['settings'] == {
+    'forwarding': {'routing.pxn': 'auto', 'rail_only': 'pxn', 'fat_tree': 'pxn'},
+    'routing': {'routing.ecmp': 'flow'}, 'transport': {'transport.kind': 'roce'},
+    'recovery': {'transport.recovery': 'go-back-n', 'from_scenario': False},
+    'congestion_control': {'transport.cc': 'dcqcn', 'dcqcn_defaults': True, 'dcqcn_changed': {}},
+    'fidelity': {'fidelity': 'packet'}}")
+[ "$v" = True ] && ok "compare.json settings: forwarding resolved per topology, routing, transport, recovery, cc, fidelity" \
+    || fail "compare.json settings: $(json_get "$TMP/c/compare.json" "d['cases'][0]['settings']")"
+for want in "- forwarding: routing.pxn=auto: cross-rail messages relay through the source's HB domain to the destination's rail (PXN), on both topologies" \
+            "- routing: routing.ecmp=flow" "- transport: transport.kind=roce" "- recovery: go-back-n" \
+            "- congestion control: transport.cc=dcqcn, DCQCN constants at their defaults" "- fidelity: fidelity=packet"; do
+    grep -qF -- "$want" "$TMP/c/compare.md" && ok "compare.md: $want" || fail "compare.md lacks '$want'"
+done
+
+# A pipeline plan exposes idle no communication explains ("other"): its
+# row is shown, so the rows add up to the exposed communication; changed
+# DCQCN constants and the fidelity are named.
+cat >"$TMP/dptp.json" <<'EOF'
+{ "name": "dptp", "model": { "layers": 4, "hidden": 512, "ffn": 2048, "heads": 8, "seq_len": 512, "vocab": 1000 },
+  "parallelism": { "tp": 2, "pp": 2, "micro_batch": 1, "global_batch": 8, "zero": 1 } }
+EOF
+"$RS" compare --set workload.plan="$TMP/dptp.json" --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 \
+    --set transport.dcqcn.g=0.01 --set fidelity=flow -o "$TMP/pp" >"$TMP/pp.out" 2>"$TMP/pp.err" \
+    || fail "pipeline compare: $(cat "$TMP/pp.err")"
+v=$(json_get "$TMP/pp/compare.json" "all(abs(sum(d['cases'][0][k]['iteration']['comm_by_dim_ps'].values()) - d['cases'][0][k]['iteration']['exposed_comm_ps']['mean']) <= 6 and d['cases'][0][k]['iteration']['comm_by_dim_ps']['other'] > 0 for k in ('rail_only', 'fat_tree'))")
+[ "$v" = True ] && grep -q '^    exposed other  *[0-9.]* ms  *[0-9.]* ms' "$TMP/pp.out" \
+    && ok "exposed other is a row: tp, pp, dp, other add up to the exposed communication" || fail "exposed other ($v): $(grep exposed "$TMP/pp.out")"
+grep -qF "congestion control   transport.cc=dcqcn, DCQCN constants changed: transport.dcqcn.g=0.01" "$TMP/pp.out" \
+    && grep -qF "fidelity             fidelity=flow" "$TMP/pp.out" \
+    && [ "$(json_get "$TMP/pp/compare.json" "d['cases'][0]['settings']['congestion_control']['dcqcn_changed']")" = "{'transport.dcqcn.g': 0.01}" ] \
+    && ok "changed DCQCN constants and the fidelity are named" || fail "settings lines: $(sed -n '/settings/,$p' "$TMP/pp.out")"
+
 # Cost columns equal railsim cost for the same cluster.
 "$RS" cost --gpus 16 --hb 8 --radix 8 --json > "$TMP/cost.json"
 v=$("$PY" -c "
