@@ -409,27 +409,83 @@ static json_t *pair_json(const run_pair *p)
     return o;
 }
 
-static int parse_sweep(char *spec, char **key, char **vals, int *nvals)
+/* --sweep KEY=V1,V2,...: one key and its values, cut in place in spec. */
+#define MAX_SWEEPS 8
+#define MAX_SWEEP_VALUES 32
+
+typedef struct sweep {
+    char *key;
+    char *vals[MAX_SWEEP_VALUES];
+    int n;
+} sweep;
+
+static int parse_sweep(char *spec, sweep *sw)
 {
     char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1])
         return -1;
     *eq = '\0';
-    *key = spec;
-    *nvals = 0;
+    sw->key = spec;
+    sw->n = 0;
     for (char *save = NULL, *v = strtok_r(eq + 1, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        if (*nvals >= MAX_CASES / 2)
+        if (sw->n >= MAX_SWEEP_VALUES)
             return -1;
-        vals[(*nvals)++] = v;
+        sw->vals[sw->n++] = v;
     }
-    return *nvals ? 0 : -1;
+    return sw->n ? 0 : -1;
+}
+
+/* The sweeps as given, checked: each KEY=V1,V2,... (at most 32 values),
+ * no key twice, not topology.kind, at most 64 cases in all (nwork
+ * workloads times the product of the value counts). *nprod gets that
+ * product. An exit code. */
+static int sweeps_check(char **specs, int nspecs, sweep *sw, int nwork, int *nprod)
+{
+    *nprod = 1;
+    for (int i = 0; i < nspecs; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "%.100s", specs[i]);
+        if (parse_sweep(specs[i], &sw[i]) != 0)
+            return rs_cli_bad_input("--sweep: '%s' is not KEY=V1,V2,... (at most 32 values)", text);
+        /* compare runs every case on both topologies: sweeping the kind
+         * would run the same pair twice and label one of them wrong. */
+        if (!strcmp(sw[i].key, "topology.kind"))
+            return rs_cli_bad_input("--sweep %s: compare runs every case on both topologies; expected another key",
+                                    sw[i].key);
+        /* Each value on its own, so a bad one is named as the sweep's
+         * (scenario.c names it as a --set). */
+        for (int v = 0; v < sw[i].n; v++) {
+            char set[256];
+            char *one = set;
+            rs_scenario tmp;
+            rs_err err;
+            snprintf(set, sizeof set, "%.127s=%.127s", sw[i].key, sw[i].vals[v]);
+            if (rs_scenario_load(&tmp, NULL, &one, 1, &err) != RS_OK) {
+                fprintf(stderr, "railsim: %s%s\n", strncmp(err.msg, "--set ", 6) ? "" : "--sweep ",
+                        err.msg + (strncmp(err.msg, "--set ", 6) ? 0 : 6));
+                return RS_EXIT_BAD_INPUT;
+            }
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(sw[i].key, sw[j].key))
+                return rs_cli_bad_input("--sweep %s: the key is swept twice; expected each key in one --sweep with "
+                                        "all its values", sw[i].key);
+        *nprod *= sw[i].n; /* at most 32^8: no overflow before the check */
+        if ((long long)*nprod * nwork > MAX_CASES) {
+            char n[16];
+            snprintf(n, sizeof n, "%d", MAX_CASES);
+            return rs_cli_bad_input("--sweep: the sweeps' cartesian product has more than %s cases; expected fewer "
+                                    "values or keys", n);
+        }
+    }
+    return RS_EXIT_OK;
 }
 
 int rs_cmd_compare(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL;
-    char *sweep = NULL;
-    int quiet = 0, nsets = 0, nfaults = 0;
+    char *specs[MAX_SWEEPS];
+    int quiet = 0, nsets = 0, nfaults = 0, nspecs = 0;
     char **sets = calloc(2 * (size_t)argc + 4, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
@@ -446,8 +502,10 @@ int rs_cmd_compare(int argc, char **argv)
             sets[nsets++] = argv[++i];
         else if (!strcmp(a, "-o"))
             outdir = argv[++i];
+        else if (!strcmp(a, "--sweep") && nspecs == MAX_SWEEPS)
+            code = rs_cli_bad_input("--sweep %s: more than 8 swept keys; expected at most 8", argv[++i]);
         else if (!strcmp(a, "--sweep"))
-            sweep = argv[++i];
+            specs[nspecs++] = argv[++i];
         else if (!strcmp(a, "-q"))
             quiet = 1;
         else if (a[0] == '-')
@@ -458,26 +516,24 @@ int rs_cmd_compare(int argc, char **argv)
         else
             code = rs_cli_bad_input("compare: unexpected argument '%s'; expected at most one scenario file", a);
     }
-    char *key = NULL, *vals[MAX_CASES];
-    int nvals = 0;
-    if (code == RS_EXIT_OK && sweep && parse_sweep(sweep, &key, vals, &nvals) != 0)
-        code = rs_cli_bad_input("--sweep: '%s' is not KEY=V1,V2,... (at most 32 values)", sweep);
-    if (code != RS_EXIT_OK) {
-        free(sets);
-        return code;
-    }
-
     /* Cases: the built-in workloads, or the scenario as given; times the
-     * sweep's values. */
+     * cartesian product of the sweeps' values (the last key varies
+     * fastest). */
     /* 128 GPUs, radix 64: the fat tree needs a spine tier, while each
      * 16-GPU rail fits in (a quarter of) one switch. */
     static const char *const builtin[] = { "workload.plan=demo-dense", "workload.plan=demo-moe" };
     static char builtin_gpus[] = "topology.gpus=128";
-    int nwork = path || nsets ? 1 : 2;
-    int nsweep = sweep ? nvals : 1;
+    int nwork = path || nsets ? 1 : 2, nsweep = 1;
+    sweep sw[MAX_SWEEPS];
+    if (code == RS_EXIT_OK)
+        code = sweeps_check(specs, nspecs, sw, nwork, &nsweep);
+    if (code != RS_EXIT_OK) {
+        free(sets);
+        return code;
+    }
     int ncases = nwork * nsweep;
     run_pair *cases = calloc((size_t)ncases, sizeof *cases);
-    char (*sweep_sets)[256] = calloc((size_t)nsweep, 256);
+    char (*sweep_sets)[256] = calloc((size_t)nspecs + 1, 256);
     if (!cases || !sweep_sets) {
         free(sets);
         free(cases);
@@ -494,9 +550,12 @@ int rs_cmd_compare(int argc, char **argv)
                 sets[n++] = builtin_gpus;
                 sets[n++] = (char *)builtin[w];
             }
-            if (sweep) {
-                snprintf(sweep_sets[v], 256, "%s=%s", key, vals[v]);
-                sets[n++] = sweep_sets[v];
+            /* Case v takes value (v / stride) % n of each sweep. */
+            int stride = nsweep;
+            for (int k = 0; k < nspecs; k++) {
+                stride /= sw[k].n;
+                snprintf(sweep_sets[k], 256, "%.127s=%.127s", sw[k].key, sw[k].vals[v / stride % sw[k].n]);
+                sets[n++] = sweep_sets[k];
             }
             if (rs_scenario_load(&p->sc, path, sets, n, &err) != RS_OK ||
                 rs_run_add_faults(&p->sc, faults, nfaults, &err) != RS_OK) {
@@ -504,15 +563,19 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_BAD_INPUT;
                 break;
             }
+            /* One network level per case: fidelity=both is railsim
+             * validate's comparison of the levels, not a network. */
+            if (p->sc.net.fidelity == RS_FIDELITY_BOTH) {
+                code = rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
+                                        "(railsim validate compares the levels)", "both");
+                break;
+            }
             const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
                              : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
             /* Truncation only shortens a label (never more than 640 bytes). */
-            int nl;
-            if (sweep)
-                nl = snprintf(p->label, sizeof p->label, "%.255s, %.127s=%.127s", wl, key, vals[v]);
-            else
-                nl = snprintf(p->label, sizeof p->label, "%.255s", wl);
-            (void)nl;
+            size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
+            for (int k = 0; k < nspecs && nl < sizeof p->label; k++)
+                nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", sweep_sets[k]);
             if (!(p->settings = settings_json(&p->sc))) {
                 fprintf(stderr, "railsim: out of memory describing the settings\n");
                 code = RS_EXIT_RUN_FAILED;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # railsim compare: both runs are written as full run directories, the
-# table's numbers are the two summaries' and the cost model's, sweeps
-# repeat the comparison, bad input writes nothing.
+# table's numbers are the two summaries' and the cost model's, the bound
+# and settings rows say what decides the verdict, sweeps repeat the
+# comparison over their cartesian product, bad input writes nothing.
 RS=$1; E2E=$2
 . "$E2E/lib.sh"
 
@@ -93,10 +94,22 @@ v=$(json_get "$TMP/c/compare.json" "d['cases'][0]['rail_only_vs_fat_tree']['time
 [ -s "$TMP/c/rail-only/plots/breakdown.png" ] && [ -s "$TMP/c/fat-tree/plots/link_util.png" ] \
     && ok "plots for both runs" || fail "compare plots missing"
 
-# A sweep repeats the comparison per value.
-"$RS" compare -q $ARGS --sweep topology.nic_gbps=200,400 -o "$TMP/s" \
-    && [ "$(json_get "$TMP/s/compare.json" "len(d['cases'])")" = 2 ] && [ -f "$TMP/s/case1/fat-tree/summary.json" ] \
-    && ok "sweep: one case per value" || fail "sweep"
+# A sweep repeats the comparison per value; several sweeps run their
+# cartesian product, the last key fastest, each case with its values.
+COLL="--set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=65536 --set topology.gpus=16 --set topology.radix=8"
+"$RS" compare -q $COLL --sweep topology.nic_gbps=200,400 --sweep seed=1,2 -o "$TMP/s" 2>"$TMP/serr" \
+    || fail "two sweeps: $(cat "$TMP/serr")"
+v=$("$PY" -c "
+import json
+d='$TMP/s'; c=json.load(open(d+'/compare.json'))['cases']
+want=[(200, 1), (200, 2), (400, 1), (400, 2)]
+ok = [x['label'] for x in c] == ['traffic, topology.nic_gbps=%d, seed=%d' % w for w in want]
+for i, (g, seed) in enumerate(want):
+    for k in ('rail-only', 'fat-tree'):
+        sc = json.load(open('%s/case%d/%s/summary.json' % (d, i, k)))['scenario']
+        ok &= sc['topology']['nic_gbps'] == g and sc['seed'] == seed
+print(ok)")
+[ "$v" = True ] && ok "two sweeps: 2 x 2 cases, each with its values" || fail "two sweeps ($v)"
 
 # Same inputs, same comparison (wall times aside).
 "$RS" compare -q $ARGS -o "$TMP/c2"
@@ -107,7 +120,10 @@ print(a == b)")
 [ "$same" = True ] && ok "deterministic" || fail "two identical compares differ"
 
 # Bad input: exit 2, one line, nothing written.
-for bad in "--sweep topology.nic_gbps" "--sweep nosuch.key=1,2" "--set topology.gpus=7" "--frob"; do
+for bad in "--sweep topology.nic_gbps" "--sweep nosuch.key=1,2" "--set topology.gpus=7" "--frob" \
+           "--sweep topology.kind=rail-only,fat-tree" "--set fidelity=both" "--sweep fidelity=packet,both" \
+           "--sweep seed=1,2 --sweep seed=3" "--sweep seed=1,2,3,4,5,6,7,8 --sweep topology.mtu=1024,2048,3072,4096,5000,6000,7000,8000,9000" \
+           "--sweep topology.mtu=4096,nine"; do
     rm -rf "$TMP/bad"
     "$RS" compare -q $ARGS $bad -o "$TMP/bad" 2>"$TMP/err"; rc=$?
     if [ $rc -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bad" ]; then
