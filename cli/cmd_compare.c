@@ -62,7 +62,9 @@ static double run_time_ps(const json_t *s)
     return t >= 0 ? t : NAN;
 }
 
-/* "link-down leaf0.p4 @150us, ..." (applied entries only), "none". */
+/* "link-down leaf0.p4 @150us, ..." (applied entries only), "none"; then
+ * the entries whose class this topology lacks: "; absent: link-down
+ * any-spine-link @150us (no member here)". */
 static void faults_text(const json_t *s, char *buf, size_t n)
 {
     size_t len = 0;
@@ -78,7 +80,57 @@ static void faults_text(const json_t *s, char *buf, size_t n)
                                 (double)json_integer_value(json_object_get(f, "time_ps")) / 1e6);
     }
     if (!buf[0])
-        snprintf(buf, n, "none");
+        len = (size_t)snprintf(buf, n, "none");
+    json_array_foreach(json_object_get(s, "faults_absent"), i, f) {
+        if (len >= n)
+            break;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %s @%gus%s", i ? ", " : "; absent: ",
+                                json_string_value(json_object_get(f, "kind")),
+                                json_string_value(json_object_get(f, "spec")),
+                                (double)json_integer_value(json_object_get(f, "time_ps")) / 1e6,
+                                i + 1 == json_array_size(json_object_get(s, "faults_absent")) ? " (no member here)" : "");
+    }
+}
+
+/* Before any run, for a case with faults: they resolve on both topologies
+ * (names exist, classes have enough members), building each network once
+ * and throwing it away, as `faults sweep` checks. An entry whose class
+ * one topology lacks is left to the other (absent_ok: reported absent
+ * there); one both lack is refused. An exit code. */
+static int faults_precheck(const run_pair *p)
+{
+    uint32_t *absent = NULL, nabsent = 0;
+    int code = RS_EXIT_OK;
+    for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
+        rs_net *net;
+        rs_err err;
+        int rc = rs_run_faults_probe(&p->sc, k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, &net, &err);
+        if (rc != RS_OK) {
+            fprintf(stderr, "railsim: %s: %s\n", kinds[k], err.msg);
+            code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+        }
+        uint32_t na = rc == RS_OK ? rs_net_fault_absent_count(net) : 0;
+        if (k == 0 && na && !(absent = malloc(na * sizeof *absent)))
+            code = RS_EXIT_RUN_FAILED;
+        for (uint32_t i = 0; i < na && code == RS_EXIT_OK; i++) {
+            rs_net_fault_info fi;
+            rs_net_fault_absent_get(net, i, &fi);
+            if (k == 0) {
+                absent[nabsent++] = fi.entry;
+                continue;
+            }
+            for (uint32_t j = 0; j < nabsent && code == RS_EXIT_OK; j++)
+                if (absent[j] == fi.entry) {
+                    char what[160];
+                    snprintf(what, sizeof what, "entry %u: class '%s'", fi.entry, fi.spec);
+                    code = rs_cli_bad_input("faults.schedule: %s has no member on either topology; expected a "
+                                            "class one of them has", what);
+                }
+        }
+        rs_net_destroy(net);
+    }
+    free(absent);
+    return code;
 }
 
 /* The network-only bound of a run (docs/summary-format.md): the
@@ -381,7 +433,10 @@ static json_t *pair_json(const run_pair *p)
         json_object_set(side, "cnp", json_object_get(s, "cnp"));
         json_object_set(side, "topology", json_object_get(s, "topology"));
         if (p->sc.faults.schedule[0]) {
-            json_object_set(side, "faults", json_object_get(s, "faults"));
+            json_object_set(side, "faults", json_object_get(s, "faults") ? json_object_get(s, "faults") : json_null());
+            json_object_set_new(side, "faults_absent", json_object_get(s, "faults_absent")
+                                                           ? json_incref(json_object_get(s, "faults_absent"))
+                                                           : json_array());
             json_object_set(side, "fault_free", json_object_get(s, "fault_free") ? json_object_get(s, "fault_free")
                                                                                   : json_null());
             json_object_set_new(side, "stopped", json_boolean(p->stopped[k]));
@@ -563,6 +618,9 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_BAD_INPUT;
                 break;
             }
+            /* One schedule for two topologies: a class one of them lacks
+             * applies to the other (faults_precheck). */
+            p->sc.faults.absent_ok = 1;
             /* One network level per case: fidelity=both is railsim
              * validate's comparison of the levels, not a network. */
             if (p->sc.net.fidelity == RS_FIDELITY_BOTH) {
@@ -595,6 +653,9 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_BAD_INPUT;
             }
         }
+    for (int i = 0; i < ncases && code == RS_EXIT_OK; i++)
+        if (cases[i].sc.faults.schedule[0] || cases[i].sc.faults.mtbf_us > 0)
+            code = faults_precheck(&cases[i]);
     if (code == RS_EXIT_OK && outdir && rs_output_mkdir(outdir, &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         code = RS_EXIT_BAD_INPUT;

@@ -234,6 +234,19 @@ int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
     return rc;
 }
 
+int rs_run_faults_probe(const rs_scenario *sc, rs_topo_kind kind, rs_net **net, rs_err *err)
+{
+    rs_net_config c = sc->net;
+    c.kind = kind;
+    rs_err_clear(err);
+    int rc = rs_net_create(&c, net, err);
+    if (rc == RS_OK && (rc = rs_net_faults_start(*net, &sc->faults, err)) != RS_OK) {
+        rs_net_destroy(*net);
+        *net = NULL;
+    }
+    return rc;
+}
+
 /* The headline time of a run (summary): a training iteration, else a
  * collective, else the last activity; *what names it. -1 when absent. */
 double rs_run_headline_ps(const json_t *s, const char **what)
