@@ -7,13 +7,21 @@
  * transceivers, price and power from the cost model).
  *
  * Every figure comes from the two runs' summaries and from models/cost;
- * nothing is estimated here. With no scenario the built-in one runs two
+ * nothing is estimated here, the network-only bound included (each run's
+ * own, from the bytes its transfers put on each GPU port). Below the
+ * table, the settings that decide the verdict besides the topology, read
+ * from the scenario. With no scenario the built-in one runs two
  * training plans on 128 GPUs (16 HB domains of 8, radix 64): demo-dense
  * (TP inside the HB domain, DP across: rail-aligned) and demo-moe
- * (expert-parallel all-to-all across rails and HB domains).
+ * (expert-parallel all-to-all across rails and HB domains). Sweeps
+ * (--sweep, repeatable) multiply the cases by their cartesian product.
+ * Every case is loaded and checked, its faults resolved on both
+ * topologies, before the first run.
  *
  * Faults (faults.* keys, --fault) apply to both runs; a class target
- * ("any-spine-link") is drawn per topology with the seed. Each side then
+ * ("any-network-link") is drawn per topology with the seed, and a class
+ * one topology lacks ("any-spine-link" on a rail-only network without a
+ * spine) applies to the other and is reported absent on it. Each side then
  * reports the faults as resolved, its slowdown against its own fault-free
  * run (summary fault_free) and whether the faults stopped it (a cut-off:
  * reported for that side, not an error of compare).
@@ -32,7 +40,7 @@
 #define MAX_CASES 64
 
 typedef struct run_pair {
-    char label[640]; /* workload path (up to 255), sweep key and value */
+    char label[640]; /* workload path (up to 255), the sweeps' KEY=VALUEs */
     json_t *s[2]; /* [0] rail-only, [1] fat tree */
     json_t *settings; /* what decides the verdict (settings_json) */
     int stopped[2]; /* the faults stopped that run (summary faults_stop) */
@@ -271,12 +279,12 @@ static const char *xrail_text(const char *name)
 static void settings_print(FILE *f, int md, const json_t *st)
 {
     fprintf(f, md ? "Settings (both topologies):\n\n" : "  settings (both topologies)\n");
+    const char *tk = json_string_value(json_object_get(json_object_get(st, "transport"), "transport.kind"));
     for (int i = 0; i < ST_COUNT; i++) {
         const json_t *o = json_object_get(st, settings[i].member);
         char line[768];
         size_t n = 0;
         line[0] = '\0';
-        const char *tk = json_string_value(json_object_get(json_object_get(st, "transport"), "transport.kind"));
         if (i == ST_RECOVERY && tk && !strcmp(tk, "ideal")) {
             n = (size_t)snprintf(line, sizeof line, "none (transport.kind=ideal recovers no loss)");
         } else if (i == ST_RECOVERY && !json_is_true(json_object_get(o, "from_scenario"))) {
@@ -375,7 +383,8 @@ static void table(FILE *f, int md, const run_pair *p)
     if (!isnan(bd[0]) || !isnan(bd[1]))
         row(f, md, iter ? "network bound per iteration" : "network bound", bd[0], bd[1], 1e9, " ms", 3, 1);
     if (!iter && (!isnan(bd[0]) || !isnan(bd[1])))
-        row(f, md, "  time over bound", run_time_ps(ro) / bd[0], run_time_ps(ft) / bd[1], 1, "x", 4, 0);
+        row(f, md, "  time over bound", bd[0] > 0 ? run_time_ps(ro) / bd[0] : NAN,
+            bd[1] > 0 ? run_time_ps(ft) / bd[1] : NAN, 1, "x", 4, 0);
     if (iter) {
         row(f, md, "exposed communication", num(ro, "iteration.exposed_comm_ps.mean"),
             num(ft, "iteration.exposed_comm_ps.mean"), 1e9, " ms", 3, 1);
