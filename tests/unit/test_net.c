@@ -822,10 +822,6 @@ static void register_suites(void)
     CU_add_test(s, "test_spraying_permutation_runs_near_line_rate", test_spraying_permutation_runs_near_line_rate);
     CU_add_test(s, "test_flow_hash_permutation_shows_collisions", test_flow_hash_permutation_shows_collisions);
     CU_add_test(s, "test_rail_only_cross_rail_crosses_hb_domain", test_rail_only_cross_rail_crosses_hb_domain);
-    s = CU_add_suite("tally", NULL, NULL);
-    CU_add_test(s, "test_tally_sums_per_port_and_grows", test_tally_sums_per_port_and_grows);
-    CU_add_test(s, "test_tally_counts_relay_legs_where_they_go", test_tally_counts_relay_legs_where_they_go);
-    CU_add_test(s, "test_tally_bound_of_hb_bytes", test_tally_bound_of_hb_bytes);
     s = CU_add_suite("transport", NULL, NULL);
     CU_add_test(s, "test_lossy_incast_drops_and_recovers_every_byte_once", test_lossy_incast_drops_and_recovers_every_byte_once);
     CU_add_test(s, "test_tail_loss_recovers_by_timeout", test_tail_loss_recovers_by_timeout);
@@ -839,6 +835,10 @@ static void register_suites(void)
     s = CU_add_suite("fct", NULL, NULL);
     CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
     CU_add_test(s, "test_send_that_cannot_start_leaves_nothing", test_send_that_cannot_start_leaves_nothing);
+    s = CU_add_suite("tally", NULL, NULL);
+    CU_add_test(s, "test_tally_sums_per_port_and_grows", test_tally_sums_per_port_and_grows);
+    CU_add_test(s, "test_tally_counts_relay_legs_where_they_go", test_tally_counts_relay_legs_where_they_go);
+    CU_add_test(s, "test_tally_bound_of_hb_bytes", test_tally_bound_of_hb_bytes);
 }
 
 int main(void) { return rs_cu_run(register_suites); }
