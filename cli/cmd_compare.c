@@ -164,17 +164,28 @@ static double bound_ps(const json_t *s)
 
 enum { ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
 
+/* A scenario key a line shows when the scenario has it; a key that only
+ * matters in one mode (the flowlet gap) only when if_key has if_value. */
+typedef struct setting_key {
+    const char *key, *if_key, *if_value;
+} setting_key;
+
+#define SETTING_KEYS 3
+
 static const struct setting {
-    const char *name;    /* line label */
-    const char *member;  /* compare.json settings member */
-    const char *keys[2]; /* scenario keys it shows, when the scenario has them */
+    const char *name;   /* line label */
+    const char *member; /* compare.json settings member */
+    setting_key keys[SETTING_KEYS];
 } settings[ST_COUNT] = {
-    { "forwarding", "forwarding", { "routing.pxn" } },
-    { "routing", "routing", { "routing.ecmp", "routing.flowlet_gap_us" } },
-    { "transport", "transport", { "transport.kind" } },
-    { "recovery", "recovery", { "transport.recovery" } },
-    { "congestion control", "congestion_control", { "transport.cc" } },
-    { "fidelity", "fidelity", { "fidelity" } },
+    { "forwarding", "forwarding", { { .key = "routing.pxn" } } },
+    { "routing", "routing", { { .key = "routing.ecmp" }, { "routing.flowlet_gap_us", "routing.ecmp", "flowlet" } } },
+    { "transport", "transport", { { .key = "transport.kind" } } },
+    { "recovery", "recovery",
+      { { .key = "transport.recovery" },
+        { "transport.sack_window", "transport.recovery", "selective" },
+        { "transport.dupthresh", "transport.recovery", "selective" } } },
+    { "congestion control", "congestion_control", { { .key = "transport.cc" } } },
+    { "fidelity", "fidelity", { { .key = "fidelity" } } },
 };
 
 /* A dotted scenario key's value in rs_scenario_to_json's nesting (the
@@ -204,10 +215,11 @@ static json_t *settings_json(const rs_scenario *sc)
     json_t *m[ST_COUNT];
     for (int i = 0; i < ST_COUNT; i++) {
         m[i] = json_object();
-        for (int k = 0; k < 2 && settings[i].keys[k]; k++) {
-            const json_t *v = key_value(j, settings[i].keys[k]);
-            if (v)
-                json_object_set_new(m[i], settings[i].keys[k], json_deep_copy(v));
+        for (int k = 0; k < SETTING_KEYS && settings[i].keys[k].key; k++) {
+            const setting_key *sk = &settings[i].keys[k];
+            const json_t *v = key_value(j, sk->key), *w = sk->if_key ? key_value(j, sk->if_key) : NULL;
+            if (v && (!sk->if_key || (json_is_string(w) && !strcmp(json_string_value(w), sk->if_value))))
+                json_object_set_new(m[i], sk->key, json_deep_copy(v));
         }
         json_object_set_new(o, settings[i].member, m[i]);
     }
@@ -241,15 +253,15 @@ static json_t *settings_json(const rs_scenario *sc)
 
 /* "key=value, ..." of o's members named in keys[0..n) (all, when keys is
  * NULL), appended at buf + len; returns the new length. */
-static size_t keys_text(char *buf, size_t size, size_t len, const json_t *o, const char *const *keys, int n)
+static size_t keys_text(char *buf, size_t size, size_t len, const json_t *o, const setting_key *keys, int n)
 {
     const char *k;
     json_t *v;
     int first = 1;
     json_object_foreach((json_t *)o, k, v) {
         int listed = !keys;
-        for (int i = 0; i < n && keys && keys[i] && !listed; i++)
-            listed = !strcmp(keys[i], k);
+        for (int i = 0; i < n && keys && keys[i].key && !listed; i++)
+            listed = !strcmp(keys[i].key, k);
         if (!listed || len >= size)
             continue;
         char val[64];
@@ -291,7 +303,7 @@ static void settings_print(FILE *f, int md, const json_t *st)
             n = (size_t)snprintf(line, sizeof line, "%s (the transport's only recovery: this build has no "
                                  "transport.recovery key)", RECOVERY_BUILTIN);
         } else {
-            n = keys_text(line, sizeof line, 0, o, settings[i].keys, 2);
+            n = keys_text(line, sizeof line, 0, o, settings[i].keys, SETTING_KEYS);
         }
         if (i == ST_FORWARDING) {
             const char *ro = json_string_value(json_object_get(o, "rail_only"));

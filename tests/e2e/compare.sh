@@ -48,13 +48,14 @@ print(all(c[k]['bound_ps'] == s[sub]['iteration']['bound_ps'] > 0 and c[k]['boun
 
 # What decides the verdict, as the scenario has it: one line per setting
 # under the table, one object each in compare.json.
-# routing.flowlet_gap_us and transport.recovery are shown when the
-# scenario has those keys (a build without them: the built-in go-back-n).
+# transport.recovery is shown when the scenario has that key (a build
+# without it: the built-in go-back-n), routing.flowlet_gap_us with
+# routing.ecmp=flowlet only.
 v=$("$PY" -c "
 import json
 sc = json.load(open('$TMP/c/rail-only/summary.json'))['scenario']
 st = json.load(open('$TMP/c/compare.json'))['cases'][0]['settings']
-routing = {'routing.' + k: v for k, v in sc['routing'].items() if k in ('ecmp', 'flowlet_gap_us')}
+routing = {'routing.' + k: v for k, v in sc['routing'].items() if k == 'ecmp' or (k == 'flowlet_gap_us' and sc['routing']['ecmp'] == 'flowlet')}
 has_rec = 'recovery' in sc['transport']
 print(st == {
     'forwarding': {'routing.pxn': 'auto', 'rail_only': 'pxn', 'fat_tree': 'pxn'},
