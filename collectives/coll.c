@@ -346,7 +346,7 @@ int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs
         c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
     }
     c->gpu = malloc((size_t)n * sizeof *c->gpu);
-    if (!c->gpu || (!parent && rs_tally_create(&c->tally) != RS_OK))
+    if (!c->gpu || (!parent && (rs_tally_create(&c->tally) != RS_OK || rs_tally_reserve(c->tally, n) != RS_OK)))
         goto nomem;
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
     if (groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size) != RS_OK)

@@ -18,11 +18,15 @@ struct rs_tally {
     slot *s;
     uint32_t cap; /* power of two, or 0 before the first add */
     uint32_t n;   /* used slots */
+    /* Largest count per port kind so far: counts only grow until a clear,
+     * so the maximum follows the adds and reading it is O(1) (a scan of
+     * the table at each collective's end was 1.2% of a 16,384-GPU run). */
+    uint64_t max[RS_TALLY_NPORTS];
 };
 
-/* 16 slots hold a point-to-point message's GPUs (source, relay, the
+/* 8 slots hold a point-to-point message's GPUs (source, PXN relay or a
  * detour's two, destination) without growing. */
-#define TALLY_MIN_CAP 16u
+#define TALLY_MIN_CAP 8u
 
 int rs_tally_create(rs_tally **out)
 {
@@ -43,6 +47,7 @@ void rs_tally_clear(rs_tally *t)
     if (t->s)
         memset(t->s, 0, (size_t)t->cap * sizeof *t->s);
     t->n = 0;
+    memset(t->max, 0, sizeof t->max);
 }
 
 /* Fibonacci hashing: consecutive GPU ids (a rail's, a domain's) spread. */
@@ -59,11 +64,9 @@ static slot *find(slot *s, uint32_t cap, uint32_t key)
     return &s[i];
 }
 
-static int grow(rs_tally *t)
+/* Rehash into a table of cap slots (a power of two, > 2 x used). */
+static int rehash(rs_tally *t, uint32_t cap)
 {
-    uint32_t cap = t->cap ? t->cap * 2 : TALLY_MIN_CAP;
-    if (cap < t->cap)
-        return RS_ENOMEM; /* 2^31 GPUs: beyond any network */
     slot *s = calloc(cap, sizeof *s);
     if (!s)
         return RS_ENOMEM;
@@ -74,6 +77,20 @@ static int grow(rs_tally *t)
     t->s = s;
     t->cap = cap;
     return RS_OK;
+}
+
+static int grow(rs_tally *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : TALLY_MIN_CAP;
+    return cap < t->cap ? RS_ENOMEM : rehash(t, cap); /* 2^31 GPUs: beyond any network */
+}
+
+int rs_tally_reserve(rs_tally *t, uint32_t gpus)
+{
+    uint32_t cap = TALLY_MIN_CAP;
+    while (cap / 2 < gpus && cap < (1u << 31))
+        cap *= 2;
+    return cap > t->cap ? rehash(t, cap) : RS_OK;
 }
 
 int rs_tally_add(rs_tally *t, uint32_t gpu, rs_tally_port port, uint64_t bytes)
@@ -92,6 +109,8 @@ int rs_tally_add(rs_tally *t, uint32_t gpu, rs_tally_port port, uint64_t bytes)
         t->n++;
     }
     e->v[port] += bytes;
+    if (e->v[port] > t->max[port])
+        t->max[port] = e->v[port];
     return RS_OK;
 }
 
@@ -110,9 +129,5 @@ uint32_t rs_tally_gpus(const rs_tally *t)
 
 void rs_tally_max(const rs_tally *t, uint64_t out[RS_TALLY_NPORTS])
 {
-    memset(out, 0, RS_TALLY_NPORTS * sizeof *out);
-    for (uint32_t i = 0; i < t->cap; i++)
-        for (int p = 0; t->s[i].key && p < RS_TALLY_NPORTS; p++)
-            if (t->s[i].v[p] > out[p])
-                out[p] = t->s[i].v[p];
+    memcpy(out, t->max, sizeof t->max);
 }

@@ -34,6 +34,11 @@ typedef struct rs_tally rs_tally;
 int rs_tally_create(rs_tally **out);
 void rs_tally_destroy(rs_tally *t); /* NULL is a no-op */
 
+/* Make room for `gpus` GPUs without growing (a collective knows its
+ * ranks; relays beyond them still grow the table). RS_ENOMEM leaves t as
+ * it was. */
+int rs_tally_reserve(rs_tally *t, uint32_t gpus);
+
 /* Forget every count; the table's memory stays for the next group. */
 void rs_tally_clear(rs_tally *t);
 

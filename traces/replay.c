@@ -184,7 +184,11 @@ struct rs_replay {
     rs_timeline *tl; /* borrowed, or NULL */
     rs_time *op_t0;  /* [nranks * RS_STREAMS_MAX] with tl: start of each stream's running op */
     rs_tally **send_tally; /* [nranks * RS_STREAMS_MAX] once a rank sends: its running SEND's
-                            * transfers (a stream runs one op at a time), reused */
+                            * transfers (a stream runs one op at a time), NULL when none runs */
+    rs_tally **tally_free; /* tallies of finished SENDs, for the next ones: memory follows
+                            * the sends in flight (one per rank and stream kept 22 MB at
+                            * 16,384 GPUs) */
+    size_t ntally_free, captally_free;
     uint64_t ncolls; /* collectives completed (coll record ids) */
     char errmsg[512];
 };
@@ -445,9 +449,9 @@ static void recv_start(rs_replay *r, uint32_t rank, uint32_t j)
     c->wait[c->nwait++] = (recv_wait){ kk, j };
 }
 
-/* The tally of rank's SEND on `stream`, emptied; NULL (run failed) when
- * out of memory. One per (rank, stream), created at its first send:
- * nothing is allocated per message after that. */
+/* A tally for rank's SEND on `stream`, empty: a finished send's, or a new
+ * one; NULL (the run failed) when out of memory. send_done_tally gives
+ * it back. */
 static rs_tally *send_tally(rs_replay *r, uint32_t rank, uint32_t stream)
 {
     if (!r->send_tally && !(r->send_tally = calloc((size_t)r->nranks * RS_STREAMS_MAX, sizeof *r->send_tally))) {
@@ -455,11 +459,35 @@ static rs_tally *send_tally(rs_replay *r, uint32_t rank, uint32_t stream)
         return NULL;
     }
     rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
-    if (*t)
-        rs_tally_clear(*t);
+    RS_ASSERT(*t == NULL);
+    if (r->ntally_free)
+        *t = r->tally_free[--r->ntally_free];
     else if (rs_tally_create(t) != RS_OK)
         fail(r, RS_ENOMEM, "out of memory for a send tally");
     return *t;
+}
+
+/* rank's SEND on `stream` has arrived: its bound, and its tally back for
+ * the next send (destroyed if the free list cannot grow). */
+static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+{
+    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
+    rs_time b = rs_net_tally_bound(r->net, *t);
+    rs_tally_clear(*t);
+    if (r->ntally_free == r->captally_free) {
+        size_t c = r->captally_free ? 2 * r->captally_free : 64;
+        rs_tally **f = realloc(r->tally_free, c * sizeof *f);
+        if (f) {
+            r->tally_free = f;
+            r->captally_free = c;
+        }
+    }
+    if (r->ntally_free < r->captally_free)
+        r->tally_free[r->ntally_free++] = *t;
+    else
+        rs_tally_destroy(*t);
+    *t = NULL;
+    return b;
 }
 
 /* A collective or message with network-only bound b completed: charge it
@@ -553,13 +581,14 @@ static void ev_compute(void *ctx, rs_net *net, uint64_t arg)
 
 static void msg_done(void *ctx, rs_net *net, uint64_t tag)
 {
+    (void)net;
     rs_replay *r = ctx;
     uint32_t rank = (uint32_t)(tag >> 32), j = (uint32_t)tag;
     const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
     uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
     uint32_t back = r->aux[(size_t)rank * r->nslots + o->comm];
     uint64_t kk = op_k(r, rank, j); /* before complete() may end the iteration */
-    rs_time b = rs_net_tally_bound(net, r->send_tally[(size_t)rank * RS_STREAMS_MAX + o->stream]);
+    rs_time b = send_done_tally(r, rank, o->stream);
     add_bound(r, rank, b);
     add_bound(r, peer, b);
     complete(r, rank, j);
@@ -886,6 +915,9 @@ void rs_replay_destroy(rs_replay *r)
         for (size_t i = 0; i < (size_t)r->nranks * RS_STREAMS_MAX; i++)
             rs_tally_destroy(r->send_tally[i]);
     free(r->send_tally);
+    for (size_t i = 0; i < r->ntally_free; i++)
+        rs_tally_destroy(r->tally_free[i]);
+    free(r->tally_free);
     free(r);
 }
 

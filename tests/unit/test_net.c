@@ -403,6 +403,9 @@ static void test_tally_sums_per_port_and_grows(void)
     CU_ASSERT_EQUAL(mx[RS_TALLY_HB_TX], 0);
     CU_ASSERT_EQUAL(mx[RS_TALLY_HB_RX], 1998);
     CU_ASSERT_EQUAL(rs_tally_add(t, 1, (rs_tally_port)RS_TALLY_NPORTS, 1), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_tally_reserve(t, 5000), RS_OK); /* a rehash keeps every count */
+    CU_ASSERT_EQUAL(rs_tally_gpus(t), 1000);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 999, RS_TALLY_HB_RX), 1998);
     rs_tally_clear(t);
     CU_ASSERT_EQUAL(rs_tally_gpus(t), 0);
     CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 123, RS_TALLY_NIC_TX), 0);
