@@ -7,13 +7,21 @@
  * transceivers, price and power from the cost model).
  *
  * Every figure comes from the two runs' summaries and from models/cost;
- * nothing is estimated here. With no scenario the built-in one runs two
+ * nothing is estimated here, the network-only bound included (each run's
+ * own, from the bytes its transfers put on each GPU port). Below the
+ * table, the settings that decide the verdict besides the topology, read
+ * from the scenario. With no scenario the built-in one runs two
  * training plans on 128 GPUs (16 HB domains of 8, radix 64): demo-dense
  * (TP inside the HB domain, DP across: rail-aligned) and demo-moe
- * (expert-parallel all-to-all across rails and HB domains).
+ * (expert-parallel all-to-all across rails and HB domains). Sweeps
+ * (--sweep, repeatable) multiply the cases by their cartesian product.
+ * Every case is loaded and checked, its faults resolved on both
+ * topologies, before the first run.
  *
  * Faults (faults.* keys, --fault) apply to both runs; a class target
- * ("any-spine-link") is drawn per topology with the seed. Each side then
+ * ("any-network-link") is drawn per topology with the seed, and a class
+ * one topology lacks ("any-spine-link" on a rail-only network without a
+ * spine) applies to the other and is reported absent on it. Each side then
  * reports the faults as resolved, its slowdown against its own fault-free
  * run (summary fault_free) and whether the faults stopped it (a cut-off:
  * reported for that side, not an error of compare).
@@ -32,8 +40,9 @@
 #define MAX_CASES 64
 
 typedef struct run_pair {
-    char label[640]; /* workload path (up to 255), sweep key and value */
+    char label[640]; /* workload path (up to 255), the sweeps' KEY=VALUEs */
     json_t *s[2]; /* [0] rail-only, [1] fat tree */
+    json_t *settings; /* what decides the verdict (settings_json) */
     int stopped[2]; /* the faults stopped that run (summary faults_stop) */
     rs_bom bom[2];
     rs_scenario sc;
@@ -61,7 +70,9 @@ static double run_time_ps(const json_t *s)
     return t >= 0 ? t : NAN;
 }
 
-/* "link-down leaf0.p4 @150us, ..." (applied entries only), "none". */
+/* "link-down leaf0.p4 @150us, ..." (applied entries only), "none"; then
+ * the entries whose class this topology lacks: "; absent: link-down
+ * any-spine-link @150us (no member here)". */
 static void faults_text(const json_t *s, char *buf, size_t n)
 {
     size_t len = 0;
@@ -77,7 +88,247 @@ static void faults_text(const json_t *s, char *buf, size_t n)
                                 (double)json_integer_value(json_object_get(f, "time_ps")) / 1e6);
     }
     if (!buf[0])
-        snprintf(buf, n, "none");
+        len = (size_t)snprintf(buf, n, "none");
+    json_array_foreach(json_object_get(s, "faults_absent"), i, f) {
+        if (len >= n)
+            break;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %s @%gus%s", i ? ", " : "; absent: ",
+                                json_string_value(json_object_get(f, "kind")),
+                                json_string_value(json_object_get(f, "spec")),
+                                (double)json_integer_value(json_object_get(f, "time_ps")) / 1e6,
+                                i + 1 == json_array_size(json_object_get(s, "faults_absent")) ? " (no member here)" : "");
+    }
+}
+
+/* Before any run, for a case with faults: they resolve on both topologies
+ * (names exist, classes have enough members), building each network once
+ * and throwing it away, as `faults sweep` checks. An entry whose class
+ * one topology lacks is left to the other (absent_ok: reported absent
+ * there); one both lack is refused. An exit code. */
+static int faults_precheck(const run_pair *p)
+{
+    uint32_t *absent = NULL, nabsent = 0;
+    int code = RS_EXIT_OK;
+    for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
+        rs_net *net;
+        rs_err err;
+        int rc = rs_run_faults_probe(&p->sc, k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, &net, &err);
+        if (rc != RS_OK) {
+            fprintf(stderr, "railsim: %s: %s\n", kinds[k], err.msg);
+            code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+        }
+        uint32_t na = rc == RS_OK ? rs_net_fault_absent_count(net) : 0;
+        if (k == 0 && na && !(absent = malloc(na * sizeof *absent)))
+            code = RS_EXIT_RUN_FAILED;
+        for (uint32_t i = 0; i < na && code == RS_EXIT_OK; i++) {
+            rs_net_fault_info fi;
+            rs_net_fault_absent_get(net, i, &fi);
+            if (k == 0) {
+                absent[nabsent++] = fi.entry;
+                continue;
+            }
+            for (uint32_t j = 0; j < nabsent && code == RS_EXIT_OK; j++)
+                if (absent[j] == fi.entry) {
+                    char what[160];
+                    snprintf(what, sizeof what, "entry %u: class '%s'", fi.entry, fi.spec);
+                    code = rs_cli_bad_input("faults.schedule: %s has no member on either topology; expected a "
+                                            "class one of them has", what);
+                }
+        }
+        rs_net_destroy(net);
+    }
+    free(absent);
+    return code;
+}
+
+/* The network-only bound of a run (docs/summary-format.md): the
+ * iteration's or the collective's; NaN for other traffic. */
+static double bound_ps(const json_t *s)
+{
+    double b = num(s, "iteration.bound_ps");
+    return isnan(b) ? num(s, "collective.bound_ps") : b;
+}
+
+/* ---- settings ----------------------------------------------------------
+ *
+ * The keys that decide the verdict besides the topology, one line each
+ * below the table and one object each in compare.json's "settings"
+ * (docs/cli.md). They are read from the scenario as the runs read it
+ * (rs_scenario_to_json), by key name: a key the schema gains
+ * (routing.flowlet_gap_us, transport.recovery) shows up without a
+ * change here. */
+
+/* Until transport.recovery is a scenario key, the RoCE transport's only
+ * loss recovery (models/transport.c). */
+#define RECOVERY_BUILTIN "go-back-n"
+
+enum { ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
+
+/* A scenario key a line shows when the scenario has it; a key that only
+ * matters in one mode (the flowlet gap) only when if_key has if_value. */
+typedef struct setting_key {
+    const char *key, *if_key, *if_value;
+} setting_key;
+
+#define SETTING_KEYS 3
+
+static const struct setting {
+    const char *name;   /* line label */
+    const char *member; /* compare.json settings member */
+    setting_key keys[SETTING_KEYS];
+} settings[ST_COUNT] = {
+    { "forwarding", "forwarding", { { .key = "routing.pxn" } } },
+    { "routing", "routing", { { .key = "routing.ecmp" }, { "routing.flowlet_gap_us", "routing.ecmp", "flowlet" } } },
+    { "transport", "transport", { { .key = "transport.kind" } } },
+    { "recovery", "recovery",
+      { { .key = "transport.recovery" },
+        { "transport.sack_window", "transport.recovery", "selective" },
+        { "transport.dupthresh", "transport.recovery", "selective" } } },
+    { "congestion control", "congestion_control", { { .key = "transport.cc" } } },
+    { "fidelity", "fidelity", { { .key = "fidelity" } } },
+};
+
+/* A dotted scenario key's value in rs_scenario_to_json's nesting (the
+ * section is everything before the last dot); NULL when absent. */
+static const json_t *key_value(const json_t *sc, const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    if (!dot)
+        return json_object_get(sc, key);
+    char section[64];
+    snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+    return json_object_get(json_object_get(sc, section), dot + 1);
+}
+
+/* The settings object of compare.json for scenario sc (both topologies). */
+static json_t *settings_json(const rs_scenario *sc)
+{
+    rs_scenario def;
+    rs_scenario_default(&def);
+    json_t *o = json_object(), *j = rs_scenario_to_json(sc), *dj = rs_scenario_to_json(&def);
+    if (!o || !j || !dj) {
+        json_decref(o);
+        json_decref(j);
+        json_decref(dj);
+        return NULL;
+    }
+    json_t *m[ST_COUNT];
+    for (int i = 0; i < ST_COUNT; i++) {
+        m[i] = json_object();
+        for (int k = 0; k < SETTING_KEYS && settings[i].keys[k].key; k++) {
+            const setting_key *sk = &settings[i].keys[k];
+            const json_t *v = key_value(j, sk->key), *w = sk->if_key ? key_value(j, sk->if_key) : NULL;
+            if (v && (!sk->if_key || (json_is_string(w) && !strcmp(json_string_value(w), sk->if_value))))
+                json_object_set_new(m[i], sk->key, json_deep_copy(v));
+        }
+        json_object_set_new(o, settings[i].member, m[i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        rs_net_config c = sc->net;
+        c.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+        json_object_set_new(m[ST_FORWARDING], k == 0 ? "rail_only" : "fat_tree",
+                            json_string(rs_xrail_name(rs_net_cross_rail(&c))));
+    }
+    int from_scenario = json_object_get(m[ST_RECOVERY], "transport.recovery") != NULL;
+    if (!from_scenario)
+        json_object_set_new(m[ST_RECOVERY], "transport.recovery", json_string(RECOVERY_BUILTIN));
+    json_object_set_new(m[ST_RECOVERY], "from_scenario", json_boolean(from_scenario));
+    /* DCQCN's constants: every transport.dcqcn.* key that differs from
+     * its default, in schema order. */
+    json_t *changed = json_object();
+    const char *leaf;
+    json_t *v;
+    json_object_foreach(json_object_get(j, "transport.dcqcn"), leaf, v) {
+        char key[96];
+        snprintf(key, sizeof key, "transport.dcqcn.%s", leaf);
+        if (!json_equal(v, key_value(dj, key)))
+            json_object_set_new(changed, key, json_deep_copy(v));
+    }
+    json_object_set_new(m[ST_CC], "dcqcn_defaults", json_boolean(json_object_size(changed) == 0));
+    json_object_set_new(m[ST_CC], "dcqcn_changed", changed);
+    json_decref(j);
+    json_decref(dj);
+    return o;
+}
+
+/* "key=value, ..." of o's members named in keys[0..n) (all, when keys is
+ * NULL), appended at buf + len; returns the new length. */
+static size_t keys_text(char *buf, size_t size, size_t len, const json_t *o, const setting_key *keys, int n)
+{
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach((json_t *)o, k, v) {
+        int listed = !keys;
+        for (int i = 0; i < n && keys && keys[i].key && !listed; i++)
+            listed = !strcmp(keys[i].key, k);
+        if (!listed || len >= size)
+            continue;
+        char val[64];
+        if (json_is_string(v))
+            snprintf(val, sizeof val, "%s", json_string_value(v));
+        else if (json_is_integer(v))
+            snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+        else if (json_is_boolean(v))
+            snprintf(val, sizeof val, "%s", json_is_true(v) ? "true" : "false");
+        else
+            snprintf(val, sizeof val, "%g", json_number_value(v));
+        len += (size_t)snprintf(buf + len, size - len, "%s%s=%s", first ? "" : ", ", k, val);
+        first = 0;
+    }
+    return len < size ? len : size - 1;
+}
+
+static const char *xrail_text(const char *name)
+{
+    return !strcmp(name, "pxn")       ? "cross-rail messages relay through the source's HB domain to the "
+                                        "destination's rail (PXN)"
+           : !strcmp(name, "direct")  ? "cross-rail messages leave from the source's own NIC across the spine"
+           : !strcmp(name, "refused") ? "cross-rail messages are refused (no path between rails)"
+                                      : "no message crosses rails (topology.hb_size=1)";
+}
+
+static void settings_print(FILE *f, int md, const json_t *st)
+{
+    fprintf(f, md ? "Settings (both topologies):\n\n" : "  settings (both topologies)\n");
+    const char *tk = json_string_value(json_object_get(json_object_get(st, "transport"), "transport.kind"));
+    for (int i = 0; i < ST_COUNT; i++) {
+        const json_t *o = json_object_get(st, settings[i].member);
+        char line[768];
+        size_t n = 0;
+        line[0] = '\0';
+        if (i == ST_RECOVERY && tk && !strcmp(tk, "ideal")) {
+            n = (size_t)snprintf(line, sizeof line, "none (transport.kind=ideal recovers no loss)");
+        } else if (i == ST_RECOVERY && !json_is_true(json_object_get(o, "from_scenario"))) {
+            n = (size_t)snprintf(line, sizeof line, "%s (the transport's only recovery: this build has no "
+                                 "transport.recovery key)", RECOVERY_BUILTIN);
+        } else {
+            n = keys_text(line, sizeof line, 0, o, settings[i].keys, SETTING_KEYS);
+        }
+        if (i == ST_FORWARDING) {
+            const char *ro = json_string_value(json_object_get(o, "rail_only"));
+            const char *ft = json_string_value(json_object_get(o, "fat_tree"));
+            if (!strcmp(ro, ft))
+                snprintf(line + n, sizeof line - n, ": %s, on both topologies", xrail_text(ro));
+            else
+                snprintf(line + n, sizeof line - n, ": rail-only: %s; fat tree: %s", xrail_text(ro), xrail_text(ft));
+        } else if (i == ST_CC) {
+            const json_t *ch = json_object_get(o, "dcqcn_changed");
+            const char *cc = json_string_value(json_object_get(o, "transport.cc"));
+            if (json_object_size(ch) == 0) {
+                snprintf(line + n, sizeof line - n, ", DCQCN constants at their defaults");
+            } else {
+                n += (size_t)snprintf(line + n, sizeof line - n, ", DCQCN constants changed%s: ",
+                                      cc && strcmp(cc, "dcqcn") ? " (unused)" : "");
+                if (n < sizeof line)
+                    keys_text(line, sizeof line, n, ch, NULL, 0);
+            }
+        }
+        if (md)
+            fprintf(f, "- %s: %s\n", settings[i].name, line);
+        else
+            fprintf(f, "    %-20s %s\n", settings[i].name, line);
+    }
 }
 
 static double pct(double a, double b) /* a relative to b */
@@ -138,11 +389,21 @@ static void table(FILE *f, int md, const run_pair *p)
     }
     row(f, md, iter ? "iteration time" : json_object_get(ro, "collective") ? "collective time" : "completion time",
         run_time_ps(ro), run_time_ps(ft), 1e9, " ms", 3, 1);
+    /* What the network could do at best with the same transfers
+     * (docs/summary-format.md, "Network-only bound"). */
+    double bd[2] = { bound_ps(ro), bound_ps(ft) };
+    if (!isnan(bd[0]) || !isnan(bd[1]))
+        row(f, md, iter ? "network bound per iteration" : "network bound", bd[0], bd[1], 1e9, " ms", 3, 1);
+    if (!iter && (!isnan(bd[0]) || !isnan(bd[1])))
+        row(f, md, "  time over bound", bd[0] > 0 ? run_time_ps(ro) / bd[0] : NAN,
+            bd[1] > 0 ? run_time_ps(ft) / bd[1] : NAN, 1, "x", 4, 0);
     if (iter) {
         row(f, md, "exposed communication", num(ro, "iteration.exposed_comm_ps.mean"),
             num(ft, "iteration.exposed_comm_ps.mean"), 1e9, " ms", 3, 1);
-        static const char *const dims[] = { "tp", "pp", "dp", "cp", "ep" };
-        for (size_t i = 0; i < 5; i++) {
+        /* "other" too (idle no communication explains), so the rows add
+         * up to the exposed communication above (to rounding). */
+        static const char *const dims[] = { "tp", "pp", "dp", "cp", "ep", "other" };
+        for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
             char key[64], name[48];
             snprintf(key, sizeof key, "iteration.comm_by_dim_ps.%s", dims[i]);
             double a = num(ro, key), b = num(ft, key);
@@ -170,6 +431,9 @@ static void table(FILE *f, int md, const run_pair *p)
     row(f, md, "network cost", r->cost_usd, t->cost_usd, 1e3, " k$", 1, 1);
     row(f, md, "network power", r->power_w, t->power_w, 1e3, " kW", 2, 1);
     row(f, md, "simulation wall time", num(ro, "wall_s"), num(ft, "wall_s"), 1, " s", 2, 0);
+    if (md)
+        fputc('\n', f);
+    settings_print(f, md, p->settings);
     fputc('\n', f);
 }
 
@@ -177,10 +441,12 @@ static json_t *pair_json(const run_pair *p)
 {
     json_t *o = json_object();
     json_object_set_new(o, "label", json_string(p->label));
+    json_object_set(o, "settings", p->settings);
     for (int k = 0; k < 2; k++) {
         json_t *side = json_object();
         const json_t *s = p->s[k];
         json_object_set_new(side, "time_ps", isnan(run_time_ps(s)) ? json_null() : json_real(run_time_ps(s)));
+        json_object_set_new(side, "bound_ps", isnan(bound_ps(s)) ? json_null() : json_integer((json_int_t)bound_ps(s)));
         json_object_set(side, "iteration", json_object_get(s, "iteration") ? json_object_get(s, "iteration") : json_null());
         json_object_set(side, "collective", json_object_get(s, "collective") ? json_object_get(s, "collective") : json_null());
         json_object_set(side, "payload_bytes", json_object_get(s, "payload_bytes"));
@@ -188,7 +454,10 @@ static json_t *pair_json(const run_pair *p)
         json_object_set(side, "cnp", json_object_get(s, "cnp"));
         json_object_set(side, "topology", json_object_get(s, "topology"));
         if (p->sc.faults.schedule[0]) {
-            json_object_set(side, "faults", json_object_get(s, "faults"));
+            json_object_set(side, "faults", json_object_get(s, "faults") ? json_object_get(s, "faults") : json_null());
+            json_object_set_new(side, "faults_absent", json_object_get(s, "faults_absent")
+                                                           ? json_incref(json_object_get(s, "faults_absent"))
+                                                           : json_array());
             json_object_set(side, "fault_free", json_object_get(s, "fault_free") ? json_object_get(s, "fault_free")
                                                                                   : json_null());
             json_object_set_new(side, "stopped", json_boolean(p->stopped[k]));
@@ -216,27 +485,83 @@ static json_t *pair_json(const run_pair *p)
     return o;
 }
 
-static int parse_sweep(char *spec, char **key, char **vals, int *nvals)
+/* --sweep KEY=V1,V2,...: one key and its values, cut in place in spec. */
+#define MAX_SWEEPS 8
+#define MAX_SWEEP_VALUES 32
+
+typedef struct sweep {
+    char *key;
+    char *vals[MAX_SWEEP_VALUES];
+    int n;
+} sweep;
+
+static int parse_sweep(char *spec, sweep *sw)
 {
     char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1])
         return -1;
     *eq = '\0';
-    *key = spec;
-    *nvals = 0;
+    sw->key = spec;
+    sw->n = 0;
     for (char *save = NULL, *v = strtok_r(eq + 1, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-        if (*nvals >= MAX_CASES / 2)
+        if (sw->n >= MAX_SWEEP_VALUES)
             return -1;
-        vals[(*nvals)++] = v;
+        sw->vals[sw->n++] = v;
     }
-    return *nvals ? 0 : -1;
+    return sw->n ? 0 : -1;
+}
+
+/* The sweeps as given, checked: each KEY=V1,V2,... (at most 32 values),
+ * no key twice, not topology.kind, at most 64 cases in all (nwork
+ * workloads times the product of the value counts). *nprod gets that
+ * product. An exit code. */
+static int sweeps_check(char **specs, int nspecs, sweep *sw, int nwork, int *nprod)
+{
+    *nprod = 1;
+    for (int i = 0; i < nspecs; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "%.100s", specs[i]);
+        if (parse_sweep(specs[i], &sw[i]) != 0)
+            return rs_cli_bad_input("--sweep: '%s' is not KEY=V1,V2,... (at most 32 values)", text);
+        /* compare runs every case on both topologies: sweeping the kind
+         * would run the same pair twice and label one of them wrong. */
+        if (!strcmp(sw[i].key, "topology.kind"))
+            return rs_cli_bad_input("--sweep %s: compare runs every case on both topologies; expected another key",
+                                    sw[i].key);
+        /* Each value on its own, so a bad one is named as the sweep's
+         * (scenario.c names it as a --set). */
+        for (int v = 0; v < sw[i].n; v++) {
+            char set[256];
+            char *one = set;
+            rs_scenario tmp;
+            rs_err err;
+            snprintf(set, sizeof set, "%.127s=%.127s", sw[i].key, sw[i].vals[v]);
+            if (rs_scenario_load(&tmp, NULL, &one, 1, &err) != RS_OK) {
+                fprintf(stderr, "railsim: %s%s\n", strncmp(err.msg, "--set ", 6) ? "" : "--sweep ",
+                        err.msg + (strncmp(err.msg, "--set ", 6) ? 0 : 6));
+                return RS_EXIT_BAD_INPUT;
+            }
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(sw[i].key, sw[j].key))
+                return rs_cli_bad_input("--sweep %s: the key is swept twice; expected each key in one --sweep with "
+                                        "all its values", sw[i].key);
+        *nprod *= sw[i].n; /* at most 32^8: no overflow before the check */
+        if ((long long)*nprod * nwork > MAX_CASES) {
+            char n[16];
+            snprintf(n, sizeof n, "%d", MAX_CASES);
+            return rs_cli_bad_input("--sweep: the sweeps' cartesian product has more than %s cases; expected fewer "
+                                    "values or keys", n);
+        }
+    }
+    return RS_EXIT_OK;
 }
 
 int rs_cmd_compare(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL;
-    char *sweep = NULL;
-    int quiet = 0, nsets = 0, nfaults = 0;
+    char *specs[MAX_SWEEPS];
+    int quiet = 0, nsets = 0, nfaults = 0, nspecs = 0;
     char **sets = calloc(2 * (size_t)argc + 4, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
@@ -253,8 +578,10 @@ int rs_cmd_compare(int argc, char **argv)
             sets[nsets++] = argv[++i];
         else if (!strcmp(a, "-o"))
             outdir = argv[++i];
+        else if (!strcmp(a, "--sweep") && nspecs == MAX_SWEEPS)
+            code = rs_cli_bad_input("--sweep %s: more than 8 swept keys; expected at most 8", argv[++i]);
         else if (!strcmp(a, "--sweep"))
-            sweep = argv[++i];
+            specs[nspecs++] = argv[++i];
         else if (!strcmp(a, "-q"))
             quiet = 1;
         else if (a[0] == '-')
@@ -265,26 +592,24 @@ int rs_cmd_compare(int argc, char **argv)
         else
             code = rs_cli_bad_input("compare: unexpected argument '%s'; expected at most one scenario file", a);
     }
-    char *key = NULL, *vals[MAX_CASES];
-    int nvals = 0;
-    if (code == RS_EXIT_OK && sweep && parse_sweep(sweep, &key, vals, &nvals) != 0)
-        code = rs_cli_bad_input("--sweep: '%s' is not KEY=V1,V2,... (at most 32 values)", sweep);
-    if (code != RS_EXIT_OK) {
-        free(sets);
-        return code;
-    }
-
     /* Cases: the built-in workloads, or the scenario as given; times the
-     * sweep's values. */
+     * cartesian product of the sweeps' values (the last key varies
+     * fastest). */
     /* 128 GPUs, radix 64: the fat tree needs a spine tier, while each
      * 16-GPU rail fits in (a quarter of) one switch. */
     static const char *const builtin[] = { "workload.plan=demo-dense", "workload.plan=demo-moe" };
     static char builtin_gpus[] = "topology.gpus=128";
-    int nwork = path || nsets ? 1 : 2;
-    int nsweep = sweep ? nvals : 1;
+    int nwork = path || nsets ? 1 : 2, nsweep = 1;
+    sweep sw[MAX_SWEEPS];
+    if (code == RS_EXIT_OK)
+        code = sweeps_check(specs, nspecs, sw, nwork, &nsweep);
+    if (code != RS_EXIT_OK) {
+        free(sets);
+        return code;
+    }
     int ncases = nwork * nsweep;
     run_pair *cases = calloc((size_t)ncases, sizeof *cases);
-    char (*sweep_sets)[256] = calloc((size_t)nsweep, 256);
+    char (*sweep_sets)[256] = calloc((size_t)nspecs + 1, 256);
     if (!cases || !sweep_sets) {
         free(sets);
         free(cases);
@@ -301,9 +626,12 @@ int rs_cmd_compare(int argc, char **argv)
                 sets[n++] = builtin_gpus;
                 sets[n++] = (char *)builtin[w];
             }
-            if (sweep) {
-                snprintf(sweep_sets[v], 256, "%s=%s", key, vals[v]);
-                sets[n++] = sweep_sets[v];
+            /* Case v takes value (v / stride) % n of each sweep. */
+            int stride = nsweep;
+            for (int k = 0; k < nspecs; k++) {
+                stride /= sw[k].n;
+                snprintf(sweep_sets[k], 256, "%.127s=%.127s", sw[k].key, sw[k].vals[v / stride % sw[k].n]);
+                sets[n++] = sweep_sets[k];
             }
             if (rs_scenario_load(&p->sc, path, sets, n, &err) != RS_OK ||
                 rs_run_add_faults(&p->sc, faults, nfaults, &err) != RS_OK) {
@@ -311,15 +639,27 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_BAD_INPUT;
                 break;
             }
+            /* One schedule for two topologies: a class one of them lacks
+             * applies to the other (faults_precheck). */
+            p->sc.faults.absent_ok = 1;
+            /* One network level per case: fidelity=both is railsim
+             * validate's comparison of the levels, not a network. */
+            if (p->sc.net.fidelity == RS_FIDELITY_BOTH) {
+                code = rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
+                                        "(railsim validate compares the levels)", "both");
+                break;
+            }
             const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
                              : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
             /* Truncation only shortens a label (never more than 640 bytes). */
-            int nl;
-            if (sweep)
-                nl = snprintf(p->label, sizeof p->label, "%.255s, %.127s=%.127s", wl, key, vals[v]);
-            else
-                nl = snprintf(p->label, sizeof p->label, "%.255s", wl);
-            (void)nl;
+            size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
+            for (int k = 0; k < nspecs && nl < sizeof p->label; k++)
+                nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", sweep_sets[k]);
+            if (!(p->settings = settings_json(&p->sc))) {
+                fprintf(stderr, "railsim: out of memory describing the settings\n");
+                code = RS_EXIT_RUN_FAILED;
+                break;
+            }
             rs_cost_input in;
             rs_cost_input_default(&in);
             in.gpus = p->sc.net.gpus;
@@ -334,6 +674,9 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_BAD_INPUT;
             }
         }
+    for (int i = 0; i < ncases && code == RS_EXIT_OK; i++)
+        if (cases[i].sc.faults.schedule[0] || cases[i].sc.faults.mtbf_us > 0)
+            code = faults_precheck(&cases[i]);
     if (code == RS_EXIT_OK && outdir && rs_output_mkdir(outdir, &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         code = RS_EXIT_BAD_INPUT;
@@ -407,6 +750,7 @@ int rs_cmd_compare(int argc, char **argv)
     for (int i = 0; i < ncases; i++) {
         json_decref(cases[i].s[0]);
         json_decref(cases[i].s[1]);
+        json_decref(cases[i].settings);
     }
     free(cases);
     free(sweep_sets);

@@ -278,13 +278,9 @@ static int precheck(const sweep_opts *o, const rs_scenario *base)
     for (int k = 0; k < 2; k++) {
         if (!(o->topo_mask & (1 << k)) || most == 0)
             continue;
-        sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        rs_net *net = NULL;
+        rs_net *net;
         rs_err err;
-        rs_err_clear(&err);
-        int rc = rs_net_create(&sc.net, &net, &err);
-        if (rc == RS_OK)
-            rc = rs_net_faults_start(net, &sc.faults, &err);
+        int rc = rs_run_faults_probe(&sc, k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, &net, &err);
         rs_net_destroy(net);
         if (rc != RS_OK) {
             fprintf(stderr, "railsim: faults sweep: %s, %u x '%s %s': %s\n", topo_names[k], most, o->kind, o->cls,

@@ -158,6 +158,11 @@ static void print_human(FILE *f, const json_t *s)
                     json_real_value(json_object_get(co, "algbw_gbps")),
                     json_real_value(json_object_get(co, "busbw_gbps")));
         fputc('\n', f);
+        const json_t *b = json_object_get(co, "bound_ps");
+        if (json_is_integer(t) && json_integer_value(b) > 0)
+            fprintf(f, "  bound      network-only %.3f us; time over bound %.4fx\n",
+                    (double)json_integer_value(b) / 1e6,
+                    (double)json_integer_value(t) / (double)json_integer_value(b));
     }
     const json_t *it = json_object_get(s, "iteration");
     if (it) {
@@ -187,6 +192,10 @@ static void print_human(FILE *f, const json_t *s)
                 fprintf(f, " %s %.3f ms", k, (double)json_integer_value(v) / 1e9);
             fputc('\n', f);
         }
+        const json_t *b = json_object_get(it, "bound_ps");
+        if (json_is_integer(b))
+            fprintf(f, "  bound      network-only %.3f ms per iteration (rank %lld)\n",
+                    (double)json_integer_value(b) / 1e9, (long long)json_integer_value(json_object_get(it, "bound_rank")));
     }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
@@ -221,6 +230,19 @@ int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
                             "in all", sizeof sc->faults.schedule - 1);
         if (rc == RS_OK)
             snprintf(sc->faults.schedule + len, sizeof sc->faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+    }
+    return rc;
+}
+
+int rs_run_faults_probe(const rs_scenario *sc, rs_topo_kind kind, rs_net **net, rs_err *err)
+{
+    rs_net_config c = sc->net;
+    c.kind = kind;
+    rs_err_clear(err);
+    int rc = rs_net_create(&c, net, err);
+    if (rc == RS_OK && (rc = rs_net_faults_start(*net, &sc->faults, err)) != RS_OK) {
+        rs_net_destroy(*net);
+        *net = NULL;
     }
     return rc;
 }

@@ -17,7 +17,7 @@ static void usage(FILE *f)
           "  run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [-o DIR] [-q] [--force]\n"
           "        simulate a scenario; print a summary; with -o write DIR/summary.json\n"
           "        (and DIR/pcap/PORT.pcap for the captured ports)\n"
-          "  compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...] [-o DIR] [-q]\n"
+          "  compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-o DIR] [-q]\n"
           "        the same workload on rail-only and on the fat tree, side by side with\n"
           "        the cost of each; with no scenario, a built-in dense and MoE job\n"
           "  faults sweep [SCENARIO.json] --class CLASS [--kind KIND] [--count N1,N2,...] [--trials N]\n"

@@ -26,6 +26,12 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
  * or a full schedule. */
 int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err);
 
+/* Build sc's network as topology `kind` and resolve its faults on it,
+ * running nothing: the check before any run of commands that run one
+ * scenario on both topologies. RS_OK with *net the caller's
+ * (rs_net_destroy); else the error code, err says why, *net is NULL. */
+int rs_run_faults_probe(const rs_scenario *sc, rs_topo_kind kind, rs_net **net, rs_err *err);
+
 /* The headline time of a summary in ps: iteration.time_ps, else
  * collective.time_ps, else sim_end_ps; *what is "iteration", "collective"
  * or "sim_end". -1 when the run has none (a workload that did not finish

@@ -81,6 +81,7 @@ static json_t *collective_summary(const rs_collrun *r)
     if (n == 0) {
         json_object_set_new(o, "time_ps", json_null());
         json_object_set_new(o, "times_ps", times);
+        json_object_set_new(o, "bound_ps", json_null());
         json_object_set_new(o, "algbw_gbps", json_null());
         json_object_set_new(o, "busbw_gbps", json_null());
         return o;
@@ -88,6 +89,7 @@ static json_t *collective_summary(const rs_collrun *r)
     uint64_t mean = (uint64_t)((sum + n / 2) / n);
     json_object_set_new(o, "time_ps", I(mean));
     json_object_set_new(o, "times_ps", times);
+    json_object_set_new(o, "bound_ps", I(rs_collrun_bound(r)));
     if (mean == 0) {
         json_object_set_new(o, "algbw_gbps", json_null());
         json_object_set_new(o, "busbw_gbps", json_null());
@@ -137,6 +139,8 @@ static json_t *iteration_summary(const rs_replay *r)
     json_object_set_new(o, "times_ps", ta);
     json_object_set_new(o, "compute_ps", st.done ? spread(st.compute_ps) : json_null());
     json_object_set_new(o, "exposed_comm_ps", st.done ? spread(st.exposed_ps) : json_null());
+    json_object_set_new(o, "bound_ps", st.bound_valid ? I(st.bound_ps) : json_null());
+    json_object_set_new(o, "bound_rank", st.bound_valid ? I(st.bound_rank) : json_null());
     if (st.comm_valid) {
         json_t *d = json_object();
         static const rs_dim dims[] = { RS_DIM_TP, RS_DIM_PP, RS_DIM_DP, RS_DIM_CP, RS_DIM_EP };
@@ -153,6 +157,22 @@ static json_t *iteration_summary(const rs_replay *r)
     return o;
 }
 
+/* A fault entry's time, kind, target (full), spec, origin (full) and
+ * entry, as the "faults" and "faults_absent" lists start it. */
+static json_t *fault_head(const rs_net_fault_info *fi, int full)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, "time_ps", I(fi->time_ps));
+    json_object_set_new(f, "kind", json_string(fi->kind));
+    if (full)
+        json_object_set_new(f, "target", json_string(fi->target));
+    json_object_set_new(f, "spec", json_string(fi->spec));
+    if (full)
+        json_object_set_new(f, "origin", json_string(fi->origin));
+    json_object_set_new(f, "entry", fi->entry ? I(fi->entry) : json_null());
+    return f;
+}
+
 /* docs/summary-format.md, "faults": the schedule as resolved, in time
  * order, repairs included; a fault the run did not reach has applied false. */
 static json_t *fault_list(rs_net *net)
@@ -161,13 +181,7 @@ static json_t *fault_list(rs_net *net)
     for (uint32_t i = 0; i < rs_net_fault_count(net); i++) {
         rs_net_fault_info fi;
         rs_net_fault_info_get(net, i, &fi);
-        json_t *f = json_object();
-        json_object_set_new(f, "time_ps", I(fi.time_ps));
-        json_object_set_new(f, "kind", json_string(fi.kind));
-        json_object_set_new(f, "target", json_string(fi.target));
-        json_object_set_new(f, "spec", json_string(fi.spec));
-        json_object_set_new(f, "origin", json_string(fi.origin));
-        json_object_set_new(f, "entry", fi.entry ? I(fi.entry) : json_null());
+        json_t *f = fault_head(&fi, 1);
         json_object_set_new(f, "applied", json_boolean(fi.applied));
         json_object_set_new(f, "packets_lost", I(fi.packets_lost));
         json_object_set_new(f, "routes_recomputed_at_ps",
@@ -192,6 +206,19 @@ static json_t *fault_list(rs_net *net)
         }
         json_object_set_new(f, "pfc_stuck", stuck);
         json_array_append_new(a, f);
+    }
+    return a;
+}
+
+/* docs/summary-format.md, "faults_absent": entries skipped because their
+ * class has no member in this topology (railsim compare only). */
+static json_t *absent_list(rs_net *net)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < rs_net_fault_absent_count(net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_absent_get(net, i, &fi);
+        json_array_append_new(a, fault_head(&fi, 0));
     }
     return a;
 }
@@ -273,6 +300,8 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(o, "packet_hops", I(st.packet_hops));
     if (rs_net_fault_count(net) > 0)
         json_object_set_new(o, "faults", fault_list(net));
+    if (rs_net_fault_absent_count(net) > 0)
+        json_object_set_new(o, "faults_absent", absent_list(net));
     if (rs_net_fault_errmsg(net)[0])
         json_object_set_new(o, "faults_stop", json_string(rs_net_fault_errmsg(net)));
     /* The timeline's sampler events are not the run's: a run gives the

@@ -136,7 +136,10 @@ void coll_fail(rs_coll *c, int rc)
 
 int coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
 {
-    int rc = rs_net_send(c->net, c->gpu[a], c->gpu[b], bytes, fn, c, tag);
+    const rs_coll *root = c;
+    while (root->parent)
+        root = root->parent;
+    int rc = rs_net_send_tallied(c->net, c->gpu[a], c->gpu[b], bytes, fn, c, tag, root->tally);
     if (rc != RS_OK) {
         coll_fail(c, rc);
         return rc;
@@ -151,6 +154,11 @@ static void finish(rs_coll *c)
 {
     c->finished = 1;
     c->t_end = rs_net_now(c->net);
+    if (c->tally) { /* every transfer has arrived: the counts are final */
+        c->bound = rs_net_tally_bound(c->net, c->tally);
+        rs_tally_destroy(c->tally);
+        c->tally = NULL;
+    }
     if (c->done)
         c->done(c->ctx, c->net, c->tag);
 }
@@ -338,7 +346,7 @@ int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs
         c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
     }
     c->gpu = malloc((size_t)n * sizeof *c->gpu);
-    if (!c->gpu)
+    if (!c->gpu || (!parent && (rs_tally_create(&c->tally) != RS_OK || rs_tally_reserve(c->tally, n) != RS_OK)))
         goto nomem;
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
     if (groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size) != RS_OK)
@@ -406,6 +414,7 @@ void rs_coll_destroy(rs_coll *c)
     if (!c)
         return;
     coll_hier_free(c);
+    rs_tally_destroy(c->tally);
     free(c->gpu);
     free(c->g.dom_off);
     free(c->g.dom_rank);
@@ -425,6 +434,7 @@ rs_time rs_coll_start_time(const rs_coll *c) { return c->t_start; }
 rs_time rs_coll_end_time(const rs_coll *c) { return c->t_end; }
 int rs_coll_finished(const rs_coll *c) { return c->finished; }
 int rs_coll_status(const rs_coll *c) { return c->status; }
+rs_time rs_coll_bound(const rs_coll *c) { return c->bound; }
 
 uint64_t rs_coll_transfers(const rs_coll *c)
 {

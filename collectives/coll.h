@@ -111,6 +111,13 @@ int rs_coll_finished(const rs_coll *coll);
 /* RS_OK, or the first error a transfer hit while running (the run is also
  * stopped with that code through rs_sim_stop). */
 int rs_coll_status(const rs_coll *coll);
+/* The collective's network-only bound in ps, known once it has finished
+ * (0 before): rs_net_tally_bound over the payload every transfer it and
+ * its sub-collectives issued put on each GPU-side port, as the network
+ * carried them (PXN relays through the HB domain, failovers). The
+ * largest of the ports' bytes over their payload rates: no schedule of
+ * these transfers can finish sooner. 0 for one rank or zero bytes. */
+rs_time rs_coll_bound(const rs_coll *coll);
 /* Transfers (rs_net_send calls) issued so far, sub-collectives included. */
 uint64_t rs_coll_transfers(const rs_coll *coll);
 

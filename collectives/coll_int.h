@@ -49,6 +49,8 @@ struct rs_coll {
     uint32_t *gpu;           /* rank -> GPU */
     coll_groups g;
     rs_coll *parent;         /* hierarchical: the collective this phase belongs to */
+    rs_tally *tally;         /* the root collective's: its transfers' bytes per GPU port, freed at finish */
+    rs_time bound;           /* root, once finished: rs_net_tally_bound of the tally */
 
     /* ring */
     uint32_t nch;            /* channels */

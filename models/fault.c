@@ -144,6 +144,9 @@ struct rs_faults {
     uint32_t *seen;         /* per port: search generation that visited it */
     uint8_t *verdict;       /* per port: W_* once visited in this generation (in seen's block) */
     uint32_t gen;
+    /* cfg.absent_ok: schedule entries whose class has no member here. */
+    struct absent { rs_time t; uint32_t entry; uint8_t kind; char spec[24]; } *absent;
+    uint32_t nabsent;
     char errmsg[1024];
 };
 
@@ -430,10 +433,12 @@ static int tier_of(const rs_net *net, uint32_t node)
     return n->kind == RS_NODE_SWITCH ? n->tier : 0;
 }
 
-/* Candidates of class c: ports (cables, the lower-numbered end) or nodes. */
+/* Candidates of class c: ports (cables, the lower-numbered end) or nodes,
+ * into out (NULL: only count them). */
 static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
 {
     uint32_t n = 0;
+#define PUT(x) (out ? (void)(out[n] = (x)) : (void)0, n++)
     if (class_target[c] == TGT_LINK) {
         for (uint32_t i = 0; i < net->nports; i++) {
             const rs_port *p = &net->ports[i];
@@ -444,19 +449,42 @@ static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
                    : c == 1 ? (t1 > 0 && t2 > 0 && (t1 >= 2 || t2 >= 2))
                             : (t1 == 0 || t2 == 0); /* any-rail-uplink: a GPU's cable to its rail switch */
             if (ok)
-                out[n++] = i;
+                PUT(i);
         }
     } else if (class_target[c] == TGT_SWITCH) {
         for (uint32_t i = 0; i < net->nnodes; i++) {
             int t = tier_of(net, i);
             if ((c == 3 && t >= 2) || (c == 4 && t == 1))
-                out[n++] = i;
+                PUT(i);
         }
     } else { /* NICs and GPUs */
         for (uint32_t g = 0; g < net->gpus; g++)
-            out[n++] = g;
+            PUT(g);
     }
+#undef PUT
     return n;
+}
+
+/* cfg.absent_ok: schedule entry i (pe) names a class with no member in
+ * this topology. 1 and the entry recorded as absent, 0 when it does not
+ * (resolve handles it), -1 out of memory. */
+static int note_absent(const rs_net *net, struct rs_faults *F, const pentry *pe, uint32_t i)
+{
+    unsigned c = 0;
+    while (class_names[c] && strcmp(class_names[c], pe->target))
+        c++;
+    if (!F->cfg.absent_ok || !class_names[c] || candidates(net, c, NULL) > 0)
+        return 0;
+    struct absent *a = realloc(F->absent, ((size_t)F->nabsent + 1) * sizeof *a); /* once per entry, at start */
+    if (!a)
+        return -1;
+    F->absent = a;
+    a += F->nabsent++;
+    a->t = pe->t;
+    a->entry = i + 1;
+    a->kind = (uint8_t)pe->kind;
+    snprintf(a->spec, sizeof a->spec, "%s", class_names[c]);
+    return 1;
 }
 
 /* One of the entries prev[0..nprev) drew `pick` (a port, or a node for
@@ -1141,6 +1169,7 @@ void rs_fault_free(rs_net *net)
     free(net->flt->cab_hold);
     free(net->flt->deg_hold);
     free(net->flt->sw_hold);
+    free(net->flt->absent);
     free(net->flt);
     net->flt = NULL;
 }
@@ -1168,6 +1197,9 @@ static unsigned up_kind(unsigned down)
  * a flap's transitions. */
 static int expand_entry(rs_net *net, struct rs_faults *F, size_t *cap, const pentry *pe, uint32_t i, rs_err *err)
 {
+    int absent = note_absent(net, F, pe, i);
+    if (absent)
+        return absent > 0 ? RS_OK : rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
     fentry res;
     memset(&res, 0, sizeof res);
     int rc = resolve(net, pe, i, F->cfg.seed ? F->cfg.seed : net->cfg.seed, F->e, F->n, &res, err);
@@ -1393,6 +1425,7 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
 fail:
     free(pe);
     free(F->e);
+    free(F->absent);
     free(F->cab_hold);
     free(F->deg_hold);
     free(F->sw_hold);
@@ -1420,6 +1453,23 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     out->flows_hit = e->flows_hit;
     out->time_to_recover_ps = e->flows_hit && !e->pending ? e->recovered_at - e->t : RS_TIME_MAX;
     out->routes_recomputed_at = e->routes_at;
+    return RS_OK;
+}
+
+uint32_t rs_net_fault_absent_count(const rs_net *net) { return net->flt ? net->flt->nabsent : 0; }
+
+int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+{
+    if (i >= rs_net_fault_absent_count(net))
+        return RS_EINVAL;
+    const struct absent *a = &net->flt->absent[i];
+    memset(out, 0, sizeof *out);
+    out->time_ps = a->t;
+    snprintf(out->kind, sizeof out->kind, "%s", kind_names[a->kind]);
+    snprintf(out->spec, sizeof out->spec, "%s", a->spec);
+    snprintf(out->origin, sizeof out->origin, "absent");
+    out->entry = a->entry;
+    out->routes_recomputed_at = out->time_to_recover_ps = RS_TIME_MAX;
     return RS_OK;
 }
 

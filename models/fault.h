@@ -40,6 +40,12 @@ typedef struct rs_fault_config {
     double mttr_us;        /* faults.mttr_us: mean time to repair */
     double horizon_us;     /* faults.horizon_us: random failures happen before this time only */
     char random_class[24]; /* faults.random_class: the class whose members fail at random */
+    /* Not a scenario key (railsim compare sets it: one schedule for two
+     * topologies): an entry whose class target has no member in this
+     * topology (any-spine-link on a rail-only network without a spine)
+     * is skipped and listed by rs_net_fault_absent_get, not RS_EINVAL.
+     * Default 0. */
+    int absent_ok;
 } rs_fault_config;
 
 /* No faults, instant convergence, 20 ms watchdog, HB reroute on; no
@@ -95,6 +101,13 @@ typedef struct rs_net_fault_info {
 uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */
 int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+
+/* With c->absent_ok: the schedule entries skipped because their class
+ * has no member in this topology, in schedule order. Fills time_ps, kind,
+ * spec (the class), entry and origin "absent"; target is "" and applied
+ * 0. RS_EINVAL if i >= rs_net_fault_absent_count. */
+uint32_t rs_net_fault_absent_count(const rs_net *net);
+int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
 
 /* PFC pauses found that cannot be released (docs/faults-format.md):
  * looked for whenever a switch refreshes a pause during a fault run, and

@@ -126,6 +126,21 @@ void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p)
     d->clamp_after_timer = 1;
 }
 
+rs_xrail rs_net_cross_rail(const rs_net_config *c)
+{
+    if (c->hb_size < 2)
+        return RS_XRAIL_NONE;
+    if (c->pxn != RS_PXN_OFF)
+        return RS_XRAIL_PXN;
+    return c->kind == RS_TOPO_RAIL_ONLY ? RS_XRAIL_REFUSED : RS_XRAIL_DIRECT;
+}
+
+const char *rs_xrail_name(rs_xrail x)
+{
+    static const char *const names[] = { "none", "pxn", "direct", "refused" };
+    return (unsigned)x < sizeof names / sizeof names[0] ? names[x] : "?";
+}
+
 static void fct_free(struct rs_fct_acc *a);
 
 typedef struct timer_rec {
@@ -492,11 +507,26 @@ static uint64_t chunk_bytes(const rs_net *net, const rs_msg *msg, uint32_t c)
     return msg->bytes - off < ch ? msg->bytes - off : ch;
 }
 
+/* Count `bytes` crossing from GPU a to GPU b, over the HB domain (hb) or
+ * the network, into message m's tally (rs_net_send_tallied). Called as
+ * each transfer starts, so relays and failovers count where they go. */
+static int tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t bytes, int hb)
+{
+    rs_tally *t = net->msgs[m].tally;
+    if (!t)
+        return RS_OK;
+    int rc = rs_tally_add(t, a, hb ? RS_TALLY_HB_TX : RS_TALLY_NIC_TX, bytes);
+    return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
+}
+
 static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                       uint32_t m, uint32_t chunk, int via_hb, uint8_t leg)
 {
     uint32_t f;
-    int rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
+    int rc = tally_leg(net, m, src, dst, bytes, via_hb);
+    if (rc != RS_OK)
+        return rc;
+    rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
     if (rc != RS_OK)
         return rc;
     net->flows[f].leg = leg;
@@ -523,7 +553,12 @@ static int start_relay_flow(rs_net *net, uint32_t m)
     if (frames > UINT32_MAX / 2)
         return RS_ERANGE;
     uint32_t f;
-    int rc = rs_flow_new(net, msg->a, msg->dst, msg->bytes, m, RS_NONE, 0, &f);
+    int rc = tally_leg(net, m, msg->src, msg->a, msg->bytes, 1);
+    if (rc == RS_OK)
+        rc = tally_leg(net, m, msg->a, msg->dst, msg->bytes, 0);
+    if (rc != RS_OK)
+        return rc;
+    rc = rs_flow_new(net, msg->a, msg->dst, msg->bytes, m, RS_NONE, 0, &f);
     if (rc != RS_OK)
         return rc;
     net->flows[f].leg = 1;
@@ -742,6 +777,12 @@ static int send_started(rs_net *net, uint32_t m, int rc)
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 rs_net_done_fn done, void *ctx, uint64_t tag)
 {
+    return rs_net_send_tallied(net, src, dst, bytes, done, ctx, tag, NULL);
+}
+
+int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                        rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally)
+{
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
     uint32_t m;
@@ -753,6 +794,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->tag = tag;
     msg->done = done;
     msg->ctx = ctx;
+    msg->tally = tally;
     msg->start = rs_sim_now(net->sim);
     msg->src = src;
     msg->dst = dst;
@@ -844,6 +886,32 @@ int rs_net_run(rs_net *net, rs_time until)
 }
 
 /* -- facts and statistics ----------------------------------------------- */
+
+/* bytes over a port of line rate gbps whose full frames carry `payload`
+ * bytes in payload + `overhead` on the wire, rounded up: bytes x (payload
+ * + overhead) / payload wire bytes at the line rate. */
+static rs_time payload_time(uint64_t bytes, double gbps, uint64_t payload, uint64_t overhead)
+{
+    uint64_t bps = (uint64_t)llround(gbps * 1e9);
+    if (bytes == 0 || bps == 0 || payload == 0)
+        return 0;
+    unsigned __int128 num = (unsigned __int128)bytes * (payload + overhead) * 8u * RS_PS_PER_S;
+    unsigned __int128 den = (unsigned __int128)payload * bps;
+    unsigned __int128 q = (num + den - 1) / den;
+    return q > RS_TIME_MAX ? RS_TIME_MAX : (rs_time)q;
+}
+
+rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t)
+{
+    uint64_t mx[RS_TALLY_NPORTS];
+    rs_tally_max(t, mx);
+    const rs_net_config *c = &net->cfg;
+    uint64_t nic = mx[RS_TALLY_NIC_TX] > mx[RS_TALLY_NIC_RX] ? mx[RS_TALLY_NIC_TX] : mx[RS_TALLY_NIC_RX];
+    uint64_t hb = mx[RS_TALLY_HB_TX] > mx[RS_TALLY_HB_RX] ? mx[RS_TALLY_HB_TX] : mx[RS_TALLY_HB_RX];
+    rs_time a = payload_time(nic, c->nic_gbps, c->mtu, RS_WIRE_ROCE);
+    rs_time b = payload_time(hb, c->hb_gbps, c->hb_mtu, RS_WIRE_HB);
+    return a > b ? a : b;
+}
 
 void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
 {

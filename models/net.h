@@ -21,6 +21,7 @@
 
 #include "base.h"
 #include "sim.h"
+#include "tally.h"
 #include "timeline.h"
 
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
@@ -146,6 +147,20 @@ typedef struct rs_net_config {
 
 void rs_net_config_default(rs_net_config *c);
 
+/* How a message between different rails of different HB domains travels
+ * on a network of configuration *c (routing.pxn resolved for c->kind), by
+ * the rule rs_net_send applies; with faults a detour through another live
+ * rail is still an HB relay. */
+typedef enum {
+    RS_XRAIL_NONE = 0, /* topology.hb_size 1: one rail, nothing crosses rails */
+    RS_XRAIL_PXN,      /* over the source's HB domain to the GPU on the destination's rail, then that rail */
+    RS_XRAIL_DIRECT,   /* from the source's own NIC across the spine (fat tree, routing.pxn=off) */
+    RS_XRAIL_REFUSED   /* rail-only, routing.pxn=off: no path (rs_net_send: RS_EUNREACH) */
+} rs_xrail;
+rs_xrail rs_net_cross_rail(const rs_net_config *c);
+/* "pxn", "direct", "refused", "none"; "?" for a bad value. */
+const char *rs_xrail_name(rs_xrail x);
+
 typedef struct rs_net rs_net;
 
 /* Memory a network of configuration *c would take to build, plus `messages`
@@ -181,6 +196,27 @@ typedef void (*rs_net_timer_fn)(void *ctx, rs_net *net, uint64_t arg);
  * routing.pxn=off, RS_ENOMEM. ctx is borrowed until done runs. */
 int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 rs_net_done_fn done, void *ctx, uint64_t tag);
+
+/* rs_net_send, and the message's payload is counted into *tally (may be
+ * NULL: not counted) on every GPU-side port it crosses (tally.h), as its
+ * transfers start: the network leg on the sending GPU's NIC_TX and the
+ * receiving GPU's NIC_RX (for a PXN relay, the relay GPU's), each HB
+ * crossing on HB_TX and HB_RX (a relay's source leg, a failover's
+ * detour, a message inside one HB domain). A failover's restart counts
+ * the bytes it sends again; retransmissions are not counted (the same
+ * payload). tally is borrowed until done runs. */
+int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                        rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally);
+
+/* The network-only lower bound of the transfers counted in t, in ps: the
+ * largest over GPU-side ports of its bytes over the port's payload rate,
+ * rounded up. Payload rates are the nominal line rates times the payload
+ * share of a full frame: topology.nic_gbps x mtu / (mtu + 82) for NIC
+ * ports (82 bytes of Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and
+ * gap around a RoCEv2 payload: 400 Gb/s and 4096 bytes give 392.15
+ * Gb/s), topology.hb_gbps x hb_mtu / (hb_mtu + 16) for HB ports. Link
+ * degradations are not taken into account. */
+rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t);
 
 /* Run fn(ctx, net, arg) at absolute time t >= now. */
 void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);

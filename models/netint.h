@@ -226,6 +226,7 @@ typedef struct rs_msg {
     uint64_t tag;
     rs_net_done_fn done;
     void *ctx;
+    rs_tally *tally;         /* counts its legs' bytes per GPU port (rs_net_send_tallied), or NULL */
     rs_time start;
     uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
     uint32_t src, dst;

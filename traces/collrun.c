@@ -16,6 +16,7 @@ struct rs_collrun {
     rs_comm *comm;
     rs_coll *coll;        /* the running iteration, or the validation probe */
     rs_time *times;       /* [iters]: times of completed iterations */
+    unsigned __int128 bound_sum; /* their network-only bounds (rs_coll_bound), summed */
     uint64_t bytes;
     rs_time start;
     uint32_t iters, done;
@@ -167,6 +168,7 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
     }
     r->t_end = t1;
     r->times[r->done++] = t1 - t0;
+    r->bound_sum += rs_coll_bound(r->coll);
     rs_coll_destroy(r->coll); /* allowed from inside done */
     r->coll = NULL;
     if (r->done < r->iters)
@@ -313,6 +315,11 @@ const char *rs_collrun_errmsg(const rs_collrun *r)
 rs_time rs_collrun_end_time(const rs_collrun *r)
 {
     return r->t_end;
+}
+
+rs_time rs_collrun_bound(const rs_collrun *r)
+{
+    return r->done ? (rs_time)((r->bound_sum + r->done / 2) / r->done) : 0;
 }
 
 int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)

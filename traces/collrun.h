@@ -67,6 +67,11 @@ const char *rs_collrun_errmsg(const rs_collrun *r);
 /* Completion time of the last completed iteration; 0 before the first. */
 rs_time rs_collrun_end_time(const rs_collrun *r);
 
+/* The collective's network-only bound (rs_coll_bound), mean over the
+ * completed iterations, rounded to nearest (the iterations' times are
+ * averaged the same way); 0 before the first. */
+rs_time rs_collrun_bound(const rs_collrun *r);
+
 /* From now on write a coll record per completed iteration into tl
  * (borrowed: it must stay open while the network runs): id = the
  * iteration's index, op, algorithm used, the group as communicator 0

@@ -113,6 +113,7 @@ typedef struct rank_st {
     rs_time t_free;                /* compute stream free since */
     rs_time end;                   /* completion of the rank's last finished iteration */
     rs_time stretch;               /* compute time added by straggler faults, all iterations */
+    rs_time bound;                 /* network-only bounds of its collectives and messages, all iterations */
     uint64_t state_off;            /* its op states in rs_replay.state */
     uint32_t cls, ndone, iter;
     uint8_t last_dim;              /* dim of the op that completed last */
@@ -182,6 +183,12 @@ struct rs_replay {
     rs_time t_last;  /* latest op completion */
     rs_timeline *tl; /* borrowed, or NULL */
     rs_time *op_t0;  /* [nranks * RS_STREAMS_MAX] with tl: start of each stream's running op */
+    rs_tally **send_tally; /* [nranks * RS_STREAMS_MAX] once a rank sends: its running SEND's
+                            * transfers (a stream runs one op at a time), NULL when none runs */
+    rs_tally **tally_free; /* tallies of finished SENDs, for the next ones: memory follows
+                            * the sends in flight (one per rank and stream kept 22 MB at
+                            * 16,384 GPUs) */
+    size_t ntally_free, captally_free;
     uint64_t ncolls; /* collectives completed (coll record ids) */
     char errmsg[512];
 };
@@ -442,6 +449,54 @@ static void recv_start(rs_replay *r, uint32_t rank, uint32_t j)
     c->wait[c->nwait++] = (recv_wait){ kk, j };
 }
 
+/* A tally for rank's SEND on `stream`, empty: a finished send's, or a new
+ * one; NULL (the run failed) when out of memory. send_done_tally gives
+ * it back. */
+static rs_tally *send_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+{
+    if (!r->send_tally && !(r->send_tally = calloc((size_t)r->nranks * RS_STREAMS_MAX, sizeof *r->send_tally))) {
+        fail(r, RS_ENOMEM, "out of memory for the send tallies of %u ranks", r->nranks);
+        return NULL;
+    }
+    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
+    RS_ASSERT(*t == NULL);
+    if (r->ntally_free)
+        *t = r->tally_free[--r->ntally_free];
+    else if (rs_tally_create(t) != RS_OK)
+        fail(r, RS_ENOMEM, "out of memory for a send tally");
+    return *t;
+}
+
+/* rank's SEND on `stream` has arrived: its bound, and its tally back for
+ * the next send (destroyed if the free list cannot grow). */
+static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+{
+    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
+    rs_time b = rs_net_tally_bound(r->net, *t);
+    rs_tally_clear(*t);
+    if (r->ntally_free == r->captally_free) {
+        size_t c = r->captally_free ? 2 * r->captally_free : 64;
+        rs_tally **f = realloc(r->tally_free, c * sizeof *f);
+        if (f) {
+            r->tally_free = f;
+            r->captally_free = c;
+        }
+    }
+    if (r->ntally_free < r->captally_free)
+        r->tally_free[r->ntally_free++] = *t;
+    else
+        rs_tally_destroy(*t);
+    *t = NULL;
+    return b;
+}
+
+/* A collective or message with network-only bound b completed: charge it
+ * to a rank that took part. */
+static void add_bound(rs_replay *r, uint32_t rank, rs_time b)
+{
+    r->rk[rank].bound = rs_time_add_sat(r->rk[rank].bound, b);
+}
+
 static void try_start(rs_replay *r, const item *it)
 {
     uint32_t rank = it->rank, j = it->op;
@@ -481,7 +536,11 @@ static void try_start(rs_replay *r, const item *it)
         break;
     case RS_OP_SEND: {
         uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
-        int rc = rs_net_send(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r, (uint64_t)rank << 32 | j);
+        rs_tally *t = send_tally(r, rank, o->stream);
+        if (!t)
+            break;
+        int rc = rs_net_send_tallied(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r,
+                                     (uint64_t)rank << 32 | j, t);
         if (rc != RS_OK)
             fail(r, rc, "rank %u op %u (send \"%s\", %llu bytes to rank %u, GPU %u -> %u) could not start: %s%s",
                  rank, j, label(r, o), (unsigned long long)o->bytes, peer, r->gpu[rank], r->gpu[peer],
@@ -529,6 +588,9 @@ static void msg_done(void *ctx, rs_net *net, uint64_t tag)
     uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
     uint32_t back = r->aux[(size_t)rank * r->nslots + o->comm];
     uint64_t kk = op_k(r, rank, j); /* before complete() may end the iteration */
+    rs_time b = send_done_tally(r, rank, o->stream);
+    add_bound(r, rank, b);
+    add_bound(r, peer, b);
     complete(r, rank, j);
     if (back != RS_NONE) {
         chan *c = &r->ch[(size_t)peer * r->nslots + back];
@@ -570,6 +632,9 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag)
         rs_timeline_coll(r->tl, &rec);
     }
     r->ncolls++;
+    rs_time b = rs_coll_bound(in->coll);
+    for (uint32_t p = 0; p < cm->n; p++)
+        add_bound(r, cm->ranks[p], b);
     for (uint32_t p = 0; p < cm->n; p++)
         complete(r, cm->ranks[p], in->opidx[p]);
     unlink_live(r, in);
@@ -846,6 +911,13 @@ void rs_replay_destroy(rs_replay *r)
     free(r->fin);
     free(r->work);
     free(r->op_t0);
+    if (r->send_tally)
+        for (size_t i = 0; i < (size_t)r->nranks * RS_STREAMS_MAX; i++)
+            rs_tally_destroy(r->send_tally[i]);
+    free(r->send_tally);
+    for (size_t i = 0; i < r->ntally_free; i++)
+        rs_tally_destroy(r->tally_free[i]);
+    free(r->tally_free);
     free(r);
 }
 
@@ -1039,6 +1111,13 @@ void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
                 s += r->rk[rank].idle[d];
             out->comm_by_dim_ps[d] = div_round(s, (uint64_t)r->nranks * D);
         }
+    }
+    if (D == r->iterations) {
+        out->bound_valid = 1;
+        for (uint32_t rank = 0; rank < r->nranks; rank++)
+            if (rank == 0 || r->rk[rank].bound > r->rk[out->bound_rank].bound)
+                out->bound_rank = rank;
+        out->bound_ps = div_round(r->rk[out->bound_rank].bound, D);
     }
     const rs_trace_iter *it = rs_trace_iteration(r->t);
     double secs = (double)span / D * 1e-12;

@@ -127,6 +127,15 @@ typedef struct rs_replay_stats {
      * completed (comm_valid). */
     rs_time comm_by_dim_ps[RS_DIM_COUNT];
     int comm_valid;
+    /* Network-only bound per iteration (docs/summary-format.md,
+     * "iteration.bound_ps"): per rank, the sum of the bounds
+     * (rs_coll_bound; a send's the same from its own transfers) of every
+     * collective and point-to-point message it took part in, over all
+     * iterations; the largest over ranks, divided by the iterations.
+     * Valid (bound_valid) once every iteration completed. */
+    rs_time bound_ps;
+    uint32_t bound_rank;      /* the rank it is of (the lowest of equals) */
+    int bound_valid;
     double tokens_per_s;      /* tokens per iteration / time; 0 when the trace has none */
     double mfu;               /* model FLOPs / (time x ranks x peak); 0 when unknown */
 } rs_replay_stats;

@@ -31,6 +31,10 @@ check "ring allreduce: op, algo, ranks, bytes, iters as asked" "$s" \
     "(d['collective']['op'], d['collective']['algo'], d['collective']['ranks'], d['collective']['bytes'], d['collective']['iters']) == ('allreduce', 'ring', 8, 67108864, 1)"
 check "ring allreduce: algbw = bytes/time, busbw = algbw x 2(n-1)/n" "$s" \
     "abs(d['collective']['algbw_gbps'] - 67108864 / (d['collective']['time_ps'] * 1e-12) / 1e9) < 1e-9 and abs(d['collective']['busbw_gbps'] / d['collective']['algbw_gbps'] - 2 * 7 / 8) < 1e-12"
+# Its network-only bound: 2 (n-1)/n x 64 MiB = 112 MiB per NIC, 28,672 full
+# frames of 4178 wire bytes at 20 ps per byte (docs/summary-format.md).
+check "ring allreduce: bound_ps = 112 MiB over the NIC payload rate, below the time" "$s" \
+    "d['collective']['bound_ps'] == 28672 * 4178 * 20 < d['collective']['time_ps']"
 check "ring allreduce: complete, every message delivered, no relay" "$s" \
     "d['status'] == 'complete' and d['flows']['count'] == d['flows']['completed'] > 0 and d['payload_bytes']['hb'] == 0"
 "$RS" run $AR --set topology.kind=rail-only --set traffic.algo=ring | grep -q '^  collective allreduce (ring), 8 ranks, .*algbw .* GB/s, busbw .* GB/s' \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # railsim compare: both runs are written as full run directories, the
-# table's numbers are the two summaries' and the cost model's, sweeps
-# repeat the comparison, bad input writes nothing.
+# table's numbers are the two summaries' and the cost model's, the bound
+# and settings rows say what decides the verdict, sweeps repeat the
+# comparison over their cartesian product, bad input writes nothing.
 RS=$1; E2E=$2
 . "$E2E/lib.sh"
 
@@ -35,6 +36,61 @@ print("ok" if ok else "bad")
 PYEOF
 [ "$(cat "$TMP/check")" = ok ] && ok "table numbers equal the two summaries" || fail "compare.json disagrees with the summaries"
 
+# The network-only bound: each side's is its summary's, no larger than
+# the iteration, and a row of the table.
+v=$("$PY" -c "
+import json; d='$TMP/c'; c=json.load(open(d+'/compare.json'))['cases'][0]
+s={k: json.load(open('%s/%s/summary.json' % (d, k))) for k in ('rail-only', 'fat-tree')}
+print(all(c[k]['bound_ps'] == s[sub]['iteration']['bound_ps'] > 0 and c[k]['bound_ps'] <= c[k]['time_ps']
+          for k, sub in (('rail_only', 'rail-only'), ('fat_tree', 'fat-tree'))))")
+[ "$v" = True ] && grep -q '^| network bound per iteration | [0-9.]* ms | [0-9.]* ms |' "$TMP/c/compare.md" \
+    && ok "bound row: each side's iteration.bound_ps, at most its iteration time" || fail "bound row ($v)"
+
+# What decides the verdict, as the scenario has it: one line per setting
+# under the table, one object each in compare.json.
+# transport.recovery is shown when the scenario has that key (a build
+# without it: the built-in go-back-n), routing.flowlet_gap_us with
+# routing.ecmp=flowlet only.
+v=$("$PY" -c "
+import json
+sc = json.load(open('$TMP/c/rail-only/summary.json'))['scenario']
+st = json.load(open('$TMP/c/compare.json'))['cases'][0]['settings']
+routing = {'routing.' + k: v for k, v in sc['routing'].items() if k == 'ecmp' or (k == 'flowlet_gap_us' and sc['routing']['ecmp'] == 'flowlet')}
+has_rec = 'recovery' in sc['transport']
+print(st == {
+    'forwarding': {'routing.pxn': 'auto', 'rail_only': 'pxn', 'fat_tree': 'pxn'},
+    'routing': routing, 'transport': {'transport.kind': 'roce'},
+    'recovery': {'transport.recovery': sc['transport'].get('recovery', 'go-back-n'), 'from_scenario': has_rec},
+    'congestion_control': {'transport.cc': 'dcqcn', 'dcqcn_defaults': True, 'dcqcn_changed': {}},
+    'fidelity': {'fidelity': 'packet'}} and routing['routing.ecmp'] == 'flow' and st['recovery']['transport.recovery'] == 'go-back-n')")
+[ "$v" = True ] && ok "compare.json settings: forwarding resolved per topology, routing, transport, recovery, cc, fidelity" \
+    || fail "compare.json settings: $(json_get "$TMP/c/compare.json" "d['cases'][0]['settings']")"
+for want in "- forwarding: routing.pxn=auto: cross-rail messages relay through the source's HB domain to the destination's rail (PXN), on both topologies" \
+            "- routing: routing.ecmp=flow" "- transport: transport.kind=roce" \
+            "- congestion control: transport.cc=dcqcn, DCQCN constants at their defaults" "- fidelity: fidelity=packet"; do
+    grep -qF -- "$want" "$TMP/c/compare.md" && ok "compare.md: $want" || fail "compare.md lacks '$want'"
+done
+grep -q '^- recovery: \(transport.recovery=\)\{0,1\}go-back-n' "$TMP/c/compare.md" \
+    && ok "compare.md: recovery go-back-n" || fail "compare.md recovery: $(grep recovery "$TMP/c/compare.md")"
+
+# A pipeline plan exposes idle no communication explains ("other"): its
+# row is shown, so the rows add up to the exposed communication; changed
+# DCQCN constants and the fidelity are named.
+cat >"$TMP/dptp.json" <<'EOF'
+{ "name": "dptp", "model": { "layers": 4, "hidden": 512, "ffn": 2048, "heads": 8, "seq_len": 512, "vocab": 1000 },
+  "parallelism": { "tp": 2, "pp": 2, "micro_batch": 1, "global_batch": 8, "zero": 1 } }
+EOF
+"$RS" compare --set workload.plan="$TMP/dptp.json" --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 \
+    --set transport.dcqcn.g=0.01 --set fidelity=flow -o "$TMP/pp" >"$TMP/pp.out" 2>"$TMP/pp.err" \
+    || fail "pipeline compare: $(cat "$TMP/pp.err")"
+v=$(json_get "$TMP/pp/compare.json" "all(abs(sum(d['cases'][0][k]['iteration']['comm_by_dim_ps'].values()) - d['cases'][0][k]['iteration']['exposed_comm_ps']['mean']) <= 6 and d['cases'][0][k]['iteration']['comm_by_dim_ps']['other'] > 0 for k in ('rail_only', 'fat_tree'))")
+[ "$v" = True ] && grep -q '^    exposed other  *[0-9.]* ms  *[0-9.]* ms' "$TMP/pp.out" \
+    && ok "exposed other is a row: tp, pp, dp, other add up to the exposed communication" || fail "exposed other ($v): $(grep exposed "$TMP/pp.out")"
+grep -qF "congestion control   transport.cc=dcqcn, DCQCN constants changed: transport.dcqcn.g=0.01" "$TMP/pp.out" \
+    && grep -qF "fidelity             fidelity=flow" "$TMP/pp.out" \
+    && [ "$(json_get "$TMP/pp/compare.json" "d['cases'][0]['settings']['congestion_control']['dcqcn_changed']")" = "{'transport.dcqcn.g': 0.01}" ] \
+    && ok "changed DCQCN constants and the fidelity are named" || fail "settings lines: $(sed -n '/settings/,$p' "$TMP/pp.out")"
+
 # Cost columns equal railsim cost for the same cluster.
 "$RS" cost --gpus 16 --hb 8 --radix 8 --json > "$TMP/cost.json"
 v=$("$PY" -c "
@@ -49,10 +105,22 @@ v=$(json_get "$TMP/c/compare.json" "d['cases'][0]['rail_only_vs_fat_tree']['time
 [ -s "$TMP/c/rail-only/plots/breakdown.png" ] && [ -s "$TMP/c/fat-tree/plots/link_util.png" ] \
     && ok "plots for both runs" || fail "compare plots missing"
 
-# A sweep repeats the comparison per value.
-"$RS" compare -q $ARGS --sweep topology.nic_gbps=200,400 -o "$TMP/s" \
-    && [ "$(json_get "$TMP/s/compare.json" "len(d['cases'])")" = 2 ] && [ -f "$TMP/s/case1/fat-tree/summary.json" ] \
-    && ok "sweep: one case per value" || fail "sweep"
+# A sweep repeats the comparison per value; several sweeps run their
+# cartesian product, the last key fastest, each case with its values.
+COLL="--set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=65536 --set topology.gpus=16 --set topology.radix=8"
+"$RS" compare -q $COLL --sweep topology.nic_gbps=200,400 --sweep seed=1,2 -o "$TMP/s" 2>"$TMP/serr" \
+    || fail "two sweeps: $(cat "$TMP/serr")"
+v=$("$PY" -c "
+import json
+d='$TMP/s'; c=json.load(open(d+'/compare.json'))['cases']
+want=[(200, 1), (200, 2), (400, 1), (400, 2)]
+ok = [x['label'] for x in c] == ['traffic, topology.nic_gbps=%d, seed=%d' % w for w in want]
+for i, (g, seed) in enumerate(want):
+    for k in ('rail-only', 'fat-tree'):
+        sc = json.load(open('%s/case%d/%s/summary.json' % (d, i, k)))['scenario']
+        ok &= sc['topology']['nic_gbps'] == g and sc['seed'] == seed
+print(ok)")
+[ "$v" = True ] && ok "two sweeps: 2 x 2 cases, each with its values" || fail "two sweeps ($v)"
 
 # Same inputs, same comparison (wall times aside).
 "$RS" compare -q $ARGS -o "$TMP/c2"
@@ -63,7 +131,10 @@ print(a == b)")
 [ "$same" = True ] && ok "deterministic" || fail "two identical compares differ"
 
 # Bad input: exit 2, one line, nothing written.
-for bad in "--sweep topology.nic_gbps" "--sweep nosuch.key=1,2" "--set topology.gpus=7" "--frob"; do
+for bad in "--sweep topology.nic_gbps" "--sweep nosuch.key=1,2" "--set topology.gpus=7" "--frob" \
+           "--sweep topology.kind=rail-only,fat-tree" "--set fidelity=both" "--sweep fidelity=packet,both" \
+           "--sweep seed=1,2 --sweep seed=3" "--sweep seed=1,2,3,4,5,6,7,8 --sweep topology.mtu=1024,2048,3072,4096,5000,6000,7000,8000,9000" \
+           "--sweep topology.mtu=4096,nine"; do
     rm -rf "$TMP/bad"
     "$RS" compare -q $ARGS $bad -o "$TMP/bad" 2>"$TMP/err"; rc=$?
     if [ $rc -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bad" ]; then

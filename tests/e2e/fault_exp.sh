@@ -84,6 +84,25 @@ grep -q "| faults applied | STOPPED, cut off after: nic-down gpu1.nic @0us | STO
     || fail "compare.md: $(head -14 "$TMP/c2/compare.md")"
 "$RS" compare -q $CMP --fault "0 link-down any-network-link" >/dev/null 2>"$TMP/cerr" \
     && ok "compare with a class fault: drawn per topology, exit 0" || fail "compare class fault: $(cat "$TMP/cerr")"
+# A class one topology lacks applies to the other: rail-only's 8-GPU rails
+# fit one radix-8 switch each (no spine), the fat tree has a spine tier.
+"$RS" compare -q $CMP --fault "5us link-down any-spine-link" -o "$TMP/c3" 2>"$TMP/cerr" \
+    && ok "compare with a class rail-only lacks: exit 0" || fail "compare absent class: exit $?, $(cat "$TMP/cerr")"
+check "compare: rail-only reports any-spine-link absent and runs as without it" "$TMP/c3/compare.json" \
+    "(lambda s: s['faults_absent'] == [{'time_ps': 5000000, 'kind': 'link-down', 'spec': 'any-spine-link', 'entry': 1}] and not s['faults'] and s['stopped'] is False and s['fault_free']['slowdown'] == 1.0)(d['cases'][0]['rail_only'])"
+check "compare: the fat tree applies it to one of its spine links" "$TMP/c3/compare.json" \
+    "(lambda s: s['faults_absent'] == [] and s['faults'][0]['spec'] == 'any-spine-link' and s['faults'][0]['applied'] and s['faults'][0]['target'].startswith('leaf'))(d['cases'][0]['fat_tree'])"
+grep -q "| faults applied | none; absent: link-down any-spine-link @5us (no member here) | link-down leaf.* @5us | |" "$TMP/c3/compare.md" \
+    && ok "compare.md: the absent class is named on its side" || fail "compare.md absent: $(grep 'faults applied' "$TMP/c3/compare.md")"
+# A class neither has (radix 64: the fat tree is one switch too), or a name
+# one topology lacks: exit 2 before anything runs or is written.
+"$RS" compare -q $CMP --set topology.radix=64 --fault "5us switch-down any-spine" -o "$TMP/cbad" 2>"$TMP/err"
+[ $? -eq 2 ] && [ ! -e "$TMP/cbad" ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] \
+    && grep -q "^railsim: faults.schedule: entry 1: class 'any-spine' has no member on either topology" "$TMP/err" \
+    && ok "compare: a class neither topology has exits 2, nothing written" || fail "compare class on neither: $(cat "$TMP/err")"
+"$RS" compare -q $CMP --fault "5us link-down leaf0.p4" -o "$TMP/cbad" 2>"$TMP/err"
+[ $? -eq 2 ] && [ ! -e "$TMP/cbad" ] && grep -q "^railsim: rail-only: faults.schedule: entry 1: 'leaf0.p4' is not" "$TMP/err" \
+    && ok "compare: a name rail-only lacks exits 2 before the first run" || fail "compare name on one side: $(cat "$TMP/err")"
 "$RS" compare -q $CMP --fault "0 nic-dwn gpu1" -o "$TMP/cbad" 2>"$TMP/err"
 [ $? -eq 2 ] && grep -q "^railsim: --fault: entry 1" "$TMP/err" && [ ! -e "$TMP/cbad" ] \
     && ok "compare: bad --fault exits 2 before any output" || fail "compare bad fault: $(cat "$TMP/err")"

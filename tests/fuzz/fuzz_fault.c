@@ -3,8 +3,9 @@
  * syntax check, then, for a schedule it accepts, target resolution on a
  * small network of either kind and a short run with traffic, so applying
  * faults, repairs, route recomputation and the cut-off and watchdog stops
- * run too. The first byte picks the topology and the fidelity (packet or
- * flow); the rest is the schedule. Every failure must come with a
+ * run too. The first byte picks the topology, the fidelity (packet or
+ * flow) and whether absent classes are skipped (compare); the rest is the
+ * schedule. Every failure must come with a
  * message; a run ends by its time limit, completion or a fault stop,
  * never a crash, and no message completes twice (failover once left a
  * fluid flow behind that did).
@@ -37,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fc.convergence_us = data[0] & 0x10 ? 5 : 0;
     fc.watchdog_us = 2000;
     fc.reroute_hb = !(data[0] & 0x20);
+    fc.absent_ok = !!(data[0] & 0x8); /* railsim compare: a class this topology lacks is skipped */
 
     rs_err err;
     rs_err_clear(&err);
@@ -62,6 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         rs_net_destroy(net);
         return 0;
+    }
+    for (uint32_t i = 0; i < rs_net_fault_absent_count(net); i++) {
+        rs_net_fault_info fi;
+        if (!fc.absent_ok || rs_net_fault_absent_get(net, i, &fi) != RS_OK || !fi.spec[0])
+            abort(); /* only skipped when allowed, and each one named */
     }
     /* A schedule may expand (flaps, random failures) to 200,000 entries,
      * each a route recomputation: valid, bounded, but seconds under the

@@ -45,6 +45,7 @@ static rs_net *mk(const rs_net_config *c)
 
 typedef struct run_result {
     double us;            /* collective time */
+    rs_time time_ps, bound_ps; /* the same, and the collective's network-only bound */
     rs_coll_algo algo;
     rs_net_stats st;
     uint64_t transfers;
@@ -76,7 +77,11 @@ static run_result run_coll(const rs_net_config *nc, const rs_comm *comm, rs_coll
     CU_ASSERT(r.finished);
     CU_ASSERT_EQUAL(r.done_calls, 1);
     CU_ASSERT_EQUAL(rs_coll_status(coll), RS_OK);
-    r.us = rs_time_to_us(rs_coll_end_time(coll) - rs_coll_start_time(coll));
+    r.time_ps = rs_coll_end_time(coll) - rs_coll_start_time(coll);
+    r.us = rs_time_to_us(r.time_ps);
+    r.bound_ps = rs_coll_bound(coll);
+    CU_ASSERT(r.bound_ps <= r.time_ps); /* no run beats its bound */
+    CU_ASSERT(r.bound_ps > 0 || bytes == 0 || rs_comm_size(comm) < 2); /* sub-collectives count into their root */
     r.algo = rs_coll_algo_used(coll);
     r.transfers = rs_coll_transfers(coll);
     rs_net_stats_get(net, &r.st);
@@ -195,6 +200,9 @@ static double ring_on_rail(rs_coll_op op, rs_transport_kind tr, uint64_t bytes, 
     double bound_us = f * (double)bytes / B * 1e6;
     double busbw = (double)bytes / (r.us * 1e-6) * f;
     *busbw_frac = busbw / B;
+    /* The collective's own bound, from the bytes its transfers put on
+     * each NIC, is the closed form's. */
+    CU_ASSERT(fabs(rs_time_to_us(r.bound_ps) / bound_us - 1) < 1e-6);
     printf("\n    ring %s %s %llu MiB on 8 GPUs of one rail: %.1f us, bound %.1f us (x%.4f), "
            "busbw %.2f GB/s = %.1f%% of payload line rate",
            rs_coll_op_name(op), tr == RS_TRANSPORT_IDEAL ? "ideal" : "roce",
@@ -376,6 +384,33 @@ static void test_alltoall_128_gpus_rail_only_within_modest_margin(void)
      * switch hops, so the times stay within a few percent either way. */
     CU_ASSERT(fabs(t[1] / t[0] - 1) < 0.05);
     CU_ASSERT(hb[1] > 8 * hb[0]);
+}
+
+/* The bench's 128-GPU all-to-all shape (16 HB domains of 8, radix 64,
+ * RoCE), 16 MiB per rank: its bound is the NIC's. Each NIC carries the
+ * 120/128 of a buffer that leaves its HB domain (PXN: a domain's
+ * cross-rail bytes leave through the NIC on the destination's rail; or
+ * from the source's own NIC without PXN), 15 MiB = 3,840 full frames of
+ * 4,096 + 82 bytes at 20 ps per byte: 320.8704 us, on both topologies. */
+static void test_alltoall_128_bound_is_nic_bytes_over_payload_rate(void)
+{
+    const rs_time hand = 3840ull * 4178 * 20;
+    static const struct { rs_topo_kind kind; rs_pxn_mode pxn; } cases[] = {
+        { RS_TOPO_RAIL_ONLY, RS_PXN_AUTO }, { RS_TOPO_FAT_TREE, RS_PXN_AUTO }, { RS_TOPO_FAT_TREE, RS_PXN_OFF },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rs_net_config nc;
+        cfg(&nc, cases[k].kind, 128, 8, 64, RS_TRANSPORT_ROCE);
+        nc.pxn = cases[k].pxn;
+        rs_comm *comm = comm_all(128);
+        run_result r = run_coll(&nc, comm, RS_COLL_ALLTOALL, RS_ALGO_AUTO, 16 * MiB, NULL);
+        rs_comm_destroy(comm);
+        printf("\n    all-to-all 16 MiB/rank, 128 GPUs, %s, pxn %s: %.1f us, bound %.4f us (x%.4f)",
+               cases[k].kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat tree", cases[k].pxn == RS_PXN_OFF ? "off" : "auto",
+               r.us, rs_time_to_us(r.bound_ps), (double)r.time_ps / (double)r.bound_ps);
+        CU_ASSERT_EQUAL(r.bound_ps, hand);
+        CU_ASSERT(r.time_ps >= r.bound_ps);
+    }
 }
 
 /* -- hierarchical ------------------------------------------------------- */
@@ -644,6 +679,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_alltoall_rail_only_cross_rail_bytes_cross_hb_once),
     RS_CU_TEST(test_alltoall_auto_is_direct_and_peer_window_moves_same_bytes),
     RS_CU_TEST(test_alltoall_128_gpus_rail_only_within_modest_margin),
+    RS_CU_TEST(test_alltoall_128_bound_is_nic_bytes_over_payload_rate),
     RS_CU_TEST(test_hierarchical_allreduce_same_on_rail_only_and_fat_tree),
     RS_CU_TEST(test_hierarchical_allgather_and_reducescatter_complete_near_bound),
     RS_CU_TEST(test_auto_rule_picks_documented_algorithms),

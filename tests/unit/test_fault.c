@@ -140,6 +140,54 @@ static void test_fault_unknown_target_names_key(void)
     rs_net_destroy(net);
 }
 
+/* A class the topology lacks (rail-only on 32 GPUs of radix 16: one
+ * switch per rail, no spine) is an error, unless absent_ok (railsim
+ * compare): then its entry is skipped and listed as absent, the other
+ * entries resolve as before and the traffic runs as without it. */
+static void test_fault_absent_class_is_skipped_only_when_allowed(void)
+{
+    const char *sched = "3us link-down any-spine-link; 1us nic-down gpu3; 2us switch-down any-spine 5us";
+    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    rs_err err;
+    CU_ASSERT_EQUAL(start(net, sched, 0, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "entry 1: class 'any-spine-link' has no member in this topology"));
+    CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 0);
+    rs_net_destroy(net);
+
+    net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    rs_fault_config fc;
+    rs_fault_config_default(&fc);
+    snprintf(fc.schedule, sizeof fc.schedule, "%s", sched);
+    fc.absent_ok = 1;
+    CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_fault_count(net), 1); /* the NIC only */
+    rs_net_fault_info fi;
+    rs_net_fault_info_get(net, 0, &fi);
+    CU_ASSERT_STRING_EQUAL(fi.target, "gpu3.nic");
+    CU_ASSERT_EQUAL_FATAL(rs_net_fault_absent_count(net), 2);
+    rs_net_fault_absent_get(net, 0, &fi);
+    CU_ASSERT_STRING_EQUAL(fi.kind, "link-down");
+    CU_ASSERT_STRING_EQUAL(fi.spec, "any-spine-link");
+    CU_ASSERT_STRING_EQUAL(fi.origin, "absent");
+    CU_ASSERT_EQUAL(fi.entry, 1);
+    CU_ASSERT_EQUAL(fi.time_ps, 3000000);
+    CU_ASSERT_FALSE(fi.applied);
+    rs_net_fault_absent_get(net, 1, &fi);
+    CU_ASSERT_STRING_EQUAL(fi.kind, "switch-down");
+    CU_ASSERT_STRING_EQUAL(fi.spec, "any-spine");
+    CU_ASSERT_EQUAL(fi.entry, 3);
+    CU_ASSERT_EQUAL(rs_net_fault_absent_get(net, 2, &fi), RS_EINVAL);
+    CU_ASSERT_EQUAL(send_run(net, 0, 9, 1u << 20), 1);
+    rs_net_destroy(net);
+
+    /* The fat tree of the same GPUs has spines: nothing is absent there. */
+    net = mk(RS_TOPO_FAT_TREE, 32, 4, 16);
+    CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 0);
+    CU_ASSERT_EQUAL(rs_net_fault_count(net), 4); /* the switch-down has its repair */
+    rs_net_destroy(net);
+}
+
 static void test_fault_link_down_removes_path_and_up_restores(void)
 {
     rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
@@ -821,6 +869,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_check_rejects_naming_label),
     RS_CU_TEST(test_fault_resolves_names_and_repairs_in_time_order),
     RS_CU_TEST(test_fault_unknown_target_names_key),
+    RS_CU_TEST(test_fault_absent_class_is_skipped_only_when_allowed),
     RS_CU_TEST(test_fault_link_down_removes_path_and_up_restores),
     RS_CU_TEST(test_fault_partition_stops_naming_gpus),
     RS_CU_TEST(test_fault_link_failure_conserves_packets),

@@ -460,6 +460,107 @@ static void test_rail_only_cross_rail_crosses_hb_domain(void)
     rs_net_destroy(net);
 }
 
+/* -- tallies ------------------------------------------------------------ */
+
+static void test_tally_sums_per_port_and_grows(void)
+{
+    rs_tally *t;
+    CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
+    /* 1,000 GPUs, far past the first table: every count survives growth. */
+    for (uint32_t g = 0; g < 1000; g++) {
+        CU_ASSERT_EQUAL(rs_tally_add(t, g * 7, RS_TALLY_NIC_TX, g), RS_OK);
+        CU_ASSERT_EQUAL(rs_tally_add(t, g * 7, RS_TALLY_NIC_TX, 1), RS_OK);
+        CU_ASSERT_EQUAL(rs_tally_add(t, g * 7, RS_TALLY_HB_RX, 2 * g), RS_OK);
+    }
+    CU_ASSERT_EQUAL(rs_tally_gpus(t), 1000);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 123, RS_TALLY_NIC_TX), 124);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 123, RS_TALLY_HB_RX), 246);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 123, RS_TALLY_NIC_RX), 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 5, RS_TALLY_NIC_TX), 0); /* never counted */
+    uint64_t mx[RS_TALLY_NPORTS];
+    rs_tally_max(t, mx);
+    CU_ASSERT_EQUAL(mx[RS_TALLY_NIC_TX], 1000);
+    CU_ASSERT_EQUAL(mx[RS_TALLY_NIC_RX], 0);
+    CU_ASSERT_EQUAL(mx[RS_TALLY_HB_TX], 0);
+    CU_ASSERT_EQUAL(mx[RS_TALLY_HB_RX], 1998);
+    CU_ASSERT_EQUAL(rs_tally_add(t, 1, (rs_tally_port)RS_TALLY_NPORTS, 1), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_tally_reserve(t, 5000), RS_OK); /* a rehash keeps every count */
+    CU_ASSERT_EQUAL(rs_tally_gpus(t), 1000);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 999, RS_TALLY_HB_RX), 1998);
+    rs_tally_clear(t);
+    CU_ASSERT_EQUAL(rs_tally_gpus(t), 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 7 * 123, RS_TALLY_NIC_TX), 0);
+    rs_tally_max(t, mx);
+    CU_ASSERT_EQUAL(mx[RS_TALLY_NIC_TX] | mx[RS_TALLY_HB_RX], 0);
+    rs_tally_destroy(t);
+    rs_tally_destroy(NULL);
+}
+
+/* One cross-rail message counted where its bytes go: a PXN relay's HB
+ * leg at the source and the relay GPU, its network leg at the relay's
+ * and the destination's NICs; without PXN the source's own NIC. At both
+ * levels (the flow level carries the relay as one flow). */
+static void check_tally_cross_rail(rs_topo_kind kind, rs_pxn_mode pxn, rs_fidelity fid)
+{
+    rs_net_config c;
+    cfg_flat(&c, 64, 8, 64);
+    c.kind = kind;
+    c.pxn = pxn;
+    c.fidelity = fid;
+    rs_net *net = mk(&c);
+    rs_tally *t;
+    CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
+    uint64_t b = 3u << 20;
+    CU_ASSERT_EQUAL(rs_net_send_tallied(net, 0, 9, b, NULL, NULL, 0, t), RS_OK); /* domain 0 rail 0 -> domain 1 rail 1 */
+    CU_ASSERT_EQUAL(rs_net_send_tallied(net, 2, 3, b / 2, NULL, NULL, 0, t), RS_OK); /* inside domain 0 */
+    run_idle(net);
+    int relay = pxn != RS_PXN_OFF;
+    CU_ASSERT_EQUAL(rs_tally_get(t, 0, RS_TALLY_HB_TX), relay ? b : 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 1, RS_TALLY_HB_RX), relay ? b : 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, relay ? 1 : 0, RS_TALLY_NIC_TX), b);
+    CU_ASSERT_EQUAL(rs_tally_get(t, relay ? 0 : 1, RS_TALLY_NIC_TX), 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 9, RS_TALLY_NIC_RX), b);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 9, RS_TALLY_HB_RX), 0);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 2, RS_TALLY_HB_TX), b / 2);
+    CU_ASSERT_EQUAL(rs_tally_get(t, 3, RS_TALLY_HB_RX), b / 2);
+    CU_ASSERT_EQUAL(rs_tally_gpus(t), relay ? 5 : 4);
+    /* The bound is the NIC's: 768 full frames of 4096 + 82 wire bytes at
+     * 20 ps per byte, and no run beats it. */
+    rs_time bound = rs_net_tally_bound(net, t);
+    CU_ASSERT_EQUAL(bound, 768ull * (4096 + RS_WIRE_ROCE) * 20);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT(st.last_activity >= bound);
+    rs_tally_destroy(t);
+    rs_net_destroy(net);
+}
+
+static void test_tally_counts_relay_legs_where_they_go(void)
+{
+    check_tally_cross_rail(RS_TOPO_RAIL_ONLY, RS_PXN_AUTO, RS_FIDELITY_PACKET);
+    check_tally_cross_rail(RS_TOPO_RAIL_ONLY, RS_PXN_AUTO, RS_FIDELITY_FLOW);
+    check_tally_cross_rail(RS_TOPO_FAT_TREE, RS_PXN_AUTO, RS_FIDELITY_PACKET);
+    check_tally_cross_rail(RS_TOPO_FAT_TREE, RS_PXN_OFF, RS_FIDELITY_PACKET);
+    check_tally_cross_rail(RS_TOPO_FAT_TREE, RS_PXN_OFF, RS_FIDELITY_FLOW);
+}
+
+/* The HB port's payload rate: hb_mtu units plus a 16-byte header at
+ * hb_gbps, rounded up once over the bytes. */
+static void test_tally_bound_of_hb_bytes(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 8, 64);
+    rs_net *net = mk(&c);
+    rs_tally *t;
+    CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_tally_bound(net, t), 0);
+    CU_ASSERT_EQUAL(rs_tally_add(t, 4, RS_TALLY_HB_RX, 65536u * 100), RS_OK);
+    /* 100 units of 65,552 wire bytes at 3600 Gb/s: 6,555,200 x 8 / 3.6 ps. */
+    CU_ASSERT_EQUAL(rs_net_tally_bound(net, t), (6555200ull * 8 * 10 + 35) / 36);
+    rs_tally_destroy(t);
+    rs_net_destroy(net);
+}
+
 /* -- loss and recovery -------------------------------------------------- */
 
 static void send_from(void *ctx, rs_net *net, uint64_t src)
@@ -988,6 +1089,10 @@ static void register_suites(void)
     s = CU_add_suite("fct", NULL, NULL);
     CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
     CU_add_test(s, "test_send_that_cannot_start_leaves_nothing", test_send_that_cannot_start_leaves_nothing);
+    s = CU_add_suite("tally", NULL, NULL);
+    CU_add_test(s, "test_tally_sums_per_port_and_grows", test_tally_sums_per_port_and_grows);
+    CU_add_test(s, "test_tally_counts_relay_legs_where_they_go", test_tally_counts_relay_legs_where_they_go);
+    CU_add_test(s, "test_tally_bound_of_hb_bytes", test_tally_bound_of_hb_bytes);
 }
 
 int main(void) { return rs_cu_run(register_suites); }

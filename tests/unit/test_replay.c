@@ -333,6 +333,7 @@ static void test_replay_collective_missing_members_is_diagnosed(void)
     printf("\n  %s\n", r.err.msg);
     CU_ASSERT_EQUAL(r.rc, RS_EINCOMPLETE);
     CU_ASSERT_EQUAL(r.st.done, 0);
+    CU_ASSERT(!r.st.bound_valid); /* no iteration: no bound per iteration */
     CU_ASSERT(strstr(r.err.msg, "2 of 4 ranks") != NULL);
     CU_ASSERT(strstr(r.err.msg, "rank 0 is stuck at op 1 (coll \"grad allreduce\"") != NULL);
     CU_ASSERT(strstr(r.err.msg, "rank 1 is stuck at op 1") != NULL);
@@ -417,6 +418,13 @@ static void test_replay_send_recv_pairs_and_charges_pp(void)
     CU_ASSERT(r.st.comm_by_dim_ps[RS_DIM_PP] > 0);
     CU_ASSERT(r.st.comm_by_dim_ps[RS_DIM_NONE] > 0);
     CU_ASSERT(r.st.mfu == 0); /* no model FLOPs in this trace */
+    /* Both ranks take part in both messages: each iteration's bound is
+     * their NIC time, 256 full frames of 4178 wire bytes and 1000 bytes
+     * at 4178/4096 of 20 ps per byte, rounded up. */
+    CU_ASSERT(r.st.bound_valid);
+    CU_ASSERT_EQUAL(r.st.bound_ps, 256ull * 4178 * 20 + (1000ull * 4178 * 20 + 4095) / 4096);
+    CU_ASSERT_EQUAL(r.st.bound_rank, 0);
+    CU_ASSERT(r.st.bound_ps <= r.times[0]);
     rs_trace_destroy(t);
 }
 
@@ -564,6 +572,12 @@ static void test_replay_straggler_lengthens_synchronous_iteration(void)
            extra1 / 1e6, r2.times[0] / 1e6, extra2 / 1e6, r3.times[0] / 1e6, r3.times[1] / 1e6);
     CU_ASSERT_EQUAL(r1.times[0], r0.times[0] + extra1);
     CU_ASSERT_EQUAL(r2.times[0], r0.times[0] + extra2);
+    /* The network-only bound does not see compute: a ring AllReduce's
+     * 2 (n-1)/n MiB per NIC, 384 full frames, with or without the
+     * straggler. */
+    CU_ASSERT_EQUAL(r0.st.bound_ps, 384ull * 4178 * 20);
+    CU_ASSERT_EQUAL(r1.st.bound_ps, r0.st.bound_ps);
+    CU_ASSERT_EQUAL(r3.st.bound_ps, r0.st.bound_ps);
     /* Default factor 2, both iterations inside the window. */
     CU_ASSERT_EQUAL(r3.times[0], r0.times[0] + C);
     CU_ASSERT_EQUAL(r3.times[1], r0.times[0] + C);
