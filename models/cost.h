@@ -87,12 +87,14 @@ typedef struct rs_cost_input {
  * cables; rail packing on. */
 void rs_cost_input_default(rs_cost_input *in);
 
-#define RS_COST_MAX_TIERS 3
+/* Deepest plane the model counts (clos.h's bound: 32 tiers join 2^32
+ * leaves at any radix of 4 or more). */
+#define RS_COST_MAX_TIERS 32
 
 /* Bill of materials of one design. Counts are whole network totals over
  * all planes; money and power are totals in dollars and watts. */
 typedef struct rs_bom {
-    uint32_t tiers;               /* switch tiers of the deepest plane (1 to 3) */
+    uint32_t tiers;               /* switch tiers of the deepest plane (1 to RS_COST_MAX_TIERS) */
     uint32_t planes;              /* separate networks: 1 (fat tree) or K (rail-only) */
     uint32_t rails_per_switch;    /* rail-only: rails sharing one switch (1 = no packing);
                                      fat tree: 0 */
@@ -115,8 +117,9 @@ typedef struct rs_bom {
  * (its errors are then not reported either). On bad input returns
  * RS_EINVAL with err naming the key (topology.gpus, topology.hb_size,
  * topology.radix, topology.nic_gbps, topology.oversubscription; the same
- * checks and words as rs_net_create, including a radix too small for
- * three tiers) and leaves the outputs untouched. err may be NULL. */
+ * checks and words as rs_net_create, including a radix that cannot join
+ * the leaves at any number of tiers: 2 ports with more than 2 leaves) and
+ * leaves the outputs untouched. err may be NULL. */
 int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err);
 

@@ -137,6 +137,14 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         rc = rs_err_set(err, RS_EINVAL, "fidelity: expected packet or flow");
         goto fail;
     }
+    if (c->fidelity == RS_FIDELITY_FLOW && net->tiers > RS_FLUID_MAX_TIERS) {
+        rc = rs_err_set(err, RS_EINVAL,
+                        "fidelity: the flow level follows paths of at most %d links, and this %u-tier network's "
+                        "are up to %u with a relay; expected fidelity=packet, or a larger topology.radix or "
+                        "fewer GPUs for at most %d tiers", RS_MMF_MAX_HOPS, net->tiers, 2 * net->tiers + 2,
+                        RS_FLUID_MAX_TIERS);
+        goto fail;
+    }
     if (c->fidelity == RS_FIDELITY_FLOW && (rc = rs_fluid_create(net)) != RS_OK) {
         rs_err_set(err, rc, "fidelity: out of memory creating the flow-level network");
         goto fail;

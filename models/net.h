@@ -200,7 +200,8 @@ void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
 /* Ports. Every directed link has an egress port at its sender, named
  * (docs/model.md): "gpu12.nic", "gpu12.hb" (a GPU's NIC and NVLink ports),
  * "leaf3.p5", "spine0.p17", "agg7.p2", "core1.p0" (fat tree; a plane of two
- * tiers has leaves and spines, of three leaves, aggregation and core),
+ * tiers has leaves and spines, of three leaves, aggregation and core, of
+ * more leaves, "agg2-N", "agg3-N", ... and core: "agg3-12.p4"),
  * "rail2-leaf0.p4" (rail-only: the plane of rail 2), "nvs1.p3" (the
  * NVSwitch of HB domain 1, port facing its local GPU 3). */
 typedef struct rs_net_port_info {

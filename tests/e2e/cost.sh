@@ -81,7 +81,7 @@ expect_bad "gpus not a number" "--gpus" cost --gpus many
 expect_bad "gpus zero" "--gpus" cost --gpus 0
 expect_bad "gpus not multiple" "--gpus (topology.gpus)" cost --gpus 12 --hb 8
 expect_bad "odd radix" "--radix" cost --radix 7
-expect_bad "radix too small" "topology.radix" cost --gpus 100000 --hb 1 --radix 8
+expect_bad "radix too small" "topology.radix" cost --gpus 8 --hb 1 --radix 2
 expect_bad "nic speed" "--nic-gbps" cost --nic-gbps 0
 expect_bad "oversubscription" "--oversubscription" cost --oversubscription 0.5
 expect_bad "missing value" "--hb: expected a value" cost --hb

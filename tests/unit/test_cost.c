@@ -284,6 +284,12 @@ static const sim_case sim_cases[] = {
     { 2048, 8, 32, 2 },
     { 288, 72, 64, 1 },    /* NVL72 domains: 72 rails of 4 */
     { 16384, 8, 64, 1 },
+    { 32, 1, 4, 1 },       /* four tiers: k = 4, 2 (k/2)^4 hosts */
+    { 24, 1, 4, 1 },       /* four tiers, partial blocks and top */
+    { 64, 1, 4, 1 },       /* five tiers */
+    { 512, 8, 8, 1 },      /* fat tree four tiers, rail-only three */
+    { 64, 2, 4, 1 },       /* rail-only rails of four tiers */
+    { 300, 1, 8, 3 },      /* four tiers over oversubscribed leaves (2 uplinks) */
 };
 
 static void test_cost_counts_equal_simulated_topology(void)
@@ -565,33 +571,44 @@ static void test_cost_rejects_bad_input_naming_key(void)
 
 static void test_cost_rejects_radix_too_small_like_simulator(void)
 {
-    /* 16,384 GPUs at R = 16: rails of 2,048 in leaves of 8 need 256
-     * leaves per rail, more than 16 * 8 = 128 in three tiers: both the
-     * cost model and the simulator refuse, naming topology.radix. */
+    /* Tiers are unbounded (each adds R/2 of reach), so the one radix that
+     * cannot join more leaves is 2: a tier of 2-port switches joins at
+     * most 2. 8 GPUs in leaves of one at R = 2: both the cost model and
+     * the simulator refuse, naming topology.radix. (Before tiers were
+     * unbounded this test used 16,384 GPUs at R = 16, refused in three
+     * tiers; that is a four-tier network now.) */
     rs_cost_input in;
-    input(&in, 16384, 8, 16);
+    input(&in, 8, 1, 2);
     expect_error(&in, "topology.radix");
     rs_net_config c;
     rs_net_config_default(&c);
     c.kind = RS_TOPO_RAIL_ONLY;
-    c.gpus = 16384;
-    c.hb_size = 8;
-    c.radix = 16;
+    c.gpus = 8;
+    c.hb_size = 1;
+    c.radix = 2;
     rs_net *net = NULL;
     rs_err err;
     CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.radix"));
     rs_net_destroy(net);
-    /* 2,048 GPUs at R = 16: rail-only fits (256 per rail: 32 leaves in
-     * 3 tiers), the fat tree (256 leaves) does not. Asking for rail-only
-     * alone succeeds. */
+    /* 4 GPUs in 2 domains at R = 2: each rail of 2 is one switch, the fat
+     * tree needs 4 leaves of one. Asking for rail-only alone succeeds. */
     rs_parts p;
     rs_parts_default(&p);
     rs_bom r;
-    input(&in, 2048, 8, 16);
+    input(&in, 4, 2, 2);
     expect_error(&in, "fat tree");
     CU_ASSERT_EQUAL(rs_cost_compute(&in, &p, NULL, &r, NULL), RS_OK);
-    CU_ASSERT_EQUAL(r.tiers, 3);
+    CU_ASSERT_EQUAL(r.tiers, 1);
+    CU_ASSERT_EQUAL(r.switches_logical, 2);
+    /* What used to be refused is counted: rails of 2,048 are 256 leaves
+     * of 8, four tiers (up to 16 * 8 * 8 = 1,024 leaves); the fat tree's
+     * 2,048 leaves need five (up to 8,192). */
+    input(&in, 16384, 8, 16);
+    rs_bom f;
+    compute(&in, &p, &f, &r);
+    CU_ASSERT_EQUAL(f.tiers, 5);
+    CU_ASSERT_EQUAL(r.tiers, 4);
 }
 
 static const rs_cu_test cost_tests[] = {
