@@ -208,6 +208,83 @@ static void test_cost_oversubscription_shrinks_uplinks(void)
     CU_ASSERT_EQUAL(r.links, 4096 + 8 * 11 * 16);
 }
 
+/* -- the rail-only paper's cost table ----------------------------------- */
+
+/* Wang, Ghobadi, Shakeri, Zhang, Hasani, "Rail-only: A Low-Cost
+ * High-Performance Network for Training LLMs with Trillion Parameters"
+ * (arXiv 2307.12169; v1 "How to Build Low-cost Networks for Large Language
+ * Models (without Sacrificing Performance)"), Table 2: switches and
+ * transceivers of the rail-optimized fat tree and of rail-only. The paper
+ * counts full-bisection k-ary fat trees (rail-only: one per rail) and two
+ * transceivers per cable, the NIC's cable included: a fat tree of T tiers
+ * has (T - 1) N / (R/2) + N / R switches and 2 T N transceivers. Only the
+ * fat tree of the 32,768-GPU, HB 256, radix 32 row (7,168 switches,
+ * 262,144 transceivers) could be checked against a quote of the paper; the
+ * other rows are that construction's counts (docs/cost.md, "The rail-only
+ * paper's Table 2", says which is which). */
+typedef struct paper_row {
+    uint32_t gpus, hb, radix;
+    uint32_t ft_tiers, ro_tiers;
+    uint64_t ft_switches, ft_transceivers, ro_switches, ro_transceivers;
+} paper_row;
+
+static const paper_row table2[] = {
+    { 16384, 8, 64, 3, 2, 1280, 98304, 768, 65536 },
+    { 32768, 8, 128, 3, 2, 1280, 196608, 768, 131072 },
+    { 65536, 8, 128, 3, 2, 2560, 393216, 1536, 262144 },
+    { 32768, 256, 32, 4, 2, 7168, 262144, 3072, 131072 },
+    { 65536, 256, 32, 4, 2, 14336, 524288, 6144, 262144 },
+    { 32768, 256, 64, 3, 2, 2560, 196608, 1536, 131072 },
+    { 32768, 256, 128, 3, 1, 1280, 196608, 256, 65536 },
+};
+
+/* The paper's construction for n hosts at radix R: the fewest tiers T with
+ * 2 (R/2)^T >= n (one switch when n <= R), (T - 1) n / (R/2) + n / R
+ * switches (rounded up to one), 2 T n transceivers. */
+static void kary(uint64_t n, uint64_t R, uint32_t *tiers, uint64_t *sw, uint64_t *tx)
+{
+    uint64_t reach = R;
+    uint32_t T = 1;
+    while (reach < n) {
+        reach = T == 1 ? R * R / 2 : reach * (R / 2);
+        T++;
+    }
+    *tiers = T;
+    *sw = (T - 1) * n / (R / 2) + (n + R - 1) / R;
+    *tx = 2 * T * n;
+}
+
+static void test_cost_matches_rail_only_paper_table2(void)
+{
+    for (size_t i = 0; i < sizeof table2 / sizeof table2[0]; i++) {
+        const paper_row *t = &table2[i];
+        rs_bom f, r;
+        compute_default(t->gpus, t->hb, t->radix, &f, &r);
+        if (f.switches != t->ft_switches || r.switches != t->ro_switches)
+            fprintf(stderr, "\nTable 2 row %u GPUs, HB %u, radix %u: fat tree %llu, rail-only %llu switches\n",
+                    t->gpus, t->hb, t->radix, (unsigned long long)f.switches, (unsigned long long)r.switches);
+        CU_ASSERT_EQUAL(f.tiers, t->ft_tiers);
+        CU_ASSERT_EQUAL(f.switches, t->ft_switches);
+        CU_ASSERT_EQUAL(f.transceivers, t->ft_transceivers);
+        CU_ASSERT_EQUAL(r.tiers, t->ro_tiers);
+        CU_ASSERT_EQUAL(r.switches, t->ro_switches);
+        CU_ASSERT_EQUAL(r.switches_logical, t->ro_switches); /* no rail shares a switch here */
+        CU_ASSERT_EQUAL(r.transceivers, t->ro_transceivers);
+        /* The rows are the paper's construction: the fat tree over all
+         * GPUs, rail-only one per rail of gpus / hb. */
+        uint32_t T;
+        uint64_t sw, tx;
+        kary(t->gpus, t->radix, &T, &sw, &tx);
+        CU_ASSERT_EQUAL(T, t->ft_tiers);
+        CU_ASSERT_EQUAL(sw, t->ft_switches);
+        CU_ASSERT_EQUAL(tx, t->ft_transceivers);
+        kary(t->gpus / t->hb, t->radix, &T, &sw, &tx);
+        CU_ASSERT_EQUAL(T, t->ro_tiers);
+        CU_ASSERT_EQUAL(sw * t->hb, t->ro_switches);
+        CU_ASSERT_EQUAL(tx * t->hb, t->ro_transceivers);
+    }
+}
+
 /* -- equality with the simulator's topology ----------------------------- */
 
 typedef struct sim_case {
@@ -618,6 +695,7 @@ static const rs_cu_test cost_tests[] = {
     RS_CU_TEST(test_cost_16384_gpus_k8_r64),
     RS_CU_TEST(test_cost_non_full_tiers),
     RS_CU_TEST(test_cost_oversubscription_shrinks_uplinks),
+    RS_CU_TEST(test_cost_matches_rail_only_paper_table2),
     RS_CU_TEST(test_cost_counts_equal_simulated_topology),
     RS_CU_TEST(test_cost_rail_only_packs_small_rails),
     RS_CU_TEST(test_cost_nic_copper_drops_nic_transceivers),
