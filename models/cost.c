@@ -175,6 +175,14 @@ static void fill_counts(rs_bom *b, const rs_clos *pc, uint32_t planes, uint64_t 
     b->switch_ports_used = N + 2 * pc->cables * planes;
 }
 
+uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails)
+{
+    uint64_t per = rail_gpus ? radix / rail_gpus : 1;
+    if (per > rails)
+        per = rails;
+    return per ? (uint32_t)per : 1;
+}
+
 int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err)
 {
@@ -213,8 +221,8 @@ int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
          * one physical switch, partitioned (one VLAN/VRF per rail) so each
          * rail stays its own network. Cables and cabled ports do not change. */
         if (in->pack_rails && rail.tiers == 1) {
-            uint64_t per = R / D;
-            rail_only->rails_per_switch = (uint32_t)(per < K ? per : K);
+            uint64_t per = rs_cost_rails_per_switch(D, (uint32_t)R, (uint32_t)K);
+            rail_only->rails_per_switch = (uint32_t)per;
             rail_only->switches_per_tier[0] = ceil_div(K, per);
             rail_only->switches = rail_only->switches_per_tier[0];
         }

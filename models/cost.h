@@ -112,6 +112,13 @@ typedef struct rs_bom {
     double switch_w, transceiver_w, cable_w, power_w;         /* power_w = sum of the three */
 } rs_bom;
 
+/* Rail packing (docs/cost.md): how many rail-only rails of rail_gpus GPUs,
+ * each one switch, share one physical R-port switch (partitioned, so each
+ * stays its own network): floor(R / rail_gpus), at most rails, and 1 (no
+ * sharing) when a rail needs more than R/2 ports. Physical switches are
+ * ceil(rails / this). One rule for the cost model and rs_net_topo_info_get. */
+uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails);
+
 /* Count and price both designs for *in with parts *parts. fat_tree and
  * rail_only receive the results; either may be NULL to skip that design
  * (its errors are then not reported either). On bad input returns

@@ -781,6 +781,11 @@ int rs_net_run(rs_net *net, rs_time until)
 void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
 {
     out->switches = net->nswitches;
+    out->switches_physical = net->nswitches;
+    if (net->cfg.kind == RS_TOPO_RAIL_ONLY && net->tiers == 1) {
+        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->K);
+        out->switches_physical = (net->K + per - 1) / per;
+    }
     out->links = net->cables;
     out->tiers = net->tiers;
     out->planes = net->planes;

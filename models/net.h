@@ -157,7 +157,12 @@ int rs_net_run(rs_net *net, rs_time until);
 
 /* Topology facts. */
 typedef struct rs_net_topo_info {
-    uint32_t switches;   /* Ethernet switches */
+    uint32_t switches;   /* Ethernet switches as built and simulated (rail-only: every
+                            rail its own, even a rail of a few GPUs) */
+    uint32_t switches_physical; /* switches to buy: rail-only rails of one switch that fit
+                            several to a switch share one (rs_cost_rails_per_switch,
+                            docs/cost.md "Rail packing"); else = switches. What
+                            railsim run, compare and cost report as "switches" */
     uint32_t links;      /* Ethernet cables (each two directed links), NIC cables included */
     uint32_t tiers;      /* Ethernet switch tiers (max over planes) */
     uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */

@@ -332,6 +332,12 @@ static void check_against_sim(const sim_case *sc, int pack)
         /* Without packing (and always for the fat tree) physical = simulated. */
         if (!pack || kind == 0)
             CU_ASSERT_EQUAL(b->switches, ti.switches);
+        /* The network reports the physical count the cost model gives with
+         * packing (the default), which railsim run prints. */
+        if (pack)
+            CU_ASSERT_EQUAL(b->switches, ti.switches_physical);
+        if (kind == 0)
+            CU_ASSERT_EQUAL(ti.switches_physical, ti.switches);
         /* Cabled switch ports: every switch-side port the simulator made. */
         uint64_t sw_ports = 0;
         for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
