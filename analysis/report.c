@@ -179,9 +179,13 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
     fprintf(out, "railsim report: %s\n", path);
     fprintf(out, "  status      %s (railsim %s, seed %s)\n", str_s(s, "status"), str_s(s, "railsim"),
             str_u(s, "scenario.seed"));
-    fprintf(out, "  topology    %s, %s GPUs in %s HB domain(s), %s plane(s), %s tier(s), %s switches, %s links\n",
+    fprintf(out, "  topology    %s, %s GPUs in %s HB domain(s), %s plane(s), %s tier(s), %s switches",
             str_s(topo, "kind"), str_u(topo, "gpus"), str_u(topo, "hb_domains"), str_u(topo, "planes"),
-            str_u(topo, "tiers"), str_u(topo, "switches"), str_u(topo, "links"));
+            str_u(topo, "tiers"), str_u(topo, "switches"));
+    /* Summaries before switches_logical have none: nothing to add. */
+    if (has_u(topo, "switches_logical") && get_u(topo, "switches_logical") != get_u(topo, "switches"))
+        fprintf(out, " (%s simulated, one per rail)", str_u(topo, "switches_logical"));
+    fprintf(out, ", %s links\n", str_u(topo, "links"));
     fprintf(out, "  simulated   %s, %s events\n", str_time(s, "sim_end_ps"), str_u(s, "events"));
     fprintf(out, "  flows       %s of %s completed, %s\n", str_u(s, "flows.completed"), str_u(s, "flows.count"),
             has_u(s, "flows.bytes") ? fmt_bytes(get_u(s, "flows.bytes")) : "-");

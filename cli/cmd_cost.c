@@ -186,19 +186,24 @@ static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom 
     row_u("tiers", rail->tiers, fat->tiers);
     row_u("planes", rail->planes, fat->planes);
     row_u("switches", rail->switches, fat->switches);
+    /* Physical switches above, as run and compare count them; small rails
+     * share one, while the simulator builds one per rail. */
+    if (rail->switches != rail->switches_logical)
+        row_u("  simulated, per rail", rail->switches_logical, fat->switches_logical);
     for (uint32_t t = 0; t < RS_COST_MAX_TIERS; t++) {
         if (t >= rail->tiers && t >= fat->tiers)
             break;
-        static const char *const tier_name[] = { "  leaf (tier 1)", "  tier 2", "  tier 3" };
-        char x[32] = "-", y[32] = "-";
+        char name[32], x[32] = "-", y[32] = "-";
+        if (t == 0)
+            snprintf(name, sizeof name, "  leaf (tier 1)");
+        else
+            snprintf(name, sizeof name, "  tier %u", t + 1);
         if (t < rail->tiers)
             grouped(rail->switches_per_tier[t], x, sizeof x);
         if (t < fat->tiers)
             grouped(fat->switches_per_tier[t], y, sizeof y);
-        printf("  %-22s %16s %16s\n", tier_name[t], x, y);
+        printf("  %-22s %16s %16s\n", name, x, y);
     }
-    if (rail->switches != rail->switches_logical)
-        row_u("switches (simulated)", rail->switches_logical, fat->switches_logical);
     row_u("switch ports", rail->switch_ports, fat->switch_ports);
     row_u("switch ports cabled", rail->switch_ports_used, fat->switch_ports_used);
     row_u("links", rail->links, fat->links);

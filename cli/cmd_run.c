@@ -90,7 +90,8 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     rs_net_topo_info ti;
     rs_net_topo_info_get(net, &ti);
     const rs_timeline_kv topo[] = {
-        { "gpus", sc->net.gpus },     { "hb_size", sc->net.hb_size }, { "switches", ti.switches },
+        { "gpus", sc->net.gpus },     { "hb_size", sc->net.hb_size }, { "switches", ti.switches_physical },
+        { "switches_logical", ti.switches },
         { "links", ti.links },        { "tiers", ti.tiers },          { "planes", ti.planes },
     };
     /* trace_hash stays "": hashing the trace is not implemented yet. */
@@ -126,11 +127,13 @@ static void print_human(FILE *f, const json_t *s)
 {
     const json_t *fl = json_object_get(s, "flows"), *pk = json_object_get(s, "packets");
     const json_t *fct = json_object_get(fl, "fct_ps"), *topo = json_object_get(s, "topology");
-    printf("railsim run: %s, %lld GPUs, %lld switches in %lld tier(s), %lld links\n",
-           json_string_value(json_object_get(topo, "kind")),
-           (long long)json_integer_value(json_object_get(topo, "gpus")),
-           (long long)json_integer_value(json_object_get(topo, "switches")),
-           (long long)json_integer_value(json_object_get(topo, "tiers")),
+    long long sw = json_integer_value(json_object_get(topo, "switches"));
+    long long lsw = json_integer_value(json_object_get(topo, "switches_logical"));
+    printf("railsim run: %s, %lld GPUs, %lld switches", json_string_value(json_object_get(topo, "kind")),
+           (long long)json_integer_value(json_object_get(topo, "gpus")), sw);
+    if (lsw != sw) /* rails sharing switches: the simulator keeps one per rail */
+        printf(" (%lld simulated, one per rail)", lsw);
+    printf(" in %lld tier(s), %lld links\n", (long long)json_integer_value(json_object_get(topo, "tiers")),
            (long long)json_integer_value(json_object_get(topo, "links")));
     fprintf(f, "  flows      %lld of %lld completed, %lld bytes\n",
             (long long)json_integer_value(json_object_get(fl, "completed")),

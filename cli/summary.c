@@ -251,7 +251,10 @@ json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *
     json_object_set_new(topo, "hb_domains", I(ti.hb_domains));
     json_object_set_new(topo, "planes", I(ti.planes));
     json_object_set_new(topo, "tiers", I(ti.tiers));
-    json_object_set_new(topo, "switches", I(ti.switches));
+    /* Switches to buy, as railsim cost and compare count them; the
+     * simulator's own (one per rail on rail-only) next to them. */
+    json_object_set_new(topo, "switches", I(ti.switches_physical));
+    json_object_set_new(topo, "switches_logical", I(ti.switches));
     json_object_set_new(topo, "links", I(ti.links));
     json_object_set_new(o, "topology", topo);
     if (info->coll)

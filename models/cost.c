@@ -3,28 +3,23 @@
  * rail-only network (cost.h; the model is docs/cost.md).
  *
  * The counts are the topology builder's (models/topo.c) in closed form:
- * nothing is built, so a 100,000-GPU bill costs microseconds. The rules,
- * per plane of L leaves with `up` uplinks each (R ports per switch):
- *
- *   L = 1          one switch, no switch-to-switch cable
- *   L <= R         S = smallest divisor of up with S >= ceil(L*up/R) spines,
- *                  up/S parallel cables from every leaf to every spine
- *   L <= R*R/2     pods of R/2 leaves; `up` aggregation switches per pod, one
- *                  cable from each leaf to each of its pod's; core group a
- *                  (one per aggregation index) has C = smallest divisor of
- *                  R/2 with C >= ceil(pods*(R/2)/R) switches, (R/2)/C
- *                  parallel cables from aggregation a of every pod to each
- *
- * and the leaves: the fat tree is one plane whose every rail is cut into
- * ceil(D/dl) leaves (D = N/K GPUs per rail, dl = floor(R*o/(o+1)) GPU
- * ports per leaf), except that a cluster of at most R GPUs is one switch
- * (full bisection needs no more); rail-only is K planes of one rail each,
- * a rail of at most R GPUs being one switch. test_cost checks these against rs_net_create.
+ * nothing is built, so a 100,000-GPU bill costs microseconds. Both take the
+ * shape of a plane of L leaves with `up` uplinks each from rs_clos_shape
+ * (clos.h: a folded Clos of as many tiers as L needs, each tier above the
+ * leaves grouping R/2 blocks, the top joining up to R with the fewest
+ * switches and parallel cables), and the leaves from one rule: the fat
+ * tree is one plane whose every rail is cut into ceil(D/dl) leaves (D =
+ * N/K GPUs per rail, dl = floor(R*o/(o+1)) GPU ports per leaf), except
+ * that a cluster of at most R GPUs is one switch (full bisection needs no
+ * more); rail-only is K planes of one rail each, a rail of at most R GPUs
+ * being one switch. test_cost checks these against rs_net_create.
  *
  * The one deliberate difference from the simulator: in rail-only, rails of
  * at most R/2 GPUs share switches (floor(R/D) per switch); see cost.h.
  */
 #include "cost.h"
+
+#include "clos.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -139,55 +134,12 @@ static int check_input(const rs_cost_input *c, rs_err *err)
     return RS_OK;
 }
 
-/* Smallest divisor of n that is >= lo (n itself at worst), as topo.c. */
-static uint64_t divisor_at_least(uint64_t n, uint64_t lo)
-{
-    for (uint64_t d = lo ? lo : 1; d < n; d++)
-        if (n % d == 0)
-            return d;
-    return n;
-}
-
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
     return (a + b - 1) / b;
 }
 
-/* One plane of nl leaves with `up` uplinks each. */
-typedef struct plane_count {
-    uint32_t tiers;
-    uint64_t sw[RS_COST_MAX_TIERS]; /* switches per tier, [0] = leaves */
-    uint64_t cables;                /* switch-to-switch cables */
-} plane_count;
-
-static int count_plane(uint64_t nl, uint64_t R, uint64_t up, const char *design,
-                       plane_count *pc, rs_err *err)
-{
-    memset(pc, 0, sizeof *pc);
-    pc->sw[0] = nl;
-    if (nl == 1) {
-        pc->tiers = 1;
-        return RS_OK;
-    }
-    if (nl <= R) {
-        pc->tiers = 2;
-        pc->sw[1] = divisor_at_least(up, ceil_div(nl * up, R));
-        pc->cables = nl * up; /* S spines * up/S parallel cables per leaf */
-        return RS_OK;
-    }
-    uint64_t half = R / 2, pods = ceil_div(nl, half);
-    if (pods > R)
-        return rs_err_set(err, RS_EINVAL,
-                          "topology.radix: %u-port switches cannot join %llu leaf switches in 3 tiers "
-                          "(at most %llu) in the %s; expected a larger radix or fewer GPUs",
-                          (unsigned)R, (unsigned long long)nl, (unsigned long long)(R * half), design);
-    uint64_t C = divisor_at_least(half, ceil_div(pods * half, R));
-    pc->tiers = 3;
-    pc->sw[1] = pods * up;
-    pc->sw[2] = up * C;
-    pc->cables = nl * up + pods * up * half; /* leaf-aggregation + aggregation-core */
-    return RS_OK;
-}
+_Static_assert(RS_COST_MAX_TIERS == RS_CLOS_MAX_TIERS, "one tier bound for the cost model and the builder");
 
 static void price(rs_bom *b, const rs_cost_input *in, const rs_parts *p)
 {
@@ -209,18 +161,26 @@ static void price(rs_bom *b, const rs_cost_input *in, const rs_parts *p)
     b->power_w = b->switch_w + b->transceiver_w + b->cable_w;
 }
 
-static void fill_counts(rs_bom *b, const plane_count *pc, uint32_t planes, uint64_t N)
+static void fill_counts(rs_bom *b, const rs_clos *pc, uint32_t planes, uint64_t N)
 {
     memset(b, 0, sizeof *b);
     b->tiers = pc->tiers;
     b->planes = planes;
     for (int t = 0; t < RS_COST_MAX_TIERS; t++) {
-        b->switches_per_tier[t] = pc->sw[t] * planes;
+        b->switches_per_tier[t] = pc->switches[t] * planes;
         b->switches += b->switches_per_tier[t];
     }
     b->switches_logical = b->switches;
     b->links = N + pc->cables * planes;
     b->switch_ports_used = N + 2 * pc->cables * planes;
+}
+
+uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails)
+{
+    uint64_t per = rail_gpus ? radix / rail_gpus : 1;
+    if (per > rails)
+        per = rails;
+    return per ? (uint32_t)per : 1;
 }
 
 int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
@@ -238,15 +198,15 @@ int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
         dl = R - 1;
     uint64_t up = R - dl;
 
-    plane_count fat = { 0 }, rail = { 0 };
+    rs_clos fat, rail;
     if (fat_tree) {
         uint64_t nl = N <= R ? 1 : K * ceil_div(D, dl);
-        if ((rc = count_plane(nl, R, up, "fat tree", &fat, err)) != RS_OK)
+        if ((rc = rs_clos_shape(nl, (uint32_t)R, (uint32_t)up, " in the fat tree", &fat, err)) != RS_OK)
             return rc;
     }
     if (rail_only) {
         uint64_t nl = D <= R ? 1 : ceil_div(D, dl);
-        if ((rc = count_plane(nl, R, up, "rail-only network", &rail, err)) != RS_OK)
+        if ((rc = rs_clos_shape(nl, (uint32_t)R, (uint32_t)up, " in the rail-only network", &rail, err)) != RS_OK)
             return rc;
     }
 
@@ -261,8 +221,8 @@ int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
          * one physical switch, partitioned (one VLAN/VRF per rail) so each
          * rail stays its own network. Cables and cabled ports do not change. */
         if (in->pack_rails && rail.tiers == 1) {
-            uint64_t per = R / D;
-            rail_only->rails_per_switch = (uint32_t)(per < K ? per : K);
+            uint64_t per = rs_cost_rails_per_switch(D, (uint32_t)R, (uint32_t)K);
+            rail_only->rails_per_switch = (uint32_t)per;
             rail_only->switches_per_tier[0] = ceil_div(K, per);
             rail_only->switches = rail_only->switches_per_tier[0];
         }

@@ -87,12 +87,14 @@ typedef struct rs_cost_input {
  * cables; rail packing on. */
 void rs_cost_input_default(rs_cost_input *in);
 
-#define RS_COST_MAX_TIERS 3
+/* Deepest plane the model counts (clos.h's bound: 32 tiers join 2^32
+ * leaves at any radix of 4 or more). */
+#define RS_COST_MAX_TIERS 32
 
 /* Bill of materials of one design. Counts are whole network totals over
  * all planes; money and power are totals in dollars and watts. */
 typedef struct rs_bom {
-    uint32_t tiers;               /* switch tiers of the deepest plane (1 to 3) */
+    uint32_t tiers;               /* switch tiers of the deepest plane (1 to RS_COST_MAX_TIERS) */
     uint32_t planes;              /* separate networks: 1 (fat tree) or K (rail-only) */
     uint32_t rails_per_switch;    /* rail-only: rails sharing one switch (1 = no packing);
                                      fat tree: 0 */
@@ -110,13 +112,21 @@ typedef struct rs_bom {
     double switch_w, transceiver_w, cable_w, power_w;         /* power_w = sum of the three */
 } rs_bom;
 
+/* Rail packing (docs/cost.md): how many rail-only rails of rail_gpus GPUs,
+ * each one switch, share one physical R-port switch (partitioned, so each
+ * stays its own network): floor(R / rail_gpus), at most rails, and 1 (no
+ * sharing) when a rail needs more than R/2 ports. Physical switches are
+ * ceil(rails / this). One rule for the cost model and rs_net_topo_info_get. */
+uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails);
+
 /* Count and price both designs for *in with parts *parts. fat_tree and
  * rail_only receive the results; either may be NULL to skip that design
  * (its errors are then not reported either). On bad input returns
  * RS_EINVAL with err naming the key (topology.gpus, topology.hb_size,
  * topology.radix, topology.nic_gbps, topology.oversubscription; the same
- * checks and words as rs_net_create, including a radix too small for
- * three tiers) and leaves the outputs untouched. err may be NULL. */
+ * checks and words as rs_net_create, including a radix that cannot join
+ * the leaves at any number of tiers: 2 ports with more than 2 leaves) and
+ * leaves the outputs untouched. err may be NULL. */
 int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err);
 

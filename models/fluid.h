@@ -37,8 +37,11 @@ struct rs_port;
 /* -- the max-min fair solver ---------------------------------------------- */
 
 /* Links a flow may cross: a 3-tier Clos path is 6 (NIC, leaf up, agg up,
- * core down, agg down, leaf down). */
-#define RS_MMF_MAX_HOPS 8
+ * core down, agg down, leaf down), a 4-tier one 8, and a relayed message
+ * adds its two NVLink hops in front: 10. rs_net_create refuses flow level
+ * on networks of more tiers (RS_FLUID_MAX_TIERS). */
+#define RS_MMF_MAX_HOPS 10
+#define RS_FLUID_MAX_TIERS ((RS_MMF_MAX_HOPS - 2) / 2)
 
 typedef struct rs_mmf rs_mmf;
 

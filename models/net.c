@@ -224,6 +224,14 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         rc = rs_err_set(err, RS_EINVAL, "fidelity: expected packet or flow");
         goto fail;
     }
+    if (c->fidelity == RS_FIDELITY_FLOW && net->tiers > RS_FLUID_MAX_TIERS) {
+        rc = rs_err_set(err, RS_EINVAL,
+                        "fidelity: the flow level follows paths of at most %d links, and this %u-tier network's "
+                        "are up to %u with a relay; expected fidelity=packet, or a larger topology.radix or "
+                        "fewer GPUs for at most %d tiers", RS_MMF_MAX_HOPS, net->tiers, 2 * net->tiers + 2,
+                        RS_FLUID_MAX_TIERS);
+        goto fail;
+    }
     if (c->fidelity == RS_FIDELITY_FLOW && (rc = rs_fluid_create(net)) != RS_OK) {
         rs_err_set(err, rc, "fidelity: out of memory creating the flow-level network");
         goto fail;
@@ -916,6 +924,11 @@ rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t)
 void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
 {
     out->switches = net->nswitches;
+    out->switches_physical = net->nswitches;
+    if (net->cfg.kind == RS_TOPO_RAIL_ONLY && net->tiers == 1) {
+        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->K);
+        out->switches_physical = (net->K + per - 1) / per;
+    }
     out->links = net->cables;
     out->tiers = net->tiers;
     out->planes = net->planes;

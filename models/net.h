@@ -227,7 +227,12 @@ int rs_net_run(rs_net *net, rs_time until);
 
 /* Topology facts. */
 typedef struct rs_net_topo_info {
-    uint32_t switches;   /* Ethernet switches */
+    uint32_t switches;   /* Ethernet switches as built and simulated (rail-only: every
+                            rail its own, even a rail of a few GPUs) */
+    uint32_t switches_physical; /* switches to buy: rail-only rails of one switch that fit
+                            several to a switch share one (rs_cost_rails_per_switch,
+                            docs/cost.md "Rail packing"); else = switches. What
+                            railsim run, compare and cost report as "switches" */
     uint32_t links;      /* Ethernet cables (each two directed links), NIC cables included */
     uint32_t tiers;      /* Ethernet switch tiers (max over planes) */
     uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */
@@ -270,7 +275,8 @@ void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
 /* Ports. Every directed link has an egress port at its sender, named
  * (docs/model.md): "gpu12.nic", "gpu12.hb" (a GPU's NIC and NVLink ports),
  * "leaf3.p5", "spine0.p17", "agg7.p2", "core1.p0" (fat tree; a plane of two
- * tiers has leaves and spines, of three leaves, aggregation and core),
+ * tiers has leaves and spines, of three leaves, aggregation and core, of
+ * more leaves, "agg2-N", "agg3-N", ... and core: "agg3-12.p4"),
  * "rail2-leaf0.p4" (rail-only: the plane of rail 2), "nvs1.p3" (the
  * NVSwitch of HB domain 1, port facing its local GPU 3). */
 typedef struct rs_net_port_info {

@@ -12,12 +12,14 @@
  *   rail-only  one plane per rail r holding GPU r of every domain; a rail
  *              that fits in one switch is one switch, else its own Clos.
  *
- * A plane of L leaves: L = 1 is one switch; L <= R is two tiers (leaf,
- * spine); L <= R*R/2 is three (leaf, aggregation in pods of R/2 leaves,
- * core). Where a tier above is not full, fewer upper switches are used with
- * parallel cables so that every leaf keeps all its uplinks (full bisection
- * at the fewest switches). A leaf has dl = floor(R*o/(o+1)) GPU ports and
- * R - dl uplinks for oversubscription o.
+ * A plane of L leaves is a folded Clos of as many tiers as it needs
+ * (clos.h): L = 1 is one switch; L <= R is two tiers (leaf, spine); L <=
+ * R*R/2 is three (leaf, aggregation in pods of R/2 leaves, core); every
+ * further tier multiplies the reach by R/2 (the k-ary fat-tree recursion).
+ * Where the top tier is not full, fewer top switches are used with
+ * parallel cables so that every switch below keeps all its uplinks (full
+ * bisection at the fewest switches). A leaf has dl = floor(R*o/(o+1)) GPU
+ * ports and R - dl uplinks for oversubscription o.
  *
  * Routing is computed from the built graph, never per topology: a BFS from
  * every leaf over the switch-to-switch links that are up gives hop
@@ -26,6 +28,7 @@
  * next-hop set per leaf (deduplicated); the leaf itself forwards to the
  * GPU's port directly. Recomputing after a failure is another rs_topo_route.
  */
+#include "clos.h"
 #include "netint.h"
 
 #include <math.h>
@@ -45,7 +48,7 @@ typedef struct builder {
     cable *cables;
     size_t ncables, capcables;
     uint32_t capnodes;
-    uint32_t *ord;           /* next switch ordinal per [plane * 4 + tier] */
+    uint32_t ord[RS_CLOS_MAX_TIERS + 1]; /* next switch ordinal per tier of the plane being built */
 } builder;
 
 static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint32_t *id)
@@ -67,7 +70,7 @@ static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint
     n->sw = RS_NONE;
     n->leaf_index = RS_NONE;
     if (kind == RS_NODE_SWITCH)
-        n->ordinal = b->ord[plane * 4u + tier]++;
+        n->ordinal = b->ord[tier]++;
     *id = net->nnodes++;
     return RS_OK;
 }
@@ -86,83 +89,48 @@ static int add_cable(builder *b, uint32_t x, uint32_t y, uint8_t kind)
     return RS_OK;
 }
 
-/* Smallest divisor of n that is >= lo (n itself at worst). */
-static uint32_t divisor_at_least(uint32_t n, uint32_t lo)
-{
-    for (uint32_t d = lo ? lo : 1; d < n; d++)
-        if (n % d == 0)
-            return d;
-    return n;
-}
-
 #define TRY(x) do { int rc_ = (x); if (rc_ != RS_OK) return rc_; } while (0)
 
 /* Build one plane: nl leaves, leaf i holding gpus[start[i] .. start[i+1]),
- * each leaf with `up` uplinks when nl > 1. Returns the plane's tier count. */
+ * each leaf with `up` uplinks when nl > 1, as rs_clos_shape says (clos.h).
+ * Nodes are laid out tier by tier and, inside a tier, block by block;
+ * cables tier by tier, child by child: for two and three tiers the same
+ * order (and so the same port numbers) as before tiers were unbounded.
+ * Returns the plane's tier count. */
 static int build_plane(builder *b, uint16_t plane, const uint32_t *gpus,
                        const uint32_t *start, uint32_t nl, uint32_t up,
                        uint32_t *tiers, rs_err *err)
 {
-    uint32_t R = b->net->cfg.radix, half = R / 2;
-    uint32_t first_leaf = b->net->nnodes;
+    rs_clos sh;
+    TRY(rs_clos_shape(nl, b->net->cfg.radix, up, NULL, &sh, err));
+    memset(b->ord, 0, sizeof b->ord); /* ordinals count per plane and tier */
+    uint32_t first = b->net->nnodes; /* first switch of the current tier */
     for (uint32_t i = 0; i < nl; i++) {
         uint32_t leaf;
         TRY(add_node(b, RS_NODE_SWITCH, 1, plane, &leaf));
         for (uint32_t k = start[i]; k < start[i + 1]; k++)
             TRY(add_cable(b, gpus[k], leaf, CABLE_NIC));
     }
-    if (nl == 1) {
-        *tiers = 1;
-        return RS_OK;
-    }
-    if (nl <= R) {
-        uint32_t S = divisor_at_least(up, (nl * up + R - 1) / R);
-        uint32_t per = up / S;
-        uint32_t first_spine = b->net->nnodes;
-        for (uint32_t s = 0; s < S; s++) {
+    for (uint32_t t = 0; t + 1 < sh.tiers; t++) {
+        uint32_t above = b->net->nnodes;
+        if (sh.switches[t + 1] > UINT32_MAX - above)
+            return RS_ENOMEM; /* node ids are 32-bit */
+        for (uint64_t s = 0; s < sh.switches[t + 1]; s++) {
             uint32_t id;
-            TRY(add_node(b, RS_NODE_SWITCH, 2, plane, &id));
+            TRY(add_node(b, RS_NODE_SWITCH, (uint8_t)(t + 2), plane, &id));
         }
-        for (uint32_t i = 0; i < nl; i++)
-            for (uint32_t s = 0; s < S; s++)
-                for (uint32_t k = 0; k < per; k++)
-                    TRY(add_cable(b, first_leaf + i, first_spine + s, CABLE_SW));
-        *tiers = 2;
-        return RS_OK;
+        /* Switch p of child block c joins switches p*fan .. p*fan+fan-1 of
+         * its parent block c / children, par cables to each. */
+        uint64_t w = sh.width[t], wa = sh.width[t + 1], fan = sh.fan[t];
+        for (uint64_t c = 0; c < sh.blocks[t]; c++)
+            for (uint64_t p = 0; p < w; p++)
+                for (uint64_t q = 0; q < fan; q++)
+                    for (uint64_t k = 0; k < sh.par[t]; k++)
+                        TRY(add_cable(b, first + (uint32_t)(c * w + p),
+                                      above + (uint32_t)(c / sh.children[t] * wa + p * fan + q), CABLE_SW));
+        first = above;
     }
-    uint32_t pods = (nl + half - 1) / half;
-    if (half == 0 || pods > R)
-        return rs_err_set(err, RS_EINVAL,
-                          "topology.radix: %u-port switches cannot join %u leaf switches in 3 tiers "
-                          "(at most %u); expected a larger radix or fewer GPUs",
-                          R, nl, R * half);
-    /* Aggregation: `up` switches per pod, leaf i of the pod -> each of them. */
-    uint32_t first_agg = b->net->nnodes;
-    for (uint32_t p = 0; p < pods; p++)
-        for (uint32_t a = 0; a < up; a++) {
-            uint32_t id;
-            TRY(add_node(b, RS_NODE_SWITCH, 2, plane, &id));
-        }
-    for (uint32_t i = 0; i < nl; i++) {
-        uint32_t pod = i / half;
-        for (uint32_t a = 0; a < up; a++)
-            TRY(add_cable(b, first_leaf + i, first_agg + pod * up + a, CABLE_SW));
-    }
-    /* Core: group a joins aggregation switch a of every pod. */
-    uint32_t C = divisor_at_least(half, (pods * half + R - 1) / R);
-    uint32_t per = half / C;
-    uint32_t first_core = b->net->nnodes;
-    for (uint32_t a = 0; a < up; a++)
-        for (uint32_t c = 0; c < C; c++) {
-            uint32_t id;
-            TRY(add_node(b, RS_NODE_SWITCH, 3, plane, &id));
-        }
-    for (uint32_t p = 0; p < pods; p++)
-        for (uint32_t a = 0; a < up; a++)
-            for (uint32_t c = 0; c < C; c++)
-                for (uint32_t k = 0; k < per; k++)
-                    TRY(add_cable(b, first_agg + p * up + a, first_core + a * C + c, CABLE_SW));
-    *tiers = 3;
+    *tiers = sh.tiers;
     return RS_OK;
 }
 
@@ -257,9 +225,8 @@ int rs_topo_build(rs_net *net, rs_err *err)
     int rc = RS_ENOMEM;
     uint32_t *gpus = malloc((size_t)N * sizeof *gpus);
     uint32_t *start = malloc(((size_t)N + 1) * sizeof *start);
-    b.ord = calloc((size_t)net->planes * 4, sizeof *b.ord);
     net->plane_tiers = calloc(net->planes, 1);
-    if (!gpus || !start || !b.ord || !net->plane_tiers)
+    if (!gpus || !start || !net->plane_tiers)
         goto out;
     for (uint32_t g = 0, id; g < N; g++) /* node id == GPU id */
         if ((rc = add_node(&b, RS_NODE_GPU, 0, 0, &id)) != RS_OK)
@@ -386,7 +353,6 @@ int rs_topo_build(rs_net *net, rs_err *err)
 out:
     free(gpus);
     free(start);
-    free(b.ord);
     free(b.cables);
     return rc;
 }
@@ -555,9 +521,19 @@ static void node_name(const rs_net *net, uint32_t id, char *buf, size_t n)
     } else if (nd->kind == RS_NODE_HB) {
         snprintf(buf, n, "nvs%u", id - net->first_hb);
     } else {
-        static const char *const tier3[] = { "", "leaf", "agg", "core" };
-        static const char *const tier2[] = { "", "leaf", "spine", "" };
-        const char *t = net->plane_tiers[nd->plane] == 3 ? tier3[nd->tier] : tier2[nd->tier];
+        /* Two tiers: leaf, spine; three: leaf, agg, core; more: leaf,
+         * agg2-, agg3-, ..., core (the tier in the name, then a dash so
+         * that the ordinal stays apart: "agg3-12"). */
+        uint32_t T = net->plane_tiers[nd->plane];
+        char t[16];
+        if (nd->tier == 1)
+            snprintf(t, sizeof t, "leaf");
+        else if (nd->tier == T)
+            snprintf(t, sizeof t, "%s", T == 2 ? "spine" : "core");
+        else if (T == 3)
+            snprintf(t, sizeof t, "agg");
+        else
+            snprintf(t, sizeof t, "agg%u-", (unsigned)nd->tier);
         if (net->cfg.kind == RS_TOPO_RAIL_ONLY)
             snprintf(buf, n, "rail%u-%s%u", nd->plane, t, nd->ordinal);
         else

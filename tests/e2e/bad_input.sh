@@ -22,7 +22,10 @@ expect_bad "gpus not multiple"   "topology.gpus"           run "$TMP/multiple.js
 expect_bad "not an object"       "array.json"              run "$TMP/array.json" -o "$TMP/out"
 expect_bad "empty file"          "empty.json"              run "$TMP/empty.json" -o "$TMP/out"
 expect_bad "missing file"        "nope.json"               run "$TMP/nope.json" -o "$TMP/out"
-expect_bad "radix too small"     "topology.radix"          run --set topology.gpus=100000 --set topology.hb_size=1 --set topology.radix=8 -o "$TMP/out"
+# Tiers are unbounded (each adds radix/2 of reach): only 2-port switches
+# cannot join more than 2 leaves.
+expect_bad "radix too small"     "topology.radix"          run --set topology.gpus=8 --set topology.hb_size=1 --set topology.radix=2 -o "$TMP/out"
+expect_bad "too deep for flow"   "fidelity"                run --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=4 --set fidelity=flow -o "$TMP/out"
 expect_bad "zero rate"           "topology.nic_gbps"       run --set topology.nic_gbps=0 -o "$TMP/out"
 expect_bad "negative latency"    "topology.link_latency_ns" run --set topology.link_latency_ns=-5 -o "$TMP/out"
 expect_bad "huge gpus"           "topology.gpus"           run --set topology.gpus=99999999999 -o "$TMP/out"

@@ -31,6 +31,41 @@ done
 [ "$(json_get "$TMP/all-to-all/summary.json" "d['flows']['count']")" = 240 ] && ok "all-to-all: 240 flows" || fail "all-to-all flow count"
 [ "$(json_get "$TMP/incast/summary.json" "d['flows']['count']")" = 4 ] && ok "incast: fan_in flows" || fail "incast flow count"
 
+# Four tiers: 32 GPUs at radix 4 are the k = 4 fat tree of four tiers
+# (2 (k/2)^4 hosts; 16 + 16 + 16 + 8 switches, 4 x 32 cables). An
+# all-to-all at packet level reaches every GPU from every GPU across every
+# tier, also with a top switch down; the switch count is railsim cost's.
+"$RS" run -q --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=4 --set traffic.kind=all-to-all \
+    --set traffic.bytes=65536 -o "$TMP/tier4"
+"$RS" run -q --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=4 --set traffic.kind=all-to-all \
+    --set traffic.bytes=65536 --fault "2us switch-down core0" -o "$TMP/tier4f"
+"$RS" cost --gpus 32 --hb 1 --radix 4 --json >"$TMP/tier4cost.json"
+v=$("$PY" -c "
+import json
+c = json.load(open('$TMP/tier4cost.json'))['fat_tree']
+ok = True
+for n in ('tier4', 'tier4f'):
+    d = json.load(open('$TMP/%s/summary.json' % n))
+    t = d['topology']
+    ok &= d['status'] == 'complete' and d['flows']['completed'] == d['flows']['count'] == 32 * 31
+    ok &= t['tiers'] == 4 == c['tiers'] and t['switches'] == 56 == c['switches'] and t['links'] == 128 == c['links']
+    names = [p['name'] for p in d['ports']]
+    ok &= any(x.startswith('agg2-') for x in names) and any(x.startswith('agg3-') for x in names)
+f = json.load(open('$TMP/tier4f/summary.json'))['faults'][0]
+ok &= f['target'] == 'core0' and f['applied']
+print(ok)")
+[ "$v" = True ] && ok "4-tier fat tree: every GPU reaches every GPU at packet level" || fail "4-tier fat tree run"
+# Rail-optimized: 512 GPUs in HB domains of 8 at radix 8 are 128 rail-pure
+# leaves of 4, four tiers; rail-only rails of 64 need three.
+for k in fat-tree rail-only; do
+    "$RS" run --set topology.kind=$k --set topology.gpus=512 --set topology.hb_size=8 --set topology.radix=8 \
+        --set traffic.kind=permutation --set traffic.bytes=262144 -o "$TMP/t4-$k" >"$TMP/t4-$k.txt"
+done
+grep -q "fat-tree, 512 GPUs, 448 switches in 4 tier(s), 2048 links" "$TMP/t4-fat-tree.txt" &&
+grep -q "rail-only, 512 GPUs, 320 switches in 3 tier(s), 1536 links" "$TMP/t4-rail-only.txt" &&
+[ "$(json_get "$TMP/t4-fat-tree/summary.json" "d['flows']['completed']")" = 512 ] \
+    && ok "512 GPUs at radix 8: 4-tier fat tree, 3-tier rails" || fail "512 GPUs at radix 8: $(head -1 "$TMP/t4-fat-tree.txt"); $(head -1 "$TMP/t4-rail-only.txt")"
+
 # Every summary key the docs promise is there.
 v=$(json_get "$TMP/default/summary.json" "all(k in d for k in ['sim_end_ps','flows','packets','packet_hops','events','wall_s','peak_rss_bytes','topology']) and all(k in d['flows']['fct_ps'] for k in ['min','mean','p50','p99','max']) and all(k in d['packets'] for k in ['sent','delivered','dropped','retransmitted']) and all(k in d['topology'] for k in ['switches','links','tiers'])")
 [ "$v" = True ] && ok "summary has the documented keys" || fail "summary keys"

@@ -98,6 +98,24 @@ import json; c=json.load(open('$TMP/c/compare.json'))['cases'][0]; k=json.load(o
 print(all(c[s]['cost'][f]==k[s][f] for s in ('rail_only','fat_tree') for f in ('switches','links','transceivers')) and abs(c['rail_only']['cost']['cost_usd']-k['rail_only']['cost_usd'])<1e-6)")
 [ "$v" = True ] && ok "cost columns equal railsim cost" || fail "cost columns differ from railsim cost"
 
+# run, compare and cost count switches alike: physical ones (2 here: 8
+# rails of 2 GPUs share 8-port switches 4 to a switch), with the
+# simulator's one per rail (8) beside them.
+"$RS" run -q $ARGS --set topology.kind=rail-only -o "$TMP/r" >/dev/null 2>&1
+"$RS" run $ARGS --set topology.kind=rail-only -o "$TMP/r2" >"$TMP/run.txt" 2>/dev/null
+v=$("$PY" -c "
+import json; c=json.load(open('$TMP/c/compare.json'))['cases'][0]; k=json.load(open('$TMP/cost.json'))
+r=json.load(open('$TMP/r/summary.json'))['topology']
+ok = k['rail_only']['switches'] == 2 and k['rail_only']['switches_logical'] == 8
+for s, sub in (('rail_only', 'rail-only'), ('fat_tree', 'fat-tree')):
+    t = json.load(open('$TMP/c/%s/summary.json' % sub))['topology']
+    ok &= t['switches'] == c[s]['cost']['switches'] == k[s]['switches']
+    ok &= t['switches_logical'] == c[s]['cost']['switches_logical'] == k[s]['switches_logical']
+ok &= r['switches'] == 2 and r['switches_logical'] == 8
+print(ok)")
+[ "$v" = True ] && grep -q "rail-only, 16 GPUs, 2 switches (8 simulated, one per rail)" "$TMP/run.txt" \
+    && ok "run, compare and cost report the same switches" || fail "switch counts differ between run, compare and cost"
+
 # The rail-aligned dense job takes the same time on both.
 v=$(json_get "$TMP/c/compare.json" "d['cases'][0]['rail_only_vs_fat_tree']['time_pct'] == 0")
 [ "$v" = True ] && ok "dense TP+DP: rail-only equals the fat tree" || fail "dense job differs between topologies"

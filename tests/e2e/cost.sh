@@ -33,6 +33,17 @@ check "1024 GPUs, K=8, R=128: rail-only one tier" \
 check "16384 GPUs, K=8, R=64" \
     "f['tiers']==3 and f['switches']==1280 and f['links']==49152 and f['transceivers']==98304 and f['cost_usd']==98041856 and r['tiers']==2 and r['switches']==768 and r['links']==32768 and r['transceivers']==65536 and r['cost_usd']==61276160 and abs(s['cost']-37.5)<1e-9" \
     --gpus 16384 --hb 8 --radix 64
+# The rail-only paper's Table 2 rows (docs/cost.md; test_cost pins the same
+# counts): fat tree tiers/switches/transceivers, then rail-only's.
+for row in "16384 8 64 3 1280 98304 2 768 65536" "32768 8 128 3 1280 196608 2 768 131072" \
+           "65536 8 128 3 2560 393216 2 1536 262144" "32768 256 32 4 7168 262144 2 3072 131072" \
+           "65536 256 32 4 14336 524288 2 6144 262144" "32768 256 64 3 2560 196608 2 1536 131072" \
+           "32768 256 128 3 1280 196608 1 256 65536"; do
+    set -- $row
+    check "Table 2: $1 GPUs, HB $2, radix $3" \
+        "f['tiers']==$4 and f['switches']==$5 and f['transceivers']==$6 and r['tiers']==$7 and r['switches']==$8 and r['transceivers']==$9 and len(f['switches_per_tier'])==$4" \
+        --gpus $1 --hb $2 --radix $3
+done
 check "64 GPUs: packed rail switch" \
     "r['switches']==1 and r['switches_logical']==8 and r['rails_per_switch']==8 and f['switches']==1 and f['links']==64 and s['cost']==0" \
     --gpus 64 --hb 8 --radix 64
@@ -81,7 +92,7 @@ expect_bad "gpus not a number" "--gpus" cost --gpus many
 expect_bad "gpus zero" "--gpus" cost --gpus 0
 expect_bad "gpus not multiple" "--gpus (topology.gpus)" cost --gpus 12 --hb 8
 expect_bad "odd radix" "--radix" cost --radix 7
-expect_bad "radix too small" "topology.radix" cost --gpus 100000 --hb 1 --radix 8
+expect_bad "radix too small" "topology.radix" cost --gpus 8 --hb 1 --radix 2
 expect_bad "nic speed" "--nic-gbps" cost --nic-gbps 0
 expect_bad "oversubscription" "--oversubscription" cost --oversubscription 0.5
 expect_bad "missing value" "--hb: expected a value" cost --hb

@@ -43,6 +43,17 @@ for topo in fat-tree rail-only; do
         --set traffic.bytes=1048576 --fault "20us link-down any-network-link 50us"
 done
 
+# Four tiers (radix 4: 16 leaves of 2 in the plane: 32 GPUs for the fat
+# tree, 64 for two rails), with a fault drawn among the upper switches and
+# relays through the HB domains; and at flow level.
+for topo in fat-tree rail-only; do
+    [ $topo = fat-tree ] && n=32 || n=64
+    deep="--set topology.kind=$topo --set topology.gpus=$n --set topology.hb_size=2 --set topology.radix=4 --set seed=5"
+    same "$topo 4 tiers all-to-all, a spine down" $deep --set traffic.kind=all-to-all --set traffic.bytes=20000 \
+        --fault "3us switch-down any-spine"
+    same "$topo 4 tiers flow level" $deep --set traffic.kind=all-to-all --set traffic.bytes=20000 --set fidelity=flow
+done
+
 base="--set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=16 --set traffic.kind=permutation --set topology.buffer_bytes=65536"
 "$RS" run -q $base --set seed=1 -o "$TMP/s1" && "$RS" run -q $base --set seed=2 -o "$TMP/s2"
 if [ "$(strip_host "$TMP/s1/summary.json")" != "$(strip_host "$TMP/s2/summary.json")" ]; then

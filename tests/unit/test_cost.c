@@ -208,6 +208,83 @@ static void test_cost_oversubscription_shrinks_uplinks(void)
     CU_ASSERT_EQUAL(r.links, 4096 + 8 * 11 * 16);
 }
 
+/* -- the rail-only paper's cost table ----------------------------------- */
+
+/* Wang, Ghobadi, Shakeri, Zhang, Hasani, "Rail-only: A Low-Cost
+ * High-Performance Network for Training LLMs with Trillion Parameters"
+ * (arXiv 2307.12169; v1 "How to Build Low-cost Networks for Large Language
+ * Models (without Sacrificing Performance)"), Table 2: switches and
+ * transceivers of the rail-optimized fat tree and of rail-only. The paper
+ * counts full-bisection k-ary fat trees (rail-only: one per rail) and two
+ * transceivers per cable, the NIC's cable included: a fat tree of T tiers
+ * has (T - 1) N / (R/2) + N / R switches and 2 T N transceivers. Only the
+ * fat tree of the 32,768-GPU, HB 256, radix 32 row (7,168 switches,
+ * 262,144 transceivers) could be checked against a quote of the paper; the
+ * other rows are that construction's counts (docs/cost.md, "The rail-only
+ * paper's Table 2", says which is which). */
+typedef struct paper_row {
+    uint32_t gpus, hb, radix;
+    uint32_t ft_tiers, ro_tiers;
+    uint64_t ft_switches, ft_transceivers, ro_switches, ro_transceivers;
+} paper_row;
+
+static const paper_row table2[] = {
+    { 16384, 8, 64, 3, 2, 1280, 98304, 768, 65536 },
+    { 32768, 8, 128, 3, 2, 1280, 196608, 768, 131072 },
+    { 65536, 8, 128, 3, 2, 2560, 393216, 1536, 262144 },
+    { 32768, 256, 32, 4, 2, 7168, 262144, 3072, 131072 },
+    { 65536, 256, 32, 4, 2, 14336, 524288, 6144, 262144 },
+    { 32768, 256, 64, 3, 2, 2560, 196608, 1536, 131072 },
+    { 32768, 256, 128, 3, 1, 1280, 196608, 256, 65536 },
+};
+
+/* The paper's construction for n hosts at radix R: the fewest tiers T with
+ * 2 (R/2)^T >= n (one switch when n <= R), (T - 1) n / (R/2) + n / R
+ * switches (rounded up to one), 2 T n transceivers. */
+static void kary(uint64_t n, uint64_t R, uint32_t *tiers, uint64_t *sw, uint64_t *tx)
+{
+    uint64_t reach = R;
+    uint32_t T = 1;
+    while (reach < n) {
+        reach = T == 1 ? R * R / 2 : reach * (R / 2);
+        T++;
+    }
+    *tiers = T;
+    *sw = (T - 1) * n / (R / 2) + (n + R - 1) / R;
+    *tx = 2 * T * n;
+}
+
+static void test_cost_matches_rail_only_paper_table2(void)
+{
+    for (size_t i = 0; i < sizeof table2 / sizeof table2[0]; i++) {
+        const paper_row *t = &table2[i];
+        rs_bom f, r;
+        compute_default(t->gpus, t->hb, t->radix, &f, &r);
+        if (f.switches != t->ft_switches || r.switches != t->ro_switches)
+            fprintf(stderr, "\nTable 2 row %u GPUs, HB %u, radix %u: fat tree %llu, rail-only %llu switches\n",
+                    t->gpus, t->hb, t->radix, (unsigned long long)f.switches, (unsigned long long)r.switches);
+        CU_ASSERT_EQUAL(f.tiers, t->ft_tiers);
+        CU_ASSERT_EQUAL(f.switches, t->ft_switches);
+        CU_ASSERT_EQUAL(f.transceivers, t->ft_transceivers);
+        CU_ASSERT_EQUAL(r.tiers, t->ro_tiers);
+        CU_ASSERT_EQUAL(r.switches, t->ro_switches);
+        CU_ASSERT_EQUAL(r.switches_logical, t->ro_switches); /* no rail shares a switch here */
+        CU_ASSERT_EQUAL(r.transceivers, t->ro_transceivers);
+        /* The rows are the paper's construction: the fat tree over all
+         * GPUs, rail-only one per rail of gpus / hb. */
+        uint32_t T;
+        uint64_t sw, tx;
+        kary(t->gpus, t->radix, &T, &sw, &tx);
+        CU_ASSERT_EQUAL(T, t->ft_tiers);
+        CU_ASSERT_EQUAL(sw, t->ft_switches);
+        CU_ASSERT_EQUAL(tx, t->ft_transceivers);
+        kary(t->gpus / t->hb, t->radix, &T, &sw, &tx);
+        CU_ASSERT_EQUAL(T, t->ro_tiers);
+        CU_ASSERT_EQUAL(sw * t->hb, t->ro_switches);
+        CU_ASSERT_EQUAL(tx * t->hb, t->ro_transceivers);
+    }
+}
+
 /* -- equality with the simulator's topology ----------------------------- */
 
 typedef struct sim_case {
@@ -255,6 +332,12 @@ static void check_against_sim(const sim_case *sc, int pack)
         /* Without packing (and always for the fat tree) physical = simulated. */
         if (!pack || kind == 0)
             CU_ASSERT_EQUAL(b->switches, ti.switches);
+        /* The network reports the physical count the cost model gives with
+         * packing (the default), which railsim run prints. */
+        if (pack)
+            CU_ASSERT_EQUAL(b->switches, ti.switches_physical);
+        if (kind == 0)
+            CU_ASSERT_EQUAL(ti.switches_physical, ti.switches);
         /* Cabled switch ports: every switch-side port the simulator made. */
         uint64_t sw_ports = 0;
         for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
@@ -284,6 +367,12 @@ static const sim_case sim_cases[] = {
     { 2048, 8, 32, 2 },
     { 288, 72, 64, 1 },    /* NVL72 domains: 72 rails of 4 */
     { 16384, 8, 64, 1 },
+    { 32, 1, 4, 1 },       /* four tiers: k = 4, 2 (k/2)^4 hosts */
+    { 24, 1, 4, 1 },       /* four tiers, partial blocks and top */
+    { 64, 1, 4, 1 },       /* five tiers */
+    { 512, 8, 8, 1 },      /* fat tree four tiers, rail-only three */
+    { 64, 2, 4, 1 },       /* rail-only rails of four tiers */
+    { 300, 1, 8, 3 },      /* four tiers over oversubscribed leaves (2 uplinks) */
 };
 
 static void test_cost_counts_equal_simulated_topology(void)
@@ -565,33 +654,44 @@ static void test_cost_rejects_bad_input_naming_key(void)
 
 static void test_cost_rejects_radix_too_small_like_simulator(void)
 {
-    /* 16,384 GPUs at R = 16: rails of 2,048 in leaves of 8 need 256
-     * leaves per rail, more than 16 * 8 = 128 in three tiers: both the
-     * cost model and the simulator refuse, naming topology.radix. */
+    /* Tiers are unbounded (each adds R/2 of reach), so the one radix that
+     * cannot join more leaves is 2: a tier of 2-port switches joins at
+     * most 2. 8 GPUs in leaves of one at R = 2: both the cost model and
+     * the simulator refuse, naming topology.radix. (Before tiers were
+     * unbounded this test used 16,384 GPUs at R = 16, refused in three
+     * tiers; that is a four-tier network now.) */
     rs_cost_input in;
-    input(&in, 16384, 8, 16);
+    input(&in, 8, 1, 2);
     expect_error(&in, "topology.radix");
     rs_net_config c;
     rs_net_config_default(&c);
     c.kind = RS_TOPO_RAIL_ONLY;
-    c.gpus = 16384;
-    c.hb_size = 8;
-    c.radix = 16;
+    c.gpus = 8;
+    c.hb_size = 1;
+    c.radix = 2;
     rs_net *net = NULL;
     rs_err err;
     CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.radix"));
     rs_net_destroy(net);
-    /* 2,048 GPUs at R = 16: rail-only fits (256 per rail: 32 leaves in
-     * 3 tiers), the fat tree (256 leaves) does not. Asking for rail-only
-     * alone succeeds. */
+    /* 4 GPUs in 2 domains at R = 2: each rail of 2 is one switch, the fat
+     * tree needs 4 leaves of one. Asking for rail-only alone succeeds. */
     rs_parts p;
     rs_parts_default(&p);
     rs_bom r;
-    input(&in, 2048, 8, 16);
+    input(&in, 4, 2, 2);
     expect_error(&in, "fat tree");
     CU_ASSERT_EQUAL(rs_cost_compute(&in, &p, NULL, &r, NULL), RS_OK);
-    CU_ASSERT_EQUAL(r.tiers, 3);
+    CU_ASSERT_EQUAL(r.tiers, 1);
+    CU_ASSERT_EQUAL(r.switches_logical, 2);
+    /* What used to be refused is counted: rails of 2,048 are 256 leaves
+     * of 8, four tiers (up to 16 * 8 * 8 = 1,024 leaves); the fat tree's
+     * 2,048 leaves need five (up to 8,192). */
+    input(&in, 16384, 8, 16);
+    rs_bom f;
+    compute(&in, &p, &f, &r);
+    CU_ASSERT_EQUAL(f.tiers, 5);
+    CU_ASSERT_EQUAL(r.tiers, 4);
 }
 
 static const rs_cu_test cost_tests[] = {
@@ -601,6 +701,7 @@ static const rs_cu_test cost_tests[] = {
     RS_CU_TEST(test_cost_16384_gpus_k8_r64),
     RS_CU_TEST(test_cost_non_full_tiers),
     RS_CU_TEST(test_cost_oversubscription_shrinks_uplinks),
+    RS_CU_TEST(test_cost_matches_rail_only_paper_table2),
     RS_CU_TEST(test_cost_counts_equal_simulated_topology),
     RS_CU_TEST(test_cost_rail_only_packs_small_rails),
     RS_CU_TEST(test_cost_nic_copper_drops_nic_transceivers),

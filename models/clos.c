@@ -1,0 +1,60 @@
+/*
+ * clos.c - the shape of a folded-Clos plane of any number of tiers
+ * (clos.h): tier count, blocks, widths and cables, in closed form.
+ */
+#include "clos.h"
+
+#include <string.h>
+
+uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo)
+{
+    for (uint64_t d = lo ? lo : 1; d < n; d++)
+        if (n % d == 0)
+            return d;
+    return n;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_clos *c, rs_err *err)
+{
+    memset(c, 0, sizeof *c);
+    uint64_t half = R / 2;
+    /* Tiers: each tier between the leaves and the top groups R/2 blocks;
+     * the top joins up to R. */
+    uint32_t T = 1;
+    if (nl > 1) {
+        T = 2;
+        for (uint64_t b = nl; b > R; b = ceil_div(b, half)) {
+            if (half < 2 || T == RS_CLOS_MAX_TIERS)
+                return rs_err_set(err, RS_EINVAL,
+                                  "topology.radix: %u-port switches cannot join %llu leaf switches%s (%s); "
+                                  "expected a larger radix or fewer GPUs", R, (unsigned long long)nl,
+                                  where ? where : "",
+                                  half < 2 ? "2-port switches join at most 2, in any number of tiers"
+                                           : "not in 32 tiers");
+            T++;
+        }
+    }
+    c->tiers = T;
+    c->blocks[0] = nl;
+    c->width[0] = 1;
+    c->switches[0] = nl;
+    for (uint32_t i = 0; i + 1 < T; i++) {
+        c->uplinks[i] = i == 0 ? up : half;
+        int top = i + 2 == T;
+        /* The top joins every block below it; other tiers R/2 each. */
+        c->children[i] = top ? c->blocks[i] : half;
+        c->blocks[i + 1] = top ? 1 : ceil_div(c->blocks[i], half);
+        c->fan[i] = top ? rs_clos_divisor_at_least(c->uplinks[i], ceil_div(c->blocks[i] * c->uplinks[i], R))
+                        : c->uplinks[i];
+        c->par[i] = c->uplinks[i] / c->fan[i];
+        c->width[i + 1] = c->width[i] * c->fan[i];
+        c->switches[i + 1] = c->blocks[i + 1] * c->width[i + 1];
+        c->cables += c->blocks[i] * c->width[i] * c->uplinks[i];
+    }
+    return RS_OK;
+}

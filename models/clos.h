@@ -1,0 +1,63 @@
+/*
+ * clos.h - the shape of one folded-Clos plane of any number of tiers, the
+ * one rule that both the topology builder (topo.c) and the cost model
+ * (cost.c) follow, so that what is costed is what is simulated.
+ *
+ * A plane joins L leaf switches, each with `up` uplinks, using switches of
+ * R ports. It is built bottom-up from blocks: a leaf is a block of tier 1;
+ * a block of tier t (1 < t < T) is R/2 blocks of tier t-1 (the last one of
+ * a tier may hold fewer) under width[t] switches; the top tier joins all
+ * blocks of tier T-1 (at most R of them). This is the standard recursion of
+ * the k-ary fat tree: every tier added multiplies the reach by R/2, so T
+ * tiers join up to R * (R/2)^(T-2) leaves (R for two tiers, R*R/2 for
+ * three, R*R*R/4 for four).
+ *
+ * Between tier t and t+1 (index i = t-1 below): the switch at position p
+ * (0 <= p < width[i]) of a block connects to fan[i] switches of its parent
+ * block, at positions p*fan[i] .. p*fan[i]+fan[i]-1, with par[i] parallel
+ * cables to each; fan[i] * par[i] = uplinks[i] (`up` for a leaf, R/2
+ * above). Below the top, fan = uplinks and par = 1. The top tier uses the
+ * fewest switches that keep every uplink: fan = the smallest divisor C of
+ * uplinks with C * R >= blocks * uplinks, and uplinks / C parallel cables.
+ * So a plane is full bisection above its leaves, at the fewest top
+ * switches, and a plane of two or three tiers is exactly what railsim
+ * built before tiers were unbounded.
+ *
+ * Plain value type; nothing allocates.
+ */
+#ifndef RS_CLOS_H
+#define RS_CLOS_H
+
+#include "base.h"
+
+#include <stdint.h>
+
+/* 32 tiers join 2^32 leaves even at R = 4; only R = 2 (a tier that adds
+ * no reach) can need more. */
+#define RS_CLOS_MAX_TIERS 32
+
+typedef struct rs_clos {
+    uint32_t tiers;                       /* T: 1 (one switch) to RS_CLOS_MAX_TIERS */
+    uint64_t blocks[RS_CLOS_MAX_TIERS];   /* [t-1]: blocks of tier t ([0] = leaves, [T-1] = 1) */
+    uint64_t width[RS_CLOS_MAX_TIERS];    /* [t-1]: tier-t switches in one block ([0] = 1) */
+    uint64_t uplinks[RS_CLOS_MAX_TIERS];  /* [t-1]: uplinks of a tier-t switch (0 at the top) */
+    uint64_t fan[RS_CLOS_MAX_TIERS];      /* [t-1]: parent switches each tier-t switch reaches */
+    uint64_t par[RS_CLOS_MAX_TIERS];      /* [t-1]: parallel cables to each of them */
+    uint64_t children[RS_CLOS_MAX_TIERS]; /* [t-1]: tier-t blocks per tier-(t+1) block (the
+                                             last may hold fewer) */
+    uint64_t switches[RS_CLOS_MAX_TIERS]; /* [t-1]: tier-t switches = blocks * width */
+    uint64_t cables;                      /* switch-to-switch cables */
+} rs_clos;
+
+/* Shape of a plane of nl >= 1 leaves with `up` uplinks each (1 <= up < R)
+ * and R-port switches (even, >= 2). RS_EINVAL with err naming
+ * topology.radix when no number of tiers up to RS_CLOS_MAX_TIERS joins nl
+ * leaves (at R = 2 a tier adds no reach: more than 2 leaves cannot be
+ * joined); `where` (may be NULL) is appended to that sentence, e.g. " in
+ * the fat tree". *c is unspecified on error; err may be NULL. */
+int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_clos *c, rs_err *err);
+
+/* Smallest divisor of n (>= 1) that is >= lo; n itself at worst. */
+uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
+
+#endif
