@@ -1,0 +1,64 @@
+#!/bin/sh
+# The reproduction experiments (experiments/, docs/validation.md) in their
+# --quick form: each runs, writes its table, numbers and plot, and its
+# results point the way the paper's do. Directions and exact counts only,
+# never timings.
+# Usage: experiments.sh PATH/TO/railsim E2E_DIR
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+EXP="$E2E/../../experiments"
+export RAILSIM="$RS"
+
+check() {
+    v=$(json_get "$2" "$3" 2>&1)
+    [ "$v" = True ] && ok "$1" || fail "$1 ($v)"
+}
+
+run_exp() { # run_exp DIR/NAME: quick run into $TMP/out; ok if it wrote .md, .json, .png
+    name=$(basename "$1")
+    if "$PY" "$EXP/$1" --quick -o "$TMP/out" >"$TMP/$name.stdout" 2>"$TMP/$name.stderr"; then
+        ok "$1 --quick runs"
+    else
+        fail "$1 --quick: exit $?: $(tail -3 "$TMP/$name.stderr")"
+        return
+    fi
+    for ext in md json png; do
+        [ -s "$TMP/out/$name.$ext" ] || fail "$1: no $name.$ext"
+    done
+    cmp -s "$TMP/out/$name.md" "$TMP/$name.stdout" && ok "$1: prints the table it writes" \
+        || fail "$1: stdout differs from $name.md"
+}
+
+# Table 2 runs every row: the counts are exact.
+if "$PY" "$EXP/rail-only/table2" -o "$TMP/out" >"$TMP/t2.out" 2>&1; then
+    ok "table2: every row matches its reference"
+else
+    fail "table2: $(cat "$TMP/t2.out")"
+fi
+check "table2: the paper's 4-tier row (32,768 GPUs, HB 256, radix 32): 7,168 switches, 262,144 transceivers" \
+    "$TMP/out/table2.json" \
+    "[(r['fat_tree']['tiers'], r['fat_tree']['switches'], r['fat_tree']['transceivers']) for r in d if (r['gpus'], r['hb'], r['radix']) == (32768, 256, 32)] == [(4, 7168, 262144)] and len(d) == 7 and all(r['match'] for r in d)"
+
+run_exp rail-only/a2a-ratio
+check "a2a-ratio: forwarding costs at HB:NIC 1, not at 9; the fat tree with PXN equals rail-only" "$TMP/out/a2a-ratio.json" \
+    "d[0]['ratio'] == 1 and d[-1]['ratio'] == 9 and d[0]['overhead_vs_direct_pct'] > d[-1]['overhead_vs_direct_pct'] + 5 and abs(d[-1]['overhead_vs_direct_pct']) < 2 and all(x['overhead_vs_pxn_pct'] == 0 for x in d)"
+
+run_exp rail-only/gpus
+check "gpus: rail-only within 1% of the fat tree on a dense model" "$TMP/out/gpus.json" \
+    "all(abs(x['diff_pct']) < 1 for x in d)"
+
+run_exp rail-only/hb-size
+check "hb-size: a larger HB domain is not slower" "$TMP/out/hb-size.json" \
+    "d[-1]['hb'] > d[0]['hb'] and d[-1]['runs']['rail-only']['iter_ms'] <= d[0]['runs']['rail-only']['iter_ms']"
+
+run_exp scaling/fsdp
+check "fsdp: per-GPU throughput falls as the same batch spreads over more GPUs, and exposed communication grows" \
+    "$TMP/out/fsdp.json" \
+    "d[-1]['gpus'] > d[0]['gpus'] and d[-1]['runs']['fat-tree']['tokens_per_gpu_s'] < d[0]['runs']['fat-tree']['tokens_per_gpu_s'] and d[-1]['runs']['fat-tree']['exposed_ms'] / d[-1]['runs']['fat-tree']['iter_ms'] > d[0]['runs']['fat-tree']['exposed_ms'] / d[0]['runs']['fat-tree']['iter_ms']"
+
+# Bad input: no railsim to run.
+RAILSIM=/nonexistent "$PY" "$EXP/rail-only/table2" -o "$TMP/x" >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && ok "no railsim: exit 2, one line" || fail "no railsim: exit $rc: $(cat "$TMP/err")"
+
+finish
