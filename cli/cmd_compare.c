@@ -158,10 +158,6 @@ static double bound_ps(const json_t *s)
  * (routing.flowlet_gap_us, transport.recovery) shows up without a
  * change here. */
 
-/* Until transport.recovery is a scenario key, the RoCE transport's only
- * loss recovery (models/transport.c). */
-#define RECOVERY_BUILTIN "go-back-n"
-
 enum { ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
 
 /* A scenario key a line shows when the scenario has it; a key that only
@@ -184,7 +180,8 @@ static const struct setting {
       { { .key = "transport.recovery" },
         { "transport.sack_window", "transport.recovery", "selective" },
         { "transport.dupthresh", "transport.recovery", "selective" } } },
-    { "congestion control", "congestion_control", { { .key = "transport.cc" } } },
+    { "congestion control", "congestion_control",
+      { { .key = "transport.cc" }, { "transport.dcqcn.profile", "transport.cc", "dcqcn" } } },
     { "fidelity", "fidelity", { { .key = "fidelity" } } },
 };
 
@@ -203,8 +200,11 @@ static const json_t *key_value(const json_t *sc, const char *key)
 /* The settings object of compare.json for scenario sc (both topologies). */
 static json_t *settings_json(const rs_scenario *sc)
 {
+    /* DCQCN's constants are judged against the profile the scenario
+     * names, so "at the profile's values" reads as such. */
     rs_scenario def;
     rs_scenario_default(&def);
+    rs_dcqcn_profile_set(&def.net.dcqcn, sc->net.dcqcn.profile);
     json_t *o = json_object(), *j = rs_scenario_to_json(sc), *dj = rs_scenario_to_json(&def);
     if (!o || !j || !dj) {
         json_decref(o);
@@ -229,12 +229,8 @@ static json_t *settings_json(const rs_scenario *sc)
         json_object_set_new(m[ST_FORWARDING], k == 0 ? "rail_only" : "fat_tree",
                             json_string(rs_xrail_name(rs_net_cross_rail(&c))));
     }
-    int from_scenario = json_object_get(m[ST_RECOVERY], "transport.recovery") != NULL;
-    if (!from_scenario)
-        json_object_set_new(m[ST_RECOVERY], "transport.recovery", json_string(RECOVERY_BUILTIN));
-    json_object_set_new(m[ST_RECOVERY], "from_scenario", json_boolean(from_scenario));
     /* DCQCN's constants: every transport.dcqcn.* key that differs from
-     * its default, in schema order. */
+     * its profile's value, in schema order. */
     json_t *changed = json_object();
     const char *leaf;
     json_t *v;
@@ -299,9 +295,6 @@ static void settings_print(FILE *f, int md, const json_t *st)
         line[0] = '\0';
         if (i == ST_RECOVERY && tk && !strcmp(tk, "ideal")) {
             n = (size_t)snprintf(line, sizeof line, "none (transport.kind=ideal recovers no loss)");
-        } else if (i == ST_RECOVERY && !json_is_true(json_object_get(o, "from_scenario"))) {
-            n = (size_t)snprintf(line, sizeof line, "%s (the transport's only recovery: this build has no "
-                                 "transport.recovery key)", RECOVERY_BUILTIN);
         } else {
             n = keys_text(line, sizeof line, 0, o, settings[i].keys, SETTING_KEYS);
         }
@@ -315,8 +308,10 @@ static void settings_print(FILE *f, int md, const json_t *st)
         } else if (i == ST_CC) {
             const json_t *ch = json_object_get(o, "dcqcn_changed");
             const char *cc = json_string_value(json_object_get(o, "transport.cc"));
-            if (json_object_size(ch) == 0) {
-                snprintf(line + n, sizeof line - n, ", DCQCN constants at their defaults");
+            if (cc && strcmp(cc, "dcqcn") && json_object_size(ch) == 0) {
+                ; /* no DCQCN, none of its constants touched */
+            } else if (json_object_size(ch) == 0) {
+                snprintf(line + n, sizeof line - n, ", its constants as the profile has them");
             } else {
                 n += (size_t)snprintf(line + n, sizeof line - n, ", DCQCN constants changed%s: ",
                                       cc && strcmp(cc, "dcqcn") ? " (unused)" : "");

@@ -48,29 +48,27 @@ print(all(c[k]['bound_ps'] == s[sub]['iteration']['bound_ps'] > 0 and c[k]['boun
 
 # What decides the verdict, as the scenario has it: one line per setting
 # under the table, one object each in compare.json.
-# transport.recovery is shown when the scenario has that key (a build
-# without it: the built-in go-back-n), routing.flowlet_gap_us with
-# routing.ecmp=flowlet only.
+# routing.flowlet_gap_us is shown with routing.ecmp=flowlet only, the
+# DCQCN profile with transport.cc=dcqcn.
 v=$("$PY" -c "
 import json
 sc = json.load(open('$TMP/c/rail-only/summary.json'))['scenario']
 st = json.load(open('$TMP/c/compare.json'))['cases'][0]['settings']
 routing = {'routing.' + k: v for k, v in sc['routing'].items() if k == 'ecmp' or (k == 'flowlet_gap_us' and sc['routing']['ecmp'] == 'flowlet')}
-has_rec = 'recovery' in sc['transport']
 print(st == {
     'forwarding': {'routing.pxn': 'auto', 'rail_only': 'pxn', 'fat_tree': 'pxn'},
     'routing': routing, 'transport': {'transport.kind': 'roce'},
-    'recovery': {'transport.recovery': sc['transport'].get('recovery', 'go-back-n'), 'from_scenario': has_rec},
-    'congestion_control': {'transport.cc': 'dcqcn', 'dcqcn_defaults': True, 'dcqcn_changed': {}},
+    'recovery': {'transport.recovery': sc['transport']['recovery']},
+    'congestion_control': {'transport.cc': 'dcqcn', 'transport.dcqcn.profile': 'connectx', 'dcqcn_defaults': True, 'dcqcn_changed': {}},
     'fidelity': {'fidelity': 'packet'}} and routing['routing.ecmp'] == 'flow' and st['recovery']['transport.recovery'] == 'go-back-n')")
 [ "$v" = True ] && ok "compare.json settings: forwarding resolved per topology, routing, transport, recovery, cc, fidelity" \
     || fail "compare.json settings: $(json_get "$TMP/c/compare.json" "d['cases'][0]['settings']")"
 for want in "- forwarding: routing.pxn=auto: cross-rail messages relay through the source's HB domain to the destination's rail (PXN), on both topologies" \
             "- routing: routing.ecmp=flow" "- transport: transport.kind=roce" \
-            "- congestion control: transport.cc=dcqcn, DCQCN constants at their defaults" "- fidelity: fidelity=packet"; do
+            "- congestion control: transport.cc=dcqcn, transport.dcqcn.profile=connectx, its constants as the profile has them" "- fidelity: fidelity=packet"; do
     grep -qF -- "$want" "$TMP/c/compare.md" && ok "compare.md: $want" || fail "compare.md lacks '$want'"
 done
-grep -q '^- recovery: \(transport.recovery=\)\{0,1\}go-back-n' "$TMP/c/compare.md" \
+grep -q '^- recovery: transport.recovery=go-back-n$' "$TMP/c/compare.md" \
     && ok "compare.md: recovery go-back-n" || fail "compare.md recovery: $(grep recovery "$TMP/c/compare.md")"
 
 # A pipeline plan exposes idle no communication explains ("other"): its
@@ -86,7 +84,7 @@ EOF
 v=$(json_get "$TMP/pp/compare.json" "all(abs(sum(d['cases'][0][k]['iteration']['comm_by_dim_ps'].values()) - d['cases'][0][k]['iteration']['exposed_comm_ps']['mean']) <= 6 and d['cases'][0][k]['iteration']['comm_by_dim_ps']['other'] > 0 for k in ('rail_only', 'fat_tree'))")
 [ "$v" = True ] && grep -q '^    exposed other  *[0-9.]* ms  *[0-9.]* ms' "$TMP/pp.out" \
     && ok "exposed other is a row: tp, pp, dp, other add up to the exposed communication" || fail "exposed other ($v): $(grep exposed "$TMP/pp.out")"
-grep -qF "congestion control   transport.cc=dcqcn, DCQCN constants changed: transport.dcqcn.g=0.01" "$TMP/pp.out" \
+grep -qF "congestion control   transport.cc=dcqcn, transport.dcqcn.profile=connectx, DCQCN constants changed: transport.dcqcn.g=0.01" "$TMP/pp.out" \
     && grep -qF "fidelity             fidelity=flow" "$TMP/pp.out" \
     && [ "$(json_get "$TMP/pp/compare.json" "d['cases'][0]['settings']['congestion_control']['dcqcn_changed']")" = "{'transport.dcqcn.g': 0.01}" ] \
     && ok "changed DCQCN constants and the fidelity are named" || fail "settings lines: $(sed -n '/settings/,$p' "$TMP/pp.out")"
