@@ -826,8 +826,10 @@ static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uin
     if (h < 0 || net->ports[f->port].kind == RS_PORT_GPU_HB)
         return h;
     uint32_t nic = 0;
-    while (links[nic] != f->port)
+    while (nic < (uint32_t)h && links[nic] != f->port)
         nic++;
+    if (RS_NEVER(nic == (uint32_t)h))
+        return RS_EINTERNAL;
     if (!fl->bund && rs_bundles_create(net, &fl->bund) != RS_OK)
         return RS_ENOMEM;
     uint32_t n, created;

@@ -350,7 +350,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
             f->cc_bytes -= net->cfg.dcqcn.byte_counter;
             rs_dcqcn_increase(net, &f->cc, 0);
         }
-        if (f->snd_nxt < f->npkts && f->next_tx > now) {
+        if (f->next_tx > now && has_data(net, f)) {
             f->sleeping = 1;
             rs_sim_at(net->sim, f->next_tx, net->nodes[f->src].entity, ev_wake, net, fid);
         } else {

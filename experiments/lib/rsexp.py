@@ -30,10 +30,12 @@ RAILSIM = os.environ.get("RAILSIM", os.path.join(ROOT, "build", "cli", "railsim"
 def args(name, desc):
     p = argparse.ArgumentParser(prog=name, description=desc)
     p.add_argument("--quick", action="store_true", help="smallest cases only (for tests)")
+    p.add_argument("--replot", action="store_true",
+                   help="redraw NAME.png from the NAME.json an earlier run wrote, running nothing")
     p.add_argument("-o", dest="out", default=os.path.join("out", "experiments"),
                    help="output directory (default out/experiments)")
     a = p.parse_args()
-    if not os.access(RAILSIM, os.X_OK):
+    if not a.replot and not os.access(RAILSIM, os.X_OK):
         sys.stderr.write("%s: %s is not an executable railsim; build it (make build) or set RAILSIM\n"
                          % (name, RAILSIM))
         sys.exit(2)
@@ -130,3 +132,22 @@ def iter_ms(s):
 
 def exposed_ms(s):
     return s["iteration"]["exposed_comm_ps"]["mean"] / 1e9
+
+
+def load(out, name):
+    """The numbers an earlier run wrote (for --replot)."""
+    path = os.path.join(out, name + ".json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("%s: cannot read %s: %s\n" % (name, path, e))
+        sys.exit(2)
+
+
+def log2_axis(ax, values):
+    """A base-2 log x axis ticked at the values themselves, as integers."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(set(values)))
+    ax.set_xticklabels(["{:,}".format(v) for v in sorted(set(values))])
+    ax.minorticks_off()

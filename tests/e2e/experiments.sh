@@ -56,6 +56,11 @@ check "fsdp: per-GPU throughput falls as the same batch spreads over more GPUs, 
     "$TMP/out/fsdp.json" \
     "d[-1]['gpus'] > d[0]['gpus'] and d[-1]['runs']['fat-tree']['tokens_per_gpu_s'] < d[0]['runs']['fat-tree']['tokens_per_gpu_s'] and d[-1]['runs']['fat-tree']['exposed_ms'] / d[-1]['runs']['fat-tree']['iter_ms'] > d[0]['runs']['fat-tree']['exposed_ms'] / d[0]['runs']['fat-tree']['iter_ms']"
 
+# --replot redraws a PNG from the JSON alone (no railsim needed).
+rm -f "$TMP/out/a2a-ratio.png"
+RAILSIM=/nonexistent "$PY" "$EXP/rail-only/a2a-ratio" --replot -o "$TMP/out" >/dev/null 2>"$TMP/err" \
+    && [ -s "$TMP/out/a2a-ratio.png" ] && ok "--replot redraws from the JSON" || fail "--replot: $(cat "$TMP/err")"
+
 # Bad input: no railsim to run.
 RAILSIM=/nonexistent "$PY" "$EXP/rail-only/table2" -o "$TMP/x" >/dev/null 2>"$TMP/err"
 rc=$?
