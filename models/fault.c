@@ -1401,7 +1401,8 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
             goto fail;
     if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
         goto fail;
-    qsort(F->e, F->n, sizeof *F->e, entry_cmp);
+    if (F->n) /* none when every entry named a class this network lacks (absent_ok) */
+        qsort(F->e, F->n, sizeof *F->e, entry_cmp);
     for (uint32_t i = 0; i < F->n; i++)
         if (kind_is_up(F->e[i].kind))
             F->last_up = i + 1;

@@ -197,7 +197,7 @@ typedef struct rs_flow {
     uint64_t *sack;          /* receiver's out-of-order bitmap, then the sender's SACK scoreboard */
     uint32_t rtx_nxt;        /* sender: lowest PSN that may still need resending */
     uint32_t lost_end;       /* sender: unacknowledged PSNs below this are lost */
-    uint32_t rtx_mark;       /* sender: snd_nxt when it last resent a PSN, RS_NONE: none since */
+    uint32_t rtx_mark;       /* sender: snd_nxt at the current resend pass's first resend, RS_NONE: no pass */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */

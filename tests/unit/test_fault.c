@@ -186,6 +186,16 @@ static void test_fault_absent_class_is_skipped_only_when_allowed(void)
     CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 0);
     CU_ASSERT_EQUAL(rs_net_fault_count(net), 4); /* the switch-down has its repair */
     rs_net_destroy(net);
+
+    /* Every entry absent: no fault at all (UBSan once caught the empty
+     * schedule being sorted through a NULL array). */
+    net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    snprintf(fc.schedule, sizeof fc.schedule, "3us link-down any-spine-link");
+    CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_fault_count(net), 0);
+    CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 1);
+    CU_ASSERT_EQUAL(send_run(net, 0, 9, 1u << 20), 1);
+    rs_net_destroy(net);
 }
 
 static void test_fault_link_down_removes_path_and_up_restores(void)
