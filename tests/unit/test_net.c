@@ -920,6 +920,33 @@ static double incast8(rs_net_config *c, uint64_t bytes, rs_net_stats *st)
     return qs.n ? qs.sum / (double)qs.n : 0;
 }
 
+/* An incast whose packets queue at two switches (16 GPUs, radix 8: the
+ * spine's port to the leaf, then the leaf's to the GPU): a packet marked
+ * CE at the first is counted there only, so the marks never outnumber
+ * the data packets, and the ports' marks add up to the total. */
+static void test_ecn_marks_count_each_packet_once(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.cc = RS_CC_NONE; /* keep the queues up: every packet is marked somewhere */
+    rs_net *net = mk(&c);
+    for (uint32_t s = 4; s < 16; s++)
+        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+    run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT(st.ecn_marked > 0);
+    CU_ASSERT(st.ecn_marked <= st.data_pkts);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < rs_net_port_count(net); i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        sum += pi.ecn_marked;
+    }
+    CU_ASSERT_EQUAL(sum, st.ecn_marked);
+    rs_net_destroy(net);
+}
+
 static void test_pfc_incast_is_lossless(void)
 {
     rs_net_config c;
@@ -1208,6 +1235,7 @@ static void register_suites(void)
     CU_add_test(s, "test_routing_recovery_and_loss_keys_are_checked", test_routing_recovery_and_loss_keys_are_checked);
     s = CU_add_suite("lossless", NULL, NULL);
     CU_add_test(s, "test_pfc_incast_is_lossless", test_pfc_incast_is_lossless);
+    CU_add_test(s, "test_ecn_marks_count_each_packet_once", test_ecn_marks_count_each_packet_once);
     CU_add_test(s, "test_pfc_pauses_are_sent_by_switches_and_received_upstream", test_pfc_pauses_are_sent_by_switches_and_received_upstream);
     CU_add_test(s, "test_dcqcn_cuts_pfc_pauses", test_dcqcn_cuts_pfc_pauses);
     CU_add_test(s, "test_dcqcn_holds_queue_in_marking_band", test_dcqcn_holds_queue_in_marking_band);
