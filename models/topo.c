@@ -156,8 +156,13 @@ static int check_config(const rs_net_config *c, rs_err *err)
             return rs_err_set(err, RS_EINVAL, "%s: expected a rate above 0 and at most 1000000 Gb/s", rates[i].key);
     if (!(c->oversubscription >= 1.0 && c->oversubscription <= 64.0))
         return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
-    if (c->mtu < 1 || c->hb_mtu < 1)
-        return rs_err_set(err, RS_EINVAL, "topology.mtu: expected a positive packet size");
+    /* RoCE carries the InfiniBand path MTUs only (IBA vol. 1, 9.7.1.1:
+     * 256 to 4096 bytes); a NIC never sends a 1001- or 9216-byte payload. */
+    if (c->mtu < 256 || c->mtu > 4096 || (c->mtu & (c->mtu - 1)))
+        return rs_err_set(err, RS_EINVAL, "topology.mtu: expected an InfiniBand MTU (256, 512, 1024, 2048 or "
+                          "4096 bytes), got %u", c->mtu);
+    if (c->hb_mtu < 1)
+        return rs_err_set(err, RS_EINVAL, "topology.hb_mtu: expected a positive transfer size");
     if (c->buffer_bytes < (uint64_t)c->mtu + RS_WIRE_ROCE + RS_WIRE_RETH)
         return rs_err_set(err, RS_EINVAL,
                           "topology.buffer_bytes: %llu bytes cannot hold one %u-byte packet; expected at least %u",

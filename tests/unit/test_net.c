@@ -287,6 +287,9 @@ static void test_topo_rejects_bad_config_naming_key(void)
     cfg_flat(&c, 8, 1, 8);
     c.buffer_bytes = 100;
     expect_refused(&c, "topology.buffer_bytes");
+    cfg_flat(&c, 8, 1, 8);
+    c.mtu = 1001; /* not an InfiniBand MTU: no RoCE NIC sends such frames */
+    expect_refused(&c, "topology.mtu: expected an InfiniBand MTU");
 }
 
 /* -- exact timing ------------------------------------------------------- */

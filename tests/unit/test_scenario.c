@@ -211,7 +211,7 @@ static void test_scenario_accepts_range_bounds(void)
     rs_scenario sc;
     rs_err err;
     char *sets[] = { "topology.gpus=1", "topology.gpus=1048576", "transport.priority=0",
-                     "transport.priority=7", "topology.mtu=256", "topology.mtu=9216",
+                     "transport.priority=7", "topology.mtu=256", "topology.mtu=4096",
                      "topology.nic_gbps=1000000", "topology.link_latency_ns=0",
                      "topology.oversubscription=64", "traffic.bytes=1125899906842624" };
     CU_ASSERT_EQUAL(rs_scenario_load(&sc, NULL, sets, 10, &err), RS_OK);
@@ -308,8 +308,8 @@ static void test_scenario_rejects_out_of_range(void)
     ASSERT_MSG_HAS(err, "topology.nic_gbps: expected a number greater than 0 and at most 1000000, got 0");
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"oversubscription\": 0.5}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "topology.oversubscription: expected a number from 1 to 64, got 0.5");
-    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"mtu\": 9217}}", &err), RS_EINVAL);
-    ASSERT_MSG_HAS(err, "topology.mtu: expected an integer from 256 to 9216, got 9217");
+    CU_ASSERT_EQUAL(load_one("{\"topology\": {\"mtu\": 4097}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "topology.mtu: expected an integer from 256 to 4096, got 4097");
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"hb_latency_ns\": -1}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "topology.hb_latency_ns: expected a number from 0 to 1000000000, got -1");
     /* A 32-bit field must not wrap: 2^32 + 64 is not 64. */
