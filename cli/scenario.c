@@ -749,22 +749,64 @@ static int apply_object(rs_scenario *sc, const json_t *obj, const char *prefix,
     return RS_OK;
 }
 
+/* The whole of file f in a new buffer (*buf, *len; free it), or RS_EIO
+ * with errno kept. */
+static int slurp(FILE *f, char **buf, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    if (!b)
+        return RS_ENOMEM;
+    for (;;) {
+        if (n == cap) {
+            char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                return RS_ENOMEM;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t r = fread(b + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(b);
+        return RS_EIO;
+    }
+    *buf = b;
+    *len = n;
+    return RS_OK;
+}
+
 static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
 {
-    /* fopen + json_loadf rather than json_load_file: it tells a file we
-     * cannot read (RS_EIO, with errno) from one we cannot parse. */
+    /* Read it whole first: it tells a file we cannot read (RS_EIO, with
+     * errno) from one we cannot parse, and a NUL byte (which JSON text
+     * cannot hold and the parser would stop at, silently) from the rest. */
     FILE *f = fopen(path, "rb");
     if (!f)
         return rs_err_set(err, RS_EIO, "%s: cannot open scenario file: %s", path, strerror(errno));
-    json_error_t jerr;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-    bool read_failed = ferror(f) != 0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = slurp(f, &text, &len);
     int read_errno = errno;
     fclose(f);
-    if (read_failed) {
-        json_decref(root);
+    if (rc == RS_ENOMEM)
+        return rs_err_set(err, rc, "%s: out of memory reading the scenario file", path);
+    if (rc != RS_OK)
         return rs_err_set(err, RS_EIO, "%s: cannot read scenario file: %s", path, strerror(read_errno));
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        rc = rs_err_set(err, RS_EINVAL, "%s: byte %zu is a NUL; expected JSON text", path, (size_t)(nul - text));
+        free(text);
+        return rc;
     }
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
     if (!root) {
         if (jerr.line > 0)
             return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s",
@@ -772,7 +814,6 @@ static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "%s: JSON syntax error: %s", path, jerr.text);
     }
     source src = { path };
-    int rc;
     if (!json_is_object(root))
         rc = rs_err_set(err, RS_EINVAL, "%s: expected a JSON object at the top level, got %s",
                         path, json_kind(root));
