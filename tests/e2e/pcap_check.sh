@@ -55,8 +55,10 @@ got=$(TS -X lua_script:"$E2E/../../analysis/wireshark/railsim_sack.lua" -r "$F" 
 got=$(TS -r "$F" -Y 'frame.number == 5' -T fields -E separator=, -e ip.dsfield.dscp -e ip.dsfield.ecn -e ip.ttl)
 [ "$got" = "24,3,64" ] && ok "CE-marked frame: DSCP CS3, ECN 3" || fail "CE frame: $got"
 
-got=$(TS -r "$F" -Y 'udp.dstport == 4791' -T fields -e ip.checksum.status | sort -u | tr '\n' ' ')
-[ "$got" = "2 " ] && ok "IPv4 header checksums good" || fail "IPv4 checksum status: $got"
+got=$(TS -r "$F" -o ip.check_checksum:TRUE -Y 'udp.dstport == 4791' -T fields -e ip.checksum.status | sort -u | tr '\n' ' ')
+# With verification on, Wireshark's checksum status is 1 (good), 0 (bad);
+# 2 would mean unverified.
+[ "$got" = "1 " ] && ok "IPv4 header checksums verified good" || fail "IPv4 checksum status: $got"
 
 got=$(TS -r "$F" -Y 'macc.opcode == 0x0101' -T fields -E separator=, -e eth.dst -e eth.type -e frame.len \
       -e macc.cbfc.enbv -e macc.cbfc.pause_time.c3 -e macc.cbfc.pause_time.c4)
@@ -81,6 +83,8 @@ flip "$TMP/bad_icrc.pcap" 200
 flip "$TMP/bad_ip.pcap" 64
 bad=$(TS -r "$TMP/bad_ip.pcap" -o ip.check_checksum:TRUE -Y '_ws.malformed || _ws.expert.severity >= warning')
 [ -n "$bad" ] && ok "corrupted IPv4 checksum flagged by tshark" || fail "corrupted IPv4 checksum not flagged"
+got=$(TS -r "$TMP/bad_ip.pcap" -o ip.check_checksum:TRUE -Y 'frame.number == 1' -T fields -e ip.checksum.status)
+[ "$got" = 0 ] && ok "corrupted IPv4 checksum verified bad" || fail "corrupted frame's checksum status: '$got'"
 
 # ... and a frame cut short (as a snap length does) must show in the Info
 # column, so the check above can fail.
