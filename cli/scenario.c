@@ -384,8 +384,11 @@ static bool suggest(const char *name, char *out, size_t size)
             continue;
         memcpy(section, key, sl);
         section[sl] = '\0';
-        d = rs_edit_distance(name, section, 2);
-        if (d < best_d && d < nlen) {
+        /* A section name alone, of 6 or more letters, may be 3 edits
+         * off ("topologies"). */
+        int long_section = nlen >= 6 && !strchr(name, '.');
+        d = rs_edit_distance(name, section, long_section ? 3 : 2);
+        if (d < best_d + (size_t)long_section && d < nlen && (d < 3 || long_section)) {
             best = &keys[i];
             best_is_section = true;
             best_d = d;
@@ -540,11 +543,40 @@ static void describe_expected(char *buf, size_t size, const key_def *k)
     }
 }
 
+/* The enum value of k nearest to text (within 2 edits, fewer than its
+ * length), or NULL. */
+static const char *enum_suggest(const key_def *k, const char *text)
+{
+    const char *best = NULL;
+    size_t best_d = 3, n = strlen(text);
+    for (size_t i = 0; k->type == KT_ENUM && k->names[i]; i++) {
+        size_t d = rs_edit_distance(text, k->names[i], 2);
+        if (d < best_d && d < n) {
+            best = k->names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 static int fail_value(const source *src, const key_def *k, const char *got, rs_err *err)
 {
     char expected[160];
     describe_expected(expected, sizeof expected, k);
     return fail_key(src, k->key, err, "%s, got %s", expected, got);
+}
+
+/* A bad enum value: as fail_value, with the nearest name when one is close. */
+static int fail_enum(const source *src, const key_def *k, const char *text, rs_err *err)
+{
+    char got[80];
+    quote_text(got, sizeof got, text);
+    const char *near = enum_suggest(k, text);
+    if (!near)
+        return fail_value(src, k, got, err);
+    char expected[160];
+    describe_expected(expected, sizeof expected, k);
+    return fail_key(src, k->key, err, "%s, got %s (did you mean \"%s\"?)", expected, got, near);
 }
 
 /* ---- applying one value ------------------------------------------------ */
@@ -570,10 +602,31 @@ static bool whole_uint(const key_def *k, double d, uint64_t *out)
     return uint_in_range(k, *out); /* (double)umax may round up */
 }
 
+/* a and b equal but for '-' and '_' ("all-to-all", "alltoall",
+ * "all_to_all"); case still counts, as everywhere in the format. */
+static bool same_word(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-' || *a == '_')
+            a++;
+        while (*b == '-' || *b == '_')
+            b++;
+        if (!*a || !*b)
+            return !*a && !*b;
+        if (*a++ != *b++)
+            return false;
+    }
+}
+
+/* An enum value by name: exactly, or spelled with other hyphens (so
+ * traffic.kind and traffic.op both take "all-to-all" and "alltoall"). */
 static int enum_lookup(const key_def *k, const char *name)
 {
     for (int i = 0; k->names[i]; i++)
         if (strcmp(k->names[i], name) == 0)
+            return i;
+    for (int i = 0; k->names[i]; i++)
+        if (same_word(k->names[i], name))
             return i;
     return -1;
 }
@@ -623,6 +676,8 @@ static int apply_json(rs_scenario *sc, const key_def *k, const json_t *v,
             if (e >= 0) {
                 put_enum(sc, k, e);
                 ok = true;
+            } else if (k->type == KT_ENUM) {
+                return fail_enum(src, k, json_string_value(v), err);
             }
         }
         break;
@@ -688,6 +743,8 @@ static int apply_text(rs_scenario *sc, const key_def *k, const char *text,
         if (e >= 0) {
             put_enum(sc, k, e);
             ok = true;
+        } else if (k->type == KT_ENUM) {
+            return fail_enum(src, k, text, err);
         }
         break;
     }

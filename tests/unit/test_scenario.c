@@ -324,6 +324,27 @@ static void test_scenario_rejects_bad_enum(void)
     ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got \"clos\"");
     CU_ASSERT_EQUAL(load_one("{\"traffic\": {\"kind\": \"Incast\"}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "\"single\", \"permutation\", \"all-to-all\", \"incast\", \"collective\", got \"Incast\"");
+    ASSERT_MSG_HAS(err, "(did you mean \"incast\"?)");
+}
+
+/* traffic.kind and traffic.op take all-to-all spelled either way (and any
+ * enum its value with other hyphens); a near miss names the value meant;
+ * a section name three letters off is suggested. */
+static void test_scenario_enum_spellings_and_suggestions(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    char *a[] = { "traffic.kind=alltoall", "traffic.op=all-to-all", "transport.recovery=go_back_n" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_load(&sc, NULL, a, 3, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.traffic.kind, RS_SYNTH_ALL_TO_ALL);
+    CU_ASSERT_EQUAL(sc.traffic.op, RS_COLL_ALLTOALL);
+    CU_ASSERT_EQUAL(sc.net.recovery, RS_RECOVERY_GBN);
+    CU_ASSERT_EQUAL(set_one("routing.ecmp=adaptiv", &sc, &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "got \"adaptiv\" (did you mean \"adaptive\"?)");
+    CU_ASSERT_EQUAL(set_one("routing.ecmp=zigzag", &sc, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "did you mean"));
+    CU_ASSERT_EQUAL(load_one("{\"topologies\": {\"gpus\": 16}}", &err), RS_EINVAL);
+    ASSERT_MSG_HAS(err, "unknown key 'topologies' (did you mean 'topology'?)");
 }
 
 static void test_scenario_reports_syntax_error_line(void)
@@ -583,6 +604,7 @@ static const struct {
     TEST(test_scenario_rejects_negative_or_fractional_integer),
     TEST(test_scenario_rejects_out_of_range),
     TEST(test_scenario_rejects_bad_enum),
+    TEST(test_scenario_enum_spellings_and_suggestions),
     TEST(test_scenario_reports_syntax_error_line),
     TEST(test_scenario_rejects_duplicate_key),
     TEST(test_scenario_rejects_non_object_top_level),
