@@ -93,4 +93,30 @@ for k in $("$RS" help keys | awk 'NR > 1 {print $1}'); do
     grep -q "| \`$k\` |" "$E2E/../../docs/scenario-format.md" || missing="$missing $k"
 done
 [ -z "$missing" ] && ok "every scenario key is documented" || fail "undocumented keys:$missing"
+
+# Every command has its help: CMD --help and help CMD print the same text,
+# exit 0, before reading any argument (trace info --help opens no file).
+for c in run compare faults validate cost trace report plot export help; do
+    "$RS" $c --help >"$TMP/h1" 2>&1; r1=$?
+    "$RS" help $c >"$TMP/h2" 2>&1; r2=$?
+    if [ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s "$TMP/h1" "$TMP/h2" && grep -q "^usage: railsim $c" "$TMP/h1" \
+        && grep -q '^example:' "$TMP/h1"; then ok "$c --help"; else fail "$c --help (exit $r1/$r2): $(head -2 "$TMP/h1")"; fi
+done
+"$RS" trace info --help >/dev/null 2>&1 && "$RS" run -h >/dev/null 2>&1 && ok "trace info --help, run -h: help, exit 0" \
+    || fail "trace info --help / run -h"
+"$RS" help nosuch >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "help: no command 'nosuch'" "$TMP/err" && ok "help of an unknown command: exit 2" || fail "help nosuch: $(cat "$TMP/err")"
+# --set's value is not an option: a key set to "--help" runs (and is refused as a value, not shown help).
+"$RS" run -q --set traffic.kind=--help "$E2E/small.json" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "traffic.kind" "$TMP/err" && ok "--set KEY=--help is a value" || fail "--set KEY=--help: $(cat "$TMP/err")"
+# The man page and the bash completion come from the same table.
+"$RS" help --man >"$TMP/railsim.1" && grep -q '^\.TH RAILSIM 1' "$TMP/railsim.1" && grep -q '^\.SS faults' "$TMP/railsim.1" \
+    && ok "help --man: a man page with every command" || fail "help --man"
+if command -v man >/dev/null 2>&1; then
+    w=$(MANWIDTH=80 man --warnings -l "$TMP/railsim.1" 2>&1 >/dev/null)
+    [ -z "$w" ] && ok "man page renders without warnings" || fail "man warnings: $w"
+fi
+"$RS" help --completion >"$TMP/comp.sh" && bash -n "$TMP/comp.sh" \
+    && [ "$(bash -c '. "$1"; COMP_WORDS=(railsim run --set routing.ec); COMP_CWORD=3; _railsim; echo "${COMPREPLY[*]}"' _ "$TMP/comp.sh")" = "routing.ecmp=" ] \
+    && ok "help --completion: bash completes scenario keys after --set" || fail "help --completion"
 finish
