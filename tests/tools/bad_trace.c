@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     int sync = argc == 3;
     rs_trace *t = NULL;
     rs_err err;
-    uint32_t lc, la, comm, ca, cb, members[4] = { 0, 1, 2, 3 };
+    uint32_t lc = 0, la = 0, comm = 0, ca = 0, cb = 0, members[4] = { 0, 1, 2, 3 };
     int rc = rs_trace_create(4, 1, &t, &err);
     if (!rc)
         rc = rs_trace_add_string(t, "fwd", &lc, &err);
