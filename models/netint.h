@@ -434,6 +434,11 @@ void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp, int by_timer);
  * its receiver back to its sender; flags RS_PF_SACK with sack = the PSN
  * selectively acknowledged. */
 void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uint8_t flags, uint32_t sack);
+/* transport.c, the receiver: flow fid has every byte (its message hears
+ * of it); a duplicate arrived (re-ACK when an ACK is due). Both recoveries
+ * share them. */
+void rs_nic_rx_complete(rs_net *net, rs_flow *f, uint32_t fid);
+void rs_nic_rx_duplicate(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt);
 
 /* sack.c: selective repeat (transport.recovery=selective). */
 /* Receiver: data packet pkt of reliable flow f (not the expected PSN's

@@ -98,12 +98,8 @@ int rs_sack_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
             f->since_ack = 0;
             rs_nic_send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1, 0, 0);
         }
-        if (f->rcv_nxt == f->npkts && !f->rx_done) {
-            f->rx_done = 1;
-            if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
-                rs_fault_note_delivered(net, f);
-            rs_msg_flow_done(net, fid);
-        }
+        if (f->rcv_nxt == f->npkts && !f->rx_done)
+            rs_nic_rx_complete(net, f, fid);
         return 0;
     }
     if (psn > f->rcv_nxt) {
@@ -120,11 +116,7 @@ int rs_sack_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
     }
     if (RS_UNLIKELY(f->gone))
         return 1; /* rcv_nxt = RS_NONE: every packet of an abandoned flow lands here */
-    /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
-    if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
-        f->since_ack = 0;
-        rs_nic_send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1, 0, 0);
-    }
+    rs_nic_rx_duplicate(net, f, fid, pkt);
     return 0;
 }
 

@@ -398,6 +398,23 @@ void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uin
     rs_fabric_enqueue(net, p, pkt);
 }
 
+void rs_nic_rx_complete(rs_net *net, rs_flow *f, uint32_t fid)
+{
+    f->rx_done = 1;
+    if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
+        rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
+    rs_msg_flow_done(net, fid);
+}
+
+void rs_nic_rx_duplicate(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
+{
+    /* Re-acknowledge so a sender whose ACK was lost moves on. */
+    if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
+        f->since_ack = 0;
+        rs_nic_send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1, 0, 0);
+    }
+}
+
 /* Returns 1 when the packet belongs to a flow a failover abandoned (the
  * caller drops it). Such a flow's rcv_nxt is RS_NONE, so its packets take
  * the duplicate branch: the test costs nothing on the in-order path. */
@@ -406,11 +423,8 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
     if (!f->reliable) {
         net->st.goodput_bytes += pkt->payload;
         if (++f->rcv_nxt == f->npkts) {
-            f->rx_done = 1;
             f->tx_done = 1;
-            if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
-                rs_fault_note_delivered(net, f);
-            rs_msg_flow_done(net, fid);
+            rs_nic_rx_complete(net, f, fid);
         }
         return 0;
     }
@@ -433,12 +447,8 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
             f->since_ack = 0;
             rs_nic_send_ctrl(net, fid, RS_PKT_ACK, pkt->psn, 0, 0);
         }
-        if (f->rcv_nxt == f->npkts && !f->rx_done) {
-            f->rx_done = 1;
-            if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
-                rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
-            rs_msg_flow_done(net, fid);
-        }
+        if (f->rcv_nxt == f->npkts && !f->rx_done)
+            rs_nic_rx_complete(net, f, fid);
     } else if (pkt->psn > f->rcv_nxt) {
         if (!f->nak_pending) {
             f->nak_pending = 1;
@@ -447,11 +457,7 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
     } else {
         if (RS_UNLIKELY(f->gone))
             return 1;
-        /* Duplicate: re-acknowledge so a sender whose ACK was lost moves on. */
-        if (++f->since_ack >= net->cfg.ack_every || (pkt->flags & RS_PF_ACKREQ)) {
-            f->since_ack = 0;
-            rs_nic_send_ctrl(net, fid, RS_PKT_ACK, f->rcv_nxt - 1, 0, 0);
-        }
+        rs_nic_rx_duplicate(net, f, fid, pkt);
     }
     return 0;
 }
