@@ -838,32 +838,35 @@ static int slurp(FILE *f, char **buf, size_t *len)
     return RS_OK;
 }
 
-static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
+/* The whole scenario file at path in a new buffer (*text, *len; free it):
+ * read whole first, it tells a file we cannot read (RS_EIO, with errno)
+ * from one we cannot parse. */
+static int read_file(const char *path, char **text, size_t *len, rs_err *err)
 {
-    /* Read it whole first: it tells a file we cannot read (RS_EIO, with
-     * errno) from one we cannot parse, and a NUL byte (which JSON text
-     * cannot hold and the parser would stop at, silently) from the rest. */
     FILE *f = fopen(path, "rb");
     if (!f)
         return rs_err_set(err, RS_EIO, "%s: cannot open scenario file: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0;
-    int rc = slurp(f, &text, &len);
+    int rc = slurp(f, text, len);
     int read_errno = errno;
     fclose(f);
     if (rc == RS_ENOMEM)
         return rs_err_set(err, rc, "%s: out of memory reading the scenario file", path);
     if (rc != RS_OK)
         return rs_err_set(err, RS_EIO, "%s: cannot read scenario file: %s", path, strerror(read_errno));
+    return RS_OK;
+}
+
+/* Apply the JSON scenario text[0..len), named path in messages (a file
+ * name, or "scenario" for a string). A NUL byte, which JSON text cannot
+ * hold and the parser would stop at silently, is refused by offset. */
+static int apply_text_json(rs_scenario *sc, const char *path, const char *text, size_t len, rs_err *err)
+{
+    int rc;
     const char *nul = memchr(text, '\0', len);
-    if (nul) {
-        rc = rs_err_set(err, RS_EINVAL, "%s: byte %zu is a NUL; expected JSON text", path, (size_t)(nul - text));
-        free(text);
-        return rc;
-    }
+    if (nul)
+        return rs_err_set(err, RS_EINVAL, "%s: byte %zu is a NUL; expected JSON text", path, (size_t)(nul - text));
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
     if (!root) {
         if (jerr.line > 0)
             return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s",
@@ -931,12 +934,11 @@ void rs_scenario_default(rs_scenario *sc)
     rs_fault_config_default(&sc->faults);
 }
 
-int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
+/* rs_scenario_load and rs_scenario_load_string: the JSON text (NULL:
+ * none), named path in messages, then the sets. */
+static int load(rs_scenario *sc, const char *path, const char *text, size_t len, char *const *sets, int nsets,
+                rs_err *err)
 {
-    rs_err_clear(err);
-    if (!sc || nsets < 0 || (nsets > 0 && !sets))
-        return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
-                          nsets);
     /* Two passes: the first finds transport.dcqcn.profile, the second
      * starts from that profile's constants, so that every
      * transport.dcqcn.* key given overrides the profile wherever it comes. */
@@ -946,8 +948,8 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
         rs_scenario_default(&tmp);
         if (pass)
             rs_dcqcn_profile_set(&tmp.net.dcqcn, profile);
-        if (path) {
-            int rc = apply_file(&tmp, path, err);
+        if (text) {
+            int rc = apply_text_json(&tmp, path, text, len, err);
             if (rc)
                 return rc;
         }
@@ -966,6 +968,53 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
         return rc;
     *sc = tmp;
     return RS_OK;
+}
+
+int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    if (!sc || nsets < 0 || (nsets > 0 && !sets))
+        return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
+                          nsets);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = path ? read_file(path, &text, &len, err) : RS_OK;
+    if (rc == RS_OK)
+        rc = load(sc, path, text, len, sets, nsets, err);
+    free(text);
+    return rc;
+}
+
+int rs_scenario_load_string(rs_scenario *sc, const char *json, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    if (!sc || nsets < 0 || (nsets > 0 && !sets))
+        return rs_err_set(err, RS_EINVAL, "rs_scenario_load_string: expected a scenario and %d --set strings",
+                          nsets);
+    return load(sc, "scenario", json, json ? strlen(json) : 0, sets, nsets, err);
+}
+
+int rs_scenario_create(rs_scenario **out, rs_err *err)
+{
+    rs_err_clear(err);
+    *out = malloc(sizeof **out);
+    if (!*out)
+        return rs_err_set(err, RS_ENOMEM, "out of memory creating a scenario");
+    rs_scenario_default(*out);
+    return RS_OK;
+}
+
+void rs_scenario_destroy(rs_scenario *sc)
+{
+    free(sc);
+}
+
+char *rs_scenario_dump(const rs_scenario *sc)
+{
+    json_t *j = rs_scenario_to_json(sc);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    return text;
 }
 
 static json_t *value_json(const rs_scenario *sc, const key_def *k)

@@ -2293,9 +2293,3 @@ int rs_fluid_check(rs_net *net)
     return rc != RS_OK ? rc : bad;
 }
 
-void rs_fluid_work(const rs_net *net, uint64_t *solves, uint64_t *flows_visited)
-{
-    *solves = *flows_visited = 0;
-    if (net->fluid)
-        rs_mmf_work(net->fluid->mmf, solves, flows_visited);
-}

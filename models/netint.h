@@ -357,10 +357,6 @@ static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
     return net->ent_port0 + port;
 }
 
-/* Make room for one more element in a growable array *arr of *cap
- * elements of elem bytes holding n: doubles (from 1024) when full, so the
- * per-message records grow amortized, never per packet. RS_ENOMEM leaves
- * the array as it was. */
 /* Frames of `bytes` sent as messages of at most `chunk` bytes (a relay's
  * chunks), each cut into frames of at most `mtu`; an empty message is one
  * frame. */
@@ -371,6 +367,10 @@ static inline uint64_t rs_chunked_frames(uint64_t bytes, uint64_t chunk, uint64_
     return n ? n : 1;
 }
 
+/* Make room for one more element in a growable array *arr of *cap
+ * elements of elem bytes holding n: doubles (from 1024) when full, so the
+ * per-message records grow amortized, never per packet. RS_ENOMEM leaves
+ * the array as it was. */
 static inline int rs_grow(void *arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
