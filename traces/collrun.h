@@ -66,6 +66,9 @@ const char *rs_collrun_errmsg(const rs_collrun *r);
 
 /* Completion time of the last completed iteration; 0 before the first. */
 rs_time rs_collrun_end_time(const rs_collrun *r);
+/* The share of traffic.iters done, 0..1, the running iteration counted
+ * by rs_coll_progress: for a progress line, valid at any time. */
+double rs_collrun_progress(const rs_collrun *r);
 
 /* The collective's network-only bound (rs_coll_bound), mean over the
  * completed iterations, rounded to nearest (the iterations' times are
