@@ -180,9 +180,12 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
                 json_array_size(get(co, "times_ps")), str_u(co, "iters"));
         if (has_u(co, "time_ps"))
             fprintf(out, ": mean %s", fmt_time(get_u(co, "time_ps")));
-        if (json_is_number(get(co, "algbw_gbps")) && json_is_number(get(co, "busbw_gbps")))
-            fprintf(out, ", algbw %.2f GB/s, busbw %.2f GB/s", json_number_value(get(co, "algbw_gbps")),
-                    json_number_value(get(co, "busbw_gbps")));
+        /* algbw_gbps: a summary of railsim before algbw_GBps (deprecated). */
+        const char *ak = json_is_number(get(co, "algbw_GBps")) ? "algbw_GBps" : "algbw_gbps";
+        const char *bk = json_is_number(get(co, "busbw_GBps")) ? "busbw_GBps" : "busbw_gbps";
+        if (json_is_number(get(co, ak)) && json_is_number(get(co, bk)))
+            fprintf(out, ", algbw %.2f GB/s, busbw %.2f GB/s", json_number_value(get(co, ak)),
+                    json_number_value(get(co, bk)));
         fputc('\n', out);
     }
     fprintf(out, "  packets     %s sent, %s delivered, %s dropped, %s retransmitted, %s timeouts\n",

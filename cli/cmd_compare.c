@@ -412,7 +412,7 @@ static void table(FILE *f, int md, const run_pair *p)
             " k", 1, 1);
     }
     if (json_object_get(ro, "collective"))
-        row(f, md, "busbw", num(ro, "collective.busbw_gbps"), num(ft, "collective.busbw_gbps"), 1, " GB/s", 2, 1);
+        row(f, md, "busbw", num(ro, "collective.busbw_GBps"), num(ft, "collective.busbw_GBps"), 1, " GB/s", 2, 1);
     row(f, md, "bytes through HB domains", num(ro, "payload_bytes.hb"), num(ft, "payload_bytes.hb"), 1e9, " GB", 2, 1);
     row(f, md, "bytes through NICs", num(ro, "payload_bytes.nic"), num(ft, "payload_bytes.nic"), 1e9, " GB", 2, 1);
     row(f, md, "PFC pauses sent", num(ro, "pfc.pauses_sent"), num(ft, "pfc.pauses_sent"), 1, "", 0, 0);

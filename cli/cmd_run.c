@@ -179,10 +179,10 @@ static void print_human(FILE *f, const json_t *s)
                 (long long)json_integer_value(json_object_get(co, "iters")));
         if (json_is_integer(t))
             fprintf(f, ": mean %s", TIME(json_integer_value(t)));
-        if (json_is_real(json_object_get(co, "algbw_gbps")))
+        if (json_is_real(json_object_get(co, "algbw_GBps")))
             fprintf(f, ", algbw %.2f GB/s, busbw %.2f GB/s",
-                    json_real_value(json_object_get(co, "algbw_gbps")),
-                    json_real_value(json_object_get(co, "busbw_gbps")));
+                    json_real_value(json_object_get(co, "algbw_GBps")),
+                    json_real_value(json_object_get(co, "busbw_GBps")));
         fputc('\n', f);
         const json_t *b = json_object_get(co, "bound_ps");
         if (json_is_integer(t) && json_integer_value(b) > 0)
