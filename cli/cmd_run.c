@@ -213,8 +213,10 @@ static void print_human(FILE *f, const json_t *s)
             fprintf(f, "  exposed    by dimension:");
             const char *k;
             const json_t *v;
+            /* One unit for the line: the exposed communication's. */
+            double ref = (double)JI(json_object_get(it, "exposed_comm_ps"), "mean");
             json_object_foreach((json_t *)d, k, v)
-                fprintf(f, " %s %s", k, TIME(json_integer_value(v)));
+                fprintf(f, " %s %s", k, rs_fmt_time_like(fb(), RS_FMT_LEN, (double)json_integer_value(v), ref));
             fputc('\n', f);
         }
         const json_t *b = json_object_get(it, "bound_ps");

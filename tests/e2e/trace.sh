@@ -24,7 +24,10 @@ fi
 "$RS" trace info "$TMP/g1t.rst" >"$TMP/info.out" 2>&1
 if [ $? -eq 0 ] && grep -q "16384 on 16384 GPUs, 64 rank classes" "$TMP/info.out" &&
    grep -q "tp 8, pp 64, dp 32" "$TMP/info.out" && grep -q "compression ratio" "$TMP/info.out" &&
-   grep -q "allreduce" "$TMP/info.out" && grep -q "    pp " "$TMP/info.out"; then
+   grep -q "allreduce" "$TMP/info.out" && grep -q "    pp " "$TMP/info.out" &&
+   grep -Eq "^    allreduce  +[0-9]+\.[0-9]{2} PiB$" "$TMP/info.out" &&
+   grep -Eq "^  compute        [0-9]+\.[0-9]{3} s to [0-9]+\.[0-9]{3} s per rank" "$TMP/info.out" &&
+   grep -Eq "^  file           [0-9.]+ KiB; payload [0-9.]+ KiB before zlib; .* [0-9.]+ GiB: " "$TMP/info.out"; then
     ok "info"
 else
     fail "info: $(cat "$TMP/info.out")"
