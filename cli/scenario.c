@@ -882,15 +882,28 @@ static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
 
 /* ---- --set ------------------------------------------------------------- */
 
-static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+/* KEY=VALUE in one argument. `--set topology.gpus 64` must say so, not
+ * take 64 for the scenario file: rs_scenario_load checks every --set
+ * with this before it opens the file. */
+static int check_set(const char *set, rs_err *err)
 {
-    const source src = { NULL };
     const char *eq = strchr(set, '=');
     if (!eq || eq == set) {
         char got[80];
         quote_text(got, sizeof got, set);
-        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE (e.g. topology.gpus=64), got %s", got);
+        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE in one argument (e.g. --set topology.gpus=64), "
+                          "got %s", got);
     }
+    return RS_OK;
+}
+
+static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+{
+    const source src = { NULL };
+    const char *eq = strchr(set, '=');
+    int rc = check_set(set, err);
+    if (rc)
+        return rc;
     char key[128];
     size_t n = (size_t)(eq - set);
     if (n >= sizeof key)
@@ -940,6 +953,13 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
     /* Two passes: the first finds transport.dcqcn.profile, the second
      * starts from that profile's constants, so that every
      * transport.dcqcn.* key given overrides the profile wherever it comes. */
+    for (int i = 0; i < nsets; i++) {
+        if (!sets[i])
+            return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
+        int rc = check_set(sets[i], err);
+        if (rc)
+            return rc;
+    }
     rs_scenario tmp;
     rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
     for (int pass = 0; pass < 2; pass++) {
