@@ -80,4 +80,18 @@ expect_bad "not a trace"        "magic"                   trace dump "$TMP/text.
 expect_bad "missing trace"      "none.rst"                trace info "$TMP/none.rst"
 expect_bad "rank out of range"  "--rank"                  trace dump "$TMP/llama2-7b.rst" --rank 64
 expect_bad "unwritable output"  "out.rst"                 trace gen llama2-7b -o "$TMP/nodir/out.rst"
+# Every plan preset (as the binary names them, in its unknown-preset
+# message) is listed where a person looks for them: help keys, trace --help,
+# docs/scenario-format.md, docs/cli.md and docs/plan-format.md.
+DOCS="$E2E/../../docs"
+names=$("$RS" trace gen no-such-preset -o "$TMP/none.rst" 2>&1 | sed -n 's/.*expected a plan JSON file or one of //p' | tr -d ',')
+"$RS" help keys >"$TMP/keys.txt"; "$RS" trace --help >"$TMP/trace_help.txt" 2>&1
+missing=""
+for n in $names; do
+    for f in "$TMP/keys.txt" "$TMP/trace_help.txt" "$DOCS/scenario-format.md" "$DOCS/cli.md" "$DOCS/plan-format.md"; do
+        grep -q -- "$n" "$f" || missing="$missing $n:$(basename "$f")"
+    done
+done
+[ -n "$names" ] && echo "$names" | grep -q demo-moe && [ -z "$missing" ] \
+    && ok "every plan preset is listed in help keys, trace --help and the docs" || fail "presets not listed:$missing (names: $names)"
 finish
