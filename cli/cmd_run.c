@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fmt.h"
 #include "guard.h"
 #include "runner.h"
 #include "collrun.h"
@@ -35,9 +36,17 @@ static double wall_now(void)
 typedef struct progress {
     double t0;
     int shown;
-    int show;   /* print a progress line (stderr is a terminal) */
-    unsigned calls;
+    int show;   /* print a progress line (stderr is a terminal, not CI) */
+    double last; /* wall time of the last line */
 } progress;
+
+/* A progress line only for a person watching: stderr a terminal and not
+ * a CI job (CI=true, as GitHub Actions and GitLab set it). */
+static int progress_wanted(int quiet)
+{
+    const char *ci = getenv("CI");
+    return !quiet && isatty(STDERR_FILENO) && !(ci && ci[0] && strcmp(ci, "0") && strcmp(ci, "false"));
+}
 
 /* SIGINT/SIGTERM: the handler only records the signal; the run loop's
  * progress hook (every 2^16 events) stops the run, which then closes its
@@ -53,17 +62,31 @@ static void on_signal(int sig)
 static int show_progress(void *ctx, rs_time now, uint64_t events, double done)
 {
     progress *p = ctx;
-    (void)done;
     if (RS_UNLIKELY(got_signal))
         return 1;
-    if (!p->show || (++p->calls & 63) != 0) /* a line every 2^22 events */
+    if (!p->show)
         return 0;
-    double el = wall_now() - p->t0;
-    fprintf(stderr, "\r  simulated %.3f us, %llu events, %.2f M events/s   ",
-            rs_time_to_us(now), (unsigned long long)events, el > 0 ? (double)events / el / 1e6 : 0.0);
+    double w = wall_now();
+    if (w - p->last < 0.5) /* at most two lines a second */
+        return 0;
+    p->last = w;
+    char line[160];
+    /* \033[K clears what a longer previous line left. */
+    fprintf(stderr, "\r%s\033[K", rs_fmt_progress(line, sizeof line, (double)now, events, w - p->t0, done));
     p->shown = 1;
     return 0;
 }
+
+/* Formatted figures for one printf (fmt.h), in rotating buffers. */
+static char *fb(void)
+{
+    static char bufs[12][RS_FMT_LEN];
+    static unsigned k;
+    return bufs[k++ % 12];
+}
+#define TIME(ps) rs_fmt_time(fb(), RS_FMT_LEN, (double)(ps))
+#define BYTES(b) rs_fmt_bytes(fb(), RS_FMT_LEN, (double)(b))
+#define JI(o, k) json_integer_value(json_object_get((o), (k)))
 
 static void print_human(FILE *f, const json_t *s)
 {
@@ -77,36 +100,29 @@ static void print_human(FILE *f, const json_t *s)
         printf(" (%lld simulated, one per rail)", lsw);
     printf(" in %lld tier(s), %lld links\n", (long long)json_integer_value(json_object_get(topo, "tiers")),
            (long long)json_integer_value(json_object_get(topo, "links")));
-    fprintf(f, "  flows      %lld of %lld completed, %lld bytes\n",
-            (long long)json_integer_value(json_object_get(fl, "completed")),
-            (long long)json_integer_value(json_object_get(fl, "count")),
-            (long long)json_integer_value(json_object_get(fl, "bytes")));
+    fprintf(f, "  flows      %lld of %lld completed, %s\n", (long long)JI(fl, "completed"), (long long)JI(fl, "count"),
+            BYTES(JI(fl, "bytes")));
     if (json_is_integer(json_object_get(fct, "p50")))
-        fprintf(f, "  FCT        min %.3f us, p50 %.3f us, p99 %.3f us, max %.3f us\n",
-                (double)json_integer_value(json_object_get(fct, "min")) / 1e6,
-                (double)json_integer_value(json_object_get(fct, "p50")) / 1e6,
-                (double)json_integer_value(json_object_get(fct, "p99")) / 1e6,
-                (double)json_integer_value(json_object_get(fct, "max")) / 1e6);
+        fprintf(f, "  FCT        min %s, p50 %s, p99 %s, max %s\n", TIME(JI(fct, "min")), TIME(JI(fct, "p50")),
+                TIME(JI(fct, "p99")), TIME(JI(fct, "max")));
     const json_t *co = json_object_get(s, "collective");
     if (co) {
         const json_t *t = json_object_get(co, "time_ps");
-        fprintf(f, "  collective %s (%s), %lld ranks, %lld bytes, %zu of %lld iteration(s)",
+        fprintf(f, "  collective %s (%s), %lld ranks, %s, %zu of %lld iteration(s)",
                 json_string_value(json_object_get(co, "op")), json_string_value(json_object_get(co, "algo")),
-                (long long)json_integer_value(json_object_get(co, "ranks")),
-                (long long)json_integer_value(json_object_get(co, "bytes")),
+                (long long)json_integer_value(json_object_get(co, "ranks")), BYTES(JI(co, "bytes")),
                 json_array_size(json_object_get(co, "times_ps")),
                 (long long)json_integer_value(json_object_get(co, "iters")));
         if (json_is_integer(t))
-            fprintf(f, ": mean %.3f us", (double)json_integer_value(t) / 1e6);
-        if (json_is_real(json_object_get(co, "algbw_gbps")))
+            fprintf(f, ": mean %s", TIME(json_integer_value(t)));
+        if (json_is_real(json_object_get(co, "algbw_GBps")))
             fprintf(f, ", algbw %.2f GB/s, busbw %.2f GB/s",
-                    json_real_value(json_object_get(co, "algbw_gbps")),
-                    json_real_value(json_object_get(co, "busbw_gbps")));
+                    json_real_value(json_object_get(co, "algbw_GBps")),
+                    json_real_value(json_object_get(co, "busbw_GBps")));
         fputc('\n', f);
         const json_t *b = json_object_get(co, "bound_ps");
         if (json_is_integer(t) && json_integer_value(b) > 0)
-            fprintf(f, "  bound      network-only %.3f us; time over bound %.4fx\n",
-                    (double)json_integer_value(b) / 1e6,
+            fprintf(f, "  bound      network-only %s; time over bound %.4fx\n", TIME(json_integer_value(b)),
                     (double)json_integer_value(t) / (double)json_integer_value(b));
     }
     const json_t *it = json_object_get(s, "iteration");
@@ -120,8 +136,8 @@ static void print_human(FILE *f, const json_t *s)
             double tt = (double)json_integer_value(t);
             double c = (double)json_integer_value(json_object_get(json_object_get(it, "compute_ps"), "mean"));
             double e = (double)json_integer_value(json_object_get(json_object_get(it, "exposed_comm_ps"), "mean"));
-            fprintf(f, ": mean %.3f ms, compute %.3f ms, exposed comm %.3f ms (%.1f %%)", tt / 1e9, c / 1e9,
-                    e / 1e9, tt > 0 ? 100.0 * e / tt : 0.0);
+            fprintf(f, ": mean %s, compute %s, exposed comm %s (%.1f %%)", TIME(tt), TIME(c), TIME(e),
+                    tt > 0 ? 100.0 * e / tt : 0.0);
             if (json_is_real(json_object_get(it, "tokens_per_s")))
                 fprintf(f, ", %.0f tokens/s", json_real_value(json_object_get(it, "tokens_per_s")));
             if (json_is_real(json_object_get(it, "mfu")))
@@ -133,32 +149,41 @@ static void print_human(FILE *f, const json_t *s)
             fprintf(f, "  exposed    by dimension:");
             const char *k;
             const json_t *v;
+            /* One unit for the line: the exposed communication's. */
+            double ref = (double)JI(json_object_get(it, "exposed_comm_ps"), "mean");
             json_object_foreach((json_t *)d, k, v)
-                fprintf(f, " %s %.3f ms", k, (double)json_integer_value(v) / 1e9);
+                fprintf(f, " %s %s", k, rs_fmt_time_like(fb(), RS_FMT_LEN, (double)json_integer_value(v), ref));
             fputc('\n', f);
         }
         const json_t *b = json_object_get(it, "bound_ps");
         if (json_is_integer(b))
-            fprintf(f, "  bound      network-only %.3f ms per iteration (rank %lld)\n",
-                    (double)json_integer_value(b) / 1e9, (long long)json_integer_value(json_object_get(it, "bound_rank")));
+            fprintf(f, "  bound      network-only %s per iteration (rank %lld)\n", TIME(json_integer_value(b)),
+                    (long long)json_integer_value(json_object_get(it, "bound_rank")));
     }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
             (long long)json_integer_value(json_object_get(pk, "delivered")),
             (long long)json_integer_value(json_object_get(pk, "dropped")),
             (long long)json_integer_value(json_object_get(pk, "retransmitted")));
+    /* Congestion control, when there was any (report prints them always). */
+    const json_t *pfc = json_object_get(s, "pfc"), *ecn = json_object_get(s, "ecn"), *cnp = json_object_get(s, "cnp");
+    if (JI(pfc, "pauses_sent") > 0)
+        fprintf(f, "  PFC        %lld pauses, %lld resumes sent, ports paused %s in all\n",
+                (long long)JI(pfc, "pauses_sent"), (long long)JI(pfc, "resumes_sent"), TIME(JI(pfc, "paused_ps")));
+    if (JI(ecn, "marked") > 0)
+        fprintf(f, "  ECN        %lld packets marked\n", (long long)JI(ecn, "marked"));
+    if (JI(cnp, "sent") > 0 || JI(cnp, "received") > 0)
+        fprintf(f, "  CNP        %lld sent, %lld received\n", (long long)JI(cnp, "sent"), (long long)JI(cnp, "received"));
     const json_t *ff = json_object_get(s, "fault_free");
     if (ff) {
         fprintf(f, "  faults     %zu entries; without them the %s takes ", json_array_size(json_object_get(s, "faults")),
                 json_string_value(json_object_get(ff, "time_of")));
         if (json_is_real(json_object_get(ff, "slowdown")))
-            fprintf(f, "%.3f us: slowdown %.4fx\n", (double)json_integer_value(json_object_get(ff, "time_ps")) / 1e6,
-                    json_real_value(json_object_get(ff, "slowdown")));
+            fprintf(f, "%s: slowdown %.4fx\n", TIME(JI(ff, "time_ps")), json_real_value(json_object_get(ff, "slowdown")));
         else
             fprintf(f, "- (%s): no slowdown\n", json_string_value(json_object_get(ff, "status")));
     }
-    fprintf(f, "  simulated  %.3f us in %.3f s wall, %lld events, %lld packet-hops\n",
-            (double)json_integer_value(json_object_get(s, "sim_end_ps")) / 1e6,
+    fprintf(f, "  simulated  %s in %.3f s wall, %lld events, %lld packet-hops\n", TIME(JI(s, "sim_end_ps")),
             json_real_value(json_object_get(s, "wall_s")),
             (long long)json_integer_value(json_object_get(s, "events")),
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
@@ -247,7 +272,8 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
 {
     if (summary)
         *summary = NULL;
-    progress pr = { wall_now(), 0, !quiet && isatty(STDERR_FILENO), 0 };
+    progress pr = { .t0 = wall_now(), .show = progress_wanted(quiet) };
+    pr.last = pr.t0;
     rs_run_opts o;
     rs_run_opts_default(&o);
     o.outdir = outdir;
@@ -289,8 +315,8 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
     if ((status == RS_EINTR || got_signal) && code == RS_EXIT_OK) {
         rs_result_figures f;
         rs_result_figures_get(res, &f);
-        fprintf(stderr, "railsim: interrupted by %s at simulated time %.3f us%s%s%s\n",
-                got_signal == SIGTERM ? "SIGTERM" : "SIGINT", rs_time_to_us(f.sim_end_ps),
+        fprintf(stderr, "railsim: interrupted by %s at simulated time %s%s%s%s\n",
+                got_signal == SIGTERM ? "SIGTERM" : "SIGINT", TIME(f.sim_end_ps),
                 outdir ? "; " : "", outdir ? outdir : "", outdir ? " holds partial results" : "");
         code = 128 + (got_signal ? got_signal : SIGINT);
     } else if (status != RS_OK && code == RS_EXIT_OK) {

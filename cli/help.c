@@ -93,7 +93,7 @@ static const cmd_help cmds[] = {
       "  -o FILE\tthe trace to write\n"
       "  info FILE\tranks, classes, ops, bytes per kind and dimension, compression\n"
       "  dump FILE [--rank R]\tthe programs as text (one rank's with --rank)\n",
-      "railsim trace gen gpt-1t --gpus 16384 -o gpt1t.rst && railsim trace info gpt1t.rst\n" },
+      "mkdir -p out && railsim trace gen gpt-1t --gpus 16384 -o out/gpt1t.rst && railsim trace info out/gpt1t.rst\n" },
     { "report",
       "railsim report DIR [--plots]",
       "summarize a run directory: summary.json and, when present, timeline.msgpack",

@@ -56,12 +56,19 @@ void rs_run_opts_default(rs_run_opts *o)
 typedef struct progress {
     const rs_run_opts *o;
     rs_sim *sim;
+    /* Where the end is known, the share done (rs_replay_progress,
+     * rs_collrun_progress); both NULL for synthetic traffic. */
+    const rs_replay *replay;
+    const rs_collrun *coll;
 } progress;
 
 static void on_progress(void *ctx, rs_time now, uint64_t events)
 {
     progress *p = ctx;
-    if (p->o->progress && p->o->progress(p->o->ctx, now, events, -1.0))
+    if (!p->o->progress)
+        return;
+    double done = p->replay ? rs_replay_progress(p->replay) : p->coll ? rs_collrun_progress(p->coll) : -1.0;
+    if (p->o->progress(p->o->ctx, now, events, done))
         rs_sim_stop(p->sim, RS_EINTR);
 }
 
@@ -387,7 +394,7 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
         return setup_failed(&r, NULL, RS_ENOMEM, err);
     }
-    progress pr = { o, rs_net_sim(r.net) };
+    progress pr = { o, rs_net_sim(r.net), r.replay, r.coll };
     rs_sim_set_progress(rs_net_sim(r.net), 1u << 16, on_progress, &pr);
     double t0 = wall_now();
     rs_run_info info = { .estimate = &est };

@@ -220,7 +220,8 @@ static const key_def keys[] = {
     UINT("traffic.iters", traffic.iters, 1, 1000000,
          "collective iterations, back to back; summary times each"),
     STR("workload.plan", workload.plan,
-        "training plan to replay: a plan JSON file or a preset (llama2-7b, ...), DP set to fill topology.gpus; "
+        "training plan to replay: a plan JSON file or a preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, "
+        "mixtral-8x7b, demo-dense, demo-moe), DP set to fill topology.gpus; "
         "replaces traffic.*"),
     STR("workload.trace", workload.trace,
         "trace file to replay (railsim trace gen); replaces traffic.*; at most one of workload.plan and workload.trace"),
@@ -885,15 +886,28 @@ static int apply_text_json(rs_scenario *sc, const char *path, const char *text, 
 
 /* ---- --set ------------------------------------------------------------- */
 
-static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+/* KEY=VALUE in one argument. `--set topology.gpus 64` must say so, not
+ * take 64 for the scenario file: rs_scenario_load checks every --set
+ * with this before it opens the file. */
+static int check_set(const char *set, rs_err *err)
 {
-    const source src = { NULL };
     const char *eq = strchr(set, '=');
     if (!eq || eq == set) {
         char got[80];
         quote_text(got, sizeof got, set);
-        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE (e.g. topology.gpus=64), got %s", got);
+        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE in one argument (e.g. --set topology.gpus=64), "
+                          "got %s", got);
     }
+    return RS_OK;
+}
+
+static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+{
+    const source src = { NULL };
+    const char *eq = strchr(set, '=');
+    int rc = check_set(set, err);
+    if (rc)
+        return rc;
     char key[128];
     size_t n = (size_t)(eq - set);
     if (n >= sizeof key)
@@ -934,14 +948,30 @@ void rs_scenario_default(rs_scenario *sc)
     rs_fault_config_default(&sc->faults);
 }
 
+/* The arguments of rs_scenario_load and rs_scenario_load_string, every
+ * set's KEY=VALUE form included, before anything is read. */
+static int check_args(const char *fn, const rs_scenario *sc, char *const *sets, int nsets, rs_err *err)
+{
+    if (!sc || nsets < 0 || (nsets > 0 && !sets))
+        return rs_err_set(err, RS_EINVAL, "%s: expected a scenario and %d --set strings", fn, nsets);
+    for (int i = 0; i < nsets; i++) {
+        if (!sets[i])
+            return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
+        int rc = check_set(sets[i], err);
+        if (rc)
+            return rc;
+    }
+    return RS_OK;
+}
+
 /* rs_scenario_load and rs_scenario_load_string: the JSON text (NULL:
- * none), named path in messages, then the sets. */
+ * none), named path in messages, then the sets. Two passes: the first
+ * finds transport.dcqcn.profile, the second starts from that profile's
+ * constants, so that every transport.dcqcn.* key given overrides the
+ * profile wherever it comes. */
 static int load(rs_scenario *sc, const char *path, const char *text, size_t len, char *const *sets, int nsets,
                 rs_err *err)
 {
-    /* Two passes: the first finds transport.dcqcn.profile, the second
-     * starts from that profile's constants, so that every
-     * transport.dcqcn.* key given overrides the profile wherever it comes. */
     rs_scenario tmp;
     rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
     for (int pass = 0; pass < 2; pass++) {
@@ -954,8 +984,6 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
                 return rc;
         }
         for (int i = 0; i < nsets; i++) {
-            if (!sets[i])
-                return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
             int rc = apply_set(&tmp, sets[i], err);
             if (rc)
                 return rc;
@@ -973,12 +1001,12 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
 int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
 {
     rs_err_clear(err);
-    if (!sc || nsets < 0 || (nsets > 0 && !sets))
-        return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
-                          nsets);
+    int rc = check_args("rs_scenario_load", sc, sets, nsets, err);
+    if (rc)
+        return rc;
     char *text = NULL;
     size_t len = 0;
-    int rc = path ? read_file(path, &text, &len, err) : RS_OK;
+    rc = path ? read_file(path, &text, &len, err) : RS_OK;
     if (rc == RS_OK)
         rc = load(sc, path, text, len, sets, nsets, err);
     free(text);
@@ -988,9 +1016,9 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
 int rs_scenario_load_string(rs_scenario *sc, const char *json, char *const *sets, int nsets, rs_err *err)
 {
     rs_err_clear(err);
-    if (!sc || nsets < 0 || (nsets > 0 && !sets))
-        return rs_err_set(err, RS_EINVAL, "rs_scenario_load_string: expected a scenario and %d --set strings",
-                          nsets);
+    int rc = check_args("rs_scenario_load_string", sc, sets, nsets, err);
+    if (rc)
+        return rc;
     return load(sc, "scenario", json, json ? strlen(json) : 0, sets, nsets, err);
 }
 

@@ -388,6 +388,7 @@ int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs
     }
     if (rc != RS_OK)
         goto fail;
+    c->pending_total = c->pending;
     *out = c;
     return RS_OK;
 nomem:
@@ -435,6 +436,15 @@ rs_time rs_coll_end_time(const rs_coll *c) { return c->t_end; }
 int rs_coll_finished(const rs_coll *c) { return c->finished; }
 int rs_coll_status(const rs_coll *c) { return c->status; }
 rs_time rs_coll_bound(const rs_coll *c) { return c->bound; }
+
+double rs_coll_progress(const rs_coll *c)
+{
+    if (c->finished)
+        return 1.0;
+    if (c->pending_total == 0 || c->pending > c->pending_total)
+        return 0.0;
+    return 1.0 - (double)c->pending / (double)c->pending_total;
+}
 
 uint64_t rs_coll_transfers(const rs_coll *c)
 {

@@ -42,6 +42,7 @@ struct rs_coll {
     uint64_t tag;
     rs_time t_start, t_end;
     uint64_t pending;        /* completions still expected */
+    uint64_t pending_total;  /* pending as the algorithm's start set it (rs_coll_progress) */
     uint64_t transfers;
     int status;
     int finished;

@@ -120,6 +120,11 @@ RS_API int rs_coll_status(const rs_coll *coll);
  * largest of the ports' bytes over their payload rates: no schedule of
  * these transfers can finish sooner. 0 for one rank or zero bytes. */
 RS_API rs_time rs_coll_bound(const rs_coll *coll);
+/* The share of the collective done, 0..1, for a progress line: the
+ * completions its algorithm counts (ring and tree steps, all-to-all
+ * pairs) done over all it expects; coarse for hierarchical (one per
+ * segment). 1 once finished. Not a time estimate: steps differ in size. */
+RS_API double rs_coll_progress(const rs_coll *coll);
 /* Transfers (rs_net_send calls) issued so far, sub-collectives included. */
 RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
 

@@ -68,6 +68,9 @@ RS_API const char *rs_collrun_errmsg(const rs_collrun *r);
 
 /* Completion time of the last completed iteration; 0 before the first. */
 RS_API rs_time rs_collrun_end_time(const rs_collrun *r);
+/* The share of traffic.iters done, 0..1, the running iteration counted
+ * by rs_coll_progress: for a progress line, valid at any time. */
+RS_API double rs_collrun_progress(const rs_collrun *r);
 
 /* The collective's network-only bound (rs_coll_bound), mean over the
  * completed iterations, rounded to nearest (the iterations' times are

@@ -153,6 +153,10 @@ RS_API const rs_trace *rs_replay_trace(const rs_replay *r);
  * instant the last rank finished its last iteration); the replay's start
  * before any op completed. Valid at any time. */
 RS_API rs_time rs_replay_end_time(const rs_replay *r);
+/* The share of the replay done, 0..1: ops completed over every rank's
+ * ops of every iteration. For a progress line (ops differ in length, so
+ * not a time estimate); valid at any time. */
+RS_API double rs_replay_progress(const rs_replay *r);
 
 /* From now on write the replay into tl (borrowed: it must stay open while
  * the network runs; the caller closes it after rs_net_run):
