@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "collrun.h"
+#include "fmt.h"
 #include "guard.h"
 #include "output.h"
 #include "replay.h"
@@ -236,12 +237,13 @@ static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32
 {
     char *m = res->message;
     size_t n = sizeof res->message;
+    char now[RS_FMT_LEN];
+    rs_fmt_time(now, sizeof now, (double)rs_net_now(r->net));
     if (res->status == RS_EINTR)
-        snprintf(m, n, "interrupted at simulated time %.3f us", rs_time_to_us(rs_net_now(r->net)));
+        snprintf(m, n, "interrupted at simulated time %s", now);
     else if (res->status == RS_ENOMEM) /* before anything it left waiting looks stuck */
-        snprintf(m, n, "run failed: out of memory at simulated time %.3f us (%llu messages sent); expected a "
-                       "smaller run, or fidelity=flow", rs_time_to_us(rs_net_now(r->net)),
-                 (unsigned long long)st->msgs);
+        snprintf(m, n, "run failed: out of memory at simulated time %s (%llu messages sent); expected a "
+                       "smaller run, or fidelity=flow", now, (unsigned long long)st->msgs);
     else if (rs_net_fault_errmsg(r->net)[0]) {
         /* The faults name the fault and the GPU pairs; the workload adds
          * the operation: what each blocked rank waits on (a replay), or
