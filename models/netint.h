@@ -357,6 +357,42 @@ static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
     return net->ent_port0 + port;
 }
 
+/* Where Ethernet switch n sends a packet for GPU dst: RS_ROUTE_DIRECT |
+ * port when there is one way (down to dst's own leaf port, or a single
+ * next hop; RS_NONE: no route), else the offset in net->nh of the
+ * equal-cost set (set[0] ports, then the ports). The one route lookup of
+ * the packet level (fabric.c: forwarding and its prefetch) and the flow
+ * level (fluid.c: a flow's path). */
+static inline uint32_t rs_route_entry(const rs_net *net, const rs_node *n, uint32_t dst)
+{
+    uint32_t li = net->leaf_index_of_gpu[dst];
+    if (li == n->leaf_index)
+        return net->leaf_port[dst] | RS_ROUTE_DIRECT;
+    return net->route[(size_t)n->sw * net->nleaves + li];
+}
+
+/* The port of a direct entry (RS_NONE stays RS_NONE). */
+static inline uint32_t rs_route_direct(uint32_t e)
+{
+    return e == RS_NONE ? RS_NONE : e & ~RS_ROUTE_DIRECT;
+}
+
+/* The egress port switch n picks for a packet of (src, dst, entropy)
+ * under flow ECMP: the direct port, or the set member the switch's hash
+ * of the packet picks. routing.ecmp=flow at packet level, every flow at
+ * flow level, and the packet level's ACKs, NAKs and CNPs under adaptive
+ * and flowlet routing. */
+static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
+                                       uint16_t entropy)
+{
+    uint32_t e = rs_route_entry(net, n, dst);
+    if (e & RS_ROUTE_DIRECT)
+        return rs_route_direct(e);
+    const uint32_t *set = &net->nh[e];
+    uint32_t pick = set[0] > 1 ? rs_ecmp_index(rs_ecmp_hash(net->sw[n->sw].hash_salt, src, dst, entropy), set[0]) : 0;
+    return set[1 + pick];
+}
+
 /* Frames of `bytes` sent as messages of at most `chunk` bytes (a relay's
  * chunks), each cut into frames of at most `mtu`; an empty message is one
  * frame. */
