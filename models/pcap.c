@@ -242,6 +242,30 @@ static inline uint8_t payload_byte(uint32_t psn, uint32_t i)
     return (uint8_t)(psn * 7u + i);
 }
 
+/* ICRC (IBA vol. 1 7.8.1; RoCEv2 Annex A17 for the IP/UDP fields):
+ * CRC-32 over 8 bytes of 0xFF for the absent LRH, then the IP/UDP/BTH
+ * headers with the fields that may change in flight set to all ones (IPv4
+ * TOS, TTL, header checksum; UDP checksum; BTH F/B/Resv6 octet), then the
+ * rest of the packet. The caller stores it least significant byte first,
+ * as Linux rxe (rxe_icrc.c) and scapy (contrib/roce.py) do. */
+uint32_t rs_frame_icrc(const uint8_t *ip, size_t len)
+{
+    uint8_t hdr[IP_HDR + UDP_HDR + BTH_HDR];
+    if (!ip || len < sizeof hdr)
+        return 0;
+    memcpy(hdr, ip, sizeof hdr);
+    hdr[1] = 0xFF;
+    hdr[8] = 0xFF;
+    hdr[10] = hdr[11] = 0xFF;
+    hdr[IP_HDR + 6] = hdr[IP_HDR + 7] = 0xFF;
+    hdr[IP_HDR + UDP_HDR + 4] = 0xFF;
+    static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+    uint32_t c = crc_update(0xFFFFFFFFu, lrh, sizeof lrh);
+    c = crc_update(c, hdr, sizeof hdr);
+    c = crc_update(c, ip + sizeof hdr, len - sizeof hdr);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* Build the frame into b (room for the whole frame). With keep smaller
  * than the frame, only the first keep bytes are needed (a capture with a
  * snap length): the payload past them and the ICRC are not computed, which
@@ -344,24 +368,8 @@ static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len, size_t ke
     memset(p + pay, 0, pad);
     p += pay + pad;
 
-    /* ICRC (IBA vol. 1 7.8.1; RoCEv2 Annex A17 for the IP/UDP fields):
-     * CRC-32 over 8 bytes of 0xFF for the absent LRH, then the IP/UDP/BTH
-     * headers with the fields that may change in flight set to all ones
-     * (IPv4 TOS, TTL, header checksum; UDP checksum; BTH F/B/Resv6 octet),
-     * then the rest of the packet. Stored least significant byte first, as
-     * Linux rxe (rxe_icrc.c) and scapy (contrib/roce.py) do. */
-    uint8_t hdr[IP_HDR + UDP_HDR + BTH_HDR];
-    memcpy(hdr, ip, sizeof hdr);
-    hdr[1] = 0xFF;
-    hdr[8] = 0xFF;
-    hdr[10] = hdr[11] = 0xFF;
-    hdr[IP_HDR + 6] = hdr[IP_HDR + 7] = 0xFF;
-    hdr[IP_HDR + UDP_HDR + 4] = 0xFF;
-    static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
-    uint32_t c = crc_update(0xFFFFFFFFu, lrh, sizeof lrh);
-    c = crc_update(c, hdr, sizeof hdr);
-    c = crc_update(c, b + OFF_EXT, (size_t)(p - (b + OFF_EXT)));
-    c ^= 0xFFFFFFFFu;
+    /* ICRC (rs_frame_icrc), stored least significant byte first. */
+    uint32_t c = rs_frame_icrc(ip, (size_t)(p - ip));
     p[0] = (uint8_t)c;
     p[1] = (uint8_t)(c >> 8);
     p[2] = (uint8_t)(c >> 16);

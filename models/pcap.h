@@ -117,6 +117,15 @@ void rs_pcap_abort(rs_pcap *w);
  * RS_FRAME_MAX bytes always suffice. Pure function; exposed for tests. */
 size_t rs_frame_build(const rs_frame *f, uint8_t *buf, size_t cap);
 
+/* The ICRC of a RoCEv2 packet over IPv4 (IBA vol. 1 7.8.1, Annex A17):
+ * ip points at the IPv4 header (20 bytes, no options), len counts the
+ * bytes from there up to, not including, the ICRC (IP + UDP + BTH + the
+ * rest). Fields a router may rewrite (TOS, TTL, IP checksum, UDP checksum,
+ * the BTH FECN/BECN octet) are masked, so any hop's copy gives the same
+ * value. The wire carries it least significant byte first. len below 40
+ * (no room for the headers) or NULL ip: 0. Pure; reads only ip[0..len). */
+uint32_t rs_frame_icrc(const uint8_t *ip, size_t len);
+
 /* Bytes this frame occupies on the wire: frame + 4 FCS padded to the 64-byte
  * minimum, + 8 preamble/SFD + 12 inter-frame gap (IEEE 802.3 clause 4).
  * What the simulator serializes, so the simulator and the capture agree.

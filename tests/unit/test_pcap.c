@@ -1,6 +1,7 @@
 /*
  * test_pcap.c - the pcap writer: synthesized frame bytes (field offsets,
- * IPv4 checksum, ICRC against an independent bitwise CRC-32, PFC layout),
+ * IPv4 checksum, ICRC against an independent bitwise CRC-32 and a CNP
+ * captured from real ConnectX hardware, PFC layout),
  * wire sizes, and the file life cycle (tmp + rename, abort, errors, sticky
  * write failure, snaplen, nanosecond timestamps). Capture files are read
  * back by hand (the pcap format is tiny) so the test does not need libpcap.
@@ -112,6 +113,70 @@ static void test_pcap_write_first_fields_at_their_offsets(void)
     CU_ASSERT_EQUAL(get32(fb + 66), 4096u);
     /* ICRC last, little-endian */
     CU_ASSERT_EQUAL(le32(fb + n - 4), icrc_of(fb));
+}
+
+/* A CNP captured from a real NVIDIA ConnectX-4 Lx, published in scapy's
+ * RoCE tests (secdev/scapy test/contrib/roce.uts, "RoCE CNP captured on
+ * ConnectX-4 Lx"; scapy checks pkt.icrc == 0x82fd002a). 74 bytes without
+ * FCS: Ethernet, IPv4 (TOS 0xc2 = DSCP 48 + ECT(0), id 0x718c, TTL 64),
+ * UDP 0 -> 4791 with checksum 0, BTH opcode 0x81 to QP 0x000118 with
+ * BECN set, 16 reserved bytes, ICRC 82 fd 00 2a. Unlike every other ICRC
+ * test here, neither the bytes nor the expected value come from railsim. */
+static const uint8_t cx4_cnp[74] = {
+    0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00, 0x45, 0xc2,
+    0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00,
+    0x12, 0x01, 0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x81, 0x00, 0xff, 0xff, 0x40, 0x00,
+    0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x82, 0xfd, 0x00, 0x2a,
+};
+
+static void test_pcap_icrc_matches_connectx4_cnp(void)
+{
+    /* The IPv4 packet runs from byte 14 for its total length (60); the
+     * ICRC is its last 4 bytes, least significant byte first. */
+    CU_ASSERT_EQUAL_FATAL(get16(cx4_cnp + 16), 60);
+    uint32_t want = le32(cx4_cnp + 70);
+    CU_ASSERT_EQUAL(want, 0x2a00fd82u);
+    CU_ASSERT_EQUAL(rs_frame_icrc(cx4_cnp + 14, 56), want);
+    /* The independent bitwise CRC agrees, so the vector checks both. */
+    CU_ASSERT_EQUAL(icrc_of(cx4_cnp), want);
+
+    /* The masked fields do not matter (a switch rewrote them: ECN, TTL,
+     * IP checksum, BTH BECN); any other byte does. */
+    uint8_t v[74];
+    memcpy(v, cx4_cnp, sizeof v);
+    v[15] = 0x03; v[22] = 1; v[24] = v[25] = 0; v[46] = 0x80;
+    CU_ASSERT_EQUAL(rs_frame_icrc(v + 14, 56), want);
+    for (size_t i = 14; i < 70; i++) {
+        if (i == 15 || i == 22 || i == 24 || i == 25 || i == 40 || i == 41 || i == 46)
+            continue;
+        memcpy(v, cx4_cnp, sizeof v);
+        v[i] ^= 0x01;
+        if (rs_frame_icrc(v + 14, 56) == want) {
+            CU_FAIL("a flipped covered byte left the ICRC unchanged");
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(rs_frame_icrc(cx4_cnp + 14, 39), 0); /* too short for the headers */
+    CU_ASSERT_EQUAL(rs_frame_icrc(NULL, 56), 0);
+}
+
+/* The same CNP as railsim builds it: the bytes railsim sets differently
+ * (MACs, IP id 0, TOS, TTL, UDP source port, addresses) are outside the
+ * reserved/BTH layout, which must match the hardware byte for byte. */
+static void test_pcap_cnp_layout_matches_connectx4(void)
+{
+    rs_frame f = { .kind = RS_FRAME_ROCE_CNP, .ip_src = 0x001101, .ip_dst = 0x001201, .prio = 6, .ecn = 2,
+                   .ttl = 64, .dest_qp = 0x000118, .becn = 1 };
+    size_t n = rs_frame_build(&f, fb, sizeof fb);
+    CU_ASSERT_EQUAL_FATAL(n, sizeof cx4_cnp);
+    /* IP length, flags, TTL, protocol, addresses; UDP dport, length, checksum 0 */
+    CU_ASSERT(memcmp(fb + 14, cx4_cnp + 14, 4) == 0);       /* 45 c2 00 3c: DSCP 48, ECT(0) */
+    CU_ASSERT(memcmp(fb + 20, cx4_cnp + 20, 4) == 0);       /* DF, TTL 64, UDP */
+    CU_ASSERT(memcmp(fb + 26, cx4_cnp + 26, 8) == 0);       /* 10.0.17.1 -> 10.0.18.1 */
+    CU_ASSERT(memcmp(fb + 34, cx4_cnp + 34, 70 - 34) == 0); /* UDP (sport 0 here too), BTH, reserved */
+    /* Its ICRC is railsim's own computation over its own bytes. */
+    CU_ASSERT_EQUAL(le32(fb + 70), rs_frame_icrc(fb + 14, 56));
 }
 
 static void test_pcap_ipv4_checksum_sums_to_ffff(void)
@@ -452,6 +517,8 @@ static const rs_cu_test frame_tests[] = {
     RS_CU_TEST(test_pcap_ipv4_checksum_sums_to_ffff),
     RS_CU_TEST(test_pcap_icrc_matches_bitwise_crc32),
     RS_CU_TEST(test_pcap_icrc_ignores_variant_fields),
+    RS_CU_TEST(test_pcap_icrc_matches_connectx4_cnp),
+    RS_CU_TEST(test_pcap_cnp_layout_matches_connectx4),
     RS_CU_TEST(test_pcap_odd_payload_is_padded_and_padcnt_set),
     RS_CU_TEST(test_pcap_ack_and_cnp_layout),
     RS_CU_TEST(test_pcap_pfc_layout_and_length_60),
