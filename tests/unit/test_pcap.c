@@ -512,6 +512,198 @@ static void test_pcap_write_failure_is_sticky_and_close_fails(void)
     CU_ASSERT(!exists(tmp));
 }
 
+/* Find option `code` in the options at o..end (pcapng, little-endian);
+ * returns its value and sets *len, or NULL. */
+static const uint8_t *ng_opt(const uint8_t *o, const uint8_t *end, unsigned code, unsigned *len)
+{
+    while (o + 4 <= end) {
+        unsigned c = o[0] | o[1] << 8, n = o[2] | o[3] << 8;
+        if (c == 0)
+            return NULL;
+        if (c == code) {
+            *len = n;
+            return o + 4;
+        }
+        o += 4 + ((n + 3) & ~3u);
+    }
+    return NULL;
+}
+
+/* The blocks, read back by hand: an SHB with the comment and application
+ * and nothing else, one IDB per interface (Ethernet, name, description,
+ * picoseconds, FCS length 0), EPBs with the interface, the exact
+ * picosecond time, both lengths, the bytes and epb_flags; every block's
+ * two length fields agree and the blocks tile the file. */
+static void test_pcapng_blocks_carry_interfaces_directions_and_picoseconds(void)
+{
+    char p[300], tmp[310];
+    snprintf(p, sizeof p, "%s/a.pcapng", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 0, "scenario: x.json\nseed: 7", "railsim test", &w, &err) == RS_OK);
+    CU_ASSERT(exists(tmp));
+    rs_frame f = write_first();
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, 5, &f), RS_EINVAL); /* no interface yet */
+    uint32_t a = 99, b = 99;
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", "GPU 0's NIC", &a, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "leaf0.p0", NULL, &b, &err), RS_OK);
+    CU_ASSERT_EQUAL(a, 0);
+    CU_ASSERT_EQUAL(b, 1);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "", NULL, NULL, &err), RS_EINVAL);
+    rs_frame pfc = { .kind = RS_FRAME_PFC, .eth_src = 3, .pfc_enable = 8 };
+    rs_time t1 = 3 * RS_PS_PER_S + 1234567;       /* kept to the picosecond */
+    rs_time t2 = t1 + 1;
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, t1, &f), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 1, RS_PCAP_IN, t2, &pfc), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 2, RS_PCAP_IN, t2, &pfc), RS_EINVAL); /* not sticky */
+    CU_ASSERT_EQUAL(rs_pcap_close(w, &err), RS_OK);
+    CU_ASSERT(!exists(tmp));
+
+    size_t n = 0;
+    uint8_t *buf = slurp(p, &n);
+    CU_ASSERT_FATAL(buf != NULL);
+    size_t flen = rs_frame_build(&f, fb, sizeof fb);
+    const uint8_t *blk[5] = { 0 };
+    size_t nb = 0, off = 0;
+    while (off + 12 <= n && nb < 5) {
+        uint32_t len = le32(buf + off + 4);
+        CU_ASSERT_FATAL(len % 4 == 0 && len >= 12 && off + len <= n);
+        CU_ASSERT_EQUAL(le32(buf + off + len - 4), len);
+        blk[nb++] = buf + off;
+        off += len;
+    }
+    CU_ASSERT_EQUAL_FATAL(nb, 5);
+    CU_ASSERT_EQUAL(off, n);
+    unsigned ol;
+    const uint8_t *o;
+
+    const uint8_t *shb = blk[0];
+    CU_ASSERT_EQUAL(le32(shb), 0x0A0D0D0Au);
+    CU_ASSERT_EQUAL(le32(shb + 8), 0x1A2B3C4Du);  /* little-endian section */
+    CU_ASSERT_EQUAL(le32(shb + 12), 1);           /* version 1.0 */
+    CU_ASSERT_EQUAL(le32(shb + 16), 0xFFFFFFFFu); /* section length unknown */
+    const uint8_t *end = shb + le32(shb + 4) - 4;
+    o = ng_opt(shb + 24, end, 1, &ol);
+    CU_ASSERT(o && ol == 24 && memcmp(o, "scenario: x.json\nseed: 7", 24) == 0);
+    o = ng_opt(shb + 24, end, 4, &ol);
+    CU_ASSERT(o && ol == 12 && memcmp(o, "railsim test", 12) == 0);
+    CU_ASSERT_PTR_NULL(ng_opt(shb + 24, end, 2, &ol)); /* no hardware, */
+    CU_ASSERT_PTR_NULL(ng_opt(shb + 24, end, 3, &ol)); /* no OS */
+
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *idb = blk[1 + i];
+        CU_ASSERT_EQUAL(le32(idb), 1);
+        CU_ASSERT_EQUAL(le32(idb + 8), 1);        /* LINKTYPE_ETHERNET, reserved 0 */
+        CU_ASSERT_EQUAL(le32(idb + 12), 0);       /* snaplen: no limit */
+        end = idb + le32(idb + 4) - 4;
+        o = ng_opt(idb + 16, end, 2, &ol);
+        CU_ASSERT(o && ol == 8 && memcmp(o, i ? "leaf0.p0" : "gpu0.nic", 8) == 0);
+        o = ng_opt(idb + 16, end, 3, &ol);
+        if (i == 0) {
+            CU_ASSERT(o && ol == 11 && memcmp(o, "GPU 0's NIC", 11) == 0);
+        } else {
+            CU_ASSERT_PTR_NULL(o);
+        }
+        o = ng_opt(idb + 16, end, 9, &ol);
+        CU_ASSERT(o && ol == 1 && o[0] == 12);    /* if_tsresol: 10^-12 s */
+        o = ng_opt(idb + 16, end, 13, &ol);
+        CU_ASSERT(o && ol == 1 && o[0] == 0);     /* if_fcslen */
+    }
+
+    const uint8_t *epb = blk[3];
+    CU_ASSERT_EQUAL(le32(epb), 6);
+    CU_ASSERT_EQUAL(le32(epb + 8), 0);
+    CU_ASSERT_EQUAL((uint64_t)le32(epb + 12) << 32 | le32(epb + 16), t1);
+    CU_ASSERT_EQUAL(le32(epb + 20), flen);
+    CU_ASSERT_EQUAL(le32(epb + 24), flen);
+    CU_ASSERT(memcmp(epb + 28, fb, flen) == 0);
+    end = epb + le32(epb + 4) - 4;
+    o = ng_opt(epb + 28 + ((flen + 3) & ~(size_t)3), end, 2, &ol);
+    CU_ASSERT(o && ol == 4 && le32(o) == (2u | 1u << 2)); /* outbound, unicast */
+    CU_ASSERT_EQUAL(le32(blk[4] + 8), 1);         /* the PFC frame, on leaf0.p0 */
+    free(buf);
+    unlink(p);
+}
+
+static void test_pcapng_second_epb_is_inbound_multicast_pfc(void)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/b.pcapng", dir);
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 40, NULL, NULL, &w, NULL) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "leaf0.p0", NULL, NULL, NULL), RS_OK);
+    rs_frame pfc = { .kind = RS_FRAME_PFC, .eth_src = 3, .pfc_enable = 8 };
+    rs_time t = ((rs_time)1 << 40) + 5;
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_IN, t, &pfc), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_close(w, NULL), RS_OK);
+    size_t n = 0;
+    uint8_t *buf = slurp(p, &n);
+    CU_ASSERT_FATAL(buf != NULL);
+    /* SHB with only the end of options: 32 bytes; then the IDB. */
+    CU_ASSERT_EQUAL_FATAL(le32(buf + 4), 32);
+    const uint8_t *idb = buf + 32;
+    CU_ASSERT_EQUAL(le32(idb + 12), 40);          /* the snap length */
+    const uint8_t *epb = idb + le32(idb + 4);
+    CU_ASSERT_EQUAL(le32(epb), 6);
+    CU_ASSERT_EQUAL(le32(epb + 12), 1u << 8);     /* high word of 2^40 + 5 */
+    CU_ASSERT_EQUAL(le32(epb + 16), 5);
+    CU_ASSERT_EQUAL(le32(epb + 20), 40);          /* kept */
+    CU_ASSERT_EQUAL(le32(epb + 24), 60);          /* on the wire */
+    unsigned ol;
+    const uint8_t *o = ng_opt(epb + 28 + 40, epb + le32(epb + 4) - 4, 2, &ol);
+    CU_ASSERT(o && ol == 4 && le32(o) == (1u | 2u << 2)); /* inbound, multicast */
+    CU_ASSERT_EQUAL(epb + le32(epb + 4), buf + n);
+    free(buf);
+    unlink(p);
+}
+
+/* Interfaces belong to pcapng only; classic pcap has one link. */
+static void test_pcapng_interfaces_only_on_pcapng(void)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/c.pcap", dir);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcap_open(p, 0, &w, &err) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, &err), RS_EINVAL);
+    rs_frame f = write_first();
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 1, RS_PCAP_OUT, 0, &f), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_IN, 0, &f), RS_OK);
+    rs_pcap_abort(w);
+    CU_ASSERT(!exists(p));
+    snprintf(p, sizeof p, "%s/no/such/dir/x.pcapng", dir);
+    CU_ASSERT_EQUAL(rs_pcapng_open(p, 0, NULL, NULL, &w, &err), RS_EIO);
+    CU_ASSERT_PTR_NULL(w);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, p));
+}
+
+/* A pcapng write failure is sticky and close reports it (as pcap). */
+static void test_pcapng_write_failure_is_sticky_and_close_fails(void)
+{
+    if (access("/dev/full", W_OK) != 0)
+        return;
+    char p[300], tmp[310];
+    snprintf(p, sizeof p, "%s/full.pcapng", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    CU_ASSERT_FATAL(symlink("/dev/full", tmp) == 0);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 0, "c", "a", &w, &err) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, &err), RS_OK);
+    rs_frame f = write_first();
+    int rc = RS_OK, i;
+    for (i = 0; i < 1000 && rc == RS_OK; i++)
+        rc = rs_pcap_write_on(w, 0, RS_PCAP_OUT, (rs_time)i, &f);
+    CU_ASSERT_EQUAL(rc, RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, (rs_time)i, &f), RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu1.nic", NULL, NULL, &err), RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_close(w, &err), RS_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, p));
+    CU_ASSERT(!exists(p));
+    CU_ASSERT(!exists(tmp));
+}
+
 static const rs_cu_test frame_tests[] = {
     RS_CU_TEST(test_pcap_write_first_fields_at_their_offsets),
     RS_CU_TEST(test_pcap_ipv4_checksum_sums_to_ffff),
@@ -532,6 +724,10 @@ static const rs_cu_test file_tests[] = {
     RS_CU_TEST(test_pcap_abort_leaves_nothing),
     RS_CU_TEST(test_pcap_open_in_missing_dir_is_eio_naming_path),
     RS_CU_TEST(test_pcap_write_failure_is_sticky_and_close_fails),
+    RS_CU_TEST(test_pcapng_blocks_carry_interfaces_directions_and_picoseconds),
+    RS_CU_TEST(test_pcapng_second_epb_is_inbound_multicast_pfc),
+    RS_CU_TEST(test_pcapng_interfaces_only_on_pcapng),
+    RS_CU_TEST(test_pcapng_write_failure_is_sticky_and_close_fails),
 };
 
 static void register_suites(void)
