@@ -293,9 +293,15 @@ static int add_fault_free(json_t *s, const rs_scenario *sc, const char *path, in
     return code;
 }
 
+/* "KEY=VALUE" into buf (n bytes); 0 if it does not fit. */
+static int as_set(char *buf, size_t n, const char *key, const char *value)
+{
+    return (size_t)snprintf(buf, n, "%s=%s", key, value) < n;
+}
+
 int rs_cmd_run(int argc, char **argv)
 {
-    const char *path = NULL, *outdir = NULL, *capture = NULL;
+    const char *path = NULL, *outdir = NULL, *capture = NULL, *capfmt = NULL;
     int quiet = 0, force = 0, nsets = 0, nfaults = 0;
     char **sets = calloc(2 * (size_t)argc + 1, sizeof *sets);
     if (!sets)
@@ -329,13 +335,19 @@ int rs_cmd_run(int argc, char **argv)
                 return rs_cli_bad_input("%s: expected a port name pattern after it", a);
             }
             capture = argv[++i];
+        } else if (!strcmp(a, "--capture-format")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected pcap or pcapng after it", a);
+            }
+            capfmt = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(a, "--force")) {
             force = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             free(sets);
-            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, -o DIR or -q", a);
+            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, --capture-format FMT, -o DIR or -q", a);
         } else if (!path) {
             path = a;
         } else {
@@ -344,15 +356,22 @@ int rs_cmd_run(int argc, char **argv)
         }
     }
 
-    /* --capture P is --set capture.ports=P, applied last. */
-    char capture_set[300];
-    if (capture) {
-        if ((size_t)snprintf(capture_set, sizeof capture_set, "capture.ports=%s", capture) >= sizeof capture_set) {
-            free(sets);
-            return rs_cli_bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
-        }
-        sets[nsets++] = capture_set;
+    /* --capture P and --capture-format F are --set capture.ports=P and
+     * --set capture.format=F, applied last (a wrong format is named by
+     * the scenario reader). */
+    char capture_set[300], capfmt_set[64];
+    if (capture && !as_set(capture_set, sizeof capture_set, "capture.ports", capture)) {
+        free(sets);
+        return rs_cli_bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
     }
+    if (capfmt && !as_set(capfmt_set, sizeof capfmt_set, "capture.format", capfmt)) {
+        free(sets);
+        return rs_cli_bad_input("--capture-format: '%.20s...' is not a format; expected pcap or pcapng", capfmt);
+    }
+    if (capture)
+        sets[nsets++] = capture_set;
+    if (capfmt)
+        sets[nsets++] = capfmt_set;
     rs_scenario sc;
     rs_err err;
     rs_err_clear(&err);
@@ -367,6 +386,29 @@ int rs_cmd_run(int argc, char **argv)
     if (sc.net.fidelity == RS_FIDELITY_BOTH)
         return rs_validate_execute(&sc, path, outdir, quiet, force);
     return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
+}
+
+/* The pcapng section comment (docs/pcap.md, "Run metadata"): what made
+ * this run, in lines a person reads in Wireshark's capture file
+ * properties, then every setting as one line of JSON (the summary's
+ * "scenario"). Nothing from the host or the clock, so the same inputs
+ * give the same bytes. Caller frees; NULL when out of memory. */
+static char *capture_comment(const rs_scenario *sc, const char *path)
+{
+    json_t *j = rs_scenario_to_json(sc);
+    char *settings = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!settings)
+        return NULL;
+    const char *fmt = "railsim %s run\nscenario: %s\nseed: %llu\nsettings: %s";
+    const char *scen = path ? path : "(none: every key at its default)";
+    unsigned long long seed = (unsigned long long)sc->net.seed;
+    int n = snprintf(NULL, 0, fmt, RS_VERSION, scen, seed, settings);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        snprintf(s, (size_t)n + 1, fmt, RS_VERSION, scen, seed, settings);
+    free(settings);
+    return s;
 }
 
 /* Setting up a run failed once its network and workload exist: print msg
@@ -464,6 +506,7 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
     uint32_t ncap = 0;
+    char *cap_comment = NULL;
     if (sc.capture.ports[0]) {
         if (!outdir) {
             rs_net_destroy(net);
@@ -473,18 +516,24 @@ int rs_run_execute(const rs_scenario *scp, const char *path, const char *outdir,
             return rs_cli_bad_input("capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
                              sc.capture.ports);
         }
-        if (rs_net_capture_start(net, NULL, &sc.capture, &ncap, &err) != RS_OK)
+        if (rs_net_capture_start(net, NULL, &sc.capture, NULL, &ncap, &err) != RS_OK)
             return setup_failed(path, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
+        if (sc.capture.format == RS_CAPTURE_PCAPNG && !(cap_comment = capture_comment(&sc, path)))
+            return setup_failed(NULL, "out of memory", net, coll, replay, trace, RS_EXIT_RUN_FAILED);
     }
-    if (rs_guard_disk(&sc, &est, outdir, force, &err) != RS_OK)
+    if (rs_guard_disk(&sc, &est, outdir, force, &err) != RS_OK) {
+        free(cap_comment);
         return setup_failed(path, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
+    }
     /* Everything is validated: only now may the output directory appear. */
     char capdir[4096];
     if (outdir) {
         snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
-        if (rs_output_mkdir(outdir, &err) != RS_OK ||
-            (ncap && (rs_output_mkdir(capdir, &err) != RS_OK ||
-                      rs_net_capture_start(net, capdir, &sc.capture, &ncap, &err) != RS_OK)))
+        rc = rs_output_mkdir(outdir, &err);
+        if (rc == RS_OK && ncap && (rc = rs_output_mkdir(capdir, &err)) == RS_OK)
+            rc = rs_net_capture_start(net, capdir, &sc.capture, cap_comment, &ncap, &err);
+        free(cap_comment);
+        if (rc != RS_OK)
             return setup_failed(NULL, err.msg, net, coll, replay, trace, RS_EXIT_BAD_INPUT);
     }
     rs_timeline *tl = NULL;
