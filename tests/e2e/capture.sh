@@ -160,6 +160,26 @@ grep -q "Capture comment: *railsim $("$RS" --version | cut -d' ' -f2) run scenar
 cmp -s "$G" "$TMP/g2/pcap/capture.pcapng" && ok "same seed, byte-identical pcapng (capture.format=pcapng)" \
     || fail "pcapng differs between identical runs"
 
+# Rail-only (HB domains of 4, all-to-all crossing rails through NVLink,
+# which is never captured): every port, both formats, frame for frame.
+RO="--set topology.kind=rail-only --set topology.hb_size=4 --set traffic.kind=all-to-all --set traffic.bytes=65536"
+"$RS" run -q $E2E/small.json $RO --capture '*' --capture-format pcapng -o "$TMP/rg" && \
+"$RS" run -q $E2E/small.json $RO --capture '*' -o "$TMP/rc" && \
+"$PY" "$E2E/pcapng_check.py" "$TMP/rg/pcap/capture.pcapng" "$TMP/rc/pcap" 20 500000 > "$TMP/rngc" 2>&1 \
+    && ok "rail-only pcapng_check: $(tail -1 "$TMP/rngc")" || fail "rail-only pcapng_check: $(grep -v '^ok' "$TMP/rngc")"
+
+# Frames lost on a cable (bit errors: topology.loss_rate) left their sender
+# but never arrived: with every port captured, outbound - inbound frames =
+# the summary's drops (PFC keeps the queues from dropping).
+"$RS" run -q $E2E/small.json --set topology.loss_rate=0.01 --set traffic.bytes=262144 --capture '*' \
+    --capture-format pcapng -o "$TMP/gl"
+drops=$(json_get "$TMP/gl/summary.json" "d['packets']['dropped']")
+TS -r "$TMP/gl/pcap/capture.pcapng" -T fields -e frame.packet_flags_direction > "$TMP/gl.dir"
+nout=$(grep -c 0x00000002 "$TMP/gl.dir"); nin=$(grep -c 0x00000001 "$TMP/gl.dir")
+[ "$drops" -gt 0 ] && [ $((nout - nin)) = "$drops" ] \
+    && ok "pcapng, lossy links: $nout frames out, $nin in, the difference is the $drops drops" \
+    || fail "pcapng, lossy links: $nout out, $nin in, $drops drops"
+
 # Bad capture requests.
 "$RS" run -q --capture 'nosuchport*' -o "$TMP/bad" 2>"$TMP/err"; rc=$?
 [ $rc = 2 ] && grep -q 'capture.ports' "$TMP/err" && [ ! -e "$TMP/bad" ] \
