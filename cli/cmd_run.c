@@ -189,9 +189,15 @@ static void print_human(FILE *f, const json_t *s)
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
 }
 
+/* "KEY=VALUE" into buf (n bytes); 0 if it does not fit. */
+static int as_set(char *buf, size_t n, const char *key, const char *value)
+{
+    return (size_t)snprintf(buf, n, "%s=%s", key, value) < n;
+}
+
 int rs_cmd_run(int argc, char **argv)
 {
-    const char *path = NULL, *outdir = NULL, *capture = NULL;
+    const char *path = NULL, *outdir = NULL, *capture = NULL, *capfmt = NULL;
     int quiet = 0, force = 0, nsets = 0, nfaults = 0;
     char **sets = calloc(2 * (size_t)argc + 1, sizeof *sets);
     if (!sets)
@@ -225,13 +231,19 @@ int rs_cmd_run(int argc, char **argv)
                 return rs_cli_bad_input("%s: expected a port name pattern after it", a);
             }
             capture = argv[++i];
+        } else if (!strcmp(a, "--capture-format")) {
+            if (i + 1 >= argc) {
+                free(sets);
+                return rs_cli_bad_input("%s: expected pcap or pcapng after it", a);
+            }
+            capfmt = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(a, "--force")) {
             force = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             free(sets);
-            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, -o DIR or -q", a);
+            return rs_cli_bad_input("run: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --capture PORTS, --capture-format FMT, -o DIR or -q", a);
         } else if (!path) {
             path = a;
         } else {
@@ -240,15 +252,22 @@ int rs_cmd_run(int argc, char **argv)
         }
     }
 
-    /* --capture P is --set capture.ports=P, applied last. */
-    char capture_set[300];
-    if (capture) {
-        if ((size_t)snprintf(capture_set, sizeof capture_set, "capture.ports=%s", capture) >= sizeof capture_set) {
-            free(sets);
-            return rs_cli_bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
-        }
-        sets[nsets++] = capture_set;
+    /* --capture P and --capture-format F are --set capture.ports=P and
+     * --set capture.format=F, applied last (a wrong format is named by
+     * the scenario reader). */
+    char capture_set[300], capfmt_set[64];
+    if (capture && !as_set(capture_set, sizeof capture_set, "capture.ports", capture)) {
+        free(sets);
+        return rs_cli_bad_input("--capture: pattern too long ('%.40s...'); expected at most 255 characters", capture);
     }
+    if (capfmt && !as_set(capfmt_set, sizeof capfmt_set, "capture.format", capfmt)) {
+        free(sets);
+        return rs_cli_bad_input("--capture-format: '%.20s...' is not a format; expected pcap or pcapng", capfmt);
+    }
+    if (capture)
+        sets[nsets++] = capture_set;
+    if (capfmt)
+        sets[nsets++] = capfmt_set;
     rs_scenario sc;
     rs_err err;
     rs_err_clear(&err);

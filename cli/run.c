@@ -200,6 +200,29 @@ static int add_fault_free(json_t *s, const rs_scenario *sc, int force)
     return rc;
 }
 
+/* The pcapng section comment (docs/pcap.md, "Run metadata"): what made
+ * this run, in lines a person reads in Wireshark's capture file
+ * properties, then every setting as one line of JSON (the summary's
+ * "scenario"). Nothing from the host or the clock, so the same inputs
+ * give the same bytes. Caller frees; NULL when out of memory. */
+static char *capture_comment(const rs_scenario *sc, const char *path)
+{
+    json_t *j = rs_scenario_to_json(sc);
+    char *settings = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!settings)
+        return NULL;
+    const char *fmt = "railsim %s run\nscenario: %s\nseed: %llu\nsettings: %s";
+    const char *scen = path ? path : "(none: every key at its default)";
+    unsigned long long seed = (unsigned long long)sc->net.seed;
+    int n = snprintf(NULL, 0, fmt, RS_VERSION, scen, seed, settings);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        snprintf(s, (size_t)n + 1, fmt, RS_VERSION, scen, seed, settings);
+    free(settings);
+    return s;
+}
+
 /* Everything a run owns; destroyed in this order (the collective driver
  * and the replay after the network: a run that stopped early leaves
  * collectives running; the trace after the replay). */
@@ -360,28 +383,39 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     if (rc != RS_OK)
         return setup_failed(&r, name, rc, err);
     uint32_t ncap = 0;
+    char *cap_comment = NULL;
     if (sc.capture.ports[0]) {
         if (!outdir) {
             rs_err_set(err, RS_EINVAL, "capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
                        sc.capture.ports);
             return setup_failed(&r, NULL, RS_EINVAL, err);
         }
-        if (rs_net_capture_start(r.net, NULL, &sc.capture, &ncap, err) != RS_OK)
+        if (rs_net_capture_start(r.net, NULL, &sc.capture, NULL, &ncap, err) != RS_OK)
             return setup_failed(&r, name, RS_EINVAL, err);
+        if (sc.capture.format == RS_CAPTURE_PCAPNG && !(cap_comment = capture_comment(&sc, name))) {
+            rs_err_set(err, RS_ENOMEM, "out of memory");
+            return setup_failed(&r, NULL, RS_ENOMEM, err);
+        }
     }
-    if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK)
+    if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
+        free(cap_comment);
         return setup_failed(&r, name, RS_EINVAL, err);
+    }
     /* Everything is validated: only now may the output directory appear.
      * An output that cannot be created is the user's environment: bad
      * input, like a bad key. */
     char capdir[4096];
     if (outdir) {
         snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
-        if (rs_output_mkdir(outdir, err) != RS_OK ||
-            (ncap && (rs_output_mkdir(capdir, err) != RS_OK ||
-                      rs_net_capture_start(r.net, capdir, &sc.capture, &ncap, err) != RS_OK)))
+        rc = rs_output_mkdir(outdir, err);
+        if (rc == RS_OK && ncap && (rc = rs_output_mkdir(capdir, err)) == RS_OK)
+            rc = rs_net_capture_start(r.net, capdir, &sc.capture, cap_comment, &ncap, err);
+        if (rc != RS_OK) {
+            free(cap_comment);
             return setup_failed(&r, NULL, RS_EINVAL, err);
+        }
     }
+    free(cap_comment);
     rs_timeline *tl = NULL;
     if (outdir && sc.timeline.enabled &&
         (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, &tl, err)) != RS_OK)

@@ -70,6 +70,7 @@ static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
 static const char *const dcqcn_profile_names[] = { "connectx", "paper-2015", NULL };
+static const char *const capture_format_names[] = { "pcap", "pcapng", NULL };
 static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
@@ -194,11 +195,13 @@ static const key_def keys[] = {
     STR("capture.ports", capture.ports,
         "ports to capture: comma-separated glob patterns over port names (gpu0.nic,leaf0.*); empty = none"),
     DBL("capture.start_ns", capture.start_ns, 0, false, 1e15,
-        "capture frames that start leaving their port at or after this time, ns"),
+        "capture frames that start leaving their port (pcapng inbound: finish arriving) at or after this time, ns"),
     DBL("capture.end_ns", capture.end_ns, 0, false, 1e15,
         "and before this time, ns"),
     UINT("capture.snaplen", capture.snaplen, 0, 262144,
          "bytes kept per captured frame; 0 keeps whole frames"),
+    ENUM("capture.format", capture.format, capture_format_names,
+         "pcap: a file per port of what it sends; pcapng: one file, an interface per port, both directions"),
     ENUM("traffic.kind", traffic.kind, synth_names,
          "synthetic pattern: single, permutation, all-to-all or incast; or collective (traffic.op)"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,

@@ -340,9 +340,13 @@ struct rs_net {
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
     uint32_t cuts_pending;   /* ports with a cut_tail: arrivals check their link (fault.c) */
+    uint32_t cap_in;         /* pcapng capture: arrivals at captured ports are written too */
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
+    rs_pcap *cap_ng;         /* the pcapng file every captured port shares, or NULL */
+    uint32_t *cap_if;        /* pcapng: interface id per port (RS_NONE: not captured) */
+    struct rs_capwait *cap_wait; /* pcapng: records held back to keep time order (capture.c) */
     /* Timeline (nettl.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
     struct rs_nettl *tl;
@@ -443,6 +447,10 @@ void rs_fabric_settle(rs_net *net);
 
 /* capture.c */
 void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t);
+/* pcapng: pkt's arrival event at net->ports[pkt->to_port] runs at now;
+ * if that port is captured, records the frame there as inbound, stamped
+ * when its last bit came in. */
+void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now);
 
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);

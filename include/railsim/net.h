@@ -298,24 +298,39 @@ RS_API uint32_t rs_net_port_count(const rs_net *net);
 /* RS_EINVAL if port >= rs_net_port_count. */
 RS_API int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
 
-/* Packet capture (docs/pcap.md). A captured port writes every frame it
- * transmits to DIR/<port name>.pcap, timestamped when the frame's first
- * bit leaves the port. Capture only reads: it never changes a result. */
+/* Packet capture (docs/pcap.md). Capture only reads: it never changes a
+ * result.
+ *   pcap (default): a captured port writes every frame it transmits to
+ *     DIR/<port name>.pcap, timestamped when the frame's first bit leaves
+ *     the port.
+ *   pcapng: one file, DIR/capture.pcapng, with one interface per captured
+ *     port; on it, the frames the port transmits (outbound, first bit
+ *     leaving) and the frames that arrive at it over its cable (inbound,
+ *     when their last bit has arrived; frames lost on the cable are not
+ *     there). */
+typedef enum {
+    RS_CAPTURE_PCAP = 0,
+    RS_CAPTURE_PCAPNG = 1
+} rs_capture_format;
+
 typedef struct rs_capture_config {
     char ports[256];   /* capture.ports: comma-separated glob patterns over port names; "" = off */
     double start_ns;   /* capture.start_ns: first frame time captured */
     double end_ns;     /* capture.end_ns: frames from this time on are not */
     uint32_t snaplen;  /* capture.snaplen: bytes kept per frame, 0 = whole frames */
+    rs_capture_format format; /* capture.format */
 } rs_capture_config;
 RS_API void rs_capture_config_default(rs_capture_config *c);
 
 /* Start capturing every port whose name matches c->ports into directory
  * dir (which must exist); *nports gets how many. dir NULL only checks the
- * configuration and counts the ports, opening nothing. RS_EINVAL with err naming
- * capture.ports when no port matches, RS_EIO when a file cannot be opened.
- * The capture files stay open until rs_net_capture_finish. */
+ * configuration and counts the ports, opening nothing. comment (pcapng
+ * only; NULL for none) goes in the section header as run metadata, copied.
+ * RS_EINVAL with err naming capture.ports when no port matches, RS_EIO
+ * when a file cannot be opened. The capture files stay open until
+ * rs_net_capture_finish. */
 RS_API int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
-                         uint32_t *nports, rs_err *err);
+                         const char *comment, uint32_t *nports, rs_err *err);
 /* Close every capture file: keep = 1 renames them into place, 0 deletes
  * them (a failed run). RS_EIO if a write failed at any time. */
 RS_API int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
