@@ -79,18 +79,18 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
 {
     FILE *f = out[r->kind];
     switch (r->kind) {
-    case RS_TLR_NAME:
+    case RS_TL_NAME:
         fprintf(f, "%" PRIu32 ",%" PRIu64 ",", r->u.name.space, r->u.name.id);
         rs_csv_str(f, r->u.name.name);
         break;
-    case RS_TLR_OP:
+    case RS_TL_OP:
         fprintf(f, "%" PRIu32 ",", r->u.op.rank);
         rs_csv_str(f, name_of(n, 1, r->u.op.rank));
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", r->u.op.start_ps, r->u.op.end_ps,
                 r->u.op.end_ps - r->u.op.start_ps);
         rs_csv_str(f, r->u.op.op);
         fprintf(f, ",%" PRIu64 ",", r->u.op.bytes);
-        if (r->u.op.comm != RS_TLR_NONE) {
+        if (r->u.op.comm != RS_TL_NONE) {
             fprintf(f, "%" PRIu32 ",", r->u.op.comm);
             rs_csv_str(f, name_of(n, 2, r->u.op.comm));
         } else {
@@ -99,7 +99,7 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
         fputc(',', f);
         rs_csv_str(f, r->u.op.label);
         break;
-    case RS_TLR_COLL:
+    case RS_TL_COLL:
         u64(f, r->u.coll.id, 1);
         rs_csv_str(f, r->u.coll.op);
         fputc(',', f);
@@ -109,7 +109,7 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
         fprintf(f, ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, r->u.coll.nranks, r->u.coll.bytes,
                 r->u.coll.start_ps, r->u.coll.end_ps, r->u.coll.end_ps - r->u.coll.start_ps);
         break;
-    case RS_TLR_FLOW:
+    case RS_TL_FLOW:
         fprintf(f, "%" PRIu32 ",", r->u.flow.src);
         rs_csv_str(f, name_of(n, 1, r->u.flow.src));
         fprintf(f, ",%" PRIu32 ",", r->u.flow.dst);
@@ -117,7 +117,7 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, r->u.flow.bytes, r->u.flow.start_ps,
                 r->u.flow.end_ps, r->u.flow.end_ps - r->u.flow.start_ps);
         break;
-    case RS_TLR_SAMPLE:
+    case RS_TL_SAMPLE:
         fprintf(f, "%" PRIu64 ",%" PRIu32 ",", r->u.sample.time_ps, r->u.sample.port);
         rs_csv_str(f, name_of(n, 0, r->u.sample.port));
         /* %.17g round-trips a double; a non-finite value (a damaged file)
@@ -126,12 +126,12 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
         if (isfinite(r->u.sample.util))
             fprintf(f, "%.17g", r->u.sample.util);
         break;
-    case RS_TLR_PFC:
+    case RS_TL_PFC:
         fprintf(f, "%" PRIu64 ",%" PRIu32 ",", r->u.pfc.time_ps, r->u.pfc.port);
         rs_csv_str(f, name_of(n, 0, r->u.pfc.port));
         fprintf(f, ",%u,%d", (unsigned)r->u.pfc.prio_mask, r->u.pfc.pause ? 1 : 0);
         break;
-    case RS_TLR_ECN:
+    case RS_TL_ECN:
         fprintf(f, "%" PRIu64 ",%" PRIu32 ",", r->u.ecn.time_ps, r->u.ecn.port);
         rs_csv_str(f, name_of(n, 0, r->u.ecn.port));
         if (r->u.ecn.what == 0)
@@ -142,14 +142,14 @@ static void write_row(FILE *const *out, const rs_tlread_rec *r, const names *n)
             fprintf(f, ",%" PRIu32, r->u.ecn.what);
         fprintf(f, ",%" PRIu64, r->u.ecn.count);
         break;
-    case RS_TLR_DROP:
+    case RS_TL_DROP:
         fprintf(f, "%" PRIu64 ",%" PRIu32 ",", r->u.drop.time_ps, r->u.drop.port);
         rs_csv_str(f, name_of(n, 0, r->u.drop.port));
         fputc(',', f);
         rs_csv_str(f, r->u.drop.reason);
         fprintf(f, ",%" PRIu64 ",%" PRIu64, r->u.drop.packets, r->u.drop.bytes);
         break;
-    case RS_TLR_FAULT:
+    case RS_TL_FAULT:
         u64(f, r->u.fault.time_ps, 1);
         rs_csv_str(f, r->u.fault.target);
         fputc(',', f);
@@ -217,7 +217,7 @@ int rs_export_csv(const char *tl_path, const char *dir, rs_export_counts *counts
     rs_tlread_rec rec;
     while ((rc = rs_tlread_next(r, &rec, err)) == 1) {
         cnt.records++;
-        if (rec.kind == RS_TLR_NAME) {
+        if (rec.kind == RS_TL_NAME) {
             uint32_t sid = rs_strtab_intern(n.strs, rec.u.name.name);
             uint64_t *v = rs_u64map_upsert(&n.map, rs_an_name_key(rec.u.name.space, rec.u.name.id), 0);
             if (sid == UINT32_MAX || !v) {
@@ -226,7 +226,7 @@ int rs_export_csv(const char *tl_path, const char *dir, rs_export_counts *counts
             }
             *v = sid;
         }
-        if (rec.kind >= RS_TLR_NAME && rec.kind <= RS_TLR_FAULT) {
+        if (rec.kind >= RS_TL_NAME && rec.kind <= RS_TL_FAULT) {
             write_row(fs, &rec, &n);
             cnt.rows[rec.kind]++;
         }
@@ -244,8 +244,8 @@ int rs_export_csv(const char *tl_path, const char *dir, rs_export_counts *counts
         if ((rc = rs_xfile_commit(&out[k], err)) != RS_AN_OK)
             goto fail; /* committed files have f == NULL: abort skips them */
     }
-    cnt.ops = cnt.rows[RS_TLR_OP];
-    cnt.colls = cnt.rows[RS_TLR_COLL];
+    cnt.ops = cnt.rows[RS_TL_OP];
+    cnt.colls = cnt.rows[RS_TL_COLL];
     if (counts)
         *counts = cnt;
     rs_u64map_fini(&n.map);

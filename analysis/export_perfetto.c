@@ -52,7 +52,7 @@ typedef struct span {
     uint64_t seq;        /* record index: a stable tie-break */
     uint64_t id;         /* coll: instance id */
     uint32_t track;      /* rank or communicator */
-    uint32_t comm;       /* op: communicator or RS_TLR_NONE; coll: nranks */
+    uint32_t comm;       /* op: communicator or RS_TL_NONE; coll: nranks */
     uint32_t name, extra; /* string ids: op kind; label (op) or algorithm (coll) */
 } span;
 
@@ -157,18 +157,18 @@ static void write_instant(ctx *c, const rs_tlread_rec *r)
 {
     char name[160];
     switch (r->kind) {
-    case RS_TLR_PFC:
+    case RS_TL_PFC:
         instant(c, r->u.pfc.pause ? "PFC pause" : "PFC resume", "pfc", TID_PFC, 0, r->u.pfc.time_ps);
         port_arg(c, r->u.pfc.port);
         fprintf(c->f, ",\"prio_mask\":%u}}", (unsigned)r->u.pfc.prio_mask);
         break;
-    case RS_TLR_DROP:
+    case RS_TL_DROP:
         snprintf(name, sizeof name, "drop %s", r->u.drop.reason);
         instant(c, name, "drop", TID_DROP, 0, r->u.drop.time_ps);
         port_arg(c, r->u.drop.port);
         fprintf(c->f, ",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 "}}", r->u.drop.packets, r->u.drop.bytes);
         break;
-    case RS_TLR_FAULT:
+    case RS_TL_FAULT:
         snprintf(name, sizeof name, "%s %s", r->u.fault.kind, r->u.fault.target);
         instant(c, name, "fault", TID_FAULT, 1, r->u.fault.time_ps);
         fputs("\"target\":", c->f);
@@ -268,7 +268,7 @@ static int write_ops(ctx *c)
             fputs(",\"dur\":", c->f);
             rs_ps_as_us(c->f, x->end - x->start);
             fprintf(c->f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":{\"bytes\":%" PRIu64, pid, tid, x->bytes);
-            if (x->comm != RS_TLR_NONE) {
+            if (x->comm != RS_TL_NONE) {
                 const char *cn = name_of(c, 2, x->comm);
                 fputs(",\"comm\":", c->f);
                 if (cn[0])
@@ -404,7 +404,7 @@ static int write_counters(ctx *c, const char *tl_path, rs_an_err *err)
         return rc;
     rs_tlread_rec rec;
     while ((rc = rs_tlread_next(r, &rec, err)) == 1) {
-        if (rec.kind != RS_TLR_SAMPLE || !rs_u64map_get(&c->charted, rec.u.sample.port))
+        if (rec.kind != RS_TL_SAMPLE || !rs_u64map_get(&c->charted, rec.u.sample.port))
             continue;
         double u = isfinite(rec.u.sample.util) ? rec.u.sample.util : 0.0;
         counter(c, "util", rec.u.sample.port, rec.u.sample.time_ps, "util");
@@ -496,7 +496,7 @@ int rs_export_perfetto(const char *tl_path, const char *out_path, const rs_perfe
     while ((rc = rs_tlread_next(r, &rec, err)) == 1) {
         c.cnt.records++;
         switch (rec.kind) {
-        case RS_TLR_NAME: {
+        case RS_TL_NAME: {
             uint32_t sid = rs_strtab_intern(c.strs, rec.u.name.name);
             uint64_t *v = rs_u64map_upsert(&c.names, rs_an_name_key(rec.u.name.space, rec.u.name.id), 0);
             if (sid == UINT32_MAX || !v)
@@ -504,7 +504,7 @@ int rs_export_perfetto(const char *tl_path, const char *out_path, const rs_perfe
             *v = sid;
             break;
         }
-        case RS_TLR_OP: {
+        case RS_TL_OP: {
             span x = { rec.u.op.start_ps, rec.u.op.end_ps, rec.u.op.bytes, rec.index, 0, rec.u.op.rank,
                        rec.u.op.comm, rs_strtab_intern(c.strs, rec.u.op.op),
                        rs_strtab_intern(c.strs, rec.u.op.label) };
@@ -512,7 +512,7 @@ int rs_export_perfetto(const char *tl_path, const char *out_path, const rs_perfe
                 goto oom;
             break;
         }
-        case RS_TLR_COLL: {
+        case RS_TL_COLL: {
             span x = { rec.u.coll.start_ps, rec.u.coll.end_ps, rec.u.coll.bytes, rec.index, rec.u.coll.id,
                        rec.u.coll.comm, rec.u.coll.nranks, rs_strtab_intern(c.strs, rec.u.coll.op),
                        rs_strtab_intern(c.strs, rec.u.coll.algo) };
@@ -520,7 +520,7 @@ int rs_export_perfetto(const char *tl_path, const char *out_path, const rs_perfe
                 goto oom;
             break;
         }
-        case RS_TLR_SAMPLE: {
+        case RS_TL_SAMPLE: {
             uint64_t *v = rs_u64map_upsert(&c.port_tx, rec.u.sample.port, 0);
             if (!v)
                 goto oom;
@@ -528,9 +528,9 @@ int rs_export_perfetto(const char *tl_path, const char *out_path, const rs_perfe
                 *v = rec.u.sample.tx_bytes;
             break;
         }
-        case RS_TLR_PFC:
-        case RS_TLR_DROP:
-        case RS_TLR_FAULT:
+        case RS_TL_PFC:
+        case RS_TL_DROP:
+        case RS_TL_FAULT:
             write_instant(&c, &rec);
             break;
         default:

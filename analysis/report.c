@@ -353,7 +353,7 @@ static int print_faults(FILE *out, const char *tpath, const json_t *s, rs_an_err
     rs_tlread_rec rec;
     uint64_t n = 0;
     while ((rc = rs_tlread_next(r, &rec, err)) == 1) {
-        if (rec.kind != RS_TLR_FAULT || n++ >= RS_REPORT_FAULTS)
+        if (rec.kind != RS_TL_FAULT || n++ >= RS_REPORT_FAULTS)
             continue;
         fprintf(out, "  %14s  %-14s %-20s %s\n", fmt_time(rec.u.fault.time_ps), rec.u.fault.kind,
                 rec.u.fault.target, rec.u.fault.detail);

@@ -356,40 +356,40 @@ static const struct {
     const char *name;
     unsigned nfields; /* elements including the kind */
 } kinds[] = {
-    [RS_TLR_NAME] = {"name", 4},     [RS_TLR_OP] = {"op", 8},
-    [RS_TLR_COLL] = {"coll", 9},     [RS_TLR_FLOW] = {"flow", 6},
-    [RS_TLR_SAMPLE] = {"sample", 6}, [RS_TLR_PFC] = {"pfc", 5},
-    [RS_TLR_ECN] = {"ecn", 5},       [RS_TLR_DROP] = {"drop", 6},
-    [RS_TLR_FAULT] = {"fault", 5},   [RS_TLR_END] = {"end", 3},
+    [RS_TL_NAME] = {"name", 4},     [RS_TL_OP] = {"op", 8},
+    [RS_TL_COLL] = {"coll", 9},     [RS_TL_FLOW] = {"flow", 6},
+    [RS_TL_SAMPLE] = {"sample", 6}, [RS_TL_PFC] = {"pfc", 5},
+    [RS_TL_ECN] = {"ecn", 5},       [RS_TL_DROP] = {"drop", 6},
+    [RS_TL_FAULT] = {"fault", 5},   [RS_TL_END] = {"end", 3},
 };
-#define KIND_MAX RS_TLR_END
+#define KIND_MAX RS_TL_END
 
 /* Fill rec from a known record kind. 0 or a negative code. */
 static int decode(fctx *c, rs_tlread_kind k, rs_tlread_rec *rec)
 {
     int e = 0;
     switch (k) {
-    case RS_TLR_NAME:
+    case RS_TL_NAME:
         e = e ? e : get_u32(c, 1, "space", &rec->u.name.space);
         e = e ? e : get_u64(c, 2, "id", &rec->u.name.id);
         e = e ? e : get_str(c, 3, "name", &rec->u.name.name);
         return e;
-    case RS_TLR_OP:
+    case RS_TL_OP:
         e = e ? e : get_u32(c, 1, "rank", &rec->u.op.rank);
         e = e ? e : get_u64(c, 2, "start_ps", &rec->u.op.start_ps);
         e = e ? e : get_u64(c, 3, "end_ps", &rec->u.op.end_ps);
         e = e ? e : get_str(c, 4, "op", &rec->u.op.op);
         e = e ? e : get_u64(c, 5, "bytes", &rec->u.op.bytes);
         if (!e && c->a[6].type == MSGPACK_OBJECT_NIL)
-            rec->u.op.comm = RS_TLR_NONE;
+            rec->u.op.comm = RS_TL_NONE;
         else if (!e && (c->a[6].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-                        c->a[6].via.u64 >= RS_TLR_NONE))
+                        c->a[6].via.u64 >= RS_TL_NONE))
             e = bad_field(c, 6, "comm", "nil or an unsigned integer below 2^32-1", &c->a[6]);
         else if (!e)
             rec->u.op.comm = (uint32_t)c->a[6].via.u64;
         e = e ? e : get_str(c, 7, "label", &rec->u.op.label);
         return e ? e : check_span(c, rec->u.op.start_ps, rec->u.op.end_ps);
-    case RS_TLR_COLL:
+    case RS_TL_COLL:
         e = e ? e : get_u64(c, 1, "id", &rec->u.coll.id);
         e = e ? e : get_str(c, 2, "op", &rec->u.coll.op);
         e = e ? e : get_str(c, 3, "algo", &rec->u.coll.algo);
@@ -399,21 +399,21 @@ static int decode(fctx *c, rs_tlread_kind k, rs_tlread_rec *rec)
         e = e ? e : get_u64(c, 7, "start_ps", &rec->u.coll.start_ps);
         e = e ? e : get_u64(c, 8, "end_ps", &rec->u.coll.end_ps);
         return e ? e : check_span(c, rec->u.coll.start_ps, rec->u.coll.end_ps);
-    case RS_TLR_FLOW:
+    case RS_TL_FLOW:
         e = e ? e : get_u32(c, 1, "src", &rec->u.flow.src);
         e = e ? e : get_u32(c, 2, "dst", &rec->u.flow.dst);
         e = e ? e : get_u64(c, 3, "bytes", &rec->u.flow.bytes);
         e = e ? e : get_u64(c, 4, "start_ps", &rec->u.flow.start_ps);
         e = e ? e : get_u64(c, 5, "end_ps", &rec->u.flow.end_ps);
         return e ? e : check_span(c, rec->u.flow.start_ps, rec->u.flow.end_ps);
-    case RS_TLR_SAMPLE:
+    case RS_TL_SAMPLE:
         e = e ? e : get_u64(c, 1, "time_ps", &rec->u.sample.time_ps);
         e = e ? e : get_u32(c, 2, "port", &rec->u.sample.port);
         e = e ? e : get_u64(c, 3, "tx_bytes", &rec->u.sample.tx_bytes);
         e = e ? e : get_u64(c, 4, "queue_bytes", &rec->u.sample.queue_bytes);
         e = e ? e : get_f64(c, 5, "util", &rec->u.sample.util);
         return e;
-    case RS_TLR_PFC: {
+    case RS_TL_PFC: {
         uint32_t mask = 0;
         e = e ? e : get_u64(c, 1, "time_ps", &rec->u.pfc.time_ps);
         e = e ? e : get_u32(c, 2, "port", &rec->u.pfc.port);
@@ -424,26 +424,26 @@ static int decode(fctx *c, rs_tlread_kind k, rs_tlread_rec *rec)
         e = e ? e : get_bool(c, 4, "pause", &rec->u.pfc.pause);
         return e;
     }
-    case RS_TLR_ECN:
+    case RS_TL_ECN:
         e = e ? e : get_u64(c, 1, "time_ps", &rec->u.ecn.time_ps);
         e = e ? e : get_u32(c, 2, "port", &rec->u.ecn.port);
         e = e ? e : get_u32(c, 3, "what", &rec->u.ecn.what);
         e = e ? e : get_u64(c, 4, "count", &rec->u.ecn.count);
         return e;
-    case RS_TLR_DROP:
+    case RS_TL_DROP:
         e = e ? e : get_u64(c, 1, "time_ps", &rec->u.drop.time_ps);
         e = e ? e : get_u32(c, 2, "port", &rec->u.drop.port);
         e = e ? e : get_str(c, 3, "reason", &rec->u.drop.reason);
         e = e ? e : get_u64(c, 4, "packets", &rec->u.drop.packets);
         e = e ? e : get_u64(c, 5, "bytes", &rec->u.drop.bytes);
         return e;
-    case RS_TLR_FAULT:
+    case RS_TL_FAULT:
         e = e ? e : get_u64(c, 1, "time_ps", &rec->u.fault.time_ps);
         e = e ? e : get_str(c, 2, "target", &rec->u.fault.target);
         e = e ? e : get_str(c, 3, "kind", &rec->u.fault.kind);
         e = e ? e : get_str(c, 4, "detail", &rec->u.fault.detail);
         return e;
-    case RS_TLR_END:
+    case RS_TL_END:
         break;
     }
     return fail(c->r, c->err, RS_AN_EINVAL, "%s: internal: decode of kind %d.", c->r->path, (int)k);
@@ -527,7 +527,7 @@ int rs_tlread_next(rs_tlread *r, rs_tlread_rec *rec, rs_an_err *err)
                         ") has %" PRIu32 " elements, expected at least %u.",
                         r->path, r->index, kinds[k].name, roff, o.via.array.size,
                         kinds[k].nfields);
-        if (k == RS_TLR_END)
+        if (k == RS_TL_END)
             return finish(r, &c, err);
         /* Strings of one record fit in the record's length plus NULs. */
         size_t need = (size_t)(r->off - roff) + 16;

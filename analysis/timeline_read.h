@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tlformat.h"
+
 /* Error codes: the same values as RS_OK / RS_E* in engine/base.h. */
 enum {
     RS_AN_OK = 0,
@@ -49,23 +51,10 @@ typedef struct rs_an_err {
  * which is 24 bytes per value). */
 #define RS_TLREAD_MAX_VALUES (1u << 20)
 
-/* Record kinds; the numbers are the file format's (engine/timeline.h
- * defines the same values as RS_TL_*; a unit test checks they agree). */
-typedef enum rs_tlread_kind {
-    RS_TLR_NAME = 1,
-    RS_TLR_OP = 2,
-    RS_TLR_COLL = 3,
-    RS_TLR_FLOW = 4,
-    RS_TLR_SAMPLE = 5,
-    RS_TLR_PFC = 6,
-    RS_TLR_ECN = 7,
-    RS_TLR_DROP = 8,
-    RS_TLR_FAULT = 9,
-    RS_TLR_END = 10 /* consumed by the reader, never returned */
-} rs_tlread_kind;
-
-/* "No communicator" in an OP record (nil in the file). */
-#define RS_TLR_NONE UINT32_MAX
+/* Record kinds (tlformat.h, shared with the writer): RS_TL_NAME ...
+ * RS_TL_FAULT; RS_TL_END is consumed by the reader, never returned.
+ * RS_TL_NONE: "no communicator" in an OP record (nil in the file). */
+typedef rs_timeline_kind rs_tlread_kind;
 
 typedef struct rs_tlread_kv {
     const char *name;
@@ -96,7 +85,7 @@ typedef struct rs_tlread_rec {
     union {
         struct { uint32_t space; uint64_t id; const char *name; } name;
         struct {
-            uint32_t rank, comm; /* comm: RS_TLR_NONE if nil */
+            uint32_t rank, comm; /* comm: RS_TL_NONE if nil */
             uint64_t start_ps, end_ps, bytes;
             const char *op, *label;
         } op;

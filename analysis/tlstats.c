@@ -115,7 +115,7 @@ static const char *name_of(const builder *b, uint32_t space, uint64_t id)
 /* String id of the dimension of communicator comm. */
 static uint32_t dim_of(builder *b, uint32_t comm)
 {
-    if (comm == RS_TLR_NONE)
+    if (comm == RS_TL_NONE)
         return rs_strtab_intern(b->strs, "-");
     const char *name = name_of(b, 2, comm);
     size_t n = rs_tlstats_dim_len(name);
@@ -143,7 +143,7 @@ static int oom(rs_an_err *err, const char *path)
 static int add_record(builder *b, const rs_tlread_rec *r)
 {
     switch (r->kind) {
-    case RS_TLR_NAME: {
+    case RS_TL_NAME: {
         uint32_t sid = rs_strtab_intern(b->strs, r->u.name.name);
         uint64_t *v = rs_u64map_upsert(&b->names, rs_an_name_key(r->u.name.space, r->u.name.id), 0);
         if (sid == UINT32_MAX || !v)
@@ -151,7 +151,7 @@ static int add_record(builder *b, const rs_tlread_rec *r)
         *v = sid;
         return 0;
     }
-    case RS_TLR_OP: {
+    case RS_TL_OP: {
         uint64_t dur = r->u.op.end_ps - r->u.op.start_ps;
         uint32_t op = rs_strtab_intern(b->strs, r->u.op.op);
         uint32_t dim = dim_of(b, r->u.op.comm);
@@ -167,7 +167,7 @@ static int add_record(builder *b, const rs_tlread_rec *r)
                                        strcmp(r->u.op.op, "compute") == 0 };
         return 0;
     }
-    case RS_TLR_COLL: {
+    case RS_TL_COLL: {
         uint32_t op = rs_strtab_intern(b->strs, r->u.coll.op);
         uint32_t algo = rs_strtab_intern(b->strs, r->u.coll.algo);
         if (op == UINT32_MAX || algo == UINT32_MAX)
@@ -178,12 +178,12 @@ static int add_record(builder *b, const rs_tlread_rec *r)
         agg_add(g, r->u.coll.end_ps - r->u.coll.start_ps, r->u.coll.bytes);
         return 0;
     }
-    case RS_TLR_FLOW:
+    case RS_TL_FLOW:
         if (grow_array((void **)&b->fct, &b->cap_fct, b->n_fct, sizeof *b->fct))
             return -1;
         b->fct[b->n_fct++] = r->u.flow.end_ps - r->u.flow.start_ps;
         return 0;
-    case RS_TLR_SAMPLE: {
+    case RS_TL_SAMPLE: {
         uint64_t *slot = rs_u64map_upsert(&b->port_idx, r->u.sample.port, UINT64_MAX);
         if (!slot)
             return -1;
@@ -430,26 +430,26 @@ int rs_tlstats_compute(const char *path, rs_tlstats **out, rs_an_err *err)
         if ((unsigned)rec.kind < 11)
             s->records[rec.kind]++;
         switch (rec.kind) {
-        case RS_TLR_FLOW:
+        case RS_TL_FLOW:
             s->flow_bytes += rec.u.flow.bytes;
             break;
-        case RS_TLR_PFC:
+        case RS_TL_PFC:
             if (rec.u.pfc.pause)
                 s->pfc_pauses++;
             else
                 s->pfc_resumes++;
             break;
-        case RS_TLR_ECN:
+        case RS_TL_ECN:
             if (rec.u.ecn.what == 0)
                 s->ecn_marked += rec.u.ecn.count;
             else if (rec.u.ecn.what == 1)
                 s->cnp_sent += rec.u.ecn.count;
             break;
-        case RS_TLR_DROP:
+        case RS_TL_DROP:
             s->drop_packets += rec.u.drop.packets;
             s->drop_bytes += rec.u.drop.bytes;
             break;
-        case RS_TLR_FAULT:
+        case RS_TL_FAULT:
             s->faults++;
             break;
         default:

@@ -31,6 +31,7 @@
 #define RS_TIMELINE_H
 
 #include "base.h"
+#include "tlformat.h"
 
 #include <stdint.h>
 #include <stddef.h>
@@ -52,20 +53,6 @@ typedef struct rs_timeline rs_timeline;
  * are "format", "version", "partial" in that order (see the format doc). */
 #define RS_TIMELINE_PARTIAL_OFFSET 42
 
-/* Record kinds: the first element of every record array. Values are part
- * of the file format and never change or get reused. */
-typedef enum rs_timeline_kind {
-    RS_TL_NAME = 1,   /* [1, space, id, name]: names an id (always written) */
-    RS_TL_OP = 2,     /* op span of one rank */
-    RS_TL_COLL = 3,   /* one collective, start to end */
-    RS_TL_FLOW = 4,   /* one flow/message, start to completion */
-    RS_TL_SAMPLE = 5, /* link/queue sample of one port */
-    RS_TL_PFC = 6,    /* PFC pause or resume at a port */
-    RS_TL_ECN = 7,    /* ECN marks or CNPs at a port */
-    RS_TL_DROP = 8,   /* packets dropped at a port */
-    RS_TL_FAULT = 9,  /* a fault injected or repaired */
-    RS_TL_END = 10    /* [10, complete, records]: last record (always written) */
-} rs_timeline_kind;
 
 #define RS_TL_MASK(kind) (1u << (kind))
 /* Every kind the caller can switch off (NAME and END are always written). */
@@ -87,7 +74,6 @@ enum {
 };
 
 /* "No communicator" in rs_timeline_op_rec.comm; written as msgpack nil. */
-#define RS_TL_NONE UINT32_MAX
 
 /* One (name, value) pair of the header's topology summary. */
 typedef struct rs_timeline_kv {

@@ -86,29 +86,29 @@ static void read_tl(const char *path, uint32_t nports, tl_read *t)
     while ((rc = rs_tlread_next(r, &x, &err)) == 1) {
         t->count[x.kind & 15]++;
         switch (x.kind) {
-        case RS_TLR_NAME:
+        case RS_TL_NAME:
             if (x.u.name.space == RS_TL_NS_PORT && x.u.name.id < nports) {
                 CU_ASSERT_EQUAL(t->port_name[x.u.name.id][0], 0); /* once per port */
                 snprintf(t->port_name[x.u.name.id], 48, "%s", x.u.name.name);
             }
             break;
-        case RS_TLR_PFC:
+        case RS_TL_PFC:
             use_port(t, x.u.pfc.port);
             push(&t->pfc, &t->npfc, &x);
             break;
-        case RS_TLR_DROP:
+        case RS_TL_DROP:
             use_port(t, x.u.drop.port);
             x.u.drop.reason = NULL; /* owned by the reader */
             push(&t->drop, &t->ndrop, &x);
             break;
-        case RS_TLR_FLOW:
+        case RS_TL_FLOW:
             push(&t->flow, &t->nflow, &x);
             break;
-        case RS_TLR_SAMPLE:
+        case RS_TL_SAMPLE:
             use_port(t, x.u.sample.port);
             push(&t->sample, &t->nsample, &x);
             break;
-        case RS_TLR_ECN:
+        case RS_TL_ECN:
             use_port(t, x.u.ecn.port);
             push(&t->ecn, &t->necn, &x);
             break;
@@ -417,7 +417,7 @@ static void test_drop_reason_is_buffer_for_tail_drop(void)
     rs_tlread_rec x;
     uint64_t n = 0;
     while (rs_tlread_next(r, &x, &err) == 1)
-        if (x.kind == RS_TLR_DROP) {
+        if (x.kind == RS_TL_DROP) {
             CU_ASSERT_STRING_EQUAL(x.u.drop.reason, "buffer");
             n++;
         }
