@@ -91,7 +91,7 @@ static const key_def keys[] = {
     UINT("seed", net.seed, 0, INT64_MAX,
          "run seed: ECMP hash salts, packet spraying, flow entropy and traffic partners derive from it"),
     ENUM("fidelity", net.fidelity, fidelity_names,
-         "packet: every frame, queue and ACK; flow: max-min fair fluid flows on the same routes; "
+         "packet: every frame, queue and ACK; flow: max-min fair flows on the same routes; "
          "both: railsim run runs both and reports the flow level's error and speed-up (docs/fidelity.md)"),
     ENUM("topology.kind", net.kind, topo_names,
          "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),

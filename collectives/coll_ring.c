@@ -302,7 +302,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     }
     /* Flow level, a long pipelined ring: streams (stream_arrived;
      * docs/fidelity.md, "Ring streams"). */
-    c->stream = rs_net_fidelity(c->net) == RS_FIDELITY_FLOW;
+    c->stream = rs_net_streams(c->net);
     for (uint32_t ch = 0; ch < nch; ch++)
         if (c->ch_pieces[ch] < RING_STREAM_MIN_PIECES ||
             (uint64_t)c->ch_pieces[ch] * c->steps < RING_STREAM_MIN_SEQ)

@@ -65,13 +65,10 @@ struct rs_bundles {
     uint32_t *sports, *snodes, *nstamp, *pstamp, stamp;
 };
 
-/* Room for `need` elements in *arr (rs_grow doubles it one step at a time). */
+/* Room for `need` elements in *arr. */
 static int reserve(void *arr, size_t *cap, size_t need, size_t elem)
 {
-    while (need > *cap)
-        if (rs_grow(arr, cap, *cap, elem) != RS_OK)
-            return RS_ENOMEM;
-    return RS_OK;
+    return rs_array_reserve(arr, cap, need, elem, 1024);
 }
 
 int rs_bundles_create(const rs_net *net, rs_bundles **out)

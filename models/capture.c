@@ -103,7 +103,7 @@ static void hold(rs_net *net, rs_time now, uint32_t ifid, rs_pcap_dir dir, const
         w->n -= w->head;
         w->head = 0;
     }
-    if (rs_grow(&w->r, &w->cap, w->n, sizeof *w->r) != RS_OK) {
+    if (rs_array_reserve(&w->r, &w->cap, w->n + 1, sizeof *w->r, 1024) != RS_OK) {
         if (net->cap_err == RS_OK)
             net->cap_err = RS_ENOMEM;
         return;

@@ -284,9 +284,10 @@ void rs_port_kick(rs_net *net, rs_port *p)
          * one without touching this one's descriptor, and the arrival
          * event carries the packet itself as obj, which the queue
          * prefetches, instead of the port (the link's port is no longer
-         * read per arrival). ev_arrive was ~45% of cycles, mostly misses
-         * on pkt->next and then next->t_arr; with the packet/port layout
-         * in netint.h the bench run went 0.816 s -> 0.688 s (best of 5). */
+         * read per arrival). ev_arrive's cycles were mostly misses on
+         * pkt->next and then next->t_arr; this and the packet/port layout
+         * in netint.h halved them (bench/README.md, "Measured design
+         * choices"). */
         rs_time t_arr = now + ser + p->prop;
         if (RS_UNLIKELY(net->loss_below) && pkt->type != RS_PKT_PFC && p->kind != RS_PORT_GPU_HB &&
             p->kind != RS_PORT_HB && rs_mix64(net->cfg.seed ^ ((uint64_t)id << 40) ^ p->tx_pkts) < net->loss_below)
@@ -408,10 +409,9 @@ static uint32_t flowlet_pick(rs_net *net, rs_switch *sw, uint32_t e, uint32_t cn
 }
 
 /* Pick the egress port of Ethernet switch n for pkt. One flat table with
- * single next hops inline: one dependent load fewer than the per-switch
- * offset arrays (leaf -> switch -> nh_off -> nh), and none into nh going
- * down the tree. Median 0.515 s -> 0.474 s of 7 on the bench run (best
- * unchanged). */
+ * single next hops inline (rs_route_entry): one dependent load fewer than
+ * per-switch offset arrays (leaf -> switch -> nh_off -> nh), and none into
+ * nh going down the tree. */
 static inline uint32_t switch_route(rs_net *net, const rs_node *n, const rs_pkt *pkt)
 {
     /* Adaptive, flowlet: data frames only. ACKs, NAKs and CNPs keep their
@@ -445,10 +445,9 @@ static inline uint32_t switch_route(rs_net *net, const rs_node *n, const rs_pkt 
  * ingress port's PFC lines and the egress port's three lines; for a
  * tx-done, the head packet it will send. Reads only; the route is
  * recomputed for real when the packet arrives (and not guessed when it
- * would draw a random number). Measured on the 1,024-host bench run:
- * 0.416 s -> 0.405 s best of 5 (-3%; -7% in an earlier, noisier set);
- * looking 2 or 3 events ahead was no better. On a 128-GPU all-to-all
- * (everything in L2) it cost ~8%, hence net->lookahead. */
+ * would draw a random number). It pays on large networks whose state
+ * leaves the cache and costs on small ones that fit in L2, hence
+ * net->lookahead (bench/README.md, "Measured design choices"). */
 static inline void prefetch_ahead(rs_net *net)
 {
     if (!net->lookahead)
@@ -490,9 +489,8 @@ static void switch_receive(rs_net *net, const rs_node *n, rs_pkt *pkt)
     rs_port *p = &net->ports[out];
     unsigned q = pkt->prio;
     /* Start the egress port's three lines loading together (the ECN test
-     * below reads the queue line, enqueue and kick the other two). With
-     * the ingress prefetch in ev_arrive and the head prefetch in dequeue:
-     * 0.639 s -> 0.513 s best of 9 on the bench run (-20%). */
+     * below reads the queue line, enqueue and kick the other two), as the
+     * ingress prefetch in ev_arrive and the head prefetch in dequeue do. */
     __builtin_prefetch(p);
     __builtin_prefetch(&p->tx_pkts);
     /* The draw happens for every ECN-capable packet, so a switch's stream
@@ -536,14 +534,12 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     net->st.last_activity = rs_sim_now(sim);
     /* A cable failed while frames were on it (fault.c): those are lost.
      * One test of a hot net field per arrival; the link is looked at only
-     * until the last of them has arrived. Cost not measurable: bench
-     * fat-tree-1024-permutation best of 5, 0.425 s before, 0.423 s after. */
+     * until the last of them has arrived. */
     if (RS_UNLIKELY(net->cuts_pending) && rs_fault_arrival_lost(net, pkt))
         return;
     /* pcapng captures record what a port receives too; a frame with a bit
      * error fails the receiver's FCS check and is never seen. One test of
-     * a net field next to cuts_pending; bench fat-tree-1024-permutation,
-     * best of 5 wall: 1.93 s before, 1.71 s after (noise, no cost seen). */
+     * a net field next to cuts_pending. */
     if (RS_UNLIKELY(net->cap_in) && !(pkt->flags & RS_PF_LOST))
         rs_capture_arrival(net, pkt, rs_sim_now(sim));
     if (RS_UNLIKELY(pkt->type == RS_PKT_PFC)) {

@@ -1,8 +1,8 @@
 /*
- * fault.c - fault injection (fault.h, docs/faults-format.md): parse a
- * schedule, resolve its targets against the topology, apply each entry
- * from an event of its own, recompute routes after faults.convergence_us,
- * and stop a run that can no longer finish.
+ * fault.c - fault injection at run time (fault.h, docs/faults-format.md):
+ * apply each entry of the schedule (fault_sched.c builds it) from an
+ * event of its own, recompute routes after faults.convergence_us, and
+ * stop a run that can no longer finish.
  *
  * Owns net->flt (the resolved entries, the watchdog state, the stop
  * message). Nothing here runs per packet: a failed port keeps its `up`
@@ -42,16 +42,15 @@
  * retransmit timer fires (a stuck reliable flow times out every RTO), so
  * it costs no event and no timer of its own.
  *
- * Flow level (net->fluid): no packets. A cable's change and a degrade go
- * to rs_fluid_cable_changed, new routes to rs_fluid_routes_changed; fluid.c
- * reports the flows it stops (rs_fault_note_flow_hit) and, having no
- * retransmit timers, runs the watchdog from an event of its own
+ * A cable's change, a degrade and new routes go to the network's backend
+ * as well (backend.h). A backend without packets (the flow level) reports
+ * the flows it stops (rs_fault_note_flow_hit) and, having no retransmit
+ * timers, runs the watchdog from an event of its own
  * (rs_fault_watchdog_stop). docs/fidelity.md, "Faults at flow level".
  */
-#include "fault.h"
+#include "fault_int.h"
 
-#include "fluid.h"
-#include "netint.h"
+#include "backend.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -59,96 +58,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum fkind {
-    FK_LINK_DOWN, FK_LINK_UP, FK_SWITCH_DOWN, FK_SWITCH_UP, FK_NIC_DOWN, FK_NIC_UP,
-    FK_LINK_DEGRADE, FK_LINK_RESTORE, FK_STRAGGLER, FK_STRAGGLER_END,
-    FK_LINK_FLAP, /* schedule only: expands into link-down / link-up entries */
-    FK_NKINDS
-};
-static const char *const kind_names[FK_NKINDS] = {
-    "link-down", "link-up", "switch-down", "switch-up", "nic-down", "nic-up", "link-degrade", "link-restore",
-    "straggler", "straggler-end", "link-flap"
-};
-enum { TGT_LINK, TGT_SWITCH, TGT_NIC, TGT_GPU };
-static const uint8_t kind_target[FK_NKINDS] = {
-    TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_NIC, TGT_LINK, TGT_LINK, TGT_GPU, TGT_GPU, TGT_LINK
-};
-/* Kinds the schedule may name (the others are the second halves of pairs). */
-static int kind_written(unsigned k) { return k != FK_LINK_RESTORE && k != FK_STRAGGLER_END; }
-/* Where an entry came from (summary.json `origin`). */
-enum { OR_SCHEDULE, OR_REPAIR, OR_FLAP, OR_RANDOM };
-static const char *const origin_names[] = { "schedule", "repair", "flap", "random" };
-/* link-flap without =PERIOD,DUTY: down 50 us of every 100 us. */
-#define FLAP_PERIOD_PS 100000000ull
-#define FLAP_DUTY 0.5
-/* Entries a schedule may expand to (flaps and random failures included):
- * ~200 bytes each. */
-#define MAX_ENTRIES 200000u
-static int kind_is_up(unsigned k) { return k == FK_LINK_UP || k == FK_SWITCH_UP || k == FK_NIC_UP || k == FK_LINK_RESTORE; }
-
-static const char *const class_names[] = {
-    "any-network-link", "any-spine-link", "any-rail-uplink", "any-spine", "any-rail-switch", "any-nic", "any-gpu", NULL
-};
-static const uint8_t class_target[] = { TGT_LINK, TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_GPU };
-
-typedef struct fentry {
-    rs_time t, dur;
-    rs_time routes_at;
-    uint64_t lost;
-    uint64_t retx;          /* data packets retransmitted by flows it hit last */
-    uint32_t flows_hit;     /* flows that lost a packet to it */
-    uint32_t pending;       /* of those, not yet delivered */
-    rs_time recovered_at;   /* the last of them delivered (its own time when none was pending) */
-    uint64_t rate_bps;      /* degrade: the lowered rate */
-    uint64_t saved_bps;     /* degrade, restore: the cable's nominal rate */
-    uint64_t factor_ppm;    /* straggler: compute slowdown in millionths (1.5 -> 1500000) */
-    uint32_t port;          /* link and NIC kinds: one port of the cable */
-    uint32_t node;          /* switch kinds; straggler: the GPU */
-    uint32_t seq;           /* creation order: ties in time keep it */
-    uint32_t entry;         /* 1-based schedule entry it came from, 0: a random draw */
-    uint32_t partner;       /* an expanded up kind (repair, flap, random, restore): its down entry; else RS_NONE */
-    uint32_t hold_next;     /* holding: the next (older) entry of its target's holder list */
-    uint8_t kind;
-    uint8_t applied;
-    uint8_t holding;        /* a down kind or degrade applied and not yet cancelled by an up */
-    uint8_t origin;         /* OR_* */
-    char spec[64];
-    char target[48];
-} fentry;
-
-struct rs_faults {
-    rs_fault_config cfg;
-    fentry *e;
-    uint32_t n;
-    uint32_t cur;           /* last applied entry + 1 (0: none yet) */
-    uint32_t ent;           /* engine entity of the fault events */
-    uint32_t nstrag;        /* straggler entries (rs_net_compute_end scans only when > 0) */
-    uint32_t last_up;       /* 1 + index of the last up-kind entry, 0: none (entries apply in index order) */
-    /* What holds each cable down or slowed (docs/faults-format.md,
-     * "Overlapping faults"): lists of the entries applied and not yet
-     * cancelled, newest first, through fentry.hold_next; RS_NONE: empty.
-     * By the cable's lower port id: its link-down / nic-down entries
-     * (cab_hold) and its degrades (deg_hold); by node: switch-downs. */
-    uint32_t *cab_hold, *deg_hold, *sw_hold;
-    rs_time conv, wd;
-    int wd_armed;           /* wd_* hold a snapshot */
-    rs_time wd_since;       /* goodput and completions last changed (as seen by timeouts) */
-    uint64_t wd_goodput, wd_done;
-    /* Which faults hit which flow: a list per flow (rs_flow.hit) through
-     * `next`, one node per (flow, fault); grows with the drops only. */
-    struct hit { uint32_t fault, next; } *hits;
-    size_t nhits, caphits;
-    /* PFC pauses found stuck (pfc_wait): at most MAX_STUCK, deduplicated. */
-    struct stuck *stuck;
-    uint32_t nstuck;
-    uint32_t *seen;         /* per port: search generation that visited it */
-    uint8_t *verdict;       /* per port: W_* once visited in this generation (in seen's block) */
-    uint32_t gen;
-    /* cfg.absent_ok: schedule entries whose class has no member here. */
-    struct absent { rs_time t; uint32_t entry; uint8_t kind; char spec[24]; } *absent;
-    uint32_t nabsent;
-    char errmsg[1024];
-};
 
 /* A PFC pause that cannot be released (docs/faults-format.md): port
  * `port` paused for priority `prio`, waiting on `behind` (the dead, paused
@@ -165,429 +74,6 @@ struct stuck {
 /* A wait chain longer than this is taken to progress (it is not followed:
  * Clos paths are a handful of hops). */
 #define MAX_WAIT_DEPTH 64
-
-void rs_fault_config_default(rs_fault_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->convergence_us = 0;
-    c->watchdog_us = 20000; /* 20 RTOs at the default transport.rto_us */
-    c->reroute_hb = 1;
-    c->baseline = 1;
-    c->mttr_us = 100;
-    snprintf(c->random_class, sizeof c->random_class, "any-network-link");
-}
-
-/* -- parsing --------------------------------------------------------------- */
-
-/* "10us", "1.5ms", "0": a time in ps. 0 may go without a unit. */
-static int parse_time(const char *s, rs_time *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0) || !isfinite(v))
-        return RS_EINVAL;
-    double ns_per;
-    if (!strcmp(end, "ps"))
-        ns_per = 1e-3;
-    else if (!strcmp(end, "ns"))
-        ns_per = 1;
-    else if (!strcmp(end, "us"))
-        ns_per = 1e3;
-    else if (!strcmp(end, "ms"))
-        ns_per = 1e6;
-    else if (!strcmp(end, "s"))
-        ns_per = 1e9;
-    else if (*end == '\0' && v == 0)
-        ns_per = 1;
-    else
-        return RS_EINVAL;
-    return rs_time_from_ns(v * ns_per, out) == RS_OK ? RS_OK : RS_ERANGE;
-}
-
-typedef struct pentry {
-    rs_time t, dur;
-    int has_dur;
-    unsigned kind;
-    double gbps; /* degrade: 0 = half the link's rate */
-    double factor; /* straggler: 0 = 2 */
-    rs_time period; /* flap: PERIOD */
-    double duty;    /* flap: the down share of each PERIOD */
-    char target[64];
-} pentry;
-
-/* Parse one entry (text[0..len)). */
-static int parse_entry(const char *text, size_t len, pentry *pe, const char *label, unsigned idx, rs_err *err)
-{
-    char buf[256], *tok[5];
-    if (len >= sizeof buf)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u is too long; expected \"TIME KIND TARGET [DURATION]\"",
-                          label, idx);
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    char shown[80];
-    size_t sl = len < sizeof shown - 1 ? len : sizeof shown - 1;
-    memcpy(shown, buf, sl);
-    shown[sl] = '\0';
-    int nt = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
-        if (nt == 4)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': too many fields; expected \"TIME KIND TARGET "
-                              "[DURATION]\"", label, idx, shown);
-        tok[nt++] = t;
-    }
-    if (nt < 3)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': expected \"TIME KIND TARGET [DURATION]\"",
-                          label, idx, shown);
-    memset(pe, 0, sizeof *pe);
-    if (parse_time(tok[0], &pe->t) != RS_OK)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME '%s': expected a number with a unit "
-                          "(ps, ns, us, ms, s)", label, idx, shown, tok[0]);
-    char *eq = strchr(tok[1], '=');
-    if (eq)
-        *eq = '\0';
-    pe->kind = FK_NKINDS;
-    for (unsigned k = 0; k < FK_NKINDS; k++)
-        if (kind_written(k) && !strcmp(tok[1], kind_names[k]))
-            pe->kind = k;
-    if (pe->kind == FK_NKINDS)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': KIND '%s': expected link-down, link-up, "
-                          "switch-down, switch-up, nic-down, nic-up, link-degrade[=GBPS], "
-                          "link-flap[=PERIOD[,DUTY]] or straggler[=FACTOR]", label, idx, shown, tok[1]);
-    pe->period = FLAP_PERIOD_PS;
-    pe->duty = FLAP_DUTY;
-    if (eq && pe->kind == FK_STRAGGLER) {
-        char *end;
-        pe->factor = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end || !(pe->factor >= 1) || pe->factor > 1000)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': '%s=%s': expected straggler=FACTOR with a "
-                              "factor from 1 to 1000", label, idx, shown, tok[1], eq + 1);
-    } else if (eq && pe->kind == FK_LINK_FLAP) {
-        char *comma = strchr(eq + 1, ',');
-        if (comma)
-            *comma = '\0';
-        char *end = NULL;
-        if (parse_time(eq + 1, &pe->period) != RS_OK || pe->period == 0 ||
-            (comma && ((pe->duty = strtod(comma + 1, &end)), end == comma + 1 || *end || !(pe->duty > 0) ||
-                       !(pe->duty < 1))))
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': expected link-flap=PERIOD[,DUTY] with a "
-                              "PERIOD above 0 with a unit and a DUTY (the down share) between 0 and 1",
-                              label, idx, shown);
-        rs_time down = (rs_time)llround((double)pe->period * pe->duty);
-        if (down == 0 || down >= pe->period)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: PERIOD x DUTY must leave the link "
-                              "down and up for at least 1 ps each", label, idx, shown);
-    } else if (eq) {
-        char *end;
-        pe->gbps = strtod(eq + 1, &end);
-        if (pe->kind != FK_LINK_DEGRADE || end == eq + 1 || *end || !(pe->gbps > 0) || pe->gbps > 1e6)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': '%s=%s': expected link-degrade=GBPS with a "
-                              "rate above 0 (Gb/s)", label, idx, shown, tok[1], eq + 1);
-    }
-    if (strlen(tok[2]) >= sizeof pe->target)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TARGET too long", label, idx, shown);
-    strcpy(pe->target, tok[2]);
-    int is_class = 0;
-    for (unsigned c = 0; class_names[c]; c++)
-        if (!strcmp(tok[2], class_names[c])) {
-            is_class = 1;
-            if (class_target[c] != kind_target[pe->kind])
-                return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': class '%s' does not fit %s; expected %s",
-                                  label, idx, shown, tok[2], kind_names[pe->kind],
-                                  kind_target[pe->kind] == TGT_LINK ? "any-network-link, any-spine-link or any-rail-uplink"
-                                  : kind_target[pe->kind] == TGT_SWITCH ? "any-spine or any-rail-switch"
-                                  : kind_target[pe->kind] == TGT_NIC ? "any-nic" : "any-gpu");
-        }
-    if (is_class && kind_is_up(pe->kind))
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a name, not a class; expected a DURATION "
-                          "on the down fault instead", label, idx, shown, kind_names[pe->kind]);
-    if (nt == 4) {
-        if (parse_time(tok[3], &pe->dur) != RS_OK || pe->dur == 0)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': DURATION '%s': expected a number above 0 with "
-                              "a unit (ps, ns, us, ms, s)", label, idx, shown, tok[3]);
-        if (kind_is_up(pe->kind))
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s takes no DURATION", label, idx, shown,
-                              kind_names[pe->kind]);
-        if (pe->t > RS_TIME_MAX / 2 || pe->dur > RS_TIME_MAX / 2)
-            return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': TIME + DURATION too large", label, idx, shown);
-        pe->has_dur = 1;
-    } else if (pe->kind == FK_LINK_DEGRADE || pe->kind == FK_STRAGGLER || pe->kind == FK_LINK_FLAP) {
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': %s needs a DURATION", label, idx, shown,
-                          kind_names[pe->kind]);
-    }
-    if (pe->kind == FK_LINK_FLAP && pe->dur / pe->period >= MAX_ENTRIES / 2)
-        return rs_err_set(err, RS_EINVAL, "%s: entry %u '%s': link-flap: DURATION / PERIOD is %llu cycles; "
-                          "expected fewer than %u", label, idx, shown,
-                          (unsigned long long)(pe->dur / pe->period), MAX_ENTRIES / 2);
-    return RS_OK;
-}
-
-/* Calls fn for each non-blank entry. */
-static int parse_all(const char *s, const char *label, rs_err *err, pentry **out, uint32_t *n)
-{
-    uint32_t cap = 0, cnt = 0, idx = 0;
-    pentry *v = NULL;
-    for (const char *p = s;;) {
-        const char *e = strchr(p, ';');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        size_t i = 0;
-        while (i < len && isspace((unsigned char)p[i]))
-            i++;
-        idx++;
-        if (i < len) {
-            if (cnt == cap) {
-                cap = cap ? cap * 2 : 8;
-                pentry *g = realloc(v, cap * sizeof *g);
-                if (!g) {
-                    free(v);
-                    return rs_err_set(err, RS_ENOMEM, "out of memory reading %s", label);
-                }
-                v = g;
-            }
-            int rc = parse_entry(p, len, &v[cnt], label, idx, err);
-            if (rc != RS_OK) {
-                free(v);
-                return rc;
-            }
-            cnt++;
-        }
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    if (out)
-        *out = v;
-    else
-        free(v);
-    if (n)
-        *n = cnt;
-    return RS_OK;
-}
-
-int rs_fault_parse_time(const char *s, rs_time *out) { return parse_time(s, out); }
-
-int rs_fault_check(const char *schedule, const char *label, rs_err *err)
-{
-    return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
-}
-
-int rs_fault_config_check(const rs_fault_config *c, rs_err *err)
-{
-    int rc = rs_fault_check(c->schedule, "faults.schedule", err);
-    if (rc != RS_OK || !(c->mtbf_us > 0))
-        return rc;
-    unsigned cls = 0;
-    while (class_names[cls] && strcmp(class_names[cls], c->random_class))
-        cls++;
-    if (!class_names[cls] || class_target[cls] == TGT_GPU)
-        return rs_err_set(err, RS_EINVAL, "faults.random_class: '%s': expected any-network-link, any-spine-link, "
-                          "any-rail-uplink, any-spine, any-rail-switch or any-nic", c->random_class);
-    if (!(c->horizon_us > 0))
-        return rs_err_set(err, RS_EINVAL, "faults.horizon_us: expected a time above 0 with faults.mtbf_us set "
-                          "(random failures stop at the horizon)");
-    if (!(c->mttr_us > 0))
-        return rs_err_set(err, RS_EINVAL, "faults.mttr_us: expected a time above 0 with faults.mtbf_us set");
-    return RS_OK;
-}
-
-/* -- targets ---------------------------------------------------------------- */
-
-static int is_eth(const rs_port *p) { return p->kind == RS_PORT_NIC || p->kind == RS_PORT_SWITCH; }
-
-/* Node name: the port name of its first port without ".pN" / ".nic". */
-static void node_name(const rs_net *net, uint32_t node, char *buf, size_t n)
-{
-    rs_topo_port_name(net, net->nodes[node].port_base, buf, n);
-    char *dot = strrchr(buf, '.');
-    if (dot)
-        *dot = '\0';
-}
-
-static uint32_t find_port(const rs_net *net, const char *name)
-{
-    char b[48];
-    for (uint32_t i = 0; i < net->nports; i++) {
-        rs_topo_port_name(net, i, b, sizeof b);
-        if (!strcmp(b, name))
-            return i;
-    }
-    return RS_NONE;
-}
-
-static uint32_t find_node(const rs_net *net, const char *name)
-{
-    char b[48];
-    for (uint32_t i = 0; i < net->nnodes; i++) {
-        if (net->nodes[i].nports == 0)
-            continue;
-        node_name(net, i, b, sizeof b);
-        if (!strcmp(b, name))
-            return i;
-    }
-    return RS_NONE;
-}
-
-static int tier_of(const rs_net *net, uint32_t node)
-{
-    const rs_node *n = &net->nodes[node];
-    return n->kind == RS_NODE_SWITCH ? n->tier : 0;
-}
-
-/* Candidates of class c: ports (cables, the lower-numbered end) or nodes,
- * into out (NULL: only count them). */
-static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
-{
-    uint32_t n = 0;
-#define PUT(x) (out ? (void)(out[n] = (x)) : (void)0, n++)
-    if (class_target[c] == TGT_LINK) {
-        for (uint32_t i = 0; i < net->nports; i++) {
-            const rs_port *p = &net->ports[i];
-            if (!is_eth(p) || i > p->peer_port)
-                continue;
-            int t1 = tier_of(net, p->node), t2 = tier_of(net, p->peer_node);
-            int ok = c == 0 ? 1
-                   : c == 1 ? (t1 > 0 && t2 > 0 && (t1 >= 2 || t2 >= 2))
-                            : (t1 == 0 || t2 == 0); /* any-rail-uplink: a GPU's cable to its rail switch */
-            if (ok)
-                PUT(i);
-        }
-    } else if (class_target[c] == TGT_SWITCH) {
-        for (uint32_t i = 0; i < net->nnodes; i++) {
-            int t = tier_of(net, i);
-            if ((c == 3 && t >= 2) || (c == 4 && t == 1))
-                PUT(i);
-        }
-    } else { /* NICs and GPUs */
-        for (uint32_t g = 0; g < net->gpus; g++)
-            PUT(g);
-    }
-#undef PUT
-    return n;
-}
-
-/* cfg.absent_ok: schedule entry i (pe) names a class with no member in
- * this topology. 1 and the entry recorded as absent, 0 when it does not
- * (resolve handles it), -1 out of memory. */
-static int note_absent(const rs_net *net, struct rs_faults *F, const pentry *pe, uint32_t i)
-{
-    unsigned c = 0;
-    while (class_names[c] && strcmp(class_names[c], pe->target))
-        c++;
-    if (!F->cfg.absent_ok || !class_names[c] || candidates(net, c, NULL) > 0)
-        return 0;
-    struct absent *a = realloc(F->absent, ((size_t)F->nabsent + 1) * sizeof *a); /* once per entry, at start */
-    if (!a)
-        return -1;
-    F->absent = a;
-    a += F->nabsent++;
-    a->t = pe->t;
-    a->entry = i + 1;
-    a->kind = (uint8_t)pe->kind;
-    snprintf(a->spec, sizeof a->spec, "%s", class_names[c]);
-    return 1;
-}
-
-/* One of the entries prev[0..nprev) drew `pick` (a port, or a node for
- * switch and GPU kinds) from the class fe names. */
-static int drawn_before(const fentry *prev, uint32_t nprev, const fentry *fe, int by_node, uint32_t pick)
-{
-    for (const fentry *p = prev; p < prev + nprev; p++)
-        if (!strcmp(p->spec, fe->spec) && (by_node ? p->node : p->port) == pick)
-            return 1;
-    return 0;
-}
-
-/* prev[0..fe) are the entries resolved so far; class draws use seed. */
-static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, const fentry *prev, uint32_t nprev,
-                   fentry *fe, rs_err *err)
-{
-    unsigned tg = kind_target[pe->kind];
-    for (unsigned c = 0; class_names[c]; c++) {
-        if (strcmp(pe->target, class_names[c]))
-            continue;
-        size_t cap = (size_t)net->nports + net->nnodes + 1;
-        uint32_t *cand = malloc(cap * sizeof *cand);
-        if (!cand)
-            return rs_err_set(err, RS_ENOMEM, "out of memory resolving faults.schedule");
-        uint32_t n = candidates(net, c, cand);
-        if (n == 0) {
-            free(cand);
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has no member in this "
-                              "topology", idx + 1, pe->target);
-        }
-        /* One stream per entry: adding an entry does not move the others'
-         * draws. A member an earlier entry of the class drew is drawn
-         * again (up to 16 times, then the first free one in order), so
-         * the entries of one class hit distinct members. */
-        rs_rng r;
-        rs_rng_init(&r, seed, idx, 0xfa0171u);
-        snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
-        int by_node = tg == TGT_SWITCH || tg == TGT_GPU;
-#define KEY(m) (tg == TGT_NIC ? net->nodes[m].port_base : (m))
-        uint32_t pick = cand[rs_rng_below(&r, n)];
-        for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, nprev, fe, by_node, KEY(pick)); tries++) {
-            if (tries < 16) {
-                pick = cand[rs_rng_below(&r, n)];
-                continue;
-            }
-            pick = RS_NONE;
-            for (uint32_t k = 0; k < n && pick == RS_NONE; k++)
-                if (!drawn_before(prev, nprev, fe, by_node, KEY(cand[k])))
-                    pick = cand[k];
-        }
-#undef KEY
-        free(cand);
-        if (pick == RS_NONE)
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: class '%s' has %u member(s) in this "
-                              "topology, all drawn by earlier entries; expected at most %u entries naming it",
-                              idx + 1, pe->target, n, n);
-        if (tg == TGT_SWITCH || tg == TGT_GPU)
-            fe->node = pick;
-        else if (tg == TGT_NIC)
-            fe->port = net->nodes[pick].port_base;
-        else
-            fe->port = pick;
-        goto named;
-    }
-    if (tg == TGT_SWITCH) {
-        fe->node = find_node(net, pe->target);
-        if (fe->node == RS_NONE || net->nodes[fe->node].kind != RS_NODE_SWITCH)
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not an Ethernet switch of this "
-                              "topology; expected a name like leaf0, spine1, rail2-leaf0 or a class", idx + 1,
-                              pe->target);
-    } else if (tg == TGT_GPU) {
-        unsigned g;
-        int used = 0;
-        if (sscanf(pe->target, "gpu%u%n", &g, &used) != 1 || pe->target[used] || g >= net->gpus)
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not a GPU of this topology; "
-                              "expected gpu0 .. gpu%u or any-gpu", idx + 1, pe->target, net->gpus - 1);
-        fe->node = g;
-    } else if (tg == TGT_NIC) {
-        uint32_t node = find_node(net, pe->target);
-        uint32_t port = find_port(net, pe->target);
-        if (node != RS_NONE && node < net->gpus)
-            port = net->nodes[node].port_base;
-        if (port == RS_NONE || net->ports[port].kind != RS_PORT_NIC)
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not a GPU NIC; expected gpuN, "
-                              "gpuN.nic or any-nic", idx + 1, pe->target);
-        fe->port = port;
-    } else {
-        fe->port = find_port(net, pe->target);
-        if (fe->port == RS_NONE || !is_eth(&net->ports[fe->port]))
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not an Ethernet port of this "
-                              "topology; expected a port name like leaf0.p3 or gpu5.nic, or a class", idx + 1,
-                              pe->target);
-    }
-named:
-    if (tg == TGT_GPU)
-        snprintf(fe->target, sizeof fe->target, "gpu%u", fe->node);
-    else if (tg == TGT_SWITCH)
-        node_name(net, fe->node, fe->target, sizeof fe->target);
-    else
-        rs_topo_port_name(net, fe->port, fe->target, sizeof fe->target);
-    snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
-    return RS_OK;
-}
 
 /* -- applying -------------------------------------------------------------- */
 
@@ -677,7 +163,7 @@ static uint32_t cable_holder(const rs_net *net, uint32_t port)
 
 /* Bring the cable of port `port` to the state its holders give: down
  * while any entry holds it, up when none does. Only a change of state
- * cuts the wire, kicks the ports or tells the flow level. */
+ * cuts the wire and tells the backend. */
 static void set_cable(rs_net *net, uint32_t port)
 {
     rs_port *p = &net->ports[port], *q = &net->ports[p->peer_port];
@@ -695,17 +181,11 @@ static void set_cable(rs_net *net, uint32_t port)
         p->down_fault = q->down_fault = net->flt->cur - 1;
     }
     p->up = q->up = up;
-    if (net->fluid) {
-        /* Flow level: capacities and parked flows (fluid.c). */
-        int rc = rs_fluid_cable_changed(net, port);
-        if (rc != RS_OK)
-            rs_sim_stop(net->sim, rc);
-        return;
-    }
-    /* Queued frames now drain into the dead link (dropped, counted); on
-     * repair, whatever waits starts moving. */
-    rs_port_kick(net, p);
-    rs_port_kick(net, q);
+    /* The backend: queued frames drain into the dead link, or capacities
+     * and parked flows. */
+    int rc = net->be->cable_state_changed ? net->be->cable_state_changed(net, port) : RS_OK;
+    if (rc != RS_OK)
+        rs_sim_stop(net->sim, rc);
 }
 
 /* The cable of port `port` runs at the lowest rate of the degrades
@@ -723,7 +203,7 @@ static void set_cable_rate(rs_net *net, uint32_t port, uint64_t nominal)
     set_rate(p, bps);
     set_rate(&net->ports[p->peer_port], bps);
     int rc;
-    if (net->fluid && (rc = rs_fluid_cable_changed(net, port)) != RS_OK)
+    if (net->be->cable_rate_changed && (rc = net->be->cable_rate_changed(net, port)) != RS_OK)
         rs_sim_stop(net->sim, rc);
 }
 
@@ -740,7 +220,7 @@ static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size
 {
     const fentry *e = &F->e[i];
     int drawn = !strncmp(e->spec, "any-", 4);
-    return snprintf(buf, n, "fault %u (%s %s%s%s at %.3f us)", i + 1, kind_names[e->kind], e->target,
+    return snprintf(buf, n, "fault %u (%s %s%s%s at %.3f us)", i + 1, rs_fault_kind_names[e->kind], e->target,
                     drawn ? " drawn from " : "", drawn ? e->spec : "", (double)e->t / 1e6);
 }
 
@@ -953,7 +433,7 @@ static void routes_changed(rs_net *net, uint32_t i)
         rs_sim_stop(net->sim, rc);
         return;
     }
-    if (net->fluid && (rc = rs_fluid_routes_changed(net)) != RS_OK) {
+    if (net->be->routes_changed && (rc = net->be->routes_changed(net)) != RS_OK) {
         rs_sim_stop(net->sim, rc);
         return;
     }
@@ -1012,8 +492,8 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
         break;
     }
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_fault(net, e->target, kind_names[e->kind], e->spec);
-    if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE || kind_target[e->kind] == TGT_GPU)
+        rs_nettl_fault(net, e->target, rs_fault_kind_names[e->kind], e->spec);
+    if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE || rs_fault_kind_target[e->kind] == TGT_GPU)
         return; /* routes do not change; a straggler acts through rs_net_compute_end */
     if (F->conv == 0)
         routes_changed(net, (uint32_t)i);
@@ -1072,7 +552,7 @@ static void note_hit(rs_net *net, rs_flow *f, uint32_t i)
     for (uint32_t h = f->hit; h != RS_NONE; h = F->hits[h].next)
         if (F->hits[h].fault == i)
             return;
-    if (rs_grow(&F->hits, &F->caphits, F->nhits, sizeof *F->hits) != RS_OK) {
+    if (rs_array_reserve(&F->hits, &F->caphits, F->nhits + 1, sizeof *F->hits, 1024) != RS_OK) {
         rs_sim_stop(net->sim, RS_ENOMEM);
         return;
     }
@@ -1102,7 +582,7 @@ void rs_fault_note_drop(rs_net *net, const rs_port *p, const rs_pkt *pkt, unsign
         note_hit(net, &net->flows[pkt->flow], i);
 }
 
-/* Flow level: the flow stopped (fluid.c parked it); no packet is lost. */
+/* A backend without packets: the flow stopped (parked); no packet is lost. */
 void rs_fault_note_flow_hit(rs_net *net, const rs_port *dead, uint32_t fid)
 {
     uint32_t i = dead ? dead->down_fault : net->flt->cur - 1;
@@ -1160,259 +640,22 @@ int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b) { return rs_net_
 
 void rs_fault_free(rs_net *net)
 {
-    if (!net->flt)
-        return;
-    free(net->flt->e);
-    free(net->flt->stuck);
-    free(net->flt->hits);
-    free(net->flt->seen); /* verdict too: one block */
-    free(net->flt->cab_hold);
-    free(net->flt->deg_hold);
-    free(net->flt->sw_hold);
-    free(net->flt->absent);
-    free(net->flt);
+    rs_fault_state_free(net->flt);
     net->flt = NULL;
-}
-
-/* Room for one more entry in F->e (zeroed, in creation order); NULL when
- * the schedule expands past MAX_ENTRIES or memory runs out. */
-static fentry *add_entry(struct rs_faults *F, size_t *cap)
-{
-    if (F->n >= MAX_ENTRIES || rs_grow(&F->e, cap, F->n, sizeof *F->e) != RS_OK)
-        return NULL;
-    fentry *f = &F->e[F->n];
-    memset(f, 0, sizeof *f);
-    f->seq = F->n++;
-    f->routes_at = RS_TIME_MAX;
-    return f;
-}
-
-static unsigned up_kind(unsigned down)
-{
-    return down == FK_SWITCH_DOWN ? FK_SWITCH_UP : down == FK_NIC_DOWN ? FK_NIC_UP
-         : down == FK_LINK_DEGRADE ? FK_LINK_RESTORE : down == FK_STRAGGLER ? FK_STRAGGLER_END : FK_LINK_UP;
-}
-
-/* The entries of schedule entry i (pe), resolved: itself, its repair, or
- * a flap's transitions. */
-static int expand_entry(rs_net *net, struct rs_faults *F, size_t *cap, const pentry *pe, uint32_t i, rs_err *err)
-{
-    int absent = note_absent(net, F, pe, i);
-    if (absent)
-        return absent > 0 ? RS_OK : rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
-    fentry res;
-    memset(&res, 0, sizeof res);
-    int rc = resolve(net, pe, i, F->cfg.seed ? F->cfg.seed : net->cfg.seed, F->e, F->n, &res, err);
-    if (rc != RS_OK)
-        return rc;
-    res.entry = i + 1;
-    res.routes_at = RS_TIME_MAX;
-    if (pe->kind == FK_LINK_DEGRADE) {
-        uint64_t now_bps = net->ports[res.port].rate_bps;
-        res.saved_bps = now_bps;
-        res.rate_bps = pe->gbps > 0 ? (uint64_t)llround(pe->gbps * 1e9) : now_bps / 2;
-        if (res.rate_bps == 0 || res.rate_bps > now_bps)
-            return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: link-degrade=%g: expected a rate above 0 "
-                              "and at most the link's %g Gb/s", i + 1, pe->gbps, (double)now_bps / 1e9);
-    }
-    if (pe->kind == FK_STRAGGLER) {
-        res.factor_ppm = (uint64_t)llround((pe->factor > 0 ? pe->factor : 2.0) * 1e6);
-        res.dur = pe->dur;
-        F->nstrag++;
-    }
-    /* A flap: down at the start of every PERIOD for DUTY of it, the last
-     * up at the end of DURATION at the latest. */
-    rs_time step = pe->kind == FK_LINK_FLAP ? pe->period : RS_TIME_MAX;
-    rs_time down = pe->kind == FK_LINK_FLAP ? (rs_time)llround((double)pe->period * pe->duty) : pe->dur;
-    rs_time end = pe->t + pe->dur;
-    for (rs_time t = pe->t;; t += step) {
-        fentry *f = add_entry(F, cap);
-        if (!f)
-            goto full;
-        uint32_t seq = f->seq;
-        *f = res;
-        f->seq = seq;
-        f->t = t;
-        f->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_SCHEDULE;
-        f->kind = pe->kind == FK_LINK_FLAP ? FK_LINK_DOWN : (uint8_t)pe->kind;
-        if (!pe->has_dur)
-            break;
-        fentry *r = add_entry(F, cap);
-        if (!r)
-            goto full;
-        seq = r->seq;
-        *r = *f;
-        r->seq = seq;
-        r->t = end - t > down ? t + down : end;
-        r->kind = (uint8_t)up_kind(f->kind);
-        r->origin = pe->kind == FK_LINK_FLAP ? OR_FLAP : OR_REPAIR;
-        if (pe->kind != FK_LINK_FLAP || end - t <= step)
-            break;
-    }
-    return RS_OK;
-full:
-    return F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: the schedule expands to more "
-                                            "than %u entries", i + 1, MAX_ENTRIES)
-                               : rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
-}
-
-/* An exponential draw of mean `mean` ps, at least 1 ps. */
-static double exp_draw(rs_rng *r, double mean)
-{
-    double d = -mean * log1p(-rs_rng_unit(r));
-    return d < 1 ? 1 : d;
-}
-
-/* Random failure and repair times are capped at 2^62 ps (53 days, far
- * past any run; a draw passes it only with faults.mttr_us near its 1e12
- * limit), below the schedule's RS_TIME_MAX / 2: they round into an
- * rs_time and leave room for convergence. */
-#define RAND_T_MAX (1ull << 62)
-
-static rs_time rand_time(double t)
-{
-    return t < (double)RAND_T_MAX ? (rs_time)llround(t) : RAND_T_MAX;
-}
-
-/* faults.mtbf_us: every member of faults.random_class fails after an
- * exponential time of mean MTBF, is repaired after one of mean MTTR, and
- * so on, as long as a failure falls before faults.horizon_us. One RNG
- * stream per member (its port or node id), so members are independent
- * and a member's draws do not depend on the others. */
-static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_fault_config *c, rs_err *err)
-{
-    int rc = rs_fault_config_check(c, err);
-    if (rc != RS_OK)
-        return rc;
-    unsigned cls = 0;
-    while (strcmp(class_names[cls], c->random_class))
-        cls++;
-    uint32_t *cand = malloc(((size_t)net->nports + net->nnodes + 1) * sizeof *cand);
-    if (!cand)
-        return rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
-    uint32_t n = candidates(net, cls, cand);
-    unsigned tg = class_target[cls];
-    unsigned dk = tg == TGT_SWITCH ? FK_SWITCH_DOWN : tg == TGT_NIC ? FK_NIC_DOWN : FK_LINK_DOWN;
-    double mtbf = c->mtbf_us * 1e6, mttr = c->mttr_us * 1e6, horizon = c->horizon_us * 1e6;
-    for (uint32_t m = 0; m < n && rc == RS_OK; m++) {
-        rs_rng r;
-        rs_rng_init(&r, c->seed ? c->seed : net->cfg.seed, cand[m], 0xfa01b7bfu);
-        fentry res;
-        memset(&res, 0, sizeof res);
-        if (tg == TGT_SWITCH)
-            res.node = cand[m];
-        else
-            res.port = tg == TGT_NIC ? net->nodes[cand[m]].port_base : cand[m];
-        if (tg == TGT_SWITCH)
-            node_name(net, res.node, res.target, sizeof res.target);
-        else
-            rs_topo_port_name(net, res.port, res.target, sizeof res.target);
-        snprintf(res.spec, sizeof res.spec, "%s", c->random_class);
-        res.origin = OR_RANDOM;
-        res.routes_at = RS_TIME_MAX;
-        for (double t = exp_draw(&r, mtbf); t < horizon; t += exp_draw(&r, mtbf)) {
-            double up = t + exp_draw(&r, mttr);
-            fentry *f = add_entry(F, cap), *g = f ? add_entry(F, cap) : NULL;
-            if (!g) {
-                rc = F->n >= MAX_ENTRIES ? rs_err_set(err, RS_EINVAL, "faults.mtbf_us: %g us over faults.horizon_us "
-                                                      "draws more than %u entries; expected fewer failures",
-                                                      c->mtbf_us, MAX_ENTRIES)
-                                         : rs_err_set(err, RS_ENOMEM, "out of memory drawing random failures");
-                break;
-            }
-            uint32_t sf = f->seq, sg = g->seq;
-            *f = res;
-            *g = res;
-            f->seq = sf;
-            g->seq = sg;
-            f->t = rand_time(t);
-            f->kind = (uint8_t)dk;
-            g->t = rand_time(up);
-            g->kind = (uint8_t)up_kind(dk);
-            t = up; /* the next failure comes MTBF after the repair */
-        }
-    }
-    free(cand);
-    return rc;
-}
-
-/* Time order, equal times in creation order (schedule order). */
-static int entry_cmp(const void *a, const void *b)
-{
-    const fentry *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* After sorting: every expanded up kind (a repair, a flap's up, a random
- * repair, a restore: created right after its down) learns its down
- * entry, and the holder lists start empty. */
-static int pair_entries(const rs_net *net, struct rs_faults *F, rs_err *err)
-{
-    uint32_t *at = malloc(((size_t)F->n + 1) * sizeof *at);
-    F->cab_hold = malloc(((size_t)net->nports + 1) * sizeof *F->cab_hold);
-    F->deg_hold = malloc(((size_t)net->nports + 1) * sizeof *F->deg_hold);
-    F->sw_hold = malloc(((size_t)net->nnodes + 1) * sizeof *F->sw_hold);
-    if (!at || !F->cab_hold || !F->deg_hold || !F->sw_hold) {
-        free(at);
-        return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
-    }
-    memset(F->cab_hold, 0xff, (size_t)net->nports * sizeof *F->cab_hold);
-    memset(F->deg_hold, 0xff, (size_t)net->nports * sizeof *F->deg_hold);
-    memset(F->sw_hold, 0xff, (size_t)net->nnodes * sizeof *F->sw_hold);
-    for (uint32_t i = 0; i < F->n; i++)
-        at[F->e[i].seq] = i;
-    for (uint32_t i = 0; i < F->n; i++) {
-        fentry *e = &F->e[i];
-        e->partner = kind_is_up(e->kind) && e->origin != OR_SCHEDULE ? at[e->seq - 1] : RS_NONE;
-        e->hold_next = RS_NONE;
-        e->holding = 0;
-    }
-    free(at);
-    return RS_OK;
 }
 
 int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
 {
-    pentry *pe = NULL;
-    uint32_t np = 0;
     if (net->flt)
         return rs_err_set(err, RS_EINVAL, "faults.schedule: faults already started");
-    int rc = parse_all(c->schedule, "faults.schedule", err, &pe, &np);
-    if (rc != RS_OK || (np == 0 && !(c->mtbf_us > 0))) {
-        free(pe);
+    struct rs_faults *F;
+    int rc = rs_fault_schedule_build(net, c, &F, err);
+    if (rc != RS_OK || !F)
         return rc;
-    }
-    struct rs_faults *F = calloc(1, sizeof *F);
-    if (!F) {
-        free(pe);
-        return rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
-    }
-    size_t cap = 0;
-    F->cfg = *c;
-    if (rs_time_from_us(c->convergence_us, &F->conv) != RS_OK ||
-        rs_time_from_us(c->watchdog_us, &F->wd) != RS_OK) {
-        rc = rs_err_set(err, RS_EINVAL, "faults.convergence_us / faults.watchdog_us: out of range");
-        goto fail;
-    }
-    for (uint32_t i = 0; i < np; i++)
-        if ((rc = expand_entry(net, F, &cap, &pe[i], i, err)) != RS_OK)
-            goto fail;
-    if (c->mtbf_us > 0 && (rc = draw_random(net, F, &cap, c, err)) != RS_OK)
-        goto fail;
-    if (F->n) /* none when every entry named a class this network lacks (absent_ok) */
-        qsort(F->e, F->n, sizeof *F->e, entry_cmp);
-    for (uint32_t i = 0; i < F->n; i++)
-        if (kind_is_up(F->e[i].kind))
-            F->last_up = i + 1;
-    if ((rc = pair_entries(net, F, err)) != RS_OK)
-        goto fail;
     if ((rc = rs_sim_entities_add(net->sim, 1, &F->ent)) != RS_OK) {
-        rs_err_set(err, rc, "faults.schedule: too many entities");
-        goto fail;
+        rs_fault_state_free(F);
+        return rs_err_set(err, rc, "faults.schedule: too many entities");
     }
-    free(pe);
     net->flt = F;
     rs_time now = rs_sim_now(net->sim);
     /* Entries due now apply at once: an event at the same time would run
@@ -1423,15 +666,6 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
         else
             rs_sim_at(net->sim, F->e[i].t, F->ent, ev_fault, net, i);
     return RS_OK;
-fail:
-    free(pe);
-    free(F->e);
-    free(F->absent);
-    free(F->cab_hold);
-    free(F->deg_hold);
-    free(F->sw_hold);
-    free(F);
-    return rc;
 }
 
 uint32_t rs_net_fault_count(const rs_net *net) { return net->flt ? net->flt->n : 0; }
@@ -1443,10 +677,10 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     const fentry *e = &net->flt->e[i];
     memset(out, 0, sizeof *out);
     out->time_ps = e->t;
-    snprintf(out->kind, sizeof out->kind, "%s", kind_names[e->kind]);
+    snprintf(out->kind, sizeof out->kind, "%s", rs_fault_kind_names[e->kind]);
     snprintf(out->target, sizeof out->target, "%s", e->target);
     snprintf(out->spec, sizeof out->spec, "%s", e->spec);
-    snprintf(out->origin, sizeof out->origin, "%s", origin_names[e->origin]);
+    snprintf(out->origin, sizeof out->origin, "%s", rs_fault_origin_names[e->origin]);
     out->entry = e->entry;
     out->applied = e->applied;
     out->packets_lost = e->lost;
@@ -1466,7 +700,7 @@ int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *ou
     const struct absent *a = &net->flt->absent[i];
     memset(out, 0, sizeof *out);
     out->time_ps = a->t;
-    snprintf(out->kind, sizeof out->kind, "%s", kind_names[a->kind]);
+    snprintf(out->kind, sizeof out->kind, "%s", rs_fault_kind_names[a->kind]);
     snprintf(out->spec, sizeof out->spec, "%s", a->spec);
     snprintf(out->origin, sizeof out->origin, "absent");
     out->entry = a->entry;
@@ -1498,7 +732,7 @@ void rs_net_faults_timeline_catchup(rs_net *net)
     const struct rs_faults *F = net->flt;
     rs_time now = rs_sim_now(net->sim);
     for (uint32_t i = 0; F && net->tl && i < F->n && F->e[i].applied && F->e[i].t <= now; i++) {
-        rs_nettl_fault(net, F->e[i].target, kind_names[F->e[i].kind], F->e[i].spec);
+        rs_nettl_fault(net, F->e[i].target, rs_fault_kind_names[F->e[i].kind], F->e[i].spec);
         if (F->e[i].routes_at <= now)
             rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
     }

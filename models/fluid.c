@@ -1,28 +1,7 @@
 /*
- * fluid.c - the flow-level network: a max-min fair solver (rs_mmf) and the
- * backend that carries rs_net's transport flows as fluid flows (rs_fluid).
- *
- * Solver. Progressive filling over integer rates: every link starts with
- * its capacity and its unfrozen flow count; repeatedly the link with the
- * smallest fair share floor(rem / cnt) (ties: lowest link id) is saturated,
- * its unfrozen flows are frozen at that share and their other links lose
- * the share and one flow. A share never falls when a flow is frozen
- * elsewhere (that flow took at most the minimum share), so a key is a
- * lower bound of its link's share: a heap of (share, link) pushed once
- * per link, where a popped link whose share rose goes back in at its
- * share now, pops links in the same order as one kept exact, with a push
- * per rise that matters rather than per flow frozen (an all-to-all's
- * thousands of flows on a few hundred links). Integer floor division can leave up
- * to cnt - 1 bit/s of a link unused; it keeps every computation exact, so
- * solving one component alone gives bit-identical rates to solving the
- * whole network (components never interact and pop in the same relative
- * order), which the tests check.
- *
- * Incremental: adding or removing a flow marks its links dirty; a solve
- * collects the connected components of the dirty links (links -> their
- * flows -> those flows' links ...) and re-fills only those. Flows outside
- * keep their rates, which is exact because max-min rates of a component
- * depend on nothing outside it.
+ * fluid.c - the flow-level backend (backend.h): carries rs_net's
+ * transport flows as fluid flows (rs_fluid) at the max-min fair rates of
+ * the solver (mmf.c).
  *
  * Backend. A transport flow of W wire bytes (the packet level's exact
  * frame bytes: headers, RETH, padding, minimum frames) crosses the egress
@@ -72,618 +51,20 @@
  * heap ordered by (time, transport flow serial); one engine event waits for
  * its minimum (later ones may be stale and then do nothing).
  */
-#include "fluid.h"
+#include "fluid_int.h"
 
-#include "bundle.h"
-#include "netint.h"
+#include "backend.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ==== solver ============================================================ */
-
-typedef struct mmf_flow {
-    uint32_t link[RS_MMF_MAX_HOPS];
-    uint32_t pos[RS_MMF_MAX_HOPS];   /* index in each link's flow list */
-    uint32_t mark;                   /* component stamp */
-    uint32_t frozen;                 /* fill stamp: frozen in the current fill */
-    uint8_t nhops, live;
-} mmf_flow;
-
-typedef struct mmf_link {
-    uint32_t *fl;        /* flows crossing it */
-    uint32_t n, cap;
-    uint32_t mark;       /* component stamp */
-    uint32_t cnt;        /* fill: unfrozen flows */
-    uint64_t rem;        /* fill: capacity not yet given out */
-    uint8_t dirty;
-} mmf_link;
-
-typedef struct heap_ent {
-    uint64_t share;
-    uint32_t link;
-} heap_ent;
-
-struct rs_mmf {
-    uint32_t nlinks, caplinks;  /* links; room for that many in every per-link array */
-    uint64_t *capv;
-    mmf_link *links;
-    mmf_flow *flows;
-    uint64_t *rate;
-    uint32_t *bneck;       /* the link whose saturation froze each flow's rate */
-    uint64_t *fcap;        /* per-flow rate cap, bit/s (0: none; rs_mmf_set_flow_cap) */
-    uint32_t ncapped;      /* flows with a cap: filling looks at caps only when > 0 */
-    uint32_t nflows, capflows;
-    uint32_t *free_ids;    /* capacity capflows */
-    uint32_t nfree;
-    uint32_t *dirty;       /* dirty links, capacity nlinks */
-    uint32_t ndirty;
-    uint32_t stamp;        /* component marks */
-    uint32_t fill;         /* fill marks */
-    /* scratch */
-    uint32_t *comp_links, *comp_flows, *stack;
-    uint32_t ncl, ncf, capcf;   /* comp_links and stack hold nlinks */
-    heap_ent *heap;
-    uint32_t nheap, capheap;
-    uint64_t solves, visited;
-};
-
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
-{
-    if (need <= *cap)
-        return RS_OK;
-    uint32_t c = *cap ? *cap : 16;
-    while (c < need) {
-        if (c > UINT32_MAX / 2)
-            return RS_ENOMEM;
-        c *= 2;
-    }
-    void *q = realloc(*p, (size_t)c * sz);
-    if (!q)
-        return RS_ENOMEM;
-    *p = q;
-    *cap = c;
-    return RS_OK;
-}
-
-int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out)
-{
-    *out = NULL;
-    rs_mmf *m = calloc(1, sizeof *m);
-    if (!m)
-        return RS_ENOMEM;
-    m->nlinks = nlinks;
-    m->caplinks = nlinks + 1;
-    m->capv = malloc(((size_t)nlinks + 1) * sizeof *m->capv);
-    m->links = calloc((size_t)nlinks + 1, sizeof *m->links);
-    m->comp_links = malloc(((size_t)nlinks + 1) * sizeof *m->comp_links);
-    m->stack = malloc(((size_t)nlinks + 1) * sizeof *m->stack);
-    m->dirty = malloc(((size_t)nlinks + 1) * sizeof *m->dirty);
-    if (!m->capv || !m->links || !m->comp_links || !m->stack || !m->dirty)
-        goto fail;
-    if (nlinks)
-        memcpy(m->capv, cap_bps, (size_t)nlinks * sizeof *m->capv);
-    *out = m;
-    return RS_OK;
-fail:
-    rs_mmf_destroy(m);
-    return RS_ENOMEM;
-}
-
-void rs_mmf_destroy(rs_mmf *m)
-{
-    if (!m)
-        return;
-    for (uint32_t i = 0; i < m->nlinks && m->links; i++)
-        free(m->links[i].fl);
-    free(m->links);
-    free(m->capv);
-    free(m->flows);
-    free(m->rate);
-    free(m->bneck);
-    free(m->fcap);
-    free(m->free_ids);
-    free(m->dirty);
-    free(m->comp_links);
-    free(m->comp_flows);
-    free(m->stack);
-    free(m->heap);
-    free(m);
-}
-
-int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id)
-{
-    if (m->nlinks + 1 > m->caplinks) {
-        /* Every per-link array grows together; one that fails leaves the
-         * others larger, which is harmless. */
-        uint32_t c = m->caplinks;
-        if (c > UINT32_MAX / 2)
-            return RS_ENOMEM;
-        c *= 2;
-        uint64_t *capv = realloc(m->capv, (size_t)c * sizeof *capv);
-        if (!capv)
-            return RS_ENOMEM;
-        m->capv = capv;
-        mmf_link *links = realloc(m->links, (size_t)c * sizeof *links);
-        if (!links)
-            return RS_ENOMEM;
-        memset(links + m->caplinks, 0, (size_t)(c - m->caplinks) * sizeof *links);
-        m->links = links;
-        uint32_t **arr[3] = { &m->comp_links, &m->stack, &m->dirty };
-        for (int i = 0; i < 3; i++) {
-            uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
-            if (!q)
-                return RS_ENOMEM;
-            *arr[i] = q;
-        }
-        m->caplinks = c;
-    }
-    uint32_t l = m->nlinks++;
-    memset(&m->links[l], 0, sizeof m->links[l]);
-    m->capv[l] = cap_bps;
-    *id = l;
-    return RS_OK;
-}
-
-/* The dirty list holds each link at most once: sized nlinks at create. */
-static void mark_dirty(rs_mmf *m, uint32_t l)
-{
-    if (m->links[l].dirty)
-        return;
-    m->links[l].dirty = 1;
-    m->dirty[m->ndirty++] = l;
-}
-
-int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
-{
-    if (nhops == 0 || nhops > RS_MMF_MAX_HOPS)
-        return RS_EINVAL;
-    for (uint32_t i = 0; i < nhops; i++) {
-        if (links[i] >= m->nlinks)
-            return RS_EINVAL;
-        for (uint32_t j = 0; j < i; j++)
-            if (links[j] == links[i])
-                return RS_EINVAL;
-    }
-    /* Reserve everything first so that a failure leaves no trace. */
-    for (uint32_t i = 0; i < nhops; i++) {
-        mmf_link *L = &m->links[links[i]];
-        if (grow((void **)&L->fl, &L->cap, L->n + 1, sizeof *L->fl) != RS_OK)
-            return RS_ENOMEM;
-    }
-    uint32_t f;
-    if (m->nfree) {
-        f = m->free_ids[--m->nfree];
-    } else {
-        /* rate and free_ids grow with flows, so remove never allocates. */
-        uint32_t c1 = m->capflows, c2 = m->capflows, c3 = m->capflows, c4 = m->capflows, c5 = m->capflows;
-        if (grow((void **)&m->flows, &c1, m->nflows + 1, sizeof *m->flows) != RS_OK ||
-            grow((void **)&m->rate, &c2, m->nflows + 1, sizeof *m->rate) != RS_OK ||
-            grow((void **)&m->bneck, &c4, m->nflows + 1, sizeof *m->bneck) != RS_OK ||
-            grow((void **)&m->fcap, &c5, m->nflows + 1, sizeof *m->fcap) != RS_OK ||
-            grow((void **)&m->free_ids, &c3, m->nflows + 1, sizeof *m->free_ids) != RS_OK)
-            return RS_ENOMEM; /* arrays that grew stay grown: harmless */
-        m->capflows = c1;
-        f = m->nflows++;
-    }
-    mmf_flow *fl = &m->flows[f];
-    memset(fl, 0, sizeof *fl);
-    fl->nhops = (uint8_t)nhops;
-    fl->live = 1;
-    m->rate[f] = 0;
-    m->fcap[f] = 0;
-    m->bneck[f] = links[0];
-    for (uint32_t i = 0; i < nhops; i++) {
-        mmf_link *L = &m->links[links[i]];
-        fl->link[i] = links[i];
-        fl->pos[i] = L->n;
-        L->fl[L->n++] = f;
-        mark_dirty(m, links[i]);
-    }
-    *id = f;
-    return RS_OK;
-}
-
-void rs_mmf_remove(rs_mmf *m, uint32_t id)
-{
-    mmf_flow *fl = &m->flows[id];
-    RS_ASSERT(fl->live);
-    for (uint32_t i = 0; i < fl->nhops; i++) {
-        mmf_link *L = &m->links[fl->link[i]];
-        uint32_t p = fl->pos[i], last = L->fl[--L->n];
-        if (p != L->n) {
-            /* Swap the list's last flow into the hole and fix its index. */
-            L->fl[p] = last;
-            mmf_flow *o = &m->flows[last];
-            for (uint32_t k = 0; k < o->nhops; k++)
-                if (o->link[k] == fl->link[i]) {
-                    o->pos[k] = p;
-                    break;
-                }
-        }
-        mark_dirty(m, fl->link[i]);
-    }
-    fl->live = 0;
-    m->rate[id] = 0;
-    if (m->fcap[id]) {
-        m->fcap[id] = 0;
-        m->ncapped--;
-    }
-    m->free_ids[m->nfree++] = id;
-}
-
-/* -- lazy min-heap of (share, link) -- */
-
-static inline int hless(heap_ent a, heap_ent b)
-{
-    return a.share < b.share || (a.share == b.share && a.link < b.link);
-}
-
-static int hpush(rs_mmf *m, uint64_t share, uint32_t link)
-{
-    if (grow((void **)&m->heap, &m->capheap, m->nheap + 1, sizeof *m->heap) != RS_OK)
-        return RS_ENOMEM;
-    heap_ent e = { share, link };
-    uint32_t i = m->nheap++;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!hless(e, m->heap[p]))
-            break;
-        m->heap[i] = m->heap[p];
-        i = p;
-    }
-    m->heap[i] = e;
-    return RS_OK;
-}
-
-static heap_ent hpop(rs_mmf *m)
-{
-    heap_ent top = m->heap[0], e = m->heap[--m->nheap];
-    uint32_t n = m->nheap, i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && hless(m->heap[c + 1], m->heap[c]))
-            c++;
-        if (!hless(m->heap[c], e))
-            break;
-        m->heap[i] = m->heap[c];
-        i = c;
-    }
-    if (n)
-        m->heap[i] = e;
-    return top;
-}
-
-/* Filling: flow f reaches its cap before any link it crosses saturates
- * (unless frozen already): it takes the cap, its links give it out. Its
- * "bottleneck" is its first link (the sender's port). Off the hot path:
- * only runs with caps set (DCQCN at flow level). */
-static int __attribute__((noinline)) freeze_capped(rs_mmf *m, uint32_t f, uint64_t cap, uint32_t fill,
-                                                   uint64_t *dst, uint32_t *bn)
-{
-    mmf_flow *fl = &m->flows[f];
-    if (fl->frozen == fill)
-        return RS_OK;
-    fl->frozen = fill;
-    dst[f] = cap;
-    if (bn)
-        bn[f] = fl->link[0];
-    for (uint32_t k = 0; k < fl->nhops; k++) {
-        mmf_link *K = &m->links[fl->link[k]];
-        K->rem -= cap;
-        K->cnt--;
-    }
-    return RS_OK;
-}
-
-/* Progressive filling over links[0..nl), which must be closed (every flow
- * on them has all its links in the set). Rates go to dst[flow id], and
- * bottleneck links to bn[flow id] unless bn is NULL. */
-static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn)
-{
-    uint32_t fill = ++m->fill;
-    m->nheap = 0;
-    for (uint32_t i = 0; i < nl; i++) {
-        mmf_link *L = &m->links[links[i]];
-        L->rem = m->capv[links[i]];
-        L->cnt = L->n;
-        if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
-            return RS_ENOMEM;
-        /* A capped flow is one more constraint, popped in share order like
-         * a link of its own (id nlinks + f, after real links on ties); a
-         * flow on several of these links is pushed once per link and
-         * skipped once frozen. */
-        for (uint32_t j = 0; m->ncapped && j < L->n; j++)
-            if (m->fcap[L->fl[j]] && hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
-                return RS_ENOMEM;
-    }
-    while (m->nheap) {
-        heap_ent e = hpop(m);
-        if (e.link >= m->nlinks) {
-            if (freeze_capped(m, e.link - m->nlinks, e.share, fill, dst, bn) != RS_OK)
-                return RS_ENOMEM;
-            continue;
-        }
-        mmf_link *L = &m->links[e.link];
-        if (L->cnt == 0)
-            continue;
-        if (L->rem / L->cnt != e.share) {
-            /* Its share rose since it was keyed: back in at its share now. */
-            if (hpush(m, L->rem / L->cnt, e.link) != RS_OK)
-                return RS_ENOMEM;
-            continue;
-        }
-        uint64_t s = e.share;
-        for (uint32_t j = 0; j < L->n; j++) {
-            uint32_t f = L->fl[j];
-            mmf_flow *fl = &m->flows[f];
-            if (fl->frozen == fill)
-                continue;
-            fl->frozen = fill;
-            dst[f] = s;
-            if (bn)
-                bn[f] = e.link;
-            for (uint32_t k = 0; k < fl->nhops; k++) {
-                mmf_link *K = &m->links[fl->link[k]];
-                K->rem -= s;
-                K->cnt--;
-            }
-        }
-        RS_ASSERT(L->cnt == 0);
-    }
-    return RS_OK;
-}
-
-/* The rate filling gives a flow that is alone on all its links: the
- * smallest capacity, the lowest such link its bottleneck (the heap's
- * order). */
-static void fill_alone(rs_mmf *m, uint32_t f)
-{
-    const mmf_flow *fl = &m->flows[f];
-    uint32_t b = fl->link[0];
-    for (uint32_t k = 1; k < fl->nhops; k++) {
-        uint32_t l = fl->link[k];
-        if (m->capv[l] < m->capv[b] || (m->capv[l] == m->capv[b] && l < b))
-            b = l;
-    }
-    m->rate[f] = m->capv[b];
-    m->bneck[f] = b;
-    if (m->ncapped && m->fcap[f] && m->fcap[f] < m->capv[b]) {
-        m->rate[f] = m->fcap[f];
-        m->bneck[f] = fl->link[0];
-    }
-}
-
-void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve)
-{
-    uint64_t old = m->fcap[id];
-    if (old == cap_bps)
-        return;
-    m->ncapped += (cap_bps != 0) - (old != 0);
-    m->fcap[id] = cap_bps;
-    if (!resolve)
-        return;
-    const mmf_flow *fl = &m->flows[id];
-    for (uint32_t k = 0; k < fl->nhops; k++)
-        mark_dirty(m, fl->link[k]);
-}
-
-void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps)
-{
-    if (m->capv[l] == cap_bps)
-        return;
-    m->capv[l] = cap_bps;
-    mark_dirty(m, l);
-}
-
-int rs_mmf_solve(rs_mmf *m)
-{
-    uint32_t stamp = ++m->stamp;
-    m->ncl = m->ncf = 0;
-    /* Components of the dirty links: depth-first over link -> flows -> links. */
-    for (uint32_t d = 0; d < m->ndirty; d++) {
-        uint32_t l0 = m->dirty[d];
-        if (m->links[l0].mark == stamp)
-            continue;
-        uint32_t sp = 0, ncl0 = m->ncl, ncf0 = m->ncf;
-        m->links[l0].mark = stamp;
-        m->stack[sp++] = l0;
-        while (sp) {
-            uint32_t l = m->stack[--sp];
-            const mmf_link *L = &m->links[l];
-            m->comp_links[m->ncl++] = l;
-            for (uint32_t j = 0; j < L->n; j++) {
-                uint32_t f = L->fl[j];
-                mmf_flow *fl = &m->flows[f];
-                if (fl->mark == stamp)
-                    continue;
-                fl->mark = stamp;
-                if (grow((void **)&m->comp_flows, &m->capcf, m->ncf + 1, sizeof *m->comp_flows) != RS_OK)
-                    return RS_ENOMEM;
-                m->comp_flows[m->ncf++] = f;
-                for (uint32_t k = 0; k < fl->nhops; k++)
-                    if (m->links[fl->link[k]].mark != stamp) {
-                        m->links[fl->link[k]].mark = stamp;
-                        m->stack[sp++] = fl->link[k]; /* each link once: fits */
-                    }
-            }
-        }
-        if (m->ncf - ncf0 <= 1) {
-            /* A flow alone on its links (common: a start or finish rarely
-             * shares a link) takes its slowest link, as filling would give
-             * it; an empty component has nothing to fill. */
-            if (m->ncf > ncf0)
-                fill_alone(m, m->comp_flows[ncf0]);
-            m->ncl = ncl0;
-        }
-    }
-    int rc = waterfill(m, m->comp_links, m->ncl, m->rate, m->bneck);
-    if (rc != RS_OK)
-        return rc;
-    for (uint32_t d = 0; d < m->ndirty; d++)
-        m->links[m->dirty[d]].dirty = 0;
-    m->ndirty = 0;
-    m->solves++;
-    m->visited += m->ncf;
-    return RS_OK;
-}
-
-const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n)
-{
-    *n = m->ncf;
-    return m->comp_flows;
-}
-
-void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited)
-{
-    *solves = m->solves;
-    *flows_visited = m->visited;
-}
-
-uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id) { return id < m->nflows ? m->rate[id] : 0; }
-uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id) { return m->bneck[id]; }
-uint32_t rs_mmf_id_bound(const rs_mmf *m) { return m->nflows; }
-int rs_mmf_live(const rs_mmf *m, uint32_t id) { return id < m->nflows && m->flows[id].live; }
-
-int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates)
-{
-    uint32_t *all = malloc(((size_t)m->nlinks + 1) * sizeof *all), n = 0;
-    if (!all)
-        return RS_ENOMEM;
-    for (uint32_t l = 0; l < m->nlinks; l++)
-        if (m->links[l].n)
-            all[n++] = l;
-    for (uint32_t f = 0; f < m->nflows; f++)
-        rates[f] = 0;
-    int rc = waterfill(m, all, n, rates, NULL);
-    free(all);
-    return rc;
-}
-
-/* ==== backend ============================================================ */
-
-typedef struct fl_rec {
-    unsigned __int128 rem;  /* remaining wire bits x 10^12, as of t0 */
-    rs_time t0;
-    rs_time since;          /* it entered the fluid: its place in its links' round robin */
-    rs_time end;            /* its bytes are through at the current rates (RS_TIME_MAX: rate 0) */
-    rs_time finish;         /* it leaves the fluid (heap key): end, or earlier (a round-robin tail) */
-    rs_time lat;            /* completion comes this long after finish */
-    uint64_t rate;          /* bit/s */
-    uint64_t wire;          /* wire bytes */
-    uint64_t serial;        /* the transport flow's creation order (tie-breaks) */
-    uint32_t flow;          /* transport flow id */
-    uint32_t hidx;          /* index in the finish heap, RS_NONE when out */
-    uint32_t max_frame;     /* wire bytes of its largest frame */
-    uint8_t counted;        /* its frames are in the counters already (a tail resent after a fault) */
-} fl_rec;
-
-/* A flow with the link that limits it, its place in that link's round
- * robin (since, serial) and its end time: round-robin tails (solve_now). */
-typedef struct fin_ent {
-    uint32_t bneck, id;
-    uint64_t serial;
-    rs_time since, end;
-} fin_ent;
-
-/* A transport flow parked off the fluid by a fault: its path crossed a
- * link that failed, or it started with no usable path. */
-typedef struct fl_park {
-    unsigned __int128 rem;  /* wire bits x 10^12 still to deliver */
-    rs_time cut_at;         /* when it stopped */
-    rs_time go;             /* when it moves again, once a path is back (RS_TIME_MAX: not yet known) */
-    uint64_t rate;          /* its rate then (bit/s): how fast it was pushing into the dead link */
-    uint32_t flow;          /* transport flow id */
-    uint8_t tail;           /* it had left the fluid: its last frames were lost in flight */
-} fl_park;
-
-/* Faults only: a flow between leaving the fluid and completing (its last
- * frames in flight), by transport flow id, so a cable failure on its path
- * can take the completion back. */
-typedef struct fl_tail {
-    uint32_t link[RS_MMF_MAX_HOPS];
-    rs_time done_at;        /* its ev_complete; RS_TIME_MAX: none pending (or taken back) */
-    uint64_t rate;          /* its rate when it left (bit/s) */
-    uint64_t wire;
-    uint32_t max_frame;     /* wire bytes of its largest frame */
-    uint8_t nhops;
-} fl_tail;
-
-/* A port's wire bytes as the fluid carries them: the sum of its flows'
- * rates, integrated (bits x 10^12) up to t. The timeline's link samples
- * read it (rs_fluid_port_bytes); the summary's port counters are counted
- * per flow when it leaves the fluid. */
-typedef struct fl_port {
-    unsigned __int128 acc;
-    uint64_t sum;           /* bit/s */
-    rs_time t;
-} fl_port;
-
-/* DCQCN state of one fluid flow (the DCQCN section below). */
-typedef struct dq_flow {
-    unsigned __int128 b;    /* backlog, bits x 10^12, as of tb */
-    unsigned __int128 bmax; /* PFC's bound on it */
-    unsigned __int128 sent; /* sent since the last CNP (byte counter), bits x 10^12 */
-    rs_dcqcn_rp cc;         /* the reaction point, as transport.c's */
-    rs_time tb, last_cnp, next_timer, cnp_due, due;
-    uint64_t s, d;          /* send and delivery rates since tb, bit/s */
-    uint32_t gen;
-    uint8_t on;
-} dq_flow;
-
-struct rs_fluid {
-    rs_net *net;
-    rs_mmf *mmf;
-    fl_port *port;          /* [nports] */
-    fl_rec *rec;            /* indexed by solver flow id */
-    uint32_t caprec;
-    uint32_t *of_flow;      /* transport flow id -> solver id (RS_NONE: not in the fluid) */
-    uint32_t capof;
-    uint32_t *heap;         /* solver ids by (finish, transport flow serial) */
-    uint32_t nheap, capheap;
-    rs_time armed;          /* earliest pending finish event, RS_TIME_MAX: none */
-    fin_ent *batch;         /* the flows of a solve with an end, for round-robin tails */
-    uint32_t capbatch;
-    uint32_t ent;
-    uint8_t solve_pending;
-    /* Faults (fault.c's hooks, rs_fluid_cable_changed ...): transport
-     * flows out of the fluid until a path is back, in the order parked. */
-    fl_park *park;
-    uint32_t npark, cappark;
-    rs_time resume_armed;   /* earliest pending ev_resume, RS_TIME_MAX: none */
-    uint32_t nmoving;       /* flows in the fluid with a rate above 0 */
-    rs_time still_since;    /* nmoving last fell to 0 (the watchdog's "no progress since") */
-    uint8_t watch_armed;    /* an ev_watch is pending */
-    fl_tail *tail;          /* by transport flow id (faults only) */
-    uint32_t captail;
-    /* DCQCN (transport.cc=dcqcn with ECN, RoCE): per solver flow id, NULL
-     * when off (then the rates are plain max-min). */
-    dq_flow *dq;
-    uint32_t capdq;
-    /* Per switch port, during one dq_solved: its queue and slope, valid
-     * where qstamp equals dqstamp (one computation per port per solve). */
-    unsigned __int128 *qlen;
-    int64_t *qslope;
-    uint32_t *qstamp, dqstamp;
-    uint8_t qvalid;         /* inside dq_solved: the cache may be used */
-    uint32_t capq;          /* entries of qlen, qslope, qstamp (links, bundles included) */
-    /* routing.ecmp=packet or adaptive without faults: paths over bundles
-     * of equal-cost ports (bundle.c); NULL until the first such path. */
-    rs_bundles *bund;
-};
 
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
-static int dq_enter(rs_fluid *fl, uint32_t id);
-static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now);
-static unsigned __int128 dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left);
-static void dq_take_in_flight(rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 bits);
 
 int rs_fluid_create(rs_net *net)
 {
@@ -716,7 +97,7 @@ int rs_fluid_create(rs_net *net)
         fl->capdq = 16;
     }
     free(cap);
-    net->fluid = fl;
+    net->backend_state = fl;
     return RS_OK;
 fail:
     free(cap);
@@ -746,25 +127,7 @@ void rs_fluid_destroy(rs_fluid *fl)
 
 /* -- paths and costs -- */
 
-/* A link's port: itself, or for a bundle its first member (every member
- * of a stage has the same rate and latency in the topologies built). */
-static inline const rs_port *link_port(const rs_net *net, uint32_t l)
-{
-    if (l < net->nports)
-        return &net->ports[l];
-    uint32_t n;
-    return &net->ports[rs_bundle_members(net->fluid->bund, l, &n)[0]];
-}
 
-/* The ports a link stands for: itself, or a bundle's members. */
-static inline const uint32_t *link_ports(const rs_net *net, const uint32_t *l, uint32_t *n)
-{
-    if (*l < net->nports) {
-        *n = 1;
-        return l;
-    }
-    return rs_bundle_members(net->fluid->bund, *l, n);
-}
 
 /* Per-packet routing at flow level: every equal-cost path at once, as
  * bundles (bundle.c), in runs without faults (with faults, flows keep
@@ -820,7 +183,7 @@ static int add_bundle_links(rs_fluid *fl, uint32_t created)
  * path, which has no choices). */
 static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uint32_t max)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     const rs_flow *f = &net->flows[fid];
     int h = rs_fluid_flow_path(net, fid, links, max);
     if (h < 0 || net->ports[f->port].kind == RS_PORT_GPU_HB)
@@ -840,10 +203,6 @@ static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uin
     return rc == RS_OK ? (int)(nic + 1 + n) : rc;
 }
 
-static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
-{
-    return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
-}
 
 int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
 {
@@ -1054,7 +413,7 @@ static void arm(rs_fluid *fl)
     rs_sim_at(fl->net->sim, t, fl->ent, ev_finish, fl, 0);
 }
 
-static void want_solve(rs_fluid *fl)
+void rs_fluid_want_solve(rs_fluid *fl)
 {
     if (fl->solve_pending)
         return;
@@ -1072,8 +431,8 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
     int rc = rs_mmf_add(fl->mmf, ports, h, &id);
     if (rc != RS_OK)
         return rc;
-    if (grow((void **)&fl->rec, &fl->caprec, id + 1, sizeof *fl->rec) != RS_OK ||
-        grow((void **)&fl->heap, &fl->capheap, fl->nheap + 1, sizeof *fl->heap) != RS_OK) {
+    if (rs_array_reserve32((void **)&fl->rec, &fl->caprec, id + 1, sizeof *fl->rec, 16) != RS_OK ||
+        rs_array_reserve32((void **)&fl->heap, &fl->capheap, fl->nheap + 1, sizeof *fl->heap, 16) != RS_OK) {
         rs_mmf_remove(fl->mmf, id);
         return RS_ENOMEM;
     }
@@ -1091,8 +450,8 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
     fl->of_flow[fid] = id;
     fh_set(fl, fl->nheap++, id);
     fh_up(fl, fl->nheap - 1);
-    want_solve(fl);
-    return RS_UNLIKELY(fl->dq != NULL) ? dq_enter(fl, id) : RS_OK;
+    rs_fluid_want_solve(fl);
+    return RS_UNLIKELY(fl->dq != NULL) ? rs_fluid_dq_enter(fl, id) : RS_OK;
 }
 
 /* Flow f never completes (no route, or cut with an unreliable transport):
@@ -1118,12 +477,12 @@ static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate
 
 int rs_fluid_flow_start(rs_net *net, uint32_t fid)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead = RS_NONE;
     rs_time lat;
     uint64_t wire;
     rs_flow *f = &net->flows[fid];
-    if (grow((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow) != RS_OK)
+    if (rs_array_reserve32((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow, 16) != RS_OK)
         return RS_ENOMEM;
     fl->of_flow[fid] = RS_NONE;
     int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
@@ -1194,7 +553,7 @@ static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs
 
 uint64_t rs_fluid_port_bytes(const rs_net *net, uint32_t port, rs_time now, uint64_t *bps)
 {
-    const fl_port *p = &net->fluid->port[port];
+    const fl_port *p = &fluid_of(net)->port[port];
     *bps = p->sum;
     unsigned __int128 a = p->acc + (unsigned __int128)p->sum * (now - p->t);
     /* a / (8 x 10^12) = (a / 2^15) / 5^12: in 64 bits below 2^79 (400 Gb/s
@@ -1284,7 +643,7 @@ static int solve_now(rs_fluid *fl)
         return rc;
     size_t n;
     const uint32_t *t = rs_mmf_touched(fl->mmf, &n);
-    if (grow((void **)&fl->batch, &fl->capbatch, (uint32_t)n + 1, sizeof *fl->batch) != RS_OK)
+    if (rs_array_reserve32((void **)&fl->batch, &fl->capbatch, (uint32_t)n + 1, sizeof *fl->batch, 16) != RS_OK)
         return RS_ENOMEM;
     uint32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1322,7 +681,7 @@ static int solve_now(rs_fluid *fl)
         early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
     }
     if (RS_UNLIKELY(fl->dq != NULL))
-        dq_solved(fl, t, n, now);
+        rs_fluid_dq_solved(fl, t, n, now);
     arm(fl);
     if (RS_UNLIKELY(fl->net->flt != NULL))
         watch(fl);
@@ -1351,7 +710,7 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
         return;
     uint32_t b = rs_mmf_bottleneck(fl->mmf, id), m = 0;
     const mmf_link *L = &fl->mmf->links[b];
-    unsigned __int128 sent = RS_UNLIKELY(fl->dq != NULL) ? dq_in_flight(fl, id, now, left) : 0;
+    unsigned __int128 sent = RS_UNLIKELY(fl->dq != NULL) ? rs_fluid_dq_in_flight(fl, id, now, left) : 0;
     for (int pass = 0; pass < 2; pass++) {
         uint32_t k = 0;
         for (uint32_t j = 0; j < L->n; j++) {
@@ -1365,7 +724,7 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
                 continue;
             }
             if (RS_UNLIKELY(sent > 0))
-                dq_take_in_flight(fl, g, now, sent / m + (k == 0 ? sent % m : 0));
+                rs_fluid_dq_take_in_flight(fl, g, now, sent / m + (k == 0 ? sent % m : 0));
             unsigned __int128 dq = (unsigned __int128)q->rate * (now - q->t0);
             q->rem = (dq < q->rem ? q->rem - dq : 0) + left / m + (k++ == 0 ? left % m : 0);
             q->t0 = now;
@@ -1380,7 +739,7 @@ static void hand_over(rs_fluid *fl, uint32_t id, rs_time now)
 static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time now)
 {
     uint32_t old = fl->captail;
-    if (grow((void **)&fl->tail, &fl->captail, r->flow + 1, sizeof *fl->tail) != RS_OK)
+    if (rs_array_reserve32((void **)&fl->tail, &fl->captail, r->flow + 1, sizeof *fl->tail, 16) != RS_OK)
         return RS_ENOMEM;
     for (uint32_t i = old; i < fl->captail; i++)
         fl->tail[i].done_at = RS_TIME_MAX;
@@ -1484,7 +843,7 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
         any = 1;
     }
     if (any)
-        want_solve(fl);
+        rs_fluid_want_solve(fl);
     arm(fl);
 }
 
@@ -1493,7 +852,7 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
     rs_net *net = obj;
     rs_flow *f = &net->flows[fid];
     if (RS_UNLIKELY(net->flt != NULL)) {
-        fl_tail *t = &net->fluid->tail[fid];
+        fl_tail *t = &fluid_of(net)->tail[fid];
         if (t->done_at != rs_sim_now(sim))
             return; /* taken back by a cable failure (rs_fluid_cable_changed) */
         t->done_at = RS_TIME_MAX;
@@ -1505,396 +864,6 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
         rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
     rs_msg_flow_done(net, (uint32_t)fid);
     rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
-}
-
-/* -- DCQCN at flow level ---------------------------------------------------
- *
- * With transport.cc=dcqcn (ECN on, RoCE) every RoCE flow carries the
- * reaction point of transport.c (rs_dcqcn_rp; Zhu et al., SIGCOMM 2015):
- * its current rate Rc, target Rt, alpha and increase counters, run by the
- * same rs_dcqcn_cut and rs_dcqcn_increase: a CNP sets Rt = Rc (when clamping), Rc = Rc (1 - alpha/2), alpha = (1 - g) alpha + g
- * (alpha decays by (1 - g) per alpha period before); every rate_timer_us
- * and every byte_counter bytes sent is an increase event (fast recovery
- * Rc = (Rt + Rc)/2 for F events, then additive, then hyper). The fluid
- * has no packets, so two things stand in for the queue:
- *
- *   Backlog. A flow sends at s = min(Rc, its share of its NIC) and is
- *   delivered at d, its fluid rate. While s > d the difference waits in
- *   the network: backlog b grows at s - d, up to what PFC lets it hold
- *   (pfc.xoff_bytes per switch up to its bottleneck: each ingress pauses
- *   its upstream there) and never beyond the bytes not yet delivered.
- *   While b > 0 the backlog keeps the flow's bottleneck busy, so the flow
- *   is delivered at its max-min share whatever Rc is; at b = 0 its rate is
- *   capped at Rc (rs_mmf_set_flow_cap).
- *
- *   Marking. A switch port's queue is the backlog of the flows it limits;
- *   above ecn.kmin_bytes the flows crossing it get a CNP: the first one
- *   the queueing delay at Kmin plus a round trip (2 x the flow's path
- *   latency) after the queue crossed Kmin, then one per cnp_interval_us
- *   while it stays above (the notification point's limit). At exactly
- *   full load (rates cut to the fair share) the queue neither grows nor
- *   drains, so it stays above Kmin and the next CNP cuts again: the
- *   packet level does the same.
- *
- * Each flow has one pending engine event: the earliest of its next CNP,
- * rate timer, byte-counter event, backlog running out and last byte
- * leaving the sender (dq_schedule); none if it leaves the fluid first.
- * Every change of a flow's own state is such an event, so an event that
- * fires early (a later one replaced it) finds nothing to do. A cap that
- * binds re-solves the flow's component; a change of send rate that binds
- * nothing does not, so the other flows at its port see the queue's new
- * slope only at their next event or solve (a known approximation). Relayed flows (rail-only PXN as one
- * fluid flow) stay max-min. docs/fidelity.md has the figures. */
-
-static void ev_dq(rs_sim *sim, void *obj, uint64_t arg);
-
-static int dq_enter(rs_fluid *fl, uint32_t id)
-{
-    rs_net *net = fl->net;
-    uint32_t old = fl->capdq;
-    if (grow((void **)&fl->dq, &fl->capdq, id + 1, sizeof *fl->dq) != RS_OK)
-        return RS_ENOMEM;
-    if (fl->capdq > old) /* new ids: generation 0, no event pending */
-        memset(fl->dq + old, 0, (size_t)(fl->capdq - old) * sizeof *fl->dq);
-    const rs_flow *f = &net->flows[fl->rec[id].flow];
-    dq_flow *q = &fl->dq[id];
-    uint32_t gen = q->gen + 1; /* a pending event of the id's last flow is stale */
-    memset(q, 0, sizeof *q);
-    q->gen = gen;
-    q->on = f->reliable && f->relay_src == RS_NONE;
-    rs_dcqcn_init(net, &q->cc); /* alpha 1: the first CNP halves the rate */
-    q->tb = rs_sim_now(net->sim);
-    q->last_cnp = q->next_timer = q->cnp_due = q->due = RS_TIME_MAX;
-    return RS_OK;
-}
-
-/* Undelivered bits x 10^12 of solver flow id at now. */
-static unsigned __int128 dq_rem(const rs_fluid *fl, uint32_t id, rs_time now)
-{
-    const fl_rec *r = &fl->rec[id];
-    unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
-    return done < r->rem ? r->rem - done : 0;
-}
-
-static unsigned __int128 dq_b_at(const rs_fluid *fl, uint32_t id, rs_time now)
-{
-    const dq_flow *q = &fl->dq[id];
-    rs_time dt = now - q->tb;
-    if (q->b == 0 && q->s <= q->d)
-        return 0; /* the common case: no backlog, none building */
-    if (q->s < q->d) {
-        unsigned __int128 dec = (unsigned __int128)(q->d - q->s) * dt;
-        return q->b > dec ? q->b - dec : 0;
-    }
-    unsigned __int128 b = q->b + (unsigned __int128)(q->s - q->d) * dt, lim = q->bmax > q->b ? q->bmax : q->b;
-    unsigned __int128 rem = dq_rem(fl, id, now);
-    if (lim > rem)
-        lim = rem;
-    return b < lim ? b : lim;
-}
-
-/* Round-robin tails (hand_over): a flow leaving early hands the bytes it
- * had left (left) to its group; those of them already sent (in its
- * backlog) join the takers' backlogs, so a taker that had sent all its
- * bytes still has, and is not capped again. */
-static unsigned __int128 dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left)
-{
-    if (id >= fl->capdq || !fl->dq[id].on)
-        return 0;
-    unsigned __int128 b = dq_b_at(fl, id, now);
-    return b < left ? b : left;
-}
-
-static void dq_advance(rs_fluid *fl, uint32_t id, rs_time now);
-
-/* Before the taker's remaining bytes grow (dq_advance clamps to them). */
-static void dq_take_in_flight(rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 bits)
-{
-    if (id >= fl->capdq || !fl->dq[id].on)
-        return;
-    dq_advance(fl, id, now);
-    fl->dq[id].b += bits;
-}
-
-static void dq_advance(rs_fluid *fl, uint32_t id, rs_time now)
-{
-    dq_flow *q = &fl->dq[id];
-    if (q->cc.limited)
-        q->sent += (unsigned __int128)q->s * (now - q->tb);
-    q->b = dq_b_at(fl, id, now);
-    q->tb = now;
-}
-
-/* The queue of switch port l at now (bits x 10^12): the backlog of the
- * flows it limits; *slope its rate of change (bit/s). */
-static unsigned __int128 dq_queue(const rs_fluid *fl, uint32_t l, rs_time now, int64_t *slope)
-{
-    const mmf_link *L = &fl->mmf->links[l];
-    unsigned __int128 q = 0;
-    *slope = 0;
-    for (uint32_t j = 0; j < L->n; j++) {
-        uint32_t g = L->fl[j];
-        const dq_flow *x = &fl->dq[g];
-        if (!x->on || (x->b == 0 && x->s <= x->d) || rs_mmf_bottleneck(fl->mmf, g) != l)
-            continue;
-        unsigned __int128 b = dq_b_at(fl, g, now);
-        q += b;
-        if (b > 0 && b >= dq_rem(fl, g, now))
-            *slope -= (int64_t)x->d; /* all sent: the backlog only drains */
-        else if (x->s > x->d && b < x->bmax)
-            *slope += (int64_t)(x->s - x->d);
-        else if (x->s < x->d && b > 0)
-            *slope -= (int64_t)(x->d - x->s);
-    }
-    return q;
-}
-
-/* Is a switch port on id's path above Kmin now? If not, *cross is when
- * the first growing one will be (RS_TIME_MAX: none grows). */
-static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
-{
-    const rs_net *net = fl->net;
-    const mmf_flow *mf = &fl->mmf->flows[id];
-    *cross = RS_TIME_MAX;
-    for (uint32_t k = 0; k < mf->nhops; k++) {
-        if (link_port(net, mf->link[k])->kind != RS_PORT_SWITCH)
-            continue;
-        uint32_t l = mf->link[k], members;
-        link_ports(net, &mf->link[k], &members);
-        /* A bundle's backlog sits spread over its members' queues: each
-         * passes Kmin when the bundle's passes members x Kmin. */
-        unsigned __int128 kmin = (unsigned __int128)net->cfg.ecn_kmin_bytes * members * 8u * RS_PS_PER_S;
-        int64_t slope;
-        unsigned __int128 q;
-        if (fl->qvalid && fl->qstamp[l] == fl->dqstamp) {
-            q = fl->qlen[l];
-            slope = fl->qslope[l];
-        } else {
-            q = dq_queue(fl, l, now, &slope);
-        }
-        if (q > kmin)
-            return 1;
-        if (slope > 0) {
-            unsigned __int128 d = (kmin - q + (uint64_t)slope - 1) / (uint64_t)slope;
-            if (d < *cross - now)
-                *cross = now + (rs_time)d;
-        }
-    }
-    return 0;
-}
-
-/* Send rate: Rc, or less when the flow shares its NIC (round robin). */
-static uint64_t dq_send_rate(const rs_fluid *fl, uint32_t id)
-{
-    const mmf_flow *mf = &fl->mmf->flows[id];
-    uint32_t nf = fl->mmf->links[mf->link[0]].n;
-    uint64_t nic = nf == 1 ? fl->mmf->capv[mf->link[0]] : fl->mmf->capv[mf->link[0]] / nf;
-    uint64_t rc = (uint64_t)fl->dq[id].cc.rc;
-    return rc < nic ? rc : nic;
-}
-
-/* PFC's bound on the backlog: each switch up to the bottleneck holds up to
- * xoff (lossless) or its buffer per ingress port before its upstream stops. */
-static unsigned __int128 dq_bmax(const rs_fluid *fl, uint32_t id)
-{
-    const rs_net *net = fl->net;
-    const mmf_flow *mf = &fl->mmf->flows[id];
-    uint32_t bn = rs_mmf_bottleneck(fl->mmf, id), k = 0;
-    while (k < mf->nhops && mf->link[k] != bn)
-        k++;
-    if (k == mf->nhops)
-        k = 0; /* capped: limited at its own NIC */
-    uint64_t per = net->cfg.pfc ? net->cfg.pfc_xoff_bytes : net->cfg.buffer_bytes;
-    return (unsigned __int128)per * k * 8u * RS_PS_PER_S;
-}
-
-/* The solver's cap for id: Rc while no backlog feeds its bottleneck (none
- * while one builds: s > d). */
-static void dq_cap_sync(rs_fluid *fl, uint32_t id)
-{
-    const dq_flow *q = &fl->dq[id];
-    int free_ = q->b > 0 || q->s > q->d || q->cc.rc >= fl->net->line_bps;
-    uint64_t cap = free_ ? 0 : (uint64_t)q->cc.rc;
-    uint64_t old = fl->mmf->fcap[id], rate = fl->rec[id].rate;
-    if (cap == old)
-        return;
-    /* Caps above the flow's rate before and after change no rate. */
-    int binding = (old != 0 && rate >= old) || (cap != 0 && rate >= cap);
-    rs_mmf_set_flow_cap(fl->mmf, id, cap, binding);
-    if (binding)
-        want_solve(fl);
-}
-
-/* The wire bits x 10^12 sent at id's next byte-counter event: byte_counter
- * counts payload (transport.c), the fluid wire bytes. 0: none. */
-static unsigned __int128 dq_byte_goal(const rs_fluid *fl, uint32_t id)
-{
-    uint64_t B = fl->net->cfg.dcqcn.byte_counter, bytes = fl->net->flows[fl->rec[id].flow].bytes;
-    if (B == 0 || bytes == 0)
-        return 0;
-    unsigned __int128 payload = (unsigned __int128)B * (fl->dq[id].cc.b_stage + 1);
-    return payload * fl->rec[id].wire / bytes * 8u * RS_PS_PER_S;
-}
-
-static rs_time dq_after(rs_time now, unsigned __int128 bits_e12, uint64_t rate)
-{
-    if (rate == 0)
-        return RS_TIME_MAX;
-    unsigned __int128 d = (bits_e12 + rate - 1) / rate;
-    return d >= RS_TIME_MAX - now ? RS_TIME_MAX : now + (rs_time)d;
-}
-
-/* Pick id's next event (its state advanced to now) and arm it. quiet: no
- * flow in its component has a backlog or builds one, so no queue. */
-static void dq_schedule(rs_fluid *fl, uint32_t id, rs_time now, int quiet)
-{
-    rs_net *net = fl->net;
-    dq_flow *q = &fl->dq[id];
-    rs_time cross = RS_TIME_MAX, due = RS_TIME_MAX;
-    if (!quiet && dq_marking(fl, id, now, &cross)) {
-        if (q->cnp_due == RS_TIME_MAX) {
-            /* Marks from now: the first CE packet waits out the queue at
-             * Kmin, reaches the receiver, and its CNP comes back. */
-            rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
-                            2 * fl->rec[id].lat;
-            q->cnp_due = now + react;
-            if (q->last_cnp != RS_TIME_MAX && q->last_cnp + net->cnp_interval > q->cnp_due)
-                q->cnp_due = q->last_cnp + net->cnp_interval;
-        }
-    } else if (cross != RS_TIME_MAX) {
-        rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
-                        2 * fl->rec[id].lat;
-        q->cnp_due = rs_time_add_sat(cross, react);
-    } else {
-        q->cnp_due = RS_TIME_MAX;
-    }
-    due = q->cnp_due;
-    if (q->cc.limited) {
-        if (q->next_timer < due)
-            due = q->next_timer;
-        unsigned __int128 goal = dq_byte_goal(fl, id);
-        if (goal) {
-            rs_time t = goal > q->sent ? dq_after(now, goal - q->sent, q->s) : now;
-            if (t < due)
-                due = t;
-        }
-    }
-    if (q->b > 0 && q->d > q->s && q->b < dq_rem(fl, id, now)) {
-        /* (A backlog that is all the flow has left drains to its end.) */
-        rs_time t = dq_after(now, q->b, q->d - q->s);
-        if (t < due)
-            due = t;
-    }
-    if (due >= fl->rec[id].end)
-        due = RS_TIME_MAX; /* it leaves the fluid first: nothing to change */
-    if (due >= q->due && q->due != RS_TIME_MAX)
-        return; /* the pending event comes first; it looks again then */
-    q->gen++;
-    q->due = due;
-    if (due != RS_TIME_MAX)
-        rs_sim_at(net->sim, due, fl->ent, ev_dq, fl, ((uint64_t)q->gen << 32) | id);
-}
-
-static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
-{
-    rs_fluid *fl = obj;
-    uint32_t id = (uint32_t)arg;
-    dq_flow *q = &fl->dq[id];
-    if (!q->on || q->gen != (uint32_t)(arg >> 32) || !rs_mmf_live(fl->mmf, id))
-        return;
-    rs_time now = rs_sim_now(sim), cross;
-    q->due = RS_TIME_MAX;
-    dq_advance(fl, id, now);
-    if (q->cnp_due <= now) {
-        q->cnp_due = RS_TIME_MAX;
-        if (dq_marking(fl, id, now, &cross) &&
-            (q->last_cnp == RS_TIME_MAX || now - q->last_cnp >= fl->net->cnp_interval)) {
-            rs_dcqcn_cut(fl->net, &q->cc, now);
-            q->sent = 0;
-            q->next_timer = now + fl->net->rate_timer;
-            q->last_cnp = now;
-        }
-    }
-    if (q->cc.limited && q->next_timer <= now) {
-        q->next_timer = now + fl->net->rate_timer;
-        rs_dcqcn_increase(fl->net, &q->cc, 1);
-    }
-    unsigned __int128 goal = q->cc.limited ? dq_byte_goal(fl, id) : 0;
-    if (goal && q->sent >= goal) {
-        rs_dcqcn_increase(fl->net, &q->cc, 0);
-    }
-    if (!q->cc.limited)
-        q->next_timer = RS_TIME_MAX;
-    uint64_t s0 = q->s;
-    q->s = dq_send_rate(fl, id);
-    dq_cap_sync(fl, id);
-    dq_schedule(fl, id, now, 0);
-    if (q->s != s0 && q->b > 0 && q->s > 0) {
-        /* Its backlog's slope changed, so did its bottleneck's queue: the
-         * flows crossing that port look at it again (same rates, so no
-         * solve; their next CNP may come sooner or later). */
-        uint32_t l = rs_mmf_bottleneck(fl->mmf, id);
-        const mmf_link *L = &fl->mmf->links[l];
-        for (uint32_t j = 0; link_port(fl->net, l)->kind == RS_PORT_SWITCH && j < L->n; j++) {
-            uint32_t g = L->fl[j];
-            if (g != id && g < fl->capdq && fl->dq[g].on) {
-                dq_advance(fl, g, now);
-                dq_schedule(fl, g, now, 0);
-            }
-        }
-    }
-}
-
-/* After a solve: the touched flows' delivery rates changed at now. */
-static void dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
-{
-    int busy = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
-            continue;
-        dq_flow *q = &fl->dq[t[i]];
-        dq_advance(fl, t[i], now);
-        q->d = fl->rec[t[i]].rate;
-        q->s = dq_send_rate(fl, t[i]);
-        q->bmax = dq_bmax(fl, t[i]);
-        busy |= q->b > 0 || q->s > q->d;
-    }
-    /* Queues of the switch ports these flows cross, once each (none when
-     * no flow here has or builds a backlog: the common lone flow). */
-    for (size_t i = 0; !busy && i < n; i++)
-        if (t[i] < fl->capdq && fl->dq[t[i]].on) {
-            dq_cap_sync(fl, t[i]);
-            dq_schedule(fl, t[i], now, 1);
-        }
-    if (!busy)
-        return;
-    if (++fl->dqstamp == 0) {
-        memset(fl->qstamp, 0, (size_t)fl->capq * sizeof *fl->qstamp);
-        fl->dqstamp = 1;
-    }
-    fl->qvalid = 1;
-    for (size_t i = 0; i < n; i++) {
-        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
-            continue;
-        const mmf_flow *mf = &fl->mmf->flows[t[i]];
-        for (uint32_t k = 0; k < mf->nhops; k++) {
-            uint32_t l = mf->link[k];
-            if (fl->qstamp[l] != fl->dqstamp && link_port(fl->net, l)->kind == RS_PORT_SWITCH) {
-                fl->qlen[l] = dq_queue(fl, l, now, &fl->qslope[l]);
-                fl->qstamp[l] = fl->dqstamp;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
-            continue;
-        /* A backlog starting lifts the cap (it was above the rate: no
-         * re-solve); a rate above Rc with no backlog takes it back (one
-         * more solve at this instant). */
-        dq_cap_sync(fl, t[i]);
-        dq_schedule(fl, t[i], now, 0);
-    }
-    fl->qvalid = 0; /* events compute the queues afresh */
 }
 
 /* -- faults (fault.c's hooks) -- */
@@ -1914,7 +883,7 @@ static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate
         net->st.last_activity = rs_sim_now(net->sim);
         return RS_OK;
     }
-    if (grow((void **)&fl->park, &fl->cappark, fl->npark + 1, sizeof *fl->park) != RS_OK)
+    if (rs_array_reserve32((void **)&fl->park, &fl->cappark, fl->npark + 1, sizeof *fl->park, 16) != RS_OK)
         return RS_ENOMEM;
     fl->park[fl->npark++] = (fl_park){ rem, rs_sim_now(net->sim), RS_TIME_MAX, rate, fid, 0 };
     rs_fault_note_flow_hit(net, dead, fid);
@@ -1949,7 +918,7 @@ static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
     fh_remove(fl, id);
     rs_mmf_remove(fl->mmf, id);
     fl->of_flow[r.flow] = RS_NONE;
-    want_solve(fl);
+    rs_fluid_want_solve(fl);
     *out = r;
 }
 
@@ -2023,12 +992,12 @@ static void ev_resume(rs_sim *sim, void *obj, uint64_t arg)
 
 int rs_fluid_cable_changed(rs_net *net, uint32_t port)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     const rs_port *p = &net->ports[port];
     const rs_port *q = &net->ports[p->peer_port];
     rs_mmf_set_cap(fl->mmf, port, p->up ? p->rate_bps : 0);
     rs_mmf_set_cap(fl->mmf, p->peer_port, q->up ? q->rate_bps : 0);
-    want_solve(fl);
+    rs_fluid_want_solve(fl);
     if (p->up)
         return retry_parked(fl);
     /* Flows crossing the cable stop where they are: their frames are lost
@@ -2134,7 +1103,7 @@ uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
             return 0;
         relay_setup(net, f, ports, (uint32_t)h, &lat, &wire, &first);
     }
-    uint64_t done = carried_wire(net->fluid, fid, wire), full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
+    uint64_t done = carried_wire(fluid_of(net), fid, wire), full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
     if (done < first)
         return 0;
     uint64_t n = 1 + (done - first) / full;
@@ -2163,7 +1132,7 @@ static void count_partial(rs_net *net, const rs_flow *f, const uint32_t *link, u
 
 void rs_fluid_flow_abandon(rs_net *net, uint32_t fid)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     const rs_flow *f = &net->flows[fid];
     uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
     /* Counted already when it left the fluid (its last frames in flight,
@@ -2194,7 +1163,7 @@ void rs_fluid_flow_abandon(rs_net *net, uint32_t fid)
 
 int rs_fluid_routes_changed(rs_net *net)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     /* Flows whose hashed path moved follow the new tables, as the packet
      * level's next frame would; the bytes they carried stay delivered. */
     for (uint32_t fid = 0; fid < fl->capof && fid < net->nflows; fid++) {
@@ -2224,13 +1193,13 @@ int rs_fluid_routes_changed(rs_net *net)
     return retry_parked(fl);
 }
 
-uint32_t rs_fluid_parked(const rs_net *net) { return net->fluid ? net->fluid->npark : 0; }
+uint32_t rs_fluid_parked(const rs_net *net) { return fluid_of(net) ? fluid_of(net)->npark : 0; }
 
 /* -- inspection -- */
 
 int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)
 {
-    const rs_fluid *fl = net->fluid;
+    const rs_fluid *fl = fluid_of(net);
     if (!fl || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
         return RS_EINVAL;
     *bps = fl->rec[fl->of_flow[f]].rate;
@@ -2239,7 +1208,7 @@ int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)
 
 int rs_fluid_flow_dcqcn(const rs_net *net, uint32_t f, double *rc, double *rt, double *alpha)
 {
-    const rs_fluid *fl = net->fluid;
+    const rs_fluid *fl = fluid_of(net);
     if (!fl || !fl->dq || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
         return RS_EINVAL;
     const dq_flow *q = &fl->dq[fl->of_flow[f]];
@@ -2253,7 +1222,7 @@ int rs_fluid_flow_dcqcn(const rs_net *net, uint32_t f, double *rc, double *rt, d
 
 int rs_fluid_check(rs_net *net)
 {
-    rs_fluid *fl = net->fluid;
+    rs_fluid *fl = fluid_of(net);
     if (!fl)
         return RS_EINVAL;
     if (fl->solve_pending) {
@@ -2274,3 +1243,62 @@ int rs_fluid_check(rs_net *net)
     return rc != RS_OK ? rc : bad;
 }
 
+
+/* -- the backend (backend.h) ----------------------------------------------- */
+
+static int flow_check(const rs_net *net, const rs_net_config *c, rs_err *err)
+{
+    if (c->loss_rate > 0.0)
+        return rs_err_set(err, RS_EINVAL, "topology.loss_rate: random loss is not modelled at flow level; "
+                          "expected 0 with fidelity=flow");
+    if (net->tiers > RS_FLUID_MAX_TIERS)
+        return rs_err_set(err, RS_EINVAL,
+                          "fidelity: the flow level follows paths of at most %d links, and this %u-tier network's "
+                          "are up to %u with a relay; expected fidelity=packet, or a larger topology.radix or "
+                          "fewer GPUs for at most %d tiers", RS_MMF_MAX_HOPS, net->tiers, 2 * net->tiers + 2,
+                          RS_FLUID_MAX_TIERS);
+    return RS_OK;
+}
+
+static int flow_create(rs_net *net, rs_err *err)
+{
+    int rc = rs_fluid_create(net);
+    if (rc != RS_OK)
+        rs_err_set(err, rc, "fidelity: out of memory creating the flow-level network");
+    return rc;
+}
+
+static void flow_destroy(rs_net *net)
+{
+    rs_fluid_destroy(fluid_of(net));
+    net->backend_state = NULL;
+}
+
+static void flow_abandon(rs_net *net, uint32_t fid)
+{
+    rs_flow *f = &net->flows[fid];
+    f->gone = f->tx_done = f->rx_done = 1; /* as at packet level; then its record is freed */
+    rs_fluid_flow_abandon(net, fid);
+}
+
+static uint64_t flow_delivered(const rs_net *net, uint32_t fid)
+{
+    return rs_fluid_flow_delivered(net, fid);
+}
+
+const rs_backend rs_backend_flow = {
+    .name = "flow",
+    .check = flow_check,
+    .create = flow_create,
+    .destroy = flow_destroy,
+    .flow_start = rs_fluid_flow_start,
+    .flow_abandon = flow_abandon,
+    .flow_delivered = flow_delivered,
+    .cable_state_changed = rs_fluid_cable_changed,
+    .cable_rate_changed = rs_fluid_cable_changed,
+    .routes_changed = rs_fluid_routes_changed,
+    .port_bytes = rs_fluid_port_bytes,
+    .rates = 1,
+    .whole_relays = 1,
+    .streams = 1,
+};

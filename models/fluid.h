@@ -30,72 +30,10 @@
 #define RS_FLUID_H
 
 #include "base.h"
+#include "mmf.h"
 
 typedef struct rs_net rs_net;
 struct rs_port;
-
-/* -- the max-min fair solver ---------------------------------------------- */
-
-/* Links a flow may cross: a 3-tier Clos path is 6 (NIC, leaf up, agg up,
- * core down, agg down, leaf down), a 4-tier one 8, and a relayed message
- * adds its two NVLink hops in front: 10. rs_net_create refuses flow level
- * on networks of more tiers (RS_FLUID_MAX_TIERS). */
-#define RS_MMF_MAX_HOPS 10
-#define RS_FLUID_MAX_TIERS ((RS_MMF_MAX_HOPS - 2) / 2)
-
-typedef struct rs_mmf rs_mmf;
-
-/* A solver over links 0..nlinks-1 with capacities cap_bps[i] (> 0, copied).
- * RS_ENOMEM; *out owned by the caller: rs_mmf_destroy. */
-int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out);
-void rs_mmf_destroy(rs_mmf *m); /* NULL is a no-op */
-
-/* Add a link of capacity cap_bps (between solves): *id gets nlinks, then
- * nlinks grows by one. RS_ENOMEM. */
-int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id);
-
-/* Add a flow over links[0..nhops) (distinct, each < nlinks; copied); *id
- * gets its id (ids of removed flows are reused). Its rate is 0 until the
- * next solve. RS_EINVAL for an empty, too long or repeating path or a link
- * out of range, RS_ENOMEM. */
-int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id);
-/* Remove flow id (live). Its links are re-solved at the next solve. */
-void rs_mmf_remove(rs_mmf *m, uint32_t id);
-
-/* Change link l's capacity (a degraded link; 0 for a failed one, whose
- * flows then get rate 0). Its component is re-solved at the next solve. */
-void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps);
-
-/* Cap flow id's rate at cap_bps (0: no cap): filling freezes it at the cap
- * if no link it crosses saturates first. With resolve, its component is
- * re-solved at the next solve; without, the caller vouches that the rates
- * stay max-min (the cap was and stays above the flow's rate), so the
- * component need not be re-solved. */
-void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve);
-
-/* Re-solve the components of every link a flow joined or left since the
- * last solve; other flows keep their rates. RS_OK or RS_ENOMEM (then the
- * dirty set is kept and a later solve retries). */
-int rs_mmf_solve(rs_mmf *m);
-/* The flows the last rs_mmf_solve recomputed (their rates may or may not
- * have changed); borrowed until the next add, remove or solve. */
-const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n);
-/* Flows and links the solves have visited in total (the cost of
- * incrementality, for the bench and docs). */
-void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited);
-
-uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id);
-/* The link that limits flow id: the one whose saturation fixed its rate
- * in the last solve that reached it (its first link before any solve). */
-uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id);
-/* One past the largest flow id handed out; live flows have ids below. */
-uint32_t rs_mmf_id_bound(const rs_mmf *m);
-int rs_mmf_live(const rs_mmf *m, uint32_t id);
-
-/* Reference: max-min rates of all live flows from scratch, written to
- * rates[id] (an array of rs_mmf_id_bound entries; dead ids get 0). The
- * solver's own rates are untouched. RS_ENOMEM. */
-int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates);
 
 /* -- the network backend (called by net.c) ------------------------------- */
 
@@ -103,7 +41,7 @@ typedef struct rs_fluid rs_fluid;
 
 /* Attach a flow-level backend to net, whose topology and routing are built
  * and whose entities are all added (the backend adds one more, the last, so
- * its solves run after everything else at one instant). Sets net->fluid.
+ * its solves run after everything else at one instant). Sets net->backend_state.
  * RS_ENOMEM / RS_ERANGE. Freed by rs_fluid_destroy (rs_net_destroy calls it). */
 int rs_fluid_create(rs_net *net);
 void rs_fluid_destroy(rs_fluid *fl); /* NULL is a no-op */
@@ -117,7 +55,7 @@ int rs_fluid_flow_start(rs_net *net, uint32_t f);
 
 /* -- faults (docs/fidelity.md, "Faults at flow level") ------------------- */
 
-/* fault.c calls these when net->fluid and net->flt are set.
+/* fault.c calls these (through the backend) when net->flt is set.
  *
  * The cable of `port` changed (both ends' up flag and rate are already
  * set): its two links get capacity rate_bps, or 0 when down. A cable that
@@ -139,14 +77,6 @@ uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid);
 void rs_fluid_flow_abandon(rs_net *net, uint32_t fid);
 /* Transport flows parked now (tests). */
 uint32_t rs_fluid_parked(const rs_net *net);
-
-/* Implemented in fault.c for the flow level (no packets, no timers):
- * flow fid stopped at dead port `dead` (NULL: no route; charged to the
- * latest fault) — one of that fault's flows_hit; faults.watchdog_us in ps
- * (0: off); and the watchdog's stop: nothing moved since `since`. */
-void rs_fault_note_flow_hit(rs_net *net, const struct rs_port *dead, uint32_t fid);
-rs_time rs_fault_watchdog_ps(const rs_net *net);
-void rs_fault_watchdog_stop(rs_net *net, rs_time since);
 
 /* -- inspection (tests, validation) ---------------------------------------- */
 

@@ -21,7 +21,7 @@
  * completion time, so a callback may send again without re-entering the
  * packet path.
  */
-#include "fluid.h"
+#include "backend.h"
 #include "netint.h"
 #include "cost.h"
 
@@ -154,9 +154,6 @@ static int check_routing(const rs_net_config *c, rs_time *flowlet_gap, uint64_t 
 {
     if (!(c->loss_rate >= 0.0 && c->loss_rate <= 0.5))
         return rs_err_set(err, RS_EINVAL, "topology.loss_rate: expected a probability from 0 to 0.5");
-    if (c->loss_rate > 0.0 && c->fidelity == RS_FIDELITY_FLOW)
-        return rs_err_set(err, RS_EINVAL, "topology.loss_rate: random loss is not modelled at flow level; "
-                          "expected 0 with fidelity=flow");
     /* A frame is lost when a hash of (seed, port, frame count) falls below
      * rate x 2^64 (0.5 x 2^64 still fits). */
     *loss_below = (uint64_t)ldexp(c->loss_rate, 64);
@@ -219,23 +216,15 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     rs_time_from_us(c->dcqcn.alpha_period_us, &net->alpha_period);
     rs_time_from_us(c->dcqcn.rate_timer_us, &net->rate_timer);
     net->line_bps = (double)(uint64_t)llround(c->nic_gbps * 1e9);
-    /* Flow level (fluid.c): the same topology and routes, flows instead of packets. */
-    if (c->fidelity != RS_FIDELITY_PACKET && c->fidelity != RS_FIDELITY_FLOW) {
+    /* The backend: the same topology and routes, and frames or flows
+     * crossing them. */
+    if (!(net->be = rs_backend_select(c->fidelity))) {
         rc = rs_err_set(err, RS_EINVAL, "fidelity: expected packet or flow");
         goto fail;
     }
-    if (c->fidelity == RS_FIDELITY_FLOW && net->tiers > RS_FLUID_MAX_TIERS) {
-        rc = rs_err_set(err, RS_EINVAL,
-                        "fidelity: the flow level follows paths of at most %d links, and this %u-tier network's "
-                        "are up to %u with a relay; expected fidelity=packet, or a larger topology.radix or "
-                        "fewer GPUs for at most %d tiers", RS_MMF_MAX_HOPS, net->tiers, 2 * net->tiers + 2,
-                        RS_FLUID_MAX_TIERS);
+    if ((net->be->check && (rc = net->be->check(net, c, err)) != RS_OK) ||
+        (net->be->create && (rc = net->be->create(net, err)) != RS_OK))
         goto fail;
-    }
-    if (c->fidelity == RS_FIDELITY_FLOW && (rc = rs_fluid_create(net)) != RS_OK) {
-        rs_err_set(err, rc, "fidelity: out of memory creating the flow-level network");
-        goto fail;
-    }
     *out = net;
     return RS_OK;
 fail:
@@ -250,7 +239,8 @@ void rs_net_destroy(rs_net *net)
     rs_net_capture_finish(net, 0, NULL);
     rs_nettl_free(net);
     rs_fault_free(net);
-    rs_fluid_destroy(net->fluid);
+    if (net->be && net->be->destroy)
+        net->be->destroy(net);
     rs_sim_destroy(net->sim);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++) {
         free(net->sw[s].nh_off);
@@ -282,6 +272,17 @@ rs_sim *rs_net_sim(rs_net *net) { return net->sim; }
 rs_time rs_net_now(const rs_net *net) { return rs_sim_now(net->sim); }
 uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
 rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
+int rs_net_streams(const rs_net *net) { return net->be->streams; }
+
+/* The backend selection: the one place that maps fidelity to a backend. */
+const rs_backend *rs_backend_select(rs_fidelity f)
+{
+    switch (f) {
+    case RS_FIDELITY_PACKET: return &rs_backend_packet;
+    case RS_FIDELITY_FLOW: return &rs_backend_flow;
+    default: return NULL;
+    }
+}
 
 /* -- records ------------------------------------------------------------- */
 
@@ -293,7 +294,7 @@ rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
  * The free stacks have the capacity of their arrays, so handing a record
  * back never allocates. Ids stay below the high-water marks nmsgs and
  * nflows; flows keep their creation order in rs_flow.serial, which the
- * entropy and the fluid's tie-breaks use, so reuse changes no result. */
+ * entropy and the flow level's tie-breaks use, so reuse changes no result. */
 
 /* A record id from arr (n handed out, room for *cap of elem bytes): a
  * reused one from fr, else the next new one. The free stack is grown to
@@ -305,7 +306,7 @@ static int slot_take(rs_free_ids *fr, void *arr, size_t *cap, uint32_t *n, size_
         *id = fr->ids[--fr->n];
         return RS_OK;
     }
-    if (rs_grow(arr, cap, *n, elem) != RS_OK)
+    if (rs_array_reserve(arr, cap, *n + 1, elem, 1024) != RS_OK)
         return RS_ENOMEM;
     if (fr->cap < *cap) {
         uint32_t *p = realloc(fr->ids, *cap * sizeof *p);
@@ -409,7 +410,7 @@ static int msg_time_keep(rs_net *net, const rs_net_msg_time *t)
     if (rc != RS_OK || net->fct->hist)
         return rc;
     if (net->ndone < net->msg_times_keep) {
-        if (rs_grow(&net->done_times, &net->capdone, net->ndone, sizeof *net->done_times) != RS_OK)
+        if (rs_array_reserve(&net->done_times, &net->capdone, net->ndone + 1, sizeof *net->done_times, 1024) != RS_OK)
             return RS_ENOMEM;
         net->done_times[net->ndone++] = *t;
         return RS_OK;
@@ -541,15 +542,13 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     net->flows[f].leg = leg;
     if (leg == 1)
         net->msgs[m].flow1 = f;
-    if (net->fluid)
-        return rs_fluid_flow_start(net, f);
-    rs_flow_activate(net, f);
-    return RS_OK;
+    return net->be->flow_start(net, f);
 }
 
-/* Flow level: relayed (PXN) message m as one fluid flow from the
- * relay GPU a with the source's HB crossing ahead of it (fluid.c,
- * "Relays"): the chunk pipeline's stages overlap, so one rate over both
+/* A backend with whole relays (the flow level): relayed (PXN) message m
+ * as one transfer from the relay GPU a with the source's HB crossing
+ * ahead of it (docs/fidelity.md, "Relays"): the chunk pipeline's stages
+ * overlap, so one rate over both
  * legs carries it, and the pipeline's fill goes into the flow's latency.
  * Its frames are its chunks' (each chunk is an RDMA write of its own).
  * ECMP inside a rail hashes it once, not per chunk. To the rest of net.c
@@ -574,7 +573,7 @@ static int start_relay_flow(rs_net *net, uint32_t m)
     net->flows[f].relay_src = msg->src;
     net->flows[f].npkts = (uint32_t)frames;
     net->msgs[m].flow1 = f;
-    return rs_fluid_flow_start(net, f);
+    return net->be->flow_start(net, f);
 }
 
 static inline int leg_exists(const rs_msg *msg, unsigned k)
@@ -659,7 +658,7 @@ static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
  *
  * When routes change, a message whose network leg has no path moves to a
  * live rail (live_rail) through the HB domains: its network flow is
- * abandoned (rs_flow_abandon) and what the far end has not accepted is
+ * abandoned (the backend's flow_abandon) and what the far end has not accepted is
  * sent again over the new path. A single-flow message restarts at the
  * first byte its destination has not accepted (its in-order PSNs), as a
  * relayed message. A relayed one keeps the chunks that crossed the
@@ -746,11 +745,11 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
         if (RS_NEVER(f >= net->nflows))
             return 0; /* a message always has its flow (rs_net_send undoes one that could not start) */
         const rs_flow *fl = &net->flows[f];
-        msg->off = (uint64_t)(net->fluid ? rs_fluid_flow_delivered(net, f) : fl->rcv_nxt) * fl->mtu;
+        msg->off = net->be->flow_delivered(net, f) * fl->mtu;
         if (fl->relay_src != RS_NONE) /* a relay (flow level): the chunks that crossed, as a pipeline keeps */
             msg->off -= msg->off % net->cfg.relay_chunk_bytes;
         rs_fault_note_failover(net, f, m, fault);
-        rs_flow_abandon(net, f);
+        net->be->flow_abandon(net, f);
         msg->pipe = 1;
         msg->fo = 1;
         memset(msg->ready, 0, sizeof msg->ready);
@@ -759,7 +758,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
     } else {
         if (msg->busy[1]) {
             rs_fault_note_failover(net, msg->flow1, m, fault);
-            rs_flow_abandon(net, msg->flow1);
+            net->be->flow_abandon(net, msg->flow1);
             msg->busy[1] = 0;
         }
         msg->fo = 1;
@@ -841,7 +840,7 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
         return send_started(net, m, RS_ERANGE);
-    if (net->fluid && !net->cfg.relay_pipeline && msg->b == dst)
+    if (net->be->whole_relays && !net->cfg.relay_pipeline && msg->b == dst)
         return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
@@ -877,12 +876,9 @@ void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t a
  * RS_EINTERNAL instead of a result that looks fine. */
 static int check_idle_invariants(const rs_net *net)
 {
-    if (net->fluid || rs_sim_pending(net->sim) != 0)
+    if (!net->be->idle_check || rs_sim_pending(net->sim) != 0)
         return RS_OK;
-    if (RS_NEVER(rs_pool_live(&net->pkts) != 0) || RS_NEVER(rs_pool_live(&net->timers) != 0) ||
-        RS_NEVER(net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped))
-        return RS_EINTERNAL;
-    return RS_OK;
+    return net->be->idle_check(net);
 }
 
 int rs_net_run(rs_net *net, rs_time until)
@@ -982,7 +978,8 @@ static double per_msg_records(const rs_net_config *c, uint64_t messages)
 {
     double m = (double)messages, kept = m < (double)RS_NET_MSG_TIMES_KEEP ? m : (double)RS_NET_MSG_TIMES_KEEP;
     double b = kept * (double)sizeof(rs_net_msg_time);
-    if (c->fidelity == RS_FIDELITY_PACKET)
+    const rs_backend *be = rs_backend_select(c->fidelity);
+    if (be && be->keeps_flow_records)
         b += m * (double)sizeof(rs_flow);
     return b;
 }

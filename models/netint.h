@@ -121,8 +121,8 @@ typedef struct rs_portq {
  * priority, then what pauses and the end-of-run statistics need. A hop
  * used to touch 6 lines of the egress port and 3 of the ingress port; now
  * 3 and 2. With the one-line packet and arrival events that carry the
- * packet (fabric.c): cachegrind with a 1 MiB last level counts 28M data
- * misses instead of 53M on the bench run, 0.816 s -> 0.688 s best of 5. */
+ * packet (fabric.c) it halves the hop's data misses (bench/README.md,
+ * "Measured design choices"). */
 typedef struct rs_port {
     /* line 0: transmit and enqueue */
     rs_time busy_until;        /* the current transmission ends */
@@ -164,7 +164,7 @@ _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port l
 
 /* DCQCN reaction point (Zhu et al., SIGCOMM 2015), the sender's rate
  * state: the packet level keeps one per flow (transport.c), the flow level
- * one per fluid flow (fluid.c); both run the law with rs_dcqcn_cut and
+ * one per flow (the flow backend); both run the law with rs_dcqcn_cut and
  * rs_dcqcn_increase. */
 typedef struct rs_dcqcn_rp {
     double rc, rt, alpha;      /* current and target rate (bit/s), alpha */
@@ -252,7 +252,7 @@ typedef struct rs_free_ids {
 /* The ECMP hash a switch computes over what it sees of a packet: the
  * addresses (GPU ids), the UDP source port (the flow's entropy) and its
  * own salt. The one definition for the packet level (fabric.c) and the
- * flow level (fluid.c), which must pick the same paths. */
+ * flow level (the flow backend), which must pick the same paths. */
 static inline uint64_t rs_ecmp_hash(uint64_t salt, uint32_t src, uint32_t dst, uint16_t entropy)
 {
     return rs_mix64(salt ^ ((uint64_t)src << 32 | dst) ^ ((uint64_t)entropy << 48));
@@ -311,7 +311,8 @@ struct rs_net {
     uint32_t tiers, planes, cables;
     uint8_t *plane_tiers;    /* tiers of each plane, for names */
 
-    struct rs_fluid *fluid;  /* fidelity=flow: the flow-level backend (fluid.c), else NULL */
+    const struct rs_backend *be; /* how transfers cross the fabric (backend.h) */
+    void *backend_state;         /* the backend's own, when it keeps any (the flow level's) */
     rs_pool pkts;
     rs_pool timers;          /* rs_net_at records */
     rs_pool sacks;           /* selective recovery: 2 x sack_window bits per flow out of order */
@@ -366,7 +367,7 @@ static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
  * next hop; RS_NONE: no route), else the offset in net->nh of the
  * equal-cost set (set[0] ports, then the ports). The one route lookup of
  * the packet level (fabric.c: forwarding and its prefetch) and the flow
- * level (fluid.c: a flow's path). */
+ * level (a flow's path). */
 static inline uint32_t rs_route_entry(const rs_net *net, const rs_node *n, uint32_t dst)
 {
     uint32_t li = net->leaf_index_of_gpu[dst];
@@ -405,23 +406,6 @@ static inline uint64_t rs_chunked_frames(uint64_t bytes, uint64_t chunk, uint64_
     uint64_t full = bytes / chunk, last = bytes % chunk;
     uint64_t n = full * ((chunk + mtu - 1) / mtu) + (last + mtu - 1) / mtu;
     return n ? n : 1;
-}
-
-/* Make room for one more element in a growable array *arr of *cap
- * elements of elem bytes holding n: doubles (from 1024) when full, so the
- * per-message records grow amortized, never per packet. RS_ENOMEM leaves
- * the array as it was. */
-static inline int rs_grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return RS_OK;
-    size_t c = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*(void **)arr, c * elem);
-    if (!p)
-        return RS_ENOMEM;
-    *(void **)arr = p;
-    *cap = c;
-    return RS_OK;
 }
 
 /* topo.c */
@@ -513,7 +497,7 @@ void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 /* net.c: transport flow records. rs_flow_slot gives a record to fill (a
  * reused one at flow level); rs_flow_release (flow level only: nothing
- * refers to a finished fluid flow) hands it back once its message has
+ * refers to a finished flow-level transfer) hands it back once its message has
  * been told. */
 int rs_flow_slot(rs_net *net, uint32_t *id);
 void rs_flow_release(rs_net *net, uint32_t id);

@@ -26,17 +26,11 @@
  * every other event keeps its time and order and every result is the same
  * (rs_net_timeline_events counts the sampler's events).
  *
- * Cost, measured on fat-tree-1024-permutation (6,144 ports, 477 us
- * simulated, best of 10 alternating runs on the noisy 2-vCPU VM): no
- * timeline 0.404 s, the same with the heavy kinds masked (no sampler)
- * 0.405 s, everything with samples every 10 us (48 ticks, 126k records,
- * 2.8 MB) 0.417 s; perf puts scan() at 0.7% and the writer at 0.3% of
- * cycles. A tick costs ~45 us when it only scans (8 ns a port) and ~100 us
- * when it writes ~1,000 samples; every 1 us (477 ticks, 700k records) the
- * run takes ~30% longer. The packet path with no timeline is unchanged
- * (same instructions per hop; 0.400 s before, 0.403 s after, best of 10).
+ * A tick scans every port (a few ns each) and writes what changed; the
+ * packet path without a timeline does no more work than before it
+ * existed (bench/README.md, "Measured design choices", has the costs).
  */
-#include "fluid.h"
+#include "backend.h"
 #include "netint.h"
 
 #include <stdlib.h>
@@ -59,7 +53,7 @@ struct rs_nettl {
     uint64_t cnp_seen;     /* CNPs accounted for (sum of per-port deltas) */
     nettl_port *ps;        /* [nports] */
     uint8_t *named;        /* [nports / 8]: port name record written */
-    /* Flow level: ports that carried a flow since the last tick (fluid.c
+    /* A backend of rates: ports that carried a flow since the last tick (it
      * touches a port when its rate sum rises above 0, a tick again while
      * it stays there), so a tick visits those instead of every port. A
      * gpt3-175b iteration on 16,384 GPUs (~100k ports, 10 us ticks) spent
@@ -71,26 +65,9 @@ struct rs_nettl {
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen);
 
-/* Wire bytes the port had put on its link by `now`: every frame started
- * (tx_bytes counts a frame when it starts) less what is still to serialize
- * of the frame on the wire. So the difference between two ticks over the
- * line rate is exactly the fraction of time the port was sending. */
-static uint64_t serialized(const rs_port *p, rs_time now)
-{
-    if (p->busy_until <= now)
-        return p->tx_bytes;
-    unsigned __int128 rem = (unsigned __int128)(p->busy_until - now) * p->rate_bps / (8u * RS_PS_PER_S);
-    return p->tx_bytes - (uint64_t)rem;
-}
-
-/* Wire bytes port i has put on its link by `now`; *bps: at flow level the
- * rate its flows carry now (the bytes are their integral), else 0. */
 static uint64_t carried(const rs_net *net, uint32_t i, rs_time now, uint64_t *bps)
 {
-    if (net->fluid)
-        return rs_fluid_port_bytes(net, i, now, bps);
-    *bps = 0;
-    return serialized(&net->ports[i], now);
+    return net->be->port_bytes(net, i, now, bps);
 }
 
 /* Name record for a port, once per port per timeline. */
@@ -170,7 +147,7 @@ static void touched_in_order(rs_net *net, rs_nettl *s)
  * marks and CNPs since the last pass. At flow level only the ports that
  * carried a flow since the last pass, in port order (the others carried
  * nothing and have no queue), their bytes integrated from their flows'
- * rates (rs_fluid_port_bytes): utilisation from rates, not lumps of a
+ * rates (the backend's port_bytes): utilisation from rates, not lumps of a
  * whole flow when it ends. */
 static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
 {
@@ -194,12 +171,12 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
         uint32_t i = s->touched ? s->touched[j] : j;
         const rs_port *p = &net->ports[i];
         nettl_port *ps = &s->ps[i];
-        if (!net->fluid && p->tx_bytes == ps->ser && p->qbytes == 0)
+        if (!net->be->rates && p->tx_bytes == ps->ser && p->qbytes == 0)
             continue; /* sent nothing since the last tick, nothing queued */
         uint64_t bps, ser = carried(net, i, now, &bps);
         if (bps)
             rs_nettl_touch(net, i); /* flow level: still carrying at the next tick */
-        if (net->fluid && ser == ps->ser)
+        if (net->be->rates && ser == ps->ser)
             continue;
         if (want_s) {
             double util = 0;
@@ -335,7 +312,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     }
     if (!s || !s->ps || !s->named)
         goto nomem;
-    if (net->fluid && (!(s->touched = malloc(((size_t)net->nports + 1) * sizeof *s->touched)) ||
+    if (net->be->rates && (!(s->touched = malloc(((size_t)net->nports + 1) * sizeof *s->touched)) ||
                        !(s->is_touched = calloc((size_t)net->nports / 64 + 1, sizeof *s->is_touched))))
         goto nomem;
     if (!net->ent_tl) {

@@ -40,7 +40,6 @@
  *     w * 8 / Rc later; a paced flow leaves the port's round robin and an
  *     event puts it back when it may send again.
  */
-#include "fluid.h"
 #include "netint.h"
 
 #include <math.h>
@@ -527,11 +526,6 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
 void rs_flow_abandon(rs_net *net, uint32_t fid)
 {
     rs_flow *f = &net->flows[fid];
-    if (net->fluid) {
-        f->gone = f->tx_done = f->rx_done = 1; /* as below, then its record is freed */
-        rs_fluid_flow_abandon(net, fid);
-        return;
-    }
     if (f->active) {
         /* Out of its port's round robin (a singly linked list: walk it). */
         rs_port *p = &net->ports[f->port];

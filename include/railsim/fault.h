@@ -75,7 +75,7 @@ RS_API int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
  * schedule every entry. Call once, before traffic
  * starts (so a fault at time 0 comes first). c is copied. RS_EINVAL with
  * err naming faults.schedule for a bad entry or an unknown target;
- * RS_ENOMEM. Works at either fidelity (at flow level fluid.c carries the
+ * RS_ENOMEM. Works at either fidelity (at flow level the flow backend carries the
  * failures: docs/fidelity.md).
  * An empty schedule does nothing and returns RS_OK. The fault state is
  * owned by net (freed by rs_net_destroy). */

@@ -58,12 +58,12 @@ typedef enum { RS_RECOVERY_GBN = 0, RS_RECOVERY_SELECTIVE = 1 } rs_recovery_kind
 /* How the network is simulated (docs/fidelity.md). packet: every frame,
  * queue, PFC pause, ECN mark and ACK. flow: the same topology, routes
  * (same ECMP hash per flow), HB domain and PXN relay, but each transfer is
- * a fluid flow at its max-min fair share of the links it crosses, plus a
+ * a flow at its max-min fair share of the links it crosses, plus a
  * fixed per-flow latency; events only at flow starts and finishes, so far
  * faster. The interface behaves the same; in flow mode the packet
  * counters of rs_net_stats and rs_net_port_info are estimates (the data
  * frames the packet level would send, counted when a flow's last byte has
- * left the fluid; no ACK, CNP or PFC frames, no queues, drops or marks). */
+ * left the network; no ACK, CNP or PFC frames, no queues, drops or marks). */
 typedef enum {
     RS_FIDELITY_PACKET = 0,
     RS_FIDELITY_FLOW = 1,
@@ -183,6 +183,11 @@ RS_API void rs_net_destroy(rs_net *net); /* NULL is a no-op */
 RS_API rs_sim *rs_net_sim(rs_net *net);
 /* How the network is simulated (the configuration's fidelity). */
 RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
+/* 1 when the network carries a steady stream of pieces between two GPUs
+ * as one transfer at no cost in accuracy (the flow level): a collective
+ * may then send a long pipeline of pieces as one stream per rank and
+ * channel; 0 when every piece is a transfer of its own (packet level). */
+RS_API int rs_net_streams(const rs_net *net);
 /* The network's simulated time now, in ps. */
 RS_API rs_time rs_net_now(const rs_net *net);
 RS_API uint32_t rs_net_gpus(const rs_net *net);

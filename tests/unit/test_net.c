@@ -11,8 +11,8 @@
 #include "cost.h"
 #include "cu_main.h"
 #include "net.h"
-#include "netint.h"
-#include "rng.h" /* wire overhead constants, to compute expected times */
+#include "netint.h" /* wire overhead constants (RS_WIRE_*), to compute expected times */
+#include "rng.h"
 
 static rs_net *mk(const rs_net_config *c)
 {

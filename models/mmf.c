@@ -1,0 +1,450 @@
+/*
+ * mmf.c - the max-min fair solver (mmf.h): links with capacities, flows
+ * over a few links each, rates by progressive filling, re-solved
+ * incrementally. It knows nothing of networks.
+ *
+ * Solver. Progressive filling over integer rates: every link starts with
+ * its capacity and its unfrozen flow count; repeatedly the link with the
+ * smallest fair share floor(rem / cnt) (ties: lowest link id) is saturated,
+ * its unfrozen flows are frozen at that share and their other links lose
+ * the share and one flow. A share never falls when a flow is frozen
+ * elsewhere (that flow took at most the minimum share), so a key is a
+ * lower bound of its link's share: a heap of (share, link) pushed once
+ * per link, where a popped link whose share rose goes back in at its
+ * share now, pops links in the same order as one kept exact, with a push
+ * per rise that matters rather than per flow frozen (an all-to-all's
+ * thousands of flows on a few hundred links). Integer floor division can leave up
+ * to cnt - 1 bit/s of a link unused; it keeps every computation exact, so
+ * solving one component alone gives bit-identical rates to solving the
+ * whole network (components never interact and pop in the same relative
+ * order), which the tests check.
+ *
+ * Incremental: adding or removing a flow marks its links dirty; a solve
+ * collects the connected components of the dirty links (links -> their
+ * flows -> those flows' links ...) and re-fills only those. Flows outside
+ * keep their rates, which is exact because max-min rates of a component
+ * depend on nothing outside it.
+ */
+#include "mmf.h"
+
+#include "pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rs_mmf_create(uint32_t nlinks, const uint64_t *cap_bps, rs_mmf **out)
+{
+    *out = NULL;
+    rs_mmf *m = calloc(1, sizeof *m);
+    if (!m)
+        return RS_ENOMEM;
+    m->nlinks = nlinks;
+    m->caplinks = nlinks + 1;
+    m->capv = malloc(((size_t)nlinks + 1) * sizeof *m->capv);
+    m->links = calloc((size_t)nlinks + 1, sizeof *m->links);
+    m->comp_links = malloc(((size_t)nlinks + 1) * sizeof *m->comp_links);
+    m->stack = malloc(((size_t)nlinks + 1) * sizeof *m->stack);
+    m->dirty = malloc(((size_t)nlinks + 1) * sizeof *m->dirty);
+    if (!m->capv || !m->links || !m->comp_links || !m->stack || !m->dirty)
+        goto fail;
+    if (nlinks)
+        memcpy(m->capv, cap_bps, (size_t)nlinks * sizeof *m->capv);
+    *out = m;
+    return RS_OK;
+fail:
+    rs_mmf_destroy(m);
+    return RS_ENOMEM;
+}
+
+void rs_mmf_destroy(rs_mmf *m)
+{
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < m->nlinks && m->links; i++)
+        free(m->links[i].fl);
+    free(m->links);
+    free(m->capv);
+    free(m->flows);
+    free(m->rate);
+    free(m->bneck);
+    free(m->fcap);
+    free(m->free_ids);
+    free(m->dirty);
+    free(m->comp_links);
+    free(m->comp_flows);
+    free(m->stack);
+    free(m->heap);
+    free(m);
+}
+
+int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id)
+{
+    if (m->nlinks + 1 > m->caplinks) {
+        /* Every per-link array grows together; one that fails leaves the
+         * others larger, which is harmless. */
+        uint32_t c = m->caplinks;
+        if (c > UINT32_MAX / 2)
+            return RS_ENOMEM;
+        c *= 2;
+        uint64_t *capv = realloc(m->capv, (size_t)c * sizeof *capv);
+        if (!capv)
+            return RS_ENOMEM;
+        m->capv = capv;
+        mmf_link *links = realloc(m->links, (size_t)c * sizeof *links);
+        if (!links)
+            return RS_ENOMEM;
+        memset(links + m->caplinks, 0, (size_t)(c - m->caplinks) * sizeof *links);
+        m->links = links;
+        uint32_t **arr[3] = { &m->comp_links, &m->stack, &m->dirty };
+        for (int i = 0; i < 3; i++) {
+            uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
+            if (!q)
+                return RS_ENOMEM;
+            *arr[i] = q;
+        }
+        m->caplinks = c;
+    }
+    uint32_t l = m->nlinks++;
+    memset(&m->links[l], 0, sizeof m->links[l]);
+    m->capv[l] = cap_bps;
+    *id = l;
+    return RS_OK;
+}
+
+/* The dirty list holds each link at most once: sized nlinks at create. */
+static void mark_dirty(rs_mmf *m, uint32_t l)
+{
+    if (m->links[l].dirty)
+        return;
+    m->links[l].dirty = 1;
+    m->dirty[m->ndirty++] = l;
+}
+
+int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
+{
+    if (nhops == 0 || nhops > RS_MMF_MAX_HOPS)
+        return RS_EINVAL;
+    for (uint32_t i = 0; i < nhops; i++) {
+        if (links[i] >= m->nlinks)
+            return RS_EINVAL;
+        for (uint32_t j = 0; j < i; j++)
+            if (links[j] == links[i])
+                return RS_EINVAL;
+    }
+    /* Reserve everything first so that a failure leaves no trace. */
+    for (uint32_t i = 0; i < nhops; i++) {
+        mmf_link *L = &m->links[links[i]];
+        if (rs_array_reserve32((void **)&L->fl, &L->cap, L->n + 1, sizeof *L->fl, 16) != RS_OK)
+            return RS_ENOMEM;
+    }
+    uint32_t f;
+    if (m->nfree) {
+        f = m->free_ids[--m->nfree];
+    } else {
+        /* rate and free_ids grow with flows, so remove never allocates. */
+        uint32_t c1 = m->capflows, c2 = m->capflows, c3 = m->capflows, c4 = m->capflows, c5 = m->capflows;
+        if (rs_array_reserve32((void **)&m->flows, &c1, m->nflows + 1, sizeof *m->flows, 16) != RS_OK ||
+            rs_array_reserve32((void **)&m->rate, &c2, m->nflows + 1, sizeof *m->rate, 16) != RS_OK ||
+            rs_array_reserve32((void **)&m->bneck, &c4, m->nflows + 1, sizeof *m->bneck, 16) != RS_OK ||
+            rs_array_reserve32((void **)&m->fcap, &c5, m->nflows + 1, sizeof *m->fcap, 16) != RS_OK ||
+            rs_array_reserve32((void **)&m->free_ids, &c3, m->nflows + 1, sizeof *m->free_ids, 16) != RS_OK)
+            return RS_ENOMEM; /* arrays that grew stay grown: harmless */
+        m->capflows = c1;
+        f = m->nflows++;
+    }
+    mmf_flow *fl = &m->flows[f];
+    memset(fl, 0, sizeof *fl);
+    fl->nhops = (uint8_t)nhops;
+    fl->live = 1;
+    m->rate[f] = 0;
+    m->fcap[f] = 0;
+    m->bneck[f] = links[0];
+    for (uint32_t i = 0; i < nhops; i++) {
+        mmf_link *L = &m->links[links[i]];
+        fl->link[i] = links[i];
+        fl->pos[i] = L->n;
+        L->fl[L->n++] = f;
+        mark_dirty(m, links[i]);
+    }
+    *id = f;
+    return RS_OK;
+}
+
+void rs_mmf_remove(rs_mmf *m, uint32_t id)
+{
+    mmf_flow *fl = &m->flows[id];
+    RS_ASSERT(fl->live);
+    for (uint32_t i = 0; i < fl->nhops; i++) {
+        mmf_link *L = &m->links[fl->link[i]];
+        uint32_t p = fl->pos[i], last = L->fl[--L->n];
+        if (p != L->n) {
+            /* Swap the list's last flow into the hole and fix its index. */
+            L->fl[p] = last;
+            mmf_flow *o = &m->flows[last];
+            for (uint32_t k = 0; k < o->nhops; k++)
+                if (o->link[k] == fl->link[i]) {
+                    o->pos[k] = p;
+                    break;
+                }
+        }
+        mark_dirty(m, fl->link[i]);
+    }
+    fl->live = 0;
+    m->rate[id] = 0;
+    if (m->fcap[id]) {
+        m->fcap[id] = 0;
+        m->ncapped--;
+    }
+    m->free_ids[m->nfree++] = id;
+}
+
+/* -- lazy min-heap of (share, link) -- */
+
+static inline int hless(heap_ent a, heap_ent b)
+{
+    return a.share < b.share || (a.share == b.share && a.link < b.link);
+}
+
+static int hpush(rs_mmf *m, uint64_t share, uint32_t link)
+{
+    if (rs_array_reserve32((void **)&m->heap, &m->capheap, m->nheap + 1, sizeof *m->heap, 16) != RS_OK)
+        return RS_ENOMEM;
+    heap_ent e = { share, link };
+    uint32_t i = m->nheap++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!hless(e, m->heap[p]))
+            break;
+        m->heap[i] = m->heap[p];
+        i = p;
+    }
+    m->heap[i] = e;
+    return RS_OK;
+}
+
+static heap_ent hpop(rs_mmf *m)
+{
+    heap_ent top = m->heap[0], e = m->heap[--m->nheap];
+    uint32_t n = m->nheap, i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && hless(m->heap[c + 1], m->heap[c]))
+            c++;
+        if (!hless(m->heap[c], e))
+            break;
+        m->heap[i] = m->heap[c];
+        i = c;
+    }
+    if (n)
+        m->heap[i] = e;
+    return top;
+}
+
+/* Filling: flow f reaches its cap before any link it crosses saturates
+ * (unless frozen already): it takes the cap, its links give it out. Its
+ * "bottleneck" is its first link (the sender's port). Off the hot path:
+ * only runs with caps set (DCQCN at flow level). */
+static int __attribute__((noinline)) freeze_capped(rs_mmf *m, uint32_t f, uint64_t cap, uint32_t fill,
+                                                   uint64_t *dst, uint32_t *bn)
+{
+    mmf_flow *fl = &m->flows[f];
+    if (fl->frozen == fill)
+        return RS_OK;
+    fl->frozen = fill;
+    dst[f] = cap;
+    if (bn)
+        bn[f] = fl->link[0];
+    for (uint32_t k = 0; k < fl->nhops; k++) {
+        mmf_link *K = &m->links[fl->link[k]];
+        K->rem -= cap;
+        K->cnt--;
+    }
+    return RS_OK;
+}
+
+/* Progressive filling over links[0..nl), which must be closed (every flow
+ * on them has all its links in the set). Rates go to dst[flow id], and
+ * bottleneck links to bn[flow id] unless bn is NULL. */
+static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn)
+{
+    uint32_t fill = ++m->fill;
+    m->nheap = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        mmf_link *L = &m->links[links[i]];
+        L->rem = m->capv[links[i]];
+        L->cnt = L->n;
+        if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
+            return RS_ENOMEM;
+        /* A capped flow is one more constraint, popped in share order like
+         * a link of its own (id nlinks + f, after real links on ties); a
+         * flow on several of these links is pushed once per link and
+         * skipped once frozen. */
+        for (uint32_t j = 0; m->ncapped && j < L->n; j++)
+            if (m->fcap[L->fl[j]] && hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
+                return RS_ENOMEM;
+    }
+    while (m->nheap) {
+        heap_ent e = hpop(m);
+        if (e.link >= m->nlinks) {
+            if (freeze_capped(m, e.link - m->nlinks, e.share, fill, dst, bn) != RS_OK)
+                return RS_ENOMEM;
+            continue;
+        }
+        mmf_link *L = &m->links[e.link];
+        if (L->cnt == 0)
+            continue;
+        if (L->rem / L->cnt != e.share) {
+            /* Its share rose since it was keyed: back in at its share now. */
+            if (hpush(m, L->rem / L->cnt, e.link) != RS_OK)
+                return RS_ENOMEM;
+            continue;
+        }
+        uint64_t s = e.share;
+        for (uint32_t j = 0; j < L->n; j++) {
+            uint32_t f = L->fl[j];
+            mmf_flow *fl = &m->flows[f];
+            if (fl->frozen == fill)
+                continue;
+            fl->frozen = fill;
+            dst[f] = s;
+            if (bn)
+                bn[f] = e.link;
+            for (uint32_t k = 0; k < fl->nhops; k++) {
+                mmf_link *K = &m->links[fl->link[k]];
+                K->rem -= s;
+                K->cnt--;
+            }
+        }
+        RS_ASSERT(L->cnt == 0);
+    }
+    return RS_OK;
+}
+
+/* The rate filling gives a flow that is alone on all its links: the
+ * smallest capacity, the lowest such link its bottleneck (the heap's
+ * order). */
+static void fill_alone(rs_mmf *m, uint32_t f)
+{
+    const mmf_flow *fl = &m->flows[f];
+    uint32_t b = fl->link[0];
+    for (uint32_t k = 1; k < fl->nhops; k++) {
+        uint32_t l = fl->link[k];
+        if (m->capv[l] < m->capv[b] || (m->capv[l] == m->capv[b] && l < b))
+            b = l;
+    }
+    m->rate[f] = m->capv[b];
+    m->bneck[f] = b;
+    if (m->ncapped && m->fcap[f] && m->fcap[f] < m->capv[b]) {
+        m->rate[f] = m->fcap[f];
+        m->bneck[f] = fl->link[0];
+    }
+}
+
+void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve)
+{
+    uint64_t old = m->fcap[id];
+    if (old == cap_bps)
+        return;
+    m->ncapped += (cap_bps != 0) - (old != 0);
+    m->fcap[id] = cap_bps;
+    if (!resolve)
+        return;
+    const mmf_flow *fl = &m->flows[id];
+    for (uint32_t k = 0; k < fl->nhops; k++)
+        mark_dirty(m, fl->link[k]);
+}
+
+void rs_mmf_set_cap(rs_mmf *m, uint32_t l, uint64_t cap_bps)
+{
+    if (m->capv[l] == cap_bps)
+        return;
+    m->capv[l] = cap_bps;
+    mark_dirty(m, l);
+}
+
+int rs_mmf_solve(rs_mmf *m)
+{
+    uint32_t stamp = ++m->stamp;
+    m->ncl = m->ncf = 0;
+    /* Components of the dirty links: depth-first over link -> flows -> links. */
+    for (uint32_t d = 0; d < m->ndirty; d++) {
+        uint32_t l0 = m->dirty[d];
+        if (m->links[l0].mark == stamp)
+            continue;
+        uint32_t sp = 0, ncl0 = m->ncl, ncf0 = m->ncf;
+        m->links[l0].mark = stamp;
+        m->stack[sp++] = l0;
+        while (sp) {
+            uint32_t l = m->stack[--sp];
+            const mmf_link *L = &m->links[l];
+            m->comp_links[m->ncl++] = l;
+            for (uint32_t j = 0; j < L->n; j++) {
+                uint32_t f = L->fl[j];
+                mmf_flow *fl = &m->flows[f];
+                if (fl->mark == stamp)
+                    continue;
+                fl->mark = stamp;
+                if (rs_array_reserve32((void **)&m->comp_flows, &m->capcf, m->ncf + 1, sizeof *m->comp_flows, 16) != RS_OK)
+                    return RS_ENOMEM;
+                m->comp_flows[m->ncf++] = f;
+                for (uint32_t k = 0; k < fl->nhops; k++)
+                    if (m->links[fl->link[k]].mark != stamp) {
+                        m->links[fl->link[k]].mark = stamp;
+                        m->stack[sp++] = fl->link[k]; /* each link once: fits */
+                    }
+            }
+        }
+        if (m->ncf - ncf0 <= 1) {
+            /* A flow alone on its links (common: a start or finish rarely
+             * shares a link) takes its slowest link, as filling would give
+             * it; an empty component has nothing to fill. */
+            if (m->ncf > ncf0)
+                fill_alone(m, m->comp_flows[ncf0]);
+            m->ncl = ncl0;
+        }
+    }
+    int rc = waterfill(m, m->comp_links, m->ncl, m->rate, m->bneck);
+    if (rc != RS_OK)
+        return rc;
+    for (uint32_t d = 0; d < m->ndirty; d++)
+        m->links[m->dirty[d]].dirty = 0;
+    m->ndirty = 0;
+    m->solves++;
+    m->visited += m->ncf;
+    return RS_OK;
+}
+
+const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n)
+{
+    *n = m->ncf;
+    return m->comp_flows;
+}
+
+void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited)
+{
+    *solves = m->solves;
+    *flows_visited = m->visited;
+}
+
+uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id) { return id < m->nflows ? m->rate[id] : 0; }
+uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id) { return m->bneck[id]; }
+uint32_t rs_mmf_id_bound(const rs_mmf *m) { return m->nflows; }
+int rs_mmf_live(const rs_mmf *m, uint32_t id) { return id < m->nflows && m->flows[id].live; }
+
+int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates)
+{
+    uint32_t *all = malloc(((size_t)m->nlinks + 1) * sizeof *all), n = 0;
+    if (!all)
+        return RS_ENOMEM;
+    for (uint32_t l = 0; l < m->nlinks; l++)
+        if (m->links[l].n)
+            all[n++] = l;
+    for (uint32_t f = 0; f < m->nflows; f++)
+        rates[f] = 0;
+    int rc = waterfill(m, all, n, rates, NULL);
+    free(all);
+    return rc;
+}
+
