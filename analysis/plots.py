@@ -424,7 +424,9 @@ def plot_compare(doc, outdir, wrote):
     cases = doc.get("cases") or []
     n = len(cases)
     fig, axs = plt.subplots(2, 2, figsize=(max(12, 3 + 1.3 * n), 8.5), layout="constrained")
-    labels = [c.get("label") or "case %d" % i for i, c in enumerate(cases)]
+    # A label is the workload and the sweep's KEY=VALUEs: one per line, so
+    # neighbouring cases' labels do not run into each other.
+    labels = [(c.get("label") or "case %d" % i).replace(", ", "\n") for i, c in enumerate(cases)]
     xs = list(range(n))
     w = 0.38
     off = {"rail_only": -w / 2 - 0.01, "fat_tree": w / 2 + 0.01}
