@@ -11,8 +11,8 @@ DIR/plots/:
                  idle time (stacked bars), and op time by dimension and op
                  kind; without op records, the collective's time per
                  iteration from summary.json
-  link_util.png  heatmap of the utilisation of the busiest sampled links
-                 (largest tx_bytes) over simulated time; skipped without
+  link_util.png  heatmap of the utilisation of the most utilised sampled
+                 links over simulated time, faults marked; skipped without
                  sample records
   fct_cdf.png    CDF of flow completion times and of collective durations by
                  op, on a log time axis; without flow records, the
@@ -38,11 +38,13 @@ naming the file).
 Debian's python3-matplotlib and python3-msgpack run under /usr/bin/python3;
 the python3 first on PATH may be another interpreter without them.
 """
+import math
 import os
 import sys
 
 PLOT_DPI = 100
-HEAT_LINKS = 32    # busiest links (rows) in link_util.png
+HEAT_LINKS = 32    # most utilised links (rows) in link_util.png
+HEAT_HB_LINKS = 8  # of which HB-domain ports at most, when there are Ethernet ones
 HEAT_COLUMNS = 400  # time bins (columns) at most in link_util.png
 MAX_BARS = 64      # ranks drawn in breakdown.png (evenly chosen above this)
 DIMS = ("tp", "pp", "dp", "cp", "ep", "other")  # summary iteration.comm_by_dim_ps
@@ -111,10 +113,13 @@ class Timeline:
         self.colls = {}          # op -> [duration ps]
         self.fct = []            # flow completion times, ps
         self.samples = {}        # port -> [(time_ps, util)]
-        self.tx = {}             # port -> largest tx_bytes
+        self.busy = {}           # port -> sum of its samples' util
+        self.faults = []         # (time_ps, kind, target) of applied fault entries
 
 
-WANTED = {"name", "op", "coll", "flow", "sample"}
+WANTED = {"name", "op", "coll", "flow", "sample", "fault"}
+# fault records that are not a fault entry being applied (timeline-format.md)
+NOT_FAULTS = {"routes", "recovered"}
 
 
 def load_timeline(path):
@@ -138,8 +143,10 @@ def load_timeline(path):
             elif k == "sample":
                 port = r["port"]
                 t.samples.setdefault(port, []).append((r["time_ps"], r["util"]))
-                if r["tx_bytes"] > t.tx.get(port, -1):
-                    t.tx[port] = r["tx_bytes"]
+                t.busy[port] = t.busy.get(port, 0.0) + r["util"]
+            elif k == "fault":
+                if r["kind"] not in NOT_FAULTS:
+                    t.faults.append((r["time_ps"], r["kind"], r["target"]))
     except (OSError, ValueError, TypeError) as e:
         die(2, "%s" % e if isinstance(e, railsim.FormatError) else "%s: malformed timeline: %s" % (path, e))
     return t
@@ -288,18 +295,26 @@ def util_matrix(tl, ports):
     the interval I and a port without a sample at one was idle over it
     (docs/timeline-format.md), so a bin of k intervals averages the
     port's samples in it over k: the fraction of its line rate it used."""
-    times = sorted({t for p in tl.samples for t, _ in tl.samples[p]})
-    step = min((b - a for a, b in zip(times, times[1:])), default=times[0]) or 1
-    nint = max(1, times[-1] // step)       # intervals from 0 to the last sample
+    # Every sample time is a multiple of I, so their gcd is I (or, if no
+    # two busy stretches were an odd number of intervals apart, a multiple
+    # of it; cells stay right, only coarser).
+    step = 0
+    for p in tl.samples:
+        for t, _ in tl.samples[p]:
+            step = math.gcd(step, t)
+    step = step or 1
+    last = max(t for p in tl.samples for t, _ in tl.samples[p])
+    nint = max(1, last // step)            # intervals from 0 to the last sample
     k = -(-nint // HEAT_COLUMNS)           # intervals per bin
     nbins = -(-nint // k)
+    span = [k] * (nbins - 1) + [nint - (nbins - 1) * k]   # the last bin may be shorter
     rows = []
     for p in ports:
         row = [0.0] * nbins
         for t, u in tl.samples[p]:
-            i = max(0, t // step - 1) // k   # the sample at t covers (t - I, t]
-            row[min(i, nbins - 1)] += u / k
-        rows.append(row)
+            i = min(max(0, t // step - 1) // k, nbins - 1)   # the sample at t covers (t - I, t]
+            row[i] += u
+        rows.append([v / n for v, n in zip(row, span)])
     return rows, step * k, nbins
 
 
@@ -307,7 +322,21 @@ def plot_link_util(tl, outdir, wrote, skipped):
     if not tl or not tl.samples:
         skipped.append("link_util.png: no sample records in the timeline")
         return
-    ports = sorted(tl.tx, key=lambda p: (-tl.tx[p], p))[:HEAT_LINKS]
+    # The most utilised links (sum of util over the samples, i.e. busy
+    # time at line rate), not the most bytes: NVLink ports carry more
+    # bytes at a fraction of their rate. Ethernet links first, then the
+    # HB domain's (gpuN.hb, nvsN.pK: models/topo.c), each group busiest
+    # first, so the HB links cannot crowd the network out.
+    def is_hb(p):
+        n = tl.names.get((0, p), "")
+        return n.endswith(".hb") or n.startswith("nvs")
+    order = sorted(tl.busy, key=lambda p: (-tl.busy[p], p))
+    eth = [p for p in order if not is_hb(p)]
+    hb = [p for p in order if is_hb(p)]
+    n_hb = min(len(hb), HEAT_HB_LINKS if eth else HEAT_LINKS)
+    n_eth = min(len(eth), HEAT_LINKS - n_hb)
+    n_hb = min(len(hb), HEAT_LINKS - n_eth)
+    ports = eth[:n_eth] + hb[:n_hb]
     rows, width, nbins = util_matrix(tl, ports)
     end = width * nbins
     div, unit = unit_of(end or 1)
@@ -317,9 +346,18 @@ def plot_link_util(tl, outdir, wrote, skipped):
     ax.set_yticks(range(len(ports)))
     ax.set_yticklabels([tl.names.get((0, p), "port %d" % p) for p in ports], fontsize=7)
     ax.grid(False)
-    ax.set_xlabel("simulated time (%s); %d bins of %g %s" % (unit, nbins, width / div, unit))
-    ax.set_title("link utilisation: the %d busiest of %d sampled ports (largest tx_bytes first)"
-                 % (len(ports), len(tl.samples)))
+    for t, _, _ in tl.faults:
+        ax.axvline(t / div, color="red", linestyle="--", linewidth=1)
+    ax.set_xlabel("simulated time (%s); %d bins of %g %s%s" % (
+        unit, nbins, width / div, unit, "; red dashes: faults applied" if tl.faults else ""))
+    if n_eth and n_hb:
+        ax.axhline(n_eth - 0.5, color="white", linewidth=2)
+    groups = []
+    if n_eth:
+        groups.append("%d of %d Ethernet ports" % (n_eth, len(eth)))
+    if n_hb:
+        groups.append("%d of %d HB (NVLink) ports" % (n_hb, len(hb)))
+    ax.set_title("link utilisation, most utilised first: %s" % (" above, ".join(groups)))
     cb = fig.colorbar(im, ax=ax, pad=0.01)
     cb.set_label("utilisation (% of line rate)")
     save(fig, outdir, "link_util.png", wrote)
@@ -349,13 +387,17 @@ def log_axis(ax, values, div):
             lo, hi = lo / 3, hi * 3
         lo, hi = lo / 1.3, hi * 1.3
         ax.set_xlim(lo, hi)
-        if hi / lo < 30:
-            # Under a decade and a half only 1, 10, ... would be labelled,
-            # often none of them: label the 2..9 ticks as well.
-            fmt = FuncFormatter(lambda v, _: "%g" % float("%.2g" % v))
-            ax.xaxis.set_major_formatter(fmt)
-            ax.xaxis.set_minor_formatter(fmt)
-            ax.tick_params(axis="x", which="both", labelsize=7)
+        decades = sum(1 for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                      if lo <= 10.0 ** k <= hi)
+        if decades < 2:
+            # With fewer than two powers of ten in view matplotlib labels one
+            # tick or none: label 1, 2 and 5 of every decade instead.
+            def label(v, _):
+                m = round(v / 10.0 ** math.floor(math.log10(v) + 1e-9), 6)
+                return "%g" % float("%.2g" % v) if m in (1.0, 2.0, 5.0) else ""
+            ax.xaxis.set_major_formatter(FuncFormatter(label))
+            ax.xaxis.set_minor_formatter(FuncFormatter(label))
+            ax.tick_params(axis="x", which="both", labelsize=8)
 
 
 def plot_fct(summary, tl, outdir, wrote, skipped):
@@ -366,32 +408,33 @@ def plot_fct(summary, tl, outdir, wrote, skipped):
     if not (have_flows or have_colls or have_pct):
         skipped.append("fct_cdf.png: no flow or coll records and no FCT in summary.json")
         return
-    fig, axes = plt.subplots(1, 2 if have_colls else 1, figsize=(13 if have_colls else 8, 4.5),
-                             squeeze=False, layout="constrained")
-    ax = axes[0][0]
-    if have_flows:
-        div, unit = unit_of(max(tl.fct) or 1)
-        cdf(ax, tl.fct, div, "flows")
-        log_axis(ax, tl.fct, div)
-        ax.set_title("flow completion time CDF")
-    elif have_pct:
-        keys = ("min", "p50", "p99", "max")
-        vals = [fct[k] for k in keys]
-        div, unit = unit_of(max(vals) or 1)
-        pts = [(v / div, q) for v, q in zip(vals, (0.0, 0.5, 0.99, 1.0)) if v > 0]
-        ax.plot([p for p, _ in pts], [q for _, q in pts], marker="o", label="summary.json\nmin, p50, p99, max")
-        log_axis(ax, vals, div)
-        ax.set_title("flow completion time (percentiles from summary.json)")
-    else:
-        div, unit = 1e6, "us"
-        ax.set_title("no flow records")
-    ax.set_xlabel("FCT (%s, log scale)" % unit)
-    ax.set_ylabel("fraction of flows")
-    ax.set_ylim(0, 1.02)
-    if have_flows or have_pct:
+    # One panel per kind of data present: flows (or the summary's
+    # percentiles), collectives.
+    have_fct = have_flows or have_pct
+    n = int(have_fct) + int(have_colls)
+    fig, axes = plt.subplots(1, n, figsize=(13 if n == 2 else 8, 4.5), squeeze=False, layout="constrained")
+    axes = list(axes[0])
+    if have_fct:
+        ax = axes.pop(0)
+        if have_flows:
+            div, unit = unit_of(max(tl.fct) or 1)
+            cdf(ax, tl.fct, div, "flows")
+            log_axis(ax, tl.fct, div)
+            ax.set_title("flow completion time CDF")
+        else:
+            keys = ("min", "p50", "p99", "max")
+            vals = [fct[k] for k in keys]
+            div, unit = unit_of(max(vals) or 1)
+            pts = [(v / div, q) for v, q in zip(vals, (0.0, 0.5, 0.99, 1.0)) if v > 0]
+            ax.plot([p for p, _ in pts], [q for _, q in pts], marker="o", label="summary.json\nmin, p50, p99, max")
+            log_axis(ax, vals, div)
+            ax.set_title("flow completion time (percentiles from summary.json)")
+        ax.set_xlabel("FCT (%s, log scale)" % unit)
+        ax.set_ylabel("fraction of flows")
+        ax.set_ylim(0, 1.02)
         legend_right(ax)
     if have_colls:
-        ax = axes[0][1]
+        ax = axes.pop(0)
         every = [d for v in tl.colls.values() for d in v]
         div, unit = unit_of(max(every) or 1)
         for op in sorted(tl.colls):
