@@ -290,14 +290,16 @@ def plot_breakdown(summary, tl, outdir, wrote, skipped):
 
 
 def util_matrix(tl, ports):
-    """Mean utilisation of each port over each time bin: (matrix rows per
-    port, bin width in ps, number of bins). Samples sit at multiples of
-    the interval I and a port without a sample at one was idle over it
-    (docs/timeline-format.md), so a bin of k intervals averages the
-    port's samples in it over k: the fraction of its line rate it used."""
-    # Every sample time is a multiple of I, so their gcd is I (or, if no
-    # two busy stretches were an odd number of intervals apart, a multiple
-    # of it; cells stay right, only coarser).
+    """Mean utilisation of each port over each time bin: (rows, one per
+    port; the sampling intervals each bin spans; the bin width in ps).
+    Samples sit at multiples of the interval I and a port without a sample
+    at one was idle over it (docs/timeline-format.md), so a bin of k
+    intervals averages the port's samples in it over k: the fraction of
+    its line rate it used. So sum(row[i] * spans[i]) is sum(util)."""
+    # Every sample time is a multiple of I, and two consecutive multiples
+    # (any busy stretch longer than one interval) make their gcd I itself.
+    # A run whose every busy stretch is one sample long would give a
+    # multiple of I, and cells too low by that factor.
     step = 0
     for p in tl.samples:
         for t, _ in tl.samples[p]:
@@ -315,7 +317,7 @@ def util_matrix(tl, ports):
             i = min(max(0, t // step - 1) // k, nbins - 1)   # the sample at t covers (t - I, t]
             row[i] += u
         rows.append([v / n for v, n in zip(row, span)])
-    return rows, step * k, nbins
+    return rows, span, step * k
 
 
 def plot_link_util(tl, outdir, wrote, skipped):
@@ -337,7 +339,8 @@ def plot_link_util(tl, outdir, wrote, skipped):
     n_eth = min(len(eth), HEAT_LINKS - n_hb)
     n_hb = min(len(hb), HEAT_LINKS - n_eth)
     ports = eth[:n_eth] + hb[:n_hb]
-    rows, width, nbins = util_matrix(tl, ports)
+    rows, span, width = util_matrix(tl, ports)
+    nbins = len(span)
     end = width * nbins
     div, unit = unit_of(end or 1)
     fig, ax = plt.subplots(figsize=(11, 1.6 + 0.17 * len(ports)), layout="constrained")

@@ -265,6 +265,29 @@ if "$RS" plot "$TMP/coll" >"$TMP/out" 2>"$TMP/stderr" && png_ok "$TMP/coll/plots
 else
     fail "plot on a run directory: $(cat "$TMP/stderr" "$TMP/out")"
 fi
+# What link_util.png draws: every cell the port's utilisation over the
+# bin, so a row weighted by the intervals of its bins adds up to the
+# port's util samples; at most 400 bins; the fault marked.
+if "$PY" - "$SRC/analysis/plots.py" "$TMP/replay/timeline.msgpack" >"$TMP/out" 2>&1 <<'PYEOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("plots", sys.argv[1])
+plots = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plots)
+tl = plots.load_timeline(sys.argv[2])
+ports = sorted(tl.samples)
+rows, spans, width = plots.util_matrix(tl, ports)
+assert len(spans) <= plots.HEAT_COLUMNS and all(n > 0 for n in spans), spans[-3:]
+for p, row in zip(ports, rows):
+    want = sum(u for _, u in tl.samples[p])
+    got = sum(v * n for v, n in zip(row, spans))
+    assert abs(got - want) < 1e-6 * max(1.0, want), (p, got, want)
+    assert all(0 <= v <= 1 + 1e-9 for v in row), p
+assert tl.faults, "the replay's fault is marked"
+print("%d ports x %d bins of %d ps" % (len(rows), len(spans), width))
+PYEOF
+then ok "link_util cells: $(cat "$TMP/out")"
+else fail "link_util cells: $(cat "$TMP/out")"
+fi
 # compare already plotted: compare.png and each side's, link_util skipped
 # (timeline.heavy=false has no samples).
 n=0
