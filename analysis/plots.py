@@ -486,11 +486,15 @@ def plot_compare(doc, outdir, wrote):
         for k, name in SIDES:
             comp, dims, total, what = side_time(c[k])
             x = xs[i] + off[k]
+            if total is None:
+                # No headline time: the faults stopped it, or nothing completed.
+                ax.annotate("STOPPED" if c[k].get("stopped") else "no time", (x, 0), rotation=90,
+                            ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+                continue
             if comp is None:
-                if total is not None:
-                    lab = "%s time" % what
-                    ax.bar(x, total / div, w, color=COLOR_IDLE, label=lab if lab not in seen else None)
-                    seen.add(lab)
+                lab = "%s time" % what
+                ax.bar(x, total / div, w, color=COLOR_IDLE, label=lab if lab not in seen else None)
+                seen.add(lab)
                 continue
             ax.bar(x, comp / div, w, color=COLOR_COMPUTE, label="compute" if "compute" not in seen else None)
             seen.add("compute")
@@ -521,8 +525,13 @@ def plot_compare(doc, outdir, wrote):
         ax.set_title("headline time: a collective's mean iteration, else the last completion")
     handles, names = ax.get_legend_handles_labels()
     order = sorted(range(len(names)), key=lambda j: legend_rank(names[j]))
-    ax.legend([handles[j] for j in order], [names[j] for j in order], loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
+    if handles:
+        ax.legend([handles[j] for j in order], [names[j] for j in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
+    else:
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+        ax.set_ylabel("")
     side_ticks(ax, xs, off, labels, w)
 
     # (b) exposed communication, mean over ranks, whiskers min..max.
