@@ -1,35 +1,54 @@
 #!/usr/bin/python3
-"""plots.py - PNG plots of one railsim run directory (docs/analysis.md).
+"""plots.py - PNG plots of a railsim run or compare directory (docs/analysis.md).
 
-Usage: /usr/bin/python3 analysis/plots.py DIR   (what `railsim plot DIR` runs)
+Usage: /usr/bin/python3 analysis/plots.py [-q] DIR   (what `railsim plot DIR` runs)
 
-Reads DIR/summary.json and DIR/timeline.msgpack (either may be missing, not
-both) and writes into DIR/plots/:
+A run directory (railsim run -o DIR): reads DIR/summary.json and
+DIR/timeline.msgpack (either may be missing, not both) and writes into
+DIR/plots/:
 
   breakdown.png  per-rank compute, overlapped and exposed communication and
                  idle time (stacked bars), and op time by dimension and op
                  kind; without op records, the collective's time per
                  iteration from summary.json
-  link_util.png  utilisation over time of the busiest sampled links (largest
-                 cumulative tx_bytes); skipped without sample records
+  link_util.png  heatmap of the utilisation of the most utilised sampled
+                 links over simulated time, faults marked; skipped without
+                 sample records
   fct_cdf.png    CDF of flow completion times and of collective durations by
-                 op; without flow records, the summary's FCT percentiles
+                 op, on a log time axis; without flow records, the
+                 summary's FCT percentiles
+
+A compare directory (railsim compare -o DIR, with DIR/compare.json): writes
+DIR/plots/compare.png, rail-only next to the fat tree for every case
+(iteration time split into compute and exposed communication by
+parallelism dimension, exposed communication, network cost and power),
+then the three plots above in each side's run directory (a side its
+faults stopped is skipped).
+
+Everything is read with the railsim package next to this script
+(python/railsim, docs/analysis.md), found relative to this file's real
+location in the source tree and where cmake --install puts both.
 
 Output is deterministic: the Agg backend, fixed size and DPI, no software
 or date metadata in the PNGs, every ordering explicit. Files are written as
-NAME.png.tmp and renamed. Exit status: 0 success, 1 matplotlib/msgpack
-missing or a write error, 2 bad input (one line on stderr naming the file).
+NAME.png.tmp and renamed. Exit status: 0 success, 1 matplotlib/msgpack/the
+railsim package missing or a write error, 2 bad input (one line on stderr
+naming the file).
 
 Debian's python3-matplotlib and python3-msgpack run under /usr/bin/python3;
 the python3 first on PATH may be another interpreter without them.
 """
-import json
+import math
 import os
 import sys
 
 PLOT_DPI = 100
-LINKS = 8          # busiest links drawn in link_util.png
+HEAT_LINKS = 32    # most utilised links (rows) in link_util.png
+HEAT_HB_LINKS = 8  # of which HB-domain ports at most, when there are Ethernet ones
+HEAT_COLUMNS = 400  # time bins (columns) at most in link_util.png
 MAX_BARS = 64      # ranks drawn in breakdown.png (evenly chosen above this)
+DIMS = ("tp", "pp", "dp", "cp", "ep", "other")  # summary iteration.comm_by_dim_ps
+SIDES = (("rail_only", "rail-only"), ("fat_tree", "fat tree"))
 
 
 def die(code, msg):
@@ -37,11 +56,20 @@ def die(code, msg):
     sys.exit(code)
 
 
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree or the installed share/railsim
+sys.path.insert(0, os.path.join(HERE, "python"))
+try:
+    import railsim
+except ImportError as e:  # pragma: no cover - installation
+    die(1, "cannot import the railsim package from %s: %s" % (os.path.join(HERE, "python"), e))
+
 try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import msgpack
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    import msgpack  # noqa: F401 - railsim.read_timeline needs it; fail here, clearly
 except ImportError as e:  # pragma: no cover - environment
     die(1, "%s lacks %s; install python3-matplotlib and python3-msgpack "
            "(scripts/install-deps)" % (sys.executable, e.name or e))
@@ -55,20 +83,24 @@ matplotlib.rcParams.update({
     "svg.hashsalt": "railsim",
 })
 
+COLOR_COMPUTE = "#4c72b0"
+COLOR_OVERLAP = "#8fb0d9"
+COLOR_EXPOSED = "#dd8452"
+COLOR_IDLE = "#cccccc"
+COLOR_DIM = {"tp": "#f4a261", "pp": "#a0522d", "dp": "#c44e52", "cp": "#8172b3",
+             "ep": "#e9c46a", "other": "#bbbbbb"}
+COLOR_SIDE = {"rail_only": "#2a9d8f", "fat_tree": "#264653"}
+
 
 # ---- reading ---------------------------------------------------------------
 
-def read_summary(path):
+def load_summary(path):
     if not os.path.exists(path):
         return None
     try:
-        with open(path, "rb") as f:
-            s = json.load(f)
+        return railsim.read_summary(path)
     except (OSError, ValueError) as e:
-        die(2, "%s: cannot read the run summary: %s" % (path, e))
-    if not isinstance(s, dict) or s.get("format") != "railsim-summary":
-        die(2, '%s: not a railsim summary; expected "format": "railsim-summary"' % path)
-    return s
+        die(2, read_error(path, e, "run summary"))
 
 
 class Timeline:
@@ -81,59 +113,42 @@ class Timeline:
         self.colls = {}          # op -> [duration ps]
         self.fct = []            # flow completion times, ps
         self.samples = {}        # port -> [(time_ps, util)]
-        self.tx = {}             # port -> largest tx_bytes
+        self.busy = {}           # port -> sum of its samples' util
+        self.faults = []         # (time_ps, kind, target) of applied fault entries
 
 
-def dimension(name):
-    """The communicator name up to its first separator or digit (tlstats.h)."""
-    if not name:
-        return "comm"
-    n = 0
-    while n < len(name) and name[n] not in "[:./# -_0123456789":
-        n += 1
-    return name[:n] if n else name
+WANTED = {"name", "op", "coll", "flow", "sample", "fault"}
+# fault records that are not a fault entry being applied (timeline-format.md)
+NOT_FAULTS = {"routes", "recovered"}
 
 
-def read_timeline(path):
+def load_timeline(path):
     if not os.path.exists(path):
         return None
     t = Timeline()
-    index = 0
     try:
-        with open(path, "rb") as f:
-            u = msgpack.Unpacker(f, raw=False, strict_map_key=False)
-            hdr = next(u)
-            if not isinstance(hdr, dict) or hdr.get("format") != "railsim-timeline":
-                die(2, "%s: not a railsim timeline" % path)
-            if hdr.get("version") != 1:
-                die(2, "%s: timeline version %r; expected 1" % (path, hdr.get("version")))
-            ended = False
-            for rec in u:
-                k = rec[0]
-                if k == 1:
-                    t.names[(rec[1], rec[2])] = rec[3]
-                elif k == 2:
-                    rank, start, end, op, comm = rec[1], rec[2], rec[3], rec[4], rec[6]
-                    t.ops.setdefault(rank, []).append((start, end, op == "compute"))
-                    dim = "-" if comm is None else dimension(t.names.get((2, comm), ""))
-                    t.op_dim[(dim, op)] = t.op_dim.get((dim, op), 0) + end - start
-                elif k == 3:
-                    t.colls.setdefault(rec[2], []).append(rec[8] - rec[7])
-                elif k == 4:
-                    t.fct.append(rec[5] - rec[4])
-                elif k == 5:
-                    port = rec[2]
-                    t.samples.setdefault(port, []).append((rec[1], rec[5]))
-                    if rec[3] > t.tx.get(port, -1):
-                        t.tx[port] = rec[3]
-                elif k == 10:
-                    ended = True
-                index += 1
-            if not ended:
-                die(2, "%s: truncated timeline (no end record after %d records)" % (path, index))
-    except (OSError, ValueError, TypeError, IndexError, StopIteration,
-            msgpack.exceptions.ExtraData, msgpack.exceptions.OutOfData) as e:
-        die(2, "%s: malformed timeline at record %d: %s" % (path, index, e or type(e).__name__))
+        for r in railsim.read_timeline(path, WANTED):
+            k = r["record"]
+            if k == "name":
+                t.names[(r["space"], r["id"])] = r["name"]
+            elif k == "op":
+                op, comm = r["op"], r["comm"]
+                t.ops.setdefault(r["rank"], []).append((r["start_ps"], r["end_ps"], op == "compute"))
+                dim = "-" if comm is None else railsim.dimension(t.names.get((2, comm), ""))
+                t.op_dim[(dim, op)] = t.op_dim.get((dim, op), 0) + r["end_ps"] - r["start_ps"]
+            elif k == "coll":
+                t.colls.setdefault(r["op"], []).append(r["end_ps"] - r["start_ps"])
+            elif k == "flow":
+                t.fct.append(r["end_ps"] - r["start_ps"])
+            elif k == "sample":
+                port = r["port"]
+                t.samples.setdefault(port, []).append((r["time_ps"], r["util"]))
+                t.busy[port] = t.busy.get(port, 0.0) + r["util"]
+            elif k == "fault":
+                if r["kind"] not in NOT_FAULTS:
+                    t.faults.append((r["time_ps"], r["kind"], r["target"]))
+    except (OSError, ValueError, TypeError) as e:
+        die(2, "%s" % e if isinstance(e, railsim.FormatError) else "%s: malformed timeline: %s" % (path, e))
     return t
 
 
@@ -196,6 +211,11 @@ def save(fig, outdir, name, wrote):
     wrote.append(path)
 
 
+def legend_right(ax, **kw):
+    """A legend beside the axes, never over the data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, **kw)
+
+
 def plot_breakdown(summary, tl, outdir, wrote, skipped):
     if tl and tl.ops:
         ranks = sorted(tl.ops)
@@ -204,79 +224,183 @@ def plot_breakdown(summary, tl, outdir, wrote, skipped):
             ranks = [ranks[int(i * step)] for i in range(MAX_BARS)]
         rows = [rank_breakdown(tl.ops[r]) for r in ranks]
         div, unit = unit_of(max(r[0] for r in rows) or 1)
-        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]},
+                                      layout="constrained")
         x = list(range(len(ranks)))
         comp_only = [(c - o) / div for _, c, o, _ in rows]
         over = [o / div for _, _, o, _ in rows]
         exp = [e / div for _, _, _, e in rows]
         idle = [max(0, s - c - e) / div for s, c, _, e in rows]
-        ax.bar(x, comp_only, color="#4c72b0", label="compute only")
+        ax.bar(x, comp_only, color=COLOR_COMPUTE, label="compute only")
         b = comp_only
-        ax.bar(x, over, bottom=b, color="#8fb0d9", label="compute + overlapped comm")
+        ax.bar(x, over, bottom=b, color=COLOR_OVERLAP, label="compute +\noverlapped comm")
         b = [p + q for p, q in zip(b, over)]
-        ax.bar(x, exp, bottom=b, color="#dd8452", label="exposed comm")
+        ax.bar(x, exp, bottom=b, color=COLOR_EXPOSED, label="exposed comm")
         b = [p + q for p, q in zip(b, exp)]
-        ax.bar(x, idle, bottom=b, color="#cccccc", label="idle")
-        ax.set_xticks(x)
-        ax.set_xticklabels([str(r) for r in ranks], rotation=90 if len(ranks) > 16 else 0, fontsize=7)
-        ax.set_xlabel("rank")
+        ax.bar(x, idle, bottom=b, color=COLOR_IDLE, label="idle")
+        if len(ranks) <= 32:
+            ax.set_xticks(x)
+            ax.set_xticklabels([str(r) for r in ranks], fontsize=7)
+        else:
+            # Every label would overlap; ticks at evenly spaced bars, named
+            # by the rank they show (ranks may be a sample).
+            ticks = x[::max(1, len(x) // 16)]
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([str(ranks[i]) for i in ticks], fontsize=7)
+        ax.set_xlim(-0.7, len(x) - 0.3)
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel("rank" if len(ranks) == len(tl.ops) else "rank (%d of %d)" % (len(ranks), len(tl.ops)))
         ax.set_ylabel("time (%s)" % unit)
         ax.set_title("per-rank breakdown of the timeline's span")
-        ax.legend(loc="lower right", fontsize=7)
+        legend_right(ax)
         items = sorted(tl.op_dim.items(), key=lambda kv: (-kv[1], kv[0]))[:16]
         labels = ["%s %s" % (d, o) if d != "-" else o for (d, o), _ in items]
         div2, unit2 = unit_of(max(v for _, v in items) or 1)
         ax2.barh(range(len(items)), [v / div2 for _, v in items],
-                 color=["#4c72b0" if o == "compute" else "#dd8452" for (_, o), _ in items])
+                 color=[COLOR_COMPUTE if o == "compute" else COLOR_EXPOSED for (_, o), _ in items])
         ax2.set_yticks(range(len(items)))
         ax2.set_yticklabels(labels)
         ax2.invert_yaxis()
+        ax2.grid(axis="y", visible=False)
         ax2.set_xlabel("time summed over ranks (%s)" % unit2)
         ax2.set_title("op time by dimension and kind")
-        fig.tight_layout()
         save(fig, outdir, "breakdown.png", wrote)
         return
     co = summary.get("collective") if summary else None
     times = co.get("times_ps") if isinstance(co, dict) else None
     if times:
         div, unit = unit_of(max(times) or 1)
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        ax.bar(range(1, len(times) + 1), [t / div for t in times], color="#dd8452")
+        fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+        ax.bar(range(1, len(times) + 1), [t / div for t in times], color=COLOR_EXPOSED, width=0.6)
+        bound = co.get("bound_ps")
+        if isinstance(bound, (int, float)):
+            ax.axhline(bound / div, color="black", linestyle="--", linewidth=1,
+                       label="network-only bound (mean)")
+            legend_right(ax)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlim(0.4, len(times) + 0.6)
+        ax.grid(axis="x", visible=False)
         ax.set_xlabel("iteration")
         ax.set_ylabel("time (%s)" % unit)
         ax.set_title("%s (%s) on %s ranks, %s bytes: time per iteration" % (
             co.get("op"), co.get("algo"), co.get("ranks"), co.get("bytes")))
-        fig.tight_layout()
         save(fig, outdir, "breakdown.png", wrote)
         return
     skipped.append("breakdown.png: no op records in the timeline and no collective in summary.json")
+
+
+def util_matrix(tl, ports):
+    """Mean utilisation of each port over each time bin: (rows, one per
+    port; the sampling intervals each bin spans; the bin width in ps).
+    Samples sit at multiples of the interval I and a port without a sample
+    at one was idle over it (docs/timeline-format.md), so a bin of k
+    intervals averages the port's samples in it over k: the fraction of
+    its line rate it used. So sum(row[i] * spans[i]) is sum(util)."""
+    # Every sample time is a multiple of I, and two consecutive multiples
+    # (any busy stretch longer than one interval) make their gcd I itself.
+    # A run whose every busy stretch is one sample long would give a
+    # multiple of I, and cells too low by that factor.
+    step = 0
+    for p in tl.samples:
+        for t, _ in tl.samples[p]:
+            step = math.gcd(step, t)
+    step = step or 1
+    last = max(t for p in tl.samples for t, _ in tl.samples[p])
+    nint = max(1, last // step)            # intervals from 0 to the last sample
+    k = -(-nint // HEAT_COLUMNS)           # intervals per bin
+    nbins = -(-nint // k)
+    span = [k] * (nbins - 1) + [nint - (nbins - 1) * k]   # the last bin may be shorter
+    rows = []
+    for p in ports:
+        row = [0.0] * nbins
+        for t, u in tl.samples[p]:
+            i = min(max(0, t // step - 1) // k, nbins - 1)   # the sample at t covers (t - I, t]
+            row[i] += u
+        rows.append([v / n for v, n in zip(row, span)])
+    return rows, span, step * k
 
 
 def plot_link_util(tl, outdir, wrote, skipped):
     if not tl or not tl.samples:
         skipped.append("link_util.png: no sample records in the timeline")
         return
-    ports = sorted(tl.tx, key=lambda p: (-tl.tx[p], p))[:LINKS]
-    tmax = max(t for p in ports for t, _ in tl.samples[p])
-    div, unit = unit_of(tmax or 1)
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    for p in ports:
-        pts = sorted(tl.samples[p])
-        ax.step([t / div for t, _ in pts], [100.0 * u for _, u in pts], where="pre",
-                label=tl.names.get((0, p), "port %d" % p), linewidth=1.2)
-    ax.set_ylim(0, 105)
-    ax.set_xlabel("simulated time (%s)" % unit)
-    ax.set_ylabel("utilisation since the previous sample (%)")
-    ax.set_title("busiest links (largest tx_bytes), %d of %d sampled ports" % (len(ports), len(tl.samples)))
-    ax.legend(loc="upper left", fontsize=7, ncol=2)
-    fig.tight_layout()
+    # The most utilised links (sum of util over the samples, i.e. busy
+    # time at line rate), not the most bytes: NVLink ports carry more
+    # bytes at a fraction of their rate. Ethernet links first, then the
+    # HB domain's (gpuN.hb, nvsN.pK: models/topo.c), each group busiest
+    # first, so the HB links cannot crowd the network out.
+    def is_hb(p):
+        n = tl.names.get((0, p), "")
+        return n.endswith(".hb") or n.startswith("nvs")
+    order = sorted(tl.busy, key=lambda p: (-tl.busy[p], p))
+    eth = [p for p in order if not is_hb(p)]
+    hb = [p for p in order if is_hb(p)]
+    n_hb = min(len(hb), HEAT_HB_LINKS if eth else HEAT_LINKS)
+    n_eth = min(len(eth), HEAT_LINKS - n_hb)
+    n_hb = min(len(hb), HEAT_LINKS - n_eth)
+    ports = eth[:n_eth] + hb[:n_hb]
+    rows, span, width = util_matrix(tl, ports)
+    nbins = len(span)
+    end = width * nbins
+    div, unit = unit_of(end or 1)
+    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.17 * len(ports)), layout="constrained")
+    im = ax.imshow([[100.0 * v for v in r] for r in rows], aspect="auto", interpolation="nearest",
+                   cmap="viridis", vmin=0, vmax=100, extent=(0, end / div, len(ports) - 0.5, -0.5))
+    ax.set_yticks(range(len(ports)))
+    ax.set_yticklabels([tl.names.get((0, p), "port %d" % p) for p in ports], fontsize=7)
+    ax.grid(False)
+    for t, _, _ in tl.faults:
+        ax.axvline(t / div, color="red", linestyle="--", linewidth=1)
+    ax.set_xlabel("simulated time (%s); %d bins of %g %s%s" % (
+        unit, nbins, width / div, unit, "; red dashes: faults applied" if tl.faults else ""))
+    if n_eth and n_hb:
+        ax.axhline(n_eth - 0.5, color="white", linewidth=2)
+    groups = []
+    if n_eth:
+        groups.append("%d of %d Ethernet ports" % (n_eth, len(eth)))
+    if n_hb:
+        groups.append("%d of %d HB (NVLink) ports" % (n_hb, len(hb)))
+    ax.set_title("link utilisation, most utilised first: %s" % (" above, ".join(groups)))
+    cb = fig.colorbar(im, ax=ax, pad=0.01)
+    cb.set_label("utilisation (% of line rate)")
     save(fig, outdir, "link_util.png", wrote)
 
 
 def cdf(ax, values, div, label):
+    """A step CDF on a log x axis; zero durations (a message to oneself)
+    cannot sit on it and are counted in the label instead."""
     v = sorted(values)
     n = len(v)
-    ax.step([x / div for x in v], [(i + 1) / n for i in range(n)], where="post", label="%s (%d)" % (label, n))
+    zeros = sum(1 for x in v if x <= 0)
+    pos = v[zeros:]
+    text = "%s (%d)" % (label, n) if not zeros else "%s (%d, %d of zero length)" % (label, n, zeros)
+    if pos:
+        ax.step([x / div for x in pos], [(zeros + i + 1) / n for i in range(len(pos))],
+                where="post", label=text)
+    else:
+        ax.plot([], [], label=text)
+
+
+def log_axis(ax, values, div):
+    pos = [x for x in values if x > 0]
+    if pos:
+        ax.set_xscale("log")
+        lo, hi = min(pos) / div, max(pos) / div
+        if hi <= lo * 1.5:   # all alike: a decade around them
+            lo, hi = lo / 3, hi * 3
+        lo, hi = lo / 1.3, hi * 1.3
+        ax.set_xlim(lo, hi)
+        decades = sum(1 for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                      if lo <= 10.0 ** k <= hi)
+        if decades < 2:
+            # With fewer than two powers of ten in view matplotlib labels one
+            # tick or none: label 1, 2 and 5 of every decade instead.
+            def label(v, _):
+                m = round(v / 10.0 ** math.floor(math.log10(v) + 1e-9), 6)
+                return "%g" % float("%.2g" % v) if m in (1.0, 2.0, 5.0) else ""
+            ax.xaxis.set_major_formatter(FuncFormatter(label))
+            ax.xaxis.set_minor_formatter(FuncFormatter(label))
+            ax.tick_params(axis="x", which="both", labelsize=8)
 
 
 def plot_fct(summary, tl, outdir, wrote, skipped):
@@ -287,61 +411,300 @@ def plot_fct(summary, tl, outdir, wrote, skipped):
     if not (have_flows or have_colls or have_pct):
         skipped.append("fct_cdf.png: no flow or coll records and no FCT in summary.json")
         return
-    fig, axes = plt.subplots(1, 2 if have_colls else 1, figsize=(12 if have_colls else 7, 4.5), squeeze=False)
-    ax = axes[0][0]
-    if have_flows:
-        div, unit = unit_of(max(tl.fct) or 1)
-        cdf(ax, tl.fct, div, "flows")
-        ax.set_title("flow completion time CDF")
-    elif have_pct:
-        keys = ("min", "p50", "p99", "max")
-        vals = [fct[k] for k in keys]
-        div, unit = unit_of(max(vals) or 1)
-        ax.plot([v / div for v in vals], [0.0, 0.5, 0.99, 1.0], marker="o", label="summary.json percentiles")
-        ax.set_title("flow completion time (percentiles from summary.json)")
-    else:
-        div, unit = 1e6, "us"
-        ax.set_title("no flow records")
-    ax.set_xlabel("FCT (%s)" % unit)
-    ax.set_ylabel("fraction of flows")
-    ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right", fontsize=8)
+    # One panel per kind of data present: flows (or the summary's
+    # percentiles), collectives.
+    have_fct = have_flows or have_pct
+    n = int(have_fct) + int(have_colls)
+    fig, axes = plt.subplots(1, n, figsize=(13 if n == 2 else 8, 4.5), squeeze=False, layout="constrained")
+    axes = list(axes[0])
+    if have_fct:
+        ax = axes.pop(0)
+        if have_flows:
+            div, unit = unit_of(max(tl.fct) or 1)
+            cdf(ax, tl.fct, div, "flows")
+            log_axis(ax, tl.fct, div)
+            ax.set_title("flow completion time CDF")
+        else:
+            keys = ("min", "p50", "p99", "max")
+            vals = [fct[k] for k in keys]
+            div, unit = unit_of(max(vals) or 1)
+            pts = [(v / div, q) for v, q in zip(vals, (0.0, 0.5, 0.99, 1.0)) if v > 0]
+            ax.plot([p for p, _ in pts], [q for _, q in pts], marker="o", label="summary.json\nmin, p50, p99, max")
+            log_axis(ax, vals, div)
+            ax.set_title("flow completion time (percentiles from summary.json)")
+        ax.set_xlabel("FCT (%s, log scale)" % unit)
+        ax.set_ylabel("fraction of flows")
+        ax.set_ylim(0, 1.02)
+        legend_right(ax)
     if have_colls:
-        ax = axes[0][1]
-        div, unit = unit_of(max(max(v) for v in tl.colls.values()) or 1)
+        ax = axes.pop(0)
+        every = [d for v in tl.colls.values() for d in v]
+        div, unit = unit_of(max(every) or 1)
         for op in sorted(tl.colls):
             cdf(ax, tl.colls[op], div, op)
+        log_axis(ax, every, div)
         ax.set_title("collective duration CDF by op")
-        ax.set_xlabel("duration (%s)" % unit)
+        ax.set_xlabel("duration (%s, log scale)" % unit)
         ax.set_ylabel("fraction of collectives")
         ax.set_ylim(0, 1.02)
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+        legend_right(ax)
     save(fig, outdir, "fct_cdf.png", wrote)
 
 
-def main(argv):
-    quiet = len(argv) == 3 and argv[1] == "-q"
-    if len(argv) != 2 and not quiet:
-        die(2, "usage: plots.py [-q] DIR (a run directory written by railsim run -o DIR)")
-    d = argv[-1]
-    if not os.path.isdir(d):
-        die(2, "%s: not a directory; expected a run directory written by railsim run -o DIR" % d)
-    spath = os.path.join(d, "summary.json")
-    tpath = os.path.join(d, "timeline.msgpack")
-    summary = read_summary(spath)
-    tl = read_timeline(tpath)
-    if summary is None and tl is None:
-        die(2, "%s: neither summary.json nor timeline.msgpack found; expected a run directory" % d)
+# ---- a compare directory ---------------------------------------------------
+
+def side_time(side):
+    """(compute, {dim: exposed}, total, what) in ps for one side of a case:
+    a training iteration split by dimension, else the headline time."""
+    it = side.get("iteration")
+    if isinstance(it, dict) and isinstance(it.get("comm_by_dim_ps"), dict) \
+            and isinstance((it.get("compute_ps") or {}).get("mean"), (int, float)):
+        dims = {d: it["comm_by_dim_ps"].get(d) or 0 for d in DIMS}
+        return it["compute_ps"]["mean"], dims, it.get("time_ps"), "iteration"
+    t = side.get("time_ps")
+    what = "collective" if isinstance(side.get("collective"), dict) else "completion"
+    return None, None, t, what
+
+
+def plot_compare(doc, outdir, wrote):
+    cases = doc.get("cases") or []
+    n = len(cases)
+    fig, axs = plt.subplots(2, 2, figsize=(max(12, 3 + 1.3 * n), 8.5), layout="constrained")
+    # A label is the workload and the sweep's KEY=VALUEs: one per line, so
+    # neighbouring cases' labels do not run into each other.
+    labels = [(c.get("label") or "case %d" % i).replace(", ", "\n") for i, c in enumerate(cases)]
+    xs = list(range(n))
+    w = 0.38
+    off = {"rail_only": -w / 2 - 0.01, "fat_tree": w / 2 + 0.01}
+
+    # (a) iteration time: compute + exposed communication by dimension.
+    ax = axs[0][0]
+    tmax = max([side_time(c[k])[2] or 0 for c in cases for k, _ in SIDES] + [1])
+    div, unit = unit_of(tmax)
+    seen = set()
+    for i, c in enumerate(cases):
+        for k, name in SIDES:
+            comp, dims, total, what = side_time(c[k])
+            x = xs[i] + off[k]
+            if total is None:
+                # No headline time: the faults stopped it, or nothing completed.
+                ax.annotate("STOPPED" if c[k].get("stopped") else "no time", (x, 0), rotation=90,
+                            ha="center", va="bottom", fontsize=8, xytext=(0, 3), textcoords="offset points")
+                continue
+            if comp is None:
+                lab = "%s time" % what
+                ax.bar(x, total / div, w, color=COLOR_IDLE, label=lab if lab not in seen else None)
+                seen.add(lab)
+                continue
+            ax.bar(x, comp / div, w, color=COLOR_COMPUTE, label="compute" if "compute" not in seen else None)
+            seen.add("compute")
+            b = comp
+            for d in DIMS:
+                if dims[d] > 0:
+                    lab = "exposed %s" % d
+                    ax.bar(x, dims[d] / div, w, bottom=b / div, color=COLOR_DIM[d],
+                           label=lab if lab not in seen else None)
+                    seen.add(lab)
+                    b += dims[d]
+            bound = c[k].get("bound_ps")
+            if isinstance(bound, (int, float)):
+                ax.plot([x - w / 2, x + w / 2], [bound / div] * 2, color="black", linewidth=1.5,
+                        label="network-only bound" if "bound" not in seen else None)
+                seen.add("bound")
+    ax.set_ylabel("time (%s)" % unit)
+    for i, c in enumerate(cases):
+        pct = (c.get("rail_only_vs_fat_tree") or {}).get("time_pct")
+        top = max([side_time(c[k])[2] or 0 for k, _ in SIDES])
+        if isinstance(pct, (int, float)) and top:
+            ax.annotate("RO %+.2f %%" % pct, (xs[i], top / div), ha="center", va="bottom", fontsize=7,
+                        xytext=(0, 2), textcoords="offset points")
+    ax.margins(y=0.1)
+    if any(side_time(c[k])[0] is not None for c in cases for k, _ in SIDES):
+        ax.set_title("time per iteration: compute + exposed comm by dimension")
+    else:
+        ax.set_title("headline time: a collective's mean iteration, else the last completion")
+    handles, names = ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda j: legend_rank(names[j]))
+    if handles:
+        ax.legend([handles[j] for j in order], [names[j] for j in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8)
+    else:
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+        ax.set_ylabel("")
+    side_ticks(ax, xs, off, labels, w)
+
+    # (b) exposed communication, mean over ranks, whiskers min..max.
+    ax = axs[0][1]
+    vals = {}
+    for k, _ in SIDES:
+        vals[k] = []
+        for c in cases:
+            it = c[k].get("iteration")
+            e = it.get("exposed_comm_ps") if isinstance(it, dict) else None
+            vals[k].append(e if isinstance(e, dict) and isinstance(e.get("mean"), (int, float)) else None)
+    emax = max([e["max"] for k in vals for e in vals[k] if e] + [1])
+    div, unit = unit_of(emax)
+    for k, name in SIDES:
+        for i, e in enumerate(vals[k]):
+            if not e:
+                continue
+            x = xs[i] + off[k]
+            ax.bar(x, e["mean"] / div, w, color=COLOR_SIDE[k], label=name if i == first(vals[k]) else None)
+            ax.errorbar(x, e["mean"] / div, yerr=[[(e["mean"] - e["min"]) / div], [(e["max"] - e["mean"]) / div]],
+                        color="black", capsize=3, linewidth=1)
+            t = c_time(cases[i][k])
+            if t:
+                ax.annotate("%.0f %%" % (100.0 * e["mean"] / t), (x, e["max"] / div), ha="center",
+                            va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+    if not any(e for k in vals for e in vals[k]):
+        ax.text(0.5, 0.5, "no training iteration in these cases", transform=ax.transAxes, ha="center")
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+        unit = "-"
+    ax.set_ylabel("time per iteration (%s)" % unit if unit != "-" else "")
+    ax.set_title("exposed communication per iteration\n(mean over ranks, whiskers min..max; % of iteration time)")
+    ax.margins(y=0.12)
+    if any(e for k in vals for e in vals[k]):
+        legend_right(ax)
+    side_ticks(ax, xs, off, labels, w)
+
+    # (c) network cost and (d) power, from the cost model.
+    for ax, key, div, unit, title in ((axs[1][0], "cost_usd", 1e3, "k$", "network cost"),
+                                      (axs[1][1], "power_w", 1e3, "kW", "network power")):
+        for k, name in SIDES:
+            ys = [(c[k].get("cost") or {}).get(key) for c in cases]
+            bars = ax.bar([x + off[k] for x in xs], [(y or 0) / div for y in ys], w, color=COLOR_SIDE[k],
+                          label=name)
+            for r, y in zip(bars, ys):
+                if y is not None:
+                    ax.annotate("%.4g" % (y / div), (r.get_x() + r.get_width() / 2, r.get_height()),
+                                ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+        ax.set_ylabel("%s (%s)" % (title, unit))
+        ax.set_title("%s (cost model: switches, transceivers, cables)" % title)
+        ax.margins(y=0.12)
+        legend_right(ax)
+        ax.xaxis.set_major_locator(plt.FixedLocator(xs))
+        ax.set_xticklabels(labels, rotation=30 if n > 4 else 0, ha="right" if n > 4 else "center", fontsize=8)
+        ax.grid(axis="x", visible=False)
+    fig.suptitle("rail-only (RO, left of each pair) vs rail-optimized fat tree (FT, right): compare.json")
+    save(fig, outdir, "compare.png", wrote)
+
+
+def first(vs):
+    return next((i for i, v in enumerate(vs) if v), None)
+
+
+def c_time(side):
+    it = side.get("iteration")
+    t = it.get("time_ps") if isinstance(it, dict) else None
+    return t if isinstance(t, (int, float)) and t > 0 else None
+
+
+def legend_rank(name):
+    if name == "compute":
+        return (0, 0)
+    if name.startswith("exposed "):
+        d = name[len("exposed "):]
+        return (1, DIMS.index(d) if d in DIMS else 99)
+    return (2, name)
+
+
+def side_ticks(ax, xs, off, labels, w):
+    """Ticks under each bar (RO / FT) and the case label under each pair."""
+    ticks, names = [], []
+    for x in xs:
+        for k, short in (("rail_only", "RO"), ("fat_tree", "FT")):
+            ticks.append(x + off[k])
+            names.append(short)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(names, fontsize=7)
+    ax.grid(axis="x", visible=False)
+    ax.set_xlim(-0.6, len(xs) - 0.4)
+    sec = ax.secondary_xaxis("bottom")
+    sec.set_xticks(xs)
+    sec.set_xticklabels(labels, fontsize=8, rotation=30 if len(xs) > 4 else 0,
+                        ha="right" if len(xs) > 4 else "center")
+    sec.tick_params(length=0, pad=14)
+
+
+# ---- main ------------------------------------------------------------------
+
+def plots_dir(d):
     outdir = os.path.join(d, "plots")
     try:
         os.makedirs(outdir, exist_ok=True)
     except OSError as e:
         die(1, "%s: cannot create the plots directory: %s" % (outdir, e))
+    return outdir
+
+
+def read_error(path, e, what):
+    """One line for a file railsim's reader refused (its message names the
+    file) or could not open."""
+    if isinstance(e, railsim.FormatError):
+        return str(e)
+    return "%s: cannot read the %s: %s" % (path, what, e.strerror if isinstance(e, OSError) else e)
+
+
+def plot_run(d):
+    """The three plots of run directory d; returns (wrote, skipped)."""
+    spath = os.path.join(d, "summary.json")
+    tpath = os.path.join(d, "timeline.msgpack")
+    summary = load_summary(spath)
+    tl = load_timeline(tpath)
+    if summary is None and tl is None:
+        die(2, "%s: neither summary.json nor timeline.msgpack found; expected a run directory "
+               "(railsim run -o DIR) or a compare directory (railsim compare -o DIR)" % d)
+    outdir = plots_dir(d)
     wrote, skipped = [], []
     plot_breakdown(summary, tl, outdir, wrote, skipped)
     plot_link_util(tl, outdir, wrote, skipped)
     plot_fct(summary, tl, outdir, wrote, skipped)
+    return wrote, skipped
+
+
+def plot_compare_dir(d):
+    cpath = os.path.join(d, "compare.json")
+    try:
+        doc = railsim.read_compare(cpath)
+        runs = railsim.compare_runs(cpath)
+    except (OSError, ValueError) as e:
+        die(2, read_error(cpath, e, "comparison"))
+    cases = doc.get("cases")
+    if not isinstance(cases, list) or not cases or not all(
+            isinstance(c, dict) and isinstance(c.get("rail_only"), dict) and isinstance(c.get("fat_tree"), dict)
+            for c in cases):
+        die(2, "%s: expected a non-empty \"cases\" list with rail_only and fat_tree objects" % cpath)
+    outdir = plots_dir(d)
+    wrote, skipped = [], []
+    plot_compare(doc, outdir, wrote)
+    for c, r in zip(cases, runs):
+        for k, dirname in (("rail_only", "rail-only"), ("fat_tree", "fat-tree")):
+            if c[k].get("stopped"):
+                skipped.append("%s: the faults stopped this run" % r[dirname])
+                continue
+            if not any(os.path.exists(os.path.join(r[dirname], f)) for f in ("summary.json", "timeline.msgpack")):
+                skipped.append("%s: no summary.json or timeline.msgpack there" % r[dirname])
+                continue
+            w, s = plot_run(r[dirname])
+            wrote += w
+            skipped += s
+    return wrote, skipped
+
+
+def main(argv):
+    quiet = len(argv) == 3 and argv[1] == "-q"
+    if len(argv) != 2 and not quiet:
+        die(2, "usage: plots.py [-q] DIR (a run directory written by railsim run -o DIR, "
+               "or a compare directory written by railsim compare -o DIR)")
+    d = argv[-1]
+    if not os.path.isdir(d):
+        die(2, "%s: not a directory; expected a run directory written by railsim run -o DIR" % d)
+    if os.path.exists(os.path.join(d, "compare.json")):
+        wrote, skipped = plot_compare_dir(d)
+    else:
+        wrote, skipped = plot_run(d)
     for p in wrote if not quiet else []:
         print("railsim plot: wrote %s" % p)
     for s in skipped if not quiet else []:

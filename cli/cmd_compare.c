@@ -738,18 +738,6 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_RUN_FAILED;
         }
     }
-    /* Plots of each run (iteration breakdown, link utilisation, FCT and
-     * collective CDFs) next to its summary and timeline. */
-    for (int i = 0; i < ncases && code == RS_EXIT_OK && outdir; i++)
-        for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
-            char sub[4096];
-            if (ncases == 1)
-                snprintf(sub, sizeof sub, "%s/%s", outdir, kinds[k]);
-            else
-                snprintf(sub, sizeof sub, "%s/case%d/%s", outdir, i, kinds[k]);
-            if (!cases[i].stopped[k])
-                code = rs_cli_plot(sub, quiet);
-        }
     if (code == RS_EXIT_OK) {
         if (!quiet)
             for (int i = 0; i < ncases; i++)
@@ -782,6 +770,12 @@ int rs_cmd_compare(int argc, char **argv)
             json_decref(root);
         }
     }
+    /* Plots, from compare.json and the run directories: DIR/plots/compare.png
+     * (the two topologies side by side) and each run's own (iteration
+     * breakdown, link utilisation, FCT and collective CDFs) next to its
+     * summary and timeline; plots.py skips a side its faults stopped. */
+    if (code == RS_EXIT_OK && outdir)
+        code = rs_cli_plot(outdir, quiet);
     for (int i = 0; i < ncases; i++) {
         json_decref(cases[i].s[0]);
         json_decref(cases[i].s[1]);

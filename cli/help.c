@@ -98,14 +98,16 @@ static const cmd_help cmds[] = {
       "mkdir -p out && railsim trace gen gpt-1t --gpus 16384 -o out/gpt1t.rst && railsim trace info out/gpt1t.rst\n" },
     { "report",
       "railsim report DIR [--plots]",
-      "summarize a run directory: summary.json and, when present, timeline.msgpack",
-      "  DIR\ta run directory (railsim run -o DIR)\n"
+      "summarize a run directory: summary.json and, when present, timeline.msgpack; or print a compare "
+      "directory's tables",
+      "  DIR\ta run directory (railsim run -o DIR) or a compare directory (railsim compare -o DIR)\n"
       "  --plots\talso write DIR/plots/*.png\n",
       "railsim report out/ar --plots\n" },
     { "plot",
       "railsim plot DIR",
-      "write DIR/plots/*.png (iteration breakdown, link utilisation, FCT and collective CDFs)",
-      "  DIR\ta run directory; needs /usr/bin/python3 with python3-matplotlib\n",
+      "write DIR/plots/*.png (iteration breakdown, link utilisation, FCT and collective CDFs; for a compare "
+      "directory, compare.png with both topologies side by side, then each run's)",
+      "  DIR\ta run or compare directory; needs /usr/bin/python3 with python3-matplotlib\n",
       "railsim plot out/ar\n" },
     { "export",
       "railsim export perfetto TIMELINE [-o FILE] [--links N]\n"

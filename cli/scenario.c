@@ -1144,7 +1144,7 @@ static void format_range(char *buf, size_t size, const key_def *k)
         break;
     }
     case KT_STR:
-        snprintf(buf, size, "text");
+        snprintf(buf, size, "text, up to %zu chars", k->size - 1);
         break;
     case KT_BOOL:
     case KT_ENUM: {
