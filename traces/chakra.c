@@ -1430,9 +1430,9 @@ int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_c
                     if (rank_of_name(pl.p[i]) > hi)
                         hi = rank_of_name(pl.p[i]);
                 free(seen);
-                rc = rs_err_set(err, RS_EINVAL, "%s: rank %zu is missing: %zu ET files for ranks up to %ld, "
-                                "expected ranks 0 to %zu", npaths == 1 ? paths[0] : "chakra", r, pl.n, hi,
-                                pl.n - 1);
+                rc = rs_err_set(err, RS_EINVAL, "%s: rank %zu is missing (%zu ET files, the highest rank %ld; "
+                                "expected one NAME.RANK.et for every rank from 0)", npaths == 1 ? paths[0] : "chakra",
+                                r, pl.n, hi);
                 goto out;
             }
         free(seen);
