@@ -10,7 +10,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS  ?= $(shell nproc)
-FUZZ_TARGETS = scenario timeline trace plan fault parts
+FUZZ_TARGETS = scenario timeline trace plan fault parts chakra
 
 .PHONY: all deps build run test check asan fuzz bench clean
 
