@@ -31,7 +31,8 @@ static void usage(FILE *f)
     fputs("usage: railsim trace gen PLAN.json|PRESET [--gpus N] -o FILE [-q]\n"
           "       railsim trace info FILE\n"
           "       railsim trace dump FILE [--rank R]\n"
-          "       railsim trace import chakra DIR|FILE.RANK.et... -o FILE [--gpu PRESET] [--efficiency E] [-q]\n"
+          "       railsim trace import chakra DIR|FILE.RANK.et... -o FILE [--gpu PRESET] [--efficiency E]\n"
+          "                                   [--comm-groups FILE.json] [-q]\n"
           "       railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]\n"
           "presets: llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b\n", f);
 }
@@ -377,6 +378,11 @@ static int cmd_import(int argc, char **argv)
             if (i + 1 >= argc || rs_plan_gpu_peak(argv[i + 1], &o.peak_flops, &o.mem_bw))
                 code = rs_cli_bad_input("%s: expected a GPU preset after it (a100, h100, h200, b200, ...)", a);
             i++;
+        } else if (!strcmp(a, "--comm-groups")) {
+            if (i + 1 >= argc)
+                code = rs_cli_bad_input("%s: expected a JSON file of process groups after it", a);
+            else
+                o.comm_groups = argv[++i];
         } else if (!strcmp(a, "--efficiency")) {
             if (i + 1 >= argc || parse_frac(argv[i + 1], &o.efficiency))
                 code = rs_cli_bad_input("%s: expected a fraction above 0 and at most 1 after it", a);
@@ -385,7 +391,7 @@ static int cmd_import(int argc, char **argv)
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
             code = rs_cli_bad_input("trace import chakra: unknown option '%s'; expected -o FILE, --gpu PRESET, "
-                                    "--efficiency E or -q", a);
+                                    "--efficiency E, --comm-groups FILE or -q", a);
         } else {
             paths[np++] = a;
         }

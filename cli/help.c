@@ -86,7 +86,7 @@ static const cmd_help cmds[] = {
       "railsim trace gen PLAN.json|PRESET [--gpus N] -o FILE\n"
       "railsim trace info FILE\n"
       "railsim trace dump FILE [--rank R]\n"
-      "railsim trace import chakra DIR|NAME.RANK.et... -o FILE [--gpu PRESET] [--efficiency E] [-q]\n"
+      "railsim trace import chakra DIR|NAME.RANK.et... -o FILE [--gpu PRESET] [--efficiency E] [--comm-groups FILE] [-q]\n"
       "railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]",
       "training plan -> compressed collective trace; describe or print a trace; Chakra ET in and out",
       "  gen PLAN|PRESET\ta plan file or preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b, demo-dense, "
@@ -98,6 +98,7 @@ static const cmd_help cmds[] = {
       "  import chakra DIR|FILE...\tChakra execution traces, one NAME.RANK.et per rank, to a trace (docs/chakra.md)\n"
       "  --gpu PRESET\timport: the GPU that times nodes given as FLOPs and bytes (default h100)\n"
       "  --efficiency E\timport: the fraction of peak FLOP/s those nodes reach (default 0.5)\n"
+      "  --comm-groups FILE\timport: process groups by pg_name, as ASTRA-sim's JSON {\"1\": [0, 1], ...}\n"
       "  export chakra TRACE|PLAN\ta trace, plan file or preset as Chakra ET files, one per rank, in -o DIR\n"
       "  --name NAME\texport: the files' prefix, NAME.RANK.et (default: the input's base name)\n",
       "railsim trace gen gpt-1t --gpus 16384 -o gpt1t.rst && railsim trace info gpt1t.rst\n"

@@ -25,6 +25,8 @@
 
 #include "chakra.h"
 #include "coll.h"
+#include <jansson.h>
+
 #include "et_def.pb-c.h"
 #include "plan.h"
 
@@ -41,6 +43,7 @@ void rs_chakra_opts_default(rs_chakra_opts *o)
     o->peak_flops = 989e12;
     o->mem_bw = 3.35e12;
     o->efficiency = 0.5;
+    o->comm_groups = NULL;
     (void)rs_plan_gpu_peak("h100", &o->peak_flops, &o->mem_bw);
 }
 
@@ -161,8 +164,19 @@ typedef struct cev {     /* one collective issue, for matching */
     size_t off;
 } cev;
 
+typedef struct pgdef {
+    char *name;
+    uint32_t *ranks, n;  /* n == 0: every rank */
+} pgdef;
+
+typedef struct pgtab {
+    pgdef *v;
+    size_t n, cap;
+} pgtab;
+
 typedef struct rank_in {
     const rs_chakra_file *f;
+    pgtab pgs;           /* process groups this rank's file defines */
     pb_meta *meta;
     nd *nodes;
     uint32_t n;
@@ -178,6 +192,7 @@ typedef struct imp {
     uint32_t nranks;
     comm_def *comms;
     uint32_t ncomms, capcomms;
+    pgtab gpgs;          /* from the --comm-groups file */
     p2p *msgs;
     size_t nmsgs, capmsgs;
     cev *cevs;
@@ -247,6 +262,7 @@ static int frame(const uint8_t *b, size_t n, size_t *pos, size_t *len)
 }
 
 static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err);
+static int pg_from_meta(imp *im, rank_in *ri, rs_err *err);
 
 static int decode_file(imp *im, rank_in *ri, rs_err *err)
 {
@@ -262,6 +278,9 @@ static int decode_file(imp *im, rank_in *ri, rs_err *err)
     if (!ri->meta)
         return BADAT(ri, 0, "%zu bytes that are not a Chakra GlobalMetadata message (not a Chakra ET file?)", len);
     pos += len;
+    int rc = pg_from_meta(im, ri, err);
+    if (rc)
+        return rc;
     size_t cap = 0;
     while (pos < n) {
         size_t off = pos;
@@ -279,8 +298,7 @@ static int decode_file(imp *im, rank_in *ri, rs_err *err)
             return BADAT(ri, off, "%zu bytes that are not a Chakra Node message", len);
         ri->n++;
         pos += len;
-        int rc = node_attrs(im, ri, d, err);
-        if (rc)
+        if ((rc = node_attrs(im, ri, d, err)))
             return rc;
     }
     return RS_OK;
@@ -316,50 +334,206 @@ static int comm_intern(imp *im, const uint32_t *ranks, uint32_t n, uint8_t dim, 
     return 0;
 }
 
-/* The members of process group pg as this rank's metadata lists them
- * (attribute "pg_ranks:<pg>", an integer list), checked. */
-static int pg_members(imp *im, rank_in *ri, const nd *d, const char *pg, uint32_t **out, uint32_t *nout,
+/* ---- process groups ----------------------------------------------------------------- */
+
+/* Add group name with members r[0..n) (n == 0: every rank, PyTorch's
+ * convention for the default group) to tab. 0; -1 with why filled for a
+ * rank out of range or listed twice; -2 out of memory. */
+static int pg_add(pgtab *tab, const char *name, const int64_t *r, size_t n, uint32_t nranks, char *why,
+                  size_t whylen)
+{
+    if (n > nranks) {
+        snprintf(why, whylen, "%zu ranks, more than the %u there are", n, nranks);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = r[j] == r[i];
+        if (r[i] < 0 || r[i] >= nranks || dup) {
+            snprintf(why, whylen, "rank %" PRId64 " %s", r[i], dup ? "listed twice" : "out of range");
+            return -1;
+        }
+    }
+    if (grow((void **)&tab->v, &tab->cap, tab->n + 1, sizeof *tab->v))
+        return -2;
+    pgdef *g = &tab->v[tab->n];
+    g->name = strdup(name);
+    g->ranks = malloc((n ? n : 1) * sizeof *g->ranks);
+    if (!g->name || !g->ranks) {
+        free(g->name);
+        free(g->ranks);
+        return -2;
+    }
+    for (size_t i = 0; i < n; i++)
+        g->ranks[i] = (uint32_t)r[i];
+    g->n = (uint32_t)n;
+    tab->n++;
+    return 0;
+}
+
+static void pg_free(pgtab *tab)
+{
+    for (size_t i = 0; i < tab->n; i++) {
+        free(tab->v[i].name);
+        free(tab->v[i].ranks);
+    }
+    free(tab->v);
+}
+
+/* A JSON list of integers into a malloc'ed array; -1 if it is not one. */
+static int json_ranks(const json_t *a, int64_t **out, size_t *n)
+{
+    if (!json_is_array(a))
+        return -1;
+    *n = json_array_size(a);
+    *out = malloc((*n ? *n : 1) * sizeof **out);
+    if (!*out)
+        return -2;
+    for (size_t i = 0; i < *n; i++) {
+        const json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v)) {
+            free(*out);
+            return -1;
+        }
+        (*out)[i] = json_integer_value(v);
+    }
+    return 0;
+}
+
+/* GlobalMetadata attributes "pg_ranks:NAME" (integer lists): the table
+ * railsim's exporter writes. */
+static int pg_from_meta(imp *im, rank_in *ri, rs_err *err)
+{
+    for (size_t k = 0; k < ri->meta->n_attr; k++) {
+        const pb_attr *a = ri->meta->attr[k];
+        if (!a->name || strncmp(a->name, "pg_ranks:", 9))
+            continue;
+        long long m = attr_list_len(a);
+        if (m < 0)
+            return BADAT(ri, 0, "GlobalMetadata attribute \"%s\": expected an integer list of ranks", a->name);
+        int64_t *r = malloc(((size_t)m + 1) * sizeof *r);
+        if (!r)
+            return oom(err);
+        for (long long i = 0; i < m; i++)
+            r[i] = attr_list_at(a, (size_t)i);
+        char why[96];
+        int rc = pg_add(&ri->pgs, a->name + 9, r, (size_t)m, im->nranks, why, sizeof why);
+        free(r);
+        if (rc == -2)
+            return oom(err);
+        if (rc)
+            return BADAT(ri, 0, "GlobalMetadata attribute \"%s\": %s", a->name, why);
+    }
+    return RS_OK;
+}
+
+/* A METADATA_NODE whose inputs.values is PyTorch's process-group record,
+ * as ASTRA-sim reads it: ["[{"pg_name": "1", "ranks": [0, 1], ...}, ...]"]
+ * (the JSON list inside one string list item; an empty ranks list is every
+ * rank). Other metadata is no process-group table and is left alone. */
+static int pg_from_node(imp *im, rank_in *ri, const nd *d, rs_err *err)
+{
+    const char *v = d->pb->inputs ? d->pb->inputs->values : NULL;
+    size_t n = v ? strlen(v) : 0;
+    if (n < 2)
+        return RS_OK;
+    json_error_t je;
+    json_t *j = n >= 4 && !strncmp(v, "[\"", 2) && !strcmp(v + n - 2, "\"]") ? json_loadb(v + 2, n - 4, 0, &je)
+                                                                             : json_loadb(v, n, 0, &je);
+    if (!j)
+        return RS_OK;
+    int rc = RS_OK;
+    size_t i;
+    json_t *it;
+    json_array_foreach(j, i, it) {
+        const json_t *name = json_object_get(it, "pg_name"), *ranks = json_object_get(it, "ranks");
+        if (!json_is_object(it) || !name)
+            continue;
+        int64_t *r = NULL;
+        size_t m = 0;
+        char why[96] = "expected a list of integer ranks";
+        int bad = !json_is_string(name) ? -1 : json_ranks(ranks, &r, &m);
+        if (bad == 0)
+            bad = pg_add(&ri->pgs, json_string_value(name), r, m, im->nranks, why, sizeof why);
+        free(r);
+        if (bad == -2) {
+            rc = oom(err);
+            break;
+        }
+        if (bad) {
+            rc = BADAT(ri, d->off, "node %" PRIu64 ": process group record %zu: %s", d->id, i + 1, why);
+            break;
+        }
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* ASTRA-sim's --comm-group-configuration file: {"1": [0, 1, 2, 3], ...}. */
+static int pg_from_file(imp *im, const char *path, rs_err *err)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j)
+        return rs_err_set(err, RS_EFORMAT, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    int rc = RS_OK;
+    const char *key;
+    json_t *v;
+    if (!json_is_object(j))
+        rc = rs_err_set(err, RS_EFORMAT, "%s: expected an object of process groups: {\"1\": [0, 1], ...}", path);
+    json_object_foreach(j, key, v) {
+        if (rc)
+            break;
+        int64_t *r = NULL;
+        size_t m = 0;
+        char why[96] = "expected a list of integer ranks";
+        int bad = json_ranks(v, &r, &m);
+        if (bad == 0)
+            bad = pg_add(&im->gpgs, key, r, m, im->nranks, why, sizeof why);
+        free(r);
+        if (bad == -2)
+            rc = oom(err);
+        else if (bad)
+            rc = rs_err_set(err, RS_EFORMAT, "%s: process group \"%s\": %s", path, key, why);
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* The members of process group pg for rank ri: its own table (the last
+ * definition), then the --comm-groups file; "0" and "world" are every rank
+ * when no table names them (ASTRA-sim's default group). *out NULL = every
+ * rank; else borrowed. */
+static int pg_members(imp *im, rank_in *ri, const nd *d, const char *pg, const uint32_t **out, uint32_t *nout,
                       rs_err *err)
 {
-    char key[300];
-    snprintf(key, sizeof key, "pg_ranks:%s", pg);
-    const pb_attr *a = attr_find(ri->meta->attr, ri->meta->n_attr, key);
+    (void)err;
+    const pgdef *g = NULL;
+    for (size_t i = ri->pgs.n; i-- > 0 && !g;)
+        if (!strcmp(ri->pgs.v[i].name, pg))
+            g = &ri->pgs.v[i];
+    for (size_t i = 0; i < im->gpgs.n && !g; i++)
+        if (!strcmp(im->gpgs.v[i].name, pg))
+            g = &im->gpgs.v[i];
     *out = NULL;
     *nout = 0;
-    if (!a) {
+    if (!g) {
         if (!strcmp(pg, "0") || !strcmp(pg, "world"))
-            return RS_OK; /* PyTorch's default group: every rank */
-        return BADAT(ri, d->off, "node %" PRIu64 ": process group \"%s\" is not in the metadata's table "
-                     "(a GlobalMetadata attribute \"%s\" listing its ranks)", d->id, pg, key);
+            return RS_OK;
+        return BADAT(ri, d->off, "node %" PRIu64 ": process group \"%s\" is in no table (the metadata's "
+                     "\"pg_ranks:%s\", a process-group METADATA_NODE before it, or --comm-groups)", d->id, pg, pg);
     }
-    long long m = attr_list_len(a);
-    if (m < 1 || (uint64_t)m > im->nranks)
-        return BADAT(ri, 0, "GlobalMetadata attribute \"%s\": expected an integer list of 1 to %u ranks",
-                     key, im->nranks);
-    uint32_t *r = malloc((size_t)m * sizeof *r);
-    if (!r)
-        return oom(err);
+    if (g->n == 0)
+        return RS_OK;
     int self = 0;
-    for (long long i = 0; i < m; i++) {
-        int64_t v = attr_list_at(a, (size_t)i);
-        int dup = 0;
-        for (long long j = 0; j < i && !dup; j++)
-            dup = r[j] == (uint64_t)v;
-        if (v < 0 || v >= im->nranks || dup) {
-            free(r);
-            return BADAT(ri, 0, "GlobalMetadata attribute \"%s\": rank %" PRId64 " %s", key, v,
-                         dup ? "listed twice" : "out of range");
-        }
-        r[i] = (uint32_t)v;
-        self |= r[i] == ri->f->rank;
-    }
-    if (!self) {
-        free(r);
+    for (uint32_t i = 0; i < g->n; i++)
+        self |= g->ranks[i] == ri->f->rank;
+    if (!self)
         return BADAT(ri, d->off, "node %" PRIu64 ": process group \"%s\" does not contain rank %u", d->id, pg,
                      ri->f->rank);
-    }
-    *out = r;
-    *nout = (uint32_t)m;
+    *out = g->ranks;
+    *nout = g->n;
     return RS_OK;
 }
 
@@ -483,20 +657,23 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
         }
         if (pg && !*pg)
             pg = NULL;
-        uint32_t *ranks = NULL, nr = 0;
+        const uint32_t *ranks = NULL;
+        uint32_t nr = 0;
         if (pg && (rc = pg_members(im, ri, d, pg, &ranks, &nr, err)))
             return rc;
-        if (!ranks) { /* the world */
-            ranks = malloc((size_t)im->nranks * sizeof *ranks);
-            if (!ranks)
+        uint32_t *world = NULL;
+        if (!ranks) {
+            world = malloc((size_t)im->nranks * sizeof *world);
+            if (!world)
                 return oom(err);
             for (uint32_t r = 0; r < im->nranks; r++)
-                ranks[r] = r;
+                world[r] = r;
+            ranks = world;
             nr = im->nranks;
             pg = NULL;
         }
         rc = comm_intern(im, ranks, nr, d->dim, pg, &d->comm);
-        free(ranks);
+        free(world);
         if (rc)
             return oom(err);
         break;
@@ -526,6 +703,10 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
         d->dim = a ? d->dim : RS_DIM_PP;
         break;
     }
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+        if ((rc = pg_from_node(im, ri, d, err)))
+            return rc;
+        /* fall through */
     default: /* METADATA, STORAGE, BATCH, CHECKPOINT: time only if given */
         if (d->dur)
             d->kind = RS_OP_COMPUTE;
@@ -1143,7 +1324,9 @@ static void imp_free(imp *im)
             free(ri->ops);
             if (ri->meta)
                 chakra_proto_msg__global_metadata__free_unpacked(ri->meta, NULL);
+            pg_free(&ri->pgs);
         }
+    pg_free(&im->gpgs);
     free(im->rk);
     for (uint32_t c = 0; c < im->ncomms; c++) {
         free(im->comms[c].ranks);
@@ -1224,6 +1407,8 @@ int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_op
         }
         im.rk[files[i].rank].f = &files[i];
     }
+    if (o->comm_groups && (rc = pg_from_file(&im, o->comm_groups, err)))
+        goto fail;
     for (uint32_t r = 0; r < n; r++)
         if ((rc = decode_file(&im, &im.rk[r], err)))
             goto fail;

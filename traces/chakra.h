@@ -44,9 +44,10 @@ typedef struct rs_chakra_opts {
     double peak_flops;  /* FLOP/s, > 0 */
     double efficiency;  /* (0, 1] */
     double mem_bw;      /* bytes/s, > 0 */
+    const char *comm_groups; /* ASTRA-sim's comm-group JSON ({"1": [0, 1], ...}) or NULL */
 } rs_chakra_opts;
 
-/* H100 (plan.h's preset) at the plans' default efficiency 0.5. */
+/* H100 (plan.h's preset) at the plans' default efficiency 0.5, no comm-group file. */
 void rs_chakra_opts_default(rs_chakra_opts *o);
 
 /* What an import met and did (all counts over all ranks). */

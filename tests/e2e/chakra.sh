@@ -70,6 +70,22 @@ fwd = 808897877
 assert it["time_ps"] >= 6 * fwd, it["time_ps"]
 PYEOF
 
+# 3b. Process groups: a PyTorch process-group METADATA_NODE (pg 1, 2, 0),
+# and ASTRA-sim's comm-group JSON for pg 3 and 4 (pg_name as an int64).
+PG="$FX/process_groups"
+"$RS" trace import chakra "$PG" --comm-groups "$PG/comm_groups.json" -o "$TMP/pg.rst" -q &&
+"$RS" trace dump "$TMP/pg.rst" >"$TMP/pg.dump" &&
+"$RS" run $NET --set workload.trace="$TMP/pg.rst" -o "$TMP/r_pg" -q
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^comm [0-9]* dp 4: 0 1 2 3$" "$TMP/pg.dump" && grep -q "^comm [0-9]* dp 4: 4 5 6 7$" "$TMP/pg.dump" &&
+   grep -q "^comm [0-9]* dp 8: 0 1 2 3 4 5 6 7$" "$TMP/pg.dump" && grep -q "^comm [0-9]* dp 4: 0 2 4 6$" "$TMP/pg.dump" &&
+   grep -q "^comm [0-9]* dp 4: 1 3 5 7$" "$TMP/pg.dump" &&
+   [ "$(json_get "$TMP/r_pg/summary.json" "d['status']")" = complete ]; then
+    ok "process groups from a metadata node and --comm-groups"
+else
+    fail "process groups: exit $rc: $(grep '^comm' "$TMP/pg.dump")"
+fi
+
 # 4. Round trip: a plan's trace exported and imported gives the same
 # programs (slot numbering aside) and the same iteration time.
 cat >"$TMP/dptp.json" <<'PLAN'
@@ -134,6 +150,9 @@ expect_bad "dep on absent node"  "missdep.4.et: rank 4, byte offset 8: node 50 .
 expect_bad "cycle"               "cycle.6.et: rank 6, byte offset [0-9]*: node [12] is on a dependency cycle" trace import chakra "$TMP/b/cycle" -o "$BAD_OUT"
 expect_bad "collective not issued" "collective #1 on process group world (8 ranks) is not issued by rank 3" trace import chakra "$TMP/b/nocoll" -o "$BAD_OUT"
 expect_bad "node type"           "badtype.2.et: rank 2, byte offset 8: node 0: node type 42" trace import chakra "$TMP/b/badtype" -o "$BAD_OUT"
+expect_bad "process group in no table" "process_groups.0.et: rank 0, byte offset [0-9]*: node 4: process group \"3\" is in no table" trace import chakra "$PG" -o "$BAD_OUT"
+printf '{"3": [0, 2, 4, 6], "4": [1, 3, 5, 9]}\n' >"$TMP/b/groups.json"
+expect_bad "comm-groups rank out of range" "groups.json: process group \"4\": rank 9 out of range" trace import chakra "$PG" --comm-groups "$TMP/b/groups.json" -o "$BAD_OUT"
 expect_bad "not an ET name"      "NAME.RANK.et"        trace import chakra "$TMP/dptp.json" -o "$BAD_OUT"
 expect_bad "no -o"               "-o FILE"             trace import chakra "$FX/allreduce"
 expect_bad "bad efficiency"      "--efficiency"        trace import chakra "$FX/allreduce" --efficiency 2 -o "$BAD_OUT"

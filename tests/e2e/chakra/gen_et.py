@@ -8,7 +8,8 @@ uint32 or sint64, comm_type as int64, is_cpu_op, no process groups (the
 world), control dependencies beside data dependencies, metadata and memory
 nodes, node ids that do not start at 0 or follow file order.
 
-    gen_et.py OUTDIR      writes OUTDIR/<fixture>/<fixture>.<rank>.et
+    gen_et.py [OUTDIR]    writes OUTDIR/<fixture>/<fixture>.<rank>.et (default:
+                          beside this script)
 
 The outputs are checked in beside this script (tests/e2e/chakra/); run it
 again after changing it and commit both.
@@ -62,11 +63,13 @@ def attr(name, kind, v):
         body += f_varint(kind, int(v))
     return body
 
-def node(nid, name, ntype, attrs=(), ctrl=(), data=(), dur=0):
+def node(nid, name, ntype, attrs=(), ctrl=(), data=(), dur=0, inputs=None):
     b = f_varint(1, nid) + f_bytes(2, name) + f_varint(3, ntype)
     b += f_packed(4, ctrl) + f_packed(5, data)
     if dur:
         b += f_varint(7, dur)
+    if inputs is not None:  # IOInfo { values = 1 }
+        b += f_bytes(8, f_bytes(1, inputs))
     for a in attrs:
         b += f_bytes(10, a)
     return b
@@ -165,6 +168,28 @@ def pipeline(n=4, micro=3, fwd_us=50):
         out.append(nodes)
     return out
 
+def process_groups(n=8):
+    """Process groups the ways PyTorch-derived traces carry them: a
+    METADATA_NODE whose inputs.values is the process-group record
+    (pg "1" ranks 0-3, pg "2" ranks 4-7, pg "0" every rank, as ASTRA-sim
+    reads it), a 1 MiB AllReduce on the rank's half (pg_name a string), a
+    1 MiB AllGather on pg "0", then a 1 MiB AllToAll on pg 3 (even ranks) or
+    4 (odd ranks), pg_name an int64, defined only in comm_groups.json."""
+    record = '["[{"pg_name": "0", "pg_desc": "default_pg", "ranks": []}, ' \
+             '{"pg_name": "1", "ranks": [0, 1, 2, 3]}, {"pg_name": "2", "ranks": [4, 5, 6, 7]}]"]'
+    out = []
+    for r in range(n):
+        out.append([
+            node(1, "## process_group:init ##", METADATA, [], inputs=record),
+            node(2, "nccl:all_reduce", COLL, [attr("comm_type", INT64, ALL_REDUCE), attr("comm_size", UINT64, MIB),
+                                              attr("pg_name", STRING, "1" if r < 4 else "2")], data=[1]),
+            node(3, "nccl:all_gather", COLL, [attr("comm_type", INT64, ALL_GATHER), attr("comm_size", INT64, MIB),
+                                              attr("pg_name", STRING, "0")], ctrl=[2]),
+            node(4, "nccl:all_to_all", COLL, [attr("comm_type", INT64, ALL_TO_ALL), attr("comm_size", UINT64, MIB),
+                                              attr("pg_name", INT64, 3 + r % 2)], ctrl=[3]),
+        ])
+    return out
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     write(outdir, "allreduce", one_coll(ALL_REDUCE, UINT64))
@@ -173,6 +198,9 @@ def main():
     write(outdir, "alltoall", one_coll(ALL_TO_ALL, SINT64))
     write(outdir, "ring_allreduce", ring_allreduce())
     write(outdir, "pipeline", pipeline())
+    write(outdir, "process_groups", process_groups())
+    with open(os.path.join(outdir, "process_groups", "comm_groups.json"), "w") as f:
+        f.write('{"3": [0, 2, 4, 6], "4": [1, 3, 5, 7]}\n')
 
 if __name__ == "__main__":
     main()
