@@ -80,7 +80,8 @@ static int attr_int(const pb_attr *a, int *neg, uint64_t *mag)
     case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL: {
         double d = a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL ? a->double_val
                                                                                          : (double)a->float_val;
-        if (!(d > -9.2e18 && d < 1.8e19) || d != (double)(int64_t)d)
+        /* integral and exact: |d| below 2^53, where the cast is defined */
+        if (!(d > -9007199254740992.0 && d < 9007199254740992.0) || d != (double)(int64_t)d)
             return -1;
         *neg = d < 0;
         *mag = (uint64_t)(d < 0 ? -d : d);
@@ -150,7 +151,8 @@ typedef struct comm_def {
 } comm_def;
 
 typedef struct p2p {     /* one send or receive, for matching */
-    uint32_t src, dst, seq, file;
+    uint64_t seq;        /* position in the import: program order per file */
+    uint32_t src, dst, file;
     uint8_t send;
     int64_t tag;
     uint64_t bytes, id;
@@ -193,6 +195,7 @@ typedef struct imp {
     comm_def *comms;
     uint32_t ncomms, capcomms;
     pgtab gpgs;          /* from the --comm-groups file */
+    uint32_t world[RS_DIM_COUNT]; /* the all-ranks communicator per dim, once made */
     p2p *msgs;
     size_t nmsgs, capmsgs;
     cev *cevs;
@@ -662,6 +665,10 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
         if (pg && (rc = pg_members(im, ri, d, pg, &ranks, &nr, err)))
             return rc;
         uint32_t *world = NULL;
+        if (!ranks && im->world[d->dim] != RS_NONE) {
+            d->comm = im->world[d->dim];
+            break;
+        }
         if (!ranks) {
             world = malloc((size_t)im->nranks * sizeof *world);
             if (!world)
@@ -672,10 +679,13 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
             nr = im->nranks;
             pg = NULL;
         }
+        int is_world = world != NULL;
         rc = comm_intern(im, ranks, nr, d->dim, pg, &d->comm);
         free(world);
         if (rc)
             return oom(err);
+        if (is_world)
+            im->world[d->dim] = d->comm;
         break;
     }
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
@@ -1159,6 +1169,10 @@ static int build_rank(imp *im, rank_in *ri)
                                            .file = (uint32_t)(ri - im->rk), .send = (uint8_t)send, .tag = d->tag,
                                            .bytes = d->bytes, .id = d->id, .off = d->off };
         } else if (d->kind == RS_OP_COLL) {
+            if (im->ncevs >= UINT32_MAX) {
+                rc = BADAT(ri, d->off, "more than 2^32 collectives in all");
+                goto out;
+            }
             if (grow((void **)&im->cevs, &im->capcevs, im->ncevs + 1, sizeof *im->cevs)) {
                 rc = oom(err);
                 goto out;
@@ -1211,6 +1225,17 @@ static int cmp_cev(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* (comm, rank, append position): each rank's issues on a communicator in order */
+static int cmp_cev_issue(const void *a, const void *b)
+{
+    const cev *x = a, *y = b;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static const char *coll_name(uint8_t c)
 {
     return rs_coll_op_name((rs_coll_op)c);
@@ -1219,20 +1244,12 @@ static const char *coll_name(uint8_t c)
 static int match_all(imp *im)
 {
     rs_err *err = im->err;
-    /* Sequence numbers in program order: msgs/cevs were appended per rank in
-     * order, so count per (src,dst,send) and per (comm,rank). */
-    for (size_t i = 0; i < im->nmsgs; i++) {
-        uint32_t seq = 0;
-        for (size_t j = i; j-- > 0;)
-            if (im->msgs[j].file != im->msgs[i].file)
-                break;
-            else if (im->msgs[j].src == im->msgs[i].src && im->msgs[j].dst == im->msgs[i].dst &&
-                     im->msgs[j].send == im->msgs[i].send) {
-                seq = im->msgs[j].seq + 1;
-                break;
-            }
-        im->msgs[i].seq = seq;
-    }
+    /* Messages and collectives were appended rank by rank in program order,
+     * and each (src, dst, direction) or (comm, rank) sequence comes from one
+     * file: sorting by the append position keeps program order within it.
+     * O(n log n) in all. */
+    for (size_t i = 0; i < im->nmsgs; i++)
+        im->msgs[i].seq = i;
     qsort(im->msgs, im->nmsgs, sizeof *im->msgs, cmp_p2p);
     size_t i = 0;
     while (i < im->nmsgs) {
@@ -1262,17 +1279,12 @@ static int match_all(imp *im)
             }
         }
     }
-    for (size_t q = 0; q < im->ncevs; q++) {
-        uint32_t seq = 0;
-        for (size_t j = q; j-- > 0;)
-            if (im->cevs[j].file != im->cevs[q].file)
-                break;
-            else if (im->cevs[j].comm == im->cevs[q].comm) {
-                seq = im->cevs[j].seq + 1;
-                break;
-            }
-        im->cevs[q].seq = seq;
-    }
+    for (size_t q = 0; q < im->ncevs; q++)
+        im->cevs[q].seq = (uint32_t)q; /* append position first, then per (comm, rank) */
+    qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev_issue);
+    for (size_t q = 0; q < im->ncevs; q++)
+        im->cevs[q].seq = q && im->cevs[q - 1].comm == im->cevs[q].comm && im->cevs[q - 1].rank == im->cevs[q].rank
+                              ? im->cevs[q - 1].seq + 1 : 0;
     qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev);
     i = 0;
     while (i < im->ncevs) {
@@ -1389,15 +1401,16 @@ int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_op
     if (n > 65536)
         return rs_err_set(err, RS_EINVAL, "chakra: %u ranks, expected at most 65536", n);
     imp im = { .o = o, .nranks = n, .st = st, .err = err };
+    for (int k = 0; k < RS_DIM_COUNT; k++)
+        im.world[k] = RS_NONE;
     int rc = RS_ENOMEM;
     im.rk = calloc(n, sizeof *im.rk);
     if (!im.rk)
         goto fail;
     for (uint32_t i = 0; i < n; i++) {
         if (files[i].rank >= n) {
-            rc = rs_err_set(err, RS_EINVAL, "%s: rank %u, but only %u files were given (ranks 0 to %u expected); "
-                            "rank %u is missing", files[i].name, files[i].rank, n, n - 1, files[i].rank - 1 < n ?
-                            files[i].rank - 1 : n - 1);
+            rc = rs_err_set(err, RS_EINVAL, "%s: rank %u, but %u files were given: expected ranks 0 to %u, "
+                            "so a rank below it is missing", files[i].name, files[i].rank, n, n - 1);
             goto fail;
         }
         if (im.rk[files[i].rank].f) {
@@ -1743,7 +1756,7 @@ int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_
         ml[k].n_values = m;
         ml[k].values = mvals[k];
         chakra_proto_msg__attribute_proto__init(&ma[k]);
-        snprintf(mnames[k], sizeof mnames[k], "pg_ranks:%u", c);
+        snprintf(mnames[k], sizeof mnames[k], "pg_ranks:%u", c + 1);
         ma[k].name = mnames[k];
         ma[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
         ma[k].int64_list = &ml[k];
@@ -1812,7 +1825,8 @@ int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_
             pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
             attr_i64(&as, "comm_type", ctype[op->coll < RS_COLL_NOPS ? op->coll : 0]);
             attr_u64(&as, "comm_size", op->bytes);
-            snprintf(pg, sizeof pg, "%u", rs_trace_op_comm(t, rank, op));
+            /* communicator id + 1: ASTRA-sim reads pg_name "0" as every rank */
+            snprintf(pg, sizeof pg, "%u", rs_trace_op_comm(t, rank, op) + 1);
             attr_str(&as, "pg_name", pg);
             attr_str(&as, "railsim_dim", dims[op->dim < RS_DIM_COUNT ? op->dim : 0]);
             break;
@@ -1878,6 +1892,32 @@ int rs_chakra_export(const rs_trace *t, const char *dir, const char *name, rs_er
         int ok = f && fwrite(b, 1, n, f) == n;
         ok = f && fclose(f) == 0 && ok;
         free(b);
+        if (!ok || rename(tmp, path)) {
+            rc = rs_err_set(err, RS_EIO, "%s: cannot write: %s", path, strerror(errno));
+            remove(tmp);
+        }
+    }
+    /* The process groups again for ASTRA-sim, which reads them from its
+     * --comm-group-configuration file, not from the metadata. */
+    if (rc == RS_OK) {
+        snprintf(path, pl, "%s/%s.comm_groups.json", dir, name);
+        snprintf(tmp, pl + 4, "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        int ok = f != NULL;
+        if (f) {
+            fputc('{', f);
+            for (uint32_t c = 0; c < rs_trace_ncomms(t); c++) {
+                uint32_t m;
+                const uint32_t *mem = rs_trace_comm_ranks(t, c, &m);
+                fprintf(f, "%s\n  \"%u\": [", c ? "," : "", c + 1);
+                for (uint32_t q = 0; q < m; q++)
+                    fprintf(f, "%s%u", q ? ", " : "", mem[q]);
+                fputc(']', f);
+            }
+            fputs("\n}\n", f);
+            ok = !ferror(f);
+            ok = fclose(f) == 0 && ok;
+        }
         if (!ok || rename(tmp, path)) {
             rc = rs_err_set(err, RS_EIO, "%s: cannot write: %s", path, strerror(errno));
             remove(tmp);

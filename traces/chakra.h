@@ -80,8 +80,10 @@ int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_c
 /* Rank's program as one ET file in memory (*buf malloc'ed, caller frees). */
 int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_t *len, rs_err *err);
 
-/* Every rank to dir/<name>.<rank>.et (dir is created if absent; each file
- * written to .tmp and renamed). RS_EIO naming the file. */
+/* Every rank to dir/<name>.<rank>.et, and the communicators as ASTRA-sim's
+ * comm-group file dir/<name>.comm_groups.json ({"<id + 1>": [ranks], ...}:
+ * pg_name is the communicator id + 1). dir is created if absent; each file
+ * is written to .tmp and renamed. RS_EIO naming the file. */
 int rs_chakra_export(const rs_trace *t, const char *dir, const char *name, rs_err *err);
 
 #endif

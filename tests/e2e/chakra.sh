@@ -96,7 +96,16 @@ PLAN
 "$RS" trace export chakra "$TMP/dptp.rst" -o "$TMP/et" >/dev/null &&
 "$RS" trace import chakra "$TMP/et" -o "$TMP/back.rst" -q
 rc=$?
-[ $rc -eq 0 ] && [ "$(ls "$TMP/et" | wc -l)" -eq 8 ] && ok "export writes one file per rank" || fail "export: exit $rc"
+[ $rc -eq 0 ] && [ "$(ls "$TMP/et"/dptp.*.et | wc -l)" -eq 8 ] && ok "export writes one file per rank" || fail "export: exit $rc"
+# ASTRA-sim's comm-group file beside them: every communicator, ids + 1.
+"$PY" - "$TMP/et/dptp.comm_groups.json" "$TMP/dptp.rst" "$RS" <<'PYEOF' && ok "export writes the comm-group file" || fail "comm-group file"
+import json, subprocess, sys
+g = json.load(open(sys.argv[1]))
+dump = subprocess.run([sys.argv[3], "trace", "dump", sys.argv[2]], capture_output=True, text=True).stdout
+comms = [l.split(":")[1].split() for l in dump.splitlines() if l.startswith("comm ")]
+assert len(g) == len(comms) > 0 and "0" not in g
+assert all(g[str(i + 1)] == [int(x) for x in c] for i, c in enumerate(comms))
+PYEOF
 for f in dptp back; do
     "$RS" trace dump "$TMP/$f.rst" | grep -E '^ +[0-9]+ s' | sed 's/ \(comm\|slot\|peer\) [0-9]*//' >"$TMP/$f.ops"
     "$RS" run $NET --set workload.trace="$TMP/$f.rst" -o "$TMP/r_$f" -q
