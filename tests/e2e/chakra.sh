@@ -31,6 +31,16 @@ PYEOF
     [ $rc -eq 0 ] && [ $? -eq 0 ] && ok "imported $op: $res" || fail "imported $op: exit $rc: $res"
 done
 grep -q "allreduce *0.008" "$TMP/allreduce.info" && ok "trace info on an import" || fail "trace info: $(cat "$TMP/allreduce.info")"
+# The same on a rail-only network of two HB domains (hierarchical algorithms).
+RO="--set topology.gpus=8 --set topology.hb_size=4 --set topology.kind=rail-only"
+"$RS" run $RO --set workload.trace="$TMP/allreduce.rst" -o "$TMP/ro_r" -q &&
+"$RS" run $RO --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 -o "$TMP/ro_d" -q &&
+"$PY" -c "import json,sys; r,d=(json.load(open(p)) for p in sys.argv[1:3]); a,b=d['collective']['time_ps'],r['iteration']['time_ps']; sys.exit(0 if abs(b-a)<=0.05*a else 1)" \
+    "$TMP/ro_r/summary.json" "$TMP/ro_d/summary.json" && ok "imported allreduce on rail-only within 5%" || fail "rail-only allreduce"
+# Same inputs, same bytes; files given in any order.
+"$RS" trace import chakra "$FX/ring_allreduce" -o "$TMP/ring_a.rst" -q &&
+"$RS" trace import chakra $(ls "$FX"/ring_allreduce/*.et | sort -r) -o "$TMP/ring_b.rst" -q &&
+    cmp -s "$TMP/ring_a.rst" "$TMP/ring_b.rst" && ok "import is deterministic" || fail "import output differs"
 
 # 2. The ring of sends and receives replays; its compute is there, and its
 # communication takes at least what railsim's own ring AllReduce takes.
