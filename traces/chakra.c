@@ -1147,7 +1147,12 @@ static int build_rank(imp *im, rank_in *ri)
         }
         /* known is now what stream order (and the last join) covers */
         for (uint32_t q = di; q < ndep; q++)
-            if (!covered(&known, b.ops[dep[q]].stream, dep[q]) && k2 < 2) {
+            if (!covered(&known, b.ops[dep[q]].stream, dep[q])) {
+                /* the joins left at most two (one beside a join) */
+                if (RS_NEVER(k2 >= 2)) {
+                    rc = RS_EINTERNAL;
+                    goto out;
+                }
                 o.dep[k2++] = dep[q];
                 vc_merge(&known, &b.vc[dep[q]]);
             }
@@ -1393,6 +1398,10 @@ int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_op
                      rs_chakra_stats *st, rs_err *err)
 {
     *out = NULL;
+    rs_err local;
+    if (!err)
+        err = &local;
+    rs_err_clear(err);
     rs_chakra_opts def;
     if (!o) {
         rs_chakra_opts_default(&def);
@@ -1478,7 +1487,7 @@ int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_op
     imp_free(&im);
     return RS_OK;
 fail:
-    if (rc == RS_ENOMEM && err && !strstr(err->msg, "memory"))
+    if (rc == RS_ENOMEM && !strstr(err->msg, "memory"))
         oom(err);
     rs_trace_destroy(im.t);
     imp_free(&im);
@@ -1573,6 +1582,10 @@ int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_c
     rs_chakra_file *files = NULL;
     int rc = RS_ENOMEM;
     *out = NULL;
+    rs_err local;
+    if (!err)
+        err = &local;
+    rs_err_clear(err);
     for (uint32_t i = 0; i < npaths; i++) {
         struct stat sb;
         if (stat(paths[i], &sb)) {
