@@ -300,12 +300,86 @@ static void test_chakra_export_then_import_keeps_programs(void)
     rs_trace_destroy(u);
 }
 
+
+/* Twenty independent messages each way: fifteen communication streams
+ * take the first fifteen, the other five share a stream with an op they do
+ * not depend on, counted. */
+static void test_chakra_counts_ops_serialized_past_15_chains(void)
+{
+    wb f[2], n;
+    file_begin(&f[0]);
+    file_begin(&f[1]);
+    for (int k = 0; k < 20; k++) {
+        node_begin(&n, (uint64_t)k, "s", SEND);
+        attr_num(&n, "comm_dst", A_UINT64, 1);
+        attr_num(&n, "comm_size", A_UINT64, 100);
+        file_put(&f[0], &n);
+        node_begin(&n, (uint64_t)k, "r", RECV);
+        attr_num(&n, "comm_src", A_UINT64, 0);
+        attr_num(&n, "comm_size", A_UINT64, 100);
+        file_put(&f[1], &n);
+    }
+    rs_trace *t = NULL;
+    rs_chakra_stats st;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(import(f, 2, &t, &st, &err), RS_OK);
+    CU_ASSERT_EQUAL(st.serialized, 10);
+    uint32_t nops;
+    const rs_op *ops = rs_trace_program(t, 0, &nops);
+    CU_ASSERT_EQUAL_FATAL(nops, 20);
+    for (uint32_t i = 0; i < 15; i++)
+        CU_ASSERT_EQUAL(ops[i].stream, i + 1);
+    for (uint32_t i = 15; i < 20; i++) {
+        CU_ASSERT(ops[i].stream >= 1 && ops[i].stream < RS_STREAMS_MAX);
+        CU_ASSERT_EQUAL(ops[i].dep[0], RS_NONE);
+    }
+    rs_trace_destroy(t);
+}
+
+/* Collectives railsim has no algorithm for run as the stand-ins
+ * docs/chakra.md gives, counted; a zero-byte barrier moves one byte. */
+static void test_chakra_maps_other_collectives_to_stand_ins(void)
+{
+    static const struct { int ct; int coll; } m[] = { { 1, RS_COLL_REDUCESCATTER }, { 3, RS_COLL_ALLGATHER },
+                                                     { 4, RS_COLL_ALLGATHER }, { 5, RS_COLL_ALLGATHER },
+                                                     { 8, RS_COLL_REDUCESCATTER }, { 9, RS_COLL_ALLREDUCE } };
+    wb f[1], n;
+    file_begin(&f[0]);
+    for (unsigned k = 0; k < 6; k++) {
+        node_begin(&n, k, "c", COLL);
+        attr_num(&n, "comm_type", A_UINT32, m[k].ct);
+        attr_num(&n, "comm_size", A_UINT64, m[k].ct == 9 ? 0 : 4096);
+        file_put(&f[0], &n);
+    }
+    node_begin(&n, 99, "c", COLL);
+    attr_num(&n, "comm_type", A_INT64, 10);
+    attr_num(&n, "comm_size", A_UINT64, 1);
+    wb bad[1] = { f[0] };
+    file_put(&bad[0], &n);
+    rs_trace *t = NULL;
+    rs_chakra_stats st;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(import(f, 1, &t, &st, &err), RS_OK);
+    CU_ASSERT_EQUAL(st.approximated, 5); /* REDUCE_SCATTER_BLOCK is a ReduceScatter */
+    uint32_t nops;
+    const rs_op *ops = rs_trace_program(t, 0, &nops);
+    CU_ASSERT_EQUAL_FATAL(nops, 6);
+    for (unsigned k = 0; k < 6; k++)
+        CU_ASSERT_EQUAL(ops[k].coll, m[k].coll);
+    CU_ASSERT_EQUAL(ops[5].bytes, 1);
+    rs_trace_destroy(t);
+    CU_ASSERT_EQUAL(import(bad, 1, &t, NULL, &err), RS_EFORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "comm_type 10"));
+}
+
 static const rs_cu_test chakra_tests[] = {
     RS_CU_TEST(test_chakra_accepts_comm_size_in_every_integer_type),
     RS_CU_TEST(test_chakra_rejects_negative_size_naming_offset),
     RS_CU_TEST(test_chakra_joins_more_than_two_deps),
     RS_CU_TEST(test_chakra_contracts_empty_nodes_keeping_deps),
     RS_CU_TEST(test_chakra_export_then_import_keeps_programs),
+    RS_CU_TEST(test_chakra_counts_ops_serialized_past_15_chains),
+    RS_CU_TEST(test_chakra_maps_other_collectives_to_stand_ins),
 };
 
 static void register_suites(void) { RS_CU_SUITE("chakra", chakra_tests); }
