@@ -118,6 +118,24 @@ static int import(wb *files, uint32_t n, rs_trace **t, rs_chakra_stats *st, rs_e
     return rs_chakra_import(f, n, NULL, t, st, err);
 }
 
+/* Message id from rank 0 (send) to rank 1 (receive), bytes, tag (< 0: none). */
+static void add_pair(wb f[2], uint64_t id, uint64_t bytes, int tag)
+{
+    wb n;
+    node_begin(&n, id, "s", SEND);
+    attr_num(&n, "comm_dst", A_UINT64, 1);
+    attr_num(&n, "comm_size", A_UINT64, (int64_t)bytes);
+    if (tag >= 0)
+        attr_num(&n, "comm_tag", A_INT64, tag);
+    file_put(&f[0], &n);
+    node_begin(&n, id, "r", RECV);
+    attr_num(&n, "comm_src", A_UINT64, 0);
+    attr_num(&n, "comm_size", A_UINT64, (int64_t)bytes);
+    if (tag >= 0)
+        attr_num(&n, "comm_tag", A_INT64, tag);
+    file_put(&f[1], &n);
+}
+
 static void test_chakra_accepts_comm_size_in_every_integer_type(void)
 {
     static const unsigned kinds[] = { A_INT32, A_UINT32, A_INT64, A_UINT64, A_SINT64, A_FIXED64, A_SFIXED32, A_DOUBLE };
@@ -169,18 +187,8 @@ static void test_chakra_joins_more_than_two_deps(void)
     wb f[2], n;
     file_begin(&f[0]);
     file_begin(&f[1]);
-    for (int k = 0; k < 4; k++) {
-        node_begin(&n, (uint64_t)k, "s", SEND);
-        attr_num(&n, "comm_dst", A_UINT64, 1);
-        attr_num(&n, "comm_size", A_UINT64, 1000);
-        attr_num(&n, "comm_tag", A_INT64, k);
-        file_put(&f[0], &n);
-        node_begin(&n, (uint64_t)k, "r", RECV);
-        attr_num(&n, "comm_src", A_UINT64, 0);
-        attr_num(&n, "comm_size", A_UINT64, 1000);
-        attr_num(&n, "comm_tag", A_INT64, k);
-        file_put(&f[1], &n);
-    }
+    for (int k = 0; k < 4; k++)
+        add_pair(f, (uint64_t)k, 1000, k);
     uint64_t deps[4] = { 0, 1, 2, 3 };
     node_begin(&n, 9, "sum", COMP);
     node_deps(&n, 5, deps, 4);
@@ -221,10 +229,7 @@ static void test_chakra_contracts_empty_nodes_keeping_deps(void)
     wb f[2], n;
     file_begin(&f[0]);
     file_begin(&f[1]);
-    node_begin(&n, 1, "s", SEND);
-    attr_num(&n, "comm_dst", A_UINT64, 1);
-    attr_num(&n, "comm_size", A_UINT64, 64);
-    file_put(&f[0], &n);
+    add_pair(f, 1, 64, -1);
     uint64_t d1 = 1, d2 = 2, d3[2] = { 1, 3 };
     node_begin(&n, 2, "mark", METADATA);
     node_deps(&n, 4, &d1, 1);
@@ -239,10 +244,6 @@ static void test_chakra_contracts_empty_nodes_keeping_deps(void)
     w_key(&n, 7, 0);
     w_var(&n, 1);
     file_put(&f[0], &n);
-    node_begin(&n, 1, "r", RECV);
-    attr_num(&n, "comm_src", A_UINT64, 0);
-    attr_num(&n, "comm_size", A_UINT64, 64);
-    file_put(&f[1], &n);
     rs_trace *t = NULL;
     rs_chakra_stats st;
     rs_err err;
@@ -306,19 +307,11 @@ static void test_chakra_export_then_import_keeps_programs(void)
  * not depend on, counted. */
 static void test_chakra_counts_ops_serialized_past_15_chains(void)
 {
-    wb f[2], n;
+    wb f[2];
     file_begin(&f[0]);
     file_begin(&f[1]);
-    for (int k = 0; k < 20; k++) {
-        node_begin(&n, (uint64_t)k, "s", SEND);
-        attr_num(&n, "comm_dst", A_UINT64, 1);
-        attr_num(&n, "comm_size", A_UINT64, 100);
-        file_put(&f[0], &n);
-        node_begin(&n, (uint64_t)k, "r", RECV);
-        attr_num(&n, "comm_src", A_UINT64, 0);
-        attr_num(&n, "comm_size", A_UINT64, 100);
-        file_put(&f[1], &n);
-    }
+    for (int k = 0; k < 20; k++)
+        add_pair(f, (uint64_t)k, 100, -1);
     rs_trace *t = NULL;
     rs_chakra_stats st;
     rs_err err;
