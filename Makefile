@@ -5,14 +5,18 @@
 #               AddressSanitizer + UBSan build, then every fuzz target for
 #               FUZZ_SECONDS each (clang/libFuzzer) over its seed corpus
 #   make check  the release-build suite alone (quick)
+#   make clang  a Release build with clang (users' other compiler), no tests
+#
+# Developers build with -Werror (RS_WERROR); a user's plain cmake does not.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+CLANG_BUILD ?= build-clang
 FUZZ_SECONDS ?= 60
 JOBS  ?= $(shell nproc)
 FUZZ_TARGETS = scenario timeline trace plan fault parts chakra
 
-.PHONY: all deps build run test check asan fuzz bench clean
+.PHONY: all deps build run test check asan fuzz clang bench clean
 
 all: build
 
@@ -20,25 +24,25 @@ deps:
 	@scripts/install-deps
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
 	$(BUILD)/cli/railsim compare -o out/compare
 
 check: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error -j $(JOBS)
 
 asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRS_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRS_SANITIZE=ON -DRS_WERROR=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		ctest --output-on-failure -j $(JOBS)
+		ctest --output-on-failure --no-tests=error -j $(JOBS)
 
 # Each target runs on a scratch copy of its corpus, so findings never land
 # in the tree by accident; a crash fails the run and leaves crash-* here.
 fuzz: deps
-	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON >/dev/null
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON -DRS_WERROR=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		work=$$(mktemp -d); cp tests/fuzz/corpus/$$t/* $$work/; \
@@ -50,10 +54,14 @@ fuzz: deps
 		rm -rf $$work; \
 	done
 
-test: check asan fuzz
+clang: deps
+	@cmake -S . -B $(CLANG_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release -DRS_WERROR=ON -DRS_TESTS=OFF >/dev/null
+	@cmake --build $(CLANG_BUILD) -j $(JOBS)
+
+test: check clang asan fuzz
 
 bench: build
 	bench/run
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(CLANG_BUILD) out

@@ -8,6 +8,7 @@
  */
 #include "report.h"
 
+#include "fmt.h"
 #include "tlstats.h"
 
 #include <errno.h>
@@ -41,36 +42,15 @@ static char *slot(void)
     return bufs[k++ % 16];
 }
 
-/* ps -> "12.345 us" (ns below 1 us, ms from 1 ms, s from 1 s). */
+/* fmt.h's conventions, in a rotating slot. */
 static const char *fmt_time(uint64_t ps)
 {
-    char *b = slot();
-    if (ps < 1000000ULL)
-        snprintf(b, 48, "%.3f ns", (double)ps / 1e3);
-    else if (ps < 1000000000ULL)
-        snprintf(b, 48, "%.3f us", (double)ps / 1e6);
-    else if (ps < 1000000000000ULL)
-        snprintf(b, 48, "%.3f ms", (double)ps / 1e9);
-    else
-        snprintf(b, 48, "%.3f s", (double)ps / 1e12);
-    return b;
+    return rs_fmt_time(slot(), 48, (double)ps);
 }
 
 static const char *fmt_bytes(uint64_t v)
 {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-    char *b = slot();
-    double x = (double)v;
-    int u = 0;
-    while (x >= 1024.0 && u < 5) {
-        x /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(b, 48, "%" PRIu64 " B", v);
-    else
-        snprintf(b, 48, "%.2f %s", x, unit[u]);
-    return b;
+    return rs_fmt_bytes(slot(), 48, (double)v);
 }
 
 static const char *fmt_pct(uint64_t part, uint64_t whole)
@@ -200,9 +180,12 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
                 json_array_size(get(co, "times_ps")), str_u(co, "iters"));
         if (has_u(co, "time_ps"))
             fprintf(out, ": mean %s", fmt_time(get_u(co, "time_ps")));
-        if (json_is_number(get(co, "algbw_gbps")) && json_is_number(get(co, "busbw_gbps")))
-            fprintf(out, ", algbw %.2f GB/s, busbw %.2f GB/s", json_number_value(get(co, "algbw_gbps")),
-                    json_number_value(get(co, "busbw_gbps")));
+        /* algbw_gbps: a summary of railsim before algbw_GBps (deprecated). */
+        const char *ak = json_is_number(get(co, "algbw_GBps")) ? "algbw_GBps" : "algbw_gbps";
+        const char *bk = json_is_number(get(co, "busbw_GBps")) ? "busbw_GBps" : "busbw_gbps";
+        if (json_is_number(get(co, ak)) && json_is_number(get(co, bk)))
+            fprintf(out, ", algbw %.2f GB/s, busbw %.2f GB/s", json_number_value(get(co, ak)),
+                    json_number_value(get(co, bk)));
         fputc('\n', out);
     }
     fprintf(out, "  packets     %s sent, %s delivered, %s dropped, %s retransmitted, %s timeouts\n",

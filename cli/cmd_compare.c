@@ -33,6 +33,7 @@
 
 #include "cli.h"
 #include "cost.h"
+#include "fmt.h"
 #include "output.h"
 #include "runner.h"
 #include "scenario.h"
@@ -339,12 +340,29 @@ static void fmt(char *buf, size_t n, double v, double scale, const char *unit, i
         snprintf(buf, n, "%.*f%s", prec, v / scale, unit);
 }
 
-static void row(FILE *f, int md, const char *name, double ro, double ft, double scale, const char *unit,
-                int prec, int show_diff)
+/* What a row holds, printed in fmt.h's units (docs/cli.md, "Units"). */
+typedef enum { Q_TIME, Q_BYTES, Q_USD, Q_POWER } quantity;
+
+/* The cells of a row, in the unit that fits the larger of the two. */
+static void cells(char *a, char *b, size_t n, quantity q, double ro, double ft)
 {
-    char a[32], b[32], d[32];
-    fmt(a, sizeof a, ro, scale, unit, prec);
-    fmt(b, sizeof b, ft, scale, unit, prec);
+    double ref = isnan(ro) ? ft : isnan(ft) ? ro : fabs(ro) > fabs(ft) ? ro : ft;
+    for (int k = 0; k < 2; k++) {
+        char *c = k ? b : a;
+        double v = k ? ft : ro;
+        switch (q) {
+        case Q_TIME: rs_fmt_time_like(c, n, v, ref); break;
+        case Q_BYTES: rs_fmt_bytes_like(c, n, v, ref); break;
+        case Q_USD: rs_fmt_usd(c, n, v); break;
+        case Q_POWER: rs_fmt_power_like(c, n, v, ref); break;
+        }
+    }
+}
+
+static void print_row(FILE *f, int md, const char *name, const char *a, const char *b, double ro, double ft,
+                      int show_diff)
+{
+    char d[32];
     if (show_diff && !isnan(pct(ro, ft)))
         snprintf(d, sizeof d, "%+.2f %%", pct(ro, ft));
     else
@@ -353,6 +371,22 @@ static void row(FILE *f, int md, const char *name, double ro, double ft, double 
         fprintf(f, "| %s | %s | %s | %s |\n", name, a, b, d);
     else
         fprintf(f, "  %-28s %16s %16s %14s\n", name, a, b, d);
+}
+
+static void row(FILE *f, int md, const char *name, double ro, double ft, double scale, const char *unit,
+                int prec, int show_diff)
+{
+    char a[RS_FMT_LEN], b[RS_FMT_LEN];
+    fmt(a, sizeof a, ro, scale, unit, prec);
+    fmt(b, sizeof b, ft, scale, unit, prec);
+    print_row(f, md, name, a, b, ro, ft, show_diff);
+}
+
+static void row_q(FILE *f, int md, const char *name, double ro, double ft, quantity q, int show_diff)
+{
+    char a[RS_FMT_LEN], b[RS_FMT_LEN];
+    cells(a, b, sizeof a, q, ro, ft);
+    print_row(f, md, name, a, b, ro, ft, show_diff);
 }
 
 static void table(FILE *f, int md, const run_pair *p)
@@ -378,23 +412,23 @@ static void table(FILE *f, int md, const run_pair *p)
             fprintf(f, "| faults applied | %s | %s | |\n", fr[0], fr[1]);
         else
             fprintf(f, "  %-28s %s | %s\n", "faults applied", fr[0], fr[1]);
-        row(f, md, "fault-free time", num(ro, "fault_free.time_ps"), num(ft, "fault_free.time_ps"), 1e9, " ms", 3, 1);
+        row_q(f, md, "fault-free time", num(ro, "fault_free.time_ps"), num(ft, "fault_free.time_ps"), Q_TIME, 1);
         row(f, md, "slowdown vs fault-free", num(ro, "fault_free.slowdown"), num(ft, "fault_free.slowdown"), 1, "x", 4,
             0);
     }
-    row(f, md, iter ? "iteration time" : json_object_get(ro, "collective") ? "collective time" : "completion time",
-        run_time_ps(ro), run_time_ps(ft), 1e9, " ms", 3, 1);
+    row_q(f, md, iter ? "iteration time" : json_object_get(ro, "collective") ? "collective time" : "completion time",
+        run_time_ps(ro), run_time_ps(ft), Q_TIME, 1);
     /* What the network could do at best with the same transfers
      * (docs/summary-format.md, "Network-only bound"). */
     double bd[2] = { bound_ps(ro), bound_ps(ft) };
     if (!isnan(bd[0]) || !isnan(bd[1]))
-        row(f, md, iter ? "network bound per iteration" : "network bound", bd[0], bd[1], 1e9, " ms", 3, 1);
+        row_q(f, md, iter ? "network bound per iteration" : "network bound", bd[0], bd[1], Q_TIME, 1);
     if (!iter && (!isnan(bd[0]) || !isnan(bd[1])))
         row(f, md, "  time over bound", bd[0] > 0 ? run_time_ps(ro) / bd[0] : NAN,
             bd[1] > 0 ? run_time_ps(ft) / bd[1] : NAN, 1, "x", 4, 0);
     if (iter) {
-        row(f, md, "exposed communication", num(ro, "iteration.exposed_comm_ps.mean"),
-            num(ft, "iteration.exposed_comm_ps.mean"), 1e9, " ms", 3, 1);
+        row_q(f, md, "exposed communication", num(ro, "iteration.exposed_comm_ps.mean"),
+            num(ft, "iteration.exposed_comm_ps.mean"), Q_TIME, 1);
         /* "other" too (idle no communication explains), so the rows add
          * up to the exposed communication above (to rounding). */
         static const char *const dims[] = { "tp", "pp", "dp", "cp", "ep", "other" };
@@ -405,16 +439,16 @@ static void table(FILE *f, int md, const run_pair *p)
             if ((isnan(a) || a == 0) && (isnan(b) || b == 0))
                 continue;
             snprintf(name, sizeof name, "  exposed %s", dims[i]);
-            row(f, md, name, a, b, 1e9, " ms", 3, 1);
+            row_q(f, md, name, a, b, Q_TIME, 1);
         }
         row(f, md, "MFU", num(ro, "iteration.mfu"), num(ft, "iteration.mfu"), 0.01, " %", 1, 0);
         row(f, md, "tokens/s", num(ro, "iteration.tokens_per_s"), num(ft, "iteration.tokens_per_s"), 1e3,
             " k", 1, 1);
     }
     if (json_object_get(ro, "collective"))
-        row(f, md, "busbw", num(ro, "collective.busbw_gbps"), num(ft, "collective.busbw_gbps"), 1, " GB/s", 2, 1);
-    row(f, md, "bytes through HB domains", num(ro, "payload_bytes.hb"), num(ft, "payload_bytes.hb"), 1e9, " GB", 2, 1);
-    row(f, md, "bytes through NICs", num(ro, "payload_bytes.nic"), num(ft, "payload_bytes.nic"), 1e9, " GB", 2, 1);
+        row(f, md, "busbw", num(ro, "collective.busbw_GBps"), num(ft, "collective.busbw_GBps"), 1, " GB/s", 2, 1);
+    row_q(f, md, "bytes through HB domains", num(ro, "payload_bytes.hb"), num(ft, "payload_bytes.hb"), Q_BYTES, 1);
+    row_q(f, md, "bytes through NICs", num(ro, "payload_bytes.nic"), num(ft, "payload_bytes.nic"), Q_BYTES, 1);
     row(f, md, "PFC pauses sent", num(ro, "pfc.pauses_sent"), num(ft, "pfc.pauses_sent"), 1, "", 0, 0);
     row(f, md, "CNPs sent", num(ro, "cnp.sent"), num(ft, "cnp.sent"), 1, "", 0, 0);
     row(f, md, "packets dropped", num(ro, "packets.dropped"), num(ft, "packets.dropped"), 1, "", 0, 0);
@@ -428,8 +462,8 @@ static void table(FILE *f, int md, const run_pair *p)
             0);
     row(f, md, "links", (double)r->links, (double)t->links, 1, "", 0, 1);
     row(f, md, "transceivers", (double)r->transceivers, (double)t->transceivers, 1, "", 0, 1);
-    row(f, md, "network cost", r->cost_usd, t->cost_usd, 1e3, " k$", 1, 1);
-    row(f, md, "network power", r->power_w, t->power_w, 1e3, " kW", 2, 1);
+    row_q(f, md, "network cost", r->cost_usd, t->cost_usd, Q_USD, 1);
+    row_q(f, md, "network power", r->power_w, t->power_w, Q_POWER, 1);
     row(f, md, "simulation wall time", num(ro, "wall_s"), num(ft, "wall_s"), 1, " s", 2, 0);
     if (md)
         fputc('\n', f);

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cost.h"
+#include "fmt.h"
 #include "parts.h"
 
 /* Print "railsim: " + formatted sentence; returns RS_EXIT_BAD_INPUT. */
@@ -167,13 +168,18 @@ static void row_u(const char *name, uint64_t a, uint64_t b)
     printf("  %-22s %16s %16s\n", name, grouped(a, x, sizeof x), grouped(b, y, sizeof y));
 }
 
-static void row_money(const char *name, const char *unit, double a, double b)
+/* Dollars and watts as compare prints them (fmt.h, docs/cli.md "Units"). */
+static void row_money(const char *name, double a, double b)
 {
-    char x[40], y[40];
-    char xs[32], ys[32];
-    snprintf(x, sizeof x, "%s%s", unit, grouped((uint64_t)llround(a), xs, sizeof xs));
-    snprintf(y, sizeof y, "%s%s", unit, grouped((uint64_t)llround(b), ys, sizeof ys));
-    printf("  %-22s %16s %16s\n", name, x, y);
+    char x[RS_FMT_LEN], y[RS_FMT_LEN];
+    printf("  %-22s %16s %16s\n", name, rs_fmt_usd(x, sizeof x, a), rs_fmt_usd(y, sizeof y, b));
+}
+
+static void row_power(const char *name, double a, double b)
+{
+    char x[RS_FMT_LEN], y[RS_FMT_LEN];
+    double ref = a > b ? a : b;
+    printf("  %-22s %16s %16s\n", name, rs_fmt_power_like(x, sizeof x, a, ref), rs_fmt_power_like(y, sizeof y, b, ref));
 }
 
 static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom *rail)
@@ -208,12 +214,12 @@ static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom 
     row_u("switch ports cabled", rail->switch_ports_used, fat->switch_ports_used);
     row_u("links", rail->links, fat->links);
     row_u("transceivers", rail->transceivers, fat->transceivers);
-    row_money("switches USD", "$", rail->switch_usd, fat->switch_usd);
-    row_money("transceivers USD", "$", rail->transceiver_usd, fat->transceiver_usd);
+    row_money("switches cost", rail->switch_usd, fat->switch_usd);
+    row_money("transceivers cost", rail->transceiver_usd, fat->transceiver_usd);
     if (rail->cable_usd > 0 || fat->cable_usd > 0)
-        row_money("cables USD", "$", rail->cable_usd, fat->cable_usd);
-    row_money("cost USD", "$", rail->cost_usd, fat->cost_usd);
-    row_money("power W", "", rail->power_w, fat->power_w);
+        row_money("cables cost", rail->cable_usd, fat->cable_usd);
+    row_money("network cost", rail->cost_usd, fat->cost_usd);
+    row_power("network power", rail->power_w, fat->power_w);
     printf("  rail-only saves %.2f %% of the cost and %.2f %% of the power\n",
            rs_cost_saving_pct(fat, rail), rs_cost_power_saving_pct(fat, rail));
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt.h"
 #include "output.h"
 #include "rng.h"
 #include "runner.h"
@@ -237,10 +238,12 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
             else
                 snprintf(m[q], sizeof m[q], "-");
         }
+        char tf[RS_FMT_LEN];
+        rs_fmt_time(tf, sizeof tf, t0);
         if (!o->quiet)
-            printf("  %-10s %6u %6u %13.3f %10s %10s %10s %9u %8u %7u\n", topo_names[k], count, runs, t0 / 1e6, m[0],
+            printf("  %-10s %6u %6u %13s %10s %10s %10s %9u %8u %7u\n", topo_names[k], count, runs, tf, m[0],
                    m[1], m[2], done, stopped, failed);
-        fprintf(md, "| %s | %u | %u | %.3f | %s | %s | %s | %u | %u | %u |\n", topo_names[k], count, runs, t0 / 1e6,
+        fprintf(md, "| %s | %u | %u | %s | %s | %s | %s | %u | %u | %u |\n", topo_names[k], count, runs, tf,
                 m[0], m[1], m[2], done, stopped, failed);
     }
     free(sl);
@@ -390,14 +393,14 @@ static int cmd_sweep(int argc, char **argv)
     const char *label = o.path ? o.path : sc.workload.plan[0] ? sc.workload.plan
                         : sc.workload.trace[0] ? sc.workload.trace : "traffic";
     fprintf(md, "# railsim faults sweep\n\n%s: %s on %s%s%s, %s%s; %u trial(s) per count, seed %llu\n\n"
-                "| topology | faults | runs | fault-free us | median slowdown | p95 | worst | completed | stopped | "
+                "| topology | faults | runs | fault-free time | median slowdown | p95 | worst | completed | stopped | "
                 "failed |\n|---|---|---|---|---|---|---|---|---|---|\n",
             label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "",
             o.at ? "at " : "at times drawn in the fault-free run", o.at ? o.at : "", o.trials,
             (unsigned long long)sc.net.seed);
     if (!o.quiet)
         printf("railsim faults sweep: %s: %s on %s%s%s, %u trial(s) per count\n  %-10s %6s %6s %13s %10s %10s %10s %9s "
-               "%8s %7s\n", label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "", o.trials, "topology", "faults", "runs", "fault-free us", "median", "p95",
+               "%8s %7s\n", label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "", o.trials, "topology", "faults", "runs", "fault-free", "median", "p95",
                "worst", "completed", "stopped", "failed");
     json_t *root = json_object(), *arr = json_array();
     json_object_set_new(root, "format", json_string("railsim-faults-sweep"));

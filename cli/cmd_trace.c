@@ -15,6 +15,7 @@
 #include "chakra.h"
 #include "cli.h"
 #include "coll.h"
+#include "fmt.h"
 #include "gen.h"
 #include "plan.h"
 #include "trace.h"
@@ -125,9 +126,10 @@ static int cmd_gen(int argc, char **argv)
                "%u ranks in %u classes, up to %u ops per rank\n",
                plan.name, rs_trace_ngpus(t), plan.par.tp, plan.par.pp, plan.par.dp, plan.par.cp, plan.par.ep,
                plan.par.zero, rs_trace_nranks(t), rs_trace_nclasses(t), maxops);
-        printf("  wrote %s: %" PRIu64 " bytes (payload %" PRIu64 " bytes, flat programs %" PRIu64
-               " bytes, ratio %.0f:1); generated in %.3f s, encoded in %.3f s\n",
-               out, st.file_bytes, st.payload_bytes, st.expanded_bytes,
+        char fb[RS_FMT_LEN], pb[RS_FMT_LEN], eb[RS_FMT_LEN];
+        printf("  wrote %s: %s (payload %s, flat programs %s, ratio %.0f:1); generated in %.3f s, encoded in %.3f s\n",
+               out, rs_fmt_bytes(fb, sizeof fb, (double)st.file_bytes), rs_fmt_bytes(pb, sizeof pb, (double)st.payload_bytes),
+               rs_fmt_bytes(eb, sizeof eb, (double)st.expanded_bytes),
                st.file_bytes ? (double)st.expanded_bytes / (double)st.file_bytes : 0.0, t1 - t0, t2 - t1);
     }
     rs_trace_destroy(t);
@@ -147,7 +149,10 @@ static int load(const char *path, rs_trace **t, rs_trace_file_stats *st)
 static void print_bytes(const char *name, double v)
 {
     if (v > 0)
-        printf("    %-14s %.6g GB\n", name, v / 1e9);
+    {
+        char b[RS_FMT_LEN];
+        printf("    %-14s %s\n", name, rs_fmt_bytes(b, sizeof b, v));
+    }
 }
 
 static int cmd_info(int argc, char **argv)
@@ -201,16 +206,19 @@ static int cmd_info(int argc, char **argv)
            ", recv %" PRIu64 "); %u to %u per rank\n",
            ops_total, kinds[RS_OP_COMPUTE], kinds[RS_OP_COLL], kinds[RS_OP_SEND], kinds[RS_OP_RECV], min_ops,
            max_ops);
-    printf("  compute        %.3f to %.3f ms per rank per iteration\n", (double)min_c / 1e9, (double)max_c / 1e9);
+    char b0[RS_FMT_LEN], b1[RS_FMT_LEN], b2[RS_FMT_LEN];
+    printf("  compute        %s to %s per rank per iteration\n", rs_fmt_time_like(b0, sizeof b0, (double)min_c, (double)max_c),
+           rs_fmt_time(b1, sizeof b1, (double)max_c));
     printf("  bytes by kind  (sum over ranks; collectives at their nccl-tests size, sends once)\n");
     for (int c = 0; c < RS_COLL_NOPS; c++)
         print_bytes(rs_coll_op_name((rs_coll_op)c), by_coll[c]);
     printf("  bytes by dimension\n");
     for (int d = 1; d < RS_DIM_COUNT; d++)
         print_bytes(rs_dim_name((rs_dim)d), by_dim[d]);
-    printf("  file           %" PRIu64 " bytes; payload %" PRIu64 " bytes before zlib; flat per-rank programs "
-           "would take %" PRIu64 " bytes: compression ratio %.0f:1\n",
-           st.file_bytes, st.payload_bytes, st.expanded_bytes,
+    printf("  file           %s; payload %s before zlib; flat per-rank programs "
+           "would take %s: compression ratio %.0f:1\n",
+           rs_fmt_bytes(b0, sizeof b0, (double)st.file_bytes),
+           rs_fmt_bytes(b1, sizeof b1, (double)st.payload_bytes), rs_fmt_bytes(b2, sizeof b2, (double)st.expanded_bytes),
            st.file_bytes ? (double)st.expanded_bytes / (double)st.file_bytes : 0.0);
     rs_trace_destroy(t);
     return RS_EXIT_OK;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt.h"
 #include "output.h"
 #include "runner.h"
 #include "scenario.h"
@@ -103,12 +104,10 @@ static int pick_metrics(const json_t *pk, const json_t *fl, metric *m)
     return n;
 }
 
-static void cell(char *buf, size_t n, double ps)
+/* ps in the unit that fits ref_ps (fmt.h), "-" when absent. */
+static void cell(char *buf, size_t n, double ps, double ref_ps)
 {
-    if (isnan(ps))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.3f us", ps / 1e6);
+    rs_fmt_time_like(buf, n, ps, ref_ps);
 }
 
 static void table(FILE *f, const char *path, const rs_scenario *sc, const json_t *pk, const json_t *fl,
@@ -120,9 +119,10 @@ static void table(FILE *f, const char *path, const rs_scenario *sc, const json_t
     fprintf(f, "  %-28s %16s %16s %10s\n", "", "packet", "flow", "error");
     for (int i = 0; i < nm; i++) {
         double a = num(pk, m[i].key), b = num(fl, m[i].key), e = err_pct(a, b);
-        char ca[32], cb[32], ce[32];
-        cell(ca, sizeof ca, a);
-        cell(cb, sizeof cb, b);
+        char ca[RS_FMT_LEN], cb[RS_FMT_LEN], ce[32];
+        double ref = isnan(a) ? b : isnan(b) ? a : fabs(a) > fabs(b) ? a : b;
+        cell(ca, sizeof ca, a, ref);
+        cell(cb, sizeof cb, b, ref);
         if (isnan(e))
             snprintf(ce, sizeof ce, "-");
         else

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "fmt.h"
 
 #define CHUNK_BYTES (512.0 * 1024.0)
 
@@ -255,11 +256,13 @@ int rs_guard_check(const rs_scenario *sc, const rs_trace *trace, int force, rs_g
     double have = (double)pages * (double)page;
     if ((double)e->memory_bytes <= 0.8 * have)
         return RS_OK;
+    char need_s[RS_FMT_LEN], have_s[RS_FMT_LEN];
     return rs_err_set(err, RS_ERANGE,
-                      "this run needs about %.1f GB (%.3g messages, %.3g events, on %u GPUs) and the machine "
-                      "has %.1f GB; expected a smaller run: try fidelity=flow, fewer GPUs or smaller messages, "
+                      "this run needs about %s (%.3g messages, %.3g events, on %u GPUs) and the machine "
+                      "has %s; expected a smaller run: try fidelity=flow, fewer GPUs or smaller messages, "
                       "or railsim run --force",
-                      (double)e->memory_bytes / 1e9, e->messages, e->events, sc->net.gpus, have / 1e9);
+                      rs_fmt_bytes(need_s, sizeof need_s, (double)e->memory_bytes), e->messages, e->events,
+                      sc->net.gpus, rs_fmt_bytes(have_s, sizeof have_s, have));
 }
 
 int rs_guard_disk(const rs_scenario *sc, const rs_guard_est *e, const char *outdir, int force, rs_err *err)
@@ -281,9 +284,11 @@ int rs_guard_disk(const rs_scenario *sc, const rs_guard_est *e, const char *outd
     double have = (double)fs.f_bavail * (double)fs.f_frsize;
     if ((double)e->timeline_min_bytes <= 0.9 * have)
         return RS_OK;
+    char need_s[RS_FMT_LEN], have_s[RS_FMT_LEN];
     return rs_err_set(err, RS_ERANGE,
-                      "timeline.sample_us: this run's link samples need at least %.1f GB and %s has %.1f GB free; "
+                      "timeline.sample_us: this run's link samples need at least %s and %s has %s free; "
                       "expected fewer samples: a longer timeline.sample_us, 0 (no samples), timeline.heavy=false, "
                       "or railsim run --force",
-                      (double)e->timeline_min_bytes / 1e9, outdir, have / 1e9);
+                      rs_fmt_bytes(need_s, sizeof need_s, (double)e->timeline_min_bytes), outdir,
+                      rs_fmt_bytes(have_s, sizeof have_s, have));
 }

@@ -21,13 +21,15 @@ typedef struct cmd_help {
 
 static const cmd_help cmds[] = {
     { "run",
-      "railsim run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [-o DIR] [-q] [--force]",
+      "railsim run [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--capture PORTS] [--capture-format pcap|pcapng] [-o DIR] [-q] [--force]",
       "simulate a scenario and print a summary; with -o, DIR/summary.json and DIR/timeline.msgpack",
       "  SCENARIO.json\ta scenario file (docs/scenario-format.md); without one every key has its default\n"
       "  --set KEY=VALUE, -s\tset one scenario key (repeatable, the last wins); `railsim help keys` lists them\n"
       "  --fault SPEC\ta fault \"TIME KIND TARGET [DURATION]\" added to faults.schedule (repeatable)\n"
       "  --capture PORTS\tcapture.ports: port-name globs whose frames go to DIR/pcap/PORT.pcap\n"
-      "  -o DIR, --out DIR\twrite DIR/summary.json, DIR/timeline.msgpack and any pcaps\n"
+      "  --capture-format FMT\tcapture.format: pcap (default: PORT.pcap, what each port sends) or pcapng "
+      "(DIR/pcap/capture.pcapng: an interface per port, both directions)\n"
+      "  -o DIR, --out DIR\twrite DIR/summary.json, DIR/timeline.msgpack and any captures\n"
       "  -q, --quiet\tno summary on stdout\n"
       "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
@@ -101,9 +103,9 @@ static const cmd_help cmds[] = {
       "  --comm-groups FILE\timport: process groups by pg_name, as ASTRA-sim's JSON {\"1\": [0, 1], ...}\n"
       "  export chakra TRACE|PLAN\ta trace, plan file or preset as Chakra ET files, one per rank, in -o DIR\n"
       "  --name NAME\texport: the files' prefix, NAME.RANK.et (default: the input's base name)\n",
-      "railsim trace gen gpt-1t --gpus 16384 -o gpt1t.rst && railsim trace info gpt1t.rst\n"
-      "railsim trace import chakra et/ -o job.rst && railsim trace info job.rst\n"
-      "railsim trace export chakra llama2-7b -o et/\n" },
+      "mkdir -p out && railsim trace gen gpt-1t --gpus 16384 -o out/gpt1t.rst && railsim trace info out/gpt1t.rst\n"
+      "railsim trace import chakra et/ -o out/job.rst && railsim trace info out/job.rst\n"
+      "railsim trace export chakra llama2-7b -o out/et-llama\n" },
     { "report",
       "railsim report DIR [--plots]",
       "summarize a run directory: summary.json and, when present, timeline.msgpack",
@@ -329,7 +331,7 @@ int rs_help_wanted(int argc, char **argv)
     /* Options whose next argument is their value ("--set x=--help" asks
      * for no help). */
     static const char *const takes_value[] = {
-        "--set", "-s", "--fault", "--sweep", "-o", "--out", "--capture", "--class", "--kind", "--count",
+        "--set", "-s", "--fault", "--sweep", "-o", "--out", "--capture", "--capture-format", "--class", "--kind", "--count",
         "--trials", "--at", "--duration", "--topology", "--gpus", "--hb", "--radix", "--nic-gbps",
         "--oversubscription", "--parts", "--rank", "--links", NULL,
     };

@@ -10,7 +10,11 @@
 
 #include <jansson.h>
 
+#include "run.h"
 #include "scenario.h"
+
+/* The run's summary (docs/summary-format.md), owned by the result. */
+const json_t *rs_result_summary(const rs_result *r);
 
 /* Returns an exit code (cli.h). path names the scenario file in messages
  * (may be NULL). quiet: 0 print the human summary, 1 not, 2 not and no

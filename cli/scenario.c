@@ -70,6 +70,7 @@ static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
 static const char *const dcqcn_profile_names[] = { "connectx", "paper-2015", NULL };
+static const char *const capture_format_names[] = { "pcap", "pcapng", NULL };
 static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
@@ -194,11 +195,13 @@ static const key_def keys[] = {
     STR("capture.ports", capture.ports,
         "ports to capture: comma-separated glob patterns over port names (gpu0.nic,leaf0.*); empty = none"),
     DBL("capture.start_ns", capture.start_ns, 0, false, 1e15,
-        "capture frames that start leaving their port at or after this time, ns"),
+        "capture frames that start leaving their port (pcapng inbound: finish arriving) at or after this time, ns"),
     DBL("capture.end_ns", capture.end_ns, 0, false, 1e15,
         "and before this time, ns"),
     UINT("capture.snaplen", capture.snaplen, 0, 262144,
          "bytes kept per captured frame; 0 keeps whole frames"),
+    ENUM("capture.format", capture.format, capture_format_names,
+         "pcap: a file per port of what it sends; pcapng: one file, an interface per port, both directions"),
     ENUM("traffic.kind", traffic.kind, synth_names,
          "synthetic pattern: single, permutation, all-to-all or incast; or collective (traffic.op)"),
     UINT("traffic.bytes", traffic.bytes, 0, (uint64_t)1 << 50,
@@ -220,7 +223,8 @@ static const key_def keys[] = {
     UINT("traffic.iters", traffic.iters, 1, 1000000,
          "collective iterations, back to back; summary times each"),
     STR("workload.plan", workload.plan,
-        "training plan to replay: a plan JSON file or a preset (llama2-7b, ...), DP set to fill topology.gpus; "
+        "training plan to replay: a plan JSON file or a preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, "
+        "mixtral-8x7b, demo-dense, demo-moe), DP set to fill topology.gpus; "
         "replaces traffic.*"),
     STR("workload.trace", workload.trace,
         "trace file to replay (railsim trace gen); replaces traffic.*; at most one of workload.plan and workload.trace"),
@@ -838,32 +842,35 @@ static int slurp(FILE *f, char **buf, size_t *len)
     return RS_OK;
 }
 
-static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
+/* The whole scenario file at path in a new buffer (*text, *len; free it):
+ * read whole first, it tells a file we cannot read (RS_EIO, with errno)
+ * from one we cannot parse. */
+static int read_file(const char *path, char **text, size_t *len, rs_err *err)
 {
-    /* Read it whole first: it tells a file we cannot read (RS_EIO, with
-     * errno) from one we cannot parse, and a NUL byte (which JSON text
-     * cannot hold and the parser would stop at, silently) from the rest. */
     FILE *f = fopen(path, "rb");
     if (!f)
         return rs_err_set(err, RS_EIO, "%s: cannot open scenario file: %s", path, strerror(errno));
-    char *text = NULL;
-    size_t len = 0;
-    int rc = slurp(f, &text, &len);
+    int rc = slurp(f, text, len);
     int read_errno = errno;
     fclose(f);
     if (rc == RS_ENOMEM)
         return rs_err_set(err, rc, "%s: out of memory reading the scenario file", path);
     if (rc != RS_OK)
         return rs_err_set(err, RS_EIO, "%s: cannot read scenario file: %s", path, strerror(read_errno));
+    return RS_OK;
+}
+
+/* Apply the JSON scenario text[0..len), named path in messages (a file
+ * name, or "scenario" for a string). A NUL byte, which JSON text cannot
+ * hold and the parser would stop at silently, is refused by offset. */
+static int apply_text_json(rs_scenario *sc, const char *path, const char *text, size_t len, rs_err *err)
+{
+    int rc;
     const char *nul = memchr(text, '\0', len);
-    if (nul) {
-        rc = rs_err_set(err, RS_EINVAL, "%s: byte %zu is a NUL; expected JSON text", path, (size_t)(nul - text));
-        free(text);
-        return rc;
-    }
+    if (nul)
+        return rs_err_set(err, RS_EINVAL, "%s: byte %zu is a NUL; expected JSON text", path, (size_t)(nul - text));
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
     if (!root) {
         if (jerr.line > 0)
             return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s",
@@ -882,15 +889,28 @@ static int apply_file(rs_scenario *sc, const char *path, rs_err *err)
 
 /* ---- --set ------------------------------------------------------------- */
 
-static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+/* KEY=VALUE in one argument. `--set topology.gpus 64` must say so, not
+ * take 64 for the scenario file: rs_scenario_load checks every --set
+ * with this before it opens the file. */
+static int check_set(const char *set, rs_err *err)
 {
-    const source src = { NULL };
     const char *eq = strchr(set, '=');
     if (!eq || eq == set) {
         char got[80];
         quote_text(got, sizeof got, set);
-        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE (e.g. topology.gpus=64), got %s", got);
+        return rs_err_set(err, RS_EINVAL, "--set: expected KEY=VALUE in one argument (e.g. --set topology.gpus=64), "
+                          "got %s", got);
     }
+    return RS_OK;
+}
+
+static int apply_set(rs_scenario *sc, const char *set, rs_err *err)
+{
+    const source src = { NULL };
+    const char *eq = strchr(set, '=');
+    int rc = check_set(set, err);
+    if (rc)
+        return rc;
     char key[128];
     size_t n = (size_t)(eq - set);
     if (n >= sizeof key)
@@ -931,29 +951,42 @@ void rs_scenario_default(rs_scenario *sc)
     rs_fault_config_default(&sc->faults);
 }
 
-int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
+/* The arguments of rs_scenario_load and rs_scenario_load_string, every
+ * set's KEY=VALUE form included, before anything is read. */
+static int check_args(const char *fn, const rs_scenario *sc, char *const *sets, int nsets, rs_err *err)
 {
-    rs_err_clear(err);
     if (!sc || nsets < 0 || (nsets > 0 && !sets))
-        return rs_err_set(err, RS_EINVAL, "rs_scenario_load: expected a scenario and %d --set strings",
-                          nsets);
-    /* Two passes: the first finds transport.dcqcn.profile, the second
-     * starts from that profile's constants, so that every
-     * transport.dcqcn.* key given overrides the profile wherever it comes. */
+        return rs_err_set(err, RS_EINVAL, "%s: expected a scenario and %d --set strings", fn, nsets);
+    for (int i = 0; i < nsets; i++) {
+        if (!sets[i])
+            return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
+        int rc = check_set(sets[i], err);
+        if (rc)
+            return rc;
+    }
+    return RS_OK;
+}
+
+/* rs_scenario_load and rs_scenario_load_string: the JSON text (NULL:
+ * none), named path in messages, then the sets. Two passes: the first
+ * finds transport.dcqcn.profile, the second starts from that profile's
+ * constants, so that every transport.dcqcn.* key given overrides the
+ * profile wherever it comes. */
+static int load(rs_scenario *sc, const char *path, const char *text, size_t len, char *const *sets, int nsets,
+                rs_err *err)
+{
     rs_scenario tmp;
     rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
     for (int pass = 0; pass < 2; pass++) {
         rs_scenario_default(&tmp);
         if (pass)
             rs_dcqcn_profile_set(&tmp.net.dcqcn, profile);
-        if (path) {
-            int rc = apply_file(&tmp, path, err);
+        if (text) {
+            int rc = apply_text_json(&tmp, path, text, len, err);
             if (rc)
                 return rc;
         }
         for (int i = 0; i < nsets; i++) {
-            if (!sets[i])
-                return rs_err_set(err, RS_EINVAL, "--set: argument %d is missing", i + 1);
             int rc = apply_set(&tmp, sets[i], err);
             if (rc)
                 return rc;
@@ -966,6 +999,53 @@ int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int n
         return rc;
     *sc = tmp;
     return RS_OK;
+}
+
+int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    int rc = check_args("rs_scenario_load", sc, sets, nsets, err);
+    if (rc)
+        return rc;
+    char *text = NULL;
+    size_t len = 0;
+    rc = path ? read_file(path, &text, &len, err) : RS_OK;
+    if (rc == RS_OK)
+        rc = load(sc, path, text, len, sets, nsets, err);
+    free(text);
+    return rc;
+}
+
+int rs_scenario_load_string(rs_scenario *sc, const char *json, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    int rc = check_args("rs_scenario_load_string", sc, sets, nsets, err);
+    if (rc)
+        return rc;
+    return load(sc, "scenario", json, json ? strlen(json) : 0, sets, nsets, err);
+}
+
+int rs_scenario_create(rs_scenario **out, rs_err *err)
+{
+    rs_err_clear(err);
+    *out = malloc(sizeof **out);
+    if (!*out)
+        return rs_err_set(err, RS_ENOMEM, "out of memory creating a scenario");
+    rs_scenario_default(*out);
+    return RS_OK;
+}
+
+void rs_scenario_destroy(rs_scenario *sc)
+{
+    free(sc);
+}
+
+char *rs_scenario_dump(const rs_scenario *sc)
+{
+    json_t *j = rs_scenario_to_json(sc);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    return text;
 }
 
 static json_t *value_json(const rs_scenario *sc, const key_def *k)

@@ -23,6 +23,7 @@
 
 #include "base.h"
 #include "fault.h"
+#include "run.h"
 #include "net.h"
 #include "replay.h"
 #include "synth.h"
@@ -57,18 +58,11 @@ typedef struct rs_scenario {
  * rs_workload_config_default) and rs_scenario_timeline_default. */
 void rs_scenario_default(rs_scenario *sc);
 
-/* Fill *sc with the defaults (rs_scenario_default), then apply the JSON file at path (NULL: no file), then each "KEY=VALUE"
- * string of sets[0..nsets) in order, so a later --set wins over an earlier
- * one and over the file.
- *
- * Returns RS_OK; RS_EIO when the file cannot be opened or read; RS_EINVAL for
- * anything wrong in its content or in a --set string (syntax error, unknown
- * key, wrong type, value out of range, unknown enum name, duplicate key);
- * RS_EINVAL also for sc == NULL or nsets < 0. On error err (may be NULL) gets
- * one sentence naming the file and line:column or the key, and what was
- * expected, and *sc is left unchanged. Nothing is kept: path and sets are
- * only read during the call. */
-int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err);
+/* rs_scenario_load, rs_scenario_load_string (run.h): the defaults, then
+ * the JSON file or text, then each "KEY=VALUE" in order (a later one wins);
+ * RS_EINVAL for a syntax error, unknown key, wrong type, value out of
+ * range, unknown enum name or duplicate key, with err naming the file and
+ * line:column or the key; *sc unchanged on error. */
 
 /* The scenario as a nested JSON object, keys in schema order:
  * {"seed":..,"topology":{..},"transport":{..},"routing":{..},"traffic":{..},

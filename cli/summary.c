@@ -51,6 +51,17 @@ static json_t *port_list(rs_net *net)
     return a;
 }
 
+/* The bandwidths under their names: algbw_GBps and busbw_GBps, then the
+ * same values under algbw_gbps and busbw_gbps, deprecated (they read as
+ * gigabits) and kept one release (docs/summary-format.md). Steals both. */
+static void set_bw(json_t *o, json_t *alg, json_t *bus)
+{
+    json_object_set(o, "algbw_GBps", alg);
+    json_object_set(o, "busbw_GBps", bus);
+    json_object_set_new(o, "algbw_gbps", alg);
+    json_object_set_new(o, "busbw_gbps", bus);
+}
+
 /* nccl-tests' figures: time = mean over the iterations; algbw = bytes /
  * time in GB/s (10^9 bytes/s), as nccl-tests prints it; busbw = algbw x
  * rs_coll_busbw_factor. null while no iteration has completed or when the
@@ -82,8 +93,7 @@ static json_t *collective_summary(const rs_collrun *r)
         json_object_set_new(o, "time_ps", json_null());
         json_object_set_new(o, "times_ps", times);
         json_object_set_new(o, "bound_ps", json_null());
-        json_object_set_new(o, "algbw_gbps", json_null());
-        json_object_set_new(o, "busbw_gbps", json_null());
+        set_bw(o, json_null(), json_null());
         return o;
     }
     uint64_t mean = (uint64_t)((sum + n / 2) / n);
@@ -91,14 +101,12 @@ static json_t *collective_summary(const rs_collrun *r)
     json_object_set_new(o, "times_ps", times);
     json_object_set_new(o, "bound_ps", I(rs_collrun_bound(r)));
     if (mean == 0) {
-        json_object_set_new(o, "algbw_gbps", json_null());
-        json_object_set_new(o, "busbw_gbps", json_null());
+        set_bw(o, json_null(), json_null());
         return o;
     }
     /* bytes / (mean * 1e-12 s) / 1e9 */
     double algbw = (double)bytes * 1e3 / (double)mean;
-    json_object_set_new(o, "algbw_gbps", json_real(algbw));
-    json_object_set_new(o, "busbw_gbps", json_real(algbw * rs_coll_busbw_factor(op, rs_collrun_ranks(r))));
+    set_bw(o, json_real(algbw), json_real(algbw * rs_coll_busbw_factor(op, rs_collrun_ranks(r))));
     return o;
 }
 

@@ -127,21 +127,21 @@ double rs_coll_busbw_factor(rs_coll_op op, uint32_t n)
 
 /* -- completion accounting ---------------------------------------------- */
 
-void coll_fail(rs_coll *c, int rc)
+void rs_coll_fail(rs_coll *c, int rc)
 {
     if (c->status == RS_OK)
         c->status = rc;
     rs_sim_stop(rs_net_sim(c->net), rc);
 }
 
-int coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
+int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
 {
     const rs_coll *root = c;
     while (root->parent)
         root = root->parent;
     int rc = rs_net_send_tallied(c->net, c->gpu[a], c->gpu[b], bytes, fn, c, tag, root->tally);
     if (rc != RS_OK) {
-        coll_fail(c, rc);
+        rs_coll_fail(c, rc);
         return rc;
     }
     c->transfers++;
@@ -163,7 +163,7 @@ static void finish(rs_coll *c)
         c->done(c->ctx, c->net, c->tag);
 }
 
-void coll_progress(rs_coll *c, uint64_t k)
+void rs_coll_advance(rs_coll *c, uint64_t k)
 {
     RS_ASSERT(c->pending >= k);
     c->pending -= k;
@@ -178,7 +178,7 @@ static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
     finish(ctx);
 }
 
-rs_time coll_reduce_time(const rs_coll *c, uint64_t bytes)
+rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)
 {
     return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
 }
@@ -289,7 +289,7 @@ static int algo_check(const rs_coll *c, rs_err *err)
 
 /* -- start and destroy -------------------------------------------------- */
 
-int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
+int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
                 uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err)
 {
@@ -368,19 +368,19 @@ int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs
     }
     switch (c->algo) {
     case RS_ALGO_RING:
-        rc = coll_ring_start(c, err);
+        rc = rs_coll_ring_start(c, err);
         break;
     case RS_ALGO_TREE:
-        rc = coll_tree_start(c, err);
+        rc = rs_coll_tree_start(c, err);
         break;
     case RS_ALGO_DIRECT:
-        rc = op == RS_COLL_SENDRECV ? coll_sendrecv_start(c, err) : coll_a2a_start(c, err);
+        rc = op == RS_COLL_SENDRECV ? rs_coll_sendrecv_start(c, err) : rs_coll_a2a_start(c, err);
         break;
     case RS_ALGO_PAIRWISE:
-        rc = coll_a2a_start(c, err);
+        rc = rs_coll_a2a_start(c, err);
         break;
     case RS_ALGO_HIERARCHICAL:
-        rc = coll_hier_start(c, err);
+        rc = rs_coll_hier_start(c, err);
         break;
     default:
         rc = RS_EINTERNAL;
@@ -388,6 +388,7 @@ int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs
     }
     if (rc != RS_OK)
         goto fail;
+    c->pending_total = c->pending;
     *out = c;
     return RS_OK;
 nomem:
@@ -405,7 +406,7 @@ int rs_coll_start(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo 
                   uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
                   uint64_t tag, rs_coll **out, rs_err *err)
 {
-    return coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, done,
+    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, done,
                        ctx, tag, NULL, out, err);
 }
 
@@ -413,7 +414,7 @@ void rs_coll_destroy(rs_coll *c)
 {
     if (!c)
         return;
-    coll_hier_free(c);
+    rs_coll_hier_free(c);
     rs_tally_destroy(c->tally);
     free(c->gpu);
     free(c->g.dom_off);
@@ -435,6 +436,15 @@ rs_time rs_coll_end_time(const rs_coll *c) { return c->t_end; }
 int rs_coll_finished(const rs_coll *c) { return c->finished; }
 int rs_coll_status(const rs_coll *c) { return c->status; }
 rs_time rs_coll_bound(const rs_coll *c) { return c->bound; }
+
+double rs_coll_progress(const rs_coll *c)
+{
+    if (c->finished)
+        return 1.0;
+    if (c->pending_total == 0 || c->pending > c->pending_total)
+        return 0.0;
+    return 1.0 - (double)c->pending / (double)c->pending_total;
+}
 
 uint64_t rs_coll_transfers(const rs_coll *c)
 {

@@ -32,7 +32,7 @@ static void direct_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     (void)tag;
-    coll_progress(ctx, 1);
+    rs_coll_advance(ctx, 1);
 }
 
 /* Direct with a window: rank i's next send, to (i + step) mod n. */
@@ -43,7 +43,7 @@ static void direct_window_arrived(void *ctx, rs_net *net, uint64_t tag)
     (void)net;
     rs_coll *c = ctx;
     direct_next(c, (uint32_t)(tag >> 32));
-    coll_progress(c, 1); /* last: may finish and free c */
+    rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
 static void direct_next(rs_coll *c, uint32_t i)
@@ -53,7 +53,7 @@ static void direct_next(rs_coll *c, uint32_t i)
         return;
     c->ar[i].step = k + 1;
     uint32_t j = (uint32_t)(((uint64_t)i + k) % n);
-    coll_send(c, i, j, block(c, j), direct_window_arrived, ((uint64_t)i << 32) | j);
+    rs_coll_send(c, i, j, block(c, j), direct_window_arrived, ((uint64_t)i << 32) | j);
 }
 
 static void pw_arrived(void *ctx, rs_net *net, uint64_t tag);
@@ -69,7 +69,7 @@ static void pw_try_send(rs_coll *c, uint32_t i)
     if (c->ar[j].step != k)
         return;
     r->sent = 1;
-    coll_send(c, i, j, block(c, j), pw_arrived, ((uint64_t)i << 32) | j);
+    rs_coll_send(c, i, j, block(c, j), pw_arrived, ((uint64_t)i << 32) | j);
 }
 
 static void pw_enter(rs_coll *c, uint32_t i, uint32_t k)
@@ -100,10 +100,10 @@ static void pw_arrived(void *ctx, rs_net *net, uint64_t tag)
     c->ar[j].recv_done = 1;
     pw_advance(c, i);
     pw_advance(c, j);
-    coll_progress(c, 1); /* last: may finish and free c */
+    rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
-int coll_a2a_start(rs_coll *c, rs_err *err)
+int rs_coll_a2a_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     c->pending = (uint64_t)n * (n - 1);
@@ -126,7 +126,7 @@ int coll_a2a_start(rs_coll *c, rs_err *err)
         for (uint32_t k = 1; k < n; k++)
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t j = (uint32_t)(((uint64_t)i + k) % n);
-                if (coll_send(c, i, j, block(c, j), direct_arrived, ((uint64_t)i << 32) | j) != RS_OK)
+                if (rs_coll_send(c, i, j, block(c, j), direct_arrived, ((uint64_t)i << 32) | j) != RS_OK)
                     return c->status;
             }
         return RS_OK;
@@ -141,10 +141,10 @@ int coll_a2a_start(rs_coll *c, rs_err *err)
     return c->status;
 }
 
-int coll_sendrecv_start(rs_coll *c, rs_err *err)
+int rs_coll_sendrecv_start(rs_coll *c, rs_err *err)
 {
     (void)err;
     c->pending = 1;
-    coll_send(c, 0, 1, c->bytes, direct_arrived, 0);
+    rs_coll_send(c, 0, 1, c->bytes, direct_arrived, 0);
     return c->status;
 }

@@ -50,7 +50,7 @@ static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, r
     rs_coll *kid;
     /* Sub-collectives inherit the options (channels 0 stays auto, so
      * each phase picks its own) and the resolved HB size. */
-    int rc = coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, kid_done, c, tag, c, &kid, err);
+    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, kid_done, c, tag, c, &kid, err);
     if (rc != RS_OK)
         return rc;
     c->kids[c->nkids++] = kid;
@@ -132,14 +132,14 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag)
     if (rc == RS_OK && s + 1 < c->nseg)
         try_phase(c, s + 1, &rc, &err);
     if (rc != RS_OK) {
-        coll_fail(c, rc);
+        rs_coll_fail(c, rc);
         return;
     }
     if (c->seg_phase[s] == phases(c))
-        coll_progress(c, 1); /* last: may finish and free c */
+        rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
-int coll_hier_start(rs_coll *c, rs_err *err)
+int rs_coll_hier_start(rs_coll *c, rs_err *err)
 {
     uint64_t segs = c->bytes / HIER_MIN_SEGMENT;
     c->nseg = segs < 1 ? 1 : segs > HIER_SEGMENTS ? HIER_SEGMENTS : (uint32_t)segs;
@@ -153,7 +153,7 @@ int coll_hier_start(rs_coll *c, rs_err *err)
     return rc;
 }
 
-void coll_hier_free(rs_coll *c)
+void rs_coll_hier_free(rs_coll *c)
 {
     for (uint32_t i = 0; i < c->nkids; i++)
         rs_coll_destroy(c->kids[i]);

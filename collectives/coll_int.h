@@ -42,6 +42,7 @@ struct rs_coll {
     uint64_t tag;
     rs_time t_start, t_end;
     uint64_t pending;        /* completions still expected */
+    uint64_t pending_total;  /* pending as the algorithm's start set it (rs_coll_progress) */
     uint64_t transfers;
     int status;
     int finished;
@@ -89,24 +90,24 @@ static inline uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i)
 
 /* Send one transfer from rank a to rank b; on failure records the error,
  * stops the run and returns it. */
-int coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag);
+int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag);
 /* `k` expected completions happened; finishes the collective at zero. */
-void coll_progress(rs_coll *c, uint64_t k);
+void rs_coll_advance(rs_coll *c, uint64_t k);
 /* Record a failure seen inside a callback and stop the run. */
-void coll_fail(rs_coll *c, int rc);
+void rs_coll_fail(rs_coll *c, int rc);
 /* Reduction time of `bytes` (0 when reductions are free). */
-rs_time coll_reduce_time(const rs_coll *c, uint64_t bytes);
+rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes);
 
 /* Per-algorithm setup: allocate state, set pending, issue first sends. */
-int coll_ring_start(rs_coll *c, rs_err *err);
-int coll_tree_start(rs_coll *c, rs_err *err);
-int coll_a2a_start(rs_coll *c, rs_err *err);
-int coll_sendrecv_start(rs_coll *c, rs_err *err);
-int coll_hier_start(rs_coll *c, rs_err *err);
-void coll_hier_free(rs_coll *c);
+int rs_coll_ring_start(rs_coll *c, rs_err *err);
+int rs_coll_tree_start(rs_coll *c, rs_err *err);
+int rs_coll_a2a_start(rs_coll *c, rs_err *err);
+int rs_coll_sendrecv_start(rs_coll *c, rs_err *err);
+int rs_coll_hier_start(rs_coll *c, rs_err *err);
+void rs_coll_hier_free(rs_coll *c);
 
 /* coll.c: build a collective without starting it (for sub-collectives). */
-int coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
+int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
                 uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err);
 

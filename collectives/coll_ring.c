@@ -131,7 +131,7 @@ static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
             return;
         uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT) | k;
         uint32_t next = pos + 1 == n ? 0 : pos + 1;
-        if (coll_send(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, tag) != RS_OK)
+        if (rs_coll_send(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, tag) != RS_OK)
             return;
         r->issued++;
         r->inflight++;
@@ -151,7 +151,7 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     mark_received(&c->rr[(size_t)ch * c->n + pos], k);
     try_issue(c, ch, pos);
     try_issue(c, ch, pos == 0 ? c->n - 1 : pos - 1); /* its sender, if it waited on the receive window */
-    coll_progress(c, 1); /* last: may finish and free c */
+    rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
 static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
@@ -165,7 +165,7 @@ static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
     try_issue(c, ch, pos);
     uint32_t s = k / m;
     if (reduce_step(c, s)) {
-        rs_time d = coll_reduce_time(c, piece_bytes(c, ch, pos, k));
+        rs_time d = rs_coll_reduce_time(c, piece_bytes(c, ch, pos, k));
         if (d) {
             uint64_t t2 = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)next << TAG_POS_SHIFT) | k;
             rs_net_at(net, rs_net_now(net) + d, ring_reduced, c, t2);
@@ -199,7 +199,7 @@ static void stream_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     (void)tag;
-    coll_progress(ctx, 1);
+    rs_coll_advance(ctx, 1);
 }
 
 static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
@@ -208,12 +208,12 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     uint32_t last = c->steps * c->ch_pieces[ch] - 1;
-    rs_time d = reduce_step(c, c->steps - 1) ? coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
+    rs_time d = reduce_step(c, c->steps - 1) ? rs_coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
     if (d) {
         rs_net_at(net, rs_net_now(net) + d, stream_done, c, 0);
         return;
     }
-    coll_progress(c, 1);
+    rs_coll_advance(c, 1);
 }
 
 static void stream_issue(rs_coll *c, uint32_t ch, uint32_t pos)
@@ -224,7 +224,7 @@ static void stream_issue(rs_coll *c, uint32_t ch, uint32_t pos)
         bytes += coll_split(c->ch_bytes[ch], n, slice_of(c, pos, s));
     const uint32_t *ord = c->order + (size_t)ch * n;
     uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT);
-    coll_send(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1], bytes, stream_arrived, tag);
+    rs_coll_send(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1], bytes, stream_arrived, tag);
 }
 
 /* Ring order of channel ch: see the file comment. */
@@ -271,7 +271,7 @@ static void build_order(const rs_coll *c, uint32_t ch, uint32_t *ord)
     RS_ASSERT(at == c->n);
 }
 
-int coll_ring_start(rs_coll *c, rs_err *err)
+int rs_coll_ring_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     uint64_t per_rank = c->bytes / n;

@@ -80,7 +80,7 @@ static void try_up(rs_coll *c, uint32_t q, uint32_t x)
     uint32_t m = c->tree_pieces[q];
     while (r->up_inflight < c->o.window && r->up_issued < m && r->up_issued < r->red_done) {
         uint32_t p = r->up_issued;
-        if (coll_send(c, x, r->parent, tpiece(c, q, p), tree_arrived, ttag(q, 0, x, p)) != RS_OK)
+        if (rs_coll_send(c, x, r->parent, tpiece(c, q, p), tree_arrived, ttag(q, 0, x, p)) != RS_OK)
             return;
         r->up_issued++;
         r->up_inflight++;
@@ -97,7 +97,7 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
             uint32_t p = r->dn_issued[s];
             if (root ? p >= r->red_done : !got(r->dn_base, r->dn_mask, p))
                 break;
-            if (coll_send(c, x, r->child[s], tpiece(c, q, p), tree_arrived, ttag(q, 1 + s, x, p)) != RS_OK)
+            if (rs_coll_send(c, x, r->child[s], tpiece(c, q, p), tree_arrived, ttag(q, 1 + s, x, p)) != RS_OK)
                 return;
             r->dn_issued[s]++;
             r->dn_inflight[s]++;
@@ -114,7 +114,7 @@ static void try_reduce(rs_coll *c, uint32_t q, uint32_t x)
         for (uint32_t s = 0; s < r->nchild; s++)
             if (!got(r->up_base[s], r->up_mask[s], p))
                 goto out;
-        rs_time d = coll_reduce_time(c, tpiece(c, q, p) * r->nchild);
+        rs_time d = rs_coll_reduce_time(c, tpiece(c, q, p) * r->nchild);
         if (d) {
             r->red_busy = 1;
             rs_net_at(c->net, rs_net_now(c->net) + d, tree_reduced, c, ttag(q, 0, x, p));
@@ -161,7 +161,7 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
         try_down(c, q, z);
         try_down(c, q, x);
     }
-    coll_progress(c, 1); /* last: may finish and free c */
+    rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
 /* NCCL's ncclGetBtree: node 0 is the root; a node's parent and children
@@ -286,7 +286,7 @@ static uint64_t tree_chunk(rs_coll *c, uint32_t q)
     return ch;
 }
 
-int coll_tree_start(rs_coll *c, rs_err *err)
+int rs_coll_tree_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     uint64_t parts = c->bytes / (2 * (uint64_t)TREE_MIN_PART);

@@ -11,11 +11,27 @@
  * 0x1000 + f and DMA length = the flow's bytes. TTL starts at 64 and drops
  * by one per switch. Frame sizes agree with what the fabric serializes
  * (checked in debug builds).
+ *
+ * Two formats (docs/pcap.md): a pcap file per captured port holding what
+ * it transmits, or one pcapng file with an interface per captured port
+ * holding what it transmits (outbound, when its first bit leaves) and
+ * what arrives at it (inbound: the same bytes its peer sent, when their
+ * last bit is in). The pcapng writer is shared by all captured ports (each
+ * port's cap points at it, and net->cap_if maps a port to its interface).
+ *
+ * pcapng records are written in time order. An arrival event at a switch
+ * runs a pipeline latency after the last bit came in (topo.c folds the
+ * receiver's pipeline into the link's delay), so its record is stamped
+ * that much in the past; every other record is stamped with the current
+ * time. Those wait in a FIFO (capwait) until no earlier record can come:
+ * until the time a pipeline latency ago has passed them. The FIFO holds a
+ * pipeline latency's worth of captured frames (a few per captured port).
  */
 #include "netint.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rs_capture_config_default(rs_capture_config *c)
@@ -39,13 +55,92 @@ static int matches(const char *patterns, const char *name)
     return 0;
 }
 
+/* A pcapng record held back (see the file comment). */
+typedef struct {
+    rs_time t;
+    uint32_t ifid;
+    rs_pcap_dir dir;
+    rs_frame f;
+} capwait_rec;
+
+struct rs_capwait {
+    capwait_rec *r;      /* live records are r[head..n), in time order */
+    size_t head, n, cap;
+    rs_time lag;         /* a switch's pipeline latency (topology.switch_latency_ns) */
+};
+
+static void emit(rs_net *net, rs_time t, uint32_t ifid, rs_pcap_dir dir, const rs_frame *f)
+{
+    int rc = rs_pcap_write_on(net->cap_ng, ifid, dir, t, f);
+    if (rc != RS_OK && net->cap_err == RS_OK)
+        net->cap_err = rc;
+}
+
+/* Write the held records stamped at or before `upto`. */
+static void release(rs_net *net, rs_time upto)
+{
+    struct rs_capwait *w = net->cap_wait;
+    while (w->head < w->n && w->r[w->head].t <= upto) {
+        const capwait_rec *r = &w->r[w->head++];
+        emit(net, r->t, r->ifid, r->dir, &r->f);
+    }
+    if (w->head == w->n)
+        w->head = w->n = 0;
+}
+
+/* A record stamped now: out as soon as no lagged record can precede it. */
+static void hold(rs_net *net, rs_time now, uint32_t ifid, rs_pcap_dir dir, const rs_frame *f)
+{
+    struct rs_capwait *w = net->cap_wait;
+    if (w->lag == 0) {
+        emit(net, now, ifid, dir, f);
+        return;
+    }
+    if (now >= w->lag)
+        release(net, now - w->lag);
+    if (w->n == w->cap && w->head > 0) {
+        memmove(w->r, w->r + w->head, (w->n - w->head) * sizeof *w->r);
+        w->n -= w->head;
+        w->head = 0;
+    }
+    if (rs_grow(&w->r, &w->cap, w->n, sizeof *w->r) != RS_OK) {
+        if (net->cap_err == RS_OK)
+            net->cap_err = RS_ENOMEM;
+        return;
+    }
+    w->r[w->n++] = (capwait_rec){ now, ifid, dir, *f };
+}
+
+/* pcapng: one file for the run, one interface per captured port, named
+ * after the port and described by the cable's other end. */
+static int open_pcapng(rs_net *net, const char *dir, const rs_capture_config *c, const char *comment,
+                       rs_err *err)
+{
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/capture.pcapng", dir) >= sizeof path)
+        return rs_err_set(err, RS_EIO, "%s: capture path too long", dir);
+    net->cap_if = malloc((size_t)net->nports * sizeof *net->cap_if);
+    net->cap_wait = calloc(1, sizeof *net->cap_wait);
+    if (!net->cap_if || !net->cap_wait)
+        return rs_err_set(err, RS_ENOMEM, "out of memory for %u capture interfaces", net->nports);
+    if (rs_time_from_ns(net->cfg.switch_latency_ns, &net->cap_wait->lag) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "topology.switch_latency_ns: expected a time");
+    for (uint32_t i = 0; i < net->nports; i++)
+        net->cap_if[i] = RS_NONE;
+    return rs_pcapng_open(path, c->snaplen, comment, "railsim " RS_VERSION, &net->cap_ng, err);
+}
+
 int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
-                         uint32_t *nports, rs_err *err)
+                         const char *comment, uint32_t *nports, rs_err *err)
 {
     *nports = 0;
     if (rs_time_from_ns(c->start_ns, &net->cap_start) != RS_OK ||
         rs_time_from_ns(c->end_ns, &net->cap_end) != RS_OK || net->cap_end <= net->cap_start)
         return rs_err_set(err, RS_EINVAL, "capture.end_ns: expected a time after capture.start_ns");
+    int ng = c->format == RS_CAPTURE_PCAPNG;
+    int rc;
+    if (dir && ng && (rc = open_pcapng(net, dir, c, comment, err)) != RS_OK)
+        return rc;
     for (uint32_t i = 0; i < net->nports; i++) {
         rs_port *p = &net->ports[i];
         if (p->kind == RS_PORT_GPU_HB || p->kind == RS_PORT_HB)
@@ -58,10 +153,19 @@ int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *
             (*nports)++;
             continue;
         }
+        if (ng) {
+            char peer[48], descr[2 * 48 + 20];
+            rs_topo_port_name(net, p->peer_port, peer, sizeof peer);
+            snprintf(descr, sizeof descr, "port %s, cable to %s", name, peer);
+            if ((rc = rs_pcap_add_interface(net->cap_ng, name, descr, &net->cap_if[i], err)) != RS_OK)
+                return rc;
+            p->cap = net->cap_ng;
+            (*nports)++;
+            continue;
+        }
         if ((size_t)snprintf(path, sizeof path, "%s/%s.pcap", dir, name) >= sizeof path)
             return rs_err_set(err, RS_EIO, "%s: capture path too long", dir);
-        int rc = rs_pcap_open(path, c->snaplen, &p->cap, err);
-        if (rc != RS_OK)
+        if ((rc = rs_pcap_open(path, c->snaplen, &p->cap, err)) != RS_OK)
             return rc;
         (*nports)++;
     }
@@ -70,6 +174,7 @@ int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *
                           "capture.ports: '%s' matches no Ethernet port; expected names such as "
                           "gpu0.nic, leaf0.p3, spine1.*, rail2-leaf0.* (see docs/pcap.md)", c->ports);
     net->cap_err = RS_OK;
+    net->cap_in = dir && ng;
     return RS_OK;
 }
 
@@ -82,17 +187,41 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
         rs_port *p = &net->ports[i];
         if (!p->cap)
             continue;
-        if (keep && rc == RS_OK) {
+        if (p->cap == net->cap_ng) {
+            /* shared: closed once, below */
+        } else if (keep && rc == RS_OK) {
             rc = rs_pcap_close(p->cap, err);
         } else {
             rs_pcap_abort(p->cap);
         }
         p->cap = NULL;
     }
+    if (net->cap_ng && net->cap_wait && keep && rc == RS_OK) {
+        release(net, RS_TIME_MAX);
+        if ((rc = net->cap_err) != RS_OK)
+            rs_err_set(err, rc, "a capture file could not be written");
+    }
+    if (net->cap_wait) {
+        free(net->cap_wait->r);
+        free(net->cap_wait);
+        net->cap_wait = NULL;
+    }
+    if (net->cap_ng) {
+        if (keep && rc == RS_OK)
+            rc = rs_pcap_close(net->cap_ng, err);
+        else
+            rs_pcap_abort(net->cap_ng);
+        net->cap_ng = NULL;
+    }
+    free(net->cap_if);
+    net->cap_if = NULL;
+    net->cap_in = 0;
     return rc;
 }
 
-void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t)
+/* The frame pkt is on the wire out of port p (its sender), having crossed
+ * `hops` switches so far. */
+static void describe(const rs_net *net, const rs_port *p, const rs_pkt *pkt, uint32_t hops, rs_frame *out)
 {
     rs_frame f;
     memset(&f, 0, sizeof f);
@@ -109,7 +238,7 @@ void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time 
         uint32_t qp_src = 0x100 + 2 * pkt->flow, qp_dst = qp_src + 1;
         f.ip_src = pkt->src;
         f.ip_dst = pkt->dst;
-        f.ttl = (uint8_t)(64 - (pkt->hops < 63 ? pkt->hops : 63));
+        f.ttl = (uint8_t)(64 - (hops < 63 ? hops : 63));
         f.udp_sport = pkt->entropy;
         f.ecn = (pkt->flags & RS_PF_CE) ? 3 : (pkt->flags & RS_PF_ECT) ? 2 : 0;
         f.psn = pkt->psn;
@@ -149,7 +278,43 @@ void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time 
         }
     }
     RS_ASSERT(rs_frame_wire_bytes(&f) == pkt->wire);
+    *out = f;
+}
+
+void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t)
+{
+    rs_frame f;
+    describe(net, p, pkt, pkt->hops, &f);
+    if (net->cap_ng) {
+        hold(net, t, net->cap_if[p - net->ports], RS_PCAP_OUT, &f);
+        return;
+    }
     int rc = rs_pcap_write(p->cap, t, &f);
     if (rc != RS_OK && net->cap_err == RS_OK)
         net->cap_err = rc;
+}
+
+void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now)
+{
+    uint32_t ifid = net->cap_if[pkt->to_port];
+    if (ifid == RS_NONE)
+        return;
+    /* At a switch the event runs after its pipeline: the last bit came in
+     * that long ago (topo.c: the delay of a link into a switch is the
+     * propagation plus the switch's pipeline latency). */
+    int sw = net->nodes[pkt->to_node].kind == RS_NODE_SWITCH;
+    rs_time lag = sw ? net->cap_wait->lag : 0;
+    rs_time t = now - lag;
+    if (t < net->cap_start || t >= net->cap_end)
+        return;
+    /* The bytes its sender put on the wire: the arrival has counted this
+     * hop already, the TTL was set before it. */
+    rs_frame f;
+    describe(net, &net->ports[pkt->link], pkt, pkt->hops - 1, &f);
+    if (lag == 0) {
+        hold(net, t, ifid, RS_PCAP_IN, &f);
+        return;
+    }
+    release(net, t);
+    emit(net, t, ifid, RS_PCAP_IN, &f);
 }

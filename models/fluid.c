@@ -845,27 +845,6 @@ static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
     return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
 }
 
-/* The egress port switch n picks for a flow-hashed packet of (src, dst,
- * entropy). Must stay equal to switch_route in fabric.c (flow ECMP);
- * test_fluid checks the two agree port by port. With routing.ecmp=packet
- * the packet level sprays; the flow level keeps the hashed path
- * (docs/fidelity.md). */
-static inline uint32_t route_pick(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
-                                  uint16_t entropy)
-{
-    uint32_t li = net->leaf_index_of_gpu[dst];
-    if (li == n->leaf_index)
-        return net->leaf_port[dst];
-    uint32_t e = net->route[(size_t)n->sw * net->nleaves + li];
-    if (e & RS_ROUTE_DIRECT)
-        return e == RS_NONE ? RS_NONE : e & ~RS_ROUTE_DIRECT;
-    const uint32_t *set = &net->nh[e];
-    uint32_t cnt = set[0], pick = 0;
-    if (cnt > 1)
-        pick = rs_ecmp_index(rs_ecmp_hash(net->sw[n->sw].hash_salt, src, dst, entropy), cnt);
-    return set[1 + pick];
-}
-
 int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
 {
     if (fid >= net->nflows)
@@ -893,7 +872,9 @@ int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_
     }
     uint32_t node = p->peer_node;
     while (net->nodes[node].kind == RS_NODE_SWITCH) {
-        uint32_t out = route_pick(net, &net->nodes[node], f->src, f->dst, f->entropy);
+        /* The flow level keeps the hashed path under routing.ecmp=packet
+         * (the packet level sprays; docs/fidelity.md). */
+        uint32_t out = rs_route_hashed(net, &net->nodes[node], f->src, f->dst, f->entropy);
         if (out == RS_NONE)
             return RS_EUNREACH;
         if (n == max)
@@ -2293,9 +2274,3 @@ int rs_fluid_check(rs_net *net)
     return rc != RS_OK ? rc : bad;
 }
 
-void rs_fluid_work(const rs_net *net, uint64_t *solves, uint64_t *flows_visited)
-{
-    *solves = *flows_visited = 0;
-    if (net->fluid)
-        rs_mmf_work(net->fluid->mmf, solves, flows_visited);
-}

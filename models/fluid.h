@@ -185,7 +185,4 @@ uint64_t rs_fluid_port_bytes(const rs_net *net, uint32_t port, rs_time now, uint
  * this instant are done first. */
 int rs_fluid_check(rs_net *net);
 
-/* Solver work so far: solves run and flows recomputed in total. */
-void rs_fluid_work(const rs_net *net, uint64_t *solves, uint64_t *flows_visited);
-
 #endif

@@ -340,9 +340,13 @@ struct rs_net {
     double line_bps;         /* NIC line rate, bit/s (DCQCN's maximum) */
     uint64_t ps_per_byte_nic;
     uint32_t cuts_pending;   /* ports with a cut_tail: arrivals check their link (fault.c) */
+    uint32_t cap_in;         /* pcapng capture: arrivals at captured ports are written too */
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
+    rs_pcap *cap_ng;         /* the pcapng file every captured port shares, or NULL */
+    uint32_t *cap_if;        /* pcapng: interface id per port (RS_NONE: not captured) */
+    struct rs_capwait *cap_wait; /* pcapng: records held back to keep time order (capture.c) */
     /* Timeline (nettl.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
     struct rs_nettl *tl;
@@ -357,10 +361,42 @@ static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
     return net->ent_port0 + port;
 }
 
-/* Make room for one more element in a growable array *arr of *cap
- * elements of elem bytes holding n: doubles (from 1024) when full, so the
- * per-message records grow amortized, never per packet. RS_ENOMEM leaves
- * the array as it was. */
+/* Where Ethernet switch n sends a packet for GPU dst: RS_ROUTE_DIRECT |
+ * port when there is one way (down to dst's own leaf port, or a single
+ * next hop; RS_NONE: no route), else the offset in net->nh of the
+ * equal-cost set (set[0] ports, then the ports). The one route lookup of
+ * the packet level (fabric.c: forwarding and its prefetch) and the flow
+ * level (fluid.c: a flow's path). */
+static inline uint32_t rs_route_entry(const rs_net *net, const rs_node *n, uint32_t dst)
+{
+    uint32_t li = net->leaf_index_of_gpu[dst];
+    if (li == n->leaf_index)
+        return net->leaf_port[dst] | RS_ROUTE_DIRECT;
+    return net->route[(size_t)n->sw * net->nleaves + li];
+}
+
+/* The port of a direct entry (RS_NONE stays RS_NONE). */
+static inline uint32_t rs_route_direct(uint32_t e)
+{
+    return e == RS_NONE ? RS_NONE : e & ~RS_ROUTE_DIRECT;
+}
+
+/* The egress port switch n picks for a packet of (src, dst, entropy)
+ * under flow ECMP: the direct port, or the set member the switch's hash
+ * of the packet picks. routing.ecmp=flow at packet level, every flow at
+ * flow level, and the packet level's ACKs, NAKs and CNPs under adaptive
+ * and flowlet routing. */
+static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
+                                       uint16_t entropy)
+{
+    uint32_t e = rs_route_entry(net, n, dst);
+    if (e & RS_ROUTE_DIRECT)
+        return rs_route_direct(e);
+    const uint32_t *set = &net->nh[e];
+    uint32_t pick = set[0] > 1 ? rs_ecmp_index(rs_ecmp_hash(net->sw[n->sw].hash_salt, src, dst, entropy), set[0]) : 0;
+    return set[1 + pick];
+}
+
 /* Frames of `bytes` sent as messages of at most `chunk` bytes (a relay's
  * chunks), each cut into frames of at most `mtu`; an empty message is one
  * frame. */
@@ -371,6 +407,10 @@ static inline uint64_t rs_chunked_frames(uint64_t bytes, uint64_t chunk, uint64_
     return n ? n : 1;
 }
 
+/* Make room for one more element in a growable array *arr of *cap
+ * elements of elem bytes holding n: doubles (from 1024) when full, so the
+ * per-message records grow amortized, never per packet. RS_ENOMEM leaves
+ * the array as it was. */
 static inline int rs_grow(void *arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
@@ -407,6 +447,10 @@ void rs_fabric_settle(rs_net *net);
 
 /* capture.c */
 void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t);
+/* pcapng: pkt's arrival event at net->ports[pkt->to_port] runs at now;
+ * if that port is captured, records the frame there as inbound, stamped
+ * when its last bit came in. */
+void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now);
 
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);

@@ -1,6 +1,6 @@
 /*
- * pcap.c - frame synthesis and the libpcap writer (the only file that
- * includes pcap.h from libpcap).
+ * pcap.c - frame synthesis, the libpcap writer (the only file that
+ * includes pcap.h from libpcap) and a pcapng writer.
  *
  * rs_frame_build is a pure function from an rs_frame to wire bytes:
  *   RoCEv2 (IBA vol. 1 rel. 1.4, Annex A17 "RoCEv2"):
@@ -14,9 +14,11 @@
  * Frames carry no FCS (libpcap's Ethernet link type stores none) and are
  * padded with zeros to the 60-byte minimum like a real MAC pads them.
  *
- * The writer owns one pcap_t ("dead", only for its link type, snaplen and
- * nanosecond precision), one dumper on PATH.tmp and one frame buffer of
- * RS_FRAME_MAX bytes allocated at open, so writing never allocates.
+ * A classic pcap writer owns one pcap_t ("dead", only for its link type,
+ * snaplen and nanosecond precision) and one dumper on PATH.tmp; a pcapng
+ * writer owns only its stdio stream on PATH.tmp and writes the blocks
+ * itself (libpcap 1.10 cannot write pcapng). Frames are built on the
+ * stack, so writing never allocates.
  * Invariant: once a write fails, `failed` stays set and the file is only
  * ever removed, never renamed to PATH.
  */
@@ -56,8 +58,10 @@
 #define PCAP_MAX_SNAPLEN 262144u /* libpcap's MAXIMUM_SNAPLEN */
 
 struct rs_pcap {
-    pcap_t *pd;
+    pcap_t *pd;         /* classic pcap: libpcap's dead handle and dumper */
     pcap_dumper_t *dump;
+    FILE *ng;           /* pcapng: our own stream (NULL for classic pcap) */
+    uint32_t nif;       /* pcapng: interfaces described so far */
     uint32_t snaplen;   /* bytes kept per record; 0 = all */
     int failed;         /* sticky: a write failed */
     int fail_errno;     /* errno of the first failure (0 if unknown) */
@@ -242,6 +246,30 @@ static inline uint8_t payload_byte(uint32_t psn, uint32_t i)
     return (uint8_t)(psn * 7u + i);
 }
 
+/* ICRC (IBA vol. 1 7.8.1; RoCEv2 Annex A17 for the IP/UDP fields):
+ * CRC-32 over 8 bytes of 0xFF for the absent LRH, then the IP/UDP/BTH
+ * headers with the fields that may change in flight set to all ones (IPv4
+ * TOS, TTL, header checksum; UDP checksum; BTH F/B/Resv6 octet), then the
+ * rest of the packet. The caller stores it least significant byte first,
+ * as Linux rxe (rxe_icrc.c) and scapy (contrib/roce.py) do. */
+uint32_t rs_frame_icrc(const uint8_t *ip, size_t len)
+{
+    uint8_t hdr[IP_HDR + UDP_HDR + BTH_HDR];
+    if (!ip || len < sizeof hdr)
+        return 0;
+    memcpy(hdr, ip, sizeof hdr);
+    hdr[1] = 0xFF;
+    hdr[8] = 0xFF;
+    hdr[10] = hdr[11] = 0xFF;
+    hdr[IP_HDR + 6] = hdr[IP_HDR + 7] = 0xFF;
+    hdr[IP_HDR + UDP_HDR + 4] = 0xFF;
+    static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+    uint32_t c = crc_update(0xFFFFFFFFu, lrh, sizeof lrh);
+    c = crc_update(c, hdr, sizeof hdr);
+    c = crc_update(c, ip + sizeof hdr, len - sizeof hdr);
+    return c ^ 0xFFFFFFFFu;
+}
+
 /* Build the frame into b (room for the whole frame). With keep smaller
  * than the frame, only the first keep bytes are needed (a capture with a
  * snap length): the payload past them and the ICRC are not computed, which
@@ -344,24 +372,8 @@ static size_t build_roce(const rs_frame *f, uint8_t *b, size_t ip_len, size_t ke
     memset(p + pay, 0, pad);
     p += pay + pad;
 
-    /* ICRC (IBA vol. 1 7.8.1; RoCEv2 Annex A17 for the IP/UDP fields):
-     * CRC-32 over 8 bytes of 0xFF for the absent LRH, then the IP/UDP/BTH
-     * headers with the fields that may change in flight set to all ones
-     * (IPv4 TOS, TTL, header checksum; UDP checksum; BTH F/B/Resv6 octet),
-     * then the rest of the packet. Stored least significant byte first, as
-     * Linux rxe (rxe_icrc.c) and scapy (contrib/roce.py) do. */
-    uint8_t hdr[IP_HDR + UDP_HDR + BTH_HDR];
-    memcpy(hdr, ip, sizeof hdr);
-    hdr[1] = 0xFF;
-    hdr[8] = 0xFF;
-    hdr[10] = hdr[11] = 0xFF;
-    hdr[IP_HDR + 6] = hdr[IP_HDR + 7] = 0xFF;
-    hdr[IP_HDR + UDP_HDR + 4] = 0xFF;
-    static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
-    uint32_t c = crc_update(0xFFFFFFFFu, lrh, sizeof lrh);
-    c = crc_update(c, hdr, sizeof hdr);
-    c = crc_update(c, b + OFF_EXT, (size_t)(p - (b + OFF_EXT)));
-    c ^= 0xFFFFFFFFu;
+    /* ICRC (rs_frame_icrc), stored least significant byte first. */
+    uint32_t c = rs_frame_icrc(ip, (size_t)(p - ip));
     p[0] = (uint8_t)c;
     p[1] = (uint8_t)(c >> 8);
     p[2] = (uint8_t)(c >> 16);
@@ -429,6 +441,24 @@ static char *str_cat(const char *a, const char *b)
     return s;
 }
 
+/* The parts both formats share: names, snaplen. NULL on out of memory. */
+static rs_pcap *writer_new(const char *path, uint32_t snaplen)
+{
+    rs_pcap *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->snaplen = snaplen > PCAP_MAX_SNAPLEN ? PCAP_MAX_SNAPLEN : snaplen;
+    w->path = str_cat(path, "");
+    w->tmp = str_cat(path, ".tmp");
+    if (!w->path || !w->tmp) {
+        free(w->path);
+        free(w->tmp);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
 int rs_pcap_open(const char *path, uint32_t snaplen, rs_pcap **out, rs_err *err)
 {
     if (!path || !out)
@@ -436,17 +466,10 @@ int rs_pcap_open(const char *path, uint32_t snaplen, rs_pcap **out, rs_err *err)
     *out = NULL;
     int rc;
     FILE *fp;
-    rs_pcap *w = calloc(1, sizeof *w);
+    rs_pcap *w = writer_new(path, snaplen);
     if (!w)
         goto fail;
-    w->snaplen = snaplen;
-    w->path = str_cat(path, "");
-    w->tmp = str_cat(path, ".tmp");
-    if (!w->path || !w->tmp)
-        goto fail;
     uint32_t hdr_snap = snaplen == 0 || snaplen > PCAP_MAX_SNAPLEN ? PCAP_MAX_SNAPLEN : snaplen;
-    if (snaplen > PCAP_MAX_SNAPLEN)
-        w->snaplen = PCAP_MAX_SNAPLEN;
     w->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)hdr_snap,
                                                  PCAP_TSTAMP_PRECISION_NANO);
     if (!w->pd)
@@ -485,7 +508,190 @@ fail_quiet:
     return rc;
 }
 
+/* ---- pcapng (draft-ietf-opsawg-pcapng) ----
+ * libpcap 1.10 reads pcapng but writes only classic pcap, and one pcap
+ * file has one link: so the blocks are written here. Always little-endian
+ * (the byte-order magic says so), whatever the host, so a run's bytes do
+ * not depend on the machine. Blocks and option values are padded to 32
+ * bits with zeros. */
+#define NG_SHB 0x0A0D0D0Au       /* Section Header Block */
+#define NG_IDB 0x00000001u       /* Interface Description Block */
+#define NG_EPB 0x00000006u       /* Enhanced Packet Block */
+#define NG_BYTE_ORDER 0x1A2B3C4Du
+#define NG_OPT_END 0
+#define NG_OPT_COMMENT 1         /* opt_comment */
+#define NG_SHB_USERAPPL 4        /* shb_userappl */
+#define NG_IF_NAME 2             /* if_name */
+#define NG_IF_DESCRIPTION 3      /* if_description */
+#define NG_IF_TSRESOL 9          /* if_tsresol: 12 = 10^-12 s units */
+#define NG_IF_FCSLEN 13          /* if_fcslen: 0, frames carry no FCS */
+#define NG_EPB_FLAGS 2           /* epb_flags: direction, reception type */
+#define NG_OPT_MAX 65535u        /* an option's length is 16 bits */
+#define NG_LINKTYPE_ETHERNET 1
+
+static inline uint32_t pad4(size_t n) { return (uint32_t)((4u - (n & 3u)) & 3u); }
+
+static inline void le16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void le32(uint8_t *p, uint32_t v) { le16(p, v); le16(p + 2, v >> 16); }
+
+static void ng_bytes(rs_pcap *w, const void *p, size_t n)
+{
+    static const uint8_t zero[4] = { 0, 0, 0, 0 };
+    if (w->failed)
+        return;
+    if ((n && fwrite(p, 1, n, w->ng) != n) || (pad4(n) && fwrite(zero, 1, pad4(n), w->ng) != pad4(n))) {
+        w->failed = 1;
+        w->fail_errno = errno;
+    }
+}
+
+static void ng_u32(rs_pcap *w, uint32_t v)
+{
+    uint8_t b[4];
+    le32(b, v);
+    ng_bytes(w, b, 4);
+}
+
+/* An option: code, length, value padded to 32 bits. */
+static void ng_opt(rs_pcap *w, unsigned code, const void *v, size_t n)
+{
+    uint8_t h[4];
+    le16(h, code);
+    le16(h + 2, (uint32_t)n);
+    ng_bytes(w, h, 4);
+    ng_bytes(w, v, n);
+}
+
+/* Bytes a string option takes (0 if absent or empty). */
+static size_t ng_str_len(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return n ? 4 + n + pad4(n) : 0;
+}
+
+static void ng_str(rs_pcap *w, unsigned code, const char *s)
+{
+    if (s && *s)
+        ng_opt(w, code, s, strlen(s));
+}
+
+/* The sticky failure as an error: RS_EIO naming the file and the reason. */
+static int write_failed(const rs_pcap *w, rs_err *err)
+{
+    return rs_err_set(err, RS_EIO, "cannot write capture file '%s': %s", w->tmp,
+                      w->fail_errno ? strerror(w->fail_errno) : "write error");
+}
+
+int rs_pcapng_open(const char *path, uint32_t snaplen, const char *comment, const char *appl,
+                   rs_pcap **out, rs_err *err)
+{
+    if (!path || !out)
+        return rs_err_set(err, RS_EINVAL, "pcap: no output path given");
+    *out = NULL;
+    if ((comment && strlen(comment) > NG_OPT_MAX) || (appl && strlen(appl) > NG_OPT_MAX))
+        return rs_err_set(err, RS_EINVAL, "pcapng '%s': section comment over %u bytes", path, NG_OPT_MAX);
+    rs_pcap *w = writer_new(path, snaplen);
+    if (!w)
+        return rs_err_set(err, RS_ENOMEM, "pcap: out of memory opening '%s'", path);
+    w->ng = fopen(w->tmp, "wb");
+    if (!w->ng) {
+        int rc = rs_err_set(err, RS_EIO, "cannot create capture file '%s': %s", w->tmp, strerror(errno));
+        free(w->path);
+        free(w->tmp);
+        free(w);
+        return rc;
+    }
+    /* SHB: type, length, byte-order magic, version 1.0, section length
+     * -1 (not given: the file is streamed), options, length again. */
+    size_t opts = ng_str_len(comment) + ng_str_len(appl) + 4;
+    uint32_t len = (uint32_t)(28 + opts);
+    uint8_t h[24];
+    le32(h, NG_SHB);
+    le32(h + 4, len);
+    le32(h + 8, NG_BYTE_ORDER);
+    le16(h + 12, 1);
+    le16(h + 14, 0);
+    memset(h + 16, 0xFF, 8);
+    ng_bytes(w, h, sizeof h);
+    ng_str(w, NG_OPT_COMMENT, comment);
+    ng_str(w, NG_SHB_USERAPPL, appl);
+    ng_u32(w, NG_OPT_END);
+    ng_u32(w, len);
+    *out = w;
+    return RS_OK;
+}
+
+int rs_pcap_add_interface(rs_pcap *w, const char *name, const char *description, uint32_t *ifid,
+                          rs_err *err)
+{
+    if (!w || !w->ng || !name || !*name)
+        return rs_err_set(err, RS_EINVAL, "pcap: interfaces need a pcapng file and a name");
+    if (strlen(name) > NG_OPT_MAX || (description && strlen(description) > NG_OPT_MAX))
+        return rs_err_set(err, RS_EINVAL, "pcapng: interface name '%.40s...' too long", name);
+    if (w->failed)
+        return write_failed(w, err);
+    /* IDB: link type, reserved, snaplen (0 = no limit), options. */
+    size_t opts = ng_str_len(name) + ng_str_len(description) + 8 + 8 + 4;
+    uint32_t len = (uint32_t)(20 + opts);
+    uint8_t h[16];
+    le32(h, NG_IDB);
+    le32(h + 4, len);
+    le16(h + 8, NG_LINKTYPE_ETHERNET);
+    le16(h + 10, 0);
+    le32(h + 12, w->snaplen);
+    ng_bytes(w, h, sizeof h);
+    ng_str(w, NG_IF_NAME, name);
+    ng_str(w, NG_IF_DESCRIPTION, description);
+    /* Picoseconds: the simulator's own unit, so timestamps are exact
+     * (Wireshark 4.0 reads them and shows nanoseconds). */
+    const uint8_t tsresol = 12, fcslen = 0;
+    ng_opt(w, NG_IF_TSRESOL, &tsresol, 1);
+    ng_opt(w, NG_IF_FCSLEN, &fcslen, 1);
+    ng_u32(w, NG_OPT_END);
+    ng_u32(w, len);
+    if (w->failed)
+        return write_failed(w, err);
+    if (ifid)
+        *ifid = w->nif;
+    w->nif++;
+    return RS_OK;
+}
+
+/* EPB: interface, timestamp (picoseconds, high word first), captured and
+ * original length, the bytes, epb_flags. */
+static int ng_write(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const uint8_t *buf,
+                    size_t len, size_t caplen, int multicast)
+{
+    if (ifid >= w->nif)
+        return RS_EINVAL;
+    uint32_t blen = (uint32_t)(28 + caplen + pad4(caplen) + 8 + 4 + 4);
+    uint8_t h[28];
+    le32(h, NG_EPB);
+    le32(h + 4, blen);
+    le32(h + 8, ifid);
+    le32(h + 12, (uint32_t)(t >> 32));
+    le32(h + 16, (uint32_t)t);
+    le32(h + 20, (uint32_t)caplen);
+    le32(h + 24, (uint32_t)len);
+    ng_bytes(w, h, sizeof h);
+    ng_bytes(w, buf, caplen);
+    /* epb_flags bits 0-1: 01 inbound, 10 outbound; bits 2-4: reception
+     * type 001 unicast, 010 multicast (PFC's 01:80:C2:00:00:01); bits
+     * 5-8: FCS length 0 (none). */
+    uint8_t fl[4];
+    le32(fl, (dir == RS_PCAP_IN ? 1u : 2u) | (multicast ? 2u : 1u) << 2);
+    ng_opt(w, NG_EPB_FLAGS, fl, 4);
+    ng_u32(w, NG_OPT_END);
+    ng_u32(w, blen);
+    return w->failed ? RS_EIO : RS_OK;
+}
+
 int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f)
+{
+    return rs_pcap_write_on(w, 0, RS_PCAP_OUT, t, f);
+}
+
+int rs_pcap_write_on(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const rs_frame *f)
 {
     if (!w || !f)
         return RS_EINVAL;
@@ -497,12 +703,17 @@ int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f)
     size_t len = frame_build_prefix(f, buf, sizeof buf, w->snaplen ? w->snaplen : SIZE_MAX);
     if (len == 0)
         return RS_EINVAL;
+    size_t caplen = w->snaplen && len > w->snaplen ? w->snaplen : len;
+    if (w->ng)
+        return ng_write(w, ifid, dir, t, buf, len, caplen, f->kind == RS_FRAME_PFC);
+    if (ifid != 0)
+        return RS_EINVAL;
     struct pcap_pkthdr h;
     h.ts.tv_sec = (time_t)(t / RS_PS_PER_S);
     /* With nanosecond precision the "usec" field carries nanoseconds. */
     h.ts.tv_usec = (suseconds_t)(t % RS_PS_PER_S / RS_PS_PER_NS);
     h.len = (bpf_u_int32)len;
-    h.caplen = (bpf_u_int32)(w->snaplen && len > w->snaplen ? w->snaplen : len);
+    h.caplen = (bpf_u_int32)caplen;
     pcap_dump((u_char *)w->dump, &h, buf);
     /* pcap_dump returns nothing; the stdio error flag tells (ENOSPC etc.). */
     if (ferror(pcap_dump_file(w->dump))) {
@@ -519,6 +730,8 @@ static void destroy(rs_pcap *w, int remove_tmp)
         pcap_dump_close(w->dump);
     if (w->pd)
         pcap_close(w->pd);
+    if (w->ng)
+        fclose(w->ng);
     if (remove_tmp)
         unlink(w->tmp);
     free(w->path);
@@ -531,20 +744,31 @@ int rs_pcap_close(rs_pcap *w, rs_err *err)
     if (!w)
         return rs_err_set(err, RS_EINVAL, "pcap: no capture to close");
     int rc = RS_OK;
-    if (!w->failed && (pcap_dump_flush(w->dump) != 0 || ferror(pcap_dump_file(w->dump)))) {
+    FILE *fp = w->ng ? w->ng : pcap_dump_file(w->dump);
+    if (!w->failed && (fflush(fp) != 0 || ferror(fp))) {
         w->failed = 1;
         w->fail_errno = errno;
     }
+    if (!w->failed) {
+        /* Everything is flushed, so fclose has nothing left to lose but
+         * an NFS close error (which pcap_dump_close would ignore). */
+        if (w->ng) {
+            int bad = fclose(w->ng) != 0;
+            w->ng = NULL;
+            if (bad) {
+                w->failed = 1;
+                w->fail_errno = errno;
+            }
+        } else {
+            pcap_dump_close(w->dump);
+            w->dump = NULL;
+        }
+    }
     if (w->failed) {
-        rc = rs_err_set(err, RS_EIO, "cannot write capture file '%s': %s", w->tmp,
-                        w->fail_errno ? strerror(w->fail_errno) : "write error");
+        rc = write_failed(w, err);
         destroy(w, 1);
         return rc;
     }
-    /* Everything is flushed, so fclose (inside pcap_dump_close, which
-     * ignores its result) has nothing left to lose but an NFS close error. */
-    pcap_dump_close(w->dump);
-    w->dump = NULL;
     if (rename(w->tmp, w->path) != 0) {
         rc = rs_err_set(err, RS_EIO, "cannot rename capture file '%s' to '%s': %s", w->tmp,
                         w->path, strerror(errno));

@@ -7,7 +7,9 @@
  * the module synthesizes Ethernet II + IPv4 + UDP + InfiniBand BTH (+ RETH /
  * AETH / CNP reserved bytes) + payload + pad + ICRC, or an 802.1Qbb PFC
  * frame, and writes it with libpcap (Ethernet link type, nanosecond
- * timestamps, no FCS). This is the only module that links libpcap.
+ * timestamps, no FCS), or as pcapng blocks of its own (several interfaces
+ * in one file, picosecond timestamps, a direction per frame). This is the
+ * only module that links libpcap or knows either file format.
  *
  * Files are written as PATH.tmp and renamed to PATH by rs_pcap_close, so an
  * interrupted run never leaves a capture that looks complete.
@@ -92,6 +94,33 @@ typedef struct rs_pcap rs_pcap;
  * err naming the file and the system's reason. */
 int rs_pcap_open(const char *path, uint32_t snaplen, rs_pcap **out, rs_err *err);
 
+/* Create a pcapng file at path (PATH.tmp, renamed by rs_pcap_close, as
+ * rs_pcap_open): one section whose header carries comment (opt_comment:
+ * run metadata; NULL or "" for none) and appl (shb_userappl, e.g.
+ * "railsim 0.1.0"; NULL for none), both copied at once. Nothing else goes
+ * in the header (no host, no OS, no clock), so the bytes depend only on
+ * what is written. Frames need an interface (rs_pcap_add_interface).
+ * snaplen as for rs_pcap_open. Errors: RS_EINVAL (NULL path/out, a
+ * string over 65,535 bytes), RS_ENOMEM, RS_EIO naming the file. */
+int rs_pcapng_open(const char *path, uint32_t snaplen, const char *comment, const char *appl,
+                   rs_pcap **out, rs_err *err);
+
+/* Describe the next interface of a pcapng file (an Interface Description
+ * Block): Ethernet, if_name = name, if_description = description (NULL:
+ * none), picosecond timestamps (if_tsresol 12), no FCS (if_fcslen 0).
+ * Interface ids count from 0 in call order; *ifid (may be NULL) gets this
+ * one's. Add them before the frames that use them. Errors: RS_EINVAL (a
+ * classic pcap writer, NULL or empty name, a string over 65,535 bytes),
+ * RS_EIO if the file already failed or this write does (sticky). */
+int rs_pcap_add_interface(rs_pcap *w, const char *name, const char *description, uint32_t *ifid,
+                          rs_err *err);
+
+/* The direction of a frame at the port its interface stands for. */
+typedef enum {
+    RS_PCAP_IN = 1,  /* received: sent by the port at the cable's other end */
+    RS_PCAP_OUT = 2  /* sent by this port */
+} rs_pcap_dir;
+
 /* Append one frame at simulated time t (picoseconds; the record gets
  * t / 1000 ns, truncated; seconds since the epoch, i.e. 1970-01-01 is the
  * start of the run). The record's original length is the full frame, the
@@ -99,6 +128,14 @@ int rs_pcap_open(const char *path, uint32_t snaplen, rs_pcap **out, rs_err *err)
  * Returns RS_OK, RS_EINVAL for a frame rs_frame_build rejects (not sticky),
  * or RS_EIO on a write failure (sticky: later writes and close fail too). */
 int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f);
+
+/* As rs_pcap_write, on interface ifid with a direction. pcapng: an
+ * Enhanced Packet Block with the exact time in picoseconds and epb_flags
+ * (direction; reception type unicast, or multicast for PFC; FCS length 0);
+ * ifid must be an added interface, else RS_EINVAL (not sticky). Classic
+ * pcap has one link and no direction: ifid must be 0 and dir is ignored.
+ * rs_pcap_write(w, t, f) is rs_pcap_write_on(w, 0, RS_PCAP_OUT, t, f). */
+int rs_pcap_write_on(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const rs_frame *f);
 
 /* Flush, close and rename PATH.tmp to PATH. Frees w, also on error (then
  * the temporary file is removed). RS_EIO with err naming the file if an
@@ -116,6 +153,15 @@ void rs_pcap_abort(rs_pcap *w);
  * with RETH, 65,488 without).
  * RS_FRAME_MAX bytes always suffice. Pure function; exposed for tests. */
 size_t rs_frame_build(const rs_frame *f, uint8_t *buf, size_t cap);
+
+/* The ICRC of a RoCEv2 packet over IPv4 (IBA vol. 1 7.8.1, Annex A17):
+ * ip points at the IPv4 header (20 bytes, no options), len counts the
+ * bytes from there up to, not including, the ICRC (IP + UDP + BTH + the
+ * rest). Fields a router may rewrite (TOS, TTL, IP checksum, UDP checksum,
+ * the BTH FECN/BECN octet) are masked, so any hop's copy gives the same
+ * value. The wire carries it least significant byte first. len below 40
+ * (no room for the headers) or NULL ip: 0. Pure; reads only ip[0..len). */
+uint32_t rs_frame_icrc(const uint8_t *ip, size_t len);
 
 /* Bytes this frame occupies on the wire: frame + 4 FCS padded to the 64-byte
  * minimum, + 8 preamble/SFD + 12 inter-frame gap (IEEE 802.3 clause 4).

@@ -20,6 +20,7 @@ struct rs_collrun {
     uint64_t bytes;
     rs_time start;
     uint32_t iters, done;
+    int running;          /* r->coll is iteration `done` (not the probe) */
     rs_coll_op op;
     rs_coll_algo algo_req, algo_used;
     int status;
@@ -172,6 +173,7 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
     r->bound_sum += rs_coll_bound(r->coll);
     rs_coll_destroy(r->coll); /* allowed from inside done */
     r->coll = NULL;
+    r->running = 0;
     if (r->done < r->iters)
         iter_start(r);
 }
@@ -201,6 +203,7 @@ static void iter_start(rs_collrun *r)
         rs_sim_stop(rs_net_sim(r->net), rc);
         return;
     }
+    r->running = 1;
     if (r->done == 0)
         r->algo_used = rs_coll_algo_used(r->coll);
 }
@@ -316,6 +319,14 @@ const char *rs_collrun_errmsg(const rs_collrun *r)
 rs_time rs_collrun_end_time(const rs_collrun *r)
 {
     return r->t_end;
+}
+
+double rs_collrun_progress(const rs_collrun *r)
+{
+    if (r->iters == 0)
+        return 1.0;
+    double cur = r->running && r->coll ? rs_coll_progress(r->coll) : 0.0;
+    return ((double)r->done + cur) / (double)r->iters;
 }
 
 rs_time rs_collrun_bound(const rs_collrun *r)

@@ -25,6 +25,8 @@
  * structured sparsity):
  *   A100 SXM 312 TFLOPS (NVIDIA A100 datasheet);
  *   H100 SXM 989 TFLOPS (NVIDIA H100 datasheet: 1,979 with sparsity);
+ *   H200 SXM: the same Hopper GPU, 989 TFLOPS (NVIDIA H200 datasheet:
+ *   1,979 with sparsity);
  *   GH200: the same Hopper GPU, 989 TFLOPS (GH200 datasheet);
  *   B200 2.25 PFLOPS dense (NVIDIA HGX B200: 18 PFLOPS / 8 GPUs with
  *   sparsity halved);
@@ -34,11 +36,12 @@ static const struct gpu_def {
     const char *name;
     double peak;
     double mem_bw; /* HBM bytes/s: A100 80GB SXM 2039 GB/s, H100 SXM 3.35 TB/s,
-                      GH200 (HBM3) 4 TB/s, B200 8 TB/s, MI250X 3.2768 TB/s per
+                      H200 SXM (HBM3e) 4.8 TB/s, GH200 (HBM3) 4 TB/s, B200 8 TB/s, MI250X 3.2768 TB/s per
                       module = 1.6384 TB/s per GCD */
 } gpus[] = {
     { "a100", 312e12, 2039e9 },
     { "h100", 989e12, 3350e9 },
+    { "h200", 989e12, 4800e9 },
     { "gh200", 989e12, 4000e9 },
     { "b200", 2.25e15, 8000e9 },
     { "mi250x-gcd", 191.5e12, 1638.4e9 },

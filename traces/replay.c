@@ -190,6 +190,7 @@ struct rs_replay {
                             * 16,384 GPUs) */
     size_t ntally_free, captally_free;
     uint64_t ncolls; /* collectives completed (coll record ids) */
+    uint64_t ops_done, ops_total; /* ops completed over all ranks and iterations; of all */
     char errmsg[512];
 };
 
@@ -321,6 +322,7 @@ static void complete(rs_replay *r, uint32_t rank, uint32_t j)
     if (r->tl)
         tl_op(r, rank, o);
     k->ndone++;
+    r->ops_done++;
     k->last_dim = o->dim;
     uint32_t nx = c->next[j];
     k->head[o->stream] = nx;
@@ -853,6 +855,7 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
         for (uint32_t s = 0; s < RS_STREAMS_MAX; s++)
             k->head[s] = RS_NONE;
     }
+    r->ops_total = off * r->iterations;
     r->state = malloc(off ? off : 1);
     if (!r->state) {
         rc = rs_err_set(err, RS_ENOMEM, "out of memory for the replay's %llu op states", (unsigned long long)off);
@@ -1137,6 +1140,11 @@ const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n)
 const rs_trace *rs_replay_trace(const rs_replay *r)
 {
     return r->t;
+}
+
+double rs_replay_progress(const rs_replay *r)
+{
+    return r->ops_total ? (double)r->ops_done / (double)r->ops_total : 1.0;
 }
 
 rs_time rs_replay_end_time(const rs_replay *r)

@@ -23,6 +23,14 @@ expect_bad "gpus not multiple"   "topology.gpus"           run "$TMP/multiple.js
 expect_bad "not an object"       "array.json"              run "$TMP/array.json" -o "$TMP/out"
 expect_bad "NUL byte"            "nul.json: byte 10 is a NUL" run "$TMP/nul.json" -o "$TMP/out"
 expect_bad "empty file"          "empty.json"              run "$TMP/empty.json" -o "$TMP/out"
+# `--set KEY VALUE` (no '='): the --set is named, VALUE is not taken for a
+# scenario file ("64: cannot open scenario file" before), for every command.
+for cmd in run compare validate; do
+    expect_bad "$cmd --set without '='" '^railsim: --set: expected KEY=VALUE in one argument (e.g. --set topology.gpus=64), got "topology.gpus"$' \
+        $cmd --set topology.gpus 64 -o "$TMP/out"
+done
+expect_bad "faults sweep --set without '='" '^railsim: --set: expected KEY=VALUE in one argument' \
+    faults sweep --class any-network-link --set topology.gpus 64 -o "$TMP/out"
 expect_bad "missing file"        "nope.json"               run "$TMP/nope.json" -o "$TMP/out"
 # Tiers are unbounded (each adds radix/2 of reach): only 2-port switches
 # cannot join more than 2 leaves.
@@ -55,7 +63,7 @@ for args in "--set traffic.kind=permutation --set traffic.bytes=2000000" \
 done
 expect_bad "run too big for memory" "needs about"        run --set topology.gpus=65536 --set traffic.kind=all-to-all -o "$TMP/out"
 expect_bad "replay too big for memory" "messages, .* events, on 16384 GPUs" run --set topology.gpus=16384 --set topology.hb_size=8 --set workload.plan=gpt3-175b -o "$TMP/out"
-expect_bad "timeline samples too big for the disk" "link samples need at least .* GB and .* free" run --set topology.hb_size=1 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=68719476736 --set timeline.sample_us=0.001 -o "$TMP/out"
+expect_bad "timeline samples too big for the disk" "link samples need at least [0-9.]* [KMGTP]iB and .* has [0-9.]* [KMGTP]iB free" run --set topology.hb_size=1 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=68719476736 --set timeline.sample_us=0.001 -o "$TMP/out"
 mkdir -p "$TMP/adir"
 expect_bad "scenario is a directory" "adir"               run "$TMP/adir" -o "$TMP/out"
 

@@ -119,4 +119,40 @@ fi
 "$RS" help --completion >"$TMP/comp.sh" && bash -n "$TMP/comp.sh" \
     && [ "$(bash -c '. "$1"; COMP_WORDS=(railsim run --set routing.ec); COMP_CWORD=3; _railsim; echo "${COMPREPLY[*]}"' _ "$TMP/comp.sh")" = "routing.ecmp=" ] \
     && ok "help --completion: bash completes scenario keys after --set" || fail "help --completion"
+# The human summary (docs/cli.md, "Units"): sizes in binary units, times
+# in the unit that fits; PFC, ECN and CNP lines when there were any, with
+# the summary's counts (an incast of 4 onto one GPU pauses and marks; a
+# single flow does neither).
+"$RS" run --set traffic.kind=incast --set traffic.bytes=1000000 -o "$TMP/incast_h" "$E2E/small.json" >"$TMP/incast_h.out"
+s="$TMP/incast_h/summary.json"
+p=$(json_get "$s" "d['pfc']['pauses_sent']"); r=$(json_get "$s" "d['pfc']['resumes_sent']")
+m=$(json_get "$s" "d['ecn']['marked']"); c=$(json_get "$s" "d['cnp']['sent']"); cr=$(json_get "$s" "d['cnp']['received']")
+[ "$p" -gt 0 ] && [ "$m" -gt 0 ] && [ "$c" -gt 0 ] \
+    && grep -q "^  PFC        $p pauses, $r resumes sent, ports paused [0-9.]* [nmu]*s in all$" "$TMP/incast_h.out" \
+    && grep -q "^  ECN        $m packets marked$" "$TMP/incast_h.out" \
+    && grep -q "^  CNP        $c sent, $cr received$" "$TMP/incast_h.out" \
+    && grep -q "^  flows      4 of 4 completed, 3.81 MiB$" "$TMP/incast_h.out" \
+    && grep -Eq "^  simulated  [0-9]+\.[0-9]{3} (ns|us|ms|s) in " "$TMP/incast_h.out" \
+    && ok "run prints PFC, ECN and CNP lines, sizes in MiB" || fail "run human summary: $(cat "$TMP/incast_h.out")"
+"$RS" run --set traffic.kind=single --set traffic.bytes=65536 "$E2E/small.json" >"$TMP/single_h.out"
+grep -q "^  flows      1 of 1 completed, 64.00 KiB$" "$TMP/single_h.out" && ! grep -Eq "^  (PFC|ECN|CNP) " "$TMP/single_h.out" \
+    && ok "run: no PFC/ECN/CNP lines without pauses or marks" || fail "run single: $(cat "$TMP/single_h.out")"
+# The progress line (docs/cli.md): on a terminal, percent done and an ETA
+# for a collective (its end is known), on stderr only; none with CI=true or
+# without a terminal. script(1) gives the run a terminal.
+PROG="--set topology.gpus=32 --set topology.hb_size=8 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=268435456 --set traffic.iters=12"
+if command -v script >/dev/null 2>&1; then
+    env -u CI script -qec "'$RS' run $PROG '$E2E/small.json' >'$TMP/prog.out'" /dev/null >"$TMP/prog.tty" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -Eq '[0-9]+\.[0-9] %, ETA [^;]+; simulated [0-9.]+ (ns|us|ms|s), [0-9]+ events' "$TMP/prog.tty" \
+        && ! grep -q 'ETA' "$TMP/prog.out" && grep -q '^  collective allreduce (ring), 32 ranks, 256.00 MiB, 12 of 12' "$TMP/prog.out" \
+        && ok "progress line: percent and ETA on a terminal, never on stdout" \
+        || fail "progress line (exit $rc): $(tr '\r' '\n' <"$TMP/prog.tty" | tail -3)"
+    CI=true script -qec "'$RS' run $PROG '$E2E/small.json' >/dev/null" /dev/null >"$TMP/prog_ci.tty" 2>&1
+    ! grep -q 'ETA' "$TMP/prog_ci.tty" && ok "progress line: none with CI=true" || fail "progress line shown with CI=true"
+else
+    ok "progress line: not checked (no script(1))"
+fi
+env -u CI "$RS" run $PROG "$E2E/small.json" >/dev/null 2>"$TMP/prog.err"
+! grep -q 'ETA' "$TMP/prog.err" && ok "progress line: none without a terminal" || fail "progress line without a terminal"
 finish

@@ -30,7 +30,7 @@ PYEOF
 )
     [ $rc -eq 0 ] && [ $? -eq 0 ] && ok "imported $op: $res" || fail "imported $op: exit $rc: $res"
 done
-grep -q "allreduce *0.008" "$TMP/allreduce.info" && ok "trace info on an import" || fail "trace info: $(cat "$TMP/allreduce.info")"
+grep -q "allreduce *8.00 MiB" "$TMP/allreduce.info" && ok "trace info on an import" || fail "trace info: $(cat "$TMP/allreduce.info")"
 # The same on a rail-only network of two HB domains (hierarchical algorithms).
 RO="--set topology.gpus=8 --set topology.hb_size=4 --set topology.kind=rail-only"
 "$RS" run $RO --set workload.trace="$TMP/allreduce.rst" -o "$TMP/ro_r" -q &&

@@ -26,11 +26,15 @@ check() {
     || fail "ring allreduce on rail-only: run failed"
 s="$TMP/ring-ro/summary.json"
 check "ring allreduce: busbw within 3% of the payload line rate" "$s" \
-    "abs(d['collective']['busbw_gbps'] / (400e9 / 8 * 4096 / 4178 / 1e9) - 1) < 0.03"
+    "abs(d['collective']['busbw_GBps'] / (400e9 / 8 * 4096 / 4178 / 1e9) - 1) < 0.03"
 check "ring allreduce: op, algo, ranks, bytes, iters as asked" "$s" \
     "(d['collective']['op'], d['collective']['algo'], d['collective']['ranks'], d['collective']['bytes'], d['collective']['iters']) == ('allreduce', 'ring', 8, 67108864, 1)"
 check "ring allreduce: algbw = bytes/time, busbw = algbw x 2(n-1)/n" "$s" \
-    "abs(d['collective']['algbw_gbps'] - 67108864 / (d['collective']['time_ps'] * 1e-12) / 1e9) < 1e-9 and abs(d['collective']['busbw_gbps'] / d['collective']['algbw_gbps'] - 2 * 7 / 8) < 1e-12"
+    "abs(d['collective']['algbw_GBps'] - 67108864 / (d['collective']['time_ps'] * 1e-12) / 1e9) < 1e-9 and abs(d['collective']['busbw_GBps'] / d['collective']['algbw_GBps'] - 2 * 7 / 8) < 1e-12"
+# algbw_gbps/busbw_gbps: the same GB/s under the deprecated names, kept one
+# release after algbw_GBps/busbw_GBps, in that key order.
+check "ring allreduce: deprecated algbw_gbps/busbw_gbps equal algbw_GBps/busbw_GBps" "$s" \
+    "d['collective']['algbw_gbps'] == d['collective']['algbw_GBps'] > 0 and d['collective']['busbw_gbps'] == d['collective']['busbw_GBps'] > 0 and [k for k in d['collective'] if 'bw_' in k] == ['algbw_GBps', 'busbw_GBps', 'algbw_gbps', 'busbw_gbps']"
 # Its network-only bound: 2 (n-1)/n x 64 MiB = 112 MiB per NIC, 28,672 full
 # frames of 4178 wire bytes at 20 ps per byte (docs/summary-format.md).
 check "ring allreduce: bound_ps = 112 MiB over the NIC payload rate, below the time" "$s" \
@@ -70,7 +74,7 @@ for algo in auto direct pairwise; do
     "$RS" run -q $COLL --set traffic.op=alltoall --set traffic.group=all --set traffic.bytes=4194304 \
         --set topology.kind=rail-only --set traffic.algo=$algo -o "$TMP/a2a-$algo" || { fail "alltoall $algo: run failed"; continue; }
     check "alltoall $algo: complete, flows.count = n(n-1)" "$TMP/a2a-$algo/summary.json" \
-        "d['status'] == 'complete' and d['collective']['ranks'] == 64 and d['flows']['count'] == d['flows']['completed'] == 64 * 63 and d['collective']['algo'] != 'auto' and abs(d['collective']['busbw_gbps'] / d['collective']['algbw_gbps'] - 63 / 64) < 1e-12"
+        "d['status'] == 'complete' and d['collective']['ranks'] == 64 and d['flows']['count'] == d['flows']['completed'] == 64 * 63 and d['collective']['algo'] != 'auto' and abs(d['collective']['busbw_GBps'] / d['collective']['algbw_GBps'] - 63 / 64) < 1e-12"
 done
 
 # Every op runs under its own name (the scenario's enum order matches the
@@ -80,7 +84,7 @@ for op in allgather reducescatter allreduce alltoall sendrecv; do
     "$RS" run -q $COLL --set traffic.op=$op --set traffic.group=$grp --set traffic.bytes=1048576 -o "$TMP/op-$op" \
         || { fail "$op: run failed"; continue; }
     check "$op: summary names it, busbw factor as nccl-tests" "$TMP/op-$op/summary.json" \
-        "d['collective']['op'] == '$op' and d['status'] == 'complete' and abs(d['collective']['busbw_gbps'] / d['collective']['algbw_gbps'] - {'allreduce': 2*7/8, 'sendrecv': 1}.get('$op', 7/8)) < 1e-12"
+        "d['collective']['op'] == '$op' and d['status'] == 'complete' and abs(d['collective']['busbw_GBps'] / d['collective']['algbw_GBps'] - {'allreduce': 2*7/8, 'sendrecv': 1}.get('$op', 7/8)) < 1e-12"
 done
 
 # (6) Determinism: same scenario, byte-identical summaries (host fields

@@ -82,7 +82,7 @@ EOF
     --set transport.dcqcn.g=0.01 --set fidelity=flow -o "$TMP/pp" >"$TMP/pp.out" 2>"$TMP/pp.err" \
     || fail "pipeline compare: $(cat "$TMP/pp.err")"
 v=$(json_get "$TMP/pp/compare.json" "all(abs(sum(d['cases'][0][k]['iteration']['comm_by_dim_ps'].values()) - d['cases'][0][k]['iteration']['exposed_comm_ps']['mean']) <= 6 and d['cases'][0][k]['iteration']['comm_by_dim_ps']['other'] > 0 for k in ('rail_only', 'fat_tree'))")
-[ "$v" = True ] && grep -q '^    exposed other  *[0-9.]* ms  *[0-9.]* ms' "$TMP/pp.out" \
+[ "$v" = True ] && grep -Eq '^    exposed other  *[0-9.]+ (ns|us|ms|s)  *[0-9.]+ (ns|us|ms|s) ' "$TMP/pp.out" \
     && ok "exposed other is a row: tp, pp, dp, other add up to the exposed communication" || fail "exposed other ($v): $(grep exposed "$TMP/pp.out")"
 grep -qF "congestion control   transport.cc=dcqcn, transport.dcqcn.profile=connectx, DCQCN constants changed: transport.dcqcn.g=0.01" "$TMP/pp.out" \
     && grep -qF "fidelity             fidelity=flow" "$TMP/pp.out" \

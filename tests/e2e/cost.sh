@@ -66,6 +66,8 @@ check "--parts overrides prices" \
 if "$RS" cost --gpus 1024 --hb 8 --radix 128 >"$TMP/text" 2>&1 &&
    grep -q 'rail-only saves 60.00 % of the cost and 58.06 % of the power' "$TMP/text" &&
    grep -q '\$1,531,904 *\$3,829,760' "$TMP/text" &&
+   grep -q '^  network cost  *\$1,531,904  *\$3,829,760$' "$TMP/text" &&
+   grep -q '^  network power  *39.94 kW  *95.23 kW$' "$TMP/text" &&
    grep -q 'switches  *8  *24' "$TMP/text"; then
     ok "text table"
 else

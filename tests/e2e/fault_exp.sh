@@ -169,7 +169,7 @@ grep -q "^faults (timeline)" "$TMP/rep.out" && grep -Eq "^ +500.000 ns  straggle
     && grep -Eq "^ +1.500 us  straggler-end +gpu3" "$TMP/rep.out" \
     && grep -q "slowdown vs the fault-free run: 1.0059x (iteration" "$TMP/rep.out" \
     && ok "report: fault records from the timeline and the slowdown" || fail "report faults: $(tail -6 "$TMP/rep.out")"
-"$RS" report "$TMP/s1" | grep -Eq "^ +0.000 ns  straggler +gpu1 +gpu1$" \
+"$RS" report "$TMP/s1" | grep -Eq "^ +0 s  straggler +gpu1 +gpu1$" \
     && ok "report: a fault at time 0 is in the timeline too" || fail "report: time-0 fault record missing"
 "$RS" report "$TMP/s0" | grep -q "^faults (timeline)" && fail "report: a fault-free run lists faults" \
     || ok "report: no faults section without faults"

@@ -3,7 +3,9 @@
 # must dissect them all without a malformed or warning flag (with IPv4
 # checksum verification on) and decode the RoCE and PFC fields we put in;
 # icrc_check.py (scapy) recomputes every ICRC. Two corrupted copies prove the
-# checks can fail. Needs tshark and python3-scapy (scripts/install-deps).
+# checks can fail. The same frames as pcapng (two interfaces, both
+# directions) must read as cleanly, with the interface names and directions
+# right. Needs tshark and python3-scapy (scripts/install-deps).
 # Usage: pcap_check.sh PATH/TO/pcap_sample E2E_DIR
 SAMPLE=$1; E2E=$2
 . "$E2E/lib.sh"
@@ -92,6 +94,45 @@ if command -v editcap >/dev/null 2>&1; then
     editcap -s 128 "$F" "$TMP/short.pcap" 2>/dev/null
     TS -r "$TMP/short.pcap" -T fields -e _ws.col.Info | grep -q -i malformed \
         && ok "truncated frames flagged in the Info column" || fail "truncated frames not flagged"
+fi
+
+# pcapng: the same frames on two interfaces, both directions of the cable.
+G="$TMP/sample.pcapng"
+if "$SAMPLE" "$G" && [ -s "$G" ]; then ok "pcap_sample writes $G"; else fail "pcap_sample pcapng"; finish; exit; fi
+[ -e "$G.tmp" ] && fail "temporary pcapng file left behind" || ok "no temporary pcapng file"
+n=$(TS -r "$G" -T fields -e frame.number | wc -l)
+warn=$(grep -v -i 'running as user' "$TMP/tshark.err")
+[ "$n" = 20 ] && [ -z "$warn" ] && ok "tshark reads 20 pcapng frames with nothing on stderr" \
+    || fail "tshark reads $n pcapng frames, expected 20; stderr: $warn"
+bad=$(TS -r "$G" -o ip.check_checksum:TRUE -Y '_ws.malformed || _ws.expert.severity >= warning')
+bad=$bad$(TS -r "$G" -T fields -e frame.number -e _ws.col.Info | grep -i -E 'malformed|invalid|error!')
+[ -z "$bad" ] && ok "pcapng: no malformed, warning-level or error-text frames" || fail "pcapng: tshark flags $bad"
+roce=$(TS -r "$G" -Y 'infiniband && !_ws.malformed' -T fields -e frame.number | wc -l)
+[ "$roce" = 18 ] && ok "pcapng: all 18 RoCE frames decode as InfiniBand (2 are PFC)" || fail "pcapng: $roce RoCE frames decode"
+# Interface, direction (1 inbound, 2 outbound) and reception type (1
+# unicast, 2 multicast) of each frame: data leaves gpu1.nic and enters
+# leaf0.p0; ACK, NAK, CNP and the PFC pause go the other way.
+got=$(TS -r "$G" -T fields -E separator=, -e frame.interface_name -e frame.packet_flags_direction \
+      -e frame.packet_flags_reception_type | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')
+want="4xgpu1.nic,0x00000001,1 1xgpu1.nic,0x00000001,2 5xgpu1.nic,0x00000002,1 5xleaf0.p0,0x00000001,1 4xleaf0.p0,0x00000002,1 1xleaf0.p0,0x00000002,2 "
+[ "$got" = "$want" ] && ok "pcapng: interface names, directions and reception types" || fail "pcapng interfaces: got '$got' want '$want'"
+got=$(TS -r "$G" -Y 'frame.interface_name == "leaf0.p0" && infiniband.bth.opcode == 6' -T fields \
+      -e frame.interface_id -e frame.packet_flags_direction -e frame.time_epoch)
+[ "$got" = "1	0x00000001	0.000001750" ] && ok "pcapng: WRITE First enters leaf0.p0 250 ns after it left gpu1.nic" \
+    || fail "pcapng: leaf0.p0 WRITE First: '$got'"
+if command -v capinfos >/dev/null 2>&1; then
+    capinfos "$G" > "$TMP/capinfos" 2>&1
+    grep -q 'Number of interfaces in file: 2' "$TMP/capinfos" && grep -q 'Name = gpu1.nic' "$TMP/capinfos" \
+        && grep -q 'Name = leaf0.p0' "$TMP/capinfos" && grep -q 'Capture comment: *railsim pcap_sample' "$TMP/capinfos" \
+        && grep -q 'Capture application: *railsim ' "$TMP/capinfos" && grep -q 'Time ticks per second = 1000000000000' "$TMP/capinfos" \
+        && grep -q 'Strict time order: *True' "$TMP/capinfos" \
+        && ok "capinfos: 2 named interfaces, picosecond ticks, comment, application, time order" \
+        || fail "capinfos: $(cat "$TMP/capinfos")"
+fi
+if "$PY" "$E2E/icrc_check.py" "$G" >"$TMP/icrc.out"; then
+    ok "pcapng: ICRC of every RoCE frame matches scapy ($(tail -1 "$TMP/icrc.out"))"
+else
+    fail "pcapng ICRC mismatch:"; cat "$TMP/icrc.out"
 fi
 
 finish

@@ -34,7 +34,8 @@ assert it["exposed_comm_ps"] == {"mean": 0, "min": 0, "max": 0}
 assert abs(it["mfu"] - 3*m*(L*layer + logits) / expect) < 1e-12
 assert abs(it["tokens_per_s"] - 6*32 / (expect * 1e-12)) < 1e-3
 PYEOF
-grep -q "^  iteration  tiny, 1 ranks, 2 of 2 iteration(s): mean 0.192 ms" "$TMP/tiny.out" &&
+# Times in the unit that fits (docs/cli.md, "Units"): 191.558 us, not 0.192 ms.
+grep -q "^  iteration  tiny, 1 ranks, 2 of 2 iteration(s): mean 191.558 us, compute 191.558 us, exposed comm 0 s (0.0 %)" "$TMP/tiny.out" &&
     ok "human iteration line" || fail "human iteration line: $(cat "$TMP/tiny.out")"
 
 # 2. DP+TP with pipeline: a plan file and the trace generated from it give

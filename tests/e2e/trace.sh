@@ -24,7 +24,10 @@ fi
 "$RS" trace info "$TMP/g1t.rst" >"$TMP/info.out" 2>&1
 if [ $? -eq 0 ] && grep -q "16384 on 16384 GPUs, 64 rank classes" "$TMP/info.out" &&
    grep -q "tp 8, pp 64, dp 32" "$TMP/info.out" && grep -q "compression ratio" "$TMP/info.out" &&
-   grep -q "allreduce" "$TMP/info.out" && grep -q "    pp " "$TMP/info.out"; then
+   grep -q "allreduce" "$TMP/info.out" && grep -q "    pp " "$TMP/info.out" &&
+   grep -Eq "^    allreduce  +[0-9]+\.[0-9]{2} PiB$" "$TMP/info.out" &&
+   grep -Eq "^  compute        [0-9]+\.[0-9]{3} s to [0-9]+\.[0-9]{3} s per rank" "$TMP/info.out" &&
+   grep -Eq "^  file           [0-9.]+ KiB; payload [0-9.]+ KiB before zlib; .* [0-9.]+ GiB: " "$TMP/info.out"; then
     ok "info"
 else
     fail "info: $(cat "$TMP/info.out")"
@@ -77,4 +80,18 @@ expect_bad "not a trace"        "magic"                   trace dump "$TMP/text.
 expect_bad "missing trace"      "none.rst"                trace info "$TMP/none.rst"
 expect_bad "rank out of range"  "--rank"                  trace dump "$TMP/llama2-7b.rst" --rank 64
 expect_bad "unwritable output"  "out.rst"                 trace gen llama2-7b -o "$TMP/nodir/out.rst"
+# Every plan preset (as the binary names them, in its unknown-preset
+# message) is listed where a person looks for them: help keys, trace --help,
+# docs/scenario-format.md, docs/cli.md and docs/plan-format.md.
+DOCS="$E2E/../../docs"
+names=$("$RS" trace gen no-such-preset -o "$TMP/none.rst" 2>&1 | sed -n 's/.*expected a plan JSON file or one of //p' | tr -d ',')
+"$RS" help keys >"$TMP/keys.txt"; "$RS" trace --help >"$TMP/trace_help.txt" 2>&1
+missing=""
+for n in $names; do
+    for f in "$TMP/keys.txt" "$TMP/trace_help.txt" "$DOCS/scenario-format.md" "$DOCS/cli.md" "$DOCS/plan-format.md"; do
+        grep -q -- "$n" "$f" || missing="$missing $n:$(basename "$f")"
+    done
+done
+[ -n "$names" ] && echo "$names" | grep -q demo-moe && [ -z "$missing" ] \
+    && ok "every plan preset is listed in help keys, trace --help and the docs" || fail "presets not listed:$missing (names: $names)"
 finish

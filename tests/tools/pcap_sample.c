@@ -6,12 +6,20 @@
  * that needs BTH padding. Frames are 1 us apart starting at 1.5 us + 1 ps
  * (the extra picosecond is truncated away in the file).
  *
- * Usage: pcap_sample OUT.pcap    Exit 0 on success, 1 on a write error,
- * 2 on bad usage.
+ * With an OUT name ending in ".pcapng" it writes a pcapng file instead:
+ * section comment "railsim pcap_sample", two interfaces, gpu1.nic (the
+ * requester's NIC) and leaf0.p0 (the switch port at the cable's other
+ * end); each frame on gpu1.nic (data outbound; ACK, NAK, CNP and the PFC
+ * pause inbound) at the times above, kept to the picosecond, and again on
+ * leaf0.p0 in the other direction 250 ns later: 20 records.
+ *
+ * Usage: pcap_sample OUT.pcap|OUT.pcapng    Exit 0 on success, 1 on a
+ * write error, 2 on bad usage.
  */
 #include "pcap.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -21,7 +29,12 @@ int main(int argc, char **argv)
     }
     rs_err err = { 0 };
     rs_pcap *w;
-    if (rs_pcap_open(argv[1], 0, &w, &err) != RS_OK) {
+    size_t len = strlen(argv[1]);
+    int ng = len > 7 && !strcmp(argv[1] + len - 7, ".pcapng");
+    if ((ng ? rs_pcapng_open(argv[1], 0, "railsim pcap_sample", "railsim " RS_VERSION, &w, &err)
+            : rs_pcap_open(argv[1], 0, &w, &err)) != RS_OK ||
+        (ng && (rs_pcap_add_interface(w, "gpu1.nic", "GPU 1's NIC", NULL, &err) != RS_OK ||
+                rs_pcap_add_interface(w, "leaf0.p0", "leaf 0, port 0, toward gpu1.nic", NULL, &err) != RS_OK))) {
         fprintf(stderr, "pcap_sample: %s\n", err.msg);
         return 1;
     }
@@ -76,8 +89,17 @@ int main(int argc, char **argv)
     fr[n].aeth_syndrome = RS_AETH_NAK_PSN_SEQ_ERR; fr[n].sack = 1; fr[n].sack_psn = 107; n++;
 
     int rc = RS_OK;
-    for (int i = 0; i < n && rc == RS_OK; i++)
-        rc = rs_pcap_write(w, 1500000 + (rs_time)i * 1000000 + 1, &fr[i]);
+    for (int i = 0; i < n && rc == RS_OK; i++) {
+        rs_time t = 1500000 + (rs_time)i * 1000000 + 1;
+        if (!ng) {
+            rc = rs_pcap_write(w, t, &fr[i]);
+            continue;
+        }
+        rs_pcap_dir at_gpu = fr[i].kind == RS_FRAME_ROCE_DATA ? RS_PCAP_OUT : RS_PCAP_IN;
+        rc = rs_pcap_write_on(w, 0, at_gpu, t, &fr[i]);
+        if (rc == RS_OK)
+            rc = rs_pcap_write_on(w, 1, at_gpu == RS_PCAP_OUT ? RS_PCAP_IN : RS_PCAP_OUT, t + 250000, &fr[i]);
+    }
     if (rc != RS_OK) {
         fprintf(stderr, "pcap_sample: writing frame failed: %s\n", rs_strerror(rc));
         rs_pcap_abort(w);

@@ -13,6 +13,7 @@
 #include "cu_main.h"
 #include "antab.h"
 #include "export.h"
+#include "fmt.h"
 #include "report.h"
 #include "timeline.h"
 #include "timeline_read.h"
@@ -538,7 +539,49 @@ static void test_antab_interns_and_maps(void)
     CU_ASSERT_NOT_EQUAL(rs_an_name_key(0, 5), rs_an_name_key(1, 5));
 }
 
+/* The human units (fmt.h): the unit that fits, binary sizes, a shared
+ * unit for a table row, money and power, and the progress line. */
+static void test_fmt_picks_the_unit_that_fits(void)
+{
+    char b[RS_FMT_LEN];
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 6111983052000.0), "6.112 s"); /* was "6111983.052 us" */
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 191558000.0), "191.558 us");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 1.5e9), "1.500 ms");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 20), "0.020 ns");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 999999), "999.999 ns");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 1e6), "1.000 us");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, 0), "0 s");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time(b, sizeof b, NAN), "-");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time_like(b, sizeof b, 5e8, 2e9), "0.500 ms");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_time_like(b, sizeof b, 0, 2e9), "0.000 ms");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes(b, sizeof b, 20376163713024.0), "18.53 TiB"); /* was "20376163713024 bytes" */
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes(b, sizeof b, 512), "512 B");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes(b, sizeof b, 1024), "1.00 KiB");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes(b, sizeof b, 67108864), "64.00 MiB");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes(b, sizeof b, 2.04371e15), "1.82 PiB"); /* was "2.04371e+06 GB" */
+    CU_ASSERT_STRING_EQUAL(rs_fmt_bytes_like(b, sizeof b, 536870912, 4294967296.0), "0.50 GiB");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_count(b, sizeof b, 1234567), "1,234,567");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_count(b, sizeof b, 999), "999");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_count(b, sizeof b, -1000), "-1,000");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_usd(b, sizeof b, 12345678.4), "$12,345,678");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_power(b, sizeof b, 950), "950 W");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_power(b, sizeof b, 12345), "12.35 kW");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_power_like(b, sizeof b, 500, 2e6), "0.00 MW");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_wait(b, sizeof b, 42.4), "42 s");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_wait(b, sizeof b, 125), "2 min 05 s");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_wait(b, sizeof b, 7625), "2 h 07 min");
+    char line[160];
+    /* A quarter done in 10 s: 30 s to go. */
+    CU_ASSERT_STRING_EQUAL(rs_fmt_progress(line, sizeof line, 1.2345e10, 2000000, 10, 0.25),
+                           "   25.0 %, ETA 30 s; simulated 12.345 ms, 2000000 events, 0.20 M events/s");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_progress(line, sizeof line, 1.2345e10, 2000000, 10, 0),
+                           "    0.0 %, ETA -; simulated 12.345 ms, 2000000 events, 0.20 M events/s");
+    CU_ASSERT_STRING_EQUAL(rs_fmt_progress(line, sizeof line, 1.2345e10, 2000000, 10, -1),
+                           "  simulated 12.345 ms, 2000000 events, 0.20 M events/s");
+}
+
 static const rs_cu_test analysis_tests[] = {
+    RS_CU_TEST(test_fmt_picks_the_unit_that_fits),
     RS_CU_TEST(test_tlstats_exposed_comm_per_rank),
     RS_CU_TEST(test_tlstats_dimensions_collectives_and_fct),
     RS_CU_TEST(test_tlstats_dimension_prefix),

@@ -212,6 +212,36 @@ static double ring_on_rail(rs_coll_op op, rs_transport_kind tr, uint64_t bytes, 
     return r.us / bound_us;
 }
 
+/* rs_coll_progress, the progress line's share: 0 at the start, then never
+ * decreasing, strictly between 0 and 1 while the ring runs, 1 at the end. */
+static void test_coll_progress_rises_to_one(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
+    rs_net *net = mk(&nc);
+    rs_comm *comm = comm_rail(64, 8, 0);
+    rs_coll *coll = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, NULL, NULL, 0,
+                                        &coll, &err), RS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_progress(coll), 0.0, 0);
+    double last = 0;
+    int between = 0, steps = 0;
+    for (rs_time t = 10000000; !rs_coll_finished(coll) && steps < 100000; t += 10000000, steps++) {
+        CU_ASSERT_EQUAL(rs_net_run(net, t), RS_OK);
+        double p = rs_coll_progress(coll);
+        CU_ASSERT(p >= last && p <= 1.0);
+        between += p > 0 && p < 1;
+        last = p;
+    }
+    CU_ASSERT(rs_coll_finished(coll));
+    CU_ASSERT(between >= 3); /* ~300 us at 10 us a step */
+    CU_ASSERT_DOUBLE_EQUAL(rs_coll_progress(coll), 1.0, 0);
+    rs_coll_destroy(coll);
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
+}
+
 static void test_ring_allgather_one_rail_reaches_bandwidth_bound(void)
 {
     double bw, x = ring_on_rail(RS_COLL_ALLGATHER, RS_TRANSPORT_IDEAL, 64 * MiB, &bw);
@@ -626,6 +656,7 @@ static void test_same_inputs_same_results(void)
 
 static const rs_cu_test comm_tests[] = {
     RS_CU_TEST(test_comm_constructors_list_expected_gpus),
+    RS_CU_TEST(test_coll_progress_rises_to_one),
     RS_CU_TEST(test_comm_rejects_bad_groups_with_message),
 };
 

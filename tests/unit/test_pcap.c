@@ -1,6 +1,7 @@
 /*
  * test_pcap.c - the pcap writer: synthesized frame bytes (field offsets,
- * IPv4 checksum, ICRC against an independent bitwise CRC-32, PFC layout),
+ * IPv4 checksum, ICRC against an independent bitwise CRC-32 and a CNP
+ * captured from real ConnectX hardware, PFC layout),
  * wire sizes, and the file life cycle (tmp + rename, abort, errors, sticky
  * write failure, snaplen, nanosecond timestamps). Capture files are read
  * back by hand (the pcap format is tiny) so the test does not need libpcap.
@@ -112,6 +113,70 @@ static void test_pcap_write_first_fields_at_their_offsets(void)
     CU_ASSERT_EQUAL(get32(fb + 66), 4096u);
     /* ICRC last, little-endian */
     CU_ASSERT_EQUAL(le32(fb + n - 4), icrc_of(fb));
+}
+
+/* A CNP captured from a real NVIDIA ConnectX-4 Lx, published in scapy's
+ * RoCE tests (secdev/scapy test/contrib/roce.uts, "RoCE CNP captured on
+ * ConnectX-4 Lx"; scapy checks pkt.icrc == 0x82fd002a). 74 bytes without
+ * FCS: Ethernet, IPv4 (TOS 0xc2 = DSCP 48 + ECT(0), id 0x718c, TTL 64),
+ * UDP 0 -> 4791 with checksum 0, BTH opcode 0x81 to QP 0x000118 with
+ * BECN set, 16 reserved bytes, ICRC 82 fd 00 2a. Unlike every other ICRC
+ * test here, neither the bytes nor the expected value come from railsim. */
+static const uint8_t cx4_cnp[74] = {
+    0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2, 0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32, 0x08, 0x00, 0x45, 0xc2,
+    0x00, 0x3c, 0x71, 0x8c, 0x40, 0x00, 0x40, 0x11, 0x91, 0x61, 0x0a, 0x00, 0x11, 0x01, 0x0a, 0x00,
+    0x12, 0x01, 0x00, 0x00, 0x12, 0xb7, 0x00, 0x28, 0x00, 0x00, 0x81, 0x00, 0xff, 0xff, 0x40, 0x00,
+    0x01, 0x18, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x82, 0xfd, 0x00, 0x2a,
+};
+
+static void test_pcap_icrc_matches_connectx4_cnp(void)
+{
+    /* The IPv4 packet runs from byte 14 for its total length (60); the
+     * ICRC is its last 4 bytes, least significant byte first. */
+    CU_ASSERT_EQUAL_FATAL(get16(cx4_cnp + 16), 60);
+    uint32_t want = le32(cx4_cnp + 70);
+    CU_ASSERT_EQUAL(want, 0x2a00fd82u);
+    CU_ASSERT_EQUAL(rs_frame_icrc(cx4_cnp + 14, 56), want);
+    /* The independent bitwise CRC agrees, so the vector checks both. */
+    CU_ASSERT_EQUAL(icrc_of(cx4_cnp), want);
+
+    /* The masked fields do not matter (a switch rewrote them: ECN, TTL,
+     * IP checksum, BTH BECN); any other byte does. */
+    uint8_t v[74];
+    memcpy(v, cx4_cnp, sizeof v);
+    v[15] = 0x03; v[22] = 1; v[24] = v[25] = 0; v[46] = 0x80;
+    CU_ASSERT_EQUAL(rs_frame_icrc(v + 14, 56), want);
+    for (size_t i = 14; i < 70; i++) {
+        if (i == 15 || i == 22 || i == 24 || i == 25 || i == 40 || i == 41 || i == 46)
+            continue;
+        memcpy(v, cx4_cnp, sizeof v);
+        v[i] ^= 0x01;
+        if (rs_frame_icrc(v + 14, 56) == want) {
+            CU_FAIL("a flipped covered byte left the ICRC unchanged");
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(rs_frame_icrc(cx4_cnp + 14, 39), 0); /* too short for the headers */
+    CU_ASSERT_EQUAL(rs_frame_icrc(NULL, 56), 0);
+}
+
+/* The same CNP as railsim builds it: the bytes railsim sets differently
+ * (MACs, IP id 0, TOS, TTL, UDP source port, addresses) are outside the
+ * reserved/BTH layout, which must match the hardware byte for byte. */
+static void test_pcap_cnp_layout_matches_connectx4(void)
+{
+    rs_frame f = { .kind = RS_FRAME_ROCE_CNP, .ip_src = 0x001101, .ip_dst = 0x001201, .prio = 6, .ecn = 2,
+                   .ttl = 64, .dest_qp = 0x000118, .becn = 1 };
+    size_t n = rs_frame_build(&f, fb, sizeof fb);
+    CU_ASSERT_EQUAL_FATAL(n, sizeof cx4_cnp);
+    /* IP length, flags, TTL, protocol, addresses; UDP dport, length, checksum 0 */
+    CU_ASSERT(memcmp(fb + 14, cx4_cnp + 14, 4) == 0);       /* 45 c2 00 3c: DSCP 48, ECT(0) */
+    CU_ASSERT(memcmp(fb + 20, cx4_cnp + 20, 4) == 0);       /* DF, TTL 64, UDP */
+    CU_ASSERT(memcmp(fb + 26, cx4_cnp + 26, 8) == 0);       /* 10.0.17.1 -> 10.0.18.1 */
+    CU_ASSERT(memcmp(fb + 34, cx4_cnp + 34, 70 - 34) == 0); /* UDP (sport 0 here too), BTH, reserved */
+    /* Its ICRC is railsim's own computation over its own bytes. */
+    CU_ASSERT_EQUAL(le32(fb + 70), rs_frame_icrc(fb + 14, 56));
 }
 
 static void test_pcap_ipv4_checksum_sums_to_ffff(void)
@@ -447,11 +512,205 @@ static void test_pcap_write_failure_is_sticky_and_close_fails(void)
     CU_ASSERT(!exists(tmp));
 }
 
+/* Find option `code` in the options at o..end (pcapng, little-endian);
+ * returns its value and sets *len, or NULL. */
+static const uint8_t *ng_opt(const uint8_t *o, const uint8_t *end, unsigned code, unsigned *len)
+{
+    while (o + 4 <= end) {
+        unsigned c = o[0] | o[1] << 8, n = o[2] | o[3] << 8;
+        if (c == 0)
+            return NULL;
+        if (c == code) {
+            *len = n;
+            return o + 4;
+        }
+        o += 4 + ((n + 3) & ~3u);
+    }
+    return NULL;
+}
+
+/* The blocks, read back by hand: an SHB with the comment and application
+ * and nothing else, one IDB per interface (Ethernet, name, description,
+ * picoseconds, FCS length 0), EPBs with the interface, the exact
+ * picosecond time, both lengths, the bytes and epb_flags; every block's
+ * two length fields agree and the blocks tile the file. */
+static void test_pcapng_blocks_carry_interfaces_directions_and_picoseconds(void)
+{
+    char p[300], tmp[310];
+    snprintf(p, sizeof p, "%s/a.pcapng", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 0, "scenario: x.json\nseed: 7", "railsim test", &w, &err) == RS_OK);
+    CU_ASSERT(exists(tmp));
+    rs_frame f = write_first();
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, 5, &f), RS_EINVAL); /* no interface yet */
+    uint32_t a = 99, b = 99;
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", "GPU 0's NIC", &a, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "leaf0.p0", NULL, &b, &err), RS_OK);
+    CU_ASSERT_EQUAL(a, 0);
+    CU_ASSERT_EQUAL(b, 1);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "", NULL, NULL, &err), RS_EINVAL);
+    rs_frame pfc = { .kind = RS_FRAME_PFC, .eth_src = 3, .pfc_enable = 8 };
+    rs_time t1 = 3 * RS_PS_PER_S + 1234567;       /* kept to the picosecond */
+    rs_time t2 = t1 + 1;
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, t1, &f), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 1, RS_PCAP_IN, t2, &pfc), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 2, RS_PCAP_IN, t2, &pfc), RS_EINVAL); /* not sticky */
+    CU_ASSERT_EQUAL(rs_pcap_close(w, &err), RS_OK);
+    CU_ASSERT(!exists(tmp));
+
+    size_t n = 0;
+    uint8_t *buf = slurp(p, &n);
+    CU_ASSERT_FATAL(buf != NULL);
+    size_t flen = rs_frame_build(&f, fb, sizeof fb);
+    const uint8_t *blk[5] = { 0 };
+    size_t nb = 0, off = 0;
+    while (off + 12 <= n && nb < 5) {
+        uint32_t len = le32(buf + off + 4);
+        CU_ASSERT_FATAL(len % 4 == 0 && len >= 12 && off + len <= n);
+        CU_ASSERT_EQUAL(le32(buf + off + len - 4), len);
+        blk[nb++] = buf + off;
+        off += len;
+    }
+    CU_ASSERT_EQUAL_FATAL(nb, 5);
+    CU_ASSERT_EQUAL(off, n);
+    unsigned ol;
+    const uint8_t *o;
+
+    const uint8_t *shb = blk[0];
+    CU_ASSERT_EQUAL(le32(shb), 0x0A0D0D0Au);
+    CU_ASSERT_EQUAL(le32(shb + 8), 0x1A2B3C4Du);  /* little-endian section */
+    CU_ASSERT_EQUAL(le32(shb + 12), 1);           /* version 1.0 */
+    CU_ASSERT_EQUAL(le32(shb + 16), 0xFFFFFFFFu); /* section length unknown */
+    const uint8_t *end = shb + le32(shb + 4) - 4;
+    o = ng_opt(shb + 24, end, 1, &ol);
+    CU_ASSERT(o && ol == 24 && memcmp(o, "scenario: x.json\nseed: 7", 24) == 0);
+    o = ng_opt(shb + 24, end, 4, &ol);
+    CU_ASSERT(o && ol == 12 && memcmp(o, "railsim test", 12) == 0);
+    CU_ASSERT_PTR_NULL(ng_opt(shb + 24, end, 2, &ol)); /* no hardware, */
+    CU_ASSERT_PTR_NULL(ng_opt(shb + 24, end, 3, &ol)); /* no OS */
+
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *idb = blk[1 + i];
+        CU_ASSERT_EQUAL(le32(idb), 1);
+        CU_ASSERT_EQUAL(le32(idb + 8), 1);        /* LINKTYPE_ETHERNET, reserved 0 */
+        CU_ASSERT_EQUAL(le32(idb + 12), 0);       /* snaplen: no limit */
+        end = idb + le32(idb + 4) - 4;
+        o = ng_opt(idb + 16, end, 2, &ol);
+        CU_ASSERT(o && ol == 8 && memcmp(o, i ? "leaf0.p0" : "gpu0.nic", 8) == 0);
+        o = ng_opt(idb + 16, end, 3, &ol);
+        if (i == 0) {
+            CU_ASSERT(o && ol == 11 && memcmp(o, "GPU 0's NIC", 11) == 0);
+        } else {
+            CU_ASSERT_PTR_NULL(o);
+        }
+        o = ng_opt(idb + 16, end, 9, &ol);
+        CU_ASSERT(o && ol == 1 && o[0] == 12);    /* if_tsresol: 10^-12 s */
+        o = ng_opt(idb + 16, end, 13, &ol);
+        CU_ASSERT(o && ol == 1 && o[0] == 0);     /* if_fcslen */
+    }
+
+    const uint8_t *epb = blk[3];
+    CU_ASSERT_EQUAL(le32(epb), 6);
+    CU_ASSERT_EQUAL(le32(epb + 8), 0);
+    CU_ASSERT_EQUAL((uint64_t)le32(epb + 12) << 32 | le32(epb + 16), t1);
+    CU_ASSERT_EQUAL(le32(epb + 20), flen);
+    CU_ASSERT_EQUAL(le32(epb + 24), flen);
+    CU_ASSERT(memcmp(epb + 28, fb, flen) == 0);
+    end = epb + le32(epb + 4) - 4;
+    o = ng_opt(epb + 28 + ((flen + 3) & ~(size_t)3), end, 2, &ol);
+    CU_ASSERT(o && ol == 4 && le32(o) == (2u | 1u << 2)); /* outbound, unicast */
+    CU_ASSERT_EQUAL(le32(blk[4] + 8), 1);         /* the PFC frame, on leaf0.p0 */
+    free(buf);
+    unlink(p);
+}
+
+static void test_pcapng_second_epb_is_inbound_multicast_pfc(void)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/b.pcapng", dir);
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 40, NULL, NULL, &w, NULL) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "leaf0.p0", NULL, NULL, NULL), RS_OK);
+    rs_frame pfc = { .kind = RS_FRAME_PFC, .eth_src = 3, .pfc_enable = 8 };
+    rs_time t = ((rs_time)1 << 40) + 5;
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_IN, t, &pfc), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_close(w, NULL), RS_OK);
+    size_t n = 0;
+    uint8_t *buf = slurp(p, &n);
+    CU_ASSERT_FATAL(buf != NULL);
+    /* SHB with only the end of options: 32 bytes; then the IDB. */
+    CU_ASSERT_EQUAL_FATAL(le32(buf + 4), 32);
+    const uint8_t *idb = buf + 32;
+    CU_ASSERT_EQUAL(le32(idb + 12), 40);          /* the snap length */
+    const uint8_t *epb = idb + le32(idb + 4);
+    CU_ASSERT_EQUAL(le32(epb), 6);
+    CU_ASSERT_EQUAL(le32(epb + 12), 1u << 8);     /* high word of 2^40 + 5 */
+    CU_ASSERT_EQUAL(le32(epb + 16), 5);
+    CU_ASSERT_EQUAL(le32(epb + 20), 40);          /* kept */
+    CU_ASSERT_EQUAL(le32(epb + 24), 60);          /* on the wire */
+    unsigned ol;
+    const uint8_t *o = ng_opt(epb + 28 + 40, epb + le32(epb + 4) - 4, 2, &ol);
+    CU_ASSERT(o && ol == 4 && le32(o) == (1u | 2u << 2)); /* inbound, multicast */
+    CU_ASSERT_EQUAL(epb + le32(epb + 4), buf + n);
+    free(buf);
+    unlink(p);
+}
+
+/* Interfaces belong to pcapng only; classic pcap has one link. */
+static void test_pcapng_interfaces_only_on_pcapng(void)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s/c.pcap", dir);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcap_open(p, 0, &w, &err) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, &err), RS_EINVAL);
+    rs_frame f = write_first();
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 1, RS_PCAP_OUT, 0, &f), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_IN, 0, &f), RS_OK);
+    rs_pcap_abort(w);
+    CU_ASSERT(!exists(p));
+    snprintf(p, sizeof p, "%s/no/such/dir/x.pcapng", dir);
+    CU_ASSERT_EQUAL(rs_pcapng_open(p, 0, NULL, NULL, &w, &err), RS_EIO);
+    CU_ASSERT_PTR_NULL(w);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, p));
+}
+
+/* A pcapng write failure is sticky and close reports it (as pcap). */
+static void test_pcapng_write_failure_is_sticky_and_close_fails(void)
+{
+    if (access("/dev/full", W_OK) != 0)
+        return;
+    char p[300], tmp[310];
+    snprintf(p, sizeof p, "%s/full.pcapng", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    CU_ASSERT_FATAL(symlink("/dev/full", tmp) == 0);
+    rs_err err = { 0 };
+    rs_pcap *w = NULL;
+    CU_ASSERT_FATAL(rs_pcapng_open(p, 0, "c", "a", &w, &err) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, &err), RS_OK);
+    rs_frame f = write_first();
+    int rc = RS_OK, i;
+    for (i = 0; i < 1000 && rc == RS_OK; i++)
+        rc = rs_pcap_write_on(w, 0, RS_PCAP_OUT, (rs_time)i, &f);
+    CU_ASSERT_EQUAL(rc, RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_write_on(w, 0, RS_PCAP_OUT, (rs_time)i, &f), RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu1.nic", NULL, NULL, &err), RS_EIO);
+    CU_ASSERT_EQUAL(rs_pcap_close(w, &err), RS_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, p));
+    CU_ASSERT(!exists(p));
+    CU_ASSERT(!exists(tmp));
+}
+
 static const rs_cu_test frame_tests[] = {
     RS_CU_TEST(test_pcap_write_first_fields_at_their_offsets),
     RS_CU_TEST(test_pcap_ipv4_checksum_sums_to_ffff),
     RS_CU_TEST(test_pcap_icrc_matches_bitwise_crc32),
     RS_CU_TEST(test_pcap_icrc_ignores_variant_fields),
+    RS_CU_TEST(test_pcap_icrc_matches_connectx4_cnp),
+    RS_CU_TEST(test_pcap_cnp_layout_matches_connectx4),
     RS_CU_TEST(test_pcap_odd_payload_is_padded_and_padcnt_set),
     RS_CU_TEST(test_pcap_ack_and_cnp_layout),
     RS_CU_TEST(test_pcap_pfc_layout_and_length_60),
@@ -465,6 +724,10 @@ static const rs_cu_test file_tests[] = {
     RS_CU_TEST(test_pcap_abort_leaves_nothing),
     RS_CU_TEST(test_pcap_open_in_missing_dir_is_eio_naming_path),
     RS_CU_TEST(test_pcap_write_failure_is_sticky_and_close_fails),
+    RS_CU_TEST(test_pcapng_blocks_carry_interfaces_directions_and_picoseconds),
+    RS_CU_TEST(test_pcapng_second_epb_is_inbound_multicast_pfc),
+    RS_CU_TEST(test_pcapng_interfaces_only_on_pcapng),
+    RS_CU_TEST(test_pcapng_write_failure_is_sticky_and_close_fails),
 };
 
 static void register_suites(void)

@@ -88,6 +88,11 @@ static void test_plan_gpu_presets_have_datasheet_peaks(void)
     CU_ASSERT_DOUBLE_EQUAL(peak, 312e12, 1);
     CU_ASSERT_EQUAL(rs_plan_gpu_peak("h100", &peak, &bw), RS_OK);
     CU_ASSERT_DOUBLE_EQUAL(peak, 989e12, 1);
+    CU_ASSERT_DOUBLE_EQUAL(bw, 3.35e12, 1);
+    /* H200: H100's compute, HBM3e at 4.8 TB/s (NVIDIA H200 datasheet). */
+    CU_ASSERT_EQUAL(rs_plan_gpu_peak("h200", &peak, &bw), RS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(peak, 989e12, 1);
+    CU_ASSERT_DOUBLE_EQUAL(bw, 4.8e12, 1);
     CU_ASSERT_EQUAL(rs_plan_gpu_peak("gh200", &peak, &bw), RS_OK);
     CU_ASSERT_DOUBLE_EQUAL(peak, 989e12, 1);
     CU_ASSERT_EQUAL(rs_plan_gpu_peak("b200", &peak, &bw), RS_OK);

@@ -44,6 +44,7 @@ typedef struct result {
     rs_replay_stats st;
     rs_time times[8];
     uint32_t ntimes;
+    double progress0, progress; /* rs_replay_progress before and after the run */
 } result;
 
 /* Replay t on a fresh network for `iters` iterations, with the fault
@@ -71,7 +72,9 @@ static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint3
     if (rc != RS_OK)
         fprintf(stderr, "\n  rs_replay_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    res.progress0 = rs_replay_progress(r);
     rs_net_run(net, RS_TIME_MAX);
+    res.progress = rs_replay_progress(r);
     res.rc = rs_replay_finish(r, &res.err);
     rs_replay_stats_get(r, &res.st);
     const rs_time *tt = rs_replay_iter_times(r, &res.ntimes);
@@ -139,6 +142,9 @@ static void test_replay_compute_only_plan_matches_flop_model(void)
 
     result r = replay(t, 2, 1, 3, RS_ALGO_AUTO, NULL);
     CU_ASSERT_EQUAL(r.rc, RS_OK);
+    /* The progress line's share: none done before the run, all after. */
+    CU_ASSERT_DOUBLE_EQUAL(r.progress0, 0.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.progress, 1.0, 0);
     CU_ASSERT_EQUAL(r.st.done, 3);
     CU_ASSERT_EQUAL(r.ntimes, 3);
     for (uint32_t i = 0; i < r.ntimes; i++)
@@ -333,6 +339,9 @@ static void test_replay_collective_missing_members_is_diagnosed(void)
     printf("\n  %s\n", r.err.msg);
     CU_ASSERT_EQUAL(r.rc, RS_EINCOMPLETE);
     CU_ASSERT_EQUAL(r.st.done, 0);
+    /* Of 8 ops (ranks 0, 1: 3 each; ranks 2, 3: 1 each) 4 completed: the
+     * first compute of each rank. Stuck ranks never reach 1. */
+    CU_ASSERT_DOUBLE_EQUAL(r.progress, 0.5, 1e-12);
     CU_ASSERT(!r.st.bound_valid); /* no iteration: no bound per iteration */
     CU_ASSERT(strstr(r.err.msg, "2 of 4 ranks") != NULL);
     CU_ASSERT(strstr(r.err.msg, "rank 0 is stuck at op 1 (coll \"grad allreduce\"") != NULL);

@@ -9,13 +9,15 @@
 
 #include "base.h"
 
+RS_BEGIN_DECLS
+
 typedef struct rs_rng {
     uint64_t s[4];
 } rs_rng;
 
 /* Stream for (seed, entity, purpose); purposes are small constants chosen
  * by each model (e.g. "ECMP spraying" vs "ECN marking"). */
-void rs_rng_init(rs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
+RS_API void rs_rng_init(rs_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
 
 static inline uint64_t rs_rng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
@@ -55,5 +57,7 @@ static inline uint64_t rs_mix64(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
 }
+
+RS_END_DECLS
 
 #endif

@@ -12,6 +12,8 @@
 
 #include "base.h"
 
+RS_BEGIN_DECLS
+
 typedef struct rs_comm rs_comm;
 
 /* Each constructor checks its arguments against a network of `gpus` GPUs
@@ -21,23 +23,25 @@ typedef struct rs_comm rs_comm;
  * with err naming the argument; RS_ENOMEM. */
 
 /* The n GPUs of list[] in that order (list is copied). */
-int rs_comm_create(const uint32_t *list, uint32_t n, uint32_t gpus, rs_comm **out, rs_err *err);
+RS_API int rs_comm_create(const uint32_t *list, uint32_t n, uint32_t gpus, rs_comm **out, rs_err *err);
 /* GPUs 0..gpus-1. */
-int rs_comm_create_all(uint32_t gpus, rs_comm **out, rs_err *err);
+RS_API int rs_comm_create_all(uint32_t gpus, rs_comm **out, rs_err *err);
 /* Rail r of a network whose HB domains hold hb_size GPUs: r, r+K, r+2K... */
-int rs_comm_create_rail(uint32_t gpus, uint32_t hb_size, uint32_t rail, rs_comm **out, rs_err *err);
+RS_API int rs_comm_create_rail(uint32_t gpus, uint32_t hb_size, uint32_t rail, rs_comm **out, rs_err *err);
 /* HB domain d: d*K .. d*K+K-1. */
-int rs_comm_create_domain(uint32_t gpus, uint32_t hb_size, uint32_t domain, rs_comm **out, rs_err *err);
+RS_API int rs_comm_create_domain(uint32_t gpus, uint32_t hb_size, uint32_t domain, rs_comm **out, rs_err *err);
 /* start, start+stride, ... (count GPUs; stride >= 1). */
-int rs_comm_create_strided(uint32_t gpus, uint32_t start, uint32_t stride, uint32_t count,
+RS_API int rs_comm_create_strided(uint32_t gpus, uint32_t start, uint32_t stride, uint32_t count,
                            rs_comm **out, rs_err *err);
 
-void rs_comm_destroy(rs_comm *c); /* NULL is a no-op */
+RS_API void rs_comm_destroy(rs_comm *c); /* NULL is a no-op */
 
-uint32_t rs_comm_size(const rs_comm *c);
+RS_API uint32_t rs_comm_size(const rs_comm *c);
 /* GPU of rank r (r < size; checked by RS_ASSERT). */
-uint32_t rs_comm_gpu(const rs_comm *c, uint32_t rank);
+RS_API uint32_t rs_comm_gpu(const rs_comm *c, uint32_t rank);
 /* All GPU ids in rank order; borrowed, valid until rs_comm_destroy. */
-const uint32_t *rs_comm_gpus(const rs_comm *c);
+RS_API const uint32_t *rs_comm_gpus(const rs_comm *c);
+
+RS_END_DECLS
 
 #endif

@@ -20,6 +20,8 @@
 #include "coll.h"
 #include "net.h"
 
+RS_BEGIN_DECLS
+
 typedef enum {
     RS_SYNTH_SINGLE = 0,
     RS_SYNTH_PERMUTATION = 1,
@@ -46,13 +48,15 @@ typedef struct rs_synth_config {
     char group[RS_SYNTH_GROUP_MAX]; /* traffic.group */
 } rs_synth_config;
 
-void rs_synth_config_default(rs_synth_config *c);
+RS_API void rs_synth_config_default(rs_synth_config *c);
 
 /* Check *c against the network (GPU ids in range, fan_in < gpus, ...) and
  * schedule its messages on net at traffic.start_ns. RS_EINVAL with err
  * naming the key; kind collective is refused here (rs_collrun_create starts
  * it). The network keeps c (borrowed): it must stay valid until
  * the run has passed the start time. */
-int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err);
+RS_API int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err);
+
+RS_END_DECLS
 
 #endif

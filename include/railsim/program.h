@@ -64,6 +64,8 @@
 
 #include "base.h"
 
+RS_BEGIN_DECLS
+
 /* Unused dependency, slot or peer. */
 #define RS_NONE UINT32_MAX
 
@@ -133,10 +135,12 @@ typedef struct rs_op {
 
 /* Lower-case names: "compute", "coll", "send", "recv"; "none", "tp", "pp",
  * "dp", "cp", "ep". "?" for a bad value. */
-const char *rs_op_kind_name(rs_op_kind k);
-const char *rs_dim_name(rs_dim d);
+RS_API const char *rs_op_kind_name(rs_op_kind k);
+RS_API const char *rs_dim_name(rs_dim d);
 
 /* Field-by-field equality (padding ignored). */
-int rs_op_equal(const rs_op *a, const rs_op *b);
+RS_API int rs_op_equal(const rs_op *a, const rs_op *b);
+
+RS_END_DECLS
 
 #endif

@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include <stdarg.h>
 
+#include "api.h"
+
+RS_BEGIN_DECLS
+
 typedef uint64_t rs_time;
 
 #define RS_TIME_MAX UINT64_MAX
@@ -43,20 +47,20 @@ typedef struct rs_err {
 } rs_err;
 
 /* Name of an error code ("invalid input", ...). Never NULL. */
-const char *rs_strerror(int code);
+RS_API const char *rs_strerror(int code);
 
 /* Fill err (which may be NULL) with code and a printf-style sentence;
  * returns code so callers can write `return rs_err_set(err, ...)`. */
-int rs_err_set(rs_err *err, int code, const char *fmt, ...)
+RS_API int rs_err_set(rs_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-void rs_err_clear(rs_err *err);
+RS_API void rs_err_clear(rs_err *err);
 
 /* Invariant checks for our own bugs, never for user input. RS_ASSERT
  * aborts with the location (kept on in RelWithDebInfo; off with NDEBUG).
  * RS_NEVER(cond) asserts in debug builds and evaluates to cond in release,
  * for "impossible, but survive it": if (RS_NEVER(x)) return RS_EINTERNAL; */
-void rs_assert_fail(const char *expr, const char *file, int line)
+RS_API void rs_assert_fail(const char *expr, const char *file, int line)
     __attribute__((noreturn));
 
 #ifdef NDEBUG
@@ -85,8 +89,8 @@ static inline rs_time rs_ser_time(uint64_t bytes, uint64_t rate_bps)
 /* User units to picoseconds, rounded to the nearest picosecond. Fail with
  * RS_ERANGE for negative, NaN or too-large values (past RS_TIME_MAX/2, so
  * that adding two user durations cannot wrap). */
-int rs_time_from_ns(double ns, rs_time *out);
-int rs_time_from_us(double us, rs_time *out);
+RS_API int rs_time_from_ns(double ns, rs_time *out);
+RS_API int rs_time_from_us(double us, rs_time *out);
 
 /* a + b, saturating at RS_TIME_MAX instead of wrapping. */
 static inline rs_time rs_time_add_sat(rs_time a, rs_time b)
@@ -98,5 +102,7 @@ static inline rs_time rs_time_add_sat(rs_time a, rs_time b)
 /* Picoseconds to floating units, for printing only. */
 static inline double rs_time_to_us(rs_time t) { return (double)t / 1e6; }
 static inline double rs_time_to_s(rs_time t) { return (double)t / 1e12; }
+
+RS_END_DECLS
 
 #endif

@@ -29,6 +29,8 @@
 #include "base.h"
 #include "trace.h"
 
+RS_BEGIN_DECLS
+
 /* One rank's ET file in memory (borrowed for the call). */
 typedef struct rs_chakra_file {
     const char *name;   /* for messages: the path */
@@ -48,7 +50,7 @@ typedef struct rs_chakra_opts {
 } rs_chakra_opts;
 
 /* H100 (plan.h's preset) at the plans' default efficiency 0.5, no comm-group file. */
-void rs_chakra_opts_default(rs_chakra_opts *o);
+RS_API void rs_chakra_opts_default(rs_chakra_opts *o);
 
 /* What an import met and did (all counts over all ranks). */
 #define RS_CHAKRA_NTYPES 11 /* NodeType values 0 .. 10 */
@@ -69,21 +71,23 @@ typedef struct rs_chakra_stats {
  * NULL. RS_EFORMAT with err naming the file, the rank and the byte offset
  * (of the message, or the node) and what was expected; RS_EINVAL for a
  * missing or duplicate rank; RS_ENOMEM. */
-int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_opts *o, rs_trace **out,
+RS_API int rs_chakra_import(const rs_chakra_file *files, uint32_t n, const rs_chakra_opts *o, rs_trace **out,
                      rs_chakra_stats *st, rs_err *err);
 
 /* The same from paths: each a directory (every "*.<rank>.et" in it) or a
  * file named "<name>.<rank>.et". RS_EIO for an unreadable path. */
-int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_chakra_opts *o,
+RS_API int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_chakra_opts *o,
                            rs_trace **out, rs_chakra_stats *st, rs_err *err);
 
 /* Rank's program as one ET file in memory (*buf malloc'ed, caller frees). */
-int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_t *len, rs_err *err);
+RS_API int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_t *len, rs_err *err);
 
 /* Every rank to dir/<name>.<rank>.et, and the communicators as ASTRA-sim's
  * comm-group file dir/<name>.comm_groups.json ({"<id + 1>": [ranks], ...}:
  * pg_name is the communicator id + 1). dir is created if absent; each file
  * is written to .tmp and renamed. RS_EIO naming the file. */
-int rs_chakra_export(const rs_trace *t, const char *dir, const char *name, rs_err *err);
+RS_API int rs_chakra_export(const rs_trace *t, const char *dir, const char *name, rs_err *err);
+
+RS_END_DECLS
 
 #endif

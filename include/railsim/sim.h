@@ -17,51 +17,53 @@
 #include "base.h"
 #include "evq.h"
 
+RS_BEGIN_DECLS
+
 /* Entity ids fit in 24 bits; each entity may schedule 2^40 events. */
 #define RS_SIM_MAX_ENTITIES (1u << 24)
 
 /* Create an empty simulation at time 0 with no entities. NULL on ENOMEM.
  * Free with rs_sim_destroy. */
-rs_sim *rs_sim_create(void);
-void rs_sim_destroy(rs_sim *sim); /* NULL is a no-op */
+RS_API rs_sim *rs_sim_create(void);
+RS_API void rs_sim_destroy(rs_sim *sim); /* NULL is a no-op */
 
 /* Reserve n new consecutive entity ids; *first gets the first. RS_ERANGE
  * past RS_SIM_MAX_ENTITIES, RS_ENOMEM. */
-int rs_sim_entities_add(rs_sim *sim, uint32_t n, uint32_t *first);
-uint32_t rs_sim_entities(const rs_sim *sim);
+RS_API int rs_sim_entities_add(rs_sim *sim, uint32_t n, uint32_t *first);
+RS_API uint32_t rs_sim_entities(const rs_sim *sim);
 
 static inline rs_time rs_sim_now(const rs_sim *sim);
 
 /* Schedule fn(sim, obj, arg) at time t >= now on behalf of entity src.
  * Never fails visibly: on out-of-memory the simulation records RS_ENOMEM
  * and rs_sim_run returns it at the next step. obj is borrowed. */
-void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
+RS_API void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
                void *obj, uint64_t arg);
 
 /* Run events in order while the next one is at time <= until (RS_TIME_MAX:
  * until the queue is empty). Returns RS_OK, or the first error recorded by
  * rs_sim_fail / a failed schedule. Time is left at the last event run (or
  * at `until` if that is smaller than the next event and not RS_TIME_MAX). */
-int rs_sim_run(rs_sim *sim, rs_time until);
+RS_API int rs_sim_run(rs_sim *sim, rs_time until);
 
 /* Ask the run loop to return after the current event with this code
  * (RS_OK just stops). The first non-OK code is kept. */
-void rs_sim_stop(rs_sim *sim, int code);
+RS_API void rs_sim_stop(rs_sim *sim, int code);
 
 /* The event k places after the next one to run (k = 0: the next), when
  * the queue knows it without work; NULL otherwise. For prefetch hints: a
  * handler may look ahead and start loading what a coming event will touch
  * (its obj is already being prefetched by the queue). It may be wrong (a
  * later push can run first) and must never change what a handler does. */
-const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
+RS_API const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
 
-uint64_t rs_sim_events_run(const rs_sim *sim);
-size_t rs_sim_pending(const rs_sim *sim);
+RS_API uint64_t rs_sim_events_run(const rs_sim *sim);
+RS_API size_t rs_sim_pending(const rs_sim *sim);
 
 /* Optional progress hook, called about every `every` events from inside the
  * run loop (for a progress line; must not schedule). */
 typedef void (*rs_sim_progress_fn)(void *ctx, rs_time now, uint64_t events);
-void rs_sim_set_progress(rs_sim *sim, uint64_t every, rs_sim_progress_fn fn, void *ctx);
+RS_API void rs_sim_set_progress(rs_sim *sim, uint64_t every, rs_sim_progress_fn fn, void *ctx);
 
 /* The struct is private; its first member is the current time, and a
  * pointer to a struct may be read as a pointer to its first member (C17
@@ -70,5 +72,7 @@ static inline rs_time rs_sim_now(const rs_sim *sim)
 {
     return *(const rs_time *)(const void *)sim;
 }
+
+RS_END_DECLS
 
 #endif

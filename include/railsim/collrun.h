@@ -21,6 +21,8 @@
 #include "net.h"
 #include "synth.h"
 
+RS_BEGIN_DECLS
+
 typedef struct rs_collrun rs_collrun;
 
 /* Parse a traffic.group spec against a network of `gpus` GPUs in HB
@@ -29,7 +31,7 @@ typedef struct rs_collrun rs_collrun;
  * ids in rank order ("0,8,16,24"). RS_EINVAL with err naming
  * traffic.group and what was expected; RS_ENOMEM. On success *out is the
  * caller's (rs_comm_destroy). spec is only read during the call. */
-int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs_comm **out,
+RS_API int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs_comm **out,
                            rs_err *err);
 
 /* Check c (kind must be RS_SYNTH_COLLECTIVE) against net and schedule its
@@ -45,32 +47,35 @@ int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs
  * c is copied; net is borrowed and must outlive the handle. *out is the
  * caller's: rs_collrun_destroy after rs_net_destroy(net), or once every
  * iteration has completed (never while one still runs). */
-int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err);
-void rs_collrun_destroy(rs_collrun *r); /* NULL is a no-op */
+RS_API int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err);
+RS_API void rs_collrun_destroy(rs_collrun *r); /* NULL is a no-op */
 
-rs_coll_op rs_collrun_op(const rs_collrun *r);
+RS_API rs_coll_op rs_collrun_op(const rs_collrun *r);
 /* The algorithm of the first iteration (auto resolved); the requested one
  * (possibly RS_ALGO_AUTO) until that iteration has started. */
-rs_coll_algo rs_collrun_algo(const rs_collrun *r);
-uint32_t rs_collrun_ranks(const rs_collrun *r);
-uint64_t rs_collrun_bytes(const rs_collrun *r);
-uint32_t rs_collrun_iters(const rs_collrun *r);      /* traffic.iters */
+RS_API rs_coll_algo rs_collrun_algo(const rs_collrun *r);
+RS_API uint32_t rs_collrun_ranks(const rs_collrun *r);
+RS_API uint64_t rs_collrun_bytes(const rs_collrun *r);
+RS_API uint32_t rs_collrun_iters(const rs_collrun *r);      /* traffic.iters */
 /* Iterations completed so far, and their times in picoseconds (end minus
  * start), borrowed until rs_collrun_destroy. */
-const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done);
+RS_API const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done);
 /* RS_OK, or the error an iteration hit when starting or running (the run
  * is then stopped with that code). rs_collrun_errmsg says what when an
  * iteration could not start; "" otherwise (borrowed). */
-int rs_collrun_status(const rs_collrun *r);
-const char *rs_collrun_errmsg(const rs_collrun *r);
+RS_API int rs_collrun_status(const rs_collrun *r);
+RS_API const char *rs_collrun_errmsg(const rs_collrun *r);
 
 /* Completion time of the last completed iteration; 0 before the first. */
-rs_time rs_collrun_end_time(const rs_collrun *r);
+RS_API rs_time rs_collrun_end_time(const rs_collrun *r);
+/* The share of traffic.iters done, 0..1, the running iteration counted
+ * by rs_coll_progress: for a progress line, valid at any time. */
+RS_API double rs_collrun_progress(const rs_collrun *r);
 
 /* The collective's network-only bound (rs_coll_bound), mean over the
  * completed iterations, rounded to nearest (the iterations' times are
  * averaged the same way); 0 before the first. */
-rs_time rs_collrun_bound(const rs_collrun *r);
+RS_API rs_time rs_collrun_bound(const rs_collrun *r);
 
 /* From now on write a coll record per completed iteration into tl
  * (borrowed: it must stay open while the network runs): id = the
@@ -80,6 +85,8 @@ rs_time rs_collrun_bound(const rs_collrun *r);
  * group spec ("all", "rail:3", "hb:0", or "group:0,8,16" for a list, cut
  * to ~60 characters). Call before rs_net_run. Write errors stay in tl.
  * RS_EINVAL for NULL. */
-int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
+RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
+
+RS_END_DECLS
 
 #endif

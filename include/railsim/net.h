@@ -24,6 +24,8 @@
 #include "tally.h"
 #include "timeline.h"
 
+RS_BEGIN_DECLS
+
 typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
 /* How a switch picks among equal-cost next hops (docs/model.md,
@@ -95,7 +97,7 @@ typedef struct rs_dcqcn_config {
 } rs_dcqcn_config;
 
 /* Every constant of *d from profile p (d->profile = p). */
-void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p);
+RS_API void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p);
 
 /* Every field is a scenario key (docs/scenario-format.md names them); the
  * defaults come from rs_net_config_default. Plain value type. */
@@ -145,7 +147,7 @@ typedef struct rs_net_config {
     rs_fidelity fidelity;        /* fidelity: packet (default) or flow */
 } rs_net_config;
 
-void rs_net_config_default(rs_net_config *c);
+RS_API void rs_net_config_default(rs_net_config *c);
 
 /* How a message between different rails of different HB domains travels
  * on a network of configuration *c (routing.pxn resolved for c->kind), by
@@ -157,9 +159,9 @@ typedef enum {
     RS_XRAIL_DIRECT,   /* from the source's own NIC across the spine (fat tree, routing.pxn=off) */
     RS_XRAIL_REFUSED   /* rail-only, routing.pxn=off: no path (rs_net_send: RS_EUNREACH) */
 } rs_xrail;
-rs_xrail rs_net_cross_rail(const rs_net_config *c);
+RS_API rs_xrail rs_net_cross_rail(const rs_net_config *c);
 /* "pxn", "direct", "refused", "none"; "?" for a bad value. */
-const char *rs_xrail_name(rs_xrail x);
+RS_API const char *rs_xrail_name(rs_xrail x);
 
 typedef struct rs_net rs_net;
 
@@ -170,19 +172,20 @@ typedef struct rs_net rs_net;
  * bytes, from the same closed-form counts as the cost model; no network is
  * built. For refusing runs that cannot fit before they start. RS_EINVAL
  * with err naming the key for a configuration rs_net_create would refuse. */
-int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err);
+RS_API int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err);
 
 /* Build the network described by *c (copied). On bad configuration returns
  * RS_EINVAL / RS_ERANGE with err naming the scenario key; RS_ENOMEM.
  * *out is owned by the caller: rs_net_destroy. */
-int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
-void rs_net_destroy(rs_net *net); /* NULL is a no-op */
+RS_API int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
+RS_API void rs_net_destroy(rs_net *net); /* NULL is a no-op */
 
-rs_sim *rs_net_sim(rs_net *net);
+RS_API rs_sim *rs_net_sim(rs_net *net);
 /* How the network is simulated (the configuration's fidelity). */
-rs_fidelity rs_net_fidelity(const rs_net *net);
-static inline rs_time rs_net_now(rs_net *net) { return rs_sim_now(rs_net_sim(net)); }
-uint32_t rs_net_gpus(const rs_net *net);
+RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
+/* The network's simulated time now, in ps. */
+RS_API rs_time rs_net_now(const rs_net *net);
+RS_API uint32_t rs_net_gpus(const rs_net *net);
 
 /* Called when a message has fully arrived at its destination GPU. */
 typedef void (*rs_net_done_fn)(void *ctx, rs_net *net, uint64_t tag);
@@ -194,7 +197,7 @@ typedef void (*rs_net_timer_fn)(void *ctx, rs_net *net, uint64_t arg);
  * src == dst completes at once (after no network time). RS_EINVAL for a GPU
  * id out of range, RS_EUNREACH between rails of a rail-only network with
  * routing.pxn=off, RS_ENOMEM. ctx is borrowed until done runs. */
-int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+RS_API int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 rs_net_done_fn done, void *ctx, uint64_t tag);
 
 /* rs_net_send, and the message's payload is counted into *tally (may be
@@ -205,7 +208,7 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
  * detour, a message inside one HB domain). A failover's restart counts
  * the bytes it sends again; retransmissions are not counted (the same
  * payload). tally is borrowed until done runs. */
-int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+RS_API int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                         rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally);
 
 /* The network-only lower bound of the transfers counted in t, in ps: the
@@ -216,14 +219,14 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
  * gap around a RoCEv2 payload: 400 Gb/s and 4096 bytes give 392.15
  * Gb/s), topology.hb_gbps x hb_mtu / (hb_mtu + 16) for HB ports. Link
  * degradations are not taken into account. */
-rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t);
+RS_API rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t);
 
 /* Run fn(ctx, net, arg) at absolute time t >= now. */
-void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
+RS_API void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
 
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
-int rs_net_run(rs_net *net, rs_time until);
+RS_API int rs_net_run(rs_net *net, rs_time until);
 
 /* Topology facts. */
 typedef struct rs_net_topo_info {
@@ -238,12 +241,12 @@ typedef struct rs_net_topo_info {
     uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */
     uint32_t hb_domains;
 } rs_net_topo_info;
-void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out);
+RS_API void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out);
 
 /* Number of Ethernet links on the shortest network path from the NIC of
  * GPU a to the NIC of GPU b, or -1 if no network path joins them (e.g.
  * different rails on rail-only). Same GPU: 0. */
-int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b);
+RS_API int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b);
 
 /* Totals since creation. */
 typedef struct rs_net_stats {
@@ -270,7 +273,7 @@ typedef struct rs_net_stats {
                                   relay GPU and at the destination) */
     rs_time last_activity;     /* last packet arrival or message completion */
 } rs_net_stats;
-void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
+RS_API void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
 
 /* Ports. Every directed link has an egress port at its sender, named
  * (docs/model.md): "gpu12.nic", "gpu12.hb" (a GPU's NIC and NVLink ports),
@@ -291,31 +294,46 @@ typedef struct rs_net_port_info {
     uint64_t ecn_marked;         /* packets marked CE joining this port's queues */
     uint64_t cnp_sent;           /* CNPs this port transmitted */
 } rs_net_port_info;
-uint32_t rs_net_port_count(const rs_net *net);
+RS_API uint32_t rs_net_port_count(const rs_net *net);
 /* RS_EINVAL if port >= rs_net_port_count. */
-int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
+RS_API int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
 
-/* Packet capture (docs/pcap.md). A captured port writes every frame it
- * transmits to DIR/<port name>.pcap, timestamped when the frame's first
- * bit leaves the port. Capture only reads: it never changes a result. */
+/* Packet capture (docs/pcap.md). Capture only reads: it never changes a
+ * result.
+ *   pcap (default): a captured port writes every frame it transmits to
+ *     DIR/<port name>.pcap, timestamped when the frame's first bit leaves
+ *     the port.
+ *   pcapng: one file, DIR/capture.pcapng, with one interface per captured
+ *     port; on it, the frames the port transmits (outbound, first bit
+ *     leaving) and the frames that arrive at it over its cable (inbound,
+ *     when their last bit has arrived; frames lost on the cable are not
+ *     there). */
+typedef enum {
+    RS_CAPTURE_PCAP = 0,
+    RS_CAPTURE_PCAPNG = 1
+} rs_capture_format;
+
 typedef struct rs_capture_config {
     char ports[256];   /* capture.ports: comma-separated glob patterns over port names; "" = off */
     double start_ns;   /* capture.start_ns: first frame time captured */
     double end_ns;     /* capture.end_ns: frames from this time on are not */
     uint32_t snaplen;  /* capture.snaplen: bytes kept per frame, 0 = whole frames */
+    rs_capture_format format; /* capture.format */
 } rs_capture_config;
-void rs_capture_config_default(rs_capture_config *c);
+RS_API void rs_capture_config_default(rs_capture_config *c);
 
 /* Start capturing every port whose name matches c->ports into directory
  * dir (which must exist); *nports gets how many. dir NULL only checks the
- * configuration and counts the ports, opening nothing. RS_EINVAL with err naming
- * capture.ports when no port matches, RS_EIO when a file cannot be opened.
- * The capture files stay open until rs_net_capture_finish. */
-int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
-                         uint32_t *nports, rs_err *err);
+ * configuration and counts the ports, opening nothing. comment (pcapng
+ * only; NULL for none) goes in the section header as run metadata, copied.
+ * RS_EINVAL with err naming capture.ports when no port matches, RS_EIO
+ * when a file cannot be opened. The capture files stay open until
+ * rs_net_capture_finish. */
+RS_API int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
+                         const char *comment, uint32_t *nports, rs_err *err);
 /* Close every capture file: keep = 1 renames them into place, 0 deletes
  * them (a failed run). RS_EIO if a write failed at any time. */
-int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
+RS_API int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
 
 /* Timeline (docs/timeline-format.md: each record's section says when the
  * network writes it and what exactly its fields mean). From now on the
@@ -341,13 +359,13 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err);
  * (rs_sim_events_run less that is the same with or without a timeline).
  * Write errors stay in tl (its close reports them). RS_EINVAL (NULL, or a
  * timeline already set), RS_ENOMEM. */
-int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_ps, rs_err *err);
+RS_API int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_ps, rs_err *err);
 /* Stop writing: the ECN marks and CNPs since the last tick are written
  * (so every record kind adds up to the counters at this point), then tl
  * is no longer used. No-op without a timeline. */
-void rs_net_timeline_stop(rs_net *net);
+RS_API void rs_net_timeline_stop(rs_net *net);
 /* Events the timeline's sampler has run (they are in rs_sim_events_run). */
-uint64_t rs_net_timeline_events(const rs_net *net);
+RS_API uint64_t rs_net_timeline_events(const rs_net *net);
 
 /* Completion times of finished messages, in completion order:
  * n entries of (start, end). Only the first RS_NET_MSG_TIMES_KEEP
@@ -360,7 +378,7 @@ typedef struct rs_net_msg_time {
     uint32_t src, dst;
     uint64_t bytes;
 } rs_net_msg_time;
-const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n);
+RS_API const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n);
 
 /* Completion-time (end - start) statistics over every finished message.
  * n, min, max and mean (rounded to nearest) are exact. p50 and p99 are
@@ -373,6 +391,8 @@ typedef struct rs_net_fct {
     rs_time min, mean, p50, p99, max;
     int exact;
 } rs_net_fct;
-int rs_net_fct_get(const rs_net *net, rs_net_fct *out);
+RS_API int rs_net_fct_get(const rs_net *net, rs_net_fct *out);
+
+RS_END_DECLS
 
 #endif

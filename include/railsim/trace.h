@@ -47,6 +47,8 @@
 #include "base.h"
 #include "program.h"
 
+RS_BEGIN_DECLS
+
 typedef struct rs_trace rs_trace;
 
 /* Facts about one training iteration (plain value type). */
@@ -76,98 +78,100 @@ typedef struct rs_trace_file_stats {
  * *out is owned by the caller: rs_trace_destroy. RS_EINVAL, RS_ENOMEM. */
 #define RS_TRACE_MAX_RANKS (1u << 24)
 #define RS_TRACE_MAX_SLOTS 64u
-int rs_trace_create(uint32_t nranks, uint32_t nslots, rs_trace **out, rs_err *err);
-void rs_trace_destroy(rs_trace *t); /* NULL is a no-op */
+RS_API int rs_trace_create(uint32_t nranks, uint32_t nslots, rs_trace **out, rs_err *err);
+RS_API void rs_trace_destroy(rs_trace *t); /* NULL is a no-op */
 
 /* Intern string s (copied; at most 255 bytes, no control characters) and
  * return its id in *id; the same text gives the same id. */
-int rs_trace_add_string(rs_trace *t, const char *s, uint32_t *id, rs_err *err);
+RS_API int rs_trace_add_string(rs_trace *t, const char *s, uint32_t *id, rs_err *err);
 
 /* Add a communicator of n (>= 1) distinct ranks, in rank order (copied),
  * serving dimension dim; *id is its index (ids are 0, 1, 2, ...). */
-int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n,
+RS_API int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n,
                       uint32_t *id, rs_err *err);
 
 /* Add a program of n ops (copied; n >= 0) and return its class in *cls. A
  * program equal, op by op, to an earlier class's returns that class: ranks
  * with identical programs share one. Programs are checked by
  * rs_trace_finish, not here. */
-int rs_trace_add_class(rs_trace *t, const rs_op *ops, uint32_t n, uint32_t *cls, rs_err *err);
+RS_API int rs_trace_add_class(rs_trace *t, const rs_op *ops, uint32_t n, uint32_t *cls, rs_err *err);
 
 /* Place rank on GPU gpu, in class cls, with slot table slots[nslots]
  * (copied; may be NULL when nslots is 0). */
-int rs_trace_set_rank(rs_trace *t, uint32_t rank, uint32_t gpu, uint32_t cls,
+RS_API int rs_trace_set_rank(rs_trace *t, uint32_t rank, uint32_t gpu, uint32_t cls,
                       const uint32_t *slots, rs_err *err);
 
 /* Iteration facts and the GPU count (every rank's GPU must be below it).
  * name is the plan's name (interned). */
-int rs_trace_set_info(rs_trace *t, const rs_trace_iter *it, uint32_t ngpus, const char *name,
+RS_API int rs_trace_set_info(rs_trace *t, const rs_trace_iter *it, uint32_t ngpus, const char *name,
                       rs_err *err);
 
 /* Check everything (see the header comment); after RS_OK the trace is
  * read-only. RS_EINVAL with err naming the rank, class, op or slot. */
-int rs_trace_finish(rs_trace *t, rs_err *err);
+RS_API int rs_trace_finish(rs_trace *t, rs_err *err);
 
 /* ---- queries (finished traces only) --------------------------------------- */
 
-uint32_t rs_trace_nranks(const rs_trace *t);
-uint32_t rs_trace_ngpus(const rs_trace *t);
-uint32_t rs_trace_nclasses(const rs_trace *t);
-uint32_t rs_trace_ncomms(const rs_trace *t);
-uint32_t rs_trace_nslots(const rs_trace *t);
-uint32_t rs_trace_nstrings(const rs_trace *t);
-const char *rs_trace_name(const rs_trace *t);
-const rs_trace_iter *rs_trace_iteration(const rs_trace *t);
+RS_API uint32_t rs_trace_nranks(const rs_trace *t);
+RS_API uint32_t rs_trace_ngpus(const rs_trace *t);
+RS_API uint32_t rs_trace_nclasses(const rs_trace *t);
+RS_API uint32_t rs_trace_ncomms(const rs_trace *t);
+RS_API uint32_t rs_trace_nslots(const rs_trace *t);
+RS_API uint32_t rs_trace_nstrings(const rs_trace *t);
+RS_API const char *rs_trace_name(const rs_trace *t);
+RS_API const rs_trace_iter *rs_trace_iteration(const rs_trace *t);
 
 /* GPU and class of rank (< nranks; RS_ASSERT). */
-uint32_t rs_trace_rank_gpu(const rs_trace *t, uint32_t rank);
-uint32_t rs_trace_rank_class(const rs_trace *t, uint32_t rank);
+RS_API uint32_t rs_trace_rank_gpu(const rs_trace *t, uint32_t rank);
+RS_API uint32_t rs_trace_rank_class(const rs_trace *t, uint32_t rank);
 /* The rank's slot table (nslots entries, RS_NONE where unused); borrowed. */
-const uint32_t *rs_trace_rank_slots(const rs_trace *t, uint32_t rank);
+RS_API const uint32_t *rs_trace_rank_slots(const rs_trace *t, uint32_t rank);
 
 /* The expanded program of one training iteration of rank (< nranks), *nops
  * ops; shared by all ranks of its class, borrowed until rs_trace_destroy. */
-const rs_op *rs_trace_program(const rs_trace *t, uint32_t rank, uint32_t *nops);
-const rs_op *rs_trace_class_program(const rs_trace *t, uint32_t cls, uint32_t *nops);
+RS_API const rs_op *rs_trace_program(const rs_trace *t, uint32_t rank, uint32_t *nops);
+RS_API const rs_op *rs_trace_class_program(const rs_trace *t, uint32_t cls, uint32_t *nops);
 /* Ranks in class cls. */
-uint32_t rs_trace_class_ranks(const rs_trace *t, uint32_t cls);
+RS_API uint32_t rs_trace_class_ranks(const rs_trace *t, uint32_t cls);
 
 /* For an op of rank's program: the communicator id (COLL) or peer rank
  * (SEND/RECV) its slot holds. Valid in a finished trace by construction. */
-uint32_t rs_trace_slot(const rs_trace *t, uint32_t rank, uint32_t slot);
-uint32_t rs_trace_op_comm(const rs_trace *t, uint32_t rank, const rs_op *op);
-uint32_t rs_trace_op_peer(const rs_trace *t, uint32_t rank, const rs_op *op);
+RS_API uint32_t rs_trace_slot(const rs_trace *t, uint32_t rank, uint32_t slot);
+RS_API uint32_t rs_trace_op_comm(const rs_trace *t, uint32_t rank, const rs_op *op);
+RS_API uint32_t rs_trace_op_peer(const rs_trace *t, uint32_t rank, const rs_op *op);
 
 /* Communicator comm (< ncomms): its ranks in order (borrowed), and dim. */
-const uint32_t *rs_trace_comm_ranks(const rs_trace *t, uint32_t comm, uint32_t *n);
-rs_dim rs_trace_comm_dim(const rs_trace *t, uint32_t comm);
+RS_API const uint32_t *rs_trace_comm_ranks(const rs_trace *t, uint32_t comm, uint32_t *n);
+RS_API rs_dim rs_trace_comm_dim(const rs_trace *t, uint32_t comm);
 
 /* String id (< nstrings); "?" for an id out of range. */
-const char *rs_trace_string(const rs_trace *t, uint32_t id);
+RS_API const char *rs_trace_string(const rs_trace *t, uint32_t id);
 
 /* ---- the file -------------------------------------------------------------- */
 
 /* Write finished trace t to path atomically (path.tmp, then rename); st may
  * be NULL. RS_EIO with err naming the file; RS_ENOMEM. */
-int rs_trace_write(const rs_trace *t, const char *path, rs_trace_file_stats *st, rs_err *err);
+RS_API int rs_trace_write(const rs_trace *t, const char *path, rs_trace_file_stats *st, rs_err *err);
 
 /* Read and validate a trace file. *out owned by the caller
  * (rs_trace_destroy). RS_EIO (cannot open or read), RS_EFORMAT (wrong
  * magic, wrong version, truncated, corrupt, inconsistent: one sentence
  * naming the file and what was expected), RS_ENOMEM. st may be NULL. */
-int rs_trace_read(const char *path, rs_trace **out, rs_trace_file_stats *st, rs_err *err);
+RS_API int rs_trace_read(const char *path, rs_trace **out, rs_trace_file_stats *st, rs_err *err);
 
 /* The same on memory: the whole file's bytes (*buf malloc'ed, caller
  * frees) and back; name is used in messages. */
-int rs_trace_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_trace_file_stats *st,
+RS_API int rs_trace_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_trace_file_stats *st,
                     rs_err *err);
-int rs_trace_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out,
+RS_API int rs_trace_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out,
                     rs_trace_file_stats *st, rs_err *err);
 
 /* The uncompressed payload alone, for tests and fuzzing of the parser
  * behind the zlib and CRC layers (*buf malloc'ed, caller frees). */
-int rs_trace_payload_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_err *err);
-int rs_trace_payload_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out,
+RS_API int rs_trace_payload_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_err *err);
+RS_API int rs_trace_payload_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out,
                             rs_err *err);
+
+RS_END_DECLS
 
 #endif

@@ -20,6 +20,8 @@
 
 #include "base.h"
 
+RS_BEGIN_DECLS
+
 typedef enum {
     RS_TALLY_NIC_TX = 0, /* left the GPU's NIC onto the fabric */
     RS_TALLY_NIC_RX,     /* arrived at the GPU's NIC from the fabric */
@@ -31,29 +33,31 @@ typedef enum {
 typedef struct rs_tally rs_tally;
 
 /* An empty tally; *out is the caller's (rs_tally_destroy). RS_ENOMEM. */
-int rs_tally_create(rs_tally **out);
-void rs_tally_destroy(rs_tally *t); /* NULL is a no-op */
+RS_API int rs_tally_create(rs_tally **out);
+RS_API void rs_tally_destroy(rs_tally *t); /* NULL is a no-op */
 
 /* Make room for `gpus` GPUs without growing (a collective knows its
  * ranks; relays beyond them still grow the table). RS_ENOMEM leaves t as
  * it was. */
-int rs_tally_reserve(rs_tally *t, uint32_t gpus);
+RS_API int rs_tally_reserve(rs_tally *t, uint32_t gpus);
 
 /* Forget every count; the table's memory stays for the next group. */
-void rs_tally_clear(rs_tally *t);
+RS_API void rs_tally_clear(rs_tally *t);
 
 /* Count `bytes` more on port `port` of GPU `gpu` (below UINT32_MAX).
  * RS_ENOMEM (growing the table) leaves t as it was; RS_EINVAL for a bad
  * port or gpu. */
-int rs_tally_add(rs_tally *t, uint32_t gpu, rs_tally_port port, uint64_t bytes);
+RS_API int rs_tally_add(rs_tally *t, uint32_t gpu, rs_tally_port port, uint64_t bytes);
 
 /* Bytes counted on one port; 0 for a GPU never counted. */
-uint64_t rs_tally_get(const rs_tally *t, uint32_t gpu, rs_tally_port port);
+RS_API uint64_t rs_tally_get(const rs_tally *t, uint32_t gpu, rs_tally_port port);
 
 /* GPUs with at least one count (zero-byte counts included). */
-uint32_t rs_tally_gpus(const rs_tally *t);
+RS_API uint32_t rs_tally_gpus(const rs_tally *t);
 
 /* out[p] = the largest count of port kind p over all GPUs (0 if none). */
-void rs_tally_max(const rs_tally *t, uint64_t out[RS_TALLY_NPORTS]);
+RS_API void rs_tally_max(const rs_tally *t, uint64_t out[RS_TALLY_NPORTS]);
+
+RS_END_DECLS
 
 #endif

@@ -14,6 +14,8 @@
 #include "plan.h"
 #include "trace.h"
 
+RS_BEGIN_DECLS
+
 /* Slot numbering of generated traces (rs_trace_nslots = RS_GEN_NSLOTS). */
 enum {
     RS_GEN_SLOT_TP = 0,   /* TP communicator */
@@ -40,15 +42,17 @@ typedef struct rs_gen_flops {
     double ps_per_flop;              /* 1e12 / (peak x efficiency) */
 } rs_gen_flops;
 
-void rs_gen_flops_of(const rs_plan *p, rs_gen_flops *f);
+RS_API void rs_gen_flops_of(const rs_plan *p, rs_gen_flops *f);
 
 /* Model FLOPs of one iteration (forward + backward = 3 x forward, no
  * recomputation, all GPUs): the MFU numerator. */
-double rs_gen_model_flops(const rs_plan *p);
+RS_API double rs_gen_model_flops(const rs_plan *p);
 
 /* Generate the trace of plan p (validated here too). *out is finished and
  * owned by the caller (rs_trace_destroy). RS_EINVAL with err naming the
  * plan field, RS_ENOMEM. */
-int rs_gen(const rs_plan *p, rs_trace **out, rs_err *err);
+RS_API int rs_gen(const rs_plan *p, rs_trace **out, rs_err *err);
+
+RS_END_DECLS
 
 #endif

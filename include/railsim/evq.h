@@ -42,6 +42,8 @@
 #include "base.h"
 #include "pool.h"
 
+RS_BEGIN_DECLS
+
 typedef struct rs_sim rs_sim;
 
 /* An event handler: obj and arg are what the scheduler was given. */
@@ -108,20 +110,20 @@ typedef struct rs_evq {
     rs_evq_slot wheel[RS_EVQ_WHEEL];  /* slot b & (WHEEL - 1): bucket b events */
 } rs_evq;
 
-void rs_evq_init(rs_evq *q);
-void rs_evq_fini(rs_evq *q);
+RS_API void rs_evq_init(rs_evq *q);
+RS_API void rs_evq_fini(rs_evq *q);
 
 /* Insert a copy of *ev; ev->t must be >= the t of the last popped event.
  * RS_ENOMEM if the arrays could not grow (the queue is unchanged then). */
-int rs_evq_push(rs_evq *q, const rs_event *ev);
+RS_API int rs_evq_push(rs_evq *q, const rs_event *ev);
 
 /* rs_evq_push with the event's fields as arguments, which the scheduler
  * uses: they arrive in registers and are stored once, where the event
  * goes. */
-int rs_evq_add(rs_evq *q, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg);
+RS_API int rs_evq_add(rs_evq *q, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg);
 
 /* Remove the least event into *out; q must not be empty. Never allocates. */
-void rs_evq_pop(rs_evq *q, rs_event *out);
+RS_API void rs_evq_pop(rs_evq *q, rs_event *out);
 
 static inline size_t rs_evq_size(const rs_evq *q) { return q->n; }
 
@@ -135,5 +137,7 @@ static inline const rs_event *rs_evq_peek(const rs_evq *q, uint32_t k)
 
 /* Time of the least event; RS_TIME_MAX if q is empty. */
 static inline rs_time rs_evq_top_time(const rs_evq *q) { return q->top; }
+
+RS_END_DECLS
 
 #endif

@@ -29,6 +29,8 @@
 
 #include <stdint.h>
 
+RS_BEGIN_DECLS
+
 /* Price and power of the parts. Prices are US dollars, power watts, all
  * per unit at the configured link speed (one price per port and per
  * transceiver; nothing is scaled by speed: for a speed other than 400 Gb/s
@@ -52,20 +54,20 @@ typedef struct rs_parts {
 /* Fill *p with the defaults of docs/cost.md: $748 and 15 W per switch
  * port, $374 and 12 W per transceiver, $150 and 0 W per DAC, whole
  * switches, the rest 0. */
-void rs_parts_default(rs_parts *p);
+RS_API void rs_parts_default(rs_parts *p);
 
 /* The parts-table keys, NULL-terminated, in the order of rs_parts. Static
  * storage; never freed. */
-const char *const *rs_parts_keys(void);
+RS_API const char *const *rs_parts_keys(void);
 
 /* Set the part named key to v. RS_EINVAL with err naming the key for an
  * unknown key (the message lists the known ones), for a value that is
  * negative, not finite or above 1e12, and for whole_switches other than
  * 0 or 1. *p is unchanged on error. err may be NULL. */
-int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err);
+RS_API int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err);
 
 /* Read the part named key into *v: RS_OK, or RS_EINVAL for an unknown key. */
-int rs_parts_get(const rs_parts *p, const char *key, double *v);
+RS_API int rs_parts_get(const rs_parts *p, const char *key, double *v);
 
 /* What to cost. Field names follow the scenario keys (topology.*) so
  * errors name those keys. Plain value type; start from
@@ -85,7 +87,7 @@ typedef struct rs_cost_input {
 /* The simulator's defaults where they exist (rs_net_config_default):
  * 64 GPUs, K = 8, R = 64, 400 Gb/s, oversubscription 1; optical NIC
  * cables; rail packing on. */
-void rs_cost_input_default(rs_cost_input *in);
+RS_API void rs_cost_input_default(rs_cost_input *in);
 
 /* Deepest plane the model counts (clos.h's bound: 32 tiers join 2^32
  * leaves at any radix of 4 or more). */
@@ -117,7 +119,7 @@ typedef struct rs_bom {
  * stays its own network): floor(R / rail_gpus), at most rails, and 1 (no
  * sharing) when a rail needs more than R/2 ports. Physical switches are
  * ceil(rails / this). One rule for the cost model and rs_net_topo_info_get. */
-uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails);
+RS_API uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t rails);
 
 /* Count and price both designs for *in with parts *parts. fat_tree and
  * rail_only receive the results; either may be NULL to skip that design
@@ -127,14 +129,16 @@ uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t r
  * checks and words as rs_net_create, including a radix that cannot join
  * the leaves at any number of tiers: 2 ports with more than 2 leaves) and
  * leaves the outputs untouched. err may be NULL. */
-int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
+RS_API int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err);
 
 /* Saving of rail-only over the fat tree in percent of the fat tree's
  * cost: (fat - rail) / fat * 100 (negative if rail-only costs more);
  * 0 when the fat tree costs nothing. rs_cost_power_saving_pct: same for
  * power. */
-double rs_cost_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only);
-double rs_cost_power_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only);
+RS_API double rs_cost_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only);
+RS_API double rs_cost_power_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only);
+
+RS_END_DECLS
 
 #endif

@@ -35,6 +35,8 @@
 #include "program.h"
 #include "trace.h"
 
+RS_BEGIN_DECLS
+
 /* ---- the workload keys (scenario workload.*) ------------------------------- */
 
 #define RS_WORKLOAD_PATH_MAX 1024
@@ -48,10 +50,10 @@ typedef struct rs_workload_config {
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */
-void rs_workload_config_default(rs_workload_config *c);
+RS_API void rs_workload_config_default(rs_workload_config *c);
 
 /* 1 when workload.plan or workload.trace is set. */
-int rs_workload_active(const rs_workload_config *c);
+RS_API int rs_workload_active(const rs_workload_config *c);
 
 /* The trace the workload names, for a network of `gpus` GPUs: workload.plan
  * is loaded (file or preset), its DP set to fill `gpus` GPUs (trace gen
@@ -63,7 +65,7 @@ int rs_workload_active(const rs_workload_config *c);
  * (both keys set, neither set, a bad plan, a plan that does not fit `gpus`,
  * a trace needing more GPUs than `gpus`), RS_EIO / RS_EFORMAT from the
  * trace reader, RS_ENOMEM. */
-int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err);
+RS_API int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err);
 
 /* ---- replay ----------------------------------------------------------------- */
 
@@ -94,9 +96,9 @@ typedef struct rs_replay rs_replay;
  * run. *out is the caller's: rs_replay_destroy after rs_net_destroy(net)
  * (a run that stopped early leaves collectives running), or after a
  * complete run. */
-int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs_replay **out,
+RS_API int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs_replay **out,
                      rs_err *err);
-void rs_replay_destroy(rs_replay *r); /* NULL is a no-op */
+RS_API void rs_replay_destroy(rs_replay *r); /* NULL is a no-op */
 
 /* After rs_net_run returned: RS_OK when every rank completed every
  * iteration. Otherwise the replay's status: an error that stopped the run
@@ -107,7 +109,7 @@ void rs_replay_destroy(rs_replay *r); /* NULL is a no-op */
  * each other). err gets one sentence naming up to three ranks, the op each
  * is stuck at (index, kind, label) and what it waits for. May be called
  * more than once; the same answer each time. */
-int rs_replay_finish(rs_replay *r, rs_err *err);
+RS_API int rs_replay_finish(rs_replay *r, rs_err *err);
 
 /* Results. Times are picoseconds; "per iteration" values are means over the
  * completed iterations (docs/replay.md defines each). Valid after
@@ -139,18 +141,22 @@ typedef struct rs_replay_stats {
     double tokens_per_s;      /* tokens per iteration / time; 0 when the trace has none */
     double mfu;               /* model FLOPs / (time x ranks x peak); 0 when unknown */
 } rs_replay_stats;
-void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out);
+RS_API void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out);
 
 /* Iteration times (E_i - E_{i-1}), *n = completed iterations; borrowed
  * until rs_replay_destroy. */
-const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n);
+RS_API const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n);
 
-const rs_trace *rs_replay_trace(const rs_replay *r);
+RS_API const rs_trace *rs_replay_trace(const rs_replay *r);
 
 /* The time the last op of any rank completed (for a complete run, the
  * instant the last rank finished its last iteration); the replay's start
  * before any op completed. Valid at any time. */
-rs_time rs_replay_end_time(const rs_replay *r);
+RS_API rs_time rs_replay_end_time(const rs_replay *r);
+/* The share of the replay done, 0..1: ops completed over every rank's
+ * ops of every iteration. For a progress line (ops differ in length, so
+ * not a time estimate); valid at any time. */
+RS_API double rs_replay_progress(const rs_replay *r);
 
 /* From now on write the replay into tl (borrowed: it must stay open while
  * the network runs; the caller closes it after rs_net_run):
@@ -173,6 +179,8 @@ rs_time rs_replay_end_time(const rs_replay *r);
  * Call before rs_net_run. Memory: one start time per rank and stream.
  * Write errors stay in tl (its close reports them). RS_EINVAL (NULL, or a
  * timeline already set), RS_ENOMEM. */
-int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
+RS_API int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
+
+RS_END_DECLS
 
 #endif

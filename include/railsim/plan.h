@@ -18,6 +18,8 @@
 
 #include "base.h"
 
+RS_BEGIN_DECLS
+
 typedef enum { RS_SCHED_1F1B = 0, RS_SCHED_GPIPE = 1 } rs_sched;
 
 typedef struct rs_plan_model {
@@ -52,43 +54,45 @@ typedef struct rs_plan {
 } rs_plan;
 
 /* Defaults: a tiny dense model on one H100 (see docs/plan-format.md). */
-void rs_plan_default(rs_plan *p);
+RS_API void rs_plan_default(rs_plan *p);
 
 /* Built-in plans: llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b.
  * RS_EINVAL naming the known presets for another name. */
-int rs_plan_preset(const char *name, rs_plan *out, rs_err *err);
+RS_API int rs_plan_preset(const char *name, rs_plan *out, rs_err *err);
 /* NULL-terminated list of preset names. */
-const char *const *rs_plan_preset_names(void);
+RS_API const char *const *rs_plan_preset_names(void);
 
 /* Read a JSON plan file (it may start from a preset with "preset": NAME
  * and override keys) and validate it. On error *out is untouched and err
  * names the file, line:column or key and what was expected. RS_EIO for an
  * unreadable file, RS_EINVAL otherwise. */
-int rs_plan_load(const char *path, rs_plan *out, rs_err *err);
+RS_API int rs_plan_load(const char *path, rs_plan *out, rs_err *err);
 
 /* A file if `arg` names an existing file, else a preset name. */
-int rs_plan_load_arg(const char *arg, rs_plan *out, rs_err *err);
+RS_API int rs_plan_load_arg(const char *arg, rs_plan *out, rs_err *err);
 
 /* Keep TP, PP, CP and EP, set DP (and gpus) to fill `gpus` GPUs, then
  * validate. RS_EINVAL if gpus is not a multiple of tp*pp*cp (or of
  * tp*pp*cp*ep) or the batch no longer divides. */
-int rs_plan_set_gpus(rs_plan *p, uint32_t gpus, rs_err *err);
+RS_API int rs_plan_set_gpus(rs_plan *p, uint32_t gpus, rs_err *err);
 
 /* Check every field and combination; the sentence names the field
  * ("parallelism.tp: 3 does not divide model.heads (32)"), prefixed by
  * `where` (a file name or "preset X") when not NULL. */
-int rs_plan_validate(const rs_plan *p, const char *where, rs_err *err);
+RS_API int rs_plan_validate(const rs_plan *p, const char *where, rs_err *err);
 
 /* tp * pp * dp * cp. */
-uint32_t rs_plan_gpus(const rs_plan *p);
+RS_API uint32_t rs_plan_gpus(const rs_plan *p);
 
 /* GPU presets: peak dense bf16 FLOP/s and HBM bandwidth (bytes/s) from
  * the vendors' data sheets. RS_EINVAL for an unknown name. */
-int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw);
+RS_API int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw);
 
 /* placement.order as a permutation: perm[i] is the dimension at position
  * i, innermost first (0 tp, 1 cp, 2 ep, 3 dp/ep, 4 pp). The plan must be
  * valid. */
-int rs_plan_placement(const rs_plan *p, int perm[5], rs_err *err);
+RS_API int rs_plan_placement(const rs_plan *p, int perm[5], rs_err *err);
+
+RS_END_DECLS
 
 #endif

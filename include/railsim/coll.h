@@ -17,6 +17,8 @@
 #include "comm.h"
 #include "net.h"
 
+RS_BEGIN_DECLS
+
 typedef enum {
     RS_COLL_ALLGATHER = 0,
     RS_COLL_REDUCESCATTER,
@@ -72,7 +74,7 @@ typedef struct rs_coll_opts {
 
 #define RS_COLL_MAX_CHANNELS 32u
 
-void rs_coll_opts_default(rs_coll_opts *o);
+RS_API void rs_coll_opts_default(rs_coll_opts *o);
 
 typedef struct rs_coll rs_coll;
 typedef void (*rs_coll_done_fn)(void *ctx, rs_net *net, uint64_t tag);
@@ -97,41 +99,48 @@ typedef void (*rs_coll_done_fn)(void *ctx, rs_net *net, uint64_t tag);
  * until done has run. *out is owned by the caller: rs_coll_destroy, after
  * done ran (from inside done is fine) or after the network is destroyed,
  * never while it still runs. */
-int rs_coll_start(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo,
+RS_API int rs_coll_start(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo,
                   uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
                   uint64_t tag, rs_coll **out, rs_err *err);
-void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
+RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
 
 /* The algorithm run (RS_ALGO_AUTO resolved). */
-rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
-rs_time rs_coll_start_time(const rs_coll *coll);
+RS_API rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
+RS_API rs_time rs_coll_start_time(const rs_coll *coll);
 /* Completion time; RS_TIME_MAX while running. */
-rs_time rs_coll_end_time(const rs_coll *coll);
-int rs_coll_finished(const rs_coll *coll);
+RS_API rs_time rs_coll_end_time(const rs_coll *coll);
+RS_API int rs_coll_finished(const rs_coll *coll);
 /* RS_OK, or the first error a transfer hit while running (the run is also
  * stopped with that code through rs_sim_stop). */
-int rs_coll_status(const rs_coll *coll);
+RS_API int rs_coll_status(const rs_coll *coll);
 /* The collective's network-only bound in ps, known once it has finished
  * (0 before): rs_net_tally_bound over the payload every transfer it and
  * its sub-collectives issued put on each GPU-side port, as the network
  * carried them (PXN relays through the HB domain, failovers). The
  * largest of the ports' bytes over their payload rates: no schedule of
  * these transfers can finish sooner. 0 for one rank or zero bytes. */
-rs_time rs_coll_bound(const rs_coll *coll);
+RS_API rs_time rs_coll_bound(const rs_coll *coll);
+/* The share of the collective done, 0..1, for a progress line: the
+ * completions its algorithm counts (ring and tree steps, all-to-all
+ * pairs) done over all it expects; coarse for hierarchical (one per
+ * segment). 1 once finished. Not a time estimate: steps differ in size. */
+RS_API double rs_coll_progress(const rs_coll *coll);
 /* Transfers (rs_net_send calls) issued so far, sub-collectives included. */
-uint64_t rs_coll_transfers(const rs_coll *coll);
+RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
 
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
  * all-to-all, 1 for send/recv. n = 0 gives 0. */
-double rs_coll_busbw_factor(rs_coll_op op, uint32_t n);
+RS_API double rs_coll_busbw_factor(rs_coll_op op, uint32_t n);
 
 /* Lower-case names ("allreduce", "ring", ...); "?" for a bad value. */
-const char *rs_coll_op_name(rs_coll_op op);
-const char *rs_coll_algo_name(rs_coll_algo algo);
+RS_API const char *rs_coll_op_name(rs_coll_op op);
+RS_API const char *rs_coll_algo_name(rs_coll_algo algo);
 /* Case-insensitive; also accept "all_reduce"/"all-reduce" spellings and
  * "a2a". RS_EINVAL for an unknown name (*out untouched). */
-int rs_coll_op_parse(const char *s, rs_coll_op *out);
-int rs_coll_algo_parse(const char *s, rs_coll_algo *out);
+RS_API int rs_coll_op_parse(const char *s, rs_coll_op *out);
+RS_API int rs_coll_algo_parse(const char *s, rs_coll_algo *out);
+
+RS_END_DECLS
 
 #endif

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+RS_BEGIN_DECLS
+
 typedef struct rs_timeline rs_timeline;
 
 /* File format identity, written in the header. */
@@ -175,32 +177,32 @@ typedef struct rs_timeline_fault_rec {
  * or rs_timeline_abort. All kinds start enabled. Errors: RS_EINVAL (NULL
  * path/hdr/out), RS_ENOMEM, RS_EIO (cannot create or write; err names the
  * file). On failure nothing is left on disk and *out is NULL. */
-int rs_timeline_create(const char *path, const rs_timeline_header *hdr,
+RS_API int rs_timeline_create(const char *path, const rs_timeline_header *hdr,
                        rs_timeline **out, rs_err *err);
 
 /* Write only the kinds in mask (RS_TL_MASK bits; NAME and END are always
  * written). Takes effect for the next record call. */
-void rs_timeline_set_enabled(rs_timeline *tl, uint32_t mask);
-uint32_t rs_timeline_enabled(const rs_timeline *tl);
+RS_API void rs_timeline_set_enabled(rs_timeline *tl, uint32_t mask);
+RS_API uint32_t rs_timeline_enabled(const rs_timeline *tl);
 /* Nonzero if records of `kind` are written: lets callers skip building
  * heavy records. */
-int rs_timeline_wants(const rs_timeline *tl, rs_timeline_kind kind);
+RS_API int rs_timeline_wants(const rs_timeline *tl, rs_timeline_kind kind);
 
 /* Append one record. Each returns RS_OK, also when the kind is disabled
  * (nothing written), or the sticky error of an earlier or this failed
  * write (RS_EIO). Never allocates. */
-int rs_timeline_name(rs_timeline *tl, uint32_t space, uint64_t id, const char *name);
-int rs_timeline_op(rs_timeline *tl, const rs_timeline_op_rec *r);
-int rs_timeline_coll(rs_timeline *tl, const rs_timeline_coll_rec *r);
-int rs_timeline_flow(rs_timeline *tl, const rs_timeline_flow_rec *r);
-int rs_timeline_sample(rs_timeline *tl, const rs_timeline_sample_rec *r);
-int rs_timeline_pfc(rs_timeline *tl, const rs_timeline_pfc_rec *r);
-int rs_timeline_ecn(rs_timeline *tl, const rs_timeline_ecn_rec *r);
-int rs_timeline_drop(rs_timeline *tl, const rs_timeline_drop_rec *r);
-int rs_timeline_fault(rs_timeline *tl, const rs_timeline_fault_rec *r);
+RS_API int rs_timeline_name(rs_timeline *tl, uint32_t space, uint64_t id, const char *name);
+RS_API int rs_timeline_op(rs_timeline *tl, const rs_timeline_op_rec *r);
+RS_API int rs_timeline_coll(rs_timeline *tl, const rs_timeline_coll_rec *r);
+RS_API int rs_timeline_flow(rs_timeline *tl, const rs_timeline_flow_rec *r);
+RS_API int rs_timeline_sample(rs_timeline *tl, const rs_timeline_sample_rec *r);
+RS_API int rs_timeline_pfc(rs_timeline *tl, const rs_timeline_pfc_rec *r);
+RS_API int rs_timeline_ecn(rs_timeline *tl, const rs_timeline_ecn_rec *r);
+RS_API int rs_timeline_drop(rs_timeline *tl, const rs_timeline_drop_rec *r);
+RS_API int rs_timeline_fault(rs_timeline *tl, const rs_timeline_fault_rec *r);
 
 /* Records written so far (NAME included, END not). */
-uint64_t rs_timeline_records(const rs_timeline *tl);
+RS_API uint64_t rs_timeline_records(const rs_timeline *tl);
 
 /* Finish the file and free tl (always, even on error). Writes the END
  * record, flushes, patches the header's partial flag to false unless
@@ -208,10 +210,12 @@ uint64_t rs_timeline_records(const rs_timeline *tl);
  * renames PATH.tmp to PATH. RS_OK, or RS_EIO if any write, the flush, the
  * close or the rename failed: then PATH.tmp is deleted, PATH is untouched
  * and err names the file. tl == NULL: RS_EINVAL. */
-int rs_timeline_close(rs_timeline *tl, int partial, rs_err *err);
+RS_API int rs_timeline_close(rs_timeline *tl, int partial, rs_err *err);
 
 /* Discard the run's file: close and delete PATH.tmp, free tl. PATH is
  * untouched. NULL is a no-op. */
-void rs_timeline_abort(rs_timeline *tl);
+RS_API void rs_timeline_abort(rs_timeline *tl);
+
+RS_END_DECLS
 
 #endif

@@ -28,6 +28,8 @@
 
 #include "net.h"
 
+RS_BEGIN_DECLS
+
 /* Scenario keys faults.* (docs/scenario-format.md). Plain value type. */
 typedef struct rs_fault_config {
     char schedule[4096];   /* faults.schedule: ';'-separated entries, "" = none */
@@ -50,22 +52,22 @@ typedef struct rs_fault_config {
 
 /* No faults, instant convergence, 20 ms watchdog, HB reroute on; no
  * random failures (MTTR 100 us, class any-network-link when enabled). */
-void rs_fault_config_default(rs_fault_config *c);
+RS_API void rs_fault_config_default(rs_fault_config *c);
 
 /* A TIME or DURATION of the schedule ("150us", "0"): RS_OK and *out in
  * ps, or RS_EINVAL / RS_ERANGE. */
-int rs_fault_parse_time(const char *s, rs_time *out);
+RS_API int rs_fault_parse_time(const char *s, rs_time *out);
 
 /* Check the syntax of a schedule (targets are resolved only against a
  * network, by rs_net_faults_start). RS_OK, or RS_EINVAL with err naming
  * `label` (the key or option the text came from: "faults.schedule",
  * "--fault"), the entry and what was expected. */
-int rs_fault_check(const char *schedule, const char *label, rs_err *err);
+RS_API int rs_fault_check(const char *schedule, const char *label, rs_err *err);
 
 /* rs_fault_check on c->schedule, and the random-failure keys: a known
  * faults.random_class, faults.horizon_us and faults.mttr_us above 0 when
  * faults.mtbf_us is. RS_EINVAL with err naming the key. */
-int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
+RS_API int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
 
 /* Resolve c->schedule against net (class targets are drawn with
  * c->seed, or the network's seed when it is 0; entries naming the same
@@ -77,7 +79,7 @@ int rs_fault_config_check(const rs_fault_config *c, rs_err *err);
  * failures: docs/fidelity.md).
  * An empty schedule does nothing and returns RS_OK. The fault state is
  * owned by net (freed by rs_net_destroy). */
-int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err);
+RS_API int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err);
 
 /* The schedule as resolved, repairs of down faults with a DURATION as
  * entries of their own, in time order. */
@@ -98,16 +100,16 @@ typedef struct rs_net_fault_info {
     rs_time time_to_recover_ps;   /* from time_ps until the last of those flows had delivered every byte;
                                    * RS_TIME_MAX: none lost, or one never delivered */
 } rs_net_fault_info;
-uint32_t rs_net_fault_count(const rs_net *net);
+RS_API uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */
-int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+RS_API int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
 
 /* With c->absent_ok: the schedule entries skipped because their class
  * has no member in this topology, in schedule order. Fills time_ps, kind,
  * spec (the class), entry and origin "absent"; target is "" and applied
  * 0. RS_EINVAL if i >= rs_net_fault_absent_count. */
-uint32_t rs_net_fault_absent_count(const rs_net *net);
-int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+RS_API uint32_t rs_net_fault_absent_count(const rs_net *net);
+RS_API int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
 
 /* PFC pauses found that cannot be released (docs/faults-format.md):
  * looked for whenever a switch refreshes a pause during a fault run, and
@@ -122,20 +124,20 @@ typedef struct rs_net_pfc_stuck {
                               * chain; cycle: a port of the loop */
     char reason[12];         /* "dead-link" or "cycle" */
 } rs_net_pfc_stuck;
-uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net);
+RS_API uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_pfc_stuck_count. */
-int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out);
+RS_API int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out);
 
 /* Why the faults stopped the run (RS_EUNREACH from rs_net_run): a
  * destination no path reaches, or the watchdog; names the GPUs and the
  * fault. "" when they did not. Borrowed, lives as long as net. */
-const char *rs_net_fault_errmsg(const rs_net *net);
+RS_API const char *rs_net_fault_errmsg(const rs_net *net);
 
 /* Write the timeline records (fault, routes) of the entries that applied
  * when the faults started (those due at that time: they apply at once,
  * before a timeline can be open). Call right after rs_net_timeline_start;
  * nothing happens without a timeline or such entries. */
-void rs_net_faults_timeline_catchup(rs_net *net);
+RS_API void rs_net_faults_timeline_catchup(rs_net *net);
 
 /* When a compute op of `duration` ps that GPU gpu starts at `start` ends,
  * given the straggler entries of the schedule: inside a straggler window
@@ -146,6 +148,8 @@ void rs_net_faults_timeline_catchup(rs_net *net);
  * products saturate without changing the result). start + duration
  * (saturated) when the schedule has no straggler. Pure: depends only on
  * the schedule, not on what has run. */
-rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
+RS_API rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
+
+RS_END_DECLS
 
 #endif

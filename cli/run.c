@@ -1,0 +1,516 @@
+/*
+ * run.c - rs_run (run.h): one scenario end to end. Build the network,
+ * resolve its faults, start the workload (synthetic traffic, a collective
+ * or a training replay), run to idle, build the summary and write
+ * DIR/summary.json, DIR/timeline.msgpack and captures. Everything is
+ * checked before any output exists; nothing here prints: errors go to the
+ * caller's rs_err, how the run ended to the result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "collrun.h"
+#include "fmt.h"
+#include "guard.h"
+#include "output.h"
+#include "replay.h"
+#include "runner.h"
+#include "scenario.h"
+#include "summary.h"
+#include "synth.h"
+
+struct rs_result {
+    int status;
+    int by_faults;
+    char message[1024];
+    char warning[160];
+    json_t *summary;
+    char *summary_text;
+    rs_result_figures fig;
+};
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u;
+}
+
+void rs_run_opts_default(rs_run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+/* The run loop's hook into the caller's progress callback. */
+typedef struct progress {
+    const rs_run_opts *o;
+    rs_sim *sim;
+    /* Where the end is known, the share done (rs_replay_progress,
+     * rs_collrun_progress); both NULL for synthetic traffic. */
+    const rs_replay *replay;
+    const rs_collrun *coll;
+} progress;
+
+static void on_progress(void *ctx, rs_time now, uint64_t events)
+{
+    progress *p = ctx;
+    if (!p->o->progress)
+        return;
+    double done = p->replay ? rs_replay_progress(p->replay) : p->coll ? rs_collrun_progress(p->coll) : -1.0;
+    if (p->o->progress(p->o->ctx, now, events, done))
+        rs_sim_stop(p->sim, RS_EINTR);
+}
+
+/* Create DIR/timeline.msgpack and make the network, the replay and the
+ * collective driver write into it. On error nothing is left on disk,
+ * *out is NULL and err says why. */
+static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, rs_collrun *coll,
+                         const char *outdir, rs_time sample_ps, rs_timeline **out, rs_err *err)
+{
+    *out = NULL;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/timeline.msgpack", outdir) >= sizeof path)
+        return rs_err_set(err, RS_EIO, "%.200s...: output directory name too long", outdir);
+    json_t *j = rs_scenario_to_json(sc);
+    char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!text)
+        return rs_err_set(err, RS_ENOMEM, "out of memory writing the timeline header");
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    const rs_timeline_kv topo[] = {
+        { "gpus", sc->net.gpus },     { "hb_size", sc->net.hb_size }, { "switches", ti.switches_physical },
+        { "switches_logical", ti.switches },
+        { "links", ti.links },        { "tiers", ti.tiers },          { "planes", ti.planes },
+    };
+    /* trace_hash stays "": hashing the trace is not implemented yet. */
+    rs_timeline_header h = { .railsim_version = NULL, .seed = sc->net.seed, .scenario_json = text,
+                             .topology = topo, .n_topology = sizeof topo / sizeof topo[0],
+                             .trace_hash = "" };
+    rs_timeline *tl;
+    int rc = rs_timeline_create(path, &h, &tl, err);
+    free(text);
+    if (rc != RS_OK)
+        return rc;
+    if (!sc->timeline.heavy)
+        rs_timeline_set_enabled(tl, RS_TL_ALL & ~RS_TL_HEAVY);
+    /* The mask is set first: the network starts its sampler only if the
+     * timeline wants samples or ECN records. */
+    rc = rs_net_timeline_start(net, tl, sample_ps, err);
+    if (rc == RS_OK)
+        rs_net_faults_timeline_catchup(net); /* faults due at time 0 applied before the timeline existed */
+    if (rc == RS_OK && replay)
+        rc = rs_replay_set_timeline(replay, tl, err);
+    if (rc == RS_OK && coll)
+        rc = rs_collrun_set_timeline(coll, tl, err);
+    if (rc != RS_OK) {
+        rs_net_timeline_stop(net);
+        rs_timeline_abort(tl);
+        return rc;
+    }
+    *out = tl;
+    return RS_OK;
+}
+
+int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
+{
+    int rc = RS_OK;
+    for (int i = 0; rc == RS_OK && i < n; i++) {
+        size_t len = strlen(sc->faults.schedule);
+        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK &&
+            len + strlen(faults[i]) + 2 >= sizeof sc->faults.schedule)
+            rc = rs_err_set(err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
+                            "in all", sizeof sc->faults.schedule - 1);
+        if (rc == RS_OK)
+            snprintf(sc->faults.schedule + len, sizeof sc->faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+    }
+    return rc;
+}
+
+int rs_run_faults_probe(const rs_scenario *sc, rs_topo_kind kind, rs_net **net, rs_err *err)
+{
+    rs_net_config c = sc->net;
+    c.kind = kind;
+    rs_err_clear(err);
+    int rc = rs_net_create(&c, net, err);
+    if (rc == RS_OK && (rc = rs_net_faults_start(*net, &sc->faults, err)) != RS_OK) {
+        rs_net_destroy(*net);
+        *net = NULL;
+    }
+    return rc;
+}
+
+double rs_run_headline_ps(const json_t *s, const char **what)
+{
+    const json_t *v;
+    if (json_object_get(s, "iteration")) {
+        v = json_object_get(json_object_get(s, "iteration"), "time_ps");
+        *what = "iteration";
+    } else if (json_object_get(s, "collective")) {
+        v = json_object_get(json_object_get(s, "collective"), "time_ps");
+        *what = "collective";
+    } else {
+        v = json_object_get(s, "sim_end_ps");
+        *what = "sim_end";
+    }
+    return json_is_integer(v) ? (double)json_integer_value(v) : -1;
+}
+
+/* docs/summary-format.md "fault_free": run sc without its faults (same
+ * seed, no outputs) and add the figures and the slowdown to s. A failed
+ * fault-free run is reported, not fatal to the faulted run's summary: its
+ * object then has status "failed". Returns RS_OK if it ran. */
+static int add_fault_free(json_t *s, const rs_scenario *sc, int force)
+{
+    rs_scenario b = *sc;
+    b.faults.schedule[0] = '\0';
+    b.capture.ports[0] = '\0';
+    rs_run_opts o;
+    rs_run_opts_default(&o);
+    o.force = force;
+    rs_result *r = NULL;
+    rs_err err;
+    int rc = rs_run_with(&b, &o, &r, &err);
+    json_t *bs = r ? r->summary : NULL;
+    json_t *ff = json_object();
+    const char *what, *what0;
+    double t = rs_run_headline_ps(s, &what), t0 = bs ? rs_run_headline_ps(bs, &what0) : -1;
+    json_object_set_new(ff, "status", bs ? json_copy(json_object_get(bs, "status")) : json_string("failed"));
+    json_object_set_new(ff, "sim_end_ps", bs ? json_copy(json_object_get(bs, "sim_end_ps")) : json_null());
+    json_object_set_new(ff, "time_of", json_string(what));
+    json_object_set_new(ff, "time_ps", t0 >= 0 ? json_integer((json_int_t)t0) : json_null());
+    json_object_set_new(ff, "faulted_time_ps", t >= 0 ? json_integer((json_int_t)t) : json_null());
+    json_object_set_new(ff, "slowdown", t >= 0 && t0 > 0 ? json_real(t / t0) : json_null());
+    json_object_set_new(s, "fault_free", ff);
+    if (rc == RS_OK && r->status != RS_OK)
+        rc = r->status;
+    rs_result_destroy(r);
+    return rc;
+}
+
+/* The pcapng section comment (docs/pcap.md, "Run metadata"): what made
+ * this run, in lines a person reads in Wireshark's capture file
+ * properties, then every setting as one line of JSON (the summary's
+ * "scenario"). Nothing from the host or the clock, so the same inputs
+ * give the same bytes. Caller frees; NULL when out of memory. */
+static char *capture_comment(const rs_scenario *sc, const char *path)
+{
+    json_t *j = rs_scenario_to_json(sc);
+    char *settings = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(j);
+    if (!settings)
+        return NULL;
+    const char *fmt = "railsim %s run\nscenario: %s\nseed: %llu\nsettings: %s";
+    const char *scen = path ? path : "(none: every key at its default)";
+    unsigned long long seed = (unsigned long long)sc->net.seed;
+    int n = snprintf(NULL, 0, fmt, RS_VERSION, scen, seed, settings);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        snprintf(s, (size_t)n + 1, fmt, RS_VERSION, scen, seed, settings);
+    free(settings);
+    return s;
+}
+
+/* Everything a run owns; destroyed in this order (the collective driver
+ * and the replay after the network: a run that stopped early leaves
+ * collectives running; the trace after the replay). */
+typedef struct run {
+    rs_net *net;
+    rs_collrun *coll;
+    rs_replay *replay;
+    rs_trace *trace;
+} run;
+
+static void run_free(run *r)
+{
+    rs_net_destroy(r->net);
+    rs_collrun_destroy(r->coll);
+    rs_replay_destroy(r->replay);
+    rs_trace_destroy(r->trace);
+}
+
+/* A setup error: err's message after the scenario's name (when given and
+ * the error is about the scenario), everything freed, the code returned. */
+static int setup_failed(run *r, const char *name, int rc, rs_err *err)
+{
+    if (name && err && err->msg[0]) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        rs_err_set(err, rc, "%s: %s", name, msg);
+    }
+    run_free(r);
+    return rc == RS_ENOMEM ? RS_ENOMEM : rc == RS_EIO ? RS_EIO : RS_EINVAL;
+}
+
+/* Why a run that did not end RS_OK ended so, into res->message. */
+static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32_t iters_done, int rstatus,
+                    const rs_err *rerr)
+{
+    char *m = res->message;
+    size_t n = sizeof res->message;
+    char now[RS_FMT_LEN];
+    rs_fmt_time(now, sizeof now, (double)rs_net_now(r->net));
+    if (res->status == RS_EINTR)
+        snprintf(m, n, "interrupted at simulated time %s", now);
+    else if (res->status == RS_ENOMEM) /* before anything it left waiting looks stuck */
+        snprintf(m, n, "run failed: out of memory at simulated time %s (%llu messages sent); expected a "
+                       "smaller run, or fidelity=flow", now, (unsigned long long)st->msgs);
+    else if (rs_net_fault_errmsg(r->net)[0]) {
+        /* The faults name the fault and the GPU pairs; the workload adds
+         * the operation: what each blocked rank waits on (a replay), or
+         * the collective. */
+        char op[640] = "";
+        if (r->replay && rstatus != RS_OK)
+            snprintf(op, sizeof op, "; %s", rerr->msg);
+        else if (r->coll)
+            snprintf(op, sizeof op, "; operation: %s (%s) over %u ranks, %llu bytes, iteration %u of %u",
+                     rs_coll_op_name(rs_collrun_op(r->coll)), rs_coll_algo_name(rs_collrun_algo(r->coll)),
+                     rs_collrun_ranks(r->coll), (unsigned long long)rs_collrun_bytes(r->coll), iters_done + 1,
+                     rs_collrun_iters(r->coll));
+        snprintf(m, n, "run stopped: %s%s", rs_net_fault_errmsg(r->net), op);
+        res->by_faults = 1;
+    } else if (r->replay && rstatus != RS_OK)
+        snprintf(m, n, "run failed: %s", rerr->msg);
+    else if (r->coll && rs_collrun_errmsg(r->coll)[0])
+        snprintf(m, n, "run failed: %s", rs_collrun_errmsg(r->coll));
+    else if (r->coll && res->status == RS_EINCOMPLETE && st->msgs_done == st->msgs)
+        snprintf(m, n, "run ended after %u of %u collective iterations", iters_done, rs_collrun_iters(r->coll));
+    else if (res->status == RS_EINCOMPLETE)
+        snprintf(m, n, "run ended with %llu of %llu messages undelivered (packets lost without recovery, or no "
+                       "route); see summary packets.dropped",
+                 (unsigned long long)(st->msgs - st->msgs_done), (unsigned long long)st->msgs);
+    else if (!m[0])
+        snprintf(m, n, "run failed: %s", rs_strerror(res->status));
+}
+
+/* The headline figures, from the summary. */
+static void figures(rs_result *res)
+{
+    const json_t *s = res->summary;
+    rs_result_figures *f = &res->fig;
+    f->sim_end_ps = (rs_time)json_integer_value(json_object_get(s, "sim_end_ps"));
+    f->wall_s = json_real_value(json_object_get(s, "wall_s"));
+    f->events = (uint64_t)json_integer_value(json_object_get(s, "events"));
+    f->packet_hops = (uint64_t)json_integer_value(json_object_get(s, "packet_hops"));
+    f->peak_rss_bytes = (uint64_t)json_integer_value(json_object_get(s, "peak_rss_bytes"));
+    f->time_ps = rs_run_headline_ps(s, &f->what);
+    const json_t *sec = json_object_get(s, f->what);
+    const json_t *b = json_object_get(sec, "bound_ps");
+    f->bound_ps = json_is_integer(b) && json_integer_value(b) > 0 ? (double)json_integer_value(b) : -1;
+    const json_t *e = json_object_get(json_object_get(sec, "exposed_comm_ps"), "mean");
+    f->exposed_comm_ps = json_is_integer(e) ? (double)json_integer_value(e) : -1;
+}
+
+int rs_run(const rs_scenario *sc, rs_result **out, rs_err *err)
+{
+    rs_run_opts o;
+    rs_run_opts_default(&o);
+    return rs_run_with(sc, &o, out, err);
+}
+
+int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, rs_err *err)
+{
+    rs_err_clear(err);
+    *out = NULL;
+    rs_scenario sc = *scp;
+    const char *name = o->name, *outdir = o->outdir;
+    run r = { NULL, NULL, NULL, NULL };
+    int rc;
+    if (sc.net.fidelity == RS_FIDELITY_BOTH)
+        return rs_err_set(err, RS_EINVAL, "%s%sfidelity: 'both' is two runs (railsim validate); expected packet "
+                          "or flow", name ? name : "", name ? ": " : "");
+    /* With faults, relays at flow level run as the packet level's chunk
+     * pipelines: a failover keeps the chunks that crossed, and the
+     * fault-free baseline (add_fault_free, faults sweep) relays the same
+     * way, so a slowdown compares one model with itself. */
+    if (sc.faults.schedule[0] || sc.faults.mtbf_us > 0)
+        sc.net.relay_pipeline = 1;
+    /* At flow level every port a flow crosses is sampled at every tick,
+     * over runs of simulated seconds: unless given, every 1 ms there. */
+    if (!sc.timeline.sample_set && sc.net.fidelity == RS_FIDELITY_FLOW)
+        sc.timeline.sample_us = RS_FLOW_SAMPLE_US;
+    /* The sampling interval: 0, or at least a nanosecond (a sampler event
+     * every few picoseconds would only burn time). */
+    rs_time sample_ps = 0;
+    if (sc.timeline.sample_us > 0 &&
+        (rs_time_from_us(sc.timeline.sample_us, &sample_ps) != RS_OK || sample_ps < 1000))
+        return rs_err_set(err, RS_EINVAL, "%s%stimeline.sample_us: expected 0 (no samples) or at least 0.001 us, "
+                          "got %g", name ? name : "", name ? ": " : "", sc.timeline.sample_us);
+    rs_guard_est est;
+    if ((rc = rs_guard_check(&sc, NULL, o->force, &est, err)) != RS_OK)
+        return setup_failed(&r, name, RS_EINVAL, err);
+    if ((rc = rs_net_create(&sc.net, &r.net, err)) != RS_OK)
+        return setup_failed(&r, name, rc, err);
+    /* Faults first: one at time 0 comes before the traffic's first packet. */
+    if ((rc = rs_net_faults_start(r.net, &sc.faults, err)) != RS_OK)
+        return setup_failed(&r, name, rc, err);
+    /* A straggler slows compute, and only a replayed workload computes. */
+    for (uint32_t i = 0; !rs_workload_active(&sc.workload) && i < rs_net_fault_count(r.net); i++) {
+        rs_net_fault_info fi;
+        rs_net_fault_info_get(r.net, i, &fi);
+        if (!strcmp(fi.kind, "straggler")) {
+            rs_err_set(err, RS_EINVAL, "faults.schedule: straggler %s slows compute, but this scenario has none; "
+                       "expected workload.plan or workload.trace", fi.target);
+            return setup_failed(&r, name, RS_EINVAL, err);
+        }
+    }
+    /* A workload replaces the synthetic traffic. */
+    if (rs_workload_active(&sc.workload)) {
+        rc = rs_workload_load(&sc.workload, rs_net_gpus(r.net), &r.trace, err);
+        if (rc == RS_OK) {
+            rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL };
+            rc = rs_guard_check(&sc, r.trace, o->force, &est, err);
+            if (rc == RS_OK)
+                rc = rs_replay_create(r.trace, r.net, &ro, &r.replay, err);
+        }
+    } else if (sc.traffic.kind == RS_SYNTH_COLLECTIVE) {
+        rc = rs_collrun_create(&sc.traffic, r.net, &r.coll, err);
+    } else {
+        rc = rs_synth_start(&sc.traffic, r.net, sc.net.seed, err);
+    }
+    if (rc != RS_OK)
+        return setup_failed(&r, name, rc, err);
+    uint32_t ncap = 0;
+    char *cap_comment = NULL;
+    if (sc.capture.ports[0]) {
+        if (!outdir) {
+            rs_err_set(err, RS_EINVAL, "capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
+                       sc.capture.ports);
+            return setup_failed(&r, NULL, RS_EINVAL, err);
+        }
+        if (rs_net_capture_start(r.net, NULL, &sc.capture, NULL, &ncap, err) != RS_OK)
+            return setup_failed(&r, name, RS_EINVAL, err);
+        if (sc.capture.format == RS_CAPTURE_PCAPNG && !(cap_comment = capture_comment(&sc, name))) {
+            rs_err_set(err, RS_ENOMEM, "out of memory");
+            return setup_failed(&r, NULL, RS_ENOMEM, err);
+        }
+    }
+    if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
+        free(cap_comment);
+        return setup_failed(&r, name, RS_EINVAL, err);
+    }
+    /* Everything is validated: only now may the output directory appear.
+     * An output that cannot be created is the user's environment: bad
+     * input, like a bad key. */
+    char capdir[4096];
+    if (outdir) {
+        snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
+        rc = rs_output_mkdir(outdir, err);
+        if (rc == RS_OK && ncap && (rc = rs_output_mkdir(capdir, err)) == RS_OK)
+            rc = rs_net_capture_start(r.net, capdir, &sc.capture, cap_comment, &ncap, err);
+        if (rc != RS_OK) {
+            free(cap_comment);
+            return setup_failed(&r, NULL, RS_EINVAL, err);
+        }
+    }
+    free(cap_comment);
+    rs_timeline *tl = NULL;
+    if (outdir && sc.timeline.enabled &&
+        (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, &tl, err)) != RS_OK)
+        return setup_failed(&r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
+
+    rs_result *res = calloc(1, sizeof *res);
+    if (!res) {
+        if (tl) {
+            rs_net_timeline_stop(r.net);
+            rs_timeline_abort(tl);
+        }
+        rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
+        return setup_failed(&r, NULL, RS_ENOMEM, err);
+    }
+    progress pr = { o, rs_net_sim(r.net), r.replay, r.coll };
+    rs_sim_set_progress(rs_net_sim(r.net), 1u << 16, on_progress, &pr);
+    double t0 = wall_now();
+    rs_run_info info = { .estimate = &est };
+    info.status = rs_net_run(r.net, RS_TIME_MAX);
+    info.wall_s = wall_now() - t0;
+    rs_net_stats st;
+    rs_net_stats_get(r.net, &st);
+    if (info.status == RS_OK && st.msgs_done < st.msgs)
+        info.status = RS_EINCOMPLETE;
+    uint32_t iters_done = 0;
+    rs_err rerr;
+    rs_err_clear(&rerr);
+    int rstatus = RS_OK;
+    if (r.replay) {
+        info.replay = r.replay;
+        rstatus = rs_replay_finish(r.replay, &rerr);
+        if (info.status == RS_OK)
+            info.status = rstatus;
+    }
+    if (r.coll) {
+        info.coll = r.coll;
+        rs_collrun_times(r.coll, &iters_done);
+        if (info.status == RS_OK && rs_collrun_status(r.coll) != RS_OK)
+            info.status = rs_collrun_status(r.coll);
+        if (info.status == RS_OK && iters_done < rs_collrun_iters(r.coll))
+            info.status = RS_EINCOMPLETE;
+    }
+    info.peak_rss_bytes = peak_rss();
+    rs_err cerr;
+    rs_err_clear(&cerr);
+    if (ncap && rs_net_capture_finish(r.net, 1, &cerr) != RS_OK) {
+        info.status = RS_EIO;
+        snprintf(res->message, sizeof res->message, "%s", cerr.msg);
+    }
+    int code = RS_OK;
+    if (tl) {
+        /* A failed run keeps its timeline, marked partial. */
+        rs_net_timeline_stop(r.net);
+        if (rs_timeline_close(tl, info.status != RS_OK, err) != RS_OK)
+            code = RS_EIO;
+    }
+
+    res->status = info.status;
+    res->summary = rs_summary_build(&sc, r.net, &info);
+    if (res->summary && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
+        add_fault_free(res->summary, &sc, o->force) != RS_OK)
+        snprintf(res->warning, sizeof res->warning,
+                 "the fault-free run (faults.baseline) failed; summary fault_free.status says so");
+    if (res->summary)
+        res->summary_text = json_dumps(res->summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!res->summary_text) {
+        rs_result_destroy(res);
+        rs_err_set(err, RS_ENOMEM, "out of memory building the summary");
+        run_free(&r);
+        return RS_ENOMEM;
+    }
+    figures(res);
+    if (code == RS_OK && outdir &&
+        rs_output_write(outdir, "summary.json", res->summary_text, strlen(res->summary_text), err) != RS_OK)
+        code = RS_EIO;
+    if (res->status != RS_OK)
+        explain(res, &r, &st, iters_done, rstatus, &rerr);
+    run_free(&r);
+    *out = res;
+    return code;
+}
+
+void rs_result_destroy(rs_result *r)
+{
+    if (!r)
+        return;
+    json_decref(r->summary);
+    free(r->summary_text);
+    free(r);
+}
+
+int rs_result_status(const rs_result *r) { return r->status; }
+const char *rs_result_message(const rs_result *r) { return r->message; }
+const char *rs_result_warning(const rs_result *r) { return r->warning; }
+int rs_result_stopped_by_faults(const rs_result *r) { return r->by_faults; }
+void rs_result_figures_get(const rs_result *r, rs_result_figures *out) { *out = r->fig; }
+const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }
+const json_t *rs_result_summary(const rs_result *r) { return r->summary; }

@@ -1,0 +1,130 @@
+/*
+ * run.h - a whole run as one library call: a scenario (the same keys as
+ * `railsim run`, docs/scenario-format.md) in, a result with everything
+ * summary.json holds out, and DIR/summary.json, DIR/timeline.msgpack and
+ * captures written when an output directory is given. `railsim run`,
+ * `compare`, `validate` and `faults sweep` print what rs_run_with returns.
+ *
+ *   rs_scenario *sc;
+ *   rs_result *res;
+ *   char *sets[] = { "topology.gpus=64", "traffic.kind=collective" };
+ *   rs_scenario_create(&sc, &err);
+ *   rs_scenario_load_string(sc, "{\"topology\": {\"kind\": \"rail-only\"}}", sets, 2, &err);
+ *   if (rs_run(sc, &res, &err) == RS_OK)
+ *       printf("%s\n", rs_result_summary_json(res));
+ *
+ * Nothing here prints, and the runner keeps no global state: progress and
+ * interruption go through the progress callback of rs_run_opts.
+ */
+#ifndef RS_RUN_H
+#define RS_RUN_H
+
+#include "base.h"
+
+RS_BEGIN_DECLS
+
+/* ---- scenarios ----------------------------------------------------------- */
+
+typedef struct rs_scenario rs_scenario;
+
+/* A scenario with every key at its default; *out the caller's
+ * (rs_scenario_destroy). RS_ENOMEM. */
+RS_API int rs_scenario_create(rs_scenario **out, rs_err *err);
+RS_API void rs_scenario_destroy(rs_scenario *sc); /* NULL is a no-op */
+
+/* Reset *sc to the defaults, then apply the JSON scenario file at path
+ * (NULL: none), then each "KEY=VALUE" of sets[0..nsets) in order (a later
+ * one wins). RS_EIO when the file cannot be read, RS_EINVAL for anything
+ * wrong in it or in a set, with err naming the file and line:column or
+ * the key and what was expected; *sc is then unchanged. path and sets are
+ * only read during the call. */
+RS_API int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets, int nsets, rs_err *err);
+/* The same from JSON text (NUL-terminated; NULL: none), named "scenario"
+ * in messages. */
+RS_API int rs_scenario_load_string(rs_scenario *sc, const char *json, char *const *sets, int nsets,
+                                   rs_err *err);
+/* The scenario as JSON text, every key, in the file format: loading it
+ * gives back the same scenario. The caller frees it (free); NULL when out
+ * of memory. */
+RS_API char *rs_scenario_dump(const rs_scenario *sc);
+
+/* ---- runs ---------------------------------------------------------------- */
+
+/* Called every 2^16 simulated events with the simulated time, the events
+ * run so far and the share of the workload done (0..1; -1 where the end is
+ * not known: synthetic traffic). Return nonzero to stop the run: it ends
+ * with status RS_EINTR, its outputs closed and marked partial. */
+typedef int (*rs_run_progress_fn)(void *ctx, rs_time now, uint64_t events, double done);
+
+typedef struct rs_run_opts {
+    const char *outdir;   /* summary.json, timeline.msgpack, pcap/ go here; NULL: no files */
+    const char *name;     /* what messages call the scenario (its file); NULL: nothing */
+    int force;            /* run even when the memory or disk estimate says it will not fit */
+    rs_run_progress_fn progress; /* NULL: none */
+    void *ctx;            /* progress's */
+} rs_run_opts;
+
+/* No output directory, no name, not forced, no progress. */
+RS_API void rs_run_opts_default(rs_run_opts *o);
+
+typedef struct rs_result rs_result;
+
+/* Run *sc to the end: build its network, resolve its faults, start its
+ * workload (traffic.*, or workload.plan / workload.trace), run until
+ * nothing is left to do, and with o->outdir write the outputs (nothing is
+ * created before every input is checked). fidelity=both is refused: that
+ * is two runs (railsim validate).
+ *
+ * Returns RS_OK when the run took place, however it ended (the result's
+ * status says), with *out the caller's (rs_result_destroy). RS_EINVAL
+ * for a scenario that cannot run (err names the key), RS_ENOMEM; nothing
+ * is written then and *out is NULL. RS_EIO when the run took place but an
+ * output could not be written: err says which, *out still holds the
+ * result. */
+RS_API int rs_run_with(const rs_scenario *sc, const rs_run_opts *o, rs_result **out, rs_err *err);
+/* rs_run_with with rs_run_opts_default: nothing is written. */
+RS_API int rs_run(const rs_scenario *sc, rs_result **out, rs_err *err);
+
+RS_API void rs_result_destroy(rs_result *r); /* NULL is a no-op */
+
+/* How the run ended: RS_OK (everything delivered, every iteration done),
+ * RS_EINCOMPLETE (messages left undelivered, or faults stopped the run),
+ * RS_EINTR (the progress callback stopped it), or the error that stopped
+ * it (RS_ENOMEM, RS_EIO for a capture that could not be written). */
+RS_API int rs_result_status(const rs_result *r);
+/* One sentence on why a run that did not end RS_OK ended so ("" for
+ * RS_OK), without a trailing newline. */
+RS_API const char *rs_result_message(const rs_result *r);
+/* 1 when the run's faults stopped it (rs_result_message names the fault
+ * and the operation blocked), else 0. */
+RS_API int rs_result_stopped_by_faults(const rs_result *r);
+
+/* A problem that did not stop the run ("" when none): the fault-free
+ * baseline run (faults.baseline) failed; summary fault_free.status says so. */
+RS_API const char *rs_result_warning(const rs_result *r);
+
+/* The headline figures. */
+typedef struct rs_result_figures {
+    rs_time sim_end_ps;       /* the last activity */
+    double wall_s;            /* wall-clock seconds of the run */
+    uint64_t events;          /* simulated events */
+    uint64_t packet_hops;     /* packets that crossed one link */
+    uint64_t peak_rss_bytes;  /* the process's peak resident memory after the run */
+    /* The headline time: one training iteration (mean), else one
+     * collective (mean), else sim_end_ps; what = "iteration",
+     * "collective" or "sim_end"; time_ps -1 when the run has none (no
+     * iteration or collective finished). */
+    const char *what;
+    double time_ps;
+    double bound_ps;          /* the network-only lower bound of that time, -1 when none */
+    double exposed_comm_ps;   /* iteration: communication not hidden by compute (mean), else -1 */
+} rs_result_figures;
+RS_API void rs_result_figures_get(const rs_result *r, rs_result_figures *out);
+
+/* Everything the run measured, as summary.json holds it
+ * (docs/summary-format.md): JSON text owned by the result. */
+RS_API const char *rs_result_summary_json(const rs_result *r);
+
+RS_END_DECLS
+
+#endif
