@@ -14,7 +14,7 @@ FUZZ_BUILD ?= build-fuzz
 CLANG_BUILD ?= build-clang
 FUZZ_SECONDS ?= 60
 JOBS  ?= $(shell nproc)
-FUZZ_TARGETS = scenario timeline trace plan fault parts
+FUZZ_TARGETS = scenario timeline trace plan fault parts chakra
 
 .PHONY: all deps build run test check asan fuzz clang bench clean
 

@@ -1,6 +1,7 @@
 /*
- * cmd_trace.c - `railsim trace gen|info|dump`: plans to trace files, and
- * trace files to text (docs/trace-format.md, docs/plan-format.md).
+ * cmd_trace.c - `railsim trace gen|info|dump|import|export`: plans to trace
+ * files, trace files to text (docs/trace-format.md, docs/plan-format.md),
+ * and Chakra execution traces in and out (docs/chakra.md).
  * Validates every argument before writing anything; trace files are
  * written atomically by rs_trace_write.
  */
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chakra.h"
 #include "cli.h"
 #include "coll.h"
 #include "fmt.h"
@@ -30,6 +32,9 @@ static void usage(FILE *f)
     fputs("usage: railsim trace gen PLAN.json|PRESET [--gpus N] -o FILE [-q]\n"
           "       railsim trace info FILE\n"
           "       railsim trace dump FILE [--rank R]\n"
+          "       railsim trace import chakra DIR|FILE.RANK.et... -o FILE [--gpu PRESET] [--efficiency E]\n"
+          "                                   [--comm-groups FILE.json] [-q]\n"
+          "       railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]\n"
           "presets: llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b\n", f);
 }
 
@@ -51,6 +56,15 @@ static int fail_err(const rs_err *err, int code)
 {
     fprintf(stderr, "railsim: %s\n", err->msg);
     return code == RS_ENOMEM || code == RS_EINTERNAL ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+}
+
+/* Load a plan file or preset, apply --gpus (0: keep), generate its trace. */
+static int plan_trace(const char *arg, uint32_t gpus, rs_plan *plan, rs_trace **t, rs_err *err)
+{
+    int rc = rs_plan_load_arg(arg, plan, err);
+    if (!rc && gpus)
+        rc = rs_plan_set_gpus(plan, gpus, err);
+    return rc ? rc : rs_gen(plan, t, err);
 }
 
 /* ---- gen ----------------------------------------------------------------------- */
@@ -87,14 +101,10 @@ static int cmd_gen(int argc, char **argv)
     rs_err err;
     rs_err_clear(&err);
     rs_plan plan;
-    int rc = rs_plan_load_arg(plan_arg, &plan, &err);
-    if (!rc && gpus)
-        rc = rs_plan_set_gpus(&plan, gpus, &err);
-    if (rc)
-        return fail_err(&err, rc);
-    double t0 = wall_now();
     rs_trace *t;
-    if ((rc = rs_gen(&plan, &t, &err)))
+    double t0 = wall_now();
+    int rc = plan_trace(plan_arg, gpus, &plan, &t, &err);
+    if (rc)
         return fail_err(&err, rc);
     double t1 = wall_now();
     rs_trace_file_stats st;
@@ -338,19 +348,200 @@ static int cmd_dump(int argc, char **argv)
     return RS_EXIT_OK;
 }
 
+
+/* ---- import / export chakra -------------------------------------------------------- */
+
+static int parse_frac(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || *end || errno || !(v > 0 && v <= 1))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "chakra"))
+        return rs_cli_bad_input("trace import: expected the format 'chakra'%s", "");
+    const char *out = NULL;
+    int quiet = 0;
+    rs_chakra_opts o;
+    rs_chakra_opts_default(&o);
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    uint32_t np = 0;
+    if (!paths)
+        return RS_EXIT_RUN_FAILED;
+    int code = RS_EXIT_OK;
+    for (int i = 1; i < argc && code == RS_EXIT_OK; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+            if (i + 1 >= argc)
+                code = rs_cli_bad_input("%s: expected an output file after it", a);
+            else
+                out = argv[++i];
+        } else if (!strcmp(a, "--gpu")) {
+            if (i + 1 >= argc || rs_plan_gpu_peak(argv[i + 1], &o.peak_flops, &o.mem_bw))
+                code = rs_cli_bad_input("%s: expected a GPU preset after it (a100, h100, h200, b200, ...)", a);
+            i++;
+        } else if (!strcmp(a, "--comm-groups")) {
+            if (i + 1 >= argc)
+                code = rs_cli_bad_input("%s: expected a JSON file of process groups after it", a);
+            else
+                o.comm_groups = argv[++i];
+        } else if (!strcmp(a, "--efficiency")) {
+            if (i + 1 >= argc || parse_frac(argv[i + 1], &o.efficiency))
+                code = rs_cli_bad_input("%s: expected a fraction above 0 and at most 1 after it", a);
+            i++;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            code = rs_cli_bad_input("trace import chakra: unknown option '%s'; expected -o FILE, --gpu PRESET, "
+                                    "--efficiency E, --comm-groups FILE or -q", a);
+        } else {
+            paths[np++] = a;
+        }
+    }
+    if (code == RS_EXIT_OK && !np)
+        code = rs_cli_bad_input("trace import chakra: expected a directory of NAME.RANK.et files or the files%s", "");
+    if (code == RS_EXIT_OK && !out)
+        code = rs_cli_bad_input("trace import chakra: expected -o FILE for the trace%s", "");
+    if (code != RS_EXIT_OK) {
+        free(paths);
+        return code;
+    }
+    rs_err err;
+    rs_err_clear(&err);
+    rs_trace *t;
+    rs_chakra_stats st;
+    int rc = rs_chakra_import_paths(paths, np, &o, &t, &st, &err);
+    free(paths);
+    if (rc)
+        return fail_err(&err, rc);
+    rs_trace_file_stats fs;
+    rc = rs_trace_write(t, out, &fs, &err);
+    if (rc) {
+        rs_trace_destroy(t);
+        return fail_err(&err, rc);
+    }
+    if (!quiet) {
+        static const char *tn[RS_CHAKRA_NTYPES] = { "invalid", "metadata", "mem-load", "mem-store", "compute",
+                                                    "send", "recv", "collective", "storage", "batch",
+                                                    "checkpoint" };
+        printf("railsim trace import chakra: %u ranks, %" PRIu64 " nodes (", st.nranks, st.nodes);
+        int first = 1;
+        for (int k = 0; k < RS_CHAKRA_NTYPES; k++)
+            if (st.by_type[k]) {
+                printf("%s%" PRIu64 " %s", first ? "" : ", ", st.by_type[k], tn[k]);
+                first = 0;
+            }
+        printf(") -> %" PRIu64 " ops in %u classes\n", st.ops, rs_trace_nclasses(t));
+        printf("  %" PRIu64 " nodes with nothing to simulate contracted, %" PRIu64 " collectives approximated, "
+               "%" PRIu64 " joins, %" PRIu64 " ops serialized\n", st.contracted, st.approximated, st.joins,
+               st.serialized);
+        printf("  wrote %s: %" PRIu64 " bytes\n", out, fs.file_bytes);
+    }
+    rs_trace_destroy(t);
+    return RS_EXIT_OK;
+}
+
+/* A railsim trace file (by its magic), else a plan file or preset. */
+static int is_trace_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char m[8] = { 0 };
+    if (!f)
+        return 0;
+    size_t n = fread(m, 1, sizeof m, f);
+    fclose(f);
+    return n == 8 && !memcmp(m, "RSTRACE", 8);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "chakra"))
+        return rs_cli_bad_input("trace export: expected the format 'chakra'%s", "");
+    const char *in = NULL, *out = NULL, *name = NULL;
+    uint32_t gpus = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+            if (i + 1 >= argc)
+                return rs_cli_bad_input("%s: expected an output directory after it", a);
+            out = argv[++i];
+        } else if (!strcmp(a, "--name")) {
+            if (i + 1 >= argc || !*argv[i + 1] || strchr(argv[i + 1], '/'))
+                return rs_cli_bad_input("%s: expected a file name prefix (no '/') after it", a);
+            name = argv[++i];
+        } else if (!strcmp(a, "--gpus")) {
+            if (i + 1 >= argc || parse_u32(argv[i + 1], 1, RS_TRACE_MAX_RANKS, &gpus))
+                return rs_cli_bad_input("%s: expected a GPU count from 1 to 16777216 after it", a);
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return rs_cli_bad_input("trace export chakra: unknown option '%s'; expected -o DIR, --name NAME or "
+                                    "--gpus N", a);
+        } else if (in) {
+            return rs_cli_bad_input("trace export chakra: unexpected argument '%s'; expected one trace or plan", a);
+        } else {
+            in = a;
+        }
+    }
+    if (!in)
+        return rs_cli_bad_input("trace export chakra: expected a trace file, plan file or preset%s", "");
+    if (!out)
+        return rs_cli_bad_input("trace export chakra: expected -o DIR for the ET files%s", "");
+    rs_err err;
+    rs_err_clear(&err);
+    rs_trace *t = NULL;
+    int rc;
+    if (is_trace_file(in)) {
+        if (gpus)
+            return rs_cli_bad_input("--gpus: applies to plans, and %s is a trace", in);
+        rc = rs_trace_read(in, &t, NULL, &err);
+    } else {
+        rs_plan plan;
+        rc = plan_trace(in, gpus, &plan, &t, &err);
+    }
+    if (rc)
+        return fail_err(&err, rc);
+    char base[128];
+    if (!name) {
+        const char *b = strrchr(in, '/');
+        b = b ? b + 1 : in;
+        snprintf(base, sizeof base, "%s", b);
+        char *dot = strrchr(base, '.');
+        if (dot && dot != base)
+            *dot = 0;
+        name = base;
+    }
+    rc = rs_chakra_export(t, out, name, &err);
+    uint32_t n = rs_trace_nranks(t);
+    rs_trace_destroy(t);
+    if (rc)
+        return fail_err(&err, rc);
+    printf("railsim trace export chakra: wrote %u files %s/%s.0.et .. %s.%u.et\n", n, out, name, name, n - 1);
+    return RS_EXIT_OK;
+}
+
 int rs_cmd_trace(int argc, char **argv)
 {
     if (argc < 1)
-        return rs_cli_bad_input("trace: expected a subcommand: gen, info or dump%s", "");
+        return rs_cli_bad_input("trace: expected a subcommand: gen, info, dump, import or export%s", "");
     if (!strcmp(argv[0], "gen"))
         return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(argv[0], "info"))
         return cmd_info(argc - 1, argv + 1);
     if (!strcmp(argv[0], "dump"))
         return cmd_dump(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "import"))
+        return cmd_import(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "export"))
+        return cmd_export(argc - 1, argv + 1);
     if (!strcmp(argv[0], "help") || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
         usage(stdout);
         return RS_EXIT_OK;
     }
-    return rs_cli_bad_input("trace: unknown subcommand '%s'; expected gen, info or dump", argv[0]);
+    return rs_cli_bad_input("trace: unknown subcommand '%s'; expected gen, info, dump, import or export", argv[0]);
 }

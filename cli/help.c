@@ -87,15 +87,25 @@ static const cmd_help cmds[] = {
     { "trace",
       "railsim trace gen PLAN.json|PRESET [--gpus N] -o FILE\n"
       "railsim trace info FILE\n"
-      "railsim trace dump FILE [--rank R]",
-      "training plan -> compressed collective trace; describe or print a trace",
+      "railsim trace dump FILE [--rank R]\n"
+      "railsim trace import chakra DIR|NAME.RANK.et... -o FILE [--gpu PRESET] [--efficiency E] [--comm-groups FILE] [-q]\n"
+      "railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]",
+      "training plan -> compressed collective trace; describe or print a trace; Chakra ET in and out",
       "  gen PLAN|PRESET\ta plan file or preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b, demo-dense, "
       "demo-moe)\n"
       "  --gpus N\tkeep TP, PP, CP and EP; DP fills N GPUs\n"
       "  -o FILE\tthe trace to write\n"
       "  info FILE\tranks, classes, ops, bytes per kind and dimension, compression\n"
-      "  dump FILE [--rank R]\tthe programs as text (one rank's with --rank)\n",
-      "mkdir -p out && railsim trace gen gpt-1t --gpus 16384 -o out/gpt1t.rst && railsim trace info out/gpt1t.rst\n" },
+      "  dump FILE [--rank R]\tthe programs as text (one rank's with --rank)\n"
+      "  import chakra DIR|FILE...\tChakra execution traces, one NAME.RANK.et per rank, to a trace (docs/chakra.md)\n"
+      "  --gpu PRESET\timport: the GPU that times nodes given as FLOPs and bytes (default h100)\n"
+      "  --efficiency E\timport: the fraction of peak FLOP/s those nodes reach (default 0.5)\n"
+      "  --comm-groups FILE\timport: process groups by pg_name, as ASTRA-sim's JSON {\"1\": [0, 1], ...}\n"
+      "  export chakra TRACE|PLAN\ta trace, plan file or preset as Chakra ET files, one per rank, in -o DIR\n"
+      "  --name NAME\texport: the files' prefix, NAME.RANK.et (default: the input's base name)\n",
+      "mkdir -p out && railsim trace gen gpt-1t --gpus 16384 -o out/gpt1t.rst && railsim trace info out/gpt1t.rst\n"
+      "railsim trace import chakra et/ -o out/job.rst && railsim trace info out/job.rst\n"
+      "railsim trace export chakra llama2-7b -o out/et-llama\n" },
     { "report",
       "railsim report DIR [--plots]",
       "summarize a run directory: summary.json and, when present, timeline.msgpack; or print a compare "
@@ -303,7 +313,7 @@ int rs_help_completion(FILE *f)
           "        COMPREPLY=($(compgen -W \"$keys\" -- \"$cur\"))\n"
           "    else\n"
           "        case ${COMP_WORDS[1]} in\n"
-          "            trace) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"gen info dump\" -- \"$cur\")) "
+          "            trace) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"gen info dump import export\" -- \"$cur\")) "
           "|| COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
           "            export) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"perfetto csv\" -- \"$cur\")) "
           "|| COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"

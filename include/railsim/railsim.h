@@ -32,6 +32,7 @@
 #include "coll.h"
 #include "comm.h"
 
+#include "chakra.h"
 #include "collrun.h"
 #include "gen.h"
 #include "plan.h"
