@@ -4,7 +4,38 @@
  */
 #include "clos.h"
 
+#include <math.h>
 #include <string.h>
+
+int rs_clos_check_shape(uint32_t gpus, uint32_t hb_size, uint32_t radix, rs_err *err)
+{
+    if (gpus == 0)
+        return rs_err_set(err, RS_EINVAL, "topology.gpus: expected at least 1 GPU");
+    if (hb_size == 0 || gpus % hb_size != 0)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.gpus: %u GPUs do not fill HB domains of topology.hb_size=%u; "
+                          "expected a multiple of %u", gpus, hb_size, hb_size);
+    if (hb_size > 65535)
+        return rs_err_set(err, RS_EINVAL, "topology.hb_size: expected at most 65535 GPUs per HB domain");
+    if (radix < 2 || radix % 2 != 0 || radix > 65536)
+        return rs_err_set(err, RS_EINVAL,
+                          "topology.radix: expected an even number of switch ports from 2 to 65536, got %u", radix);
+    return RS_OK;
+}
+
+int rs_clos_check_rate(const char *key, double gbps, rs_err *err)
+{
+    if (!(gbps > 0.0 && gbps <= 1e6) || llround(gbps * 1e9) == 0)
+        return rs_err_set(err, RS_EINVAL, "%s: expected a rate above 0 and at most 1000000 Gb/s", key);
+    return RS_OK;
+}
+
+int rs_clos_check_oversubscription(double ratio, rs_err *err)
+{
+    if (!(ratio >= 1.0 && ratio <= 64.0))
+        return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
+    return RS_OK;
+}
 
 uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo)
 {

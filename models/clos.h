@@ -60,4 +60,13 @@ int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_cl
 /* Smallest divisor of n (>= 1) that is >= lo; n itself at worst. */
 uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
 
+/* The checks of the keys that shape a network, written once for the
+ * simulator (topo.c) and the cost model (cost.c), each RS_EINVAL with err
+ * naming the key: topology.gpus, hb_size and radix; a line rate (key
+ * names it: above 0, at most 1000000 Gb/s, at least 1 b/s); and
+ * topology.oversubscription (1 to 64). */
+int rs_clos_check_shape(uint32_t gpus, uint32_t hb_size, uint32_t radix, rs_err *err);
+int rs_clos_check_rate(const char *key, double gbps, rs_err *err);
+int rs_clos_check_oversubscription(double ratio, rs_err *err);
+
 #endif

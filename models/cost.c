@@ -111,27 +111,15 @@ void rs_cost_input_default(rs_cost_input *in)
     in->pack_rails = 1;
 }
 
-/* The subset of the simulator's check_config (models/topo.c) that shapes
- * the topology, with its words. */
+/* The keys of the simulator's topology check that shape the network
+ * (clos.c, shared with topo.c). */
 static int check_input(const rs_cost_input *c, rs_err *err)
 {
-    if (c->gpus == 0)
-        return rs_err_set(err, RS_EINVAL, "topology.gpus: expected at least 1 GPU");
-    if (c->hb_size == 0 || c->gpus % c->hb_size != 0)
-        return rs_err_set(err, RS_EINVAL,
-                          "topology.gpus: %u GPUs do not fill HB domains of topology.hb_size=%u; "
-                          "expected a multiple of %u", c->gpus, c->hb_size, c->hb_size);
-    if (c->hb_size > 65535)
-        return rs_err_set(err, RS_EINVAL, "topology.hb_size: expected at most 65535 GPUs per HB domain");
-    if (c->radix < 2 || c->radix % 2 != 0 || c->radix > 65536)
-        return rs_err_set(err, RS_EINVAL,
-                          "topology.radix: expected an even number of switch ports from 2 to 65536, got %u",
-                          c->radix);
-    if (!(c->nic_gbps > 0.0 && c->nic_gbps <= 1e6) || llround(c->nic_gbps * 1e9) == 0)
-        return rs_err_set(err, RS_EINVAL, "topology.nic_gbps: expected a rate above 0 and at most 1000000 Gb/s");
-    if (!(c->oversubscription >= 1.0 && c->oversubscription <= 64.0))
-        return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
-    return RS_OK;
+    int rc;
+    if ((rc = rs_clos_check_shape(c->gpus, c->hb_size, c->radix, err)) != RS_OK ||
+        (rc = rs_clos_check_rate("topology.nic_gbps", c->nic_gbps, err)) != RS_OK)
+        return rc;
+    return rs_clos_check_oversubscription(c->oversubscription, err);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)

@@ -136,26 +136,13 @@ static int build_plane(builder *b, uint16_t plane, const uint32_t *gpus,
 
 static int check_config(const rs_net_config *c, rs_err *err)
 {
-    if (c->gpus == 0)
-        return rs_err_set(err, RS_EINVAL, "topology.gpus: expected at least 1 GPU");
-    if (c->hb_size == 0 || c->gpus % c->hb_size != 0)
-        return rs_err_set(err, RS_EINVAL,
-                          "topology.gpus: %u GPUs do not fill HB domains of topology.hb_size=%u; "
-                          "expected a multiple of %u", c->gpus, c->hb_size, c->hb_size);
-    if (c->hb_size > 65535)
-        return rs_err_set(err, RS_EINVAL, "topology.hb_size: expected at most 65535 GPUs per HB domain");
-    if (c->radix < 2 || c->radix % 2 != 0 || c->radix > 65536)
-        return rs_err_set(err, RS_EINVAL, "topology.radix: expected an even number of switch ports from 2 to 65536, got %u", c->radix);
-    const struct { const char *key; double v; } rates[] = {
-        { "topology.nic_gbps", c->nic_gbps },
-        { "topology.link_gbps", c->link_gbps },
-        { "topology.hb_gbps", c->hb_gbps },
-    };
-    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++)
-        if (!(rates[i].v > 0.0 && rates[i].v <= 1e6) || llround(rates[i].v * 1e9) == 0)
-            return rs_err_set(err, RS_EINVAL, "%s: expected a rate above 0 and at most 1000000 Gb/s", rates[i].key);
-    if (!(c->oversubscription >= 1.0 && c->oversubscription <= 64.0))
-        return rs_err_set(err, RS_EINVAL, "topology.oversubscription: expected a ratio from 1 to 64");
+    int rc;
+    if ((rc = rs_clos_check_shape(c->gpus, c->hb_size, c->radix, err)) != RS_OK ||
+        (rc = rs_clos_check_rate("topology.nic_gbps", c->nic_gbps, err)) != RS_OK ||
+        (rc = rs_clos_check_rate("topology.link_gbps", c->link_gbps, err)) != RS_OK ||
+        (rc = rs_clos_check_rate("topology.hb_gbps", c->hb_gbps, err)) != RS_OK ||
+        (rc = rs_clos_check_oversubscription(c->oversubscription, err)) != RS_OK)
+        return rc;
     /* RoCE carries the InfiniBand path MTUs only (IBA vol. 1, 9.7.1.1:
      * 256 to 4096 bytes); a NIC never sends a 1001- or 9216-byte payload. */
     if (c->mtu < 256 || c->mtu > 4096 || (c->mtu & (c->mtu - 1)))
