@@ -34,6 +34,5 @@ void rs_csv_str(FILE *f, const char *s);
  * text, rounding happens only in the reader's double. */
 void rs_ps_as_us(FILE *f, uint64_t ps);
 
-int rs_an_errf(rs_an_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -11,18 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int rs_an_errf(rs_an_err *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 int rs_xfile_open(rs_xfile *x, const char *path, rs_an_err *err)
 {
     x->f = NULL;

@@ -19,19 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int set_err(rs_an_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_err(rs_an_err *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 /* ---- formatting --------------------------------------------------------- */
 
 /* Rotating static buffers so one printf can hold several formatted values. */
@@ -378,10 +365,10 @@ int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
     char spath[4096], tpath[4096];
     if ((size_t)snprintf(spath, sizeof spath, "%s/summary.json", dir) >= sizeof spath ||
         (size_t)snprintf(tpath, sizeof tpath, "%s/timeline.msgpack", dir) >= sizeof tpath)
-        return set_err(err, RS_AN_EINVAL, "%.64s...: directory name too long", dir);
+        return rs_an_errf(err, RS_AN_EINVAL, "%.64s...: directory name too long", dir);
     FILE *f = fopen(spath, "rb");
     if (!f)
-        return set_err(err, RS_AN_EIO, "%s: cannot open the run summary: %s; expected a run directory "
+        return rs_an_errf(err, RS_AN_EIO, "%s: cannot open the run summary: %s; expected a run directory "
                        "written by railsim run -o DIR", spath, strerror(errno));
     json_error_t jerr;
     json_t *s = json_loadf(f, 0, &jerr);
@@ -389,15 +376,15 @@ int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
     fclose(f);
     if (read_failed) {
         json_decref(s);
-        return set_err(err, RS_AN_EIO, "%s: cannot read the run summary", spath);
+        return rs_an_errf(err, RS_AN_EIO, "%s: cannot read the run summary", spath);
     }
     if (!s)
-        return set_err(err, RS_AN_EFORMAT, "%s:%d:%d: not valid JSON: %s", spath, jerr.line, jerr.column,
+        return rs_an_errf(err, RS_AN_EFORMAT, "%s:%d:%d: not valid JSON: %s", spath, jerr.line, jerr.column,
                        jerr.text);
     const json_t *fmt = json_object_get(s, "format");
     if (!json_is_object(s) || !json_is_string(fmt) || strcmp(json_string_value(fmt), "railsim-summary") != 0) {
         json_decref(s);
-        return set_err(err, RS_AN_EFORMAT, "%s: not a railsim summary; expected a JSON object with "
+        return rs_an_errf(err, RS_AN_EFORMAT, "%s: not a railsim summary; expected a JSON object with "
                        "\"format\": \"railsim-summary\"", spath);
     }
     rs_tlstats *t = NULL;
@@ -425,6 +412,6 @@ int rs_report_print(const char *dir, FILE *out, rs_an_err *err)
     rs_tlstats_destroy(t);
     json_decref(s);
     if (rc != RS_AN_OK)
-        return set_err(err, rc, "%s: out of memory", spath);
+        return rs_an_errf(err, rc, "%s: out of memory", spath);
     return RS_AN_OK;
 }

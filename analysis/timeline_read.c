@@ -51,9 +51,7 @@ struct rs_tlread {
     char *hdr_strs;       /* header strings, one block */
 };
 
-static int err_set(rs_an_err *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int err_set(rs_an_err *err, int code, const char *fmt, ...)
+int rs_an_errf(rs_an_err *err, int code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -76,7 +74,7 @@ static int fail(rs_tlread *r, rs_an_err *err, int code, const char *fmt, ...)
     va_end(ap);
     r->failed = 1;
     r->fail_code = code;
-    return err_set(err, code, "%s", r->fail_msg);
+    return rs_an_errf(err, code, "%s", r->fail_msg);
 }
 
 static const char *type_name(msgpack_object_type t)
@@ -483,9 +481,9 @@ static int finish(rs_tlread *r, fctx *c, rs_an_err *err)
 int rs_tlread_next(rs_tlread *r, rs_tlread_rec *rec, rs_an_err *err)
 {
     if (!r || !rec)
-        return err_set(err, RS_AN_EINVAL, "timeline reader: NULL argument.");
+        return rs_an_errf(err, RS_AN_EINVAL, "timeline reader: NULL argument.");
     if (r->failed)
-        return err_set(err, r->fail_code, "%s", r->fail_msg);
+        return rs_an_errf(err, r->fail_code, "%s", r->fail_msg);
     if (r->ended)
         return 0;
     for (;;) {
@@ -671,22 +669,22 @@ int rs_tlread_open(const char *path, rs_tlread **out, rs_an_err *err)
     if (out)
         *out = NULL;
     if (!path || !out)
-        return err_set(err, RS_AN_EINVAL, "timeline reader: a path and an output handle are required.");
+        return rs_an_errf(err, RS_AN_EINVAL, "timeline reader: a path and an output handle are required.");
     rs_tlread *r = calloc(1, sizeof *r);
     if (!r)
-        return err_set(err, RS_AN_ENOMEM, "%s: out of memory opening the timeline.", path);
+        return rs_an_errf(err, RS_AN_ENOMEM, "%s: out of memory opening the timeline.", path);
     r->path = strdup(path);
     r->buf = malloc(BUF_INIT);
     r->cap = BUF_INIT;
     r->zone_ok = msgpack_zone_init(&r->zone, 8192);
     int rc;
     if (!r->path || !r->buf || !r->zone_ok) {
-        rc = err_set(err, RS_AN_ENOMEM, "%s: out of memory opening the timeline.", path);
+        rc = rs_an_errf(err, RS_AN_ENOMEM, "%s: out of memory opening the timeline.", path);
         goto fail;
     }
     r->f = fopen(path, "rb");
     if (!r->f) {
-        rc = err_set(err, RS_AN_EIO, "cannot open timeline %s: %s.", path, strerror(errno));
+        rc = rs_an_errf(err, RS_AN_EIO, "cannot open timeline %s: %s.", path, strerror(errno));
         goto fail;
     }
     r->index = UINT64_MAX; /* "the header" in messages */

@@ -43,6 +43,11 @@ typedef struct rs_an_err {
     char msg[512];
 } rs_an_err;
 
+/* Fill err (may be NULL) with code and the formatted sentence; returns
+ * code. The one error setter of the analysis layer (which cannot use the
+ * engine's rs_err_set: it never links the simulator). */
+int rs_an_errf(rs_an_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The one major version this reader reads. */
 #define RS_TLREAD_VERSION 1
 /* Largest single msgpack object (the header or one record) accepted. */
