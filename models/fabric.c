@@ -564,7 +564,7 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     }
     case RS_NODE_HB:
         pkt->in_port = RS_NONE;
-        rs_fabric_enqueue(net, &net->ports[n->port_base + pkt->dst % net->K], pkt);
+        rs_fabric_enqueue(net, &net->ports[n->port_base + pkt->dst % net->hb_size], pkt);
         return;
     default:
         rs_nic_receive(net, pkt->to_node, pkt);

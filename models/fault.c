@@ -390,8 +390,8 @@ static int check_cut(rs_net *net, const char *why, int force)
             continue;
         int seen = 0;
         for (uint32_t k = 0; k < nshown && !seen; k++)
-            seen = shown[k][0] == msg->src && shown[k][1] == msg->dst && shown[k][2] == msg->a &&
-                   shown[k][3] == msg->b;
+            seen = shown[k][0] == msg->src && shown[k][1] == msg->dst && shown[k][2] == msg->leg_src &&
+                   shown[k][3] == msg->leg_dst;
         if (cut == 0) {
             len = (size_t)snprintf(F->errmsg, cap, "%s", why);
             if (F->cur > 0 && len < cap) {
@@ -405,12 +405,12 @@ static int check_cut(rs_net *net, const char *why, int force)
         if (!seen && nshown < 16 && len < cap) {
             shown[nshown][0] = msg->src;
             shown[nshown][1] = msg->dst;
-            shown[nshown][2] = msg->a;
-            shown[nshown][3] = msg->b;
+            shown[nshown][2] = msg->leg_src;
+            shown[nshown][3] = msg->leg_dst;
             nshown++;
-            if (msg->a != msg->src || msg->b != msg->dst)
+            if (msg->leg_src != msg->src || msg->leg_dst != msg->dst)
                 len += (size_t)snprintf(F->errmsg + len, cap - len, " %u->%u (via %u->%u)", msg->src, msg->dst,
-                                        msg->a, msg->b);
+                                        msg->leg_src, msg->leg_dst);
             else
                 len += (size_t)snprintf(F->errmsg + len, cap - len, " %u->%u", msg->src, msg->dst);
         }
@@ -443,10 +443,10 @@ static void routes_changed(rs_net *net, uint32_t i)
     /* Failover: a message whose network leg lost its path moves to a live
      * rail through the HB domains now, repair scheduled or not (the
      * endpoints cannot know one is coming). O(messages), per route change. */
-    if (F->cfg.reroute_hb && net->K > 1)
+    if (F->cfg.reroute_hb && net->hb_size > 1)
         for (uint32_t m = 0; m < net->nmsgs; m++)
             if (rs_msg_needs_network(net, m) &&
-                (net->msgs[m].fo || rs_net_path_links(net, net->msgs[m].a, net->msgs[m].b) < 0))
+                (net->msgs[m].failing_over || rs_net_path_links(net, net->msgs[m].leg_src, net->msgs[m].leg_dst) < 0))
                 rs_msg_failover(net, m, i);
     check_cut(net, "faults: no path left", 0);
 }

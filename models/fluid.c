@@ -219,14 +219,14 @@ int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_
         if (max < 3)
             return RS_ERANGE;
         ports[n++] = (uint32_t)(hb - net->ports);
-        ports[n++] = net->nodes[hb->peer_node].port_base + f->src % net->K;
+        ports[n++] = net->nodes[hb->peer_node].port_base + f->src % net->hb_size;
     }
     ports[n++] = f->port;
     if (p->kind == RS_PORT_GPU_HB) {
         /* NVSwitch port k faces local GPU k. */
         if (max < 2)
             return RS_ERANGE;
-        ports[1] = net->nodes[p->peer_node].port_base + f->dst % net->K;
+        ports[1] = net->nodes[p->peer_node].port_base + f->dst % net->hb_size;
         return 2;
     }
     uint32_t node = p->peer_node;

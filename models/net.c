@@ -561,12 +561,12 @@ static int start_relay_flow(rs_net *net, uint32_t m)
     if (frames > UINT32_MAX / 2)
         return RS_ERANGE;
     uint32_t f;
-    int rc = tally_leg(net, m, msg->src, msg->a, msg->bytes, 1);
+    int rc = tally_leg(net, m, msg->src, msg->leg_src, msg->bytes, 1);
     if (rc == RS_OK)
-        rc = tally_leg(net, m, msg->a, msg->dst, msg->bytes, 0);
+        rc = tally_leg(net, m, msg->leg_src, msg->dst, msg->bytes, 0);
     if (rc != RS_OK)
         return rc;
-    rc = rs_flow_new(net, msg->a, msg->dst, msg->bytes, m, RS_NONE, 0, &f);
+    rc = rs_flow_new(net, msg->leg_src, msg->dst, msg->bytes, m, RS_NONE, 0, &f);
     if (rc != RS_OK)
         return rc;
     net->flows[f].leg = 1;
@@ -578,7 +578,7 @@ static int start_relay_flow(rs_net *net, uint32_t m)
 
 static inline int leg_exists(const rs_msg *msg, unsigned k)
 {
-    return k == 1 || (k == 0 ? msg->a != msg->src : msg->b != msg->dst);
+    return k == 1 || (k == 0 ? msg->leg_src != msg->src : msg->leg_dst != msg->dst);
 }
 
 /* Pipe: start the next chunk on every free leg whose previous leg has
@@ -588,7 +588,7 @@ static int pipe_push(rs_net *net, uint32_t m)
 {
     for (unsigned k = 0; k < 3; k++) {
         rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
-        if (!leg_exists(msg, k) || msg->busy[k] || (msg->fo && k != 2))
+        if (!leg_exists(msg, k) || msg->busy[k] || (msg->failing_over && k != 2))
             continue; /* failing over: only what crossed the network moves on */
         uint32_t avail = msg->nchunks;
         for (int j = (int)k - 1; j >= 0; j--)
@@ -600,8 +600,8 @@ static int pipe_push(rs_net *net, uint32_t m)
             continue;
         uint32_t c = msg->ready[k];
         msg->busy[k] = 1;
-        uint32_t from = k == 0 ? msg->src : k == 1 ? msg->a : msg->b;
-        uint32_t to = k == 0 ? msg->a : k == 1 ? msg->b : msg->dst;
+        uint32_t from = k == 0 ? msg->src : k == 1 ? msg->leg_src : msg->leg_dst;
+        uint32_t to = k == 0 ? msg->leg_src : k == 1 ? msg->leg_dst : msg->dst;
         int rc = start_flow(net, from, to, chunk_bytes(net, msg, c), m, c, k != 1, (uint8_t)k);
         if (rc != RS_OK)
             return rc;
@@ -624,7 +624,7 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
         msg->busy[k] = 0;
         msg->ready[k]++;
         unsigned last = leg_exists(msg, 2) ? 2 : 1;
-        if (RS_UNLIKELY(msg->fo))
+        if (RS_UNLIKELY(msg->failing_over))
             rc = failover_step(net, m);
         else if (k == last && msg->ready[k] == msg->nchunks)
             rc = msg_finish(net, m);
@@ -644,7 +644,7 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
  * cheap, and only per message when faults are scheduled. */
 static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
 {
-    uint32_t K = net->K, s0 = src / K * K, d0 = dst / K * K;
+    uint32_t K = net->hb_size, s0 = src / K * K, d0 = dst / K * K;
     uint32_t first[2] = { dst % K, src % K };
     for (uint32_t i = 0; i < 2 + K; i++) {
         uint32_t c = i < 2 ? first[i] : i - 2;
@@ -671,9 +671,9 @@ static uint32_t live_rail(const rs_net *net, uint32_t src, uint32_t dst)
 int rs_msg_needs_network(const rs_net *net, uint32_t m)
 {
     const rs_msg *msg = &net->msgs[m];
-    if (msg->finished || msg->src == msg->dst || (net->K > 1 && msg->src / net->K == msg->dst / net->K))
+    if (msg->finished || msg->src == msg->dst || (net->hb_size > 1 && msg->src / net->hb_size == msg->dst / net->hb_size))
         return 0;
-    return !msg->pipe || msg->fo || msg->ready[1] < msg->nchunks;
+    return !msg->pipe || msg->failing_over || msg->ready[1] < msg->nchunks;
 }
 
 int rs_msg_cut(const rs_net *net, uint32_t m)
@@ -681,9 +681,9 @@ int rs_msg_cut(const rs_net *net, uint32_t m)
     const rs_msg *msg = &net->msgs[m];
     if (!rs_msg_needs_network(net, m))
         return 0;
-    if (!msg->fo)
-        return !rs_fault_path_ok(net, msg->a, msg->b);
-    uint32_t K = net->K, c = live_rail(net, msg->src, msg->dst);
+    if (!msg->failing_over)
+        return !rs_fault_path_ok(net, msg->leg_src, msg->leg_dst);
+    uint32_t K = net->hb_size, c = live_rail(net, msg->src, msg->dst);
     return !rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c);
 }
 
@@ -693,11 +693,11 @@ int rs_msg_cut(const rs_net *net, uint32_t m)
 static int failover_restart(rs_net *net, uint32_t m)
 {
     rs_msg *msg = &net->msgs[m];
-    uint32_t K = net->K, c = live_rail(net, msg->src, msg->dst);
-    msg->a = msg->src / K * K + c;
-    msg->b = msg->dst / K * K + c;
-    if (!rs_fault_path_ok(net, msg->a, msg->b)) {
-        rs_fault_note_send(net, msg->a, msg->b);
+    uint32_t K = net->hb_size, c = live_rail(net, msg->src, msg->dst);
+    msg->leg_src = msg->src / K * K + c;
+    msg->leg_dst = msg->dst / K * K + c;
+    if (!rs_fault_path_ok(net, msg->leg_src, msg->leg_dst)) {
+        rs_fault_note_send(net, msg->leg_src, msg->leg_dst);
         return RS_OK;
     }
     uint64_t ch = net->cfg.relay_chunk_bytes, left = msg->bytes - msg->off;
@@ -708,7 +708,7 @@ static int failover_restart(rs_net *net, uint32_t m)
     memset(msg->ready, 0, sizeof msg->ready);
     memset(msg->busy, 0, sizeof msg->busy);
     msg->pipe = 1;
-    msg->fo = 0;
+    msg->failing_over = 0;
     return pipe_push(net, m);
 }
 
@@ -727,14 +727,14 @@ static int failover_step(rs_net *net, uint32_t m)
 int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
 {
     rs_msg *msg = &net->msgs[m];
-    uint32_t K = net->K;
+    uint32_t K = net->hb_size;
     if (K < 2 || net->cfg.transport != RS_TRANSPORT_ROCE || !rs_msg_needs_network(net, m))
         return 0;
     uint32_t c = live_rail(net, msg->src, msg->dst);
     if (!rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c))
-        return msg->fo; /* no rail can carry it: the cut-off check decides */
+        return msg->failing_over; /* no rail can carry it: the cut-off check decides */
     int rc = RS_OK;
-    if (msg->fo) {
+    if (msg->failing_over) {
         /* Failing over already: restart it if it stalled (no live rail
          * when it drained), else its drain restarts it. */
         if (!msg->busy[0] && !msg->busy[2] && (!leg_exists(msg, 2) || msg->ready[2] == msg->ready[1]))
@@ -751,7 +751,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
         rs_fault_note_failover(net, f, m, fault);
         net->be->flow_abandon(net, f);
         msg->pipe = 1;
-        msg->fo = 1;
+        msg->failing_over = 1;
         memset(msg->ready, 0, sizeof msg->ready);
         memset(msg->busy, 0, sizeof msg->busy);
         rc = failover_restart(net, m);
@@ -761,7 +761,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
             net->be->flow_abandon(net, msg->flow1);
             msg->busy[1] = 0;
         }
-        msg->fo = 1;
+        msg->failing_over = 1;
         rc = failover_step(net, m);
     }
     if (rc != RS_OK)
@@ -806,13 +806,13 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->start = rs_sim_now(net->sim);
     msg->src = src;
     msg->dst = dst;
-    msg->a = src;
-    msg->b = dst;
+    msg->leg_src = src;
+    msg->leg_dst = dst;
     msg->flow1 = msg->hit = RS_NONE;
     net->st.msgs++;
     net->st.msg_bytes += bytes;
 
-    uint32_t K = net->K;
+    uint32_t K = net->hb_size;
     if (src == dst)
         return msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
@@ -824,23 +824,23 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         (rail_only || !rs_fault_path_ok(net, src, dst))) {
         /* Around failed NICs and links through the HB domains. */
         uint32_t c = live_rail(net, src, dst);
-        msg->a = src / K * K + c;
-        msg->b = dst / K * K + c;
+        msg->leg_src = src / K * K + c;
+        msg->leg_dst = dst / K * K + c;
     } else if (src % K != dst % K && net->cfg.pxn != RS_PXN_OFF) {
         /* PXN, NCCL's default on any rail-optimized network
          * (NCCL_P2P_PXN_LEVEL=2): cross the HB domain to the GPU on the
          * destination's rail, then take that rail. */
-        msg->a = src / K * K + dst % K;
+        msg->leg_src = src / K * K + dst % K;
     }
     if (RS_UNLIKELY(net->flt != NULL))
-        rs_fault_note_send(net, msg->a, msg->b);
-    if (msg->a == src && msg->b == dst)
+        rs_fault_note_send(net, msg->leg_src, msg->leg_dst);
+    if (msg->leg_src == src && msg->leg_dst == dst)
         return send_started(net, m, start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1));
     uint64_t ch = net->cfg.relay_chunk_bytes;
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
         return send_started(net, m, RS_ERANGE);
-    if (net->be->whole_relays && !net->cfg.relay_pipeline && msg->b == dst)
+    if (net->be->whole_relays && !net->cfg.relay_pipeline && msg->leg_dst == dst)
         return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
@@ -923,13 +923,13 @@ void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
     out->switches = net->nswitches;
     out->switches_physical = net->nswitches;
     if (net->cfg.kind == RS_TOPO_RAIL_ONLY && net->tiers == 1) {
-        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->K);
-        out->switches_physical = (net->K + per - 1) / per;
+        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->hb_size);
+        out->switches_physical = (net->hb_size + per - 1) / per;
     }
     out->links = net->cables;
     out->tiers = net->tiers;
     out->planes = net->planes;
-    out->hb_domains = net->K > 1 ? net->domains : 0;
+    out->hb_domains = net->hb_size > 1 ? net->domains : 0;
 }
 
 void rs_net_stats_get(const rs_net *net, rs_net_stats *out)

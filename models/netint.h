@@ -230,7 +230,7 @@ typedef struct rs_msg {
     rs_time start;
     uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
     uint32_t src, dst;
-    uint32_t a, b;           /* network leg: from GPU a to GPU b (src, dst unless relayed) */
+    uint32_t leg_src, leg_dst; /* network leg: from GPU leg_src to leg_dst (src, dst unless relayed) */
     uint32_t flow1;          /* the flow of its network leg started last, RS_NONE: none */
     uint32_t hit;            /* faults: hits of the flows a failover abandoned (fault.c), RS_NONE: none */
     uint32_t nchunks;        /* pipe: chunks */
@@ -238,7 +238,7 @@ typedef struct rs_msg {
     uint8_t busy[3];         /* pipe: a chunk is on the leg */
     uint8_t pipe;            /* relayed: legs 0 and/or 2 exist */
     uint8_t finished;        /* completed (msg_finish ran) */
-    uint8_t fo;              /* failing over: the old pipeline drains, then restarts at off */
+    uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
 } rs_msg;
 
 /* Ids of records handed back for reuse (net.c rs_slot_take / give): a
@@ -291,7 +291,7 @@ typedef struct rs_switch {
 struct rs_net {
     rs_sim *sim;
     rs_net_config cfg;
-    uint32_t gpus, K, domains;
+    uint32_t gpus, hb_size, domains;
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;

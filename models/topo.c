@@ -209,7 +209,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
     TRY(check_config(c, err));
     uint32_t N = c->gpus, K = c->hb_size, R = c->radix, D = N / K;
     net->gpus = N;
-    net->K = K;
+    net->hb_size = K;
     net->domains = D;
     net->planes = c->kind == RS_TOPO_RAIL_ONLY ? K : 1;
 

@@ -367,7 +367,7 @@ static void test_fault_failover_twice(void)
     CU_ASSERT_EQUAL(n, 1);
     rs_net_stats st;
     check_done_once(net, &st);
-    CU_ASSERT_EQUAL(net->msgs[0].a, 2); /* rail 2 at the end */
+    CU_ASSERT_EQUAL(net->msgs[0].leg_src, 2); /* rail 2 at the end */
     uint64_t lost = 0;
     for (uint32_t i = 0; i < 2; i++) {
         rs_net_fault_info fi;
@@ -393,7 +393,7 @@ static void test_fault_no_live_rail_waits_for_the_repair(void)
     CU_ASSERT_EQUAL(n, 1);
     rs_net_stats st;
     check_done_once(net, &st);
-    CU_ASSERT(net->msgs[0].a == 1 && net->msgs[0].b == 5);
+    CU_ASSERT(net->msgs[0].leg_src == 1 && net->msgs[0].leg_dst == 5);
     size_t nt;
     const rs_net_msg_time *t = rs_net_msg_times(net, &nt);
     CU_ASSERT(nt == 1 && t[0].end > 140000000);
