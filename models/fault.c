@@ -494,7 +494,7 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
     if (RS_UNLIKELY(net->tl != NULL))
         rs_nettl_fault(net, e->target, rs_fault_kind_names[e->kind], e->spec);
     if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE || rs_fault_kind_target[e->kind] == TGT_GPU)
-        return; /* routes do not change; a straggler acts through rs_net_compute_end */
+        return; /* routes do not change; a straggler acts through the compute model (compute.h) */
     if (F->conv == 0)
         routes_changed(net, (uint32_t)i);
     else
@@ -738,58 +738,23 @@ void rs_net_faults_timeline_catchup(rs_net *net)
     }
 }
 
-/* Slowdown factors (millionths) saturate at F_CAP = 1e6 x 2^64: one that
- * large stretches 1 ps of work past any time and does less than 1 ps of
- * work in any window, as would the larger factor it stands for, so no
- * result changes; below it, the products fit in 128 bits. */
-#define F_CAP ((unsigned __int128)1000000 << 64)
-
-/* The slowdown factor (millionths, at most F_CAP) on gpu at time t, and
- * the next time after t at which it changes (RS_TIME_MAX: never).
- * Overlapping windows multiply. O(entries). */
-static unsigned __int128 strag_at(const struct rs_faults *F, uint32_t gpu, rs_time t, rs_time *next)
+uint32_t rs_net_straggler_count(const rs_net *net)
 {
-    unsigned __int128 f = 1000000;
-    *next = RS_TIME_MAX;
-    for (uint32_t i = 0; i < F->n; i++) {
-        const fentry *e = &F->e[i];
-        if (e->kind != FK_STRAGGLER || e->node != gpu)
-            continue;
-        rs_time end = e->t + e->dur;
-        if (e->t > t && e->t < *next)
-            *next = e->t;
-        if (end > t && end < *next)
-            *next = end;
-        if (e->t <= t && t < end) {
-            f = f * e->factor_ppm / 1000000; /* F_CAP x 1e9 < 2^128 */
-            if (f > F_CAP)
-                f = F_CAP;
-        }
-    }
-    return f;
+    return net->flt ? net->flt->nstrag : 0;
 }
 
-rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration)
+int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out)
 {
     const struct rs_faults *F = net->flt;
-    if (!F || F->nstrag == 0)
-        return rs_time_add_sat(start, duration);
-    /* Integrate: `left` ps of nominal work, done at 1e6/f ps per ps. Each
-     * pass returns or moves t to the next window edge, and past the last
-     * edge (next == RS_TIME_MAX) it returns: it ends by construction. */
-    const unsigned __int128 all = ~(unsigned __int128)0;
-    rs_time t = start, left = duration, next;
-    for (;;) {
-        unsigned __int128 f = strag_at(F, gpu, t, &next);
-        /* left x f / 1e6 rounded up; past 2^128 it is past any window. */
-        unsigned __int128 need = left && f > (all - 999999) / left ? all
-                                                                   : ((unsigned __int128)left * f + 999999) / 1000000;
-        if (need <= (unsigned __int128)(next - t))
-            return t + (rs_time)need;
-        if (next == RS_TIME_MAX)
-            return RS_TIME_MAX; /* ends past the last representable time: saturate */
-        rs_time done = (rs_time)((unsigned __int128)(next - t) * 1000000 / f);
-        left -= done < left ? done : left;
-        t = next;
+    for (uint32_t k = 0; F && k < F->n; k++) {
+        const fentry *e = &F->e[k];
+        if (e->kind != FK_STRAGGLER || i-- != 0)
+            continue;
+        out->gpu = e->node;
+        out->start = e->t;
+        out->end = rs_time_add_sat(e->t, e->dur);
+        out->factor_ppm = e->factor_ppm;
+        return RS_OK;
     }
+    return RS_EINVAL;
 }

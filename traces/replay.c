@@ -21,6 +21,7 @@
  * an iteration; the ops of one stream complete in program order.
  */
 #include "replay.h"
+#include "compute.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -522,8 +523,8 @@ static void try_start(rs_replay *r, const item *it)
         if (now > k->t_free)
             k->idle[it->cause] += now - k->t_free;
         /* A straggler fault on this GPU stretches the part of the op
-         * inside its window (fault.h). */
-        rs_time end = rs_net_compute_end(r->net, r->gpu[rank], now, o->duration);
+         * inside its window (compute.h). */
+        rs_time end = rs_compute_end(r->net, r->gpu[rank], now, o->duration);
         if (end - now > o->duration)
             k->stretch += end - now - o->duration;
         k->t_free = end;

@@ -139,16 +139,18 @@ RS_API const char *rs_net_fault_errmsg(const rs_net *net);
  * nothing happens without a timeline or such entries. */
 RS_API void rs_net_faults_timeline_catchup(rs_net *net);
 
-/* When a compute op of `duration` ps that GPU gpu starts at `start` ends,
- * given the straggler entries of the schedule: inside a straggler window
- * [TIME, TIME + DURATION) the GPU does 1/FACTOR ps of work per ps
- * (overlapping windows on one GPU multiply), outside it 1. Only the part
- * of an op inside a window is stretched; the result is rounded up to the
- * picosecond and saturates at RS_TIME_MAX (for any duration; factor
- * products saturate without changing the result). start + duration
- * (saturated) when the schedule has no straggler. Pure: depends only on
- * the schedule, not on what has run. */
-RS_API rs_time rs_net_compute_end(const rs_net *net, uint32_t gpu, rs_time start, rs_time duration);
+/* The straggler entries of the schedule, in time order: GPU gpu computes
+ * factor_ppm / 1e6 times slower in [start, end) (the GPU compute model,
+ * rs_compute_end in compute.h, applies them). The network only keeps
+ * them: nothing in it computes. rs_net_straggler_get: RS_EINVAL when
+ * i >= rs_net_straggler_count. */
+typedef struct rs_net_straggler {
+    uint32_t gpu;
+    rs_time start, end;
+    uint64_t factor_ppm;
+} rs_net_straggler;
+RS_API uint32_t rs_net_straggler_count(const rs_net *net);
+RS_API int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out);
 
 RS_END_DECLS
 

@@ -8,7 +8,8 @@
  * errors; sim.h, evq.h, pool.h, rng.h; timeline.h, the msgpack timeline
  * writer), the network (net.h: build one, send, run, read its statistics;
  * fault.h, tally.h, cost.h), collectives (comm.h, coll.h), and workloads
- * (synth.h, collrun.h, plan.h, gen.h, program.h, trace.h, replay.h), and
+ * (synth.h, collrun.h, plan.h, gen.h, program.h, trace.h, replay.h,
+ * compute.h: the GPU compute model), and
  * whole runs from a scenario (run.h).
  * docs/library.md walks through a program that uses them. Every header
  * compiles as C (C11 or later) and as C++.
@@ -34,6 +35,7 @@
 
 #include "chakra.h"
 #include "collrun.h"
+#include "compute.h"
 #include "gen.h"
 #include "plan.h"
 #include "program.h"

@@ -4,6 +4,7 @@
  * rail-only reroute through the HB domain, failover of messages in flight.
  */
 #include "cu_main.h"
+#include "compute.h"
 #include "fault.h"
 #include "net.h"
 #include "netint.h"
@@ -802,22 +803,22 @@ static void test_fault_overlapping_stragglers_saturate(void)
     /* x1000^5 = 1e15 (1e21 ppm, past 64 bits): 1 ps of work takes 1e15 ps,
      * inside a 10,000 s window. */
     rs_net *net = stragglers(5, "1000", "10000s");
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 1), 1000000000000000ull);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 3), 3000000000000000ull);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 0, 0, 3), 3); /* other GPU */
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 1), 1000000000000000ull);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 3), 3000000000000000ull);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 0, 0, 3), 3); /* other GPU */
     rs_net_destroy(net);
     /* x512^7 = 2^63 for 1 s: under 1 ps of work done in it, 1 us after. */
     net = stragglers(7, "512", "1s");
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, s / 2, us), s + us);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, us), s + us);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, s / 2, us), s + us);
     rs_net_destroy(net);
     /* x1000^14 = 1e42, past 128 bits: the same. */
     net = stragglers(14, "1000", "1s");
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, us), s + us);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, us), s + us);
     rs_net_destroy(net);
     /* One that fits, as before: x2 on 10 us of work. */
     net = stragglers(1, "2", "1s");
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 10 * us), 20 * us);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 10 * us), 20 * us);
     rs_net_destroy(net);
 }
 
@@ -827,21 +828,21 @@ static void test_fault_compute_end_saturates_at_time_max(void)
 {
     rs_net *net = stragglers(1, "2", "1s");
     rs_time s = 1000000000000ull;
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 2 * s, RS_TIME_MAX - s), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX - 10, 100), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 1), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, RS_TIME_MAX, 0), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 2 * s, RS_TIME_MAX - s), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, RS_TIME_MAX - 10, 100), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, RS_TIME_MAX, 1), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, RS_TIME_MAX, 0), RS_TIME_MAX);
     /* Just fits: 1 s of window at x2 does 0.5 s of work, the rest after. */
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - s / 2 - 1), RS_TIME_MAX - 1);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, RS_TIME_MAX - s / 2), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, RS_TIME_MAX - s / 2 - 1), RS_TIME_MAX - 1);
     rs_net_destroy(net);
     /* A window of 4e18 ps (near the schedule's RS_TIME_MAX / 2 limit) at
      * x1000: 4e15 ps of work in it, the rest after it passes the limit. */
     net = stragglers(1, "1000", "4000000s");
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, RS_TIME_MAX - 1000000000000000000ull), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 3000000000000000000ull, RS_TIME_MAX), RS_TIME_MAX);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 8000000000000000ull), 4000000000000000000ull + 4000000000000000ull);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, RS_TIME_MAX - 1000000000000000000ull), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 3000000000000000000ull, RS_TIME_MAX), RS_TIME_MAX);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 8000000000000000ull), 4000000000000000000ull + 4000000000000000ull);
     rs_net_destroy(net);
 }
 

@@ -14,6 +14,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "compute.h"
 #include "fault.h"
 #include "gen.h"
 #include "plan.h"
@@ -598,27 +599,27 @@ static void test_replay_straggler_lengthens_synchronous_iteration(void)
     rs_trace_destroy(t);
 }
 
-/* rs_net_compute_end directly: outside, inside, across and overlapping
+/* rs_compute_end directly: outside, inside, across and overlapping
  * windows; other GPUs untouched; no schedule = start + duration. */
 static void test_replay_compute_end_integrates_straggler_windows(void)
 {
     rs_net *net = mk_net(4, 1, RS_TRANSPORT_IDEAL);
     rs_time us = 1000000;
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 5 * us, 10 * us), 15 * us);
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 5 * us, 10 * us), 15 * us);
     rs_fault_config fc;
     rs_fault_config_default(&fc);
     snprintf(fc.schedule, sizeof fc.schedule, "10us straggler=2 gpu1 10us; 15us straggler=3 gpu1 10us");
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 0, 0, 30 * us), 30 * us);     /* other GPU */
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 5 * us), 5 * us);       /* before */
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 30 * us, 5 * us), 35 * us); /* after */
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 10 * us, 2 * us), 14 * us); /* inside x2 */
+    CU_ASSERT_EQUAL(rs_compute_end(net, 0, 0, 30 * us), 30 * us);     /* other GPU */
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 5 * us), 5 * us);       /* before */
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 30 * us, 5 * us), 35 * us); /* after */
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 10 * us, 2 * us), 14 * us); /* inside x2 */
     /* From 0, 20 us of work: 0-10 us at x1 does 10 us, 10-15 at x2 2.5 us,
      * 15-20 at x6 (both windows) 0.833333 us, 20-25 at x3 1.666666 us (ps
      * floors): w of work by 25 us, the rest at x1 after it. */
     rs_time w = 10 * us + 25 * us / 10 + 5 * us / 6 + 5 * us / 3;
-    CU_ASSERT_EQUAL(rs_net_compute_end(net, 1, 0, 20 * us), 25 * us + (20 * us - w));
+    CU_ASSERT_EQUAL(rs_compute_end(net, 1, 0, 20 * us), 25 * us + (20 * us - w));
     rs_net_destroy(net);
 }
 
