@@ -102,6 +102,9 @@ int rs_cli_plot(const char *dir, int quiet)
     char *const hushed[] = { (char *)py, (char *)script, "-q", (char *)dir, NULL };
     char *const *args = quiet ? hushed : loud;
     pid_t pid;
+    /* What we printed so far goes out before the script's lines do. */
+    fflush(stdout);
+    fflush(stderr);
     int rc = posix_spawn(&pid, py, NULL, NULL, args, environ);
     if (rc != 0) {
         fprintf(stderr, "railsim: plot: cannot run %s: %s; expected Python 3 with python3-matplotlib and "
