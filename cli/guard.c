@@ -24,8 +24,6 @@
 #include "coll.h"
 #include "fmt.h"
 
-#define CHUNK_BYTES (512.0 * 1024.0)
-
 /* Engine events per unit, measured over the bench and e2e scenarios
  * (events / packets 3.8-6.1 at packet level). */
 #define EV_PER_NET_PKT 5.0  /* data packet hops, its ACK share, timers */
@@ -39,65 +37,11 @@
 #define EV_PER_COMPUTE 2.0  /* a compute op's start and end */
 #define RS_GUARD_SAMPLE_MIN_BYTES 17.0 /* fixarray, kind, time, port, tx, queue, float64 */
 
+/* What the workload hands the network (coll.h), plus its compute ops. */
 typedef struct tally {
-    double msgs, net_msgs, net_bytes, hb_bytes, compute_ops;
+    rs_coll_load l;
+    double compute_ops;
 } tally;
-
-/* n ranks each send `steps` slices of `slice` bytes, a share hb of them
- * inside an HB domain, each slice as `parts` transfers (0: cut over the
- * channels and then into chunks, as a collective does); `times` times. */
-static void add_steps(tally *t, double times, double n, double steps, double slice, double hb,
-                      double parts, double channels)
-{
-    if (parts == 0) {
-        double chunks = ceil(slice / channels / CHUNK_BYTES);
-        parts = channels * (chunks > 1 ? chunks : 1);
-    }
-    t->msgs += times * n * steps * parts;
-    t->net_msgs += times * n * steps * parts * (1 - hb);
-    t->net_bytes += times * n * steps * slice * (1 - hb);
-    t->hb_bytes += times * n * steps * slice * hb;
-}
-
-/* A collective op of `bytes` (nccl-tests size) over n ranks. ring_hb: the
- * share of ring neighbours in one HB domain; a2a_hb: of all-to-all peers;
- * per_domain: the group's GPUs per HB domain. Channels as the collectives
- * layer picks them (coll.h): per_domain for a group across domains, else
- * 2. */
-static void add_coll(tally *t, double times, rs_coll_op op, double n, double bytes, double ring_hb,
-                     double a2a_hb, double per_domain, int flow)
-{
-    if (n < 2)
-        return;
-    double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
-    double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
-    /* At flow level a long pipelined ring sends one stream per rank and
-     * channel (collectives/coll_ring.c: at least 2 pieces per slice and
-     * 64 per rank). */
-    double pieces = ceil(bytes / n / ch / CHUNK_BYTES);
-    int stream = flow && pieces >= 2 && pieces * steps >= 64;
-    switch (op) {
-    case RS_COLL_ALLREDUCE:
-    case RS_COLL_ALLGATHER:
-    case RS_COLL_REDUCESCATTER:
-        if (stream) {
-            add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
-            t->msgs -= times * n * steps * ch * pieces; /* the pieces become streams */
-            t->msgs += times * n * ch;
-            t->net_msgs -= times * n * steps * ch * pieces * (1 - ring_hb);
-            t->net_msgs += times * n * ch * (1 - ring_hb);
-        } else {
-            add_steps(t, times, n, steps, bytes / n, ring_hb, 0, ch);
-        }
-        break;
-    case RS_COLL_ALLTOALL:
-        /* A block per peer: one message, relayed (PXN) as a pipeline of
-         * chunks at packet level and as one flow at flow level. */
-        add_steps(t, times, n, n - 1, bytes / n, a2a_hb, flow ? 1 : 0, 1);
-        break;
-    default: add_steps(t, times, 1, 1, bytes, ring_hb, 0, 1); break;
-    }
-}
 
 /* HB shares of a set of GPUs in ring order: neighbours in one domain, and
  * ordered pairs in one domain. */
@@ -127,20 +71,30 @@ static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *rin
     *per_domain = most;
 }
 
+/* The traits of the network sc will build (all 0 for none). */
+static rs_net_traits traits_of(const rs_scenario *sc)
+{
+    rs_net_traits nt = { 0, 0, 0 };
+    if (rs_net_config_traits(&sc->net, &nt) != RS_OK)
+        memset(&nt, 0, sizeof nt);
+    return nt;
+}
+
 static void tally_synthetic(const rs_scenario *sc, tally *t)
 {
+    rs_net_traits nt = traits_of(sc);
     const rs_synth_config *c = &sc->traffic;
     double n = sc->net.gpus, k = sc->net.hb_size, b = (double)c->bytes;
     switch (c->kind) {
-    case RS_SYNTH_SINGLE: add_steps(t, 1, 1, 1, b, 0, 1, 1); break;
-    case RS_SYNTH_PERMUTATION: add_steps(t, 1, n, 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
-    case RS_SYNTH_ALL_TO_ALL: add_steps(t, 1, n, n - 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
-    case RS_SYNTH_INCAST: add_steps(t, 1, c->fan_in, 1, b, 0, 1, 1); break;
+    case RS_SYNTH_SINGLE: rs_coll_load_steps(&t->l, 1, 1, 1, b, 0, 1, 1); break;
+    case RS_SYNTH_PERMUTATION: rs_coll_load_steps(&t->l, 1, n, 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
+    case RS_SYNTH_ALL_TO_ALL: rs_coll_load_steps(&t->l, 1, n, n - 1, b, n > 1 ? (k - 1) / (n - 1) : 0, 1, 1); break;
+    case RS_SYNTH_INCAST: rs_coll_load_steps(&t->l, 1, c->fan_in, 1, b, 0, 1, 1); break;
     default: {
         /* Over all GPUs in id order: neighbours share a domain but at its
          * edge. A smaller group only makes this an overestimate. */
         double ring = k > 1 ? (k - 1) / k : 0, a2a = n > 1 ? (k - 1) / (n - 1) : 0;
-        add_coll(t, c->iters ? c->iters : 1, c->op, n, b, ring, a2a, k, sc->net.fidelity == RS_FIDELITY_FLOW);
+        rs_coll_load_add(&t->l, c->iters ? c->iters : 1, c->op, n, b, ring, a2a, k, &nt);
         break;
     }
     }
@@ -148,6 +102,7 @@ static void tally_synthetic(const rs_scenario *sc, tally *t)
 
 static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
 {
+    rs_net_traits nt = traits_of(sc);
     uint32_t nranks = rs_trace_nranks(tr), ncls = rs_trace_nclasses(tr), ncomms = rs_trace_ncomms(tr);
     uint32_t *rep = malloc(((size_t)ncls + 1) * sizeof *rep);
     double *ring = malloc(((size_t)ncomms + 1) * sizeof *ring);
@@ -191,14 +146,14 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
             } else if (op->kind == RS_OP_SEND) {
                 uint32_t peer = rs_trace_rank_gpu(tr, rs_trace_op_peer(tr, rep[c], op));
                 uint32_t me = rs_trace_rank_gpu(tr, rep[c]);
-                add_steps(t, times, 1, 1, (double)op->bytes,
+                rs_coll_load_steps(&t->l, times, 1, 1, (double)op->bytes,
                           sc->net.hb_size > 1 && peer / sc->net.hb_size == me / sc->net.hb_size, 0, 1);
             } else if (op->kind == RS_OP_COLL) {
                 uint32_t comm = rs_trace_op_comm(tr, rep[c], op), n;
                 rs_trace_comm_ranks(tr, comm, &n);
                 /* each rank of the class counts its own share: n = 1 rank */
-                add_coll(t, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], per[comm],
-                         sc->net.fidelity == RS_FIDELITY_FLOW);
+                rs_coll_load_add(&t->l, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], per[comm],
+                         &nt);
             }
         }
     }
@@ -219,7 +174,7 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
     } else if (!rs_workload_active(&sc->workload)) {
         tally_synthetic(sc, &t);
     }
-    e->messages = t.msgs;
+    e->messages = t.l.msgs;
     e->timeline_min_bytes = 0;
     if (sc->timeline.sample_us > 0) { /* written or not: the summary stays the same */
         /* A port carrying B bytes at rate R is busy at least B / R, so it
@@ -228,20 +183,20 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
          * NVSwitch port. Each sample record is at least 17 bytes. */
         double link = sc->net.nic_gbps > sc->net.link_gbps ? sc->net.nic_gbps : sc->net.link_gbps;
         double per_tick = sc->timeline.sample_us * 1e-6 / 8 * 1e9; /* bytes per Gb/s per interval */
-        double samples = 2 * t.net_bytes / (link * per_tick) + 2 * t.hb_bytes / (sc->net.hb_gbps * per_tick);
+        double samples = 2 * t.l.net_bytes / (link * per_tick) + 2 * t.l.hb_bytes / (sc->net.hb_gbps * per_tick);
         double b = samples * RS_GUARD_SAMPLE_MIN_BYTES;
         e->timeline_min_bytes = b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
     }
     double mtu = sc->net.mtu ? sc->net.mtu : 4096, hb_mtu = sc->net.hb_mtu ? sc->net.hb_mtu : 65536;
-    if (sc->net.fidelity == RS_FIDELITY_FLOW) {
-        e->events = t.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
+    if (!traits_of(sc).packets) {
+        e->events = t.l.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
         if (sc->net.cc == RS_CC_DCQCN && sc->net.ecn && sc->net.transport == RS_TRANSPORT_ROCE)
-            e->events += t.net_msgs * EV_PER_NET_MSG_DCQCN;
+            e->events += t.l.net_msgs * EV_PER_NET_MSG_DCQCN;
     }
     else
-        e->events = ceil(t.net_bytes / mtu) * EV_PER_NET_PKT + ceil(t.hb_bytes / hb_mtu) * EV_PER_HB_UNIT +
-                    t.msgs * EV_PER_MSG_PKT + t.compute_ops * EV_PER_COMPUTE;
-    double m = t.msgs;
+        e->events = ceil(t.l.net_bytes / mtu) * EV_PER_NET_PKT + ceil(t.l.hb_bytes / hb_mtu) * EV_PER_HB_UNIT +
+                    t.l.msgs * EV_PER_MSG_PKT + t.compute_ops * EV_PER_COMPUTE;
+    double m = t.l.msgs;
     return rs_net_estimate_bytes(&sc->net, m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m, &e->memory_bytes, err);
 }
 

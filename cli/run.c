@@ -337,9 +337,11 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
      * way, so a slowdown compares one model with itself. */
     if (sc.faults.schedule[0] || sc.faults.mtbf_us > 0)
         sc.net.relay_pipeline = 1;
-    /* At flow level every port a flow crosses is sampled at every tick,
-     * over runs of simulated seconds: unless given, every 1 ms there. */
-    if (!sc.timeline.sample_set && sc.net.fidelity == RS_FIDELITY_FLOW)
+    /* Where transfers are rates (the flow level) every port a flow crosses
+     * is sampled at every tick, over runs of simulated seconds: unless
+     * given, every 1 ms there. */
+    rs_net_traits nt;
+    if (rs_net_config_traits(&sc.net, &nt) == RS_OK && !nt.packets && !sc.timeline.sample_set)
         sc.timeline.sample_us = RS_FLOW_SAMPLE_US;
     /* The sampling interval: 0, or at least a nanosecond (a sampler event
      * every few picoseconds would only burn time). */

@@ -31,6 +31,7 @@
  */
 #include "coll_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct ring_rank {
@@ -318,4 +319,55 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
                 try_issue(c, ch, pos);
         }
     return c->status;
+}
+
+/* -- load estimate (coll.h) -------------------------------------------------- */
+
+void rs_coll_load_steps(rs_coll_load *l, double times, double n, double steps, double slice, double hb,
+                        double parts, double channels)
+{
+    if (parts == 0) {
+        rs_coll_opts o;
+        rs_coll_opts_default(&o);
+        double chunks = ceil(slice / channels / (double)o.chunk_bytes);
+        parts = channels * (chunks > 1 ? chunks : 1);
+    }
+    l->msgs += times * n * steps * parts;
+    l->net_msgs += times * n * steps * parts * (1 - hb);
+    l->net_bytes += times * n * steps * slice * (1 - hb);
+    l->hb_bytes += times * n * steps * slice * hb;
+}
+
+void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, double bytes, double ring_hb,
+                      double a2a_hb, double per_domain, const rs_net_traits *t)
+{
+    if (n < 2)
+        return;
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
+    double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    /* A long pipelined ring sends one stream per rank and channel where
+     * the network takes streams (RING_STREAM_MIN_*). */
+    double pieces = ceil(bytes / n / ch / (double)o.chunk_bytes);
+    int stream = t->streams && pieces >= RING_STREAM_MIN_PIECES && pieces * steps >= RING_STREAM_MIN_SEQ;
+    switch (op) {
+    case RS_COLL_ALLREDUCE:
+    case RS_COLL_ALLGATHER:
+    case RS_COLL_REDUCESCATTER:
+        rs_coll_load_steps(l, times, n, steps, bytes / n, ring_hb, 0, ch);
+        if (stream) { /* the pieces become streams */
+            l->msgs -= times * n * steps * ch * pieces;
+            l->msgs += times * n * ch;
+            l->net_msgs -= times * n * steps * ch * pieces * (1 - ring_hb);
+            l->net_msgs += times * n * ch * (1 - ring_hb);
+        }
+        break;
+    case RS_COLL_ALLTOALL:
+        /* A block per peer: one message, relayed (PXN) as a pipeline of
+         * chunks, or as one transfer where the network relays whole. */
+        rs_coll_load_steps(l, times, n, n - 1, bytes / n, a2a_hb, t->whole_relays ? 1 : 0, 1);
+        break;
+    default: rs_coll_load_steps(l, times, 1, 1, bytes, ring_hb, 0, 1); break;
+    }
 }

@@ -274,6 +274,17 @@ uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
 rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
 int rs_net_streams(const rs_net *net) { return net->be->streams; }
 
+int rs_net_config_traits(const rs_net_config *c, rs_net_traits *out)
+{
+    const rs_backend *be = rs_backend_select(c->fidelity);
+    if (!be)
+        return RS_EINVAL;
+    out->packets = !be->rates;
+    out->streams = be->streams;
+    out->whole_relays = be->whole_relays;
+    return RS_OK;
+}
+
 /* The backend selection: the one place that maps fidelity to a backend. */
 const rs_backend *rs_backend_select(rs_fidelity f)
 {

@@ -76,6 +76,28 @@ typedef struct rs_coll_opts {
 
 RS_API void rs_coll_opts_default(rs_coll_opts *o);
 
+/* What collectives hand the network, counted before a run (the resource
+ * guard): transfers, those that cross the network, and their bytes over
+ * NICs and inside HB domains. */
+typedef struct rs_coll_load {
+    double msgs, net_msgs, net_bytes, hb_bytes;
+} rs_coll_load;
+
+/* n ranks each send `steps` slices of `slice` bytes, a share hb of them
+ * inside an HB domain, each slice as `parts` transfers (0: cut over
+ * `channels` and then into rs_coll_opts_default's chunks, as a collective
+ * does); `times` times. Point-to-point patterns use it directly. */
+RS_API void rs_coll_load_steps(rs_coll_load *l, double times, double n, double steps, double slice, double hb,
+                               double parts, double channels);
+/* `times` runs of op over n ranks of `bytes` (nccl-tests size), by the
+ * schedule this layer runs: ring_hb the share of ring neighbours and
+ * a2a_hb of all-to-all peers in one HB domain, per_domain the group's
+ * GPUs per domain (the channels: per_domain for a group across domains,
+ * else 2), t the network's traits (rs_net_config_traits: long rings as
+ * streams, relayed all-to-all blocks as one transfer). */
+RS_API void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, double bytes, double ring_hb,
+                             double a2a_hb, double per_domain, const rs_net_traits *t);
+
 typedef struct rs_coll rs_coll;
 typedef void (*rs_coll_done_fn)(void *ctx, rs_net *net, uint64_t tag);
 

@@ -188,6 +188,18 @@ RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
  * may then send a long pipeline of pieces as one stream per rank and
  * channel; 0 when every piece is a transfer of its own (packet level). */
 RS_API int rs_net_streams(const rs_net *net);
+
+/* What a network of configuration c will be like to the layers above,
+ * before it is built (estimates, the resource guard): the backend's
+ * traits, whichever backend fidelity picks. */
+typedef struct rs_net_traits {
+    int packets;      /* frames are simulated: events grow with the bytes (packet level), else with the transfers */
+    int streams;      /* rs_net_streams */
+    int whole_relays; /* a relayed (PXN) message can be one transfer over both legs, not a pipeline of
+                         chunks (relay_pipeline asks for the pipeline all the same) */
+} rs_net_traits;
+/* RS_EINVAL for a fidelity no backend simulates (both). */
+RS_API int rs_net_config_traits(const rs_net_config *c, rs_net_traits *out);
 /* The network's simulated time now, in ps. */
 RS_API rs_time rs_net_now(const rs_net *net);
 RS_API uint32_t rs_net_gpus(const rs_net *net);
