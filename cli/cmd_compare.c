@@ -679,7 +679,7 @@ int rs_cmd_compare(int argc, char **argv)
             p->sc.faults.absent_ok = 1;
             /* One network level per case: fidelity=both is railsim
              * validate's comparison of the levels, not a network. */
-            if (p->sc.net.fidelity == RS_FIDELITY_BOTH) {
+            if (p->sc.fidelity == RS_LEVEL_BOTH) {
                 code = rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
                                         "(railsim validate compares the levels)", "both");
                 break;

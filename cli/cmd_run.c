@@ -279,7 +279,7 @@ int rs_cmd_run(int argc, char **argv)
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
-    if (sc.net.fidelity == RS_FIDELITY_BOTH)
+    if (sc.fidelity == RS_LEVEL_BOTH)
         return rs_validate_execute(&sc, path, outdir, quiet, force);
     return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
 }

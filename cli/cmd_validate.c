@@ -229,7 +229,7 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
     static const char *const names[2] = { "packet", "flow" };
     json_t *s[2] = { NULL, NULL };
     for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
-        sc.net.fidelity = k == 0 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW;
+        rs_scenario_set_level(&sc, k == 0 ? RS_LEVEL_PACKET : RS_LEVEL_FLOW);
         char sub[4096];
         if (outdir && (size_t)snprintf(sub, sizeof sub, "%s/%s", outdir, names[k]) >= sizeof sub) {
             code = rs_cli_bad_input("-o %s: directory name too long", outdir);

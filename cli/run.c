@@ -328,7 +328,7 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     const char *name = o->name, *outdir = o->outdir;
     run r = { NULL, NULL, NULL, NULL };
     int rc;
-    if (sc.net.fidelity == RS_FIDELITY_BOTH)
+    if (sc.fidelity == RS_LEVEL_BOTH)
         return rs_err_set(err, RS_EINVAL, "%s%sfidelity: 'both' is two runs (railsim validate); expected packet "
                           "or flow", name ? name : "", name ? ": " : "");
     /* With faults, relays at flow level run as the packet level's chunk

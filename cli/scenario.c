@@ -52,7 +52,7 @@ _Static_assert(sizeof(rs_pxn_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_recovery_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_dcqcn_profile) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_cc_kind) == sizeof(int), "enum size");
-_Static_assert(sizeof(rs_fidelity) == sizeof(int), "enum size");
+_Static_assert(sizeof(rs_level) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_net_config *)0)->pfc) == sizeof(int), "bool as int");
 _Static_assert(sizeof(((rs_scenario_timeline *)0)->enabled) == sizeof(int), "bool as int");
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
@@ -90,7 +90,7 @@ _Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "
 static const key_def keys[] = {
     UINT("seed", net.seed, 0, INT64_MAX,
          "run seed: ECMP hash salts, packet spraying, flow entropy and traffic partners derive from it"),
-    ENUM("fidelity", net.fidelity, fidelity_names,
+    ENUM("fidelity", fidelity, fidelity_names,
          "packet: every frame, queue and ACK; flow: max-min fair flows on the same routes; "
          "both: railsim run runs both and reports the flow level's error and speed-up (docs/fidelity.md)"),
     ENUM("topology.kind", net.kind, topo_names,
@@ -949,6 +949,13 @@ void rs_scenario_default(rs_scenario *sc)
     rs_workload_config_default(&sc->workload);
     rs_scenario_timeline_default(&sc->timeline);
     rs_fault_config_default(&sc->faults);
+    rs_scenario_set_level(sc, RS_LEVEL_PACKET);
+}
+
+void rs_scenario_set_level(rs_scenario *sc, rs_level l)
+{
+    sc->fidelity = l;
+    sc->net.fidelity = l == RS_LEVEL_FLOW ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
 }
 
 /* The arguments of rs_scenario_load and rs_scenario_load_string, every
@@ -993,6 +1000,7 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
         }
         profile = tmp.net.dcqcn.profile;
     }
+    rs_scenario_set_level(&tmp, tmp.fidelity); /* the network follows the key */
     /* The schedule's syntax; its targets need the network (rs_net_faults_start). */
     int rc = rs_fault_config_check(&tmp.faults, err);
     if (rc)

@@ -43,8 +43,14 @@ typedef struct rs_scenario_timeline {
 /* Enabled, heavy, 10 us (RS_FLOW_SAMPLE_US at flow level unless given). */
 void rs_scenario_timeline_default(rs_scenario_timeline *c);
 
+/* Scenario key "fidelity": the network's level (net.fidelity follows
+ * it), or both: the scenario is run at each level and the two compared
+ * (railsim validate), which is two runs, not a network. */
+typedef enum { RS_LEVEL_PACKET = 0, RS_LEVEL_FLOW = 1, RS_LEVEL_BOTH = 2 } rs_level;
+
 /* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
 typedef struct rs_scenario {
+    rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */
     rs_net_config net;
     rs_synth_config traffic;
     rs_capture_config capture;
@@ -57,6 +63,9 @@ typedef struct rs_scenario {
  * rs_synth_config_default, rs_capture_config_default,
  * rs_workload_config_default) and rs_scenario_timeline_default. */
 void rs_scenario_default(rs_scenario *sc);
+
+/* Set the scenario's fidelity and the network's with it. */
+void rs_scenario_set_level(rs_scenario *sc, rs_level l);
 
 /* rs_scenario_load, rs_scenario_load_string (run.h): the defaults, then
  * the JSON file or text, then each "KEY=VALUE" in order (a later one wins);

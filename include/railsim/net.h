@@ -66,10 +66,7 @@ typedef enum { RS_RECOVERY_GBN = 0, RS_RECOVERY_SELECTIVE = 1 } rs_recovery_kind
  * left the network; no ACK, CNP or PFC frames, no queues, drops or marks). */
 typedef enum {
     RS_FIDELITY_PACKET = 0,
-    RS_FIDELITY_FLOW = 1,
-    /* Not a network: `railsim run` runs the scenario at both levels and
-     * compares them (docs/fidelity.md); rs_net_create refuses it. */
-    RS_FIDELITY_BOTH = 2
+    RS_FIDELITY_FLOW = 1
 } rs_fidelity;
 
 /* Where the DCQCN constants come from (docs/model.md, "DCQCN"):
@@ -198,7 +195,7 @@ typedef struct rs_net_traits {
     int whole_relays; /* a relayed (PXN) message can be one transfer over both legs, not a pipeline of
                          chunks (relay_pipeline asks for the pipeline all the same) */
 } rs_net_traits;
-/* RS_EINVAL for a fidelity no backend simulates (both). */
+/* RS_EINVAL for a fidelity no backend simulates. */
 RS_API int rs_net_config_traits(const rs_net_config *c, rs_net_traits *out);
 /* The network's simulated time now, in ps. */
 RS_API rs_time rs_net_now(const rs_net *net);
