@@ -11,7 +11,7 @@
 #include "export.h"
 #include "export_int.h"
 
-#include "antab.h"
+#include "tables.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -29,7 +29,7 @@
 #include "export.h"
 #include "export_int.h"
 
-#include "antab.h"
+#include "tables.h"
 
 #include <inttypes.h>
 #include <jansson.h>

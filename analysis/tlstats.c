@@ -10,7 +10,7 @@
  */
 #include "tlstats.h"
 
-#include "antab.h"
+#include "tables.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * transfer crosses the fabric.
  *
  * net.c keeps messages, their relays through the HB domain and their
- * failover; fault.c applies faults to cables and routes; nettl.c samples
+ * failover; fault.c applies faults to cables and routes; net_timeline.c samples
  * ports. None of them knows how bytes move: they call the network's
  * backend, one table of operations chosen once by rs_net_create from
  * topology's fidelity (rs_backend_select, net.c). Two backends exist:

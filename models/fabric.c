@@ -56,7 +56,7 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
         if (RS_UNLIKELY(net->flt != NULL) && reason != RS_DROP_BUFFER && reason != RS_DROP_LOSS)
             rs_fault_note_drop(net, p, pkt, reason);
         if (RS_UNLIKELY(net->tl != NULL))
-            rs_nettl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
+            rs_net_tl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
     }
     rs_pool_put(&net->pkts, pkt);
 }
@@ -194,7 +194,7 @@ static rs_pkt *pfc_frame(rs_net *net, rs_port *p)
     pkt->in_port = RS_NONE;
     pkt->next = NULL;
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_pfc(net, port_id(net, p), p->pfc_xoff, p->pfc_xon);
+        rs_net_tl_pfc(net, port_id(net, p), p->pfc_xoff, p->pfc_xon);
     if (p->pfc_xoff)
         net->st.pfc_pauses_sent++;
     else

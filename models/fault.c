@@ -439,7 +439,7 @@ static void routes_changed(rs_net *net, uint32_t i)
     }
     F->e[i].routes_at = rs_sim_now(net->sim);
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+        rs_net_tl_fault(net, F->e[i].target, "routes", "recomputed");
     /* Failover: a message whose network leg lost its path moves to a live
      * rail through the HB domains now, repair scheduled or not (the
      * endpoints cannot know one is coming). O(messages), per route change. */
@@ -492,7 +492,7 @@ static void ev_fault(rs_sim *sim, void *obj, uint64_t i)
         break;
     }
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_fault(net, e->target, rs_fault_kind_names[e->kind], e->spec);
+        rs_net_tl_fault(net, e->target, rs_fault_kind_names[e->kind], e->spec);
     if (e->kind == FK_LINK_DEGRADE || e->kind == FK_LINK_RESTORE || rs_fault_kind_target[e->kind] == TGT_GPU)
         return; /* routes do not change; a straggler acts through the compute model (compute.h) */
     if (F->conv == 0)
@@ -625,7 +625,7 @@ static void deliver_hits(rs_net *net, uint32_t head)
             /* Its last hit flow is delivered: time_ps + time_to_recover_ps. */
             char d[24];
             snprintf(d, sizeof d, "fault %u", F->hits[h].fault + 1);
-            rs_nettl_fault(net, e->target, "recovered", d);
+            rs_net_tl_fault(net, e->target, "recovered", d);
         }
     }
 }
@@ -732,9 +732,9 @@ void rs_net_faults_timeline_catchup(rs_net *net)
     const struct rs_faults *F = net->flt;
     rs_time now = rs_sim_now(net->sim);
     for (uint32_t i = 0; F && net->tl && i < F->n && F->e[i].applied && F->e[i].t <= now; i++) {
-        rs_nettl_fault(net, F->e[i].target, rs_fault_kind_names[F->e[i].kind], F->e[i].spec);
+        rs_net_tl_fault(net, F->e[i].target, rs_fault_kind_names[F->e[i].kind], F->e[i].spec);
         if (F->e[i].routes_at <= now)
-            rs_nettl_fault(net, F->e[i].target, "routes", "recomputed");
+            rs_net_tl_fault(net, F->e[i].target, "routes", "recomputed");
     }
 }
 

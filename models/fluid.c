@@ -527,7 +527,7 @@ static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
 /* A flow's rate went from 0 to above 0 (up = 1) or back. */
 /* Flow id's rate goes from `from` to `to` at now: its ports' integrals
  * move on to now and their rate sums change. A port that starts carrying
- * is touched for the timeline's sampler (nettl.c keeps it touched while
+ * is touched for the timeline's sampler (net_timeline.c keeps it touched while
  * its sum is above 0). */
 static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs_time now)
 {
@@ -546,7 +546,7 @@ static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs
             p->t = now;
             p->sum = p->sum - f_i + t_i;
             if (RS_UNLIKELY(fl->net->tl != NULL) && p->sum)
-                rs_nettl_touch(fl->net, pl[i]);
+                rs_net_tl_touch(fl->net, pl[i]);
         }
     }
 }

@@ -237,7 +237,7 @@ void rs_net_destroy(rs_net *net)
     if (!net)
         return;
     rs_net_capture_finish(net, 0, NULL);
-    rs_nettl_free(net);
+    rs_net_tl_free(net);
     rs_fault_free(net);
     if (net->be && net->be->destroy)
         net->be->destroy(net);
@@ -513,7 +513,7 @@ static int msg_finish(rs_net *net, uint32_t m)
     }
     msg->finished = 1;
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_flow(net, &t);
+        rs_net_tl_flow(net, &t);
     net->st.msgs_done++;
     net->st.last_activity = now;
     if (RS_UNLIKELY(msg->hit != RS_NONE))

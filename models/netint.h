@@ -348,9 +348,9 @@ struct rs_net {
     rs_pcap *cap_ng;         /* the pcapng file every captured port shares, or NULL */
     uint32_t *cap_if;        /* pcapng: interface id per port (RS_NONE: not captured) */
     struct rs_capwait *cap_wait; /* pcapng: records held back to keep time order (capture.c) */
-    /* Timeline (nettl.c): NULL unless rs_net_timeline_start; tested only
+    /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
-    struct rs_nettl *tl;
+    struct rs_net_tl *tl;
     uint64_t tl_gen;         /* sampler ticks scheduled (tells stale ones apart) */
     uint64_t tl_events;      /* sampler events run */
     uint32_t ent_tl;         /* the sampler's entity, 0 until the first start */
@@ -484,14 +484,14 @@ void rs_sack_timeout(rs_flow *f);
 /* Both ends are done with f (or it was abandoned): its bitmaps go back. */
 void rs_sack_release(rs_net *net, rs_flow *f);
 
-/* nettl.c: timeline records; call only when net->tl != NULL. */
-typedef struct rs_nettl rs_nettl;
-void rs_nettl_wake(rs_net *net);   /* traffic may start: run the sampler */
-void rs_nettl_touch(rs_net *net, uint32_t port); /* flow level: port's counters moved */
-void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon);
-void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason);
-void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t);
-void rs_nettl_free(rs_net *net);   /* also fine when net->tl is NULL */
+/* net_timeline.c: timeline records; call only when net->tl != NULL. */
+typedef struct rs_net_tl rs_net_tl;
+void rs_net_tl_wake(rs_net *net);   /* traffic may start: run the sampler */
+void rs_net_tl_touch(rs_net *net, uint32_t port); /* flow level: port's counters moved */
+void rs_net_tl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon);
+void rs_net_tl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason);
+void rs_net_tl_flow(rs_net *net, const rs_net_msg_time *t);
+void rs_net_tl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
@@ -540,7 +540,7 @@ void rs_fault_free(rs_net *net);            /* also fine when net->flt is NULL *
 /* Is the network leg between the NICs of GPUs a and b usable now? */
 int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b);
 
-/* nettl.c: a fault or route-change record. */
-void rs_nettl_fault(rs_net *net, const char *target, const char *kind, const char *detail);
+/* net_timeline.c: a fault or route-change record. */
+void rs_net_tl_fault(rs_net *net, const char *target, const char *kind, const char *detail);
 
 #endif

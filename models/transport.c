@@ -109,7 +109,7 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
     f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ (f->serial << 20) ^ src) & 0x3fff));
     if (RS_UNLIKELY(net->tl != NULL))
-        rs_nettl_wake(net); /* traffic starts: the timeline's sampler runs */
+        rs_net_tl_wake(net); /* traffic starts: the timeline's sampler runs */
     *out = id;
     return RS_OK;
 }
@@ -581,7 +581,7 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
             f->snd_nxt = f->snd_una;
         f->last_progress = now;
         if (RS_UNLIKELY(net->tl != NULL))
-            rs_nettl_wake(net); /* the network may have been idle */
+            rs_net_tl_wake(net); /* the network may have been idle */
         if (RS_UNLIKELY(net->flt != NULL))
             rs_fault_note_timeout(net); /* the fault watchdog */
         rs_flow_activate(net, (uint32_t)fid);

@@ -11,7 +11,7 @@
  */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "cu_main.h"
-#include "antab.h"
+#include "tables.h"
 #include "export.h"
 #include "fmt.h"
 #include "report.h"
@@ -508,7 +508,7 @@ static void test_report_rejects_missing_or_foreign_summary(void)
 
 /* ---- tables ------------------------------------------------------------------------ */
 
-static void test_antab_interns_and_maps(void)
+static void test_tables_intern_and_map(void)
 {
     rs_strtab *t = rs_strtab_create();
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -592,7 +592,7 @@ static const rs_cu_test analysis_tests[] = {
     RS_CU_TEST(test_exports_report_unwritable_output),
     RS_CU_TEST(test_report_reads_summary_and_timeline),
     RS_CU_TEST(test_report_rejects_missing_or_foreign_summary),
-    RS_CU_TEST(test_antab_interns_and_maps),
+    RS_CU_TEST(test_tables_intern_and_map),
 };
 
 static void register_suites(void)

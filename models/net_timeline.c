@@ -1,5 +1,5 @@
 /*
- * nettl.c - the network's timeline records (net.h: rs_net_timeline_start;
+ * net_timeline.c - the network's timeline records (net.h: rs_net_timeline_start;
  * docs/timeline-format.md says what each record means).
  *
  * Nothing here is on the per-packet path. The packet path calls in only
@@ -18,7 +18,7 @@
  * bytes it had serialized at the last tick equal its tx_bytes counter).
  * It stops rescheduling when the network is idle (no packet alive and
  * every message done, or no other event pending), so it never keeps a run
- * alive; rs_nettl_wake starts it again at the next multiple when traffic
+ * alive; rs_net_tl_wake starts it again at the next multiple when traffic
  * can start again.
  *
  * The sampler's events are the only change a timeline makes to a run: it
@@ -37,13 +37,13 @@
 #include <string.h>
 
 /* Per port: what the last tick saw. */
-typedef struct nettl_port {
+typedef struct port_seen {
     uint64_t ser;    /* bytes serialized by the last tick (see serialized()) */
     uint64_t ecn;    /* p->ecn_marked at the last tick */
     uint64_t cnp;    /* p->cnp_sent at the last tick */
-} nettl_port;
+} port_seen;
 
-struct rs_nettl {
+struct rs_net_tl {
     rs_timeline *tl;       /* borrowed writer */
     rs_time interval;      /* 0: no sampler */
     rs_time t_prev;        /* time the ps[] values were taken */
@@ -51,7 +51,7 @@ struct rs_nettl {
     uint64_t gen;          /* arg of the pending tick; older ticks are stale */
     uint64_t ecn_seen;     /* net->st.ecn_marked accounted for */
     uint64_t cnp_seen;     /* CNPs accounted for (sum of per-port deltas) */
-    nettl_port *ps;        /* [nports] */
+    port_seen *ps;        /* [nports] */
     uint8_t *named;        /* [nports / 8]: port name record written */
     /* A backend of rates: ports that carried a flow since the last tick (it
      * touches a port when its rate sum rises above 0, a tick again while
@@ -71,7 +71,7 @@ static uint64_t carried(const rs_net *net, uint32_t i, rs_time now, uint64_t *bp
 }
 
 /* Name record for a port, once per port per timeline. */
-static void name_port(rs_net *net, rs_nettl *s, uint32_t port)
+static void name_port(rs_net *net, rs_net_tl *s, uint32_t port)
 {
     uint8_t bit = (uint8_t)(1u << (port & 7));
     if (s->named[port >> 3] & bit)
@@ -83,7 +83,7 @@ static void name_port(rs_net *net, rs_nettl *s, uint32_t port)
 }
 
 /* The sampler has something to write. */
-static int ticking(const rs_nettl *s)
+static int ticking(const rs_net_tl *s)
 {
     return s->interval && (rs_timeline_wants(s->tl, RS_TL_SAMPLE) || rs_timeline_wants(s->tl, RS_TL_ECN));
 }
@@ -95,7 +95,7 @@ static int idle(rs_net *net)
            rs_sim_pending(net->sim) == 0;
 }
 
-static void schedule(rs_net *net, rs_nettl *s, rs_time t)
+static void schedule(rs_net *net, rs_net_tl *s, rs_time t)
 {
     s->next_tick = t;
     s->gen = ++net->tl_gen;
@@ -108,9 +108,9 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void rs_nettl_touch(rs_net *net, uint32_t port)
+void rs_net_tl_touch(rs_net *net, uint32_t port)
 {
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     uint64_t bit = 1ull << (port & 63);
     if (!s->touched || (s->is_touched[port >> 6] & bit))
         return;
@@ -121,7 +121,7 @@ void rs_nettl_touch(rs_net *net, uint32_t port)
 /* The touched ports in port order, and their marks cleared: sorted when
  * few, else read off the bitmap (a word per 64 ports) when that is
  * cheaper than sorting. */
-static void touched_in_order(rs_net *net, rs_nettl *s)
+static void touched_in_order(rs_net *net, rs_net_tl *s)
 {
     uint32_t n = s->ntouched, words = net->nports / 64 + 1, lg = 1;
     while ((1u << lg) < n)
@@ -149,7 +149,7 @@ static void touched_in_order(rs_net *net, rs_nettl *s)
  * nothing and have no queue), their bytes integrated from their flows'
  * rates (the backend's port_bytes): utilisation from rates, not lumps of a
  * whole flow when it ends. */
-static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
+static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
 {
     rs_timeline *tl = s->tl;
     int want_s = samples && rs_timeline_wants(tl, RS_TL_SAMPLE);
@@ -170,12 +170,12 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
     for (uint32_t j = 0; j < nvisit; j++) {
         uint32_t i = s->touched ? s->touched[j] : j;
         const rs_port *p = &net->ports[i];
-        nettl_port *ps = &s->ps[i];
+        port_seen *ps = &s->ps[i];
         if (!net->be->rates && p->tx_bytes == ps->ser && p->qbytes == 0)
             continue; /* sent nothing since the last tick, nothing queued */
         uint64_t bps, ser = carried(net, i, now, &bps);
         if (bps)
-            rs_nettl_touch(net, i); /* flow level: still carrying at the next tick */
+            rs_net_tl_touch(net, i); /* flow level: still carrying at the next tick */
         if (net->be->rates && ser == ps->ser)
             continue;
         if (want_s) {
@@ -212,7 +212,7 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
          * one frame): not worth a test per port above, so look again. */
         for (uint32_t i = 0; i < net->nports; i++) {
             const rs_port *p = &net->ports[i];
-            nettl_port *ps = &s->ps[i];
+            port_seen *ps = &s->ps[i];
             if (p->ecn_marked == ps->ecn)
                 continue;
             uint64_t d = p->ecn_marked - ps->ecn;
@@ -230,7 +230,7 @@ static void scan(rs_net *net, rs_nettl *s, rs_time now, int samples)
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
 {
     rs_net *net = obj;
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     net->tl_events++;
     if (!s || gen != s->gen)
         return; /* the timeline was stopped (and maybe started again) */
@@ -241,9 +241,9 @@ static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
         schedule(net, s, now + s->interval);
 }
 
-void rs_nettl_wake(rs_net *net)
+void rs_net_tl_wake(rs_net *net)
 {
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     if (s->next_tick != RS_TIME_MAX || !ticking(s))
         return;
     rs_time now = rs_sim_now(net->sim);
@@ -255,9 +255,9 @@ void rs_nettl_wake(rs_net *net)
     schedule(net, s, next);
 }
 
-void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon)
+void rs_net_tl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon)
 {
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     if (!rs_timeline_wants(s->tl, RS_TL_PFC))
         return;
     name_port(net, s, port);
@@ -272,10 +272,10 @@ void rs_nettl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon)
     }
 }
 
-void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason)
+void rs_net_tl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reason)
 {
     static const char *const why[] = { "buffer", "no-route", "link-down", "failover", "loss" };
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     if (!rs_timeline_wants(s->tl, RS_TL_DROP))
         return;
     name_port(net, s, port);
@@ -284,16 +284,16 @@ void rs_nettl_drop(rs_net *net, uint32_t port, const rs_pkt *pkt, unsigned reaso
     rs_timeline_drop(s->tl, &r);
 }
 
-void rs_nettl_flow(rs_net *net, const rs_net_msg_time *t)
+void rs_net_tl_flow(rs_net *net, const rs_net_msg_time *t)
 {
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     rs_timeline_flow_rec r = { t->src, t->dst, t->bytes, t->start, t->end };
     rs_timeline_flow(s->tl, &r); /* a no-op when flows are off */
 }
 
 /* fault.c: a fault applied (kind "link-down", ...) or routes recomputed
  * (kind "routes"). */
-void rs_nettl_fault(rs_net *net, const char *target, const char *kind, const char *detail)
+void rs_net_tl_fault(rs_net *net, const char *target, const char *kind, const char *detail)
 {
     rs_timeline_fault_rec r = { rs_sim_now(net->sim), target, kind, detail };
     rs_timeline_fault(net->tl->tl, &r);
@@ -305,7 +305,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
         return rs_err_set(err, RS_EINVAL, "timeline: a network and a timeline writer are required");
     if (net->tl)
         return rs_err_set(err, RS_EINVAL, "timeline: the network already writes a timeline; stop it first");
-    rs_nettl *s = calloc(1, sizeof *s);
+    rs_net_tl *s = calloc(1, sizeof *s);
     if (s) {
         s->ps = malloc((size_t)net->nports * sizeof *s->ps);
         s->named = calloc((size_t)net->nports / 8 + 1, 1);
@@ -340,12 +340,12 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     for (uint32_t i = 0; i < net->nports; i++) {
         const rs_port *p = &net->ports[i];
         uint64_t bps;
-        s->ps[i] = (nettl_port){ carried(net, i, now, &bps), p->ecn_marked, p->cnp_sent };
+        s->ps[i] = (port_seen){ carried(net, i, now, &bps), p->ecn_marked, p->cnp_sent };
         if (bps)
-            rs_nettl_touch(net, i);
+            rs_net_tl_touch(net, i);
     }
     if (!idle(net))
-        rs_nettl_wake(net);
+        rs_net_tl_wake(net);
     return RS_OK;
 nomem:
     if (s) {
@@ -360,18 +360,18 @@ nomem:
 
 void rs_net_timeline_stop(rs_net *net)
 {
-    rs_nettl *s = net ? net->tl : NULL;
+    rs_net_tl *s = net ? net->tl : NULL;
     if (!s)
         return;
     /* ECN marks and CNPs since the last tick, so that the records add up
      * to the counters. A pending tick becomes stale (ev_tick). */
     scan(net, s, rs_sim_now(net->sim), 0);
-    rs_nettl_free(net);
+    rs_net_tl_free(net);
 }
 
-void rs_nettl_free(rs_net *net)
+void rs_net_tl_free(rs_net *net)
 {
-    rs_nettl *s = net->tl;
+    rs_net_tl *s = net->tl;
     if (!s)
         return;
     net->tl = NULL;

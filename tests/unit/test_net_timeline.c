@@ -1,5 +1,5 @@
 /*
- * test_nettl.c - the network's timeline records (models/nettl.c): written
+ * test_net_timeline.c - the network's timeline records (models/net_timeline.c): written
  * with the engine's writer, read back with the analysis reader, checked
  * against the network's own counters. PFC records count as the ports'
  * pfc_sent, drop records add up to pkts_dropped, flow records are
@@ -30,7 +30,7 @@ static const char *tpath(const char *name)
 {
     static char buf[160];
     if (!dir[0]) {
-        strcpy(dir, "/tmp/rs_nettl_XXXXXX");
+        strcpy(dir, "/tmp/rs_net_tl_XXXXXX");
         if (!mkdtemp(dir))
             dir[0] = 0;
     }
@@ -677,7 +677,7 @@ static void test_stop_and_restart(void)
     rs_net_destroy(net);
 }
 
-static const rs_cu_test nettl_tests[] = {
+static const rs_cu_test net_timeline_tests[] = {
     RS_CU_TEST(test_pfc_records_count_as_ports_pfc_sent),
     RS_CU_TEST(test_flow_records_are_msg_times),
     RS_CU_TEST(test_bottleneck_samples_show_it_busy),
@@ -692,7 +692,7 @@ static const rs_cu_test nettl_tests[] = {
     RS_CU_TEST(test_stop_and_restart),
 };
 
-static void register_suites(void) { RS_CU_SUITE("nettl", nettl_tests); }
+static void register_suites(void) { RS_CU_SUITE("net_timeline", net_timeline_tests); }
 
 int main(void)
 {

@@ -1,5 +1,5 @@
 /*
- * antab.h - the two small tables the analysis readers share: a string
+ * tables.h - the two small tables the analysis readers share: a string
  * intern table (each distinct string stored once, named by a dense
  * uint32_t id) and a map from 64-bit keys to 64-bit values (names of
  * ranks, ports and communicators by id; per-port aggregates).
@@ -11,8 +11,8 @@
  * randomness), so output built from it is deterministic; callers that
  * print sort anyway.
  */
-#ifndef RS_ANTAB_H
-#define RS_ANTAB_H
+#ifndef RS_TABLES_H
+#define RS_TABLES_H
 
 #include <stddef.h>
 #include <stdint.h>

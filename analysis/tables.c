@@ -1,11 +1,11 @@
 /*
- * antab.c - string intern table and uint64 map (antab.h).
+ * tables.c - string intern table and uint64 map (tables.h).
  *
  * Strings live in chunks that are never moved (so rs_strtab_str pointers
  * stay valid); the table holds pointers to them plus an open-addressing
  * hash index of ids.
  */
-#include "antab.h"
+#include "tables.h"
 
 #include <stdlib.h>
 #include <string.h>
