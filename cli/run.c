@@ -28,10 +28,28 @@ struct rs_result {
     int by_faults;
     char message[1024];
     char warning[160];
-    json_t *summary;
+    rs_summary_store store; /* everything summary.json holds */
+    json_t *summary;        /* written from store.d */
     char *summary_text;
     rs_result_figures fig;
 };
+
+/* The headline time of a run: a training iteration, else a collective,
+ * else the last activity; *what names it. -1 when absent. The same as
+ * rs_run_headline_ps reads from summary.json. */
+static double headline_of(const rs_result_data *d, const char **what)
+{
+    if (d->iteration) {
+        *what = "iteration";
+        return d->iteration->st.done ? (double)d->iteration->st.time_ps : -1;
+    }
+    if (d->collective) {
+        *what = "collective";
+        return d->collective->time_ps;
+    }
+    *what = "sim_end";
+    return (double)d->sim_end_ps;
+}
 
 static double wall_now(void)
 {
@@ -169,10 +187,10 @@ double rs_run_headline_ps(const json_t *s, const char **what)
 }
 
 /* docs/summary-format.md "fault_free": run sc without its faults (same
- * seed, no outputs) and add the figures and the slowdown to s. A failed
- * fault-free run is reported, not fatal to the faulted run's summary: its
- * object then has status "failed". Returns RS_OK if it ran. */
-static int add_fault_free(json_t *s, const rs_scenario *sc, int force)
+ * seed, no outputs) and set res's fault-free figures and slowdown. A
+ * failed fault-free run is reported, not fatal to the faulted run's
+ * summary: its status is then "failed". Returns RS_OK if it ran. */
+static int add_fault_free(rs_result *res, const rs_scenario *sc, int force)
 {
     rs_scenario b = *sc;
     b.faults.schedule[0] = '\0';
@@ -183,17 +201,16 @@ static int add_fault_free(json_t *s, const rs_scenario *sc, int force)
     rs_result *r = NULL;
     rs_err err;
     int rc = rs_run_with(&b, &o, &r, &err);
-    json_t *bs = r ? r->summary : NULL;
-    json_t *ff = json_object();
-    const char *what, *what0;
-    double t = rs_run_headline_ps(s, &what), t0 = bs ? rs_run_headline_ps(bs, &what0) : -1;
-    json_object_set_new(ff, "status", bs ? json_copy(json_object_get(bs, "status")) : json_string("failed"));
-    json_object_set_new(ff, "sim_end_ps", bs ? json_copy(json_object_get(bs, "sim_end_ps")) : json_null());
-    json_object_set_new(ff, "time_of", json_string(what));
-    json_object_set_new(ff, "time_ps", t0 >= 0 ? json_integer((json_int_t)t0) : json_null());
-    json_object_set_new(ff, "faulted_time_ps", t >= 0 ? json_integer((json_int_t)t) : json_null());
-    json_object_set_new(ff, "slowdown", t >= 0 && t0 > 0 ? json_real(t / t0) : json_null());
-    json_object_set_new(s, "fault_free", ff);
+    const rs_result_data *bd = r ? &r->store.d : NULL;
+    rs_result_fault_free *ff = &res->store.ff;
+    const char *what0;
+    double t = headline_of(&res->store.d, &ff->time_of), t0 = bd ? headline_of(bd, &what0) : -1;
+    ff->status = bd ? bd->status : "failed"; /* string literals: they outlive r */
+    ff->sim_end_ps = bd ? (double)bd->sim_end_ps : -1;
+    ff->time_ps = t0;
+    ff->faulted_time_ps = t;
+    ff->slowdown = t >= 0 && t0 > 0 ? t / t0 : -1;
+    res->store.d.fault_free = ff;
     if (rc == RS_OK && r->status != RS_OK)
         rc = r->status;
     rs_result_destroy(r);
@@ -476,11 +493,13 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     }
 
     res->status = info.status;
-    res->summary = rs_summary_build(&sc, r.net, &info);
-    if (res->summary && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
-        add_fault_free(res->summary, &sc, o->force) != RS_OK)
+    int collected = rs_summary_collect(&sc, r.net, &info, &res->store) == RS_OK;
+    if (collected && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
+        add_fault_free(res, &sc, o->force) != RS_OK)
         snprintf(res->warning, sizeof res->warning,
                  "the fault-free run (faults.baseline) failed; summary fault_free.status says so");
+    if (collected)
+        res->summary = rs_summary_json(&sc, &res->store.d);
     if (res->summary)
         res->summary_text = json_dumps(res->summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (!res->summary_text) {
@@ -506,6 +525,7 @@ void rs_result_destroy(rs_result *r)
         return;
     json_decref(r->summary);
     free(r->summary_text);
+    rs_summary_store_free(&r->store);
     free(r);
 }
 
@@ -516,3 +536,4 @@ int rs_result_stopped_by_faults(const rs_result *r) { return r->by_faults; }
 void rs_result_figures_get(const rs_result *r, rs_result_figures *out) { *out = r->fig; }
 const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }
 const json_t *rs_result_summary(const rs_result *r) { return r->summary; }
+const rs_result_data *rs_result_data_get(const rs_result *r) { return &r->store.d; }

@@ -22,9 +22,30 @@ typedef struct rs_run_info {
     const rs_guard_est *estimate; /* the pre-run estimate (borrowed), or NULL */
 } rs_run_info;
 
-/* New JSON object (caller: json_decref), NULL on ENOMEM. It has a
- * "collective" member when info->coll is set, an "iteration" member when
- * info->replay is. */
-json_t *rs_summary_build(const rs_scenario *sc, rs_net *net, const rs_run_info *info);
+/* A run's figures (run.h's rs_result_data) and the storage they point
+ * into. */
+typedef struct rs_summary_store {
+    rs_result_data d;
+    rs_result_collective coll;
+    rs_result_iteration it;
+    rs_result_fault_free ff;
+    rs_net_port_info *ports;
+    rs_net_fault_info *faults, *absent;
+    rs_net_pfc_stuck *stuck;
+    rs_time *coll_times, *it_times;
+    char *name, *faults_stop;
+} rs_summary_store;
+
+/* Collect everything summary.json holds from the network and the
+ * workload (info), which may then be destroyed. d.collective is set when
+ * info->coll is, d.iteration when info->replay is; d.fault_free is left
+ * for the caller. RS_OK, or RS_ENOMEM with nothing kept.
+ * rs_summary_store_free frees it. */
+int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *info, rs_summary_store *s);
+void rs_summary_store_free(rs_summary_store *s);
+
+/* summary.json (docs/summary-format.md) from d: a new JSON object (caller:
+ * json_decref), NULL on ENOMEM. */
+json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d);
 
 #endif

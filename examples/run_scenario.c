@@ -53,8 +53,14 @@ int main(int argc, char **argv)
     printf("%s time %.3f us, network-only bound %.3f us\n", f.what, f.time_ps / 1e6, f.bound_ps / 1e6);
     printf("%llu events, %llu packet-hops, %u progress calls\n", (unsigned long long)f.events,
            (unsigned long long)f.packet_hops, calls);
-    /* Everything else is in the summary, as summary.json holds it
-     * (docs/summary-format.md); a JSON reader takes it from here. */
+    /* Everything summary.json holds, as C values (run.h), and as the
+     * JSON text summary.json is. */
+    const rs_result_data *d = rs_result_data_get(res);
+    if (d->collective)
+        printf("%s over %u ranks: algbw %.2f GB/s, busbw %.2f GB/s\n", d->collective->op, d->collective->ranks,
+               d->collective->algbw_GBps, d->collective->busbw_GBps);
+    printf("%llu packets sent, %llu ECN marks, %u busy ports\n", (unsigned long long)d->net.pkts_sent,
+           (unsigned long long)d->net.ecn_marked, d->nports);
     const char *s = rs_result_summary_json(res);
     printf("summary: %s\n", s[0] == '{' ? "a JSON object" : "missing");
     int ok = rs_result_status(res) == RS_OK;

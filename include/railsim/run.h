@@ -20,6 +20,9 @@
 #define RS_RUN_H
 
 #include "base.h"
+#include "fault.h"
+#include "net.h"
+#include "replay.h"
 
 RS_BEGIN_DECLS
 
@@ -124,6 +127,62 @@ RS_API void rs_result_figures_get(const rs_result *r, rs_result_figures *out);
 /* Everything the run measured, as summary.json holds it
  * (docs/summary-format.md): JSON text owned by the result. */
 RS_API const char *rs_result_summary_json(const rs_result *r);
+
+/* The same as C values: summary.json is written from this. Every member
+ * is summary.json's member of the same name (docs/summary-format.md);
+ * -1 stands for its null. Owned by the result. */
+typedef struct rs_result_collective {
+    const char *op, *algo;    /* rs_coll_op_name, rs_coll_algo_name */
+    uint32_t ranks, iters;
+    uint64_t bytes;
+    uint32_t ntimes;          /* iterations completed */
+    const rs_time *times_ps;  /* [ntimes] */
+    double time_ps, bound_ps; /* mean; network-only bound */
+    double algbw_GBps, busbw_GBps;
+} rs_result_collective;
+
+typedef struct rs_result_iteration {
+    const char *name;         /* the trace's */
+    rs_replay_stats st;       /* replay.h: times, compute, exposed comm, bound, by dimension */
+    uint32_t ntimes;
+    const rs_time *times_ps;  /* [ntimes] */
+    int tokens_valid, mfu_valid; /* st.tokens_per_s and st.mfu mean something */
+} rs_result_iteration;
+
+typedef struct rs_result_fault_free {
+    const char *status;       /* the fault-free run's status, or "failed" */
+    double sim_end_ps;
+    const char *time_of;      /* "iteration", "collective" or "sim_end" */
+    double time_ps, faulted_time_ps, slowdown;
+} rs_result_fault_free;
+
+typedef struct rs_result_data {
+    const char *status;       /* "complete", "interrupted" or "incomplete" */
+    rs_time sim_end_ps;
+    rs_topo_kind kind;
+    uint32_t gpus;
+    rs_net_topo_info topology;
+    const rs_result_collective *collective; /* NULL: not a collective run */
+    const rs_result_iteration *iteration;   /* NULL: not a replay */
+    rs_net_stats net;         /* flows, packets, payload_bytes, pfc, ecn, cnp, max_queue_bytes, packet_hops */
+    int fct_valid;            /* some flow completed: fct is set */
+    rs_net_fct fct;
+    uint32_t nports;          /* ports that queued, dropped, paused or marked anything */
+    const rs_net_port_info *ports;
+    uint32_t nfaults, nstuck, nabsent;
+    const rs_net_fault_info *faults;  /* the schedule as resolved */
+    const rs_net_pfc_stuck *stuck;    /* stuck PFC pauses, each charged to faults[stuck[i].fault] */
+    const rs_net_fault_info *absent;  /* entries whose class this network lacks */
+    const char *faults_stop;  /* "" when the faults did not stop the run */
+    uint64_t events;
+    int estimate_valid;
+    double estimate_messages, estimate_events;
+    uint64_t estimate_memory_bytes, estimate_timeline_min_bytes;
+    double wall_s;
+    uint64_t peak_rss_bytes;
+    const rs_result_fault_free *fault_free; /* NULL: no fault-free run (faults.baseline) */
+} rs_result_data;
+RS_API const rs_result_data *rs_result_data_get(const rs_result *r);
 
 RS_END_DECLS
 
