@@ -334,7 +334,8 @@ static int comm_intern(imp *im, const uint32_t *ranks, uint32_t n, uint8_t dim, 
         free(cd->pg);
         return -1;
     }
-    memcpy(cd->ranks, ranks, n * sizeof *ranks);
+    if (n)
+        memcpy(cd->ranks, ranks, n * sizeof *ranks);
     cd->n = n;
     cd->dim = dim;
     *id = im->ncomms++;
@@ -961,7 +962,8 @@ static int build_rank(imp *im, rank_in *ri)
         goto out;
     for (uint32_t i = 0; i < n; i++)
         ix[i] = (idpos){ ri->nodes[i].id, i };
-    qsort(ix, n, sizeof *ix, cmp_idpos);
+    if (n)
+        qsort(ix, n, sizeof *ix, cmp_idpos);
     for (uint32_t i = 1; i < n; i++)
         if (ix[i].id == ix[i - 1].id) {
             rc = BADAT(ri, ri->nodes[ix[i].i].off, "node id %" PRIu64 " used twice (first at byte offset %zu)",
@@ -1004,7 +1006,8 @@ static int build_rank(imp *im, rank_in *ri)
     fill = malloc(((size_t)n + 1) * sizeof *fill);
     if (!radj || !fill)
         goto out;
-    memcpy(fill, roff, (size_t)n * sizeof *fill);
+    if (n)
+        memcpy(fill, roff, (size_t)n * sizeof *fill);
     for (uint32_t i = 0; i < n; i++) {
         const pb_node *p = ri->nodes[i].pb;
         for (size_t j = 0; j < p->n_ctrl_deps; j++)
@@ -1259,7 +1262,8 @@ static int match_all(imp *im)
      * O(n log n) in all. */
     for (size_t i = 0; i < im->nmsgs; i++)
         im->msgs[i].seq = i;
-    qsort(im->msgs, im->nmsgs, sizeof *im->msgs, cmp_p2p);
+    if (im->nmsgs) /* qsort wants an array, even of none */
+        qsort(im->msgs, im->nmsgs, sizeof *im->msgs, cmp_p2p);
     size_t i = 0;
     while (i < im->nmsgs) {
         size_t a = i, ns = 0, nr;
@@ -1290,11 +1294,13 @@ static int match_all(imp *im)
     }
     for (size_t q = 0; q < im->ncevs; q++)
         im->cevs[q].seq = (uint32_t)q; /* append position first, then per (comm, rank) */
-    qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev_issue);
+    if (im->ncevs)
+        qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev_issue);
     for (size_t q = 0; q < im->ncevs; q++)
         im->cevs[q].seq = q && im->cevs[q - 1].comm == im->cevs[q].comm && im->cevs[q - 1].rank == im->cevs[q].rank
                               ? im->cevs[q - 1].seq + 1 : 0;
-    qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev);
+    if (im->ncevs)
+        qsort(im->cevs, im->ncevs, sizeof *im->cevs, cmp_cev);
     i = 0;
     while (i < im->ncevs) {
         size_t a = i;
@@ -1620,7 +1626,8 @@ int rs_chakra_import_paths(const char *const *paths, uint32_t npaths, const rs_c
                 goto out;
         }
     }
-    qsort(pl.p, pl.n, sizeof *pl.p, cmp_str); /* readdir order is the file system's */
+    if (pl.n) /* readdir order is the file system's */
+        qsort(pl.p, pl.n, sizeof *pl.p, cmp_str);
     if (pl.n > 65536) {
         rc = rs_err_set(err, RS_EINVAL, "chakra: %zu ET files, expected at most 65536", pl.n);
         goto out;
