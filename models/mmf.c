@@ -416,11 +416,6 @@ int rs_mmf_solve(rs_mmf *m)
     return RS_OK;
 }
 
-const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n)
-{
-    *n = m->ncf;
-    return m->comp_flows;
-}
 
 void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited)
 {
@@ -428,10 +423,6 @@ void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited)
     *flows_visited = m->visited;
 }
 
-uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id) { return id < m->nflows ? m->rate[id] : 0; }
-uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id) { return m->bneck[id]; }
-uint32_t rs_mmf_id_bound(const rs_mmf *m) { return m->nflows; }
-int rs_mmf_live(const rs_mmf *m, uint32_t id) { return id < m->nflows && m->flows[id].live; }
 
 int rs_mmf_solve_full(rs_mmf *m, uint64_t *rates)
 {

@@ -106,18 +106,22 @@ void rs_mmf_set_flow_cap(rs_mmf *m, uint32_t id, uint64_t cap_bps, int resolve);
 int rs_mmf_solve(rs_mmf *m);
 /* The flows the last rs_mmf_solve recomputed (their rates may or may not
  * have changed); borrowed until the next add, remove or solve. */
-const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n);
+static inline const uint32_t *rs_mmf_touched(const rs_mmf *m, size_t *n)
+{
+    *n = m->ncf;
+    return m->comp_flows;
+}
 /* Flows and links the solves have visited in total (the cost of
  * incrementality, for the bench and docs). */
 void rs_mmf_work(const rs_mmf *m, uint64_t *solves, uint64_t *flows_visited);
 
-uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id);
+static inline uint64_t rs_mmf_rate(const rs_mmf *m, uint32_t id) { return id < m->nflows ? m->rate[id] : 0; }
 /* The link that limits flow id: the one whose saturation fixed its rate
  * in the last solve that reached it (its first link before any solve). */
-uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id);
+static inline uint32_t rs_mmf_bottleneck(const rs_mmf *m, uint32_t id) { return m->bneck[id]; }
 /* One past the largest flow id handed out; live flows have ids below. */
-uint32_t rs_mmf_id_bound(const rs_mmf *m);
-int rs_mmf_live(const rs_mmf *m, uint32_t id);
+static inline uint32_t rs_mmf_id_bound(const rs_mmf *m) { return m->nflows; }
+static inline int rs_mmf_live(const rs_mmf *m, uint32_t id) { return id < m->nflows && m->flows[id].live; }
 
 /* Reference: max-min rates of all live flows from scratch, written to
  * rates[id] (an array of rs_mmf_id_bound entries; dead ids get 0). The
