@@ -16,7 +16,7 @@
  * and counted, not fatal; extra trailing fields of known kinds are ignored.
  *
  * The analysis layer never links the simulator, so it has its own small
- * error type with the same codes as engine/base.h (move it to a shared
+ * error type with the same codes as include/railsim/base.h (move it to a shared
  * analysis header when a second analysis module needs it). msgpack-c is
  * used only inside timeline_read.c.
  */
@@ -28,7 +28,7 @@
 
 #include "tlformat.h"
 
-/* Error codes: the same values as RS_OK / RS_E* in engine/base.h. */
+/* Error codes: the same values as RS_OK / RS_E* in include/railsim/base.h. */
 enum {
     RS_AN_OK = 0,
     RS_AN_EINVAL = -1,

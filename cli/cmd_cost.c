@@ -1,7 +1,7 @@
 /*
  * cmd_cost.c - `railsim cost`: the bill of materials, price and power of
  * the rail-only network and the rail-optimized fat tree for one set of
- * parameters (models/cost.h; the model is docs/cost.md).
+ * parameters (include/railsim/cost.h; the model is docs/cost.md).
  *
  * This file only parses options and the parts table (a flat JSON object of
  * rs_parts keys -> numbers) and prints; every count comes from

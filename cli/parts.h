@@ -1,6 +1,6 @@
 /*
  * parts.h - the parts-table reader: a flat JSON object of rs_parts keys
- * (models/cost.h) to numbers, applied over the defaults. docs/cost.md
+ * (include/railsim/cost.h) to numbers, applied over the defaults. docs/cost.md
  * describes the file.
  */
 #ifndef RS_PARTS_H

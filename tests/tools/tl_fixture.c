@@ -1,6 +1,6 @@
 /*
  * tl_fixture.c - writes a timeline of a small synthetic training step
- * through the real writer (engine/timeline.h), for the analysis tests
+ * through the real writer (include/railsim/timeline.h), for the analysis tests
  * (tests/e2e/analysis.sh) while railsim run does not write timelines yet.
  *
  * 16 ranks in 2 HB domains of 8; communicators tp[0], tp[1] (one per
