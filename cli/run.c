@@ -315,19 +315,24 @@ static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32
 /* The headline figures, from the summary. */
 static void figures(rs_result *res)
 {
-    const json_t *s = res->summary;
+    const rs_result_data *d = &res->store.d;
     rs_result_figures *f = &res->fig;
-    f->sim_end_ps = (rs_time)json_integer_value(json_object_get(s, "sim_end_ps"));
-    f->wall_s = json_real_value(json_object_get(s, "wall_s"));
-    f->events = (uint64_t)json_integer_value(json_object_get(s, "events"));
-    f->packet_hops = (uint64_t)json_integer_value(json_object_get(s, "packet_hops"));
-    f->peak_rss_bytes = (uint64_t)json_integer_value(json_object_get(s, "peak_rss_bytes"));
-    f->time_ps = rs_run_headline_ps(s, &f->what);
-    const json_t *sec = json_object_get(s, f->what);
-    const json_t *b = json_object_get(sec, "bound_ps");
-    f->bound_ps = json_is_integer(b) && json_integer_value(b) > 0 ? (double)json_integer_value(b) : -1;
-    const json_t *e = json_object_get(json_object_get(sec, "exposed_comm_ps"), "mean");
-    f->exposed_comm_ps = json_is_integer(e) ? (double)json_integer_value(e) : -1;
+    f->sim_end_ps = d->sim_end_ps;
+    f->wall_s = d->wall_s;
+    f->events = d->events;
+    f->packet_hops = d->net.packet_hops;
+    f->peak_rss_bytes = d->peak_rss_bytes;
+    f->time_ps = headline_of(d, &f->what);
+    f->bound_ps = f->exposed_comm_ps = -1;
+    if (d->iteration) {
+        const rs_replay_stats *st = &d->iteration->st;
+        if (st->bound_valid && st->bound_ps > 0)
+            f->bound_ps = (double)st->bound_ps;
+        if (st->done)
+            f->exposed_comm_ps = (double)st->exposed_ps[0];
+    } else if (d->collective && d->collective->bound_ps > 0) {
+        f->bound_ps = d->collective->bound_ps;
+    }
 }
 
 int rs_run(const rs_scenario *sc, rs_result **out, rs_err *err)

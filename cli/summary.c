@@ -104,28 +104,28 @@ static void collect_faults(rs_net *net, rs_summary_store *s, int *ok)
     d->faults_stop = s->faults_stop = dup_array(stop, strlen(stop) + 1, 1, ok);
 }
 
-/* Every port that queued, dropped, paused or marked anything, by port id. */
+/* Port i queued, dropped, paused or marked anything: *pi holds it. */
+static int port_busy(rs_net *net, uint32_t i, rs_net_port_info *pi)
+{
+    rs_net_port_info_get(net, i, pi);
+    return (pi->max_queue_bytes | pi->drops | pi->pfc_sent | pi->pfc_received | pi->ecn_marked | pi->cnp_sent) != 0;
+}
+
+/* Every busy port, by port id: counted first, so the copy holds only
+ * those (a large network has ~10^5 ports, few of them busy). */
 static void collect_ports(rs_net *net, rs_summary_store *s, int *ok)
 {
     uint32_t n = rs_net_port_count(net), k = 0;
-    for (uint32_t pass = 0; pass < 2; pass++) {
-        k = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            rs_net_port_info pi;
-            rs_net_port_info_get(net, i, &pi);
-            if (!(pi.max_queue_bytes | pi.drops | pi.pfc_sent | pi.pfc_received | pi.ecn_marked | pi.cnp_sent))
-                continue;
-            if (pass == 1)
-                s->ports[k] = pi;
-            k++;
-        }
-        if (pass == 0 && k && !(s->ports = malloc(k * sizeof *s->ports))) {
-            *ok = 0;
-            return;
-        }
-        if (pass == 0 && k == 0)
-            break;
+    rs_net_port_info pi;
+    for (uint32_t i = 0; i < n; i++)
+        k += port_busy(net, i, &pi);
+    if (k && !(s->ports = malloc(k * sizeof *s->ports))) {
+        *ok = 0;
+        return;
     }
+    for (uint32_t i = 0, j = 0; j < k; i++)
+        if (port_busy(net, i, &pi))
+            s->ports[j++] = pi;
     s->d.nports = k;
     s->d.ports = s->ports;
 }

@@ -466,7 +466,7 @@ static inline void prefetch_ahead(rs_net *net)
         uint32_t r = rs_route_entry(net, n, pkt->dst);
         if (r == RS_NONE || (!(r & RS_ROUTE_DIRECT) && net->cfg.ecmp != RS_ECMP_FLOW))
             return;
-        uint32_t out = rs_route_hashed(net, n, pkt->src, pkt->dst, pkt->entropy);
+        uint32_t out = rs_route_hashed_at(net, n, r, pkt->src, pkt->dst, pkt->entropy);
         const rs_port *p = &net->ports[out];
         __builtin_prefetch(p);
         __builtin_prefetch(&p->tx_pkts);

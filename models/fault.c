@@ -746,15 +746,12 @@ uint32_t rs_net_straggler_count(const rs_net *net)
 int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out)
 {
     const struct rs_faults *F = net->flt;
-    for (uint32_t k = 0; F && k < F->n; k++) {
-        const fentry *e = &F->e[k];
-        if (e->kind != FK_STRAGGLER || i-- != 0)
-            continue;
-        out->gpu = e->node;
-        out->start = e->t;
-        out->end = rs_time_add_sat(e->t, e->dur);
-        out->factor_ppm = e->factor_ppm;
-        return RS_OK;
-    }
-    return RS_EINVAL;
+    if (!F || i >= F->nstrag)
+        return RS_EINVAL;
+    const fentry *e = &F->e[F->strag[i]];
+    out->gpu = e->node;
+    out->start = e->t;
+    out->end = rs_time_add_sat(e->t, e->dur);
+    out->factor_ppm = e->factor_ppm;
+    return RS_OK;
 }

@@ -68,6 +68,7 @@ struct rs_faults {
     uint32_t cur;           /* last applied entry + 1 (0: none yet) */
     uint32_t ent;           /* engine entity of the fault events */
     uint32_t nstrag;        /* straggler entries (the compute model looks only when > 0) */
+    uint32_t *strag;        /* [nstrag]: their indices in e, in time order */
     uint32_t last_up;       /* 1 + index of the last up-kind entry, 0: none (entries apply in index order) */
     /* What holds each cable down or slowed (docs/faults-format.md,
      * "Overlapping faults"): lists of the entries applied and not yet

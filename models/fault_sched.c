@@ -685,6 +685,13 @@ int rs_fault_schedule_build(rs_net *net, const rs_fault_config *c, struct rs_fau
             F->last_up = i + 1;
     if ((rc = pair_entries(net, F, err)) != RS_OK)
         goto fail;
+    if (F->nstrag && !(F->strag = malloc(F->nstrag * sizeof *F->strag))) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory starting faults");
+        goto fail;
+    }
+    for (uint32_t i = 0, k = 0; i < F->n; i++)
+        if (F->e[i].kind == FK_STRAGGLER)
+            F->strag[k++] = i;
     free(pe);
     *out = F;
     return RS_OK;
@@ -706,5 +713,6 @@ void rs_fault_state_free(struct rs_faults *F)
     free(F->deg_hold);
     free(F->sw_hold);
     free(F->absent);
+    free(F->strag);
     free(F);
 }

@@ -383,19 +383,25 @@ static inline uint32_t rs_route_direct(uint32_t e)
 }
 
 /* The egress port switch n picks for a packet of (src, dst, entropy)
- * under flow ECMP: the direct port, or the set member the switch's hash
- * of the packet picks. routing.ecmp=flow at packet level, every flow at
+ * under flow ECMP, given its route entry e: the direct port, or the set
+ * member the switch's hash of the packet picks. routing.ecmp=flow at packet level, every flow at
  * flow level, and the packet level's ACKs, NAKs and CNPs under adaptive
  * and flowlet routing. */
-static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
-                                       uint16_t entropy)
+static inline uint32_t rs_route_hashed_at(const rs_net *net, const rs_node *n, uint32_t e, uint32_t src,
+                                          uint32_t dst, uint16_t entropy)
 {
-    uint32_t e = rs_route_entry(net, n, dst);
     if (e & RS_ROUTE_DIRECT)
         return rs_route_direct(e);
     const uint32_t *set = &net->nh[e];
     uint32_t pick = set[0] > 1 ? rs_ecmp_index(rs_ecmp_hash(net->sw[n->sw].hash_salt, src, dst, entropy), set[0]) : 0;
     return set[1 + pick];
+}
+
+/* The same from the lookup: e = rs_route_entry(net, n, dst). */
+static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint32_t src, uint32_t dst,
+                                       uint16_t entropy)
+{
+    return rs_route_hashed_at(net, n, rs_route_entry(net, n, dst), src, dst, entropy);
 }
 
 /* Frames of `bytes` sent as messages of at most `chunk` bytes (a relay's
