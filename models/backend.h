@@ -67,8 +67,6 @@ typedef struct rs_backend {
     /* A steady stream of pieces between two GPUs can be one transfer
      * without changing the result (rs_net_streams). */
     unsigned streams : 1;
-    /* Transfer records are kept for the whole run (rs_net_estimate_bytes). */
-    unsigned keeps_flow_records : 1;
 } rs_backend;
 
 extern const rs_backend rs_backend_packet; /* packet.c */

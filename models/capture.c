@@ -235,7 +235,8 @@ static void describe(const rs_net *net, const rs_port *p, const rs_pkt *pkt, uin
             f.pfc_quanta[q] = (pkt->psn & (1u << q)) ? RS_PFC_QUANTA_MAX : 0;
     } else {
         const rs_flow *fl = &net->flows[pkt->flow];
-        uint32_t qp_src = 0x100 + 2 * pkt->flow, qp_dst = qp_src + 1;
+        /* Numbered by creation (serial), not by record: records are reused. */
+        uint32_t qpi = (uint32_t)fl->serial, qp_src = 0x100 + 2 * qpi, qp_dst = qp_src + 1;
         f.ip_src = pkt->src;
         f.ip_dst = pkt->dst;
         f.ttl = (uint8_t)(64 - (hops < 63 ? hops : 63));
@@ -256,8 +257,8 @@ static void describe(const rs_net *net, const rs_port *p, const rs_pkt *pkt, uin
                 f.opcode = RS_BTH_RC_WRITE_LAST;
             else
                 f.opcode = RS_BTH_RC_WRITE_MIDDLE;
-            f.reth_va = 0x7f0000000000ULL + ((uint64_t)pkt->flow << 24);
-            f.reth_rkey = 0x1000 + pkt->flow;
+            f.reth_va = 0x7f0000000000ULL + ((uint64_t)qpi << 24);
+            f.reth_rkey = 0x1000 + qpi;
             f.reth_len = (uint32_t)fl->bytes;
             break;
         case RS_PKT_ACK:

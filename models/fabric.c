@@ -58,7 +58,7 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
         if (RS_UNLIKELY(net->tl != NULL))
             rs_net_tl_drop(net, p ? port_id(net, p) : pkt->to_port, pkt, reason);
     }
-    rs_pool_put(&net->pkts, pkt);
+    rs_pkt_free(net, pkt);
 }
 
 static inline int lossless(const rs_net *net, unsigned prio)

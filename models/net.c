@@ -341,7 +341,11 @@ int rs_flow_slot(rs_net *net, uint32_t *id)
     return slot_take(&net->flow_free, &net->flows, &net->capflows, &net->nflows, sizeof *net->flows, id);
 }
 
-void rs_flow_release(rs_net *net, uint32_t id) { slot_give(&net->flow_free, id); }
+void rs_flow_release(rs_net *net, uint32_t id)
+{
+    net->flows[id].freed = 1;
+    slot_give(&net->flow_free, id);
+}
 
 static int msg_alloc(rs_net *net, uint32_t *m)
 {
@@ -981,18 +985,13 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
     return RS_OK;
 }
 
-/* Records that grow with the messages sent: packet level keeps every
- * transport flow record; both keep at most RS_NET_MSG_TIMES_KEEP completion
- * times. Message records (and flow-level flow records) are reused, so
+/* Records that grow with the messages sent: at most RS_NET_MSG_TIMES_KEEP
+ * completion times. Message and transport flow records are reused, so
  * they follow the transfers in flight, which the pool allowance covers. */
-static double per_msg_records(const rs_net_config *c, uint64_t messages)
+static double per_msg_records(uint64_t messages)
 {
     double m = (double)messages, kept = m < (double)RS_NET_MSG_TIMES_KEEP ? m : (double)RS_NET_MSG_TIMES_KEEP;
-    double b = kept * (double)sizeof(rs_net_msg_time);
-    const rs_backend *be = rs_backend_select(c->fidelity);
-    if (be && be->keeps_flow_records)
-        b += m * (double)sizeof(rs_flow);
-    return b;
+    return kept * (double)sizeof(rs_net_msg_time);
 }
 
 int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err)
@@ -1021,7 +1020,7 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *b
      * leaf), plus the sets themselves (a few per switch). */
     double total = (double)nodes * sizeof(rs_node) + (double)ports * sizeof(rs_port) +
                    (double)b->switches_logical * (double)leaves * 5.0 + (double)b->switches_logical * 1024.0 +
-                   per_msg_records(c, messages) +
+                   per_msg_records(messages) +
                    (double)(16u << 20); /* pools, queues and the program itself */
     *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;

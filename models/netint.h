@@ -191,7 +191,8 @@ typedef struct rs_flow {
     uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
     uint32_t relay_src;      /* flow level: a whole relayed message as one flow from this GPU across
                               * its HB domain to src, then the network (net.c); RS_NONE: a plain flow */
-    uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks */
+    uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks, QPN */
+    uint32_t pkts_live;      /* packet level: its packets (data and control) not yet delivered or dropped */
     /* transport.recovery=selective (sack.c). The bitmaps exist only while
      * the flow has something out of order: NULL until then. */
     uint64_t *sack;          /* receiver's out-of-order bitmap, then the sender's SACK scoreboard */
@@ -209,6 +210,7 @@ typedef struct rs_flow {
     uint8_t cc_timer;        /* a DCQCN timer event is pending */
     uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
     uint8_t gone;            /* abandoned by a failover (net.c): its packets are discarded */
+    uint8_t freed;           /* handed back (rs_flow_release): its pending timers are stale */
     rs_dcqcn_rp cc;          /* DCQCN reaction point (sender) */
     uint64_t cc_bytes;       /* bytes sent since the last byte-counter event */
     rs_time next_tx;         /* pacing: earliest start of the next packet */
@@ -319,7 +321,7 @@ struct rs_net {
     rs_flow *flows;
     uint32_t nflows;         /* records handed out (high-water mark when reused) */
     size_t capflows;
-    rs_free_ids flow_free;   /* flow level: finished flow records to reuse */
+    rs_free_ids flow_free;   /* finished flow records to reuse */
     uint64_t flow_serial;    /* flows created so far */
     rs_msg *msgs;
     uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
@@ -445,6 +447,10 @@ void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now);
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);
 void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt);
+/* A data or control packet leaves the network (delivered or dropped): back
+ * to the pool, and its flow's record too once nothing else refers to it.
+ * PFC frames (no flow) go straight back to the pool. */
+void rs_pkt_free(rs_net *net, rs_pkt *pkt);
 void rs_flow_activate(rs_net *net, uint32_t f);
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out);
@@ -502,9 +508,10 @@ void rs_net_tl_free(rs_net *net);   /* also fine when net->tl is NULL */
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 /* net.c: transport flow records. rs_flow_slot gives a record to fill (a
- * reused one at flow level); rs_flow_release (flow level only: nothing
- * refers to a finished flow-level transfer) hands it back once its message has
- * been told. */
+ * reused one when any was handed back); rs_flow_release hands one back once
+ * nothing refers to it: at flow level once its message has been told, at
+ * packet level once it is done both ways and no packet or timer of it is
+ * left (transport.c flow_settle). */
 int rs_flow_slot(rs_net *net, uint32_t *id);
 void rs_flow_release(rs_net *net, uint32_t id);
 /* Faults: move unfinished message m, whose network leg has no path, to a

@@ -43,12 +43,14 @@ static uint64_t packet_port_bytes(const rs_net *net, uint32_t port, rs_time now,
 }
 
 /* Every packet was delivered or dropped, and none, nor any timer record,
- * is still alive. A violation is our bug; the run reports it as
- * RS_EINTERNAL instead of a result that looks fine. */
+ * is still alive; with every message done, every flow record is back
+ * (transport.c flow_settle). A violation is our bug; the run reports it
+ * as RS_EINTERNAL instead of a result that looks fine. */
 static int packet_idle_check(const rs_net *net)
 {
     if (RS_NEVER(rs_pool_live(&net->pkts) != 0) || RS_NEVER(rs_pool_live(&net->timers) != 0) ||
-        RS_NEVER(net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped))
+        RS_NEVER(net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped) ||
+        RS_NEVER(net->st.msgs_done == net->st.msgs && net->flow_free.n != net->nflows))
         return RS_EINTERNAL;
     return RS_OK;
 }
@@ -61,5 +63,4 @@ const rs_backend rs_backend_packet = {
     .cable_state_changed = packet_cable_state_changed,
     .port_bytes = packet_port_bytes,
     .idle_check = packet_idle_check,
-    .keeps_flow_records = 1,
 };

@@ -46,9 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void ev_rto(rs_sim *sim, void *obj, uint64_t f);
-static void ev_wake(rs_sim *sim, void *obj, uint64_t f);
-static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t f);
+static void ev_rto(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_wake(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t arg);
 
 static inline uint32_t hdr_bytes(const rs_port *p, uint8_t type, uint8_t flags)
 {
@@ -150,12 +150,61 @@ void rs_flow_activate(rs_net *net, uint32_t fid)
         rs_port_kick(net, p);
 }
 
-static inline rs_pkt *pkt_new(rs_net *net)
+/* A packet of flow f (the flow counts it until it is delivered or dropped). */
+static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
 {
     rs_pkt *pkt = rs_pool_get(&net->pkts);
-    if (RS_UNLIKELY(!pkt))
+    if (RS_UNLIKELY(!pkt)) {
         rs_sim_stop(net->sim, RS_ENOMEM);
+        return NULL;
+    }
+    f->pkts_live++;
     return pkt;
+}
+
+/* Memory follows what is in flight: flow fid's record goes back for reuse
+ * once it is done both ways and nothing refers to it any more: no packet
+ * of it in the network, not in its port's round robin. Every place that
+ * clears one of those asks here. Its message may already have been reused
+ * (the message never looks at it again once told). Ids are reused, so
+ * whatever must not depend on reuse uses f->serial (entropy, captured
+ * QPNs). */
+static void flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
+{
+    if (f->pkts_live || !f->tx_done || !f->rx_done || f->active)
+        return;
+    rs_sack_release(net, f);
+    rs_flow_release(net, fid);
+}
+
+/* A flow's timer events (RTO, DCQCN rate increase, pacing wake-up) do not
+ * hold its record: a finished flow's RTO would otherwise keep it for a
+ * whole timeout (1 ms, hundreds of later messages). The event names the
+ * record and the low 32 bits of the flow's serial; one that finds the
+ * record handed back, or holding a later flow, is stale and does what it
+ * did for a finished flow: nothing. (2^32 flows would have to start within
+ * one pending timer for a serial to come round.) */
+static inline uint64_t timer_arg(const rs_flow *f, uint32_t fid)
+{
+    return (uint64_t)(uint32_t)f->serial << 32 | fid;
+}
+
+static inline rs_flow *timer_flow(rs_net *net, uint64_t arg, uint32_t *fid)
+{
+    *fid = (uint32_t)arg;
+    rs_flow *f = &net->flows[*fid];
+    return f->freed || (uint32_t)f->serial != (uint32_t)(arg >> 32) ? NULL : f;
+}
+
+void rs_pkt_free(rs_net *net, rs_pkt *pkt)
+{
+    uint32_t fid = pkt->flow;
+    rs_pool_put(&net->pkts, pkt);
+    if (fid == RS_NONE)
+        return;
+    rs_flow *f = &net->flows[fid];
+    if (--f->pkts_live == 0)
+        flow_settle(net, f, fid);
 }
 
 /* -- DCQCN reaction point ------------------------------------------------- */
@@ -198,7 +247,7 @@ static void dcqcn_arm(rs_net *net, rs_flow *f, uint32_t fid)
     if (f->cc_timer)
         return;
     f->cc_timer = 1;
-    rs_sim_at(net->sim, f->next_rate, net->nodes[f->src].entity, ev_dcqcn, net, fid);
+    rs_sim_at(net->sim, f->next_rate, net->nodes[f->src].entity, ev_dcqcn, net, timer_arg(f, fid));
 }
 
 void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now)
@@ -239,10 +288,13 @@ static void dcqcn_cnp(rs_net *net, rs_flow *f, uint32_t fid)
     dcqcn_arm(net, f, fid);
 }
 
-static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t fid)
+static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t arg)
 {
     rs_net *net = obj;
-    rs_flow *f = &net->flows[fid];
+    uint32_t fid;
+    rs_flow *f = timer_flow(net, arg, &fid);
+    if (!f)
+        return;
     rs_time now = rs_sim_now(sim);
     f->cc_timer = 0;
     if (f->tx_done || !f->cc.limited)
@@ -252,15 +304,19 @@ static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t fid)
         rs_dcqcn_increase(net, &f->cc, 1);
     }
     if (f->cc.limited)
-        dcqcn_arm(net, f, (uint32_t)fid);
+        dcqcn_arm(net, f, fid);
 }
 
-static void ev_wake(rs_sim *sim, void *obj, uint64_t fid)
+static void ev_wake(rs_sim *sim, void *obj, uint64_t arg)
 {
     (void)sim;
     rs_net *net = obj;
-    net->flows[fid].sleeping = 0;
-    rs_flow_activate(net, (uint32_t)fid);
+    uint32_t fid;
+    rs_flow *f = timer_flow(net, arg, &fid);
+    if (!f)
+        return;
+    f->sleeping = 0;
+    rs_flow_activate(net, fid);
 }
 
 /* Take flow f, the head of port p's round robin, out of it. */
@@ -283,6 +339,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
         /* Its last ACK may have come while it waited its turn. */
         while ((psn = rs_sack_next(f, net->cfg.sack_window)) == RS_NONE) {
             act_pop(p, f);
+            flow_settle(net, f, fid);
             if ((fid = p->act_head) == RS_NONE)
                 return NULL;
             f = &net->flows[fid];
@@ -294,7 +351,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     } else {
         psn = f->snd_nxt;
     }
-    rs_pkt *pkt = pkt_new(net);
+    rs_pkt *pkt = pkt_new(net, f);
     if (!pkt)
         return NULL;
     if (selective(net, f))
@@ -351,7 +408,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
         }
         if (f->next_tx > now && has_data(net, f)) {
             f->sleeping = 1;
-            rs_sim_at(net->sim, f->next_tx, net->nodes[f->src].entity, ev_wake, net, fid);
+            rs_sim_at(net->sim, f->next_tx, net->nodes[f->src].entity, ev_wake, net, timer_arg(f, fid));
         } else {
             act_append(net, p, fid);
         }
@@ -362,7 +419,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     if (f->reliable && !f->timer) {
         f->timer = 1;
         f->last_progress = rs_sim_now(net->sim);
-        rs_sim_at(net->sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);
+        rs_sim_at(net->sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, timer_arg(f, fid));
     }
     return pkt;
 }
@@ -372,7 +429,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
 void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uint8_t flags, uint32_t sack)
 {
     rs_flow *f = &net->flows[fid];
-    rs_pkt *pkt = pkt_new(net);
+    rs_pkt *pkt = pkt_new(net, f);
     if (!pkt)
         return;
     rs_port *p = &net->ports[net->nodes[f->dst].port_base];
@@ -520,7 +577,7 @@ void rs_nic_receive(rs_net *net, uint32_t gpu, rs_pkt *pkt)
         failover_discard(net, pkt);
         return;
     }
-    rs_pool_put(&net->pkts, pkt);
+    rs_pkt_free(net, pkt);
 }
 
 void rs_flow_abandon(rs_net *net, uint32_t fid)
@@ -553,12 +610,16 @@ void rs_flow_abandon(rs_net *net, uint32_t fid)
     f->snd_nxt = f->snd_una = f->npkts;
     f->rcv_nxt = RS_NONE;
     f->cc.limited = 0;
+    flow_settle(net, f, fid); /* the caller reads f no more */
 }
 
-static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
+static void ev_rto(rs_sim *sim, void *obj, uint64_t arg)
 {
     rs_net *net = obj;
-    rs_flow *f = &net->flows[fid];
+    uint32_t fid;
+    rs_flow *f = timer_flow(net, arg, &fid);
+    if (!f)
+        return;
     rs_time now = rs_sim_now(sim);
     if (f->tx_done) {
         f->timer = 0;
@@ -568,8 +629,8 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
         /* Its receiver has every byte, but no path is left for the last
          * ACK: the sender gives up, as a QP does once its retries run out,
          * instead of resending into a dead link for ever. */
-        rs_flow_abandon(net, (uint32_t)fid);
         f->timer = 0;
+        rs_flow_abandon(net, fid); /* may hand f back */
         return;
     }
     if (now >= f->last_progress + net->rto) {
@@ -584,7 +645,7 @@ static void ev_rto(rs_sim *sim, void *obj, uint64_t fid)
             rs_net_tl_wake(net); /* the network may have been idle */
         if (RS_UNLIKELY(net->flt != NULL))
             rs_fault_note_timeout(net); /* the fault watchdog */
-        rs_flow_activate(net, (uint32_t)fid);
+        rs_flow_activate(net, fid);
     }
-    rs_sim_at(sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, fid);
+    rs_sim_at(sim, f->last_progress + net->rto, net->nodes[f->src].entity, ev_rto, net, arg);
 }

@@ -80,10 +80,13 @@ for d in s:
 assert abs(s[0]['fault_free']['slowdown'] - s[1]['fault_free']['slowdown']) < 0.01" "$TMP/bf" \
     && ok "fidelity=both with a degraded link: both levels slow down alike, within 1%" || fail "fidelity=both with faults"
 
-# Out of memory during a run (packet level keeps a record per transport
-# flow): exit 1 with a message naming memory, not a stuck run. Skipped where
-# the binary cannot start under the limit (sanitizer builds reserve more).
-BIG="--set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1073741824 --set topology.gpus=128"
+# Out of memory during a run (an incast into a 16 GiB switch buffer without
+# PFC: the queued packets grow to millions): exit 1 with a message naming
+# memory, not a stuck run. Skipped where the binary cannot start under the
+# limit (sanitizer builds reserve more).
+BIG="--set traffic.kind=permutation --set traffic.fan_in=15 --set traffic.bytes=1073741824 --set topology.gpus=16
+     --set topology.hb_size=1 --set topology.radix=8 --set topology.buffer_bytes=17179869184 --set pfc.enabled=false
+     --set transport.kind=ideal"
 if (ulimit -v 400000; "$RS" run $AR -q >/dev/null 2>&1); then
     (ulimit -v 60000; "$RS" run $BIG -q -o "$TMP/oom" >/dev/null 2>"$TMP/err"); rc=$?
     [ $rc -eq 1 ] && grep -q "^railsim: run failed: out of memory at simulated time" "$TMP/err" \

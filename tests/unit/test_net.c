@@ -398,6 +398,55 @@ static void test_send_to_self_completes_at_once(void)
     rs_net_destroy(net);
 }
 
+/* -- memory follows what is in flight ---------------------------------- */
+
+/* Each GPU sends `left` messages to the next one, one at a time: a done
+ * callback starts the next. */
+typedef struct chain {
+    uint32_t gpus, left[16];
+    uint64_t bytes;
+} chain;
+
+static void chain_next(void *ctx, rs_net *net, uint64_t src)
+{
+    chain *ch = ctx;
+    if (ch->left[src]-- > 0)
+        CU_ASSERT_EQUAL(rs_net_send(net, (uint32_t)src, (uint32_t)((src + 1) % ch->gpus), ch->bytes, chain_next, ch, src),
+                        RS_OK);
+}
+
+/* 16 GPUs x 200 messages at packet level: flow records are reused, so
+ * the records ever handed out stay near the messages in flight (16), not
+ * the 3,200 sent, and every one is back when the run ends. */
+static void chain_case(rs_recovery_kind rec, double loss)
+{
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.recovery = rec;
+    c.loss_rate = loss;
+    rs_net *net = mk(&c);
+    chain ch = { .gpus = 16, .bytes = 20000 };
+    for (uint32_t g = 0; g < 16; g++) {
+        ch.left[g] = 200;
+        chain_next(&ch, net, g);
+    }
+    run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, 16 * 200);
+    CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+    if (loss > 0)
+        CU_ASSERT(st.pkts_retransmitted > 0);
+    CU_ASSERT_EQUAL(net->flow_serial, 16 * 200);
+    CU_ASSERT(net->nflows <= 4 * 16); /* one in flight per GPU, a few predecessors whose last packets (duplicates, re-ACKs) are still out */
+    CU_ASSERT_EQUAL(net->flow_free.n, net->nflows);
+    rs_net_destroy(net);
+}
+
+static void test_flow_records_follow_in_flight_gbn(void) { chain_case(RS_RECOVERY_GBN, 0); }
+static void test_flow_records_follow_in_flight_lossy_gbn(void) { chain_case(RS_RECOVERY_GBN, 0.002); }
+static void test_flow_records_follow_in_flight_lossy_selective(void) { chain_case(RS_RECOVERY_SELECTIVE, 0.002); }
+
 /* -- sharing and ECMP --------------------------------------------------- */
 
 static void test_two_flows_share_bottleneck_fairly(void)
@@ -1217,6 +1266,9 @@ static void register_suites(void)
     CU_add_test(s, "test_multihop_message_exact_slow_nic", test_multihop_message_exact_slow_nic);
     CU_add_test(s, "test_hb_transfer_exact_with_rounding", test_hb_transfer_exact_with_rounding);
     CU_add_test(s, "test_send_to_self_completes_at_once", test_send_to_self_completes_at_once);
+    CU_add_test(s, "test_flow_records_follow_in_flight_gbn", test_flow_records_follow_in_flight_gbn);
+    CU_add_test(s, "test_flow_records_follow_in_flight_lossy_gbn", test_flow_records_follow_in_flight_lossy_gbn);
+    CU_add_test(s, "test_flow_records_follow_in_flight_lossy_selective", test_flow_records_follow_in_flight_lossy_selective);
     CU_add_test(s, "test_two_flows_share_bottleneck_fairly", test_two_flows_share_bottleneck_fairly);
     CU_add_test(s, "test_spraying_permutation_runs_near_line_rate", test_spraying_permutation_runs_near_line_rate);
     CU_add_test(s, "test_flow_hash_permutation_shows_collisions", test_flow_hash_permutation_shows_collisions);
