@@ -482,7 +482,6 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         if (info.status == RS_OK && iters_done < rs_collrun_iters(r.coll))
             info.status = RS_EINCOMPLETE;
     }
-    info.peak_rss_bytes = peak_rss();
     rs_err cerr;
     rs_err_clear(&cerr);
     if (ncap && rs_net_capture_finish(r.net, 1, &cerr) != RS_OK) {
@@ -503,10 +502,15 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         add_fault_free(res, &sc, o->force) != RS_OK)
         snprintf(res->warning, sizeof res->warning,
                  "the fault-free run (faults.baseline) failed; summary fault_free.status says so");
-    if (collected)
+    /* The peak is read once the summary's big part (the ports) exists:
+     * what it costs counts, only the final copy of its text does not. */
+    char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
+    res->store.d.peak_rss_bytes = peak_rss();
+    if (ports)
         res->summary = rs_summary_json(&sc, &res->store.d);
     if (res->summary)
-        res->summary_text = json_dumps(res->summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        res->summary_text = rs_summary_text(res->summary, ports);
+    free(ports);
     if (!res->summary_text) {
         rs_result_destroy(res);
         rs_err_set(err, RS_ENOMEM, "out of memory building the summary");

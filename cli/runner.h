@@ -13,7 +13,9 @@
 #include "run.h"
 #include "scenario.h"
 
-/* The run's summary (docs/summary-format.md), owned by the result. */
+/* The run's summary (docs/summary-format.md), owned by the result, less
+ * its "ports" array (rs_result_data_get has the ports, the summary's text
+ * has them as written). */
 const json_t *rs_result_summary(const rs_result *r);
 
 /* Returns an exit code (cli.h). path names the scenario file in messages

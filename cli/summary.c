@@ -8,6 +8,8 @@
  */
 #include "summary.h"
 
+#include "pool.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,7 +171,6 @@ int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *in
         d->estimate_timeline_min_bytes = info->estimate->timeline_min_bytes;
     }
     d->wall_s = info->wall_s;
-    d->peak_rss_bytes = info->peak_rss_bytes;
     if (!ok) {
         rs_summary_store_free(s);
         return RS_ENOMEM;
@@ -205,12 +206,10 @@ static json_t *fct_json(const rs_result_data *d)
     return o;
 }
 
-static json_t *ports_json(const rs_result_data *d)
+static json_t *port_json(const rs_net_port_info *pi)
 {
-    json_t *a = json_array();
-    for (uint32_t i = 0; i < d->nports; i++) {
-        const rs_net_port_info *pi = &d->ports[i];
-        json_t *o = json_object();
+    json_t *o = json_object();
+    if (o) {
         json_object_set_new(o, "name", json_string(pi->name));
         json_object_set_new(o, "peer", json_string(pi->peer));
         json_object_set_new(o, "tx_packets", I(pi->tx_pkts));
@@ -223,9 +222,91 @@ static json_t *ports_json(const rs_result_data *d)
         json_object_set_new(o, "paused_ps", I(pi->paused_ps));
         json_object_set_new(o, "ecn_marked", I(pi->ecn_marked));
         json_object_set_new(o, "cnp_sent", I(pi->cnp_sent));
-        json_array_append_new(a, o);
     }
-    return a;
+    return o;
+}
+
+/* The ports array is the one part of the summary that grows with the
+ * network (~10^5 busy ports on 32,768 GPUs): as one JSON tree it took more
+ * memory than the simulation. Its text is built a port at a time, each
+ * port's object dumped by jansson and indented to where it sits in
+ * summary.json (two levels down), so the result is what dumping the whole
+ * tree gives. Structural newlines are the only ones in a dump: jansson
+ * escapes those inside strings. */
+#define PORTS_INDENT "    "
+
+static int ports_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (rs_array_reserve((void **)buf, cap, *len + n + 1, 1, 4096) != RS_OK)
+        return RS_ENOMEM;
+    memcpy(*buf + *len, s, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return RS_OK;
+}
+
+char *rs_summary_ports_text(const rs_result_data *d)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = ports_append(&buf, &len, &cap, "[", 1);
+    for (uint32_t i = 0; rc == RS_OK && i < d->nports; i++) {
+        json_t *o = port_json(&d->ports[i]);
+        char *t = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(o);
+        if (!t) {
+            rc = RS_ENOMEM;
+            break;
+        }
+        rc = ports_append(&buf, &len, &cap, i ? ",\n" PORTS_INDENT : "\n" PORTS_INDENT, i ? 6 : 5);
+        for (const char *s = t, *nl; rc == RS_OK && *s; s = nl + 1) {
+            nl = strchr(s, '\n');
+            if (!nl) {
+                rc = ports_append(&buf, &len, &cap, s, strlen(s));
+                break;
+            }
+            rc = ports_append(&buf, &len, &cap, s, (size_t)(nl - s) + 1);
+            if (rc == RS_OK)
+                rc = ports_append(&buf, &len, &cap, PORTS_INDENT, 4);
+        }
+        free(t);
+    }
+    if (rc == RS_OK)
+        rc = d->nports ? ports_append(&buf, &len, &cap, "\n  ]", 4) : ports_append(&buf, &len, &cap, "]", 1);
+    if (rc != RS_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Where the ports text goes: a string no summary value can dump as at the
+ * top level (the only key at two spaces' indent named ports). */
+#define PORTS_MARK "\001railsim-ports"
+#define PORTS_MARK_DUMPED "\n  \"ports\": \"\\u0001railsim-ports\""
+
+char *rs_summary_text(json_t *summary, const char *ports_text)
+{
+    char *t = json_dumps(summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_object_del(summary, "ports");
+    if (!t)
+        return NULL;
+    char *at = strstr(t, PORTS_MARK_DUMPED);
+    if (RS_NEVER(!at)) {
+        free(t);
+        return NULL;
+    }
+    size_t head = (size_t)(at - t) + strlen("\n  \"ports\": ");
+    const char *tail = at + strlen(PORTS_MARK_DUMPED);
+    size_t np = strlen(ports_text), nt = strlen(tail);
+    char *out = malloc(head + np + nt + 1);
+    if (out) {
+        memcpy(out, t, head);
+        memcpy(out + head, ports_text, np);
+        memcpy(out + head + np, tail, nt + 1);
+    }
+    free(t);
+    return out;
 }
 
 static json_t *times_json(const rs_time *t, uint32_t n)
@@ -432,7 +513,7 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
     json_object_set_new(cnp, "received", I(st->cnps_received));
     json_object_set_new(o, "cnp", cnp);
     json_object_set_new(o, "max_queue_bytes", I(st->max_queue_bytes));
-    json_object_set_new(o, "ports", ports_json(d));
+    json_object_set_new(o, "ports", json_string(PORTS_MARK)); /* rs_summary_text puts the ports there */
     json_object_set_new(o, "packet_hops", I(st->packet_hops));
     if (d->nfaults > 0)
         json_object_set_new(o, "faults", faults_json(d));

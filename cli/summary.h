@@ -15,7 +15,6 @@
 
 typedef struct rs_run_info {
     double wall_s;
-    uint64_t peak_rss_bytes;
     int status;            /* RS_OK or why the run stopped */
     const rs_collrun *coll; /* traffic.kind=collective: the driver (borrowed), else NULL */
     const rs_replay *replay; /* workload.*: the replay (borrowed, rs_replay_finish called), else NULL */
@@ -45,7 +44,15 @@ int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *in
 void rs_summary_store_free(rs_summary_store *s);
 
 /* summary.json (docs/summary-format.md) from d: a new JSON object (caller:
- * json_decref), NULL on ENOMEM. */
+ * json_decref), NULL on ENOMEM. Its "ports" is a placeholder that
+ * rs_summary_text replaces. */
 json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d);
+/* The ports array's text, indented for summary.json (caller: free), built a
+ * port at a time: NULL on ENOMEM. */
+char *rs_summary_ports_text(const rs_result_data *d);
+/* summary.json's text: summary (from rs_summary_json) pretty-printed with
+ * ports_text in place of its placeholder, which leaves summary (the
+ * object then has no "ports"). Caller: free; NULL on ENOMEM. */
+char *rs_summary_text(json_t *summary, const char *ports_text);
 
 #endif

@@ -112,7 +112,7 @@ typedef struct rs_result_figures {
     double wall_s;            /* wall-clock seconds of the run */
     uint64_t events;          /* simulated events */
     uint64_t packet_hops;     /* packets that crossed one link */
-    uint64_t peak_rss_bytes;  /* the process's peak resident memory after the run */
+    uint64_t peak_rss_bytes;  /* the process's peak resident memory (getrusage), read once the run and its summary are built */
     /* The headline time: one training iteration (mean), else one
      * collective (mean), else sim_end_ps; what = "iteration",
      * "collective" or "sim_end"; time_ps -1 when the run has none (no
