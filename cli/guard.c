@@ -196,8 +196,13 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
     else
         e->events = ceil(t.l.net_bytes / mtu) * EV_PER_NET_PKT + ceil(t.l.hb_bytes / hb_mtu) * EV_PER_HB_UNIT +
                     t.l.msgs * EV_PER_MSG_PKT + t.compute_ops * EV_PER_COMPUTE;
+    /* Synthetic traffic other than a collective posts every message at once;
+     * collectives and replays send as their steps allow, a few per GPU
+     * (the pool allowance). */
     double m = t.l.msgs;
-    return rs_net_estimate_bytes(&sc->net, m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m, &e->memory_bytes, err);
+    int together = !trace && !rs_workload_active(&sc->workload) && sc->traffic.kind != RS_SYNTH_COLLECTIVE;
+    uint64_t mi = m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m;
+    return rs_net_estimate_bytes(&sc->net, mi, together ? mi : 0, &e->memory_bytes, err);
 }
 
 int rs_guard_check(const rs_scenario *sc, const rs_trace *trace, int force, rs_guard_est *e, rs_err *err)

@@ -986,15 +986,15 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
 }
 
 /* Records that grow with the messages sent: at most RS_NET_MSG_TIMES_KEEP
- * completion times. Message and transport flow records are reused, so
- * they follow the transfers in flight, which the pool allowance covers. */
-static double per_msg_records(uint64_t messages)
+ * completion times, and a message and a transport flow record for each
+ * message in flight (reused after). */
+static double per_msg_records(uint64_t messages, uint64_t at_once)
 {
     double m = (double)messages, kept = m < (double)RS_NET_MSG_TIMES_KEEP ? m : (double)RS_NET_MSG_TIMES_KEEP;
-    return kept * (double)sizeof(rs_net_msg_time);
+    return kept * (double)sizeof(rs_net_msg_time) + (double)at_once * (double)(sizeof(rs_msg) + sizeof(rs_flow));
 }
 
-int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err)
+int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at_once, uint64_t *bytes, rs_err *err)
 {
     rs_cost_input in;
     rs_cost_input_default(&in);
@@ -1020,7 +1020,7 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *b
      * leaf), plus the sets themselves (a few per switch). */
     double total = (double)nodes * sizeof(rs_node) + (double)ports * sizeof(rs_port) +
                    (double)b->switches_logical * (double)leaves * 5.0 + (double)b->switches_logical * 1024.0 +
-                   per_msg_records(messages) +
+                   per_msg_records(messages, at_once) +
                    (double)(16u << 20); /* pools, queues and the program itself */
     *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;

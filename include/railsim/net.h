@@ -163,13 +163,15 @@ RS_API const char *rs_xrail_name(rs_xrail x);
 typedef struct rs_net rs_net;
 
 /* Memory a network of configuration *c would take to build, plus `messages`
- * messages over a run (each keeps its transport flow record until the end
- * at packet level; at flow level records are reused and only the first
- * RS_NET_MSG_TIMES_KEEP completion times are kept), in
- * bytes, from the same closed-form counts as the cost model; no network is
- * built. For refusing runs that cannot fit before they start. RS_EINVAL
- * with err naming the key for a configuration rs_net_create would refuse. */
-RS_API int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t *bytes, rs_err *err);
+ * messages over a run of which `at_once` are in the network together (a
+ * message and its transport flow record live while it is in flight, then
+ * are reused; only the first RS_NET_MSG_TIMES_KEEP completion times are
+ * kept), in bytes, from the same closed-form counts as the cost model; no
+ * network is built. For refusing runs that cannot fit before they start.
+ * RS_EINVAL with err naming the key for a configuration rs_net_create
+ * would refuse. */
+RS_API int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at_once, uint64_t *bytes,
+                                 rs_err *err);
 
 /* Build the network described by *c (copied). On bad configuration returns
  * RS_EINVAL / RS_ERANGE with err naming the scenario key; RS_ENOMEM.
