@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "keys.h"
 
 /* The known part closest to key (edit distance up to a third of its
  * length, at least 2), or the part key is a prefix of; NULL if none. */
