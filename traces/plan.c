@@ -1,7 +1,7 @@
 /*
- * plan.c - the plan reader, presets and validation. Like the scenario
- * reader (cli/scenario.c), one schema table `keys` lists every plan key;
- * loading walks it. jansson is used only here in this layer.
+ * plan.c - the plan reader, presets and validation. One schema table `keys`
+ * lists every plan key; loading walks it with the key-table reader
+ * (engine/keys.h) that scenarios and parts tables use too.
  *
  * Loading fills a copy and validates it before touching the caller's plan.
  * A file may name a preset ("preset": "llama2-70b") as its starting point;
@@ -9,7 +9,6 @@
  */
 #include "plan.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
@@ -18,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "keys.h"
 
 /* ---- GPUs ------------------------------------------------------------------ */
 
@@ -33,25 +34,27 @@
  *   MI250X 383 TFLOPS per OAM module (AMD datasheet), two GCDs each
  *   seen as one GPU: 191.5 TFLOPS per GCD. */
 static const struct gpu_def {
-    const char *name;
     double peak;
     double mem_bw; /* HBM bytes/s: A100 80GB SXM 2039 GB/s, H100 SXM 3.35 TB/s,
                       H200 SXM (HBM3e) 4.8 TB/s, GH200 (HBM3) 4 TB/s, B200 8 TB/s, MI250X 3.2768 TB/s per
                       module = 1.6384 TB/s per GCD */
 } gpus[] = {
-    { "a100", 312e12, 2039e9 },
-    { "h100", 989e12, 3350e9 },
-    { "h200", 989e12, 4800e9 },
-    { "gh200", 989e12, 4000e9 },
-    { "b200", 2.25e15, 8000e9 },
-    { "mi250x-gcd", 191.5e12, 1638.4e9 },
+    { 312e12, 2039e9 },
+    { 989e12, 3350e9 },
+    { 989e12, 4800e9 },
+    { 989e12, 4000e9 },
+    { 2.25e15, 8000e9 },
+    { 191.5e12, 1638.4e9 },
 };
+/* gpu_names[i] names gpus[i]; the plan key gpu.preset takes one of them. */
+static const char *const gpu_names[] = { "a100", "h100", "h200", "gh200", "b200", "mi250x-gcd", NULL };
 #define NGPUS (sizeof gpus / sizeof gpus[0])
+_Static_assert(sizeof gpu_names / sizeof gpu_names[0] == NGPUS + 1, "one name per GPU");
 
 int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw)
 {
     for (size_t i = 0; i < NGPUS; i++)
-        if (strcmp(gpus[i].name, preset) == 0) {
+        if (strcmp(gpu_names[i], preset) == 0) {
             *peak = gpus[i].peak;
             *mem_bw = gpus[i].mem_bw;
             return RS_OK;
@@ -394,25 +397,21 @@ int rs_plan_set_gpus(rs_plan *p, uint32_t ngpus, rs_err *err)
 
 /* ---- the schema ------------------------------------------------------------------ */
 
-typedef enum { KT_UINT, KT_DOUBLE, KT_BOOL, KT_STR, KT_SCHED, KT_GPU } key_type;
+static const char *const sched_names[] = { "1f1b", "gpipe", NULL }; /* rs_sched order */
+_Static_assert(sizeof(rs_sched) == sizeof(int), "enum size");
+_Static_assert(sizeof(((rs_plan *)0)->model.gated_mlp) == sizeof(int), "bool as int");
+_Static_assert(sizeof(((rs_plan *)0)->par.recompute) == sizeof(int), "bool as int");
 
-typedef struct key_def {
-    const char *key;
-    key_type type;
-    size_t off, size;
-    uint64_t umin, umax;
-    double dmin, dmax; /* KT_DOUBLE: (dmin, dmax] */
-} key_def;
+#define U(k, f, lo, hi) RS_KEY_U(rs_plan, k, f, lo, hi, NULL)
+#define D(k, f, lo, hi) RS_KEY_D(rs_plan, k, f, lo, true, hi, NULL) /* (lo, hi] */
+#define B(k, f) RS_KEY_B(rs_plan, k, f, NULL)
+#define S(k, f, names) RS_KEY_S(rs_plan, k, f, names, NULL)
 
-#define FIELD(f) offsetof(rs_plan, f), sizeof(((rs_plan *)0)->f)
-#define U(k, f, lo, hi) { k, KT_UINT, FIELD(f), lo, hi, 0, 0 }
-#define D(k, f, lo, hi) { k, KT_DOUBLE, FIELD(f), 0, 0, lo, hi }
-#define B(k, f) { k, KT_BOOL, FIELD(f), 0, 0, 0, 0 }
-#define S(k, f) { k, KT_STR, FIELD(f), 0, 0, 0, 0 }
-
+/* "preset" is applied first, wherever it appears (rs_plan_load). */
 #define BIG (1u << 24)
-static const key_def keys[] = {
-    S("name", name),
+static const rs_key keys[] = {
+    { "preset", RS_KEY_SKIP, 0, 0, 0, 0, 0, 0, false, NULL, NULL },
+    S("name", name, NULL),
     U("gpus", gpus, 1, BIG),
     U("model.layers", model.layers, 1, 65536),
     U("model.hidden", model.hidden, 1, 1u << 20),
@@ -433,230 +432,56 @@ static const key_def keys[] = {
     U("parallelism.zero", par.zero, 0, 3),
     U("parallelism.micro_batch", par.micro_batch, 1, BIG),
     U("parallelism.global_batch", par.global_batch, 1, 1u << 30),
-    { "parallelism.schedule", KT_SCHED, FIELD(par.schedule), 0, 0, 0, 0 },
+    RS_KEY_E(rs_plan, "parallelism.schedule", par.schedule, sched_names, NULL),
     B("parallelism.recompute", par.recompute),
     U("parallelism.bucket_bytes", par.bucket_bytes, 1, 1ull << 40),
-    S("placement.order", order),
-    { "gpu.preset", KT_GPU, FIELD(gpu_preset), 0, 0, 0, 0 },
+    S("placement.order", order, NULL),
+    S("gpu.preset", gpu_preset, gpu_names),
     D("gpu.peak_flops", peak_flops, 0, 1e18),
     D("gpu.memory_bw", mem_bw, 0, 1e16),
     D("gpu.efficiency", efficiency, 0, 1),
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-static const key_def *find_key(const char *name)
-{
-    for (size_t i = 0; i < NKEYS; i++)
-        if (strcmp(keys[i].key, name) == 0)
-            return &keys[i];
-    return NULL;
-}
+/* Which of the keys that depend on each other a file gave. */
+typedef struct given_keys {
+    bool gpu_preset, peak, bw;
+} given_keys;
 
-static bool is_section(const char *name)
+static int given(const rs_key *k, void *base, void *ctx, const char *path, rs_err *err)
 {
-    size_t n = strlen(name);
-    for (size_t i = 0; i < NKEYS; i++)
-        if (strncmp(keys[i].key, name, n) == 0 && keys[i].key[n] == '.')
-            return true;
-    return false;
-}
-
-/* A value for a message: quoted and cut, control characters replaced. */
-static void describe(char *buf, size_t size, const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: snprintf(buf, size, "an object"); break;
-    case JSON_ARRAY: snprintf(buf, size, "an array"); break;
-    case JSON_STRING: {
-        const char *s = json_string_value(v);
-        size_t n = 0;
-        buf[n++] = '"';
-        for (; *s && n + 5 < size && n < 42; s++)
-            buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-        if (*s)
-            n += (size_t)snprintf(buf + n, size - n, "...");
-        snprintf(buf + n, size - n, "\"");
-        break;
-    }
-    case JSON_INTEGER: snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
-    case JSON_REAL: snprintf(buf, size, "%.15g", json_real_value(v)); break;
-    case JSON_TRUE: snprintf(buf, size, "true"); break;
-    case JSON_FALSE: snprintf(buf, size, "false"); break;
-    default: snprintf(buf, size, "null"); break;
-    }
-}
-
-typedef struct load_state {
-    const char *path;
-    bool gpu_preset_set, peak_set, bw_set;
-} load_state;
-
-static int apply(rs_plan *p, const key_def *k, const json_t *v, load_state *ls, rs_err *err)
-{
-    char *f = (char *)p + k->off;
-    char got[64], expected[160];
-    describe(got, sizeof got, v);
-    switch (k->type) {
-    case KT_UINT: {
-        uint64_t u = 0;
-        bool ok = false;
-        if (json_is_integer(v) && json_integer_value(v) >= 0) {
-            u = (uint64_t)json_integer_value(v);
-            ok = true;
-        } else if (json_is_real(v)) {
-            double d = json_real_value(v);
-            ok = d >= 0 && d <= 1e18 && d == floor(d);
-            u = ok ? (uint64_t)d : 0;
-        }
-        if (ok && u >= k->umin && u <= k->umax) {
-            if (k->size == sizeof(uint32_t)) {
-                uint32_t w = (uint32_t)u;
-                memcpy(f, &w, sizeof w);
-            } else {
-                memcpy(f, &u, sizeof u);
-            }
-            return RS_OK;
-        }
-        snprintf(expected, sizeof expected, "expected an integer from %llu to %llu",
-                 (unsigned long long)k->umin, (unsigned long long)k->umax);
-        break;
-    }
-    case KT_DOUBLE:
-        if (json_is_number(v) && json_number_value(v) > k->dmin && json_number_value(v) <= k->dmax) {
-            double d = json_number_value(v);
-            memcpy(f, &d, sizeof d);
-            if (k->off == offsetof(rs_plan, peak_flops))
-                ls->peak_set = true;
-            if (k->off == offsetof(rs_plan, mem_bw))
-                ls->bw_set = true;
-            return RS_OK;
-        }
-        snprintf(expected, sizeof expected, "expected a number above %g and at most %g", k->dmin, k->dmax);
-        break;
-    case KT_BOOL:
-        if (json_is_boolean(v)) {
-            int b = json_is_true(v);
-            memcpy(f, &b, sizeof b);
-            return RS_OK;
-        }
-        snprintf(expected, sizeof expected, "expected true or false");
-        break;
-    case KT_STR:
-        if (json_is_string(v) && json_string_length(v) < k->size &&
-            strlen(json_string_value(v)) == json_string_length(v)) {
-            memcpy(f, json_string_value(v), json_string_length(v) + 1);
-            return RS_OK;
-        }
-        snprintf(expected, sizeof expected, "expected a string of at most %zu characters", k->size - 1);
-        break;
-    case KT_SCHED:
-        if (json_is_string(v) && (!strcmp(json_string_value(v), "1f1b") || !strcmp(json_string_value(v), "gpipe"))) {
-            rs_sched s = strcmp(json_string_value(v), "1f1b") ? RS_SCHED_GPIPE : RS_SCHED_1F1B;
-            memcpy(f, &s, sizeof s);
-            return RS_OK;
-        }
-        snprintf(expected, sizeof expected, "expected \"1f1b\" or \"gpipe\"");
-        break;
-    case KT_GPU: {
-        double peak, bw;
-        if (json_is_string(v) && rs_plan_gpu_peak(json_string_value(v), &peak, &bw) == RS_OK) {
-            snprintf(p->gpu_preset, sizeof p->gpu_preset, "%s", json_string_value(v));
-            if (!ls->peak_set)
-                p->peak_flops = peak;
-            if (!ls->bw_set)
-                p->mem_bw = bw;
-            ls->gpu_preset_set = true;
-            return RS_OK;
-        }
-        size_t n = (size_t)snprintf(expected, sizeof expected, "expected one of");
-        for (size_t i = 0; i < NGPUS && n < sizeof expected; i++)
-            n += (size_t)snprintf(expected + n, sizeof expected - n, "%s \"%s\"", i ? "," : "", gpus[i].name);
-        break;
-    }
-    }
-    return rs_err_set(err, RS_EINVAL, "%s: %s: %s, got %s", ls->path, k->key, expected, got);
-}
-
-static const char *kind_of(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "a number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
-static int apply_object(rs_plan *p, const json_t *obj, const char *prefix, load_state *ls, rs_err *err)
-{
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)obj, name, v) {
-        if (!*prefix && strcmp(name, "preset") == 0)
-            continue; /* applied first */
-        char dotted[160], clean[64];
-        size_t n = 0;
-        for (; name[n] && n + 1 < sizeof clean; n++)
-            clean[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
-        clean[n] = '\0';
-        snprintf(dotted, sizeof dotted, "%s%s%s", prefix, *prefix ? "." : "", clean);
-        const key_def *k = strchr(name, '.') ? NULL : find_key(dotted);
-        if (k) {
-            int rc = apply(p, k, v, ls, err);
-            if (rc)
-                return rc;
-        } else if (!strchr(name, '.') && is_section(dotted)) {
-            if (!json_is_object(v))
-                return rs_err_set(err, RS_EINVAL, "%s: %s: expected an object of %s.* keys, got %s", ls->path,
-                                  dotted, dotted, kind_of(v));
-            int rc = apply_object(p, v, dotted, ls, err);
-            if (rc)
-                return rc;
-        } else {
-            return rs_err_set(err, RS_EINVAL, "%s: unknown key '%s'; expected name, preset, gpus or a key of "
-                              "model, parallelism, placement or gpu (docs/plan-format.md)", ls->path, dotted);
-        }
-    }
+    (void)base, (void)path, (void)err;
+    given_keys *g = ctx;
+    if (k->off == offsetof(rs_plan, gpu_preset))
+        g->gpu_preset = true;
+    if (k->off == offsetof(rs_plan, peak_flops))
+        g->peak = true;
+    if (k->off == offsetof(rs_plan, mem_bw))
+        g->bw = true;
     return RS_OK;
 }
+
+static const rs_key_table table = {
+    .keys = keys, .nkeys = NKEYS, .noun = "key", .given = given,
+    .unknown_expected = "expected name, preset, gpus or a key of model, parallelism, placement or gpu "
+                        "(docs/plan-format.md)",
+};
 
 int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
 {
     rs_err_clear(err);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rs_err_set(err, RS_EIO, "%s: cannot open plan file: %s", path, strerror(errno));
-    json_error_t jerr;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
-    bool read_failed = ferror(f) != 0;
-    fclose(f);
-    if (read_failed) {
-        json_decref(root);
-        return rs_err_set(err, RS_EIO, "%s: cannot read plan file", path);
-    }
-    if (!root) {
-        if (jerr.line > 0)
-            return rs_err_set(err, RS_EINVAL, "%s:%d:%d: JSON syntax error at line %d, column %d: %s", path,
-                              jerr.line, jerr.column, jerr.line, jerr.column, jerr.text);
-        return rs_err_set(err, RS_EINVAL, "%s: JSON syntax error: %s", path, jerr.text);
-    }
-    int rc = RS_OK;
+    json_t *root;
+    int rc = rs_keys_load_file(path, "plan file", &root, err);
+    if (rc)
+        return rc;
     rs_plan p;
     rs_plan_default(&p);
-    load_state ls = { path, false, false, false };
-    if (!json_is_object(root)) {
-        rc = rs_err_set(err, RS_EINVAL, "%s: expected a JSON object at the top level, got %s", path, kind_of(root));
-        goto done;
-    }
+    given_keys g = { false, false, false };
     const json_t *pre = json_object_get(root, "preset");
     if (pre) {
-        char got[64], list[160];
+        char got[80], list[160];
         if (!json_is_string(pre) || fill_preset(json_string_value(pre), &p)) {
-            describe(got, sizeof got, pre);
+            rs_keys_describe(got, sizeof got, pre);
             preset_list(list, sizeof list);
             rc = rs_err_set(err, RS_EINVAL, "%s: preset: expected one of %s, got %s", path, list, got);
             goto done;
@@ -668,9 +493,17 @@ int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
         size_t n = strcspn(base, ".");
         snprintf(p.name, sizeof p.name, "%.*s", (int)(n < sizeof p.name ? n : sizeof p.name - 1), base);
     }
-    if ((rc = apply_object(&p, root, "", &ls, err)))
+    if ((rc = rs_keys_apply_json(&table, &p, &g, root, path, err)))
         goto done;
-    if (ls.peak_set && !ls.gpu_preset_set)
+    /* A GPU preset gives the figures the file did not. */
+    double peak, bw;
+    if (g.gpu_preset && rs_plan_gpu_peak(p.gpu_preset, &peak, &bw) == RS_OK) {
+        if (!g.peak)
+            p.peak_flops = peak;
+        if (!g.bw)
+            p.mem_bw = bw;
+    }
+    if (g.peak && !g.gpu_preset)
         p.gpu_preset[0] = '\0';
     if ((rc = rs_plan_validate(&p, path, err)))
         goto done;
