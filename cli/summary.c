@@ -258,7 +258,8 @@ char *rs_summary_ports_text(const rs_result_data *d)
             rc = RS_ENOMEM;
             break;
         }
-        rc = ports_append(&buf, &len, &cap, i ? ",\n" PORTS_INDENT : "\n" PORTS_INDENT, i ? 6 : 5);
+        const char *sep = i ? ",\n" PORTS_INDENT : "\n" PORTS_INDENT;
+        rc = ports_append(&buf, &len, &cap, sep, strlen(sep));
         for (const char *s = t, *nl; rc == RS_OK && *s; s = nl + 1) {
             nl = strchr(s, '\n');
             if (!nl) {
@@ -267,12 +268,13 @@ char *rs_summary_ports_text(const rs_result_data *d)
             }
             rc = ports_append(&buf, &len, &cap, s, (size_t)(nl - s) + 1);
             if (rc == RS_OK)
-                rc = ports_append(&buf, &len, &cap, PORTS_INDENT, 4);
+                rc = ports_append(&buf, &len, &cap, PORTS_INDENT, strlen(PORTS_INDENT));
         }
         free(t);
     }
+    const char *end = d->nports ? "\n  ]" : "]";
     if (rc == RS_OK)
-        rc = d->nports ? ports_append(&buf, &len, &cap, "\n  ]", 4) : ports_append(&buf, &len, &cap, "]", 1);
+        rc = ports_append(&buf, &len, &cap, end, strlen(end));
     if (rc != RS_OK) {
         free(buf);
         return NULL;
