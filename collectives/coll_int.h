@@ -61,6 +61,7 @@ struct rs_coll {
     uint64_t *ch_bytes;      /* [nch] bytes carried by each channel */
     uint32_t *ch_pieces;     /* [nch] pieces per slice */
     uint8_t stream;          /* flow level: one transfer per (channel, position) (coll_ring.c) */
+    rs_time stream_hold;     /* streams: no rank's stream completes before this (stream_pace) */
 
     /* tree */
     uint32_t ntree;          /* tree instances (2 per channel) */

@@ -27,9 +27,11 @@
  * rank needs its predecessor's piece k-m before sending piece k.
  *
  * At flow level a long pipelined ring sends one stream per rank and
- * channel instead of its pieces (stream_arrived).
+ * channel instead of its pieces (stream_arrived, stream_pace).
  */
 #include "coll_int.h"
+
+#include "fault.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,13 +53,10 @@ struct ring_rank {
  * per-message overhead). */
 #define RING_MIN_SLICE 4096u
 
-/* Flow level: a ring runs as streams when every slice has at least
- * RING_STREAM_MIN_PIECES pieces and steps x pieces is at least
- * RING_STREAM_MIN_SEQ. Below, the per-piece form: a 6.8 MB ReduceScatter
- * over 4 ranks (3 steps x 2 pieces) came out 4.9% fast as streams, +0.4%
- * per piece; the 1 GiB AllReduce over 128 GPUs (254 x 2) -0.4% as streams,
- * +6.6% per piece. */
-#define RING_STREAM_MIN_PIECES 2u
+/* Flow level: a ring runs as streams when steps x pieces is at least
+ * RING_STREAM_MIN_SEQ (stream_pace). Below, the per-piece form: a 6.8 MB
+ * ReduceScatter over 4 ranks (3 steps x 2 pieces) came out 4.9% fast as
+ * plain streams, +0.4% per piece. */
 #define RING_STREAM_MIN_SEQ 64u
 
 static uint32_t slice_of(const rs_coll *c, uint32_t pos, uint32_t s)
@@ -189,13 +188,10 @@ static void ring_reduced(void *ctx, rs_net *net, uint64_t tag)
  * over 128 GPUs is 1,024 flows instead of 520,192 messages. A stream
  * carries the same bytes over the same hop; what it leaves out is the
  * wait at step boundaries (piece p of step s leaves once piece p of step
- * s-1 has arrived). In a pipelined ring the step period is the larger of
- * the slowest hop's m pieces and the ring's latency chain averaged over
- * its hops; with slices of at least two pieces and enough steps x pieces
- * (RING_STREAM_MIN_*) the first dominates and the ring runs at its slowest
- * hop's rate, which is what the streams give. The collective ends when
- * every stream has arrived, plus the last piece's reduction when the last
- * step reduces. Measured against the packet level in docs/fidelity.md. */
+ * s-1 has arrived) and the window. stream_pace puts them back as a time
+ * before which no stream completes. The collective ends when every stream
+ * has arrived, plus the last piece's reduction when the last step
+ * reduces. Measured against the packet level in docs/fidelity.md. */
 static void stream_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
@@ -209,12 +205,56 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     uint32_t last = c->steps * c->ch_pieces[ch] - 1;
-    rs_time d = reduce_step(c, c->steps - 1) ? rs_coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
-    if (d) {
-        rs_net_at(net, rs_net_now(net) + d, stream_done, c, 0);
+    rs_time now = rs_net_now(net), t = now > c->stream_hold ? now : c->stream_hold;
+    t += reduce_step(c, c->steps - 1) ? rs_coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
+    if (t > now) {
+        rs_net_at(net, t, stream_done, c, 0);
         return;
     }
     rs_coll_advance(c, 1);
+}
+
+/* How long the piece-by-piece ring of channel ch takes at least, from its
+ * start to the last piece's arrival, by the two bounds a stream leaves
+ * out. Piece k of a rank waits for piece k-m from its predecessor (m
+ * pieces per slice) and for its own piece k-window to have arrived at its
+ * successor; a piece crosses hop h in T_h (its serialisation and latency
+ * alone, rs_net_hop_estimate, plus its reduction on a reduce step). The
+ * first wait chains around the ring, so a rank sends a piece at most
+ * every avg(T_h) / m; the second holds each rank to T_h / window, and as
+ * the ranks wait on each other the slowest hop holds them all: P =
+ * max(avg(T_h) / m, max(T_h) / window). The last of a rank's steps x m
+ * pieces arrives (steps x m - 1) x P + avg(T_h) after the start. The
+ * slowest hop's bandwidth, the third bound, is the stream's own rate. A
+ * ring with one piece per slice (llama2-7b's FSDP rings from 128 GPUs)
+ * runs at these bounds, not at the slowest hop's rate (a ring crossing a
+ * spine twice: at the spine hop's T_h / 2, for 64 GPUs in HB domains of 4
+ * twice the time of rail-only); with two or more pieces of 512 KiB the
+ * bandwidth bound dominates and this one is idle.
+ * RS_OK and *hold, or the estimate's error (then no streams). */
+static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
+{
+    uint32_t n = c->n, m = c->ch_pieces[ch];
+    const uint32_t *ord = c->order + (size_t)ch * n;
+    uint64_t piece = ((c->ch_bytes[ch] + n - 1) / n + m - 1) / m;
+    uint32_t reduces = 0;
+    for (uint32_t s = 0; s < c->steps; s++)
+        reduces += (uint32_t)reduce_step(c, s);
+    double red = (double)rs_coll_reduce_time(c, piece) * reduces / c->steps;
+    double sum = 0, max = 0;
+    for (uint32_t pos = 0; pos < n; pos++) {
+        rs_time ser, lat;
+        int rc = rs_net_hop_estimate(c->net, c->gpu[ord[pos]], c->gpu[ord[pos + 1 == n ? 0 : pos + 1]], piece,
+                                     &ser, &lat);
+        if (rc != RS_OK)
+            return rc;
+        sum += (double)(ser + lat);
+        if ((double)(ser + lat) > max)
+            max = (double)(ser + lat);
+    }
+    double avg = sum / n + red, chain = avg / m, window = (max + red) / c->o.window;
+    *hold = (rs_time)(((double)c->steps * m - 1) * (chain > window ? chain : window) + avg);
+    return RS_OK;
 }
 
 static void stream_issue(rs_coll *c, uint32_t ch, uint32_t pos)
@@ -304,10 +344,20 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     /* Flow level, a long pipelined ring: streams (stream_arrived;
      * docs/fidelity.md, "Ring streams"). */
     c->stream = rs_net_streams(c->net);
-    for (uint32_t ch = 0; ch < nch; ch++)
-        if (c->ch_pieces[ch] < RING_STREAM_MIN_PIECES ||
-            (uint64_t)c->ch_pieces[ch] * c->steps < RING_STREAM_MIN_SEQ)
+    c->stream_hold = 0;
+    /* With faults a ring of one piece per slice keeps its pieces: a piece
+     * a fault holds back (a retransmit timeout) stalls every piece behind
+     * it around the ring, which a stream per rank would not. */
+    int faults = rs_net_fault_count(c->net) > 0;
+    for (uint32_t ch = 0; ch < nch && c->stream; ch++) {
+        rs_time hold;
+        if ((uint64_t)c->ch_pieces[ch] * c->steps < RING_STREAM_MIN_SEQ || (c->ch_pieces[ch] == 1 && faults) ||
+            stream_pace(c, ch, &hold) != RS_OK)
             c->stream = 0;
+        else if (hold > c->stream_hold)
+            c->stream_hold = hold;
+    }
+    c->stream_hold += rs_net_now(c->net);
     if (c->stream)
         pending = (uint64_t)nch * n;
     c->pending = pending;
@@ -348,9 +398,9 @@ void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, do
     double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
     double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     /* A long pipelined ring sends one stream per rank and channel where
-     * the network takes streams (RING_STREAM_MIN_*). */
+     * the network takes streams (RING_STREAM_MIN_SEQ). */
     double pieces = ceil(bytes / n / ch / (double)o.chunk_bytes);
-    int stream = t->streams && pieces >= RING_STREAM_MIN_PIECES && pieces * steps >= RING_STREAM_MIN_SEQ;
+    int stream = t->streams && (pieces > 1 ? pieces : 1) * steps >= RING_STREAM_MIN_SEQ;
     switch (op) {
     case RS_COLL_ALLREDUCE:
     case RS_COLL_ALLGATHER:

@@ -204,11 +204,8 @@ static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uin
 }
 
 
-int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
+static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint32_t max)
 {
-    if (fid >= net->nflows)
-        return RS_EINVAL;
-    const rs_flow *f = &net->flows[fid];
     const rs_port *p = &net->ports[f->port];
     if (max < 1)
         return RS_ERANGE;
@@ -242,6 +239,11 @@ int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_
         node = net->ports[out].peer_node;
     }
     return node == f->dst ? (int)n : RS_EUNREACH;
+}
+
+int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
+{
+    return fid < net->nflows ? walk_path(net, &net->flows[fid], ports, max) : RS_EINVAL;
 }
 
 /* Wire bytes of the whole flow and of its largest frame, as transport.c
@@ -343,6 +345,57 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
 {
     uint32_t ports[RS_MMF_MAX_HOPS], h, mf;
     return flow_setup(net, f, ports, &h, lat, wire, &mf);
+}
+
+/* One leg of rs_fluid_lone_time: a flow from a (its NIC, or its HB port
+ * when b shares its domain) to b, as transport.c would frame it. */
+static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+{
+    int hb = a / net->hb_size == b / net->hb_size;
+    rs_flow f;
+    memset(&f, 0, sizeof f);
+    f.src = a;
+    f.dst = b;
+    f.bytes = bytes;
+    f.port = net->nodes[a].port_base + (hb ? 1 : 0);
+    f.mtu = hb ? net->cfg.hb_mtu : net->cfg.mtu;
+    f.npkts = bytes ? (uint32_t)((bytes + f.mtu - 1) / f.mtu) : 1;
+    f.relay_src = RS_NONE;
+    f.entropy = 0xc000;
+    uint32_t ports[RS_MMF_MAX_HOPS];
+    int h = walk_path(net, &f, ports, RS_MMF_MAX_HOPS);
+    if (h < 0)
+        return h;
+    uint64_t wire;
+    uint32_t mw;
+    flow_wire(&f, hb, &wire, &mw);
+    *lat = path_lat(net, ports, (uint32_t)h, mw);
+    *ser = 0;
+    for (int i = 0; i < h; i++) {
+        rs_time t = port_ser(&net->ports[ports[i]], wire);
+        if (t > *ser)
+            *ser = t;
+    }
+    return RS_OK;
+}
+
+int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+{
+    if (a >= net->gpus || b >= net->gpus || a == b)
+        return RS_EINVAL;
+    uint32_t K = net->hb_size;
+    if (a / K == b / K || a % K == b % K || rs_net_cross_rail(&net->cfg) != RS_XRAIL_PXN)
+        return lone_leg(net, a, b, bytes, ser, lat);
+    /* PXN: the HB domain to the GPU on b's rail, then that rail; counted
+     * as the whole message over each leg in turn. */
+    uint32_t via = a - a % K + b % K;
+    rs_time s0, l0;
+    int rc = lone_leg(net, a, via, bytes, &s0, &l0);
+    if (rc == RS_OK)
+        rc = lone_leg(net, via, b, bytes, ser, lat);
+    if (rc == RS_OK)
+        *lat += l0 + s0;
+    return rc;
 }
 
 /* -- finish heap (solver ids, by finish time then transport flow serial) -- */

@@ -24,6 +24,7 @@
 #include "backend.h"
 #include "netint.h"
 #include "cost.h"
+#include "fluid.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -273,6 +274,11 @@ rs_time rs_net_now(const rs_net *net) { return rs_sim_now(net->sim); }
 uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
 rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
 int rs_net_streams(const rs_net *net) { return net->be->streams; }
+
+int rs_net_hop_estimate(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+{
+    return rs_fluid_lone_time(net, a, b, bytes, ser, lat);
+}
 
 int rs_net_config_traits(const rs_net_config *c, rs_net_traits *out)
 {

@@ -187,6 +187,14 @@ RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
  * may then send a long pipeline of pieces as one stream per rank and
  * channel; 0 when every piece is a transfer of its own (packet level). */
 RS_API int rs_net_streams(const rs_net *net);
+/* How long a lone message of `bytes` from GPU a to GPU b takes on an idle
+ * network without faults: *ser = its wire bytes' serialisation on the
+ * slowest port of its path, *lat = the rest (propagation, switch
+ * pipelines, store-and-forward of its largest frame; a PXN relay's HB leg
+ * whole). For a collective deciding how to pace a stream of pieces
+ * (coll_ring.c). RS_EINVAL (a == b, no such GPU), RS_EUNREACH. */
+RS_API int rs_net_hop_estimate(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser,
+                               rs_time *lat);
 
 /* What a network of configuration c will be like to the layers above,
  * before it is built (estimates, the resource guard): the backend's

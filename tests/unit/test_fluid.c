@@ -685,6 +685,55 @@ static void test_fluid_ring_of_single_pieces_agrees_with_packet_level(void)
     CU_ASSERT(err < 0.02 && err > -0.02);
 }
 
+/* Rings long enough to stream (steps x pieces >= 64) but of one piece per
+ * slice (llama2-7b's FSDP rings from 128 GPUs): a piece waits for its
+ * predecessor's piece of the step before, so the ring runs at its latency
+ * chain, not at its slowest hop's rate. The flow level sends a stream per
+ * rank and channel, held to that chain (coll_ring.c stream_pace), and
+ * stays within 5% of the packet level's pieces: with HB 1 every hop is
+ * the network, with HB 4 three of four are NVLink; on rail-only too. */
+static void test_fluid_ring_of_one_piece_per_slice_streams_and_agrees(void)
+{
+    static const struct { uint32_t gpus, hb; uint64_t bytes; } cases[] = {
+        { 64, 1, 16u << 20 }, /* 126 steps of one 128 KiB piece */
+        { 64, 4, 8u << 20 },  /* 4 channels, 126 steps of one 32 KiB piece */
+        { 128, 8, 32u << 20 }, /* 8 channels, 254 steps of one 32 KiB piece */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int kind = 0; kind < 2; kind++) {
+            rs_time t[2];
+            uint64_t transfers[2];
+            for (int fid = 0; fid < 2; fid++) {
+                rs_net_config c;
+                cfg(&c, cases[i].gpus, cases[i].hb, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+                c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+                rs_net *net = mk(&c);
+                rs_comm *comm;
+                rs_err err;
+                CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c.gpus, &comm, &err), RS_OK);
+                rs_coll *coll;
+                int done = 0;
+                CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, cases[i].bytes, NULL,
+                                                    coll_done, &done, 0, &coll, &err), RS_OK);
+                CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+                CU_ASSERT_EQUAL_FATAL(done, 1);
+                t[fid] = rs_coll_end_time(coll) - rs_coll_start_time(coll);
+                transfers[fid] = rs_coll_transfers(coll);
+                rs_coll_destroy(coll);
+                rs_comm_destroy(comm);
+                rs_net_destroy(net);
+            }
+            double err = ((double)t[1] - (double)t[0]) / (double)t[0];
+            fprintf(stderr, "\n  ring allreduce %llu MiB / %u GPUs, HB %u, %s: packet %.1f us (%llu pieces), "
+                    "flow %.1f us (%llu streams), error %+.2f%%\n",
+                    (unsigned long long)(cases[i].bytes >> 20), cases[i].gpus, cases[i].hb,
+                    kind ? "rail-only" : "fat-tree", rs_time_to_us(t[0]), (unsigned long long)transfers[0],
+                    rs_time_to_us(t[1]), (unsigned long long)transfers[1], 100 * err);
+            CU_ASSERT(transfers[1] * 64 <= transfers[0]); /* streams: one per rank and channel */
+            CU_ASSERT(err < 0.05 && err > -0.05);
+        }
+}
+
 /* -- the rail-only paper's bandwidth-only model ------------------------------ */
 
 /* Wang et al., "How to Build Low-cost Networks for Large Language Models
@@ -1418,6 +1467,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_rejects_unknown_fidelity),
     RS_CU_TEST(test_fluid_records_follow_transfers_in_flight),
     RS_CU_TEST(test_fluid_ring_streams_agree_with_packet_level),
+    RS_CU_TEST(test_fluid_ring_of_one_piece_per_slice_streams_and_agrees),
     RS_CU_TEST(test_fluid_reproduces_rail_only_paper_model),
     RS_CU_TEST(test_fluid_fault_spine_link_down_reroutes_over_remaining_spines),
     RS_CU_TEST(test_fluid_fault_rates_resolved_after_reroute),
