@@ -171,6 +171,11 @@ static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
             slope = fl->qslope[l];
         } else {
             q = dq_queue(fl, l, now, &slope);
+            if (fl->qvalid) { /* the queues hold still until qvalid drops: keep it */
+                fl->qlen[l] = q;
+                fl->qslope[l] = slope;
+                fl->qstamp[l] = fl->dqstamp;
+            }
         }
         if (q > kmin)
             return 1;
@@ -295,6 +300,17 @@ static void dq_schedule(rs_fluid *fl, uint32_t id, rs_time now, int quiet)
         rs_sim_at(net->sim, due, fl->ent, ev_dq, fl, ((uint64_t)q->gen << 32) | id);
 }
 
+/* From here until qvalid drops the ports' queues stand still: dq_marking
+ * keeps each one it computes (a fresh stamp forgets the last lot's). */
+static void dq_stamp(rs_fluid *fl)
+{
+    if (++fl->dqstamp == 0) {
+        memset(fl->qstamp, 0, (size_t)fl->capq * sizeof *fl->qstamp);
+        fl->dqstamp = 1;
+    }
+    fl->qvalid = 1;
+}
+
 static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
 {
     rs_fluid *fl = obj;
@@ -335,6 +351,9 @@ static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
          * solve; their next CNP may come sooner or later). */
         uint32_t l = rs_mmf_bottleneck(fl->mmf, id);
         const mmf_link *L = &fl->mmf->links[l];
+        /* Advancing a flow to now leaves every queue at now as it is, so
+         * each port's queue is computed once for the lot (dq_marking). */
+        dq_stamp(fl);
         for (uint32_t j = 0; link_port(fl->net, l)->kind == RS_PORT_SWITCH && j < L->n; j++) {
             uint32_t g = L->fl[j];
             if (g != id && g < fl->capdq && fl->dq[g].on) {
@@ -342,6 +361,7 @@ static void ev_dq(rs_sim *sim, void *obj, uint64_t arg)
                 dq_schedule(fl, g, now, 0);
             }
         }
+        fl->qvalid = 0;
     }
 }
 
@@ -368,11 +388,7 @@ void rs_fluid_dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
         }
     if (!busy)
         return;
-    if (++fl->dqstamp == 0) {
-        memset(fl->qstamp, 0, (size_t)fl->capq * sizeof *fl->qstamp);
-        fl->dqstamp = 1;
-    }
-    fl->qvalid = 1;
+    dq_stamp(fl);
     for (size_t i = 0; i < n; i++) {
         if (t[i] >= fl->capdq || !fl->dq[t[i]].on)
             continue;

@@ -110,12 +110,13 @@ struct rs_fluid {
      * when off (then the rates are plain max-min). */
     dq_flow *dq;
     uint32_t capdq;
-    /* Per switch port, during one dq_solved: its queue and slope, valid
-     * where qstamp equals dqstamp (one computation per port per solve). */
+    /* Per switch port, while the queues stand still (one dq_solved, one
+     * event's rescheduling of a port's flows): its queue and slope, valid
+     * where qstamp equals dqstamp (one computation per port per lot). */
     unsigned __int128 *qlen;
     int64_t *qslope;
     uint32_t *qstamp, dqstamp;
-    uint8_t qvalid;         /* inside dq_solved: the cache may be used */
+    uint8_t qvalid;         /* the queues stand still: the cache may be used (dq_stamp) */
     uint32_t capq;          /* entries of qlen, qslope, qstamp (links, bundles included) */
     /* routing.ecmp=packet or adaptive without faults: paths over bundles
      * of equal-cost ports (bundle.c); NULL until the first such path. */
