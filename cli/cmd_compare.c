@@ -35,6 +35,7 @@
 #include "cost.h"
 #include "fmt.h"
 #include "output.h"
+#include "jobs.h"
 #include "runner.h"
 #include "scenario.h"
 
@@ -597,6 +598,7 @@ int rs_cmd_compare(int argc, char **argv)
     const char *path = NULL, *outdir = NULL;
     char *specs[MAX_SWEEPS];
     int quiet = 0, nsets = 0, nfaults = 0, nspecs = 0;
+    unsigned parallel = 1;
     char **sets = calloc(2 * (size_t)argc + 4, sizeof *sets);
     if (!sets)
         return RS_EXIT_RUN_FAILED;
@@ -605,8 +607,10 @@ int rs_cmd_compare(int argc, char **argv)
     for (int i = 0; i < argc && code == RS_EXIT_OK; i++) {
         const char *a = argv[i];
         if ((!strcmp(a, "--set") || !strcmp(a, "-s") || !strcmp(a, "-o") || !strcmp(a, "--sweep") ||
-             !strcmp(a, "--fault")) && i + 1 >= argc)
+             !strcmp(a, "--fault") || !strcmp(a, "-j")) && i + 1 >= argc)
             code = rs_cli_bad_input("%s: expected a value after it", a);
+        else if (!strcmp(a, "-j"))
+            code = rs_jobs_parse("compare", argv[++i], &parallel);
         else if (!strcmp(a, "--fault"))
             faults[nfaults++] = argv[++i];
         else if (!strcmp(a, "--set") || !strcmp(a, "-s"))
@@ -621,7 +625,7 @@ int rs_cmd_compare(int argc, char **argv)
             quiet = 1;
         else if (a[0] == '-')
             code = rs_cli_bad_input("compare: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --sweep "
-                                    "KEY=V1,V2,..., -o DIR or -q", a);
+                                    "KEY=V1,V2,..., -j N, -o DIR or -q", a);
         else if (!path)
             path = a;
         else
@@ -716,18 +720,38 @@ int rs_cmd_compare(int argc, char **argv)
         fprintf(stderr, "railsim: %s\n", err.msg);
         code = RS_EXIT_BAD_INPUT;
     }
+    /* Every case on both topologies: independent runs, -j N at a time. */
+    rs_job *jobs = code == RS_EXIT_OK ? calloc(2 * (size_t)ncases, sizeof *jobs) : NULL;
+    char (*subs)[4096] = jobs ? calloc(2 * (size_t)ncases, sizeof *subs) : NULL;
+    if (code == RS_EXIT_OK && !subs) {
+        fprintf(stderr, "railsim: out of memory listing the runs\n");
+        code = RS_EXIT_RUN_FAILED;
+    }
+    for (int i = 0; i < ncases && code == RS_EXIT_OK; i++)
+        for (int k = 0; k < 2; k++) {
+            rs_job *j = &jobs[2 * i + k];
+            j->sc = cases[i].sc;
+            j->sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+            if (ncases == 1)
+                snprintf(subs[2 * i + k], sizeof subs[0], "%s/%s", outdir ? outdir : "", kinds[k]);
+            else
+                snprintf(subs[2 * i + k], sizeof subs[0], "%s/case%d/%s", outdir ? outdir : "", i, kinds[k]);
+            j->outdir = outdir ? subs[2 * i + k] : NULL;
+            j->quiet = 1;
+            if (!quiet)
+                snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", cases[i].label, kinds[k]);
+        }
+    if (code == RS_EXIT_OK)
+        code = rs_jobs_run(jobs, 2 * (size_t)ncases, parallel, path);
+    /* In order, as one after another: the first failure is the answer. */
     for (int i = 0; i < ncases && code == RS_EXIT_OK; i++) {
         run_pair *p = &cases[i];
         for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
-            p->sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-            char sub[4096];
-            if (ncases == 1)
-                snprintf(sub, sizeof sub, "%s/%s", outdir ? outdir : "", kinds[k]);
-            else
-                snprintf(sub, sizeof sub, "%s/case%d/%s", outdir ? outdir : "", i, kinds[k]);
-            if (!quiet)
-                fprintf(stderr, "railsim compare: %s on %s\n", p->label, kinds[k]);
-            code = rs_run_execute(&p->sc, path, outdir ? sub : NULL, 1, 0, &p->s[k]);
+            rs_job *j = &jobs[2 * i + k];
+            p->sc.net.kind = j->sc.net.kind;
+            p->s[k] = j->summary;
+            j->summary = NULL;
+            code = j->code;
             /* Faults that cut GPUs off stop that run (exit 1, faults_stop
              * in its summary): a result of the comparison, not a failure. */
             if (code == RS_EXIT_RUN_FAILED && p->s[k] && json_object_get(p->s[k], "faults_stop")) {
@@ -738,6 +762,10 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_RUN_FAILED;
         }
     }
+    for (size_t i = 0; jobs && i < 2 * (size_t)ncases; i++)
+        json_decref(jobs[i].summary);
+    free(jobs);
+    free(subs);
     if (code == RS_EXIT_OK) {
         if (!quiet)
             for (int i = 0; i < ncases; i++)

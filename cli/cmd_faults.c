@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "fmt.h"
+#include "jobs.h"
 #include "output.h"
 #include "rng.h"
 #include "runner.h"
@@ -39,6 +40,7 @@ typedef struct sweep_opts {
     uint32_t counts[MAX_COUNTS];
     int ncounts, quiet, topo_mask;
     uint32_t trials;
+    unsigned parallel; /* -j N: trials run at once */
 } sweep_opts;
 
 static int cmp_dbl(const void *a, const void *b)
@@ -127,8 +129,46 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
     if (o->duration)
         rs_fault_parse_time(o->duration, &dur);
     double *sl = malloc(((size_t)o->trials + 1) * sizeof *sl);
-    if (!sl)
+    /* Every faulted trial is an independent run: list them all, run them
+     * (-j N at a time), then read them in order. */
+    size_t njobs = 0;
+    for (int c = 0; c < o->ncounts; c++)
+        njobs += o->counts[c] ? o->trials : 0;
+    rs_job *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
+    if (!sl || (njobs && !jobs)) {
+        free(sl);
+        free(jobs);
         return RS_EXIT_RUN_FAILED;
+    }
+    size_t nj = 0;
+    for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++)
+        for (uint32_t t = 0; o->counts[c] && t < o->trials; t++) {
+            uint32_t count = o->counts[c];
+            rs_job *j = &jobs[nj++];
+            j->sc = sc;
+            uint64_t seed = trial_seed(base->net.seed, count, t);
+            rs_rng r;
+            rs_rng_init(&r, seed, 0, 0x7133u);
+            size_t len = 0, cap = sizeof j->sc.faults.schedule;
+            for (uint32_t i = 0; i < count && len < cap; i++) {
+                rs_time when = o->at ? at : (rs_time)(rs_rng_unit(&r) * t0);
+                len += (size_t)snprintf(j->sc.faults.schedule + len, cap - len, "%s%llups %s %s", i ? ";" : "",
+                                        (unsigned long long)when, o->kind, o->cls);
+                if (o->duration && len < cap)
+                    len += (size_t)snprintf(j->sc.faults.schedule + len, cap - len, " %llups",
+                                            (unsigned long long)dur);
+            }
+            if (RS_NEVER(len >= cap)) /* precheck sized the longest schedule */
+                code = RS_EXIT_RUN_FAILED;
+            j->sc.faults.seed = seed;
+            j->quiet = 2;
+            if (!o->quiet)
+                snprintf(j->progress, sizeof j->progress, "railsim faults sweep: %s: %u fault(s), trial %u of %u",
+                         topo_names[k], count, t + 1, o->trials);
+        }
+    if (code == RS_EXIT_OK)
+        code = rs_jobs_run(jobs, njobs, o->parallel, o->path);
+    nj = 0;
     for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++) {
         uint32_t count = o->counts[c], runs = count ? o->trials : 1, done = 0, stopped = 0, failed = 0;
         json_t *row = json_object(), *tr = json_array();
@@ -144,28 +184,11 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
                 json_array_append_new(tr, trial);
                 continue;
             }
-            uint64_t seed = trial_seed(base->net.seed, count, t);
-            rs_rng r;
-            rs_rng_init(&r, seed, 0, 0x7133u);
-            size_t len = 0, cap = sizeof sc.faults.schedule;
-            for (uint32_t i = 0; i < count && len < cap; i++) {
-                rs_time when = o->at ? at : (rs_time)(rs_rng_unit(&r) * t0);
-                len += (size_t)snprintf(sc.faults.schedule + len, cap - len, "%s%llups %s %s", i ? ";" : "",
-                                        (unsigned long long)when, o->kind, o->cls);
-                if (o->duration && len < cap)
-                    len += (size_t)snprintf(sc.faults.schedule + len, cap - len, " %llups", (unsigned long long)dur);
-            }
-            if (RS_NEVER(len >= cap)) { /* precheck sized the longest schedule */
-                json_decref(trial);
-                code = RS_EXIT_RUN_FAILED;
-                break;
-            }
-            sc.faults.seed = seed;
-            if (!o->quiet)
-                fprintf(stderr, "railsim faults sweep: %s: %u fault(s), trial %u of %u\n", topo_names[k], count,
-                        t + 1, runs);
-            json_t *s = NULL;
-            int rc = rs_run_execute(&sc, o->path, NULL, 2, 0, &s);
+            rs_job *j = &jobs[nj++];
+            uint64_t seed = j->sc.faults.seed;
+            json_t *s = j->summary;
+            j->summary = NULL;
+            int rc = j->code;
             json_object_set_new(trial, "seed", json_integer((json_int_t)seed));
             json_t *targets = json_array(), *times = json_array();
             uint8_t *flap_seen = calloc(count, 1);
@@ -246,6 +269,9 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
         fprintf(md, "| %s | %u | %u | %s | %s | %s | %s | %u | %u | %u |\n", topo_names[k], count, runs, tf,
                 m[0], m[1], m[2], done, stopped, failed);
     }
+    for (size_t i = 0; i < njobs; i++)
+        json_decref(jobs[i].summary);
+    free(jobs);
     free(sl);
     return code;
 }
@@ -300,6 +326,7 @@ static int cmd_sweep(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.kind = "link-down";
     o.trials = 5;
+    o.parallel = 1;
     o.topo_mask = 3;
     parse_counts("0,1,2,4", &o);
     int nsets = 0, code = RS_EXIT_OK;
@@ -310,7 +337,7 @@ static int cmd_sweep(int argc, char **argv)
         const char *a = argv[i];
         int val = !strcmp(a, "--set") || !strcmp(a, "-s") || !strcmp(a, "-o") || !strcmp(a, "--kind") ||
                   !strcmp(a, "--class") || !strcmp(a, "--count") || !strcmp(a, "--trials") || !strcmp(a, "--at") ||
-                  !strcmp(a, "--duration") || !strcmp(a, "--topology");
+                  !strcmp(a, "--duration") || !strcmp(a, "--topology") || !strcmp(a, "-j");
         if (val && i + 1 >= argc) {
             code = rs_cli_bad_input("faults sweep: %s: expected a value after it", a);
             break;
@@ -329,6 +356,8 @@ static int cmd_sweep(int argc, char **argv)
             o.at = v;
         else if (!strcmp(a, "--duration"))
             o.duration = v;
+        else if (!strcmp(a, "-j"))
+            code = rs_jobs_parse("faults sweep", v, &o.parallel);
         else if (!strcmp(a, "--count") && parse_counts(v, &o) != 0)
             code = rs_cli_bad_input("faults sweep: --count '%s': expected a comma-separated list of counts from 0 "
                                     "to 4096 (at most 32)", v);
@@ -342,7 +371,7 @@ static int cmd_sweep(int argc, char **argv)
             o.quiet = 1;
         else if (!val && a[0] == '-')
             code = rs_cli_bad_input("faults sweep: unknown option '%s'; expected --kind, --class, --count, --trials, "
-                                    "--at, --duration, --topology, --set KEY=VALUE, -o DIR or -q", a);
+                                    "--at, --duration, --topology, -j N, --set KEY=VALUE, -o DIR or -q", a);
         else if (!val && !o.path)
             o.path = a;
         else if (!val)

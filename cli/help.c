@@ -35,20 +35,21 @@ static const cmd_help cmds[] = {
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
       "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n" },
     { "compare",
-      "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-o DIR] [-q]",
+      "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-j N] [-o DIR] [-q]",
       "the same workload on rail-only and on the fat tree, side by side, with the network bound, the settings "
       "that decide the verdict and the cost of each",
       "  SCENARIO.json\tthe scenario; with no scenario and no --set, a built-in dense and MoE job on 128 GPUs\n"
       "  --set KEY=VALUE, -s\tset one scenario key on both sides (repeatable)\n"
       "  --fault SPEC\ta fault entry applied to both topologies (a class one lacks is reported absent there)\n"
       "  --sweep KEY=V1,V2,...\trepeat for each value; several sweeps run their cartesian product (at most 64 cases)\n"
+      "  -j N\tup to N runs at once, each in its own process (default 1; outputs as with 1)\n"
       "  -o DIR\tboth run directories, DIR/compare.json and DIR/compare.md\n"
       "  -q\tno table on stdout\n",
       "railsim compare -o out/compare\n"
       "railsim compare --set workload.plan=demo-moe --sweep topology.hb_size=4,8 --sweep topology.nic_gbps=200,400\n" },
     { "faults",
       "railsim faults sweep [SCENARIO.json] --class CLASS [--kind KIND] [--count N1,N2,...] [--trials N] [--at TIME] "
-      "[--duration D] [--topology rail-only|fat-tree|both] [--set KEY=VALUE]... [-o DIR] [-q]",
+      "[--duration D] [--topology rail-only|fat-tree|both] [--set KEY=VALUE]... [-j N] [-o DIR] [-q]",
       "seeded fault trials on both topologies: iteration slowdown against the fault-free run per number of faults",
       "  --class CLASS\trequired: any-network-link, any-spine-link, any-rail-uplink, any-spine, any-rail-switch, "
       "any-nic or any-gpu\n"
@@ -59,6 +60,7 @@ static const cmd_help cmds[] = {
       "  --duration D\teach fault is repaired D later\n"
       "  --topology T\trail-only, fat-tree or both (default)\n"
       "  --set KEY=VALUE, -s\tset one scenario key\n"
+      "  -j N\tup to N trials at once, each in its own process (default 1; outputs as with 1)\n"
       "  -o DIR\tDIR/sweep.json and DIR/sweep.md\n"
       "  -q\tno table, no progress lines\n",
       "railsim faults sweep --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 "
@@ -334,7 +336,7 @@ int rs_help_wanted(int argc, char **argv)
      * for no help). */
     static const char *const takes_value[] = {
         "--set", "-s", "--fault", "--sweep", "-o", "--out", "--capture", "--capture-format", "--class", "--kind", "--count",
-        "--trials", "--at", "--duration", "--topology", "--gpus", "--hb", "--radix", "--nic-gbps",
+        "--trials", "--at", "--duration", "--topology", "-j", "--gpus", "--hb", "--radix", "--nic-gbps",
         "--oversubscription", "--parts", "--rank", "--links", NULL,
     };
     for (int i = 0; i < argc; i++) {
