@@ -317,6 +317,7 @@ void rs_scenario_default(rs_scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
     rs_net_config_default(&sc->net);
+    sc->net.msg_records = 0; /* the summary needs the completion times alone */
     rs_synth_config_default(&sc->traffic);
     rs_capture_config_default(&sc->capture);
     rs_workload_config_default(&sc->workload);

@@ -54,6 +54,7 @@ void rs_net_config_default(rs_net_config *c)
      * default IB timeout (4.096 us * 2^18) but keeps lossy runs moving. */
     c->rto_us = 1000;
     c->relay_chunk_bytes = 512u << 10;
+    c->msg_records = 1;
     c->prio = 3;
     c->recovery = RS_RECOVERY_GBN;
     /* Selective repeat: IRN caps what a QP has in flight at the path's
@@ -262,6 +263,7 @@ void rs_net_destroy(rs_net *net)
     free(net->msgs);
     free(net->msg_free.ids);
     free(net->done_times);
+    free(net->done_fct);
     fct_free(net->fct);
     rs_pool_fini(&net->pkts);
     rs_pool_fini(&net->timers);
@@ -368,8 +370,9 @@ static void msg_release(rs_net *net, uint32_t m)
 
 /* -- completion-time statistics ------------------------------------------ */
 
-/* The first RS_NET_MSG_TIMES_KEEP completions are kept whole (rs_net_msg_times;
- * exact percentiles). Past that, completion times go into a log-linear
+/* The first RS_NET_MSG_TIMES_KEEP completion times are kept (exact
+ * percentiles), and with msg_records their whole records
+ * (rs_net_msg_times). Past that, completion times go into a log-linear
  * histogram: 2^FCT_SUB sub-buckets per power of two, so a percentile is
  * within 2^-FCT_SUB (0.1%) of the exact one; count, sum, min and max stay
  * exact. 56,320 buckets, 440 KiB, allocated only when needed. */
@@ -431,24 +434,61 @@ static int msg_time_keep(rs_net *net, const rs_net_msg_time *t)
     if (rc != RS_OK || net->fct->hist)
         return rc;
     if (net->ndone < net->msg_times_keep) {
-        if (rs_array_reserve(&net->done_times, &net->capdone, net->ndone + 1, sizeof *net->done_times, 1024) != RS_OK)
+        if (rs_array_reserve(&net->done_fct, &net->capfct, net->ndone + 1, sizeof *net->done_fct, 1024) != RS_OK)
             return RS_ENOMEM;
-        net->done_times[net->ndone++] = *t;
+        if (net->cfg.msg_records) {
+            if (rs_array_reserve(&net->done_times, &net->capdone, net->ndone + 1, sizeof *net->done_times,
+                                 1024) != RS_OK)
+                return RS_ENOMEM;
+            net->done_times[net->ndone] = *t;
+        }
+        net->done_fct[net->ndone++] = t->end - t->start;
         return RS_OK;
     }
     struct rs_fct_acc *a = net->fct;
     if (!(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
         return RS_ENOMEM;
     for (size_t i = 0; i < net->ndone; i++)
-        a->hist[fct_bucket(net->done_times[i].end - net->done_times[i].start)]++;
+        a->hist[fct_bucket(net->done_fct[i])]++;
     a->hist[fct_bucket(t->end - t->start)]++;
     return RS_OK;
 }
 
-static int cmp_time(const void *a, const void *b)
+/* The k-th smallest (from 0) of v[0..n), by quickselect: in place, no
+ * memory (a sort's copy and merge buffer took twice the kept times while
+ * the summary was built). Reorders v; the value does not depend on the
+ * order v was in. */
+static rs_time select_kth(rs_time *v, size_t n, size_t k)
 {
-    rs_time x = *(const rs_time *)a, y = *(const rs_time *)b;
-    return x < y ? -1 : x > y;
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        /* Median of three as the pivot: sorted or equal runs stay linear. */
+        size_t mid = lo + (hi - lo) / 2;
+        rs_time a = v[lo], b = v[mid], c = v[hi];
+        rs_time p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < p)
+                i++;
+            while (v[j] > p)
+                j--;
+            if (i <= j) {
+                rs_time t = v[i];
+                v[i++] = v[j];
+                v[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
 }
 
 /* Nearest rank: the smallest value with at least q of the samples at or
@@ -473,15 +513,11 @@ int rs_net_fct_get(const rs_net *net, rs_net_fct *out)
     const double q[2] = { 0.50, 0.99 };
     rs_time *dst[2] = { &out->p50, &out->p99 };
     if (!a->hist) {
-        rs_time *v = malloc(net->ndone * sizeof *v);
-        if (!v)
-            return RS_ENOMEM;
-        for (size_t i = 0; i < net->ndone; i++)
-            v[i] = net->done_times[i].end - net->done_times[i].start;
-        qsort(v, net->ndone, sizeof *v, cmp_time);
+        /* The kept times are a multiset for the percentiles alone:
+         * selecting reorders them, which nothing else sees. */
+        rs_time *v = ((rs_net *)net)->done_fct;
         for (int k = 0; k < 2; k++)
-            *dst[k] = v[rank_of(net->ndone, q[k]) - 1];
-        free(v);
+            *dst[k] = select_kth(v, net->ndone, rank_of(net->ndone, q[k]) - 1);
         return RS_OK;
     }
     out->exact = 0;
@@ -965,7 +1001,7 @@ void rs_net_stats_get(const rs_net *net, rs_net_stats *out)
 
 const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n)
 {
-    *n = net->ndone;
+    *n = net->cfg.msg_records ? net->ndone : 0;
     return net->done_times;
 }
 
@@ -992,12 +1028,13 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
 }
 
 /* Records that grow with the messages sent: at most RS_NET_MSG_TIMES_KEEP
- * completion times, and a message and a transport flow record for each
- * message in flight (reused after). */
-static double per_msg_records(uint64_t messages, uint64_t at_once)
+ * completion times (with msg_records their whole records), and a message
+ * and a transport flow record for each message in flight (reused after). */
+static double per_msg_records(const rs_net_config *c, uint64_t messages, uint64_t at_once)
 {
     double m = (double)messages, kept = m < (double)RS_NET_MSG_TIMES_KEEP ? m : (double)RS_NET_MSG_TIMES_KEEP;
-    return kept * (double)sizeof(rs_net_msg_time) + (double)at_once * (double)(sizeof(rs_msg) + sizeof(rs_flow));
+    double each = (double)sizeof(rs_time) + (c->msg_records ? (double)sizeof(rs_net_msg_time) : 0);
+    return kept * each + (double)at_once * (double)(sizeof(rs_msg) + sizeof(rs_flow));
 }
 
 int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at_once, uint64_t *bytes, rs_err *err)
@@ -1026,7 +1063,7 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
      * leaf), plus the sets themselves (a few per switch). */
     double total = (double)nodes * sizeof(rs_node) + (double)ports * sizeof(rs_port) +
                    (double)b->switches_logical * (double)leaves * 5.0 + (double)b->switches_logical * 1024.0 +
-                   per_msg_records(messages, at_once) +
+                   per_msg_records(c, messages, at_once) +
                    (double)(16u << 20); /* pools, queues and the program itself */
     *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;

@@ -327,7 +327,9 @@ struct rs_net {
     uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;
     rs_free_ids msg_free;    /* finished message records to reuse */
-    rs_net_msg_time *done_times; /* the first msg_times_keep completions */
+    rs_net_msg_time *done_times; /* the first msg_times_keep completions (cfg.msg_records) */
+    rs_time *done_fct;       /* their completion times, in no order (rs_net_fct_get selects in place) */
+    size_t capfct;
     size_t msg_times_keep;   /* RS_NET_MSG_TIMES_KEEP (tests lower it) */
     size_t ndone, capdone;
     struct rs_fct_acc *fct;  /* completion-time statistics (net.c) */

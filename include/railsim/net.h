@@ -121,6 +121,9 @@ typedef struct rs_net_config {
     uint64_t relay_chunk_bytes;  /* transport.relay_chunk_bytes: PXN pipeline chunk */
     int relay_pipeline;          /* flow level: relays as their chunk pipeline, not one flow (railsim
                                   * sets it for runs with faults and their baselines; default 0) */
+    int msg_records;             /* 1 (default): rs_net_msg_times keeps the first RS_NET_MSG_TIMES_KEEP
+                                  * messages' records (40 bytes each with their time); 0: only their
+                                  * completion times (8 bytes each), for rs_net_fct_get (the command) */
     uint32_t prio;               /* transport.priority: 802.1p priority of RoCE traffic */
     rs_recovery_kind recovery;   /* transport.recovery */
     uint32_t sack_window;        /* transport.sack_window: selective: PSNs in flight per QP (a power of 2) */
@@ -394,8 +397,8 @@ RS_API uint64_t rs_net_timeline_events(const rs_net *net);
 /* Completion times of finished messages, in completion order:
  * n entries of (start, end). Only the first RS_NET_MSG_TIMES_KEEP
  * completions are kept (so memory does not grow with a long run's
- * messages); rs_net_fct_get summarises all of them. Borrowed; valid until
- * the next send. */
+ * messages); rs_net_fct_get summarises all of them. None (n = 0) when the
+ * configuration's msg_records is 0. Borrowed; valid until the next send. */
 #define RS_NET_MSG_TIMES_KEEP ((size_t)1 << 22)
 typedef struct rs_net_msg_time {
     rs_time start, end;

@@ -1174,11 +1174,12 @@ static void test_dcqcn_flows_converge_to_fair_share(void)
 
 /* -- completion-time statistics ------------------------------------------ */
 
-static void fct_run(size_t keep, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
+static void fct_run_records(size_t keep, int records, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
 {
     rs_net_config c;
     cfg_flat(&c, 16, 1, 8);
     c.transport = RS_TRANSPORT_IDEAL;
+    c.msg_records = records;
     rs_net *net = mk(&c);
     net->msg_times_keep = keep;
     rs_rng r;
@@ -1192,6 +1193,61 @@ static void fct_run(size_t keep, rs_net_fct *f, rs_net_msg_time *first, size_t *
     const rs_net_msg_time *t = rs_net_msg_times(net, nkept);
     memcpy(first, t, (*nkept < 100 ? *nkept : 100) * sizeof *t);
     rs_net_destroy(net);
+}
+
+static void fct_run(size_t keep, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
+{
+    fct_run_records(keep, 1, f, first, nkept);
+}
+
+static int cmp_ps(const void *a, const void *b)
+{
+    rs_time x = *(const rs_time *)a, y = *(const rs_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The exact percentiles are selected in place from the kept completion
+ * times: the nearest-rank values of the sorted records, asked for twice
+ * (the second selection starts from the first's order). Without records
+ * (msg_records 0, the command's setting) rs_net_msg_times is empty and
+ * every statistic is the same. */
+static void test_fct_percentiles_exact_with_and_without_records(void)
+{
+    rs_net_fct f1, f2, f0;
+    rs_net_msg_time none[100];
+    size_t n, n0;
+    rs_net_config c;
+    cfg_flat(&c, 16, 1, 8);
+    c.transport = RS_TRANSPORT_IDEAL;
+    rs_net *net = mk(&c);
+    rs_rng r;
+    rs_rng_init(&r, 7, 0, 0);
+    for (uint32_t i = 0; i < 3000; i++) {
+        uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
+    }
+    run_idle(net);
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 3000);
+    rs_time *v = malloc(n * sizeof *v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = t[i].end - t[i].start;
+    qsort(v, n, sizeof *v, cmp_ps);
+    CU_ASSERT_EQUAL(rs_net_fct_get(net, &f1), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_fct_get(net, &f2), RS_OK);
+    CU_ASSERT_EQUAL(f1.exact, 1);
+    CU_ASSERT_EQUAL(f1.p50, v[1500 - 1]); /* nearest rank: ceil(0.5 x 3000) */
+    CU_ASSERT_EQUAL(f1.p99, v[2970 - 1]);
+    CU_ASSERT_EQUAL(f1.min, v[0]);
+    CU_ASSERT_EQUAL(f1.max, v[n - 1]);
+    CU_ASSERT(v[0] < v[1499] && v[1499] < v[2969]);
+    CU_ASSERT_EQUAL(memcmp(&f1, &f2, sizeof f1), 0);
+    free(v);
+    rs_net_destroy(net);
+    fct_run_records(RS_NET_MSG_TIMES_KEEP, 0, &f0, none, &n0);
+    CU_ASSERT_EQUAL(n0, 0);
+    CU_ASSERT_EQUAL(memcmp(&f0, &f1, sizeof f1), 0);
 }
 
 /* Past the kept completion times the summary comes from a histogram: n,
@@ -1298,6 +1354,7 @@ static void register_suites(void)
     CU_add_test(s, "test_dcqcn_target_clamp_by_profile", test_dcqcn_target_clamp_by_profile);
     s = CU_add_suite("fct", NULL, NULL);
     CU_add_test(s, "test_fct_summary_beyond_kept_times", test_fct_summary_beyond_kept_times);
+    CU_add_test(s, "test_fct_percentiles_exact_with_and_without_records", test_fct_percentiles_exact_with_and_without_records);
     CU_add_test(s, "test_send_that_cannot_start_leaves_nothing", test_send_that_cannot_start_leaves_nothing);
     s = CU_add_suite("tally", NULL, NULL);
     CU_add_test(s, "test_tally_sums_per_port_and_grows", test_tally_sums_per_port_and_grows);
