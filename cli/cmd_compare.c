@@ -770,7 +770,7 @@ int rs_cmd_compare(int argc, char **argv)
         if (!quiet)
             for (int i = 0; i < ncases; i++)
                 table(stdout, 0, &cases[i]);
-        if (outdir) {
+        if (outdir && rs_jobs_root()) { /* under MPI, rank 0 writes the comparison */
             json_t *root = json_object(), *arr = json_array();
             json_object_set_new(root, "format", json_string("railsim-compare"));
             json_object_set_new(root, "version", json_integer(1));
@@ -802,7 +802,7 @@ int rs_cmd_compare(int argc, char **argv)
      * (the two topologies side by side) and each run's own (iteration
      * breakdown, link utilisation, FCT and collective CDFs) next to its
      * summary and timeline; plots.py skips a side its faults stopped. */
-    if (code == RS_EXIT_OK && outdir)
+    if (code == RS_EXIT_OK && outdir && rs_jobs_root())
         code = rs_cli_plot(outdir, quiet);
     for (int i = 0; i < ncases; i++) {
         json_decref(cases[i].s[0]);

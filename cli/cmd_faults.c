@@ -449,7 +449,7 @@ static int cmd_sweep(int argc, char **argv)
         if (o.topo_mask & (1 << k))
             code = sweep_topology(&o, &sc, k, arr, md);
     fclose(md);
-    if (code == RS_EXIT_OK && o.outdir) {
+    if (code == RS_EXIT_OK && o.outdir && rs_jobs_root()) { /* under MPI, rank 0 writes the sweep */
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         const char *names[2] = { "sweep.json", "sweep.md" }, *datas[2] = { text, mdtext };
         size_t lens[2] = { text ? strlen(text) : 0, mdlen };

@@ -19,11 +19,73 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifdef RS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+/* MPI (jobs.h): on when started by mpirun; rank, size of MPI_COMM_WORLD. */
+static int mpi_on, mpi_rank, mpi_size = 1;
+static int saved_out = -1, saved_err = -1, devnull = -1;
+
+/* Ranks other than 0 keep stdout and stderr shut except while running
+ * their own jobs, so the command speaks once. */
+static void speak(int on)
+{
+    if (mpi_rank == 0 || devnull < 0)
+        return;
+    fflush(NULL);
+    dup2(on ? saved_out : devnull, STDOUT_FILENO);
+    dup2(on ? saved_err : devnull, STDERR_FILENO);
+}
+
+int rs_jobs_init(int *argc, char ***argv)
+{
+#ifdef RS_HAVE_MPI
+    /* Only under a launcher: a plain `railsim` never touches MPI. */
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_SIZE"))
+        return RS_EXIT_OK;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "railsim: MPI_Init failed; expected to be started by mpirun\n");
+        return RS_EXIT_RUN_FAILED;
+    }
+    mpi_on = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+    if (mpi_rank != 0) {
+        saved_out = dup(STDOUT_FILENO);
+        saved_err = dup(STDERR_FILENO);
+        devnull = open("/dev/null", O_WRONLY);
+        if (saved_out < 0 || saved_err < 0 || devnull < 0)
+            devnull = -1; /* then it speaks */
+        speak(0);
+    }
+#else
+    (void)argc;
+    (void)argv;
+#endif
+    return RS_EXIT_OK;
+}
+
+void rs_jobs_finish(void)
+{
+#ifdef RS_HAVE_MPI
+    if (mpi_on) {
+        speak(1);
+        MPI_Finalize();
+        mpi_on = 0;
+    }
+#endif
+}
+
+int rs_jobs_root(void) { return mpi_rank == 0; }
+unsigned rs_jobs_ranks(void) { return (unsigned)mpi_size; }
 
 typedef struct slot {
     pid_t pid;
@@ -81,15 +143,12 @@ static void collect(rs_job *j, size_t i, FILE *f, int st)
         j->summary = s;
 }
 
-int rs_jobs_run(rs_job *jobs, size_t n, unsigned parallel, const char *path)
+/* The jobs at idx[0..n), up to `parallel` at once in child processes. */
+static int run_local(rs_job *jobs, const size_t *idx, size_t n, unsigned parallel, const char *path)
 {
-    for (size_t i = 0; i < n; i++) {
-        jobs[i].code = RS_EXIT_RUN_FAILED;
-        jobs[i].summary = NULL;
-    }
     if (parallel <= 1 || n <= 1) {
         for (size_t i = 0; i < n; i++)
-            run_here(&jobs[i], path);
+            run_here(&jobs[idx[i]], path);
         return RS_EXIT_OK;
     }
     if (parallel > n)
@@ -108,23 +167,25 @@ int rs_jobs_run(rs_job *jobs, size_t n, unsigned parallel, const char *path)
                 k++;
             FILE *f = tmpfile();
             if (!f) {
-                fprintf(stderr, "railsim: job %zu: cannot make its result file: %s\n", next + 1, strerror(errno));
+                fprintf(stderr, "railsim: job %zu: cannot make its result file: %s\n", idx[next] + 1,
+                        strerror(errno));
                 code = RS_EXIT_RUN_FAILED;
                 break;
             }
-            if (jobs[next].progress[0])
-                fprintf(stderr, "%s\n", jobs[next].progress);
+            rs_job *j = &jobs[idx[next]];
+            if (j->progress[0])
+                fprintf(stderr, "%s\n", j->progress);
             fflush(NULL); /* nothing buffered is written twice */
             pid_t pid = fork();
             if (pid == 0)
-                child(&jobs[next], path, f);
+                child(j, path, f);
             if (pid < 0) {
-                fprintf(stderr, "railsim: job %zu: cannot start a process: %s\n", next + 1, strerror(errno));
+                fprintf(stderr, "railsim: job %zu: cannot start a process: %s\n", idx[next] + 1, strerror(errno));
                 fclose(f);
                 code = RS_EXIT_RUN_FAILED;
                 break;
             }
-            sl[k] = (slot){ pid, next++, f };
+            sl[k] = (slot){ pid, idx[next++], f };
             running++;
         }
         if (!running)
@@ -150,6 +211,70 @@ int rs_jobs_run(rs_job *jobs, size_t n, unsigned parallel, const char *path)
         if (sl[k].f)
             fclose(sl[k].f);
     free(sl);
+    return code;
+}
+
+#ifdef RS_HAVE_MPI
+/* Every rank gets job i's result from the rank that ran it. */
+static int share(rs_job *j, int owner)
+{
+    char *text = NULL;
+    long long hdr[2] = { j->code, -1 };
+    if (mpi_rank == owner && j->summary) {
+        text = json_dumps(j->summary, JSON_COMPACT);
+        hdr[1] = text ? (long long)strlen(text) : -2;
+    }
+    MPI_Bcast(hdr, 2, MPI_LONG_LONG, owner, MPI_COMM_WORLD);
+    if (hdr[1] == -2 || hdr[1] > 0x7fffffff) {
+        free(text);
+        return RS_EXIT_RUN_FAILED; /* every rank sees it: no one waits */
+    }
+    j->code = (int)hdr[0];
+    if (hdr[1] >= 0) {
+        if (mpi_rank != owner && !(text = malloc((size_t)hdr[1] + 1)))
+            MPI_Abort(MPI_COMM_WORLD, RS_EXIT_RUN_FAILED);
+        MPI_Bcast(text, (int)hdr[1], MPI_CHAR, owner, MPI_COMM_WORLD);
+        text[hdr[1]] = '\0';
+        if (mpi_rank != owner) {
+            json_error_t e;
+            j->summary = json_loads(text, 0, &e);
+        }
+    }
+    free(text);
+    return hdr[1] >= 0 && !j->summary ? RS_EXIT_RUN_FAILED : RS_EXIT_OK;
+}
+#endif
+
+int rs_jobs_run(rs_job *jobs, size_t n, unsigned parallel, const char *path)
+{
+    size_t *idx = malloc((n ? n : 1) * sizeof *idx), mine = 0;
+    if (!idx) {
+        fprintf(stderr, "railsim: out of memory listing %zu jobs\n", n);
+        return RS_EXIT_RUN_FAILED;
+    }
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].code = RS_EXIT_RUN_FAILED;
+        jobs[i].summary = NULL;
+        if (i % (size_t)mpi_size == (size_t)mpi_rank)
+            idx[mine++] = i; /* under MPI, rank r runs jobs r, r + size, ... */
+    }
+    speak(1);
+    int code = run_local(jobs, idx, mine, parallel, path);
+    speak(0);
+    free(idx);
+#ifdef RS_HAVE_MPI
+    if (mpi_size > 1) {
+        /* One rank's failure to start its jobs fails the lot, on every rank. */
+        int any = code;
+        MPI_Allreduce(&code, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        code = any;
+        for (size_t i = 0; i < n && code == RS_EXIT_OK; i++)
+            if (share(&jobs[i], (int)(i % (size_t)mpi_size)) != RS_EXIT_OK) {
+                fprintf(stderr, "railsim: job %zu: its summary could not be passed between MPI ranks\n", i + 1);
+                code = RS_EXIT_RUN_FAILED;
+            }
+    }
+#endif
     return code;
 }
 

@@ -29,6 +29,21 @@ typedef struct rs_job {
  * process or result file could be made (then nothing ran). */
 int rs_jobs_run(rs_job *jobs, size_t n, unsigned parallel, const char *path);
 
+/* MPI. Started by mpirun (OpenMPI's or a PMI launcher's environment) in
+ * a build with MPI, railsim is one of several ranks: rs_jobs_run spreads
+ * the jobs over them (rank r runs jobs r, r + ranks, ..., each rank up to
+ * `parallel` at once), then every rank gets every result, so each goes on
+ * through the same command; only rank 0 speaks (stdout, stderr) and
+ * writes the command's own files (rs_jobs_root), while every rank writes
+ * its jobs' run directories. Without a launcher, or in a build without
+ * MPI, there is one rank and nothing changes.
+ * rs_jobs_init: first thing in main (RS_EXIT_RUN_FAILED: MPI would not
+ * start, said on stderr); rs_jobs_finish: before exit. */
+int rs_jobs_init(int *argc, char ***argv);
+void rs_jobs_finish(void);
+int rs_jobs_root(void);       /* 1 on rank 0 and without MPI */
+unsigned rs_jobs_ranks(void); /* 1 without MPI */
+
 /* "-j N" / "--jobs N": N from 1 to 256, else RS_EXIT_BAD_INPUT with one
  * line on stderr naming the command. */
 int rs_jobs_parse(const char *cmd, const char *v, unsigned *out);

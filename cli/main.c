@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "help.h"
+#include "jobs.h"
 #include "scenario.h"
 
 int rs_cli_bad_input(const char *fmt, const char *a)
@@ -18,7 +19,27 @@ int rs_cli_bad_input(const char *fmt, const char *a)
     return RS_EXIT_BAD_INPUT;
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int code = rs_jobs_init(&argc, &argv);
+    if (code != RS_EXIT_OK)
+        return code;
+    /* Under mpirun, compare and faults sweep spread their runs over the
+     * ranks (jobs.h); every other command runs once, on rank 0. */
+    const char *cmd = argc > 1 ? argv[1] : "";
+    int spread = !strcmp(cmd, "compare") || !strcmp(cmd, "faults");
+    if (rs_jobs_ranks() > 1 && !spread && rs_jobs_root() && (!strcmp(cmd, "run") || !strcmp(cmd, "validate")))
+        fprintf(stderr, "railsim: %s: runs on MPI rank 0 alone; a run is not partitioned over ranks "
+                        "(docs/parallel.md)\n", cmd);
+    if (spread || rs_jobs_root())
+        code = dispatch(argc, argv);
+    rs_jobs_finish();
+    return code;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         rs_help_usage(stderr);

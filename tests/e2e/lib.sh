@@ -17,6 +17,16 @@ json_get() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2
 # Summary without the host-dependent fields, for byte comparison.
 strip_host() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('wall_s'); d.pop('peak_rss_bytes'); print(json.dumps(d, sort_keys=True))" "$1"; }
 
+# same_runs A B SUB...: each A/SUB and B/SUB holds the same run: summary
+# (host fields aside) and timeline.
+same_runs() {
+    a=$1; b=$2; shift 2
+    for k in "$@"; do
+        [ "$(strip_host "$a/$k/summary.json")" = "$(strip_host "$b/$k/summary.json")" ] &&
+            cmp -s "$a/$k/timeline.msgpack" "$b/$k/timeline.msgpack" || return 1
+    done
+}
+
 finish() {
     echo "$PASSES passed, $FAILS failed"
     [ "$FAILS" -eq 0 ]

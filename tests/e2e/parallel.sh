@@ -19,10 +19,7 @@ for j in 3; do
     cmp -s "$TMP/c1/compare.json" "$TMP/c$j/compare.json" \
         && ok "compare -j $j: compare.json is -j 1's" || fail "compare -j $j: compare.json differs"
     same=1
-    for k in case0/rail-only case0/fat-tree case1/rail-only case1/fat-tree; do
-        [ "$(strip_host "$TMP/c1/$k/summary.json")" = "$(strip_host "$TMP/c$j/$k/summary.json")" ] &&
-            cmp -s "$TMP/c1/$k/timeline.msgpack" "$TMP/c$j/$k/timeline.msgpack" || same=0
-    done
+    same_runs "$TMP/c1" "$TMP/c$j" case0/rail-only case0/fat-tree case1/rail-only case1/fat-tree || same=0
     [ $same = 1 ] && ok "compare -j $j: every run's summary and timeline are -j 1's" \
         || fail "compare -j $j: a run's outputs differ"
     cmp -s "$TMP/f1/sweep.json" "$TMP/f$j/sweep.json" && cmp -s "$TMP/f1/sweep.md" "$TMP/f$j/sweep.md" &&

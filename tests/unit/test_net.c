@@ -1174,6 +1174,18 @@ static void test_dcqcn_flows_converge_to_fair_share(void)
 
 /* -- completion-time statistics ------------------------------------------ */
 
+/* 3,000 messages of 1 B to 200 kB between random GPUs of 16, run to idle. */
+static void send_random(rs_net *net)
+{
+    rs_rng r;
+    rs_rng_init(&r, 7, 0, 0);
+    for (uint32_t i = 0; i < 3000; i++) {
+        uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
+        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
+    }
+    run_idle(net);
+}
+
 static void fct_run_records(size_t keep, int records, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
 {
     rs_net_config c;
@@ -1182,13 +1194,7 @@ static void fct_run_records(size_t keep, int records, rs_net_fct *f, rs_net_msg_
     c.msg_records = records;
     rs_net *net = mk(&c);
     net->msg_times_keep = keep;
-    rs_rng r;
-    rs_rng_init(&r, 7, 0, 0);
-    for (uint32_t i = 0; i < 3000; i++) {
-        uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
-    }
-    run_idle(net);
+    send_random(net);
     CU_ASSERT_EQUAL(rs_net_fct_get(net, f), RS_OK);
     const rs_net_msg_time *t = rs_net_msg_times(net, nkept);
     memcpy(first, t, (*nkept < 100 ? *nkept : 100) * sizeof *t);
@@ -1220,13 +1226,7 @@ static void test_fct_percentiles_exact_with_and_without_records(void)
     cfg_flat(&c, 16, 1, 8);
     c.transport = RS_TRANSPORT_IDEAL;
     rs_net *net = mk(&c);
-    rs_rng r;
-    rs_rng_init(&r, 7, 0, 0);
-    for (uint32_t i = 0; i < 3000; i++) {
-        uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
-    }
-    run_idle(net);
+    send_random(net);
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
     CU_ASSERT_EQUAL_FATAL(n, 3000);
     rs_time *v = malloc(n * sizeof *v);
