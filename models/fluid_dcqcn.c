@@ -231,14 +231,18 @@ static void dq_cap_sync(rs_fluid *fl, uint32_t id)
 }
 
 /* The wire bits x 10^12 sent at id's next byte-counter event: byte_counter
- * counts payload (transport.c), the fluid wire bytes. 0: none. */
-static unsigned __int128 dq_byte_goal(const rs_fluid *fl, uint32_t id)
+ * counts payload (transport.c), the fluid wire bytes. 0: none. Kept per
+ * byte-counter stage (a 128-bit division per event otherwise). */
+static unsigned __int128 dq_byte_goal(rs_fluid *fl, uint32_t id)
 {
+    dq_flow *q = &fl->dq[id];
+    if (q->goal_stage && q->goal_stage == q->cc.b_stage + 1)
+        return q->goal;
     uint64_t B = fl->net->cfg.dcqcn.byte_counter, bytes = fl->net->flows[fl->rec[id].flow].bytes;
-    if (B == 0 || bytes == 0)
-        return 0;
-    unsigned __int128 payload = (unsigned __int128)B * (fl->dq[id].cc.b_stage + 1);
-    return payload * fl->rec[id].wire / bytes * 8u * RS_PS_PER_S;
+    unsigned __int128 payload = (unsigned __int128)B * (q->cc.b_stage + 1);
+    q->goal = B == 0 || bytes == 0 ? 0 : payload * fl->rec[id].wire / bytes * 8u * RS_PS_PER_S;
+    q->goal_stage = q->cc.b_stage + 1;
+    return q->goal;
 }
 
 static rs_time dq_after(rs_time now, unsigned __int128 bits_e12, uint64_t rate)

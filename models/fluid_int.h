@@ -77,6 +77,8 @@ typedef struct dq_flow {
     rs_dcqcn_rp cc;         /* the reaction point, as transport.c's */
     rs_time tb, last_cnp, next_timer, cnp_due, due;
     uint64_t s, d;          /* send and delivery rates since tb, bit/s */
+    unsigned __int128 goal; /* dq_byte_goal, for byte-counter stage goal_stage - 1 */
+    uint32_t goal_stage;    /* 0: goal not computed yet */
     uint32_t gen;
     uint8_t on;
 } dq_flow;
