@@ -3,7 +3,8 @@
 #
 #   make test   the whole suite (ctest) on the release build, again on an
 #               AddressSanitizer + UBSan build, then every fuzz target for
-#               FUZZ_SECONDS each (clang/libFuzzer) over its seed corpus
+#               FUZZ_SECONDS each (clang/libFuzzer, JOBS at once) over its
+#               seed corpus
 #   make check  the release-build suite alone (quick)
 #   make clang  a Release build with clang (users' other compiler), no tests
 #
@@ -41,18 +42,27 @@ asan: deps
 
 # Each target runs on a scratch copy of its corpus, so findings never land
 # in the tree by accident; a crash fails the run and leaves crash-* here.
+# JOBS targets run at once (each for FUZZ_SECONDS, one core each).
 fuzz: deps
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_FUZZ=ON -DRS_WERROR=ON >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		work=$$(mktemp -d); cp tests/fuzz/corpus/$$t/* $$work/; \
-		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
-		$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
-			-timeout=10 -print_final_stats=1 $$work 2>$(FUZZ_BUILD)/fuzz_$$t.log \
-			|| { tail -40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
-		grep -E 'stat::number_of_executed_units|Done' $(FUZZ_BUILD)/fuzz_$$t.log | tail -1; \
-		rm -rf $$work; \
-	done
+	@one() { \
+		t=$$1; log=$(FUZZ_BUILD)/fuzz_$$t.log; work=$$(mktemp -d); cp tests/fuzz/corpus/$$t/* $$work/; \
+		if $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+			-timeout=10 -print_final_stats=1 $$work 2>$$log; then \
+			echo "fuzz $$t: $(FUZZ_SECONDS) s: $$(grep -E 'stat::number_of_executed_units|Done' $$log | tail -1)"; \
+			rm -rf $$work; \
+		else \
+			echo "fuzz $$t: FAILED"; tail -40 $$log; rm -rf $$work; return 1; \
+		fi; \
+	}; \
+	fail=0; pids=""; n=0; \
+	for t in $(FUZZ_TARGETS); do \
+		one $$t & pids="$$pids $$!"; n=$$((n + 1)); \
+		if [ $$n -ge $(JOBS) ]; then for p in $$pids; do wait $$p || fail=1; done; pids=""; n=0; fi; \
+	done; \
+	for p in $$pids; do wait $$p || fail=1; done; \
+	exit $$fail
 
 clang: deps
 	@cmake -S . -B $(CLANG_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release -DRS_WERROR=ON -DRS_TESTS=OFF >/dev/null
