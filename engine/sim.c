@@ -5,6 +5,7 @@
  */
 #include "sim.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct rs_sim {
@@ -15,6 +16,9 @@ struct rs_sim {
     int status;
     int stop;
     uint64_t events;
+    const uint8_t *own;   /* partitioned run: per entity RS_SIM_REMOTE/MINE/SHARED, else NULL */
+    uint8_t cur_own;      /* the running event's entity's (RS_SIM_SHARED outside a run) */
+    uint64_t events_shared;
     uint64_t progress_every;
     rs_sim_progress_fn progress_fn;
     void *progress_ctx;
@@ -26,6 +30,7 @@ rs_sim *rs_sim_create(void)
     if (!sim)
         return NULL;
     rs_evq_init(&sim->q);
+    sim->cur_own = RS_SIM_SHARED;
     return sim;
 }
 
@@ -62,14 +67,40 @@ int rs_sim_entities_add(rs_sim *sim, uint32_t n, uint32_t *first)
 
 uint32_t rs_sim_entities(const rs_sim *sim) { return sim->nent; }
 
+/* Partitioned: may an event of entity e be queued here? A remote one is
+ * dropped (scheduled from a shared event or setup) or a model bug (from
+ * one of mine: it would need an exchange), which stops the run. */
+static __attribute__((noinline)) bool remote_event(rs_sim *sim, uint32_t e)
+{
+    if (sim->own[e] != RS_SIM_REMOTE)
+        return false;
+    if (sim->cur_own == RS_SIM_MINE)
+        rs_sim_stop(sim, RS_EINTERNAL);
+    return true;
+}
+
 void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
                void *obj, uint64_t arg)
 {
     RS_ASSERT(t >= sim->now);
     RS_ASSERT(src < sim->nent);
+    if (RS_UNLIKELY(sim->own != NULL) && remote_event(sim, src)) {
+        sim->seq[src]++; /* as the owner's count goes */
+        return;
+    }
     RS_ASSERT(sim->seq[src] < (1ULL << 40)); /* else it would spill into the entity bits */
     uint64_t key = ((uint64_t)src << 40) | sim->seq[src]++;
     if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
+        rs_sim_stop(sim, RS_ENOMEM);
+}
+
+void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *obj, uint64_t arg)
+{
+    RS_ASSERT(t >= sim->now);
+    RS_ASSERT(ent < sim->nent);
+    if (RS_UNLIKELY(sim->own != NULL) && remote_event(sim, ent))
+        return;
+    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, (uint64_t)ent << 40, fn, obj, arg) != RS_OK))
         rs_sim_stop(sim, RS_ENOMEM);
 }
 
@@ -98,6 +129,40 @@ int rs_sim_run(rs_sim *sim, rs_time until)
     if (!sim->stop && until != RS_TIME_MAX && until > sim->now)
         sim->now = until;
     return sim->status;
+}
+
+void rs_sim_set_owner(rs_sim *sim, const uint8_t *own) { sim->own = own; }
+
+int rs_sim_run_before(rs_sim *sim, rs_time end)
+{
+    rs_event ev;
+    uint64_t next_progress = sim->progress_fn ? sim->events + sim->progress_every : UINT64_MAX;
+    sim->stop = 0;
+    while (!sim->stop && sim->q.n > 0 && rs_evq_top_time(&sim->q) < end) {
+        rs_evq_pop(&sim->q, &ev);
+        RS_ASSERT(ev.t >= sim->now);
+        sim->now = ev.t;
+        sim->cur_own = sim->own ? sim->own[ev.key >> 40] : RS_SIM_MINE;
+        sim->events_shared += sim->cur_own == RS_SIM_SHARED;
+        ev.fn(sim, ev.obj, ev.arg);
+        if (RS_UNLIKELY(++sim->events >= next_progress)) {
+            sim->progress_fn(sim->progress_ctx, sim->now, sim->events);
+            next_progress = sim->events + sim->progress_every;
+        }
+    }
+    sim->cur_own = RS_SIM_SHARED;
+    return sim->status;
+}
+
+rs_time rs_sim_next_time(const rs_sim *sim) { return sim->q.n ? rs_evq_top_time(&sim->q) : RS_TIME_MAX; }
+int rs_sim_status(const rs_sim *sim) { return sim->status; }
+uint64_t rs_sim_events_shared(const rs_sim *sim) { return sim->events_shared; }
+void rs_sim_set_events_run(rs_sim *sim, uint64_t events) { sim->events = events; }
+
+void rs_sim_advance(rs_sim *sim, rs_time t)
+{
+    if (t > sim->now)
+        sim->now = t;
 }
 
 const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k) { return rs_evq_peek(&sim->q, k); }

@@ -297,13 +297,17 @@ void rs_port_kick(rs_net *net, rs_port *p)
         pkt->to_node = p->peer_node;
         pkt->next = NULL;
         net->st.packet_hops++;
-        if (p->fly_tail) {
-            p->fly_tail->next = pkt;
-            p->fly_tail->t_next = t_arr;
+        if (RS_UNLIKELY(p->cut)) {
+            rs_part_ship(net, pkt, t_arr); /* the receiver is another process's (part.c) */
         } else {
-            rs_sim_at(net->sim, t_arr, rs_port_entity(net, id), ev_arrive, pkt, (uintptr_t)net);
+            if (p->fly_tail) {
+                p->fly_tail->next = pkt;
+                p->fly_tail->t_next = t_arr;
+            } else {
+                rs_sim_at_once(net->sim, t_arr, rs_link_entity(net, id), ev_arrive, pkt, (uintptr_t)net);
+            }
+            p->fly_tail = pkt;
         }
-        p->fly_tail = pkt;
     }
     if (has_work(p, data_bit)) {
         p->tx_sched = 1;
@@ -526,7 +530,7 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     prefetch_ahead(net);
     rs_pkt *nx = pkt->next;
     if (nx)
-        rs_sim_at(sim, pkt->t_next, rs_port_entity(net, pkt->link), ev_arrive, nx, arg);
+        rs_sim_at_once(sim, pkt->t_next, rs_link_entity(net, pkt->link), ev_arrive, nx, arg);
     else
         net->ports[pkt->link].fly_tail = NULL;
 
@@ -570,6 +574,12 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
         rs_nic_receive(net, pkt->to_node, pkt);
         return;
     }
+}
+
+void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t)
+{
+    pkt->next = NULL;
+    rs_sim_at_once(net->sim, t, rs_link_entity(net, pkt->link), ev_arrive, pkt, (uintptr_t)net);
 }
 
 /* Close the books on pauses still in force (for statistics at the end). */

@@ -198,7 +198,7 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         goto fail;
     }
     uint32_t first;
-    if ((rc = rs_sim_entities_add(net->sim, net->nports + net->nnodes + 1, &first)) != RS_OK) {
+    if ((rc = rs_sim_entities_add(net->sim, 2 * net->nports + net->nnodes + 1, &first)) != RS_OK) {
         rs_err_set(err, rc, "topology.gpus: the network has too many ports and nodes to simulate");
         goto fail;
     }
@@ -213,6 +213,7 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     for (uint32_t i = 0; i < net->nnodes; i++)
         net->nodes[i].entity = first + net->nports + i;
     net->ent_driver = first + net->nports + net->nnodes;
+    net->ent_link0 = net->ent_driver + 1;
     rs_time_from_us(c->rto_us, &net->rto);
     rs_time_from_us(c->dcqcn.cnp_interval_us, &net->cnp_interval);
     rs_time_from_us(c->dcqcn.alpha_period_us, &net->alpha_period);
@@ -244,6 +245,7 @@ void rs_net_destroy(rs_net *net)
     if (net->be && net->be->destroy)
         net->be->destroy(net);
     rs_sim_destroy(net->sim);
+    rs_part_free(net->part);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++) {
         free(net->sw[s].nh_off);
         free(net->sw[s].flowlet);
@@ -376,16 +378,6 @@ static void msg_release(rs_net *net, uint32_t m)
  * histogram: 2^FCT_SUB sub-buckets per power of two, so a percentile is
  * within 2^-FCT_SUB (0.1%) of the exact one; count, sum, min and max stay
  * exact. 56,320 buckets, 440 KiB, allocated only when needed. */
-#define FCT_SUB 10
-#define FCT_BUCKETS ((size_t)(65 - FCT_SUB) << FCT_SUB)
-
-struct rs_fct_acc {
-    uint64_t n;
-    unsigned __int128 sum;
-    rs_time min, max;
-    uint64_t *hist;          /* NULL until the kept list is full */
-};
-
 static void fct_free(struct rs_fct_acc *a)
 {
     if (a)
@@ -393,7 +385,7 @@ static void fct_free(struct rs_fct_acc *a)
     free(a);
 }
 
-static size_t fct_bucket(rs_time v)
+size_t rs_fct_bucket(rs_time v)
 {
     if (v < (1ull << FCT_SUB))
         return (size_t)v;
@@ -423,7 +415,7 @@ static int fct_add(rs_net *net, rs_time fct)
     a->n++;
     a->sum += fct;
     if (a->hist)
-        a->hist[fct_bucket(fct)]++;
+        a->hist[rs_fct_bucket(fct)]++;
     return RS_OK;
 }
 
@@ -449,8 +441,8 @@ static int msg_time_keep(rs_net *net, const rs_net_msg_time *t)
     if (!(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
         return RS_ENOMEM;
     for (size_t i = 0; i < net->ndone; i++)
-        a->hist[fct_bucket(net->done_fct[i])]++;
-    a->hist[fct_bucket(t->end - t->start)]++;
+        a->hist[rs_fct_bucket(net->done_fct[i])]++;
+    a->hist[rs_fct_bucket(t->end - t->start)]++;
     return RS_OK;
 }
 
@@ -551,6 +543,10 @@ static void ev_msg_done(rs_sim *sim, void *obj, uint64_t m)
 static int msg_finish(rs_net *net, uint32_t m)
 {
     rs_msg *msg = &net->msgs[m];
+    if (RS_UNLIKELY(net->part != NULL) && !rs_part_owns_node(net, msg->dst)) {
+        msg->finished = 1; /* to itself, sent by the shared driver: its destination's process counts it */
+        return RS_OK;
+    }
     rs_time now = rs_sim_now(net->sim);
     rs_net_msg_time t = { msg->start, now, msg->src, msg->dst, msg->bytes };
     if (msg_time_keep(net, &t) != RS_OK) {
@@ -940,6 +936,8 @@ static int check_idle_invariants(const rs_net *net)
 
 int rs_net_run(rs_net *net, rs_time until)
 {
+    if (net->part)
+        return until == RS_TIME_MAX ? rs_part_run(net) : RS_EINVAL;
     int rc = rs_sim_run(net->sim, until);
     rs_fabric_settle(net);
     if (rc == RS_OK)

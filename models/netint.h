@@ -139,6 +139,7 @@ typedef struct rs_port {
     uint8_t kind;
     uint8_t paused;            /* bit p: priority p paused by the peer's PFC */
     uint8_t pfc_xoff, pfc_xon; /* PFC frame to send: classes to pause / resume */
+    uint8_t cut;               /* partitioned run: its link ends in another process (part.c) */
     /* line 1: counters touched per packet, ingress-side PFC state */
     uint64_t tx_pkts, tx_bytes, max_qbytes, max_ing_bytes;
     rs_pcap *cap;              /* capture file, or NULL (almost always) */
@@ -336,6 +337,8 @@ struct rs_net {
 
     uint32_t ent_driver;     /* entity for timers scheduled through the API */
     uint32_t ent_port0;      /* entity of port 0; port i is entity ent_port0 + i */
+    uint32_t ent_link0;      /* arrivals on port i's link are events of entity ent_link0 + i
+                              * (rs_sim_at_once: the receiver's, in a partitioned run) */
     int lookahead;           /* prefetch for the event after next (fabric.c): only
                               * when the ports outgrow a 1 MiB L2 (RS_NET_LOOKAHEAD_BYTES) */
     rs_time rto;
@@ -359,11 +362,42 @@ struct rs_net {
     uint64_t tl_events;      /* sampler events run */
     uint32_t ent_tl;         /* the sampler's entity, 0 until the first start */
     struct rs_faults *flt;   /* fault.c: NULL unless rs_net_faults_start scheduled faults */
+    struct rs_part *part;    /* part.c: NULL unless the run is partitioned over processes */
 };
+
+/* Partitioned runs (part.c). */
+typedef struct rs_part rs_part;
+void rs_part_free(rs_part *P);
+int rs_part_owns_node(const rs_net *net, uint32_t node); /* 1 in a serial run */
+void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t);  /* a frame onto a cut link, arriving at t */
+int rs_part_run(rs_net *net);
+/* Schedule pkt's arrival at t on its link (pkt->link) as the sender
+ * would have (fabric.c). */
+void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t);
+
+/* Completion-time statistics (net.c "completion-time statistics"; the
+ * partitioned run merges them, part.c). */
+#define FCT_SUB 10
+#define FCT_BUCKETS ((size_t)(65 - FCT_SUB) << FCT_SUB)
+
+struct rs_fct_acc {
+    uint64_t n;
+    unsigned __int128 sum;
+    rs_time min, max;
+    uint64_t *hist;          /* NULL until the kept list is full */
+};
+
+
+size_t rs_fct_bucket(rs_time v);
 
 static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
 {
     return net->ent_port0 + port;
+}
+
+static inline uint32_t rs_link_entity(const rs_net *net, uint32_t port)
+{
+    return net->ent_link0 + port;
 }
 
 /* Where Ethernet switch n sends a packet for GPU dst: RS_ROUTE_DIRECT |

@@ -171,6 +171,10 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
  * QPNs). */
 static void flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
 {
+    /* Partitioned: a flow's packets live in two processes, and its record
+     * stays (the traffic that may be partitioned starts every flow at once). */
+    if (RS_UNLIKELY(net->part != NULL))
+        return;
     if (f->pkts_live || !f->tx_done || !f->rx_done || f->active)
         return;
     rs_sack_release(net, f);

@@ -255,6 +255,65 @@ RS_API void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uin
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
 RS_API int rs_net_run(rs_net *net, rs_time until);
 
+/* -- partitioned runs (docs/parallel.md) ----------------------------------
+ *
+ * One packet-level run split over processes (MPI ranks): every process
+ * builds the same network and starts the same traffic, then owns the
+ * nodes of a block of HB domains (with their GPUs, NICs and NVSwitch; a
+ * switch goes where most of its GPUs are, one without GPUs round robin)
+ * and runs only their events. Frames that cross a cut link are the only
+ * effects between processes: the sender ships each one to the receiver's
+ * process, which schedules its arrival as the serial run does
+ * (rs_sim_at_once). Windows are conservative: every process runs the
+ * events before min(next event of any process) + the lookahead (the
+ * smallest latency of a cut link), then they exchange the frames. At the
+ * end the counters, ports and completion times are merged into rank 0's
+ * network, so its statistics and summary are the serial run's. */
+
+/* What the processes do together (MPI or a test's stand-in). Every call
+ * is collective: every process makes it, in the same order. */
+typedef struct rs_net_comm {
+    void *ctx;
+    uint32_t rank, ranks;
+    /* v[0..n) := its minimum (max = 0) or maximum (max = 1) over the processes. */
+    int (*allreduce)(void *ctx, uint64_t *v, size_t n, int max);
+    /* A window's exchange: send[r] (send_len[r] bytes) to each process
+     * r; *recv gets (malloc'ed: free it; NULL when nothing came) what every
+     * process sent here, in process order, *recv_len bytes; and v[0..nv)
+     * := its minimum over the processes, as allreduce, in the same round. */
+    int (*exchange)(void *ctx, void *const *send, const size_t *send_len, uint64_t *v, size_t nv, void **recv,
+                    size_t *recv_len);
+    /* Process 0 gets every process's buf in *all (malloc'ed, in process
+     * order), len[r] bytes from r (len has ranks entries); others get NULL. */
+    int (*gather)(void *ctx, const void *buf, size_t n, void **all, size_t *len);
+} rs_net_comm;
+
+/* Can this network's run be partitioned? 1, or 0 with the reason (one
+ * clause, "faults are scheduled") in why. Packet level only, without
+ * faults, loss, captures, a timeline or PXN relays (hb_size 1 or
+ * routing.pxn off: a relay's chunk pipeline hands chunks between its
+ * legs at zero delay across domains). */
+RS_API int rs_net_part_possible(const rs_net *net, char *why, size_t n);
+
+/* Split the run over comm's processes (after the traffic is started,
+ * before rs_net_run). rs_net_run then runs this process's part, and on
+ * process 0 leaves the merged statistics. RS_EINVAL when not possible. */
+RS_API int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err);
+
+typedef struct rs_net_part_stats {
+    uint32_t ranks;
+    rs_time lookahead_ps;      /* window length: the smallest cut-link latency */
+    uint64_t windows;          /* synchronization rounds (two collectives each) */
+    uint64_t cut_links;        /* directed links between processes */
+    uint64_t frames_sent;      /* frames this process shipped to others */
+    uint64_t frames_all;       /* over all processes (process 0, after the run) */
+    uint64_t events_mine;      /* events this process ran */
+    double sync_s;             /* wall time in the collectives */
+} rs_net_part_stats;
+
+/* Filled after rs_net_part_start; zeros for a serial run. */
+RS_API void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out);
+
 /* Topology facts. */
 typedef struct rs_net_topo_info {
     uint32_t switches;   /* Ethernet switches as built and simulated (rail-only: every

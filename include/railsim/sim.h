@@ -40,6 +40,15 @@ static inline rs_time rs_sim_now(const rs_sim *sim);
 RS_API void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
                void *obj, uint64_t arg);
 
+/* Schedule fn(sim, obj, arg) at time t >= now as an event of entity ent
+ * whose key does not count: ent's events must never share an instant (a
+ * link's arrivals: each frame arrives a serialization time after the one
+ * ahead of it). The event's place among equal-time events is then ent's
+ * alone, whoever schedules it and whenever, so the sender of a frame and
+ * the process of its receiver schedule the same event (a partitioned run,
+ * docs/parallel.md). Failure as rs_sim_at. */
+RS_API void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *obj, uint64_t arg);
+
 /* Run events in order while the next one is at time <= until (RS_TIME_MAX:
  * until the queue is empty). Returns RS_OK, or the first error recorded by
  * rs_sim_fail / a failed schedule. Time is left at the last event run (or
@@ -59,6 +68,42 @@ RS_API const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
 
 RS_API uint64_t rs_sim_events_run(const rs_sim *sim);
 RS_API size_t rs_sim_pending(const rs_sim *sim);
+
+/* -- partitioned runs (docs/parallel.md) ----------------------------------
+ *
+ * One simulation split over processes: every process builds the same
+ * model, and each runs only the events of the entities it owns. own[e]
+ * (the caller's, kept until the run ends; NULL: every entity is this
+ * process's) says RS_SIM_REMOTE, RS_SIM_MINE or RS_SIM_SHARED for entity
+ * e; a shared entity's events run in every process (the workload's
+ * driver). An event goes to the queue only where its entity is mine or
+ * shared: one that a shared event (or setup, outside a run) schedules for
+ * a remote entity is dropped, since that entity's own process schedules
+ * it too; one that a mine event schedules for a remote entity is a model
+ * effect across processes that is not an exchanged event, and stops the
+ * run with RS_EINTERNAL. Exchanged events (a link's arrivals) are pushed
+ * by the receiving process with rs_sim_at_once. */
+enum { RS_SIM_REMOTE = 0, RS_SIM_MINE = 1, RS_SIM_SHARED = 2 };
+RS_API void rs_sim_set_owner(rs_sim *sim, const uint8_t *own);
+
+/* Run the events before time end (t < end), in order; the time stays at
+ * the last event run. RS_OK or the first recorded error, as rs_sim_run. */
+RS_API int rs_sim_run_before(rs_sim *sim, rs_time end);
+
+/* Time of the next event (RS_TIME_MAX: none); the error recorded so far. */
+RS_API rs_time rs_sim_next_time(const rs_sim *sim);
+RS_API int rs_sim_status(const rs_sim *sim);
+
+/* Move the time forward to t >= now with nothing run (a partitioned run
+ * ends at the last event of any process). */
+RS_API void rs_sim_advance(rs_sim *sim, rs_time t);
+
+/* Of rs_sim_events_run, the events of shared entities. */
+RS_API uint64_t rs_sim_events_shared(const rs_sim *sim);
+
+/* What rs_sim_events_run reports from now on (a partitioned run's total,
+ * on the process that merges). */
+RS_API void rs_sim_set_events_run(rs_sim *sim, uint64_t events);
 
 /* Optional progress hook, called about every `every` events from inside the
  * run loop (for a progress line; must not schedule). */

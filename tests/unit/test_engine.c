@@ -673,6 +673,68 @@ static void test_sim_progress_called_every_n_events(void)
     rs_sim_destroy(sim);
 }
 
+/* rs_sim_at_once: the event's place among equal times is its entity's,
+ * however many events that entity scheduled before. */
+static void test_sim_at_once_orders_by_entity_alone(void)
+{
+    rs_sim *sim = sim_with_entities(4);
+    run_log log = { 0 };
+    rs_sim_at(sim, 100, 2, log_fn, &log, 20);
+    rs_sim_at(sim, 100, 2, log_fn, &log, 21);
+    rs_sim_at_once(sim, 100, 3, log_fn, &log, 30);
+    rs_sim_at_once(sim, 100, 1, log_fn, &log, 10);
+    rs_sim_at(sim, 100, 0, log_fn, &log, 0);
+    CU_ASSERT_EQUAL(rs_sim_run(sim, RS_TIME_MAX), RS_OK);
+    static const uint64_t want[] = { 0, 10, 20, 21, 30 };
+    CU_ASSERT_EQUAL_FATAL(log.n, ARRAY_LEN(want));
+    for (size_t i = 0; i < ARRAY_LEN(want); i++)
+        CU_ASSERT_EQUAL(log.arg[i], want[i]);
+    rs_sim_destroy(sim);
+}
+
+/* A handler of entity 1 that schedules for entity 2 (remote in the test). */
+static void cross_fn(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    rs_sim_at(sim, rs_sim_now(sim) + 5, 2, log_fn, obj, 99);
+}
+
+/* Partitioned: events of remote entities are dropped when a shared event
+ * or setup schedules them, refused (RS_EINTERNAL) from a mine event;
+ * rs_sim_run_before runs strictly before its end and leaves the time at
+ * the last event; shared events are counted. */
+static void test_sim_owner_drops_remote_and_refuses_cross_effects(void)
+{
+    rs_sim *sim = sim_with_entities(3);
+    const uint8_t own[3] = { RS_SIM_SHARED, RS_SIM_MINE, RS_SIM_REMOTE };
+    rs_sim_set_owner(sim, own);
+    run_log log = { 0 };
+    rs_sim_at(sim, 10, 2, log_fn, &log, 2);   /* setup, remote: dropped */
+    rs_sim_at_once(sim, 10, 2, log_fn, &log, 3);
+    rs_sim_at(sim, 10, 0, log_fn, &log, 0);   /* shared */
+    rs_sim_at(sim, 20, 1, log_fn, &log, 1);   /* mine */
+    rs_sim_at(sim, 30, 1, cross_fn, &log, 0); /* mine, schedules for remote 2 */
+    CU_ASSERT_EQUAL(rs_sim_pending(sim), 3);
+    CU_ASSERT_EQUAL(rs_sim_next_time(sim), 10);
+    CU_ASSERT_EQUAL(rs_sim_run_before(sim, 20), RS_OK);
+    CU_ASSERT_EQUAL(log.n, 1);
+    CU_ASSERT_EQUAL(rs_sim_now(sim), 10);
+    CU_ASSERT_EQUAL(rs_sim_next_time(sim), 20);
+    CU_ASSERT_EQUAL(rs_sim_events_shared(sim), 1);
+    CU_ASSERT_EQUAL(rs_sim_run_before(sim, 30), RS_OK);
+    CU_ASSERT_EQUAL(log.n, 2);
+    CU_ASSERT_EQUAL(rs_sim_now(sim), 20);
+    CU_ASSERT_EQUAL(rs_sim_run_before(sim, RS_TIME_MAX), RS_EINTERNAL);
+    CU_ASSERT_EQUAL(log.n, 2);
+    CU_ASSERT_EQUAL(rs_sim_events_run(sim), 3);
+    CU_ASSERT_EQUAL(rs_sim_next_time(sim), RS_TIME_MAX);
+    rs_sim_advance(sim, 500);
+    CU_ASSERT_EQUAL(rs_sim_now(sim), 500);
+    rs_sim_set_events_run(sim, 7);
+    CU_ASSERT_EQUAL(rs_sim_events_run(sim), 7);
+    rs_sim_destroy(sim);
+}
+
 static void test_sim_entities_add_gives_consecutive_ids(void)
 {
     rs_sim *sim = rs_sim_create();
@@ -1049,6 +1111,8 @@ static const rs_cu_test sim_tests[] = {
     RS_CU_TEST(test_sim_events_scheduled_at_now_run_in_same_run),
     RS_CU_TEST(test_sim_events_run_counts_across_runs),
     RS_CU_TEST(test_sim_progress_called_every_n_events),
+    RS_CU_TEST(test_sim_at_once_orders_by_entity_alone),
+    RS_CU_TEST(test_sim_owner_drops_remote_and_refuses_cross_effects),
     RS_CU_TEST(test_sim_entities_add_gives_consecutive_ids),
 };
 

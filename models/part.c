@@ -1,0 +1,505 @@
+/*
+ * part.c - one packet-level run split over processes (net.h, "partitioned
+ * runs"; the design and its measurements: docs/parallel.md).
+ *
+ * Every process holds the whole network, built from the same scenario, and
+ * starts the same traffic: the workload's driver is shared, so its events
+ * run everywhere and every process creates the same messages and flows
+ * under the same ids. Each process owns the nodes of a block of HB domains
+ * and the switches placed with them, the ports of its nodes (their
+ * transmissions, queues, PFC and the NIC's transport) and the arrivals on
+ * links into its nodes (the link entities, rs_link_entity). The engine
+ * queues only the events of what a process owns (rs_sim_set_owner), and a
+ * flow starts sending only in its source GPU's process (packet.c).
+ *
+ * A frame on a cut link, one whose ends are in different processes, is
+ * the one effect between processes: at transmission the sender knows its
+ * arrival time and ships a copy of the frame; the receiver pushes its
+ * arrival as the event the serial run has, an rs_sim_at_once of the link's
+ * entity. Links inside a process keep their in-flight chain (fabric.c).
+ * Equal-time events run in (time, entity, sequence) order everywhere and
+ * every entity's sequence is counted in its own process, so each process
+ * runs its events exactly as the serial run does.
+ *
+ * Windows: with T the earliest next event of any process and L the
+ * smallest propagation (plus the far switch's pipeline) of a cut link,
+ * every event before T + L can run: a frame sent at t >= T arrives at
+ * t + serialization + L or later. Each window is an all-reduce (T, and
+ * whether a process failed) and an exchange of the shipped frames.
+ *
+ * At the end every process sends rank 0 its counters, its ports and its
+ * completion times, and rank 0's network is left as the serial run leaves
+ * it: counters added (the ones every process counts alike, messages sent,
+ * taken once), the owner's ports copied, completion times pooled.
+ */
+#include "netint.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct rs_part {
+    rs_net_comm comm;
+    uint32_t *node_rank;     /* per node: its process */
+    uint8_t *own;            /* per entity: RS_SIM_REMOTE / MINE / SHARED (rs_sim_set_owner) */
+    rs_time lookahead;
+    rs_time ship_min;        /* the earliest arrival shipped in this window */
+    /* Frames to ship, one list per destination process. */
+    struct part_out {
+        struct part_frame *v;
+        size_t n, cap;
+    } *out;
+    rs_net_part_stats st;
+};
+
+/* A shipped frame: its arrival time and the descriptor (next unused). */
+typedef struct part_frame {
+    rs_time t;
+    rs_pkt pkt;
+} part_frame;
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int rs_net_part_possible(const rs_net *net, char *why, size_t n)
+{
+    const char *r = NULL;
+    if (net->cfg.fidelity != RS_FIDELITY_PACKET)
+        r = "only a packet-level run is partitioned";
+    else if (net->flt)
+        r = "faults are scheduled";
+    else if (net->loss_below)
+        r = "topology.loss_rate is set";
+    else if (net->cap_if || net->cap_ng)
+        r = "captures are written";
+    else if (net->tl)
+        r = "a timeline is written";
+    else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF)
+        r = "PXN relays hand chunks between HB domains at zero delay (hb_size 1 or routing.pxn=off is partitioned)";
+    if (r && why)
+        snprintf(why, n, "%s", r);
+    return r == NULL;
+}
+
+/* The process of each node: GPUs and NVSwitches by HB domain in blocks;
+ * then switches tier by tier, each where most of its neighbours of lower
+ * tiers are, so a fat tree's pods stay whole; ties (cores, whose
+ * neighbours are spread evenly) go round robin. */
+static void place(rs_net *net, uint32_t ranks, uint32_t *node_rank)
+{
+    uint32_t K = net->hb_size ? net->hb_size : 1, spread = 0, top = 0;
+    uint32_t *count = calloc(ranks, sizeof *count);
+    for (uint32_t i = 0; i < net->nnodes; i++) {
+        const rs_node *nd = &net->nodes[i];
+        if (nd->kind == RS_NODE_GPU)
+            node_rank[i] = (uint32_t)((uint64_t)(i / K) * ranks / net->domains);
+        else if (nd->kind == RS_NODE_HB)
+            node_rank[i] = (uint32_t)((uint64_t)(i - net->first_hb) * ranks / net->domains);
+        else if (nd->tier > top)
+            top = nd->tier;
+    }
+    for (uint32_t tier = 1; tier <= top; tier++)
+        for (uint32_t i = 0; i < net->nnodes; i++) {
+            const rs_node *nd = &net->nodes[i];
+            if (nd->kind != RS_NODE_SWITCH || nd->tier != tier)
+                continue;
+            uint32_t best_n = 0, ties = 0;
+            if (count) {
+                memset(count, 0, ranks * sizeof *count);
+                for (uint32_t k = 0; k < nd->nports; k++) {
+                    uint32_t peer = net->ports[nd->port_base + k].peer_node;
+                    if (net->nodes[peer].kind == RS_NODE_SWITCH && net->nodes[peer].tier >= tier)
+                        continue;
+                    if (++count[node_rank[peer]] > best_n)
+                        best_n = count[node_rank[peer]];
+                }
+                for (uint32_t r = 0; r < ranks; r++)
+                    ties += best_n && count[r] == best_n;
+            }
+            /* The pick-th of the processes tied for most, round robin over
+             * the switches (all of them, when none has a neighbour placed). */
+            uint32_t pick = spread++ % (ties ? ties : ranks), r = 0;
+            if (ties)
+                for (;; r++)
+                    if (count[r] == best_n && pick-- == 0)
+                        break;
+            node_rank[i] = ties ? r : pick;
+        }
+    free(count);
+}
+
+int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
+{
+    char why[160];
+    if (!rs_net_part_possible(net, why, sizeof why))
+        return rs_err_set(err, RS_EINVAL, "a partitioned run: %s", why);
+    if (net->part || comm->ranks == 0 || comm->rank >= comm->ranks)
+        return rs_err_set(err, RS_EINVAL, "a partitioned run: expected one start and a rank below the ranks");
+    rs_part *P = calloc(1, sizeof *P);
+    uint32_t nent = rs_sim_entities(net->sim);
+    if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
+        !(P->out = calloc(comm->ranks, sizeof *P->out))) {
+        rs_part_free(P);
+        return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
+    }
+    P->comm = *comm;
+    place(net, comm->ranks, P->node_rank);
+    memset(P->own, RS_SIM_SHARED, nent);
+    uint8_t me = (uint8_t)RS_SIM_MINE, other = (uint8_t)RS_SIM_REMOTE;
+    for (uint32_t i = 0; i < net->nnodes; i++)
+        P->own[net->nodes[i].entity] = P->node_rank[i] == comm->rank ? me : other;
+    P->lookahead = RS_TIME_MAX;
+    for (uint32_t i = 0; i < net->nports; i++) {
+        rs_port *p = &net->ports[i];
+        uint32_t from = P->node_rank[p->node], to = P->node_rank[p->peer_node];
+        P->own[rs_port_entity(net, i)] = from == comm->rank ? me : other;
+        P->own[rs_link_entity(net, i)] = to == comm->rank ? me : other;
+        p->cut = from != to;
+        if (p->cut) {
+            P->st.cut_links++;
+            if (p->prop < P->lookahead)
+                P->lookahead = p->prop;
+        }
+    }
+    if (P->lookahead == 0) {
+        rs_part_free(P);
+        for (uint32_t i = 0; i < net->nports; i++)
+            net->ports[i].cut = 0;
+        return rs_err_set(err, RS_EINVAL, "a partitioned run: a link between processes has no latency; expected "
+                          "topology.link_latency_ns above 0");
+    }
+    P->st.ranks = comm->ranks;
+    P->st.lookahead_ps = P->lookahead == RS_TIME_MAX ? 0 : P->lookahead;
+    net->part = P;
+    rs_sim_set_owner(net->sim, P->own);
+    return RS_OK;
+}
+
+void rs_part_free(rs_part *P)
+{
+    if (!P)
+        return;
+    if (P->out)
+        for (uint32_t r = 0; r < P->comm.ranks; r++)
+            free(P->out[r].v);
+    free(P->out);
+    free(P->node_rank);
+    free(P->own);
+    free(P);
+}
+
+int rs_part_owns_node(const rs_net *net, uint32_t node)
+{
+    return !net->part || net->part->node_rank[node] == net->part->comm.rank;
+}
+
+void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
+{
+    rs_part *P = net->part;
+    struct part_out *o = &P->out[P->node_rank[pkt->to_node]];
+    if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+    } else {
+        part_frame *f = &o->v[o->n++];
+        f->t = t;
+        if (t < P->ship_min)
+            P->ship_min = t;
+        f->pkt = *pkt;
+        f->pkt.next = NULL;
+        P->st.frames_sent++;
+    }
+    rs_pool_put(&net->pkts, pkt); /* the receiver's process has it now */
+}
+
+/* Ship this window's frames, schedule the ones shipped here, and agree
+ * on the next window: v[0] is this process's earliest next event or
+ * shipped frame, v[1] 1 while it has not failed; both come back as the
+ * minimum over the processes. */
+static int exchange(rs_net *net, uint64_t v[2])
+{
+    rs_part *P = net->part;
+    uint32_t R = P->comm.ranks;
+    void **send = calloc(R, sizeof *send);
+    size_t *len = calloc(R, sizeof *len);
+    int rc = send && len ? RS_OK : RS_ENOMEM;
+    for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
+        send[r] = P->out[r].v;
+        len[r] = P->out[r].n * sizeof(part_frame);
+        P->out[r].n = 0;
+    }
+    void *recv = NULL;
+    size_t rlen = 0;
+    if (rc == RS_OK)
+        rc = P->comm.exchange(P->comm.ctx, send, len, v, 2, &recv, &rlen);
+    free(send);
+    free(len);
+    const part_frame *f = recv;
+    for (size_t i = 0; rc == RS_OK && i < rlen / sizeof *f; i++) {
+        rs_pkt *pkt = rs_pool_get(&net->pkts);
+        if (!pkt) {
+            rc = RS_ENOMEM;
+            break;
+        }
+        *pkt = f[i].pkt;
+        rs_fabric_arrival(net, pkt, f[i].t);
+    }
+    free(recv);
+    return rc;
+}
+
+/* -- the merge on rank 0 ---------------------------------------------------- */
+
+/* What a process sends rank 0 at the end. */
+typedef struct part_tail {
+    rs_net_stats st;
+    uint64_t events, events_shared, frames_sent;
+    uint64_t nports;         /* its ports (each: index, then the port) */
+    uint64_t fct_n, fct_min, fct_max, fct_hist;
+    unsigned __int128 fct_sum;
+    uint64_t ndone;          /* kept completion times that follow */
+    int32_t status;
+} part_tail;
+
+static char *tail_pack(rs_net *net, int status, size_t *len)
+{
+    rs_part *P = net->part;
+    part_tail h;
+    memset(&h, 0, sizeof h);
+    h.st = net->st;
+    h.events = rs_sim_events_run(net->sim);
+    h.events_shared = rs_sim_events_shared(net->sim);
+    h.frames_sent = P->st.frames_sent;
+    h.status = status;
+    for (uint32_t i = 0; i < net->nports; i++)
+        h.nports += P->node_rank[net->ports[i].node] == P->comm.rank;
+    const struct rs_fct_acc *a = net->fct;
+    if (a) {
+        h.fct_n = a->n;
+        h.fct_min = a->min;
+        h.fct_max = a->max;
+        h.fct_sum = a->sum;
+        h.fct_hist = a->hist != NULL;
+    }
+    h.ndone = net->ndone;
+    size_t n = sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port)) + h.ndone * sizeof(rs_time) +
+               (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
+    char *b = malloc(n), *w = b;
+    if (!b)
+        return NULL;
+    memcpy(w, &h, sizeof h);
+    w += sizeof h;
+    for (uint32_t i = 0; i < net->nports; i++) {
+        if (P->node_rank[net->ports[i].node] != P->comm.rank)
+            continue;
+        uint64_t id = i;
+        memcpy(w, &id, sizeof id);
+        memcpy(w + sizeof id, &net->ports[i], sizeof(rs_port));
+        w += sizeof id + sizeof(rs_port);
+    }
+    memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));
+    w += h.ndone * sizeof(rs_time);
+    if (h.fct_hist)
+        memcpy(w, a->hist, FCT_BUCKETS * sizeof(uint64_t));
+    *len = n;
+    return b;
+}
+
+static void stats_add(rs_net_stats *to, const rs_net_stats *s)
+{
+    /* Messages are sent by the shared driver: every process counts them alike. */
+    to->msgs_done += s->msgs_done;
+    to->pkts_sent += s->pkts_sent;
+    to->pkts_delivered += s->pkts_delivered;
+    to->pkts_dropped += s->pkts_dropped;
+    to->pkts_retransmitted += s->pkts_retransmitted;
+    to->data_pkts += s->data_pkts;
+    to->ctrl_pkts += s->ctrl_pkts;
+    to->timeouts += s->timeouts;
+    to->naks += s->naks;
+    to->packet_hops += s->packet_hops;
+    to->hb_bytes += s->hb_bytes;
+    to->nic_bytes += s->nic_bytes;
+    to->pfc_pauses_sent += s->pfc_pauses_sent;
+    to->pfc_resumes_sent += s->pfc_resumes_sent;
+    to->pfc_paused_ps += s->pfc_paused_ps;
+    to->ecn_marked += s->ecn_marked;
+    to->cnps_sent += s->cnps_sent;
+    to->cnps_received += s->cnps_received;
+    to->goodput_bytes += s->goodput_bytes;
+    if (s->last_activity > to->last_activity)
+        to->last_activity = s->last_activity;
+}
+
+/* Pool every process's completion times into rank 0's, as the serial run
+ * would hold them: the times themselves while they fit the kept list,
+ * else the histogram of all of them. */
+static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const *done, const uint64_t *const *hist,
+                    uint32_t R)
+{
+    uint64_t n = 0, kept = 0;
+    for (uint32_t r = 0; r < R; r++) {
+        n += t[r]->fct_n;
+        kept += t[r]->ndone;
+    }
+    if (n == 0)
+        return RS_OK;
+    struct rs_fct_acc *a = net->fct;
+    if (!a && !(a = net->fct = calloc(1, sizeof *a)))
+        return RS_ENOMEM;
+    int histo = n > net->msg_times_keep;
+    if (histo && !a->hist) {
+        if (!(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
+            return RS_ENOMEM;
+        for (size_t i = 0; i < net->ndone; i++)
+            a->hist[rs_fct_bucket(net->done_fct[i])]++;
+    }
+    if (!histo && rs_array_reserve(&net->done_fct, &net->capfct, kept, sizeof *net->done_fct, 1024) != RS_OK)
+        return RS_ENOMEM;
+    for (uint32_t r = 1; r < R; r++) {
+        const part_tail *h = t[r];
+        if (h->fct_n == 0)
+            continue;
+        if (a->n == 0 || h->fct_min < a->min)
+            a->min = h->fct_min;
+        if (h->fct_max > a->max)
+            a->max = h->fct_max;
+        a->n += h->fct_n;
+        a->sum += h->fct_sum;
+        if (!histo) {
+            memcpy(net->done_fct + net->ndone, done[r], h->ndone * sizeof(rs_time));
+            net->ndone += h->ndone;
+        } else if (hist[r]) {
+            for (size_t b = 0; b < FCT_BUCKETS; b++)
+                a->hist[b] += hist[r][b];
+        } else {
+            for (size_t i = 0; i < h->ndone; i++)
+                a->hist[rs_fct_bucket(done[r][i])]++;
+        }
+    }
+    return RS_OK;
+}
+
+static int merge(rs_net *net, char *all, const size_t *len, int *status)
+{
+    rs_part *P = net->part;
+    uint32_t R = P->comm.ranks;
+    part_tail *hd = calloc(R, sizeof *hd); /* copied out: the buffer keeps no alignment for it */
+    const part_tail **t = calloc(R, sizeof *t);
+    const rs_time **done = calloc(R, sizeof *done);
+    const uint64_t **hist = calloc(R, sizeof *hist);
+    int rc = hd && t && done && hist ? RS_OK : RS_ENOMEM;
+    uint64_t events = 0;
+    P->st.frames_all = 0;
+    for (uint32_t r = 0, off = 0; rc == RS_OK && r < R; off += (uint32_t)len[r], r++) {
+        const char *b = all + off;
+        memcpy(&hd[r], b, sizeof hd[r]);
+        const part_tail *h = t[r] = &hd[r];
+        if (*status == RS_OK)
+            *status = h->status;
+        events += h->events - (r ? h->events_shared : 0);
+        P->st.frames_all += h->frames_sent;
+        b += sizeof *h;
+        for (uint64_t k = 0; k < h->nports; k++, b += sizeof(uint64_t) + sizeof(rs_port)) {
+            uint64_t id;
+            memcpy(&id, b, sizeof id);
+            if (r == 0)
+                continue;
+            rs_port *p = &net->ports[id];
+            memcpy(p, b + sizeof id, sizeof *p);
+            /* Its queues are empty and nothing is on its link at the end;
+             * the pointers were the other process's. */
+            p->fly_tail = p->cut_tail = NULL;
+            p->cap = NULL;
+            for (unsigned q = 0; q < RS_NPRIO; q++)
+                p->q[q].head = p->q[q].tail = NULL;
+        }
+        done[r] = (const rs_time *)(const void *)b;
+        b += h->ndone * sizeof(rs_time);
+        hist[r] = h->fct_hist ? (const uint64_t *)(const void *)b : NULL;
+        if (r)
+            stats_add(&net->st, &h->st);
+    }
+    if (rc == RS_OK)
+        rc = fct_pool(net, t, done, hist, R);
+    if (rc == RS_OK)
+        rs_sim_set_events_run(net->sim, events);
+    free(hd);
+    free(t);
+    free(done);
+    free(hist);
+    return rc;
+}
+
+/* rs_net_run of a partitioned network: the windows, then the merge. */
+int rs_part_run(rs_net *net)
+{
+    rs_part *P = net->part;
+    rs_sim *sim = net->sim;
+    const rs_net_comm *c = &P->comm;
+    int rc = RS_OK;
+    /* The first window's start; then each exchange brings the next. */
+    uint64_t v[2] = { rs_sim_next_time(sim), rs_sim_status(sim) == RS_OK };
+    double w0 = wall();
+    rc = c->allreduce(c->ctx, v, 2, 0);
+    P->st.sync_s += wall() - w0;
+    while (rc == RS_OK && v[1] && v[0] != RS_TIME_MAX) {
+        rs_time end = v[0] > RS_TIME_MAX - P->lookahead ? RS_TIME_MAX : v[0] + P->lookahead;
+        P->ship_min = RS_TIME_MAX;
+        rs_sim_run_before(sim, end);
+        P->st.windows++;
+        rs_time next = rs_sim_next_time(sim);
+        v[0] = next < P->ship_min ? next : P->ship_min;
+        v[1] = rs_sim_status(sim) == RS_OK;
+        w0 = wall();
+        rc = exchange(net, v);
+        P->st.sync_s += wall() - w0;
+    }
+    P->st.events_mine = rs_sim_events_run(sim);
+    /* Every process ends at the last event of any of them. */
+    uint64_t last[1] = { rs_sim_now(sim) };
+    if (rc == RS_OK && (rc = c->allreduce(c->ctx, last, 1, 1)) == RS_OK)
+        rs_sim_advance(sim, last[0]);
+    rs_fabric_settle(net);
+    if (rc != RS_OK)
+        return rc;
+    /* Idle: every frame this process received was delivered or dropped. */
+    int status = rs_sim_status(sim);
+    if (status == RS_OK && (rs_pool_live(&net->pkts) != 0 || rs_pool_live(&net->timers) != 0))
+        status = RS_EINTERNAL;
+    size_t n = 0;
+    char *mine = tail_pack(net, status, &n);
+    if (!mine)
+        return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
+    void *all = NULL;
+    size_t *len = calloc(c->ranks, sizeof *len);
+    if (!len) {
+        free(mine);
+        return RS_ENOMEM;
+    }
+    rc = c->gather(c->ctx, mine, n, &all, len);
+    free(mine);
+    int merged = RS_OK;
+    if (rc == RS_OK && c->rank == 0)
+        rc = merge(net, all, len, &merged);
+    free(all);
+    free(len);
+    if (rc != RS_OK)
+        return rc;
+    if (c->rank != 0)
+        return status;
+    if (merged == RS_OK && net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped)
+        merged = RS_EINTERNAL;
+    return merged;
+}
+
+void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
+{
+    if (net->part)
+        *out = net->part->st;
+    else
+        memset(out, 0, sizeof *out);
+}
