@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "guard.h"
+#include "jobs.h"
 #include "runner.h"
 #include "collrun.h"
 #include "output.h"
@@ -189,6 +190,9 @@ static void print_human(FILE *f, const json_t *s)
             (long long)json_integer_value(json_object_get(s, "packet_hops")));
 }
 
+/* `railsim run` under mpirun: the ranks to split the run over. */
+static const rs_net_comm *run_comm;
+
 /* "KEY=VALUE" into buf (n bytes); 0 if it does not fit. */
 static int as_set(char *buf, size_t n, const char *key, const char *value)
 {
@@ -280,8 +284,13 @@ int rs_cmd_run(int argc, char **argv)
         return RS_EXIT_BAD_INPUT;
     }
     if (sc.fidelity == RS_LEVEL_BOTH)
-        return rs_validate_execute(&sc, path, outdir, quiet, force);
-    return rs_run_execute(&sc, path, outdir, quiet, force, NULL);
+        return rs_jobs_root() ? rs_validate_execute(&sc, path, outdir, quiet, force) : RS_EXIT_OK;
+    /* Under mpirun every rank comes here: the run is split over them when
+     * it can be, else rank 0 runs it alone (docs/parallel.md). */
+    run_comm = rs_jobs_comm();
+    rc = rs_run_execute(&sc, path, outdir, quiet, force, NULL);
+    run_comm = NULL;
+    return rc;
 }
 
 /* rs_run_with, printed: the human summary unless quiet, and what went
@@ -300,6 +309,7 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
     o.force = force;
     o.progress = show_progress;
     o.ctx = &pr;
+    o.part = run_comm;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -314,6 +324,8 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
     sigaction(SIGTERM, &old_term, NULL);
     if (pr.shown)
         fputc('\n', stderr);
+    if (!res && rc == RS_OK)
+        return RS_EXIT_OK; /* a rank other than 0: its part was merged into rank 0's result, or it had none */
     if (!res) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
@@ -325,6 +337,9 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
         fprintf(stderr, "railsim: %s\n", err.msg);
         code = RS_EXIT_BAD_INPUT;
     }
+    if (rs_result_parallel_note(res)[0])
+        fprintf(stderr, "railsim: run: not split over the MPI ranks: %s; rank 0 runs it alone (docs/parallel.md)\n",
+                rs_result_parallel_note(res));
     if (rs_result_warning(res)[0])
         fprintf(stderr, "railsim: %s\n", rs_result_warning(res));
     const json_t *s = rs_result_summary(res);

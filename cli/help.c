@@ -31,9 +31,12 @@ static const cmd_help cmds[] = {
       "(DIR/pcap/capture.pcapng: an interface per port, both directions)\n"
       "  -o DIR, --out DIR\twrite DIR/summary.json, DIR/timeline.msgpack and any captures\n"
       "  -q, --quiet\tno summary on stdout\n"
-      "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n",
+      "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n"
+      "  (mpirun -np N)\tsynthetic traffic at packet level, without timeline, captures or faults, is split over "
+      "the ranks; rank 0 writes the serial summary (docs/parallel.md)\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
-      "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n" },
+      "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n"
+      "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json --set timeline.enabled=false -o out/p\n" },
     { "compare",
       "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-j N] [-o DIR] [-q]",
       "the same workload on rail-only and on the fat tree, side by side, with the network bound, the settings "

@@ -85,6 +85,114 @@ void rs_jobs_finish(void)
 }
 
 int rs_jobs_root(void) { return mpi_rank == 0; }
+
+#ifdef RS_HAVE_MPI
+/* -- one run over the ranks: the network's collectives (net.h rs_net_comm) */
+
+static int comm_allreduce(void *ctx, uint64_t *v, size_t n, int max)
+{
+    (void)ctx;
+    return MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, max ? MPI_MAX : MPI_MIN, MPI_COMM_WORLD) ==
+                   MPI_SUCCESS ? RS_OK : RS_EIO;
+}
+
+/* One round: every pair swaps a header (its byte count, then the v to
+ * reduce), then the bytes go point to point where there are any. Counts
+ * as MPI's ints: a window's frames to one rank stay far below 2 GiB (a
+ * frame is 72 bytes). */
+static int comm_exchange(void *ctx, void *const *send, const size_t *send_len, uint64_t *v, size_t nv, void **recv,
+                         size_t *recv_len)
+{
+    (void)ctx;
+    enum { MAXV = 4 };
+    size_t n = (size_t)mpi_size, w = 1 + nv;
+    if (nv > MAXV)
+        return RS_EINVAL;
+    uint64_t *hs = calloc(2 * n * w, sizeof *hs), *hr = hs ? hs + n * w : NULL;
+    MPI_Request *req = calloc(2 * n, sizeof *req);
+    if (!hs || !req) {
+        free(hs);
+        free(req);
+        return RS_ENOMEM;
+    }
+    for (size_t r = 0; r < n; r++) {
+        hs[r * w] = r == (size_t)mpi_rank ? 0 : send_len[r];
+        memcpy(&hs[r * w + 1], v, nv * sizeof *v);
+    }
+    int ok = MPI_Alltoall(hs, (int)w, MPI_UINT64_T, hr, (int)w, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS;
+    size_t total = 0;
+    for (size_t r = 0; ok && r < n; r++) {
+        total += hr[r * w];
+        for (size_t k = 0; k < nv; k++)
+            if (hr[r * w + 1 + k] < v[k])
+                v[k] = hr[r * w + 1 + k];
+        ok = hr[r * w] <= INT32_MAX && send_len[r] <= INT32_MAX;
+    }
+    char *buf = ok && total ? malloc(total) : NULL;
+    ok = ok && (!total || buf);
+    int nreq = 0;
+    for (size_t r = 0, off = 0; ok && r < n; off += hr[r * w], r++) {
+        if (hr[r * w] && MPI_Irecv(buf + off, (int)hr[r * w], MPI_BYTE, (int)r, 1, MPI_COMM_WORLD, &req[nreq++]) !=
+                             MPI_SUCCESS)
+            ok = 0;
+        if (ok && r != (size_t)mpi_rank && send_len[r] &&
+            MPI_Isend(send[r], (int)send_len[r], MPI_BYTE, (int)r, 1, MPI_COMM_WORLD, &req[nreq++]) != MPI_SUCCESS)
+            ok = 0;
+    }
+    if (ok && nreq)
+        ok = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+    free(hs);
+    free(req);
+    if (!ok) {
+        free(buf);
+        return RS_EIO;
+    }
+    *recv = buf;
+    *recv_len = total;
+    return RS_OK;
+}
+
+static int comm_gather(void *ctx, const void *buf, size_t n, void **all, size_t *len)
+{
+    (void)ctx;
+    *all = NULL;
+    if (n > INT32_MAX)
+        return RS_ERANGE;
+    int mine = (int)n, *counts = malloc(2 * (size_t)mpi_size * sizeof *counts);
+    if (!counts)
+        return RS_ENOMEM;
+    int *disp = counts + mpi_size, ok = MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD) ==
+                                        MPI_SUCCESS;
+    size_t total = 0;
+    for (int r = 0; ok && mpi_rank == 0 && r < mpi_size; r++) {
+        disp[r] = (int)total;
+        len[r] = (size_t)counts[r];
+        total += len[r];
+    }
+    char *b = mpi_rank == 0 && total <= INT32_MAX ? malloc(total ? total : 1) : NULL;
+    ok = ok && MPI_Gatherv(buf, mine, MPI_BYTE, b, counts, disp, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS;
+    free(counts);
+    if (!ok || (mpi_rank == 0 && !b)) {
+        free(b);
+        return RS_EIO;
+    }
+    *all = b;
+    return RS_OK;
+}
+#endif
+
+const rs_net_comm *rs_jobs_comm(void)
+{
+#ifdef RS_HAVE_MPI
+    static rs_net_comm c;
+    if (mpi_size > 1) {
+        c = (rs_net_comm){ NULL, (uint32_t)mpi_rank, (uint32_t)mpi_size, comm_allreduce, comm_exchange,
+                           comm_gather };
+        return &c;
+    }
+#endif
+    return NULL;
+}
 unsigned rs_jobs_ranks(void) { return (unsigned)mpi_size; }
 
 typedef struct slot {

@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "net.h"
 #include "scenario.h"
 
 typedef struct rs_job {
@@ -43,6 +44,10 @@ int rs_jobs_init(int *argc, char ***argv);
 void rs_jobs_finish(void);
 int rs_jobs_root(void);       /* 1 on rank 0 and without MPI */
 unsigned rs_jobs_ranks(void); /* 1 without MPI */
+
+/* Under mpirun with more than one rank, MPI_COMM_WORLD as the network's
+ * collectives for a partitioned run (net.h rs_net_comm); else NULL. */
+const rs_net_comm *rs_jobs_comm(void);
 
 /* "-j N" / "--jobs N": N from 1 to 256, else RS_EXIT_BAD_INPUT with one
  * line on stderr naming the command. */

@@ -29,9 +29,10 @@ int main(int argc, char **argv)
     /* Under mpirun, compare and faults sweep spread their runs over the
      * ranks (jobs.h); every other command runs once, on rank 0. */
     const char *cmd = argc > 1 ? argv[1] : "";
-    int spread = !strcmp(cmd, "compare") || !strcmp(cmd, "faults");
-    if (rs_jobs_ranks() > 1 && !spread && rs_jobs_root() && (!strcmp(cmd, "run") || !strcmp(cmd, "validate")))
-        fprintf(stderr, "railsim: %s: runs on MPI rank 0 alone; a run is not partitioned over ranks "
+    /* run: every rank, to split the run over them (cmd_run.c). */
+    int spread = !strcmp(cmd, "compare") || !strcmp(cmd, "faults") || !strcmp(cmd, "run");
+    if (rs_jobs_ranks() > 1 && rs_jobs_root() && !strcmp(cmd, "validate"))
+        fprintf(stderr, "railsim: %s: runs on MPI rank 0 alone; its runs are not split over ranks "
                         "(docs/parallel.md)\n", cmd);
     if (spread || rs_jobs_root())
         code = dispatch(argc, argv);

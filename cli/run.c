@@ -28,6 +28,7 @@ struct rs_result {
     int by_faults;
     char message[1024];
     char warning[160];
+    char part_note[200];
     rs_summary_store store; /* everything summary.json holds */
     json_t *summary;        /* written from store.d */
     char *summary_text;
@@ -421,6 +422,31 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             return setup_failed(&r, NULL, RS_ENOMEM, err);
         }
     }
+    /* A partitioned run (o->part): decided alike in every process, from
+     * the scenario and whether outputs were asked, not from the rank. */
+    char part_why[200] = "";
+    if (o->part && o->part->ranks > 1) {
+        if (r.replay || r.coll)
+            snprintf(part_why, sizeof part_why, "only synthetic traffic is split (a collective's or a workload's "
+                     "steps wait on each other at zero delay across GPUs)");
+        else if (ncap)
+            snprintf(part_why, sizeof part_why, "captures are written");
+        else if (outdir && sc.timeline.enabled)
+            snprintf(part_why, sizeof part_why, "a timeline is written (timeline.enabled=false splits it)");
+        else
+            rs_net_part_possible(r.net, part_why, sizeof part_why);
+        if (part_why[0] && o->part->rank != 0) {
+            free(cap_comment);
+            run_free(&r);
+            return RS_OK; /* rank 0 runs it alone; *out stays NULL here */
+        }
+        if (!part_why[0] && (rc = rs_net_part_start(r.net, o->part, err)) != RS_OK) {
+            free(cap_comment);
+            return setup_failed(&r, name, rc, err);
+        }
+        if (o->part->rank != 0)
+            outdir = NULL; /* rank 0 writes */
+    }
     if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
         free(cap_comment);
         return setup_failed(&r, name, RS_EINVAL, err);
@@ -454,8 +480,10 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
         return setup_failed(&r, NULL, RS_ENOMEM, err);
     }
+    snprintf(res->part_note, sizeof res->part_note, "%s", part_why);
     progress pr = { o, rs_net_sim(r.net), r.replay, r.coll };
-    rs_sim_set_progress(rs_net_sim(r.net), 1u << 16, on_progress, &pr);
+    if (!o->part || o->part->rank == 0)
+        rs_sim_set_progress(rs_net_sim(r.net), 1u << 16, on_progress, &pr);
     double t0 = wall_now();
     rs_run_info info = { .estimate = &est };
     info.status = rs_net_run(r.net, RS_TIME_MAX);
@@ -496,6 +524,12 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             code = RS_EIO;
     }
 
+    if (o->part && o->part->rank != 0 && !part_why[0]) {
+        /* Its part is merged into rank 0's network, which reports. */
+        rs_result_destroy(res);
+        run_free(&r);
+        return info.status == RS_OK || info.status == RS_EINCOMPLETE ? RS_OK : info.status;
+    }
     res->status = info.status;
     int collected = rs_summary_collect(&sc, r.net, &info, &res->store) == RS_OK;
     if (collected && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
@@ -504,6 +538,10 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
                  "the fault-free run (faults.baseline) failed; summary fault_free.status says so");
     /* The peak is read once the summary's big part (the ports) exists:
      * what it costs counts, only the final copy of its text does not. */
+    if (collected && o->part && o->part->ranks > 1 && !part_why[0]) {
+        res->store.d.parallel_valid = 1;
+        rs_net_part_stats_get(r.net, &res->store.d.parallel);
+    }
     char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
     res->store.d.peak_rss_bytes = peak_rss();
     if (ports)
@@ -541,6 +579,7 @@ void rs_result_destroy(rs_result *r)
 int rs_result_status(const rs_result *r) { return r->status; }
 const char *rs_result_message(const rs_result *r) { return r->message; }
 const char *rs_result_warning(const rs_result *r) { return r->warning; }
+const char *rs_result_parallel_note(const rs_result *r) { return r->part_note; }
 int rs_result_stopped_by_faults(const rs_result *r) { return r->by_faults; }
 void rs_result_figures_get(const rs_result *r, rs_result_figures *out) { *out = r->fig; }
 const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }

@@ -524,6 +524,18 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
     if (d->faults_stop && d->faults_stop[0])
         json_object_set_new(o, "faults_stop", json_string(d->faults_stop));
     json_object_set_new(o, "events", I(d->events));
+    if (d->parallel_valid) {
+        const rs_net_part_stats *ps = &d->parallel;
+        json_t *par = json_object();
+        json_object_set_new(par, "ranks", I(ps->ranks));
+        json_object_set_new(par, "lookahead_ps", I(ps->lookahead_ps));
+        json_object_set_new(par, "windows", I(ps->windows));
+        json_object_set_new(par, "cut_links", I(ps->cut_links));
+        json_object_set_new(par, "frames_exchanged", I(ps->frames_all));
+        json_object_set_new(par, "rank0_events", I(ps->events_mine));
+        json_object_set_new(par, "rank0_sync_s", json_real(ps->sync_s));
+        json_object_set_new(o, "parallel", par);
+    }
     if (d->estimate_valid) {
         json_t *est = json_object();
         json_object_set_new(est, "messages", json_real(d->estimate_messages));

@@ -65,6 +65,12 @@ typedef struct rs_run_opts {
     int force;            /* run even when the memory or disk estimate says it will not fit */
     rs_run_progress_fn progress; /* NULL: none */
     void *ctx;            /* progress's */
+    /* Split the run over these processes (net.h rs_net_part_start), when
+     * the scenario allows it (synthetic traffic, no timeline, captures or
+     * faults: rs_result_parallel_note says why not). Every process calls
+     * rs_run_with with the same scenario and options; only process 0
+     * writes outputs and gets a result. NULL: a serial run. */
+    const rs_net_comm *part;
 } rs_run_opts;
 
 /* No output directory, no name, not forced, no progress. */
@@ -105,6 +111,10 @@ RS_API int rs_result_stopped_by_faults(const rs_result *r);
 /* A problem that did not stop the run ("" when none): the fault-free
  * baseline run (faults.baseline) failed; summary fault_free.status says so. */
 RS_API const char *rs_result_warning(const rs_result *r);
+
+/* rs_run_opts.part was given but the run was not split ("" when it was,
+ * or when no part was asked): why, one clause ("a timeline is written"). */
+RS_API const char *rs_result_parallel_note(const rs_result *r);
 
 /* The headline figures. */
 typedef struct rs_result_figures {
@@ -180,6 +190,8 @@ typedef struct rs_result_data {
     uint64_t estimate_memory_bytes, estimate_timeline_min_bytes;
     double wall_s;
     uint64_t peak_rss_bytes;
+    int parallel_valid;       /* a partitioned run: parallel is set */
+    rs_net_part_stats parallel;
     const rs_result_fault_free *fault_free; /* NULL: no fault-free run (faults.baseline) */
 } rs_result_data;
 RS_API const rs_result_data *rs_result_data_get(const rs_result *r);

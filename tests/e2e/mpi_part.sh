@@ -1,0 +1,63 @@
+#!/bin/sh
+# One packet-level run split over MPI ranks (models/part.c, docs/parallel.md):
+# `mpirun -np N railsim run` writes the serial run's summary.json, byte for
+# byte but for wall_s, peak_rss_bytes and its "parallel" section, at -np 2
+# and 4 (oversubscribed on 2 cores), on both topologies, with HB domains,
+# incast (PFC), selective recovery and adaptive routing; frames cross the
+# ranks in each. A scenario that cannot be split (a timeline, faults, a
+# collective) runs on rank 0 alone, says why once, and gives the serial
+# summary.
+RS=$1; E2E=$2; MPIRUN=$3
+. "$E2E/lib.sh"
+MPI="$MPIRUN --allow-run-as-root --oversubscribe"
+strip_par() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k, None) for k in ('wall_s', 'peak_rss_bytes', 'parallel')]; print(json.dumps(d, sort_keys=True))" "$1"; }
+frames() { "$PY" -c "import json,sys; p=json.load(open(sys.argv[1])).get('parallel'); print(p['frames_exchanged'] if p and p['ranks'] == int(sys.argv[2]) else -1)" "$1" "$2"; }
+
+NT="--set timeline.enabled=false"
+split() {
+    name=$1; shift
+    "$RS" run -q "$@" $NT -o "$TMP/$name.s" 2>"$TMP/$name.s.err" || fail "$name: serial run failed ($(cat "$TMP/$name.s.err"))"
+    for np in 2 4; do
+        $MPI -np $np "$RS" run -q "$@" $NT -o "$TMP/$name.$np" 2>"$TMP/$name.$np.err" \
+            || fail "$name: mpirun -np $np run failed ($(cat "$TMP/$name.$np.err"))"
+        f=$(frames "$TMP/$name.$np/summary.json" $np)
+        [ "$(strip_par "$TMP/$name.s/summary.json")" = "$(strip_par "$TMP/$name.$np/summary.json")" ] && [ "$f" -gt 0 ] \
+            && ok "$name: -np $np split the run ($f frames between ranks) and wrote the serial summary" \
+            || fail "$name: -np $np summary differs from the serial one (frames $f)"
+    done
+}
+split fat-tree --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=262144
+SRC=$E2E/../..
+"$PY" "$SRC/tests/tools/schema_check.py" "$SRC/docs/schema" summary "$TMP/fat-tree.2/summary.json" >"$TMP/sc" 2>&1
+case $? in
+0) ok "a split run's summary (its parallel section too) matches docs/schema/summary.schema.json" ;;
+77) ;; # no python3-jsonschema: e2e.outputs says so
+*) fail "a split run's summary fails its schema: $(cat "$TMP/sc")" ;;
+esac
+split rail-only --set topology.kind=rail-only --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=16 \
+    --set traffic.kind=permutation --set traffic.bytes=262144
+split hb-domains --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 --set routing.pxn=off \
+    --set traffic.kind=all-to-all --set traffic.bytes=65536
+split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
+    --set traffic.fan_in=16 --set traffic.bytes=1048576
+split selective-adaptive --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=262144 --set transport.recovery=selective --set routing.ecmp=adaptive
+
+# Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
+alone() {
+    name=$1; why=$2; shift 2
+    "$RS" run -q "$@" -o "$TMP/$name.s" 2>"$TMP/$name.s.err" || fail "$name: serial run failed"
+    $MPI -np 2 "$RS" run -q "$@" -o "$TMP/$name.2" 2>"$TMP/$name.2.err" || fail "$name: mpirun -np 2 failed"
+    n=$(grep -c "^railsim: run: not split over the MPI ranks: $why" "$TMP/$name.2.err")
+    [ "$(strip_par "$TMP/$name.s/summary.json")" = "$(strip_par "$TMP/$name.2/summary.json")" ] && [ "$n" -eq 1 ] &&
+        ! grep -q '"parallel"' "$TMP/$name.2/summary.json" \
+        && ok "$name: not split ($why), said once; rank 0's summary is the serial one" \
+        || fail "$name: said $n times, or the summary differs ($(cat "$TMP/$name.2.err"))"
+}
+P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=permutation"
+alone timeline "a timeline is written" $P
+alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
+alone collective "only synthetic traffic" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT
+finish
