@@ -87,12 +87,14 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
 
 /* The process of each node: GPUs and NVSwitches by HB domain in blocks;
  * then switches tier by tier, each where most of its neighbours of lower
- * tiers are, so a fat tree's pods stay whole; ties (cores, whose
- * neighbours are spread evenly) go round robin. */
-static void place(rs_net *net, uint32_t ranks, uint32_t *node_rank)
+ * tiers are, so a fat tree's pods stay whole; among ties (cores, whose
+ * neighbours are spread evenly) the process with the fewest switch ports. */
+static int place(rs_net *net, uint32_t ranks, uint32_t *node_rank)
 {
-    uint32_t K = net->hb_size ? net->hb_size : 1, spread = 0, top = 0;
-    uint32_t *count = calloc(ranks, sizeof *count);
+    uint32_t K = net->hb_size ? net->hb_size : 1, top = 0;
+    uint32_t *count = calloc(2 * (size_t)ranks, sizeof *count), *load = count ? count + ranks : NULL;
+    if (!count)
+        return RS_ENOMEM;
     for (uint32_t i = 0; i < net->nnodes; i++) {
         const rs_node *nd = &net->nodes[i];
         if (nd->kind == RS_NODE_GPU)
@@ -108,28 +110,29 @@ static void place(rs_net *net, uint32_t ranks, uint32_t *node_rank)
             if (nd->kind != RS_NODE_SWITCH || nd->tier != tier)
                 continue;
             uint32_t best_n = 0, ties = 0;
-            if (count) {
-                memset(count, 0, ranks * sizeof *count);
-                for (uint32_t k = 0; k < nd->nports; k++) {
-                    uint32_t peer = net->ports[nd->port_base + k].peer_node;
-                    if (net->nodes[peer].kind == RS_NODE_SWITCH && net->nodes[peer].tier >= tier)
-                        continue;
-                    if (++count[node_rank[peer]] > best_n)
-                        best_n = count[node_rank[peer]];
-                }
-                for (uint32_t r = 0; r < ranks; r++)
-                    ties += best_n && count[r] == best_n;
+            memset(count, 0, ranks * sizeof *count);
+            for (uint32_t k = 0; k < nd->nports; k++) {
+                uint32_t peer = net->ports[nd->port_base + k].peer_node;
+                if (net->nodes[peer].kind == RS_NODE_SWITCH && net->nodes[peer].tier >= tier)
+                    continue;
+                if (++count[node_rank[peer]] > best_n)
+                    best_n = count[node_rank[peer]];
             }
-            /* The pick-th of the processes tied for most, round robin over
-             * the switches (all of them, when none has a neighbour placed). */
-            uint32_t pick = spread++ % (ties ? ties : ranks), r = 0;
-            if (ties)
-                for (;; r++)
-                    if (count[r] == best_n && pick-- == 0)
-                        break;
-            node_rank[i] = ties ? r : pick;
+            for (uint32_t r = 0; r < ranks; r++)
+                ties += best_n && count[r] == best_n;
+            /* Of the processes tied for most (all of them, when none has a
+             * neighbour placed), the one with the fewest switch ports so far:
+             * a round robin over the ties would follow the switch order
+             * (a fat tree lists one pod half's leaves at even places). */
+            uint32_t pick = RS_NONE;
+            for (uint32_t r = 0; r < ranks; r++)
+                if ((!ties || count[r] == best_n) && (pick == RS_NONE || load[r] < load[pick]))
+                    pick = r;
+            node_rank[i] = pick;
+            load[pick] += nd->nports;
         }
     free(count);
+    return RS_OK;
 }
 
 int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
@@ -147,7 +150,10 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
     P->comm = *comm;
-    place(net, comm->ranks, P->node_rank);
+    if (place(net, comm->ranks, P->node_rank) != RS_OK) {
+        rs_part_free(P);
+        return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
+    }
     memset(P->own, RS_SIM_SHARED, nent);
     uint8_t me = (uint8_t)RS_SIM_MINE, other = (uint8_t)RS_SIM_REMOTE;
     for (uint32_t i = 0; i < net->nnodes; i++)
