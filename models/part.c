@@ -306,7 +306,8 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         memcpy(w + sizeof id, &net->ports[i], sizeof(rs_port));
         w += sizeof id + sizeof(rs_port);
     }
-    memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));
+    if (h.ndone)
+        memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));
     w += h.ndone * sizeof(rs_time);
     if (h.fct_hist)
         memcpy(w, a->hist, FCT_BUCKETS * sizeof(uint64_t));
@@ -376,7 +377,8 @@ static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const
         a->n += h->fct_n;
         a->sum += h->fct_sum;
         if (!histo) {
-            memcpy(net->done_fct + net->ndone, done[r], h->ndone * sizeof(rs_time));
+            if (h->ndone)
+                memcpy(net->done_fct + net->ndone, done[r], h->ndone * sizeof(rs_time));
             net->ndone += h->ndone;
         } else if (hist[r]) {
             for (size_t b = 0; b < FCT_BUCKETS; b++)
