@@ -272,6 +272,26 @@ static int setup_failed(run *r, const char *name, int rc, rs_err *err)
     return rc == RS_ENOMEM ? RS_ENOMEM : rc == RS_EIO ? RS_EIO : RS_EINVAL;
 }
 
+/* A split run starts only if every process set up its part: one that
+ * fails (rank 0's output directory, memory) says so to the others, which
+ * would otherwise wait for it in the first window. Returns whether all
+ * did; a process that failed passes ok = 0 and returns its own error. */
+static int split_agree(const rs_run_opts *o, int split, int ok)
+{
+    if (!split)
+        return ok;
+    uint64_t failed = !ok;
+    if (o->part->allreduce(o->part->ctx, &failed, 1, 1) != RS_OK)
+        return 0;
+    return failed == 0;
+}
+
+static int split_failed(const rs_run_opts *o, int split, run *r, const char *name, int rc, rs_err *err)
+{
+    split_agree(o, split, 0);
+    return setup_failed(r, name, rc, err);
+}
+
 /* Why a run that did not end RS_OK ended so, into res->message. */
 static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32_t iters_done, int rstatus,
                     const rs_err *rerr)
@@ -425,6 +445,7 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     /* A partitioned run (o->part): decided alike in every process, from
      * the scenario and whether outputs were asked, not from the rank. */
     char part_why[200] = "";
+    int split = 0; /* from rs_net_part_start on: every process agrees before the run */
     if (o->part && o->part->ranks > 1) {
         if (r.replay || r.coll)
             snprintf(part_why, sizeof part_why, "only synthetic traffic is split (a collective's or a workload's "
@@ -440,16 +461,17 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             run_free(&r);
             return RS_OK; /* rank 0 runs it alone; *out stays NULL here */
         }
-        if (!part_why[0] && (rc = rs_net_part_start(r.net, o->part, err)) != RS_OK) {
+        split = !part_why[0];
+        if (split && (rc = rs_net_part_start(r.net, o->part, err)) != RS_OK) {
             free(cap_comment);
-            return setup_failed(&r, name, rc, err);
+            return split_failed(o, split, &r, name, rc, err);
         }
         if (o->part->rank != 0)
             outdir = NULL; /* rank 0 writes */
     }
     if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
         free(cap_comment);
-        return setup_failed(&r, name, RS_EINVAL, err);
+        return split_failed(o, split, &r, name, RS_EINVAL, err);
     }
     /* Everything is validated: only now may the output directory appear.
      * An output that cannot be created is the user's environment: bad
@@ -462,14 +484,14 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             rc = rs_net_capture_start(r.net, capdir, &sc.capture, cap_comment, &ncap, err);
         if (rc != RS_OK) {
             free(cap_comment);
-            return setup_failed(&r, NULL, RS_EINVAL, err);
+            return split_failed(o, split, &r, NULL, RS_EINVAL, err);
         }
     }
     free(cap_comment);
     rs_timeline *tl = NULL;
     if (outdir && sc.timeline.enabled &&
         (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, &tl, err)) != RS_OK)
-        return setup_failed(&r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
+        return split_failed(o, split, &r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
 
     rs_result *res = calloc(1, sizeof *res);
     if (!res) {
@@ -478,7 +500,17 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             rs_timeline_abort(tl);
         }
         rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
-        return setup_failed(&r, NULL, RS_ENOMEM, err);
+        return split_failed(o, split, &r, NULL, RS_ENOMEM, err);
+    }
+    if (!split_agree(o, split, 1)) {
+        /* Another process could not start its part; it says why. */
+        rs_result_destroy(res);
+        if (tl) {
+            rs_net_timeline_stop(r.net);
+            rs_timeline_abort(tl);
+        }
+        rs_err_set(err, RS_EIO, "another MPI rank could not start its part of the run");
+        return setup_failed(&r, NULL, RS_EIO, err);
     }
     snprintf(res->part_note, sizeof res->part_note, "%s", part_why);
     progress pr = { o, rs_net_sim(r.net), r.replay, r.coll };

@@ -60,4 +60,14 @@ alone timeline "a timeline is written" $P
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
 alone collective "only synthetic traffic" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT
+
+# A process that cannot set up its part (here rank 0's output path is a
+# file) stops every rank: exit 2, one sentence, no rank left waiting.
+: >"$TMP/not-a-dir"
+timeout 120 $MPI -np 2 "$RS" run -q $P $NT -o "$TMP/not-a-dir" 2>"$TMP/nad.err"
+rc=$?
+[ $rc -ne 124 ] && [ $rc -ne 0 ] && grep -q "^railsim: $TMP/not-a-dir: output path exists and is not a directory" "$TMP/nad.err" \
+    && [ "$(grep -c '^railsim:' "$TMP/nad.err")" -eq 1 ] \
+    && ok "rank 0 failing its setup (-o names a file) stops both ranks with one sentence (exit $rc)" \
+    || fail "a split run whose rank 0 cannot start: exit $rc ($(cat "$TMP/nad.err"))"
 finish
