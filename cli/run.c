@@ -450,8 +450,6 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         if (r.replay || r.coll)
             snprintf(part_why, sizeof part_why, "only synthetic traffic is split (a collective's or a workload's "
                      "steps wait on each other at zero delay across GPUs)");
-        else if (ncap)
-            snprintf(part_why, sizeof part_why, "captures are written");
         else if (outdir && sc.timeline.enabled)
             snprintf(part_why, sizeof part_why, "a timeline is written (timeline.enabled=false splits it)");
         else
@@ -467,7 +465,7 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             return split_failed(o, split, &r, name, rc, err);
         }
         if (o->part->rank != 0)
-            outdir = NULL; /* rank 0 writes */
+            outdir = NULL; /* rank 0 writes, but for the captures of each process's ports */
     }
     if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
         free(cap_comment);
@@ -502,7 +500,19 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
         return split_failed(o, split, &r, NULL, RS_ENOMEM, err);
     }
-    if (!split_agree(o, split, 1)) {
+    int agreed = split_agree(o, split, 1);
+    if (agreed && split && ncap) {
+        /* Rank 0 made the capture directory: the others open their ports'
+         * files (or their part of the pcapng) in it. */
+        int mine = RS_OK;
+        if (o->part->rank != 0) {
+            char pdir[4096];
+            snprintf(pdir, sizeof pdir, "%s/pcap", o->outdir);
+            mine = rs_net_capture_start(r.net, pdir, &sc.capture, NULL, &ncap, err);
+        }
+        agreed = split_agree(o, split, mine == RS_OK);
+    }
+    if (!agreed) {
         /* Another process could not start its part; it says why. */
         rs_result_destroy(res);
         if (tl) {

@@ -18,6 +18,7 @@ struct rs_sim {
     uint64_t events;
     const uint8_t *own;   /* partitioned run: per entity RS_SIM_REMOTE/MINE/SHARED, else NULL */
     uint8_t cur_own;      /* the running event's entity's (RS_SIM_SHARED outside a run) */
+    uint64_t cur_key;     /* the running event's key (rs_sim_run_before only) */
     uint64_t events_shared;
     uint64_t progress_every;
     rs_sim_progress_fn progress_fn;
@@ -143,6 +144,7 @@ int rs_sim_run_before(rs_sim *sim, rs_time end)
         RS_ASSERT(ev.t >= sim->now);
         sim->now = ev.t;
         sim->cur_own = sim->own ? sim->own[ev.key >> 40] : RS_SIM_MINE;
+        sim->cur_key = ev.key;
         sim->events_shared += sim->cur_own == RS_SIM_SHARED;
         ev.fn(sim, ev.obj, ev.arg);
         if (RS_UNLIKELY(++sim->events >= next_progress)) {
@@ -154,6 +156,7 @@ int rs_sim_run_before(rs_sim *sim, rs_time end)
     return sim->status;
 }
 
+uint64_t rs_sim_key(const rs_sim *sim) { return sim->cur_key; }
 rs_time rs_sim_next_time(const rs_sim *sim) { return sim->q.n ? rs_evq_top_time(&sim->q) : RS_TIME_MAX; }
 int rs_sim_status(const rs_sim *sim) { return sim->status; }
 uint64_t rs_sim_events_shared(const rs_sim *sim) { return sim->events_shared; }

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void rs_capture_config_default(rs_capture_config *c)
 {
@@ -61,6 +62,7 @@ typedef struct {
     uint32_t ifid;
     rs_pcap_dir dir;
     rs_frame f;
+    rs_pcap_key key;     /* a split run's: its place in the serial file */
 } capwait_rec;
 
 struct rs_capwait {
@@ -69,9 +71,47 @@ struct rs_capwait {
     rs_time lag;         /* a switch's pipeline latency (topology.switch_latency_ns) */
 };
 
-static void emit(rs_net *net, rs_time t, uint32_t ifid, rs_pcap_dir dir, const rs_frame *f)
+/* A split run's pcapng (docs/parallel.md): each process writes the
+ * records of what it owns into a part file, each with the key that
+ * places it in the serial run's file, and rank 0 merges the parts. The
+ * serial file's order is: stamp; then the records written as their event
+ * ran (class 0) before the arrivals stamped a pipeline latency back
+ * (class 1, written when their event runs, after release()); then the
+ * order of the events (their time and key, the same in every process);
+ * then, within an event, the flow start of a shared event that wrote it
+ * (the driver starts flows everywhere, but only the source's process
+ * sends, so every process counts the starts) and the order of writing. */
+static void key_sync(rs_net *net)
 {
-    int rc = rs_pcap_write_on(net->cap_ng, ifid, dir, t, f);
+    rs_time now = rs_sim_now(net->sim);
+    uint64_t k = rs_sim_key(net->sim);
+    if (now != net->cap_ev_t || k != net->cap_ev_key) {
+        net->cap_ev_t = now;
+        net->cap_ev_key = k;
+        net->cap_step = net->cap_idx = 0;
+    }
+}
+
+void rs_capture_flow_step(rs_net *net)
+{
+    key_sync(net);
+    net->cap_step++;
+}
+
+static rs_pcap_key key_of(rs_net *net, rs_time stamp, uint8_t cls)
+{
+    rs_pcap_key k = { 0 };
+    if (net->cap_whole_ranks) {
+        key_sync(net);
+        k = (rs_pcap_key){ stamp, net->cap_ev_t, net->cap_ev_key, net->cap_step, net->cap_idx++, cls };
+    }
+    return k;
+}
+
+static void emit(rs_net *net, const rs_pcap_key *k, rs_time t, uint32_t ifid, rs_pcap_dir dir, const rs_frame *f)
+{
+    int rc = net->cap_whole_ranks ? rs_pcap_write_keyed(net->cap_ng, k, ifid, dir, t, f)
+                                  : rs_pcap_write_on(net->cap_ng, ifid, dir, t, f);
     if (rc != RS_OK && net->cap_err == RS_OK)
         net->cap_err = rc;
 }
@@ -82,7 +122,7 @@ static void release(rs_net *net, rs_time upto)
     struct rs_capwait *w = net->cap_wait;
     while (w->head < w->n && w->r[w->head].t <= upto) {
         const capwait_rec *r = &w->r[w->head++];
-        emit(net, r->t, r->ifid, r->dir, &r->f);
+        emit(net, &r->key, r->t, r->ifid, r->dir, &r->f);
     }
     if (w->head == w->n)
         w->head = w->n = 0;
@@ -92,8 +132,9 @@ static void release(rs_net *net, rs_time upto)
 static void hold(rs_net *net, rs_time now, uint32_t ifid, rs_pcap_dir dir, const rs_frame *f)
 {
     struct rs_capwait *w = net->cap_wait;
+    rs_pcap_key k = key_of(net, now, 0);
     if (w->lag == 0) {
-        emit(net, now, ifid, dir, f);
+        emit(net, &k, now, ifid, dir, f);
         return;
     }
     if (now >= w->lag)
@@ -108,11 +149,12 @@ static void hold(rs_net *net, rs_time now, uint32_t ifid, rs_pcap_dir dir, const
             net->cap_err = RS_ENOMEM;
         return;
     }
-    w->r[w->n++] = (capwait_rec){ now, ifid, dir, *f };
+    w->r[w->n++] = (capwait_rec){ now, ifid, dir, *f, k };
 }
 
 /* pcapng: one file for the run, one interface per captured port, named
- * after the port and described by the cable's other end. */
+ * after the port and described by the cable's other end. A split run:
+ * rank 0 opens that file and every process its part (capture_start). */
 static int open_pcapng(rs_net *net, const char *dir, const rs_capture_config *c, const char *comment,
                        rs_err *err)
 {
@@ -127,7 +169,21 @@ static int open_pcapng(rs_net *net, const char *dir, const rs_capture_config *c,
         return rs_err_set(err, RS_EINVAL, "topology.switch_latency_ns: expected a time");
     for (uint32_t i = 0; i < net->nports; i++)
         net->cap_if[i] = RS_NONE;
+    if (rs_part_ranks(net) > 1) {
+        net->cap_whole_ranks = rs_part_ranks(net);
+        if (!(net->cap_dir = strdup(dir)))
+            return rs_err_set(err, RS_ENOMEM, "out of memory");
+        if (rs_part_rank(net) != 0)
+            return RS_OK;
+        return rs_pcapng_open(path, c->snaplen, comment, "railsim " RS_VERSION, &net->cap_whole, err);
+    }
     return rs_pcapng_open(path, c->snaplen, comment, "railsim " RS_VERSION, &net->cap_ng, err);
+}
+
+/* Part r of a split run's pcapng (hidden until merged and removed). */
+static int part_path(const rs_net *net, uint32_t r, char *buf, size_t n)
+{
+    return (size_t)snprintf(buf, n, "%s/.capture.pcapng.part%u", net->cap_dir, r) < n ? RS_OK : RS_EIO;
 }
 
 int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
@@ -157,10 +213,17 @@ int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *
             char peer[48], descr[2 * 48 + 20];
             rs_topo_port_name(net, p->peer_port, peer, sizeof peer);
             snprintf(descr, sizeof descr, "port %s, cable to %s", name, peer);
-            if ((rc = rs_pcap_add_interface(net->cap_ng, name, descr, &net->cap_if[i], err)) != RS_OK)
+            rs_pcap *whole = net->cap_whole_ranks ? net->cap_whole : net->cap_ng;
+            if (whole && (rc = rs_pcap_add_interface(whole, name, descr, &net->cap_if[i], err)) != RS_OK)
                 return rc;
+            if (!whole)
+                net->cap_if[i] = *nports; /* a split run's part: the ids rank 0's file gives */
             p->cap = net->cap_ng;
             (*nports)++;
+            continue;
+        }
+        if (!rs_part_owns_node(net, p->node)) {
+            (*nports)++; /* a split run: its owner writes its file */
             continue;
         }
         if ((size_t)snprintf(path, sizeof path, "%s/%s.pcap", dir, name) >= sizeof path)
@@ -173,9 +236,63 @@ int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *
         return rs_err_set(err, RS_EINVAL,
                           "capture.ports: '%s' matches no Ethernet port; expected names such as "
                           "gpu0.nic, leaf0.p3, spine1.*, rail2-leaf0.* (see docs/pcap.md)", c->ports);
+    if (dir && ng && net->cap_whole_ranks) {
+        char path[4096];
+        if (part_path(net, rs_part_rank(net), path, sizeof path) != RS_OK)
+            return rs_err_set(err, RS_EIO, "%s: capture path too long", dir);
+        if ((rc = rs_pcapng_open_part(path, c->snaplen, *nports, &net->cap_ng, err)) != RS_OK)
+            return rc;
+        for (uint32_t i = 0; i < net->nports; i++)
+            if (net->cap_if[i] != RS_NONE && rs_part_owns_node(net, net->ports[i].node))
+                net->ports[i].cap = net->cap_ng;
+    }
     net->cap_err = RS_OK;
     net->cap_in = dir && ng;
     return RS_OK;
+}
+
+void rs_capture_part_close(rs_net *net)
+{
+    if (!net->cap_whole_ranks || !net->cap_ng)
+        return;
+    release(net, RS_TIME_MAX);
+    for (uint32_t i = 0; i < net->nports; i++)
+        if (net->ports[i].cap == net->cap_ng)
+            net->ports[i].cap = NULL;
+    rs_err e;
+    if (net->cap_err != RS_OK)
+        rs_pcap_abort(net->cap_ng);
+    else if (rs_pcap_close(net->cap_ng, &e) != RS_OK)
+        net->cap_err = RS_EIO; /* its part is missing: rank 0's merge says which */
+    net->cap_ng = NULL;
+}
+
+/* Rank 0 of a split run: the parts into the whole file, in the serial
+ * run's order; the parts go. */
+static int merge_parts(rs_net *net, int keep, int rc, rs_err *err)
+{
+    uint32_t R = net->cap_whole_ranks;
+    char (*paths)[4200] = calloc(R, sizeof *paths);
+    const char **names = calloc(R, sizeof *names);
+    if (!paths || !names)
+        rc = rc != RS_OK ? rc : rs_err_set(err, RS_ENOMEM, "out of memory merging the capture");
+    for (uint32_t r = 0; paths && names && r < R; r++) {
+        if (part_path(net, r, paths[r], sizeof paths[r]) != RS_OK && rc == RS_OK)
+            rc = rs_err_set(err, RS_EIO, "%s: capture path too long", net->cap_dir);
+        names[r] = paths[r];
+    }
+    if (keep && rc == RS_OK)
+        rc = rs_pcapng_merge(net->cap_whole, names, R, err);
+    if (keep && rc == RS_OK)
+        rc = rs_pcap_close(net->cap_whole, err);
+    else
+        rs_pcap_abort(net->cap_whole);
+    net->cap_whole = NULL;
+    for (uint32_t r = 0; paths && r < R; r++)
+        unlink(paths[r]);
+    free(paths);
+    free(names);
+    return rc;
 }
 
 int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
@@ -196,7 +313,7 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
         }
         p->cap = NULL;
     }
-    if (net->cap_ng && net->cap_wait && keep && rc == RS_OK) {
+    if (net->cap_ng && net->cap_wait && keep && rc == RS_OK && !net->cap_whole_ranks) {
         release(net, RS_TIME_MAX);
         if ((rc = net->cap_err) != RS_OK)
             rs_err_set(err, rc, "a capture file could not be written");
@@ -207,15 +324,21 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
         net->cap_wait = NULL;
     }
     if (net->cap_ng) {
-        if (keep && rc == RS_OK)
+        /* A split run's part still open: the run stopped before its end. */
+        if (keep && rc == RS_OK && !net->cap_whole_ranks)
             rc = rs_pcap_close(net->cap_ng, err);
         else
             rs_pcap_abort(net->cap_ng);
         net->cap_ng = NULL;
     }
+    if (net->cap_whole)
+        rc = merge_parts(net, keep, rc, err);
     free(net->cap_if);
+    free(net->cap_dir);
     net->cap_if = NULL;
+    net->cap_dir = NULL;
     net->cap_in = 0;
+    net->cap_whole_ranks = 0;
     return rc;
 }
 
@@ -317,5 +440,6 @@ void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now)
         return;
     }
     release(net, t);
-    emit(net, t, ifid, RS_PCAP_IN, &f);
+    rs_pcap_key k = key_of(net, t, 1);
+    emit(net, &k, t, ifid, RS_PCAP_IN, &f);
 }

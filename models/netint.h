@@ -355,6 +355,14 @@ struct rs_net {
     rs_pcap *cap_ng;         /* the pcapng file every captured port shares, or NULL */
     uint32_t *cap_if;        /* pcapng: interface id per port (RS_NONE: not captured) */
     struct rs_capwait *cap_wait; /* pcapng: records held back to keep time order (capture.c) */
+    /* A split run's pcapng (capture.c): every process writes a part, rank 0
+     * merges them into cap_whole; the event its records are keyed in. */
+    uint32_t cap_whole_ranks;  /* processes writing parts; 0: not split */
+    rs_pcap *cap_whole;
+    char *cap_dir;
+    rs_time cap_ev_t;
+    uint64_t cap_ev_key;
+    uint32_t cap_step, cap_idx;
     /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
     struct rs_net_tl *tl;
@@ -371,6 +379,8 @@ void rs_part_free(rs_part *P);
 int rs_part_owns_node(const rs_net *net, uint32_t node); /* 1 in a serial run */
 void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t);  /* a frame onto a cut link, arriving at t */
 int rs_part_run(rs_net *net);
+uint32_t rs_part_rank(const rs_net *net);  /* 0 in a serial run */
+uint32_t rs_part_ranks(const rs_net *net); /* 1 in a serial run */
 /* Schedule pkt's arrival at t on its link (pkt->link) as the sender
  * would have (fabric.c). */
 void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t);
@@ -479,6 +489,10 @@ void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time 
  * if that port is captured, records the frame there as inbound, stamped
  * when its last bit came in. */
 void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now);
+/* A split run: a flow start of the running event (its captured records
+ * are ordered by it), and the part file closed once the last window ran. */
+void rs_capture_flow_step(rs_net *net);
+void rs_capture_part_close(rs_net *net);
 
 /* transport.c: NIC side */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p);

@@ -74,8 +74,6 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
         r = "faults are scheduled";
     else if (net->loss_below)
         r = "topology.loss_rate is set";
-    else if (net->cap_if || net->cap_ng)
-        r = "captures are written";
     else if (net->tl)
         r = "a timeline is written";
     else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF)
@@ -472,6 +470,7 @@ int rs_part_run(rs_net *net)
     if (rc == RS_OK && (rc = c->allreduce(c->ctx, last, 1, 1)) == RS_OK)
         rs_sim_advance(sim, last[0]);
     rs_fabric_settle(net);
+    rs_capture_part_close(net); /* before the gather: rank 0 merges the parts after it */
     if (rc != RS_OK)
         return rc;
     /* Idle: every frame this process received was delivered or dropped. */
@@ -503,6 +502,9 @@ int rs_part_run(rs_net *net)
         merged = RS_EINTERNAL;
     return merged;
 }
+
+uint32_t rs_part_rank(const rs_net *net) { return net->part ? net->part->comm.rank : 0; }
+uint32_t rs_part_ranks(const rs_net *net) { return net->part ? net->part->comm.ranks : 1; }
 
 void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
 {

@@ -67,7 +67,10 @@ struct rs_pcap {
     int fail_errno;     /* errno of the first failure (0 if unknown) */
     char *path;         /* final name */
     char *tmp;          /* path + ".tmp", where the bytes go */
+    int part;           /* pcapng in parts: each EPB follows its key (rs_pcapng_open_part) */
 };
+
+static void destroy(rs_pcap *w, int remove_tmp);
 
 /* ---- CRC-32 (IEEE 802.3, reflected, poly 0x04C11DB7 / 0xEDB88320) ----
  * The IB ICRC uses the Ethernet CRC (IBA vol. 1, 7.8.1). Constant table so
@@ -657,14 +660,151 @@ int rs_pcap_add_interface(rs_pcap *w, const char *name, const char *description,
     return RS_OK;
 }
 
+/* ---- pcapng in parts (rs_pcapng_open_part) ----
+ * A part file is a run of records, each a key and the EPB it orders:
+ * stamp, event time, event key (8 bytes each), step, index, block length
+ * (4 each), class (1) and 3 zero bytes, little-endian, then the block. */
+#define PART_HDR 48
+
+static inline void le64(uint8_t *p, uint64_t v) { le32(p, (uint32_t)v); le32(p + 4, (uint32_t)(v >> 32)); }
+static inline uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static void part_key_put(uint8_t *b, const rs_pcap_key *k, uint32_t blen)
+{
+    le64(b, k->stamp);
+    le64(b + 8, k->ev_t);
+    le64(b + 16, k->ev_key);
+    le32(b + 24, k->step);
+    le32(b + 28, k->idx);
+    le32(b + 32, blen);
+    b[36] = k->cls;
+    memset(b + 37, 0, PART_HDR - 37);
+}
+
+static uint32_t part_key_get(const uint8_t *b, rs_pcap_key *k)
+{
+    k->stamp = rd64(b);
+    k->ev_t = rd64(b + 8);
+    k->ev_key = rd64(b + 16);
+    k->step = rd32(b + 24);
+    k->idx = rd32(b + 28);
+    k->cls = b[36];
+    return rd32(b + 32);
+}
+
+int rs_pcap_key_cmp(const rs_pcap_key *a, const rs_pcap_key *b)
+{
+#define KEY_CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+    KEY_CMP(stamp);
+    KEY_CMP(cls);
+    KEY_CMP(ev_t);
+    KEY_CMP(ev_key);
+    KEY_CMP(step);
+    KEY_CMP(idx);
+#undef KEY_CMP
+    return 0;
+}
+
+int rs_pcapng_open_part(const char *path, uint32_t snaplen, uint32_t nif, rs_pcap **out, rs_err *err)
+{
+    if (!path || !out)
+        return rs_err_set(err, RS_EINVAL, "pcap: no output path given");
+    *out = NULL;
+    rs_pcap *w = writer_new(path, snaplen);
+    if (!w)
+        return rs_err_set(err, RS_ENOMEM, "pcap: out of memory opening '%s'", path);
+    if (!(w->ng = fopen(w->tmp, "wb"))) {
+        int rc = rs_err_set(err, RS_EIO, "cannot create capture file '%s': %s", w->tmp, strerror(errno));
+        destroy(w, 0);
+        return rc;
+    }
+    w->nif = nif;
+    w->part = 1;
+    *out = w;
+    return RS_OK;
+}
+
+/* One part being merged: its stream and its head record. */
+typedef struct part_in {
+    FILE *f;
+    const char *path;
+    rs_pcap_key key;
+    uint32_t len;
+    uint8_t *blk;
+    int live;
+} part_in;
+
+/* Read pi's next record; 0 at a clean end, -1 on a short or bad one. */
+static int part_next(part_in *pi)
+{
+    uint8_t h[PART_HDR];
+    size_t got = fread(h, 1, sizeof h, pi->f);
+    if (got == 0 && feof(pi->f))
+        return pi->live = 0;
+    if (got != sizeof h)
+        return -1;
+    pi->len = part_key_get(h, &pi->key);
+    if (pi->len < 32 || pi->len > 64 + RS_FRAME_MAX || (pi->len & 3) || fread(pi->blk, 1, pi->len, pi->f) != pi->len)
+        return -1;
+    pi->live = 1;
+    return 1;
+}
+
+int rs_pcapng_merge(rs_pcap *w, const char *const *parts, uint32_t n, rs_err *err)
+{
+    if (!w || !w->ng || w->part || (n && !parts))
+        return rs_err_set(err, RS_EINVAL, "pcapng merge: expected a pcapng file and its parts");
+    part_in *in = calloc(n ? n : 1, sizeof *in);
+    int rc = in ? RS_OK : rs_err_set(err, RS_ENOMEM, "pcapng merge: out of memory");
+    for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
+        in[i].path = parts[i];
+        if (!(in[i].blk = malloc(64 + RS_FRAME_MAX)))
+            rc = rs_err_set(err, RS_ENOMEM, "pcapng merge: out of memory");
+        else if (!(in[i].f = fopen(parts[i], "rb")))
+            rc = rs_err_set(err, RS_EIO, "cannot read capture part '%s': %s", parts[i], strerror(errno));
+        else if (part_next(&in[i]) < 0)
+            rc = rs_err_set(err, RS_EIO, "capture part '%s': a record is cut short", parts[i]);
+    }
+    /* A few parts: the smallest head by a scan. */
+    while (rc == RS_OK) {
+        part_in *best = NULL;
+        for (uint32_t i = 0; i < n; i++)
+            if (in[i].live && (!best || rs_pcap_key_cmp(&in[i].key, &best->key) < 0))
+                best = &in[i];
+        if (!best)
+            break;
+        ng_bytes(w, best->blk, best->len);
+        if (w->failed)
+            rc = write_failed(w, err);
+        else if (part_next(best) < 0)
+            rc = rs_err_set(err, RS_EIO, "capture part '%s': a record is cut short", best->path);
+    }
+    for (uint32_t i = 0; in && i < n; i++) {
+        if (in[i].f)
+            fclose(in[i].f);
+        free(in[i].blk);
+    }
+    free(in);
+    return rc;
+}
+
 /* EPB: interface, timestamp (picoseconds, high word first), captured and
  * original length, the bytes, epb_flags. */
-static int ng_write(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const uint8_t *buf,
-                    size_t len, size_t caplen, int multicast)
+static int ng_write(rs_pcap *w, const rs_pcap_key *key, uint32_t ifid, rs_pcap_dir dir, rs_time t,
+                    const uint8_t *buf, size_t len, size_t caplen, int multicast)
 {
-    if (ifid >= w->nif)
+    if (ifid >= w->nif || !w->part != !key)
         return RS_EINVAL;
     uint32_t blen = (uint32_t)(28 + caplen + pad4(caplen) + 8 + 4 + 4);
+    if (key) {
+        uint8_t k[PART_HDR];
+        part_key_put(k, key, blen);
+        ng_bytes(w, k, sizeof k);
+    }
     uint8_t h[28];
     le32(h, NG_EPB);
     le32(h + 4, blen);
@@ -693,6 +833,12 @@ int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f)
 
 int rs_pcap_write_on(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const rs_frame *f)
 {
+    return rs_pcap_write_keyed(w, NULL, ifid, dir, t, f);
+}
+
+int rs_pcap_write_keyed(rs_pcap *w, const rs_pcap_key *key, uint32_t ifid, rs_pcap_dir dir, rs_time t,
+                        const rs_frame *f)
+{
     if (!w || !f)
         return RS_EINVAL;
     if (w->failed)
@@ -705,8 +851,8 @@ int rs_pcap_write_on(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, cons
         return RS_EINVAL;
     size_t caplen = w->snaplen && len > w->snaplen ? w->snaplen : len;
     if (w->ng)
-        return ng_write(w, ifid, dir, t, buf, len, caplen, f->kind == RS_FRAME_PFC);
-    if (ifid != 0)
+        return ng_write(w, key, ifid, dir, t, buf, len, caplen, f->kind == RS_FRAME_PFC);
+    if (ifid != 0 || key)
         return RS_EINVAL;
     struct pcap_pkthdr h;
     h.ts.tv_sec = (time_t)(t / RS_PS_PER_S);

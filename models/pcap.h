@@ -137,6 +137,40 @@ int rs_pcap_write(rs_pcap *w, rs_time t, const rs_frame *f);
  * rs_pcap_write(w, t, f) is rs_pcap_write_on(w, 0, RS_PCAP_OUT, t, f). */
 int rs_pcap_write_on(rs_pcap *w, uint32_t ifid, rs_pcap_dir dir, rs_time t, const rs_frame *f);
 
+/* pcapng in parts (a run split over processes, docs/parallel.md): each
+ * process writes the blocks of the ports it owns into a part file, every
+ * block after the key that places it in the serial run's file, and one
+ * process merges the parts into the file rs_pcapng_open made. The key:
+ * the record's stamp, its class (0: written as its event ran, 1: an
+ * arrival stamped a pipeline latency back), the event's time and key
+ * (rs_sim_key), the shared event's step (which flow start of it) and
+ * the record's index within the event. */
+typedef struct rs_pcap_key {
+    rs_time stamp, ev_t;
+    uint64_t ev_key;
+    uint32_t step, idx;
+    uint8_t cls;
+} rs_pcap_key;
+
+/* Total order of keys: stamp, class, event time, event key, step, index. */
+int rs_pcap_key_cmp(const rs_pcap_key *a, const rs_pcap_key *b);
+
+/* A part file at path (PATH.tmp until rs_pcap_close) for a pcapng file
+ * of nif interfaces; only rs_pcap_write_keyed writes to it. Errors as
+ * rs_pcapng_open. */
+int rs_pcapng_open_part(const char *path, uint32_t snaplen, uint32_t nif, rs_pcap **out, rs_err *err);
+
+/* rs_pcap_write_on with the record's key: w must be a part (RS_EINVAL
+ * otherwise; a part takes no unkeyed write). */
+int rs_pcap_write_keyed(rs_pcap *w, const rs_pcap_key *key, uint32_t ifid, rs_pcap_dir dir, rs_time t,
+                        const rs_frame *f);
+
+/* Append the blocks of the closed part files parts[0..n) to the pcapng
+ * file w, in key order (each part is in key order already). Errors:
+ * RS_EINVAL (w not a whole pcapng file), RS_ENOMEM, RS_EIO naming the
+ * part that cannot be read or is cut short, or w's write failure. */
+int rs_pcapng_merge(rs_pcap *w, const char *const *parts, uint32_t n, rs_err *err);
+
 /* Flush, close and rename PATH.tmp to PATH. Frees w, also on error (then
  * the temporary file is removed). RS_EIO with err naming the file if an
  * earlier write failed or flushing/renaming fails. NULL w: RS_EINVAL. */

@@ -90,6 +90,12 @@ RS_API void rs_sim_set_owner(rs_sim *sim, const uint8_t *own);
  * the last event run. RS_OK or the first recorded error, as rs_sim_run. */
 RS_API int rs_sim_run_before(rs_sim *sim, rs_time end);
 
+/* The running event's key within its instant, under rs_sim_run_before
+ * (the same in every process and in the serial run: entity << 40 and the
+ * entity's sequence number); with rs_sim_now it orders what events write
+ * (a capture's part files, rs_pcapng_merge). */
+RS_API uint64_t rs_sim_key(const rs_sim *sim);
+
 /* Time of the next event (RS_TIME_MAX: none); the error recorded so far. */
 RS_API rs_time rs_sim_next_time(const rs_sim *sim);
 RS_API int rs_sim_status(const rs_sim *sim);

@@ -4,7 +4,7 @@
 # byte but for wall_s, peak_rss_bytes and its "parallel" section, at -np 2
 # and 4 (oversubscribed on 2 cores), on both topologies, with HB domains,
 # incast (PFC), selective recovery and adaptive routing; frames cross the
-# ranks in each. A scenario that cannot be split (a timeline, faults, a
+# ranks in each. Captures (pcap per port, pcapng) are the serial bytes. A scenario that cannot be split (a timeline, faults, a
 # collective) runs on rank 0 alone, says why once, and gives the serial
 # summary.
 RS=$1; E2E=$2; MPIRUN=$3
@@ -21,9 +21,17 @@ split() {
         $MPI -np $np "$RS" run -q "$@" $NT -o "$TMP/$name.$np" 2>"$TMP/$name.$np.err" \
             || fail "$name: mpirun -np $np run failed ($(cat "$TMP/$name.$np.err"))"
         f=$(frames "$TMP/$name.$np/summary.json" $np)
+        what="wrote the serial summary"
+        if [ -d "$TMP/$name.s/pcap" ]; then
+            # the same files, none left over (no part file), the same bytes
+            nf=$(ls "$TMP/$name.s/pcap" | wc -l)
+            diff -r "$TMP/$name.s/pcap" "$TMP/$name.$np/pcap" >/dev/null && [ "$nf" -gt 0 ] \
+                && [ "$(ls -A "$TMP/$name.$np/pcap" | wc -l)" -eq "$nf" ] || f=-2
+            what="$what; its $nf capture file(s) are the serial bytes"
+        fi
         [ "$(strip_par "$TMP/$name.s/summary.json")" = "$(strip_par "$TMP/$name.$np/summary.json")" ] && [ "$f" -gt 0 ] \
-            && ok "$name: -np $np split the run ($f frames between ranks) and wrote the serial summary" \
-            || fail "$name: -np $np summary differs from the serial one (frames $f)"
+            && ok "$name: -np $np split the run ($f frames between ranks) and $what" \
+            || fail "$name: -np $np summary or captures differ from the serial ones (frames $f; -2: captures)"
     done
 }
 split fat-tree --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
@@ -43,6 +51,19 @@ split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radi
     --set traffic.fan_in=16 --set traffic.bytes=1048576
 split selective-adaptive --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=permutation --set traffic.bytes=262144 --set transport.recovery=selective --set routing.ecmp=adaptive
+
+# Captures: each process writes its ports' pcap files, or its part of the
+# pcapng (rank 0 merges the parts in the serial order): the same bytes.
+split pcap-per-port --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=65536 --capture '*'
+split pcapng-incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
+    --set traffic.fan_in=16 --set traffic.bytes=262144 --capture '*' --capture-format pcapng
+split pcapng-selective --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=131072 --set transport.recovery=selective \
+    --set routing.ecmp=adaptive --capture 'spine*,gpu1*' --capture-format pcapng
+split pcapng-rail-window --set topology.kind=rail-only --set topology.gpus=64 --set topology.hb_size=1 \
+    --set topology.radix=16 --set traffic.kind=permutation --set traffic.bytes=65536 --capture '*' \
+    --capture-format pcapng --set capture.start_ns=2000 --set capture.end_ns=9000 --set capture.snaplen=96
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {

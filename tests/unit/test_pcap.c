@@ -704,6 +704,75 @@ static void test_pcapng_write_failure_is_sticky_and_close_fails(void)
     CU_ASSERT(!exists(tmp));
 }
 
+/* Parts merge by key (stamp, class, event time, event key, step, index):
+ * two parts written out of each other's order give the file written in
+ * that order directly; a part cut short is an error naming it. */
+static void test_pcapng_parts_merge_in_key_order(void)
+{
+    char whole[300], direct[300], pa[300], pb[300];
+    snprintf(whole, sizeof whole, "%s/m.pcapng", dir);
+    snprintf(direct, sizeof direct, "%s/d.pcapng", dir);
+    snprintf(pa, sizeof pa, "%s/m.part0", dir);
+    snprintf(pb, sizeof pb, "%s/m.part1", dir);
+    /* Keys in serial order: class 0 before 1 at one stamp, then event
+     * time, event key, step (a shared event's flow starts), index. */
+    const rs_pcap_key k[6] = {
+        { 1000, 1000, 5ULL << 40, 0, 0, 0 }, { 1000, 1000, 7ULL << 40, 0, 0, 0 }, { 1000, 1000, 7ULL << 40, 0, 1, 0 },
+        { 1000, 1400, 2ULL << 40, 0, 0, 1 }, { 2000, 2000, 1ULL << 40, 1, 0, 0 }, { 2000, 2000, 1ULL << 40, 2, 0, 0 },
+    };
+    const int part_of[6] = { 1, 0, 0, 1, 0, 1 };
+    for (unsigned i = 0; i + 1 < 6; i++)
+        CU_ASSERT(rs_pcap_key_cmp(&k[i], &k[i + 1]) < 0 && rs_pcap_key_cmp(&k[i + 1], &k[i]) > 0);
+    CU_ASSERT_EQUAL(rs_pcap_key_cmp(&k[2], &k[2]), 0);
+    rs_pcap *w = NULL, *d = NULL, *part[2] = { NULL, NULL };
+    CU_ASSERT_FATAL(rs_pcapng_open(whole, 0, "c", "a", &w, NULL) == RS_OK);
+    CU_ASSERT_FATAL(rs_pcapng_open(direct, 0, "c", "a", &d, NULL) == RS_OK);
+    CU_ASSERT_FATAL(rs_pcapng_open_part(pa, 0, 2, &part[0], NULL) == RS_OK);
+    CU_ASSERT_FATAL(rs_pcapng_open_part(pb, 0, 2, &part[1], NULL) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "leaf0.p0", NULL, NULL, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(d, "gpu0.nic", NULL, NULL, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(d, "leaf0.p0", NULL, NULL, NULL), RS_OK);
+    for (unsigned i = 0; i < 6; i++) {
+        rs_frame f = { .kind = RS_FRAME_ROCE_DATA, .opcode = RS_BTH_RC_WRITE_MIDDLE, .psn = i, .payload_len = 64 * (i + 1),
+                       .eth_src = i, .ip_src = 1, .ip_dst = 2 };
+        uint32_t ifid = i & 1;
+        rs_pcap_dir dr = k[i].cls ? RS_PCAP_IN : RS_PCAP_OUT;
+        CU_ASSERT_EQUAL(rs_pcap_write_on(d, ifid, dr, k[i].stamp, &f), RS_OK);
+        CU_ASSERT_EQUAL(rs_pcap_write_keyed(part[part_of[i]], &k[i], ifid, dr, k[i].stamp, &f), RS_OK);
+    }
+    /* A part takes keyed writes only, a whole file unkeyed ones only. */
+    rs_frame f0 = { .kind = RS_FRAME_ROCE_CNP, .ip_src = 1, .ip_dst = 2 };
+    CU_ASSERT_EQUAL(rs_pcap_write_on(part[0], 0, RS_PCAP_OUT, 1, &f0), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_pcap_write_keyed(w, &k[0], 0, RS_PCAP_OUT, 1, &f0), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_pcap_close(part[0], NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_close(part[1], NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_close(d, NULL), RS_OK);
+    const char *names[2] = { pa, pb };
+    CU_ASSERT_EQUAL(rs_pcapng_merge(w, names, 2, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_close(w, NULL), RS_OK);
+    size_t na = 0, nb = 0;
+    uint8_t *a = slurp(whole, &na), *b = slurp(direct, &nb);
+    CU_ASSERT_FATAL(a && b);
+    CU_ASSERT(na == nb && na > 200 && memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+    /* Cut a part short: the merge names it. */
+    unlink(whole);
+    CU_ASSERT_EQUAL(truncate(pb, 60), 0);
+    rs_err err;
+    rs_err_clear(&err);
+    CU_ASSERT_FATAL(rs_pcapng_open(whole, 0, NULL, NULL, &w, NULL) == RS_OK);
+    CU_ASSERT_EQUAL(rs_pcap_add_interface(w, "gpu0.nic", NULL, NULL, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_pcapng_merge(w, names, 2, &err), RS_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, pb));
+    rs_pcap_abort(w);
+    CU_ASSERT(!exists(whole));
+    unlink(pa);
+    unlink(pb);
+    unlink(direct);
+}
+
 static const rs_cu_test frame_tests[] = {
     RS_CU_TEST(test_pcap_write_first_fields_at_their_offsets),
     RS_CU_TEST(test_pcap_ipv4_checksum_sums_to_ffff),
@@ -728,6 +797,7 @@ static const rs_cu_test file_tests[] = {
     RS_CU_TEST(test_pcapng_second_epb_is_inbound_multicast_pfc),
     RS_CU_TEST(test_pcapng_interfaces_only_on_pcapng),
     RS_CU_TEST(test_pcapng_write_failure_is_sticky_and_close_fails),
+    RS_CU_TEST(test_pcapng_parts_merge_in_key_order),
 };
 
 static void register_suites(void)
