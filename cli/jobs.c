@@ -104,7 +104,7 @@ static int comm_exchange(void *ctx, void *const *send, const size_t *send_len, u
                          size_t *recv_len)
 {
     (void)ctx;
-    enum { MAXV = 4 };
+    enum { MAXV = 8 };
     size_t n = (size_t)mpi_size, w = 1 + nv;
     if (nv > MAXV)
         return RS_EINVAL;

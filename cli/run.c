@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collrun.h"
 #include "fmt.h"
@@ -92,11 +93,39 @@ static void on_progress(void *ctx, rs_time now, uint64_t events)
         rs_sim_stop(p->sim, RS_EINTR);
 }
 
+/* The kinds a scenario's timeline writes. */
+static uint32_t tl_mask(const rs_scenario *sc)
+{
+    return sc->timeline.heavy ? RS_TL_ALL : RS_TL_ALL & ~RS_TL_HEAVY;
+}
+
+/* A split run's timeline: process r's part of it, DIR/.timeline.msgpack.partR. */
+static void part_path(char *buf, size_t n, const char *outdir, uint32_t r)
+{
+    snprintf(buf, n, "%s/.timeline.msgpack.part%u", outdir, r);
+}
+
+/* A split run: this process's part, which its network writes into. */
+static int timeline_part_open(const rs_scenario *sc, rs_net *net, const char *outdir, uint32_t rank,
+                              rs_time sample_ps, rs_timeline **out, rs_err *err)
+{
+    char path[4200];
+    part_path(path, sizeof path, outdir, rank);
+    int rc = rs_net_timeline_part(net, path, tl_mask(sc), out, err);
+    if (rc == RS_OK && (rc = rs_net_timeline_start(net, *out, sample_ps, err)) != RS_OK) {
+        rs_timeline_abort(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* Create DIR/timeline.msgpack and make the network, the replay and the
- * collective driver write into it. On error nothing is left on disk,
- * *out is NULL and err says why. */
+ * collective driver write into it (a split run's network: into *part,
+ * opened here for rank 0). On error nothing is left on disk, *out is NULL
+ * and err says why. */
 static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, rs_collrun *coll,
-                         const char *outdir, rs_time sample_ps, rs_timeline **out, rs_err *err)
+                         const char *outdir, rs_time sample_ps, rs_timeline **part, rs_timeline **out,
+                         rs_err *err)
 {
     *out = NULL;
     char path[4096];
@@ -123,8 +152,14 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     free(text);
     if (rc != RS_OK)
         return rc;
-    if (!sc->timeline.heavy)
-        rs_timeline_set_enabled(tl, RS_TL_ALL & ~RS_TL_HEAVY);
+    rs_timeline_set_enabled(tl, tl_mask(sc));
+    if (part) {
+        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) != RS_OK)
+            rs_timeline_abort(tl);
+        else
+            *out = tl;
+        return rc;
+    }
     /* The mask is set first: the network starts its sampler only if the
      * timeline wants samples or ECN records. */
     rc = rs_net_timeline_start(net, tl, sample_ps, err);
@@ -270,6 +305,41 @@ static int setup_failed(run *r, const char *name, int rc, rs_err *err)
     }
     run_free(r);
     return rc == RS_ENOMEM ? RS_ENOMEM : rc == RS_EIO ? RS_EIO : RS_EINVAL;
+}
+
+static void timelines_abort(rs_net *net, rs_timeline *tl, rs_timeline *tlp)
+{
+    if (tl || tlp)
+        rs_net_timeline_stop(net);
+    rs_timeline_abort(tl);
+    rs_timeline_abort(tlp);
+}
+
+/* Rank 0 of a split run, every part closed (all: by every process):
+ * the parts into the timeline, in the serial run's order, then removed. */
+static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int all, int partial, rs_err *err)
+{
+    uint32_t R = o->part->ranks;
+    char (*paths)[4200] = calloc(R, sizeof *paths);
+    const char **names = calloc(R, sizeof *names);
+    int rc = paths && names ? RS_OK : rs_err_set(err, RS_ENOMEM, "out of memory merging the timeline");
+    for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
+        part_path(paths[r], sizeof paths[r], o->outdir, r);
+        names[r] = paths[r];
+    }
+    if (rc == RS_OK && !all)
+        rc = rs_err_set(err, RS_EIO, "an MPI rank could not write its part of the timeline");
+    if (rc == RS_OK)
+        rc = rs_timeline_merge(tl, names, R, err);
+    if (rc == RS_OK)
+        rc = rs_timeline_close(tl, partial, err);
+    else
+        rs_timeline_abort(tl);
+    for (uint32_t r = 0; paths && r < R; r++)
+        unlink(paths[r]);
+    free(paths);
+    free(names);
+    return rc == RS_OK ? RS_OK : RS_EIO;
 }
 
 /* A split run starts only if every process set up its part: one that
@@ -450,8 +520,6 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         if (r.replay || r.coll)
             snprintf(part_why, sizeof part_why, "only synthetic traffic is split (a collective's or a workload's "
                      "steps wait on each other at zero delay across GPUs)");
-        else if (outdir && sc.timeline.enabled)
-            snprintf(part_why, sizeof part_why, "a timeline is written (timeline.enabled=false splits it)");
         else
             rs_net_part_possible(r.net, part_why, sizeof part_why);
         if (part_why[0] && o->part->rank != 0) {
@@ -486,39 +554,37 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         }
     }
     free(cap_comment);
-    rs_timeline *tl = NULL;
-    if (outdir && sc.timeline.enabled &&
-        (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, &tl, err)) != RS_OK)
+    rs_timeline *tl = NULL, *tlp = NULL; /* the timeline; a split run's part of it */
+    int want_tl = o->outdir && sc.timeline.enabled;
+    if (outdir && want_tl &&
+        (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, split ? &tlp : NULL, &tl, err)) != RS_OK)
         return split_failed(o, split, &r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
 
     rs_result *res = calloc(1, sizeof *res);
     if (!res) {
-        if (tl) {
-            rs_net_timeline_stop(r.net);
-            rs_timeline_abort(tl);
-        }
+        timelines_abort(r.net, tl, tlp);
         rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
         return split_failed(o, split, &r, NULL, RS_ENOMEM, err);
     }
     int agreed = split_agree(o, split, 1);
-    if (agreed && split && ncap) {
-        /* Rank 0 made the capture directory: the others open their ports'
-         * files (or their part of the pcapng) in it. */
+    if (agreed && split && (ncap || want_tl)) {
+        /* Rank 0 made the output directory: the others open their ports'
+         * capture files (or their part of the pcapng) and their part of
+         * the timeline in it. */
         int mine = RS_OK;
-        if (o->part->rank != 0) {
+        if (o->part->rank != 0 && ncap) {
             char pdir[4096];
             snprintf(pdir, sizeof pdir, "%s/pcap", o->outdir);
             mine = rs_net_capture_start(r.net, pdir, &sc.capture, NULL, &ncap, err);
         }
+        if (o->part->rank != 0 && want_tl && mine == RS_OK)
+            mine = timeline_part_open(&sc, r.net, o->outdir, o->part->rank, sample_ps, &tlp, err);
         agreed = split_agree(o, split, mine == RS_OK);
     }
     if (!agreed) {
         /* Another process could not start its part; it says why. */
         rs_result_destroy(res);
-        if (tl) {
-            rs_net_timeline_stop(r.net);
-            rs_timeline_abort(tl);
-        }
+        timelines_abort(r.net, tl, tlp);
         rs_err_set(err, RS_EIO, "another MPI rank could not start its part of the run");
         return setup_failed(&r, NULL, RS_EIO, err);
     }
@@ -559,7 +625,13 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         snprintf(res->message, sizeof res->message, "%s", cerr.msg);
     }
     int code = RS_OK;
-    if (tl) {
+    if (tlp) {
+        /* A split run: every part closed, then rank 0 merges them. */
+        rs_net_timeline_stop(r.net);
+        int all = split_agree(o, split, rs_timeline_close(tlp, 0, err) == RS_OK);
+        if (tl)
+            code = timeline_merge(o, tl, all, info.status != RS_OK, err);
+    } else if (tl) {
         /* A failed run keeps its timeline, marked partial. */
         rs_net_timeline_stop(r.net);
         if (rs_timeline_close(tl, info.status != RS_OK, err) != RS_OK)

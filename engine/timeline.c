@@ -35,6 +35,11 @@ struct rs_timeline {
     int ioerr;            /* errno of the first failed write, or 0 */
     char *path;           /* final name */
     char *tmp;            /* path + ".tmp", the file being written */
+    /* A part (rs_timeline_create_part): each record after its key. */
+    rs_timeline_keyer keyer;
+    void *kctx;
+    size_t rec_at;        /* the open record's key header in buf */
+    int part, rec_open;
     char buf[RS_TIMELINE_BUFSZ];
 };
 
@@ -185,15 +190,71 @@ int rs_timeline_wants(const rs_timeline *tl, rs_timeline_kind kind)
     return !tl->ioerr && (unsigned)kind < 32 && (tl->enabled & RS_TL_MASK(kind));
 }
 
+/* ---- parts (rs_timeline_create_part) ----
+ * A record of a part is a header, its key (RS_TL_KEY_WORDS words) and the
+ * record's length, little-endian, then the record's bytes. The header is
+ * reserved in the buffer when the record starts and filled when it ends,
+ * so a record must fit the buffer's free room (PART_ROOM: every record a
+ * split run writes is a few dozen bytes). */
+enum { PART_HDR = 8 * RS_TL_KEY_WORDS + 8, PART_ROOM = 4096 };
+
+static void le_put(unsigned char *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t le_get(const unsigned char *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void part_open(rs_timeline *tl)
+{
+    if (sizeof tl->buf - tl->used < PART_HDR + PART_ROOM && flush_buf(tl))
+        return;
+    uint64_t key[RS_TL_KEY_WORDS] = { 0 };
+    tl->keyer(tl->kctx, key);
+    unsigned char *h = (unsigned char *)tl->buf + tl->used;
+    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
+        le_put(h + 8 * i, key[i], 8);
+    tl->rec_at = tl->used;
+    tl->used += PART_HDR;
+    tl->bytes += PART_HDR;
+    tl->rec_open = 1;
+}
+
+static void part_close(rs_timeline *tl)
+{
+    tl->rec_open = 0;
+    if (tl->ioerr)
+        return;
+    if (tl->used < tl->rec_at + PART_HDR) {
+        tl->ioerr = EFBIG; /* the record did not fit: its header was written unfilled */
+        return;
+    }
+    le_put((unsigned char *)tl->buf + tl->rec_at + 8 * RS_TL_KEY_WORDS, tl->used - tl->rec_at - PART_HDR, 8);
+}
+
 /* Common prologue: start array [kind, ...] of n elements (kind included). */
 static void begin(rs_timeline *tl, rs_timeline_kind kind, size_t n)
 {
+    if (tl->part)
+        part_open(tl);
     msgpack_pack_array(&tl->pk, n);
     msgpack_pack_uint32(&tl->pk, (uint32_t)kind);
     tl->records++;
 }
 
-static int done(const rs_timeline *tl) { return tl->ioerr ? RS_EIO : RS_OK; }
+static int done(rs_timeline *tl)
+{
+    if (tl->rec_open)
+        part_close(tl);
+    return tl->ioerr ? RS_EIO : RS_OK;
+}
 
 #define SKIP_IF_OFF(tl, kind)                                         \
     do {                                                              \
@@ -314,6 +375,8 @@ static void enc_f64(rec *r, double d)
  * RS_EIO if that write failed. */
 static int enc_begin(rs_timeline *tl, rec *r, rs_timeline_kind kind, unsigned n)
 {
+    if (RS_UNLIKELY(tl->part))
+        part_open(tl);
     if (RS_UNLIKELY(sizeof tl->buf - tl->used < REC_MAX) && flush_buf(tl))
         return RS_EIO;
     r->b = (unsigned char *)tl->buf + tl->used;
@@ -419,17 +482,20 @@ int rs_timeline_close(rs_timeline *tl, int partial, rs_err *err)
     if (!tl)
         return rs_err_set(err, RS_EINVAL, "timeline: close of a NULL handle.");
 
-    /* END is not counted in `records`: it carries the count of the others. */
-    msgpack_pack_array(&tl->pk, 3);
-    msgpack_pack_uint32(&tl->pk, RS_TL_END);
-    if (partial)
-        msgpack_pack_false(&tl->pk);
-    else
-        msgpack_pack_true(&tl->pk);
-    msgpack_pack_uint64(&tl->pk, tl->records);
+    /* END is not counted in `records`: it carries the count of the others.
+     * A part has neither END nor header. */
+    if (!tl->part) {
+        msgpack_pack_array(&tl->pk, 3);
+        msgpack_pack_uint32(&tl->pk, RS_TL_END);
+        if (partial)
+            msgpack_pack_false(&tl->pk);
+        else
+            msgpack_pack_true(&tl->pk);
+        msgpack_pack_uint64(&tl->pk, tl->records);
+    }
     flush_buf(tl);
 
-    if (!tl->ioerr && !partial) {
+    if (!tl->ioerr && !partial && !tl->part) {
         static const unsigned char no = 0xc2; /* msgpack false */
         if (fseek(tl->f, RS_TIMELINE_PARTIAL_OFFSET, SEEK_SET) != 0 ||
             fwrite(&no, 1, 1, tl->f) != 1)
@@ -465,4 +531,106 @@ void rs_timeline_abort(rs_timeline *tl)
         fclose(tl->f);
     remove(tl->tmp);
     free_tl(tl);
+}
+
+int rs_timeline_create_part(const char *path, uint32_t enabled, rs_timeline_keyer keyer, void *ctx,
+                            rs_timeline **out, rs_err *err)
+{
+    if (out)
+        *out = NULL;
+    if (!path || !*path || !keyer || !out)
+        return rs_err_set(err, RS_EINVAL, "timeline part: a path, a keyer and an output handle are required.");
+    rs_timeline *tl = calloc(1, sizeof *tl);
+    size_t n = strlen(path);
+    if (!tl || !(tl->path = malloc(n + 1)) || !(tl->tmp = malloc(n + 5))) {
+        if (tl)
+            free_tl(tl);
+        return rs_err_set(err, RS_ENOMEM, "timeline %s: out of memory.", path);
+    }
+    memcpy(tl->path, path, n + 1);
+    memcpy(tl->tmp, path, n);
+    memcpy(tl->tmp + n, ".tmp", 5);
+    if (!(tl->f = fopen(tl->tmp, "wb"))) {
+        int rc = rs_err_set(err, RS_EIO, "cannot create timeline %s: %s.", tl->tmp, strerror(errno));
+        free_tl(tl);
+        return rc;
+    }
+    setvbuf(tl->f, NULL, _IONBF, 0);
+    tl->enabled = enabled & RS_TL_ALL;
+    tl->part = 1;
+    tl->keyer = keyer;
+    tl->kctx = ctx;
+    msgpack_packer_init(&tl->pk, tl, put);
+    *out = tl;
+    return RS_OK;
+}
+
+/* One part being merged: its stream and its head record. */
+typedef struct part_in {
+    FILE *f;
+    uint64_t key[RS_TL_KEY_WORDS];
+    size_t len;
+    char *rec;
+    int live;
+} part_in;
+
+/* pi's next record: 1, 0 at a clean end, -1 on a short or bad one. */
+static int part_next(part_in *pi)
+{
+    unsigned char h[PART_HDR];
+    size_t got = fread(h, 1, sizeof h, pi->f);
+    if (got == 0 && feof(pi->f))
+        return pi->live = 0;
+    if (got != sizeof h)
+        return -1;
+    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
+        pi->key[i] = le_get(h + 8 * i, 8);
+    pi->len = (size_t)le_get(h + 8 * RS_TL_KEY_WORDS, 8);
+    if (pi->len == 0 || pi->len > PART_ROOM || fread(pi->rec, 1, pi->len, pi->f) != pi->len)
+        return -1;
+    return pi->live = 1;
+}
+
+static int key_less(const uint64_t *a, const uint64_t *b)
+{
+    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i];
+    return 0;
+}
+
+int rs_timeline_merge(rs_timeline *tl, const char *const *parts, size_t n, rs_err *err)
+{
+    if (!tl || tl->part || (n && !parts))
+        return rs_err_set(err, RS_EINVAL, "timeline merge: expected a whole timeline and its parts.");
+    part_in *in = calloc(n ? n : 1, sizeof *in);
+    int rc = in ? RS_OK : rs_err_set(err, RS_ENOMEM, "timeline merge: out of memory.");
+    for (size_t i = 0; rc == RS_OK && i < n; i++) {
+        if (!(in[i].rec = malloc(PART_ROOM)))
+            rc = rs_err_set(err, RS_ENOMEM, "timeline merge: out of memory.");
+        else if (!(in[i].f = fopen(parts[i], "rb")))
+            rc = rs_err_set(err, RS_EIO, "cannot read timeline part %s: %s.", parts[i], strerror(errno));
+        else if (part_next(&in[i]) < 0)
+            rc = rs_err_set(err, RS_EIO, "timeline part %s: a record is cut short.", parts[i]);
+    }
+    while (rc == RS_OK) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (in[i].live && (best == n || key_less(in[i].key, in[best].key)))
+                best = i;
+        if (best == n)
+            break;
+        if (put(tl, in[best].rec, in[best].len) != 0)
+            rc = rs_err_set(err, RS_EIO, "cannot write timeline %s: %s.", tl->tmp, strerror(tl->ioerr));
+        tl->records++;
+        if (rc == RS_OK && part_next(&in[best]) < 0)
+            rc = rs_err_set(err, RS_EIO, "timeline part %s: a record is cut short.", parts[best]);
+    }
+    for (size_t i = 0; in && i < n; i++) {
+        if (in[i].f)
+            fclose(in[i].f);
+        free(in[i].rec);
+    }
+    free(in);
+    return rc;
 }

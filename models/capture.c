@@ -81,29 +81,13 @@ struct rs_capwait {
  * then, within an event, the flow start of a shared event that wrote it
  * (the driver starts flows everywhere, but only the source's process
  * sends, so every process counts the starts) and the order of writing. */
-static void key_sync(rs_net *net)
-{
-    rs_time now = rs_sim_now(net->sim);
-    uint64_t k = rs_sim_key(net->sim);
-    if (now != net->cap_ev_t || k != net->cap_ev_key) {
-        net->cap_ev_t = now;
-        net->cap_ev_key = k;
-        net->cap_step = net->cap_idx = 0;
-    }
-}
-
-void rs_capture_flow_step(rs_net *net)
-{
-    key_sync(net);
-    net->cap_step++;
-}
-
 static rs_pcap_key key_of(rs_net *net, rs_time stamp, uint8_t cls)
 {
     rs_pcap_key k = { 0 };
     if (net->cap_whole_ranks) {
-        key_sync(net);
-        k = (rs_pcap_key){ stamp, net->cap_ev_t, net->cap_ev_key, net->cap_step, net->cap_idx++, cls };
+        k.stamp = stamp;
+        k.cls = cls;
+        rs_part_key(net, &k.ev_t, &k.ev_key, &k.step, &k.idx);
     }
     return k;
 }

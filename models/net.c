@@ -864,6 +864,8 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->flow1 = msg->hit = RS_NONE;
     net->st.msgs++;
     net->st.msg_bytes += bytes;
+    if (RS_UNLIKELY(net->part != NULL) && rs_part_owns_node(net, dst))
+        net->msgs_mine++;
 
     uint32_t K = net->hb_size;
     if (src == dst)

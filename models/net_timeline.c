@@ -61,6 +61,16 @@ struct rs_net_tl {
     uint32_t *touched;     /* [nports], NULL at packet level */
     uint32_t ntouched;
     uint64_t *is_touched;  /* [nports / 64 + 1] bits */
+    /* A split run (split_*; docs/parallel.md): a tick's decision to go on
+     * waits for the window's end, where every process tells whether its
+     * part is idle; a wake from a process's own event waits there too. */
+    int split_pending;     /* a tick ran in this window, its decision waits */
+    rs_time split_t;       /* that tick's time */
+    uint64_t split_a, split_b; /* this process: no packet and its messages done; nothing pending */
+    rs_time split_wake;    /* earliest wake from an own event while stopped */
+    /* What the keyer gives the records being written (rs_net_tl_key). */
+    uint32_t scan_pass, scan_port; /* a scan's pass and port + 1; 0: not scanning */
+    int scan_final;        /* the scan of rs_net_timeline_stop, after every event */
 };
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen);
@@ -93,6 +103,19 @@ static int idle(rs_net *net)
 {
     return (rs_pool_live(&net->pkts) == 0 && net->st.msgs_done == net->st.msgs) ||
            rs_sim_pending(net->sim) == 0;
+}
+
+static int split(const rs_net *net) { return net->part != NULL; }
+
+/* A split run: what this process knows of idle() (its frames shipped but
+ * not yet handed over count as live and pending). */
+static void split_snapshot(rs_net *net, rs_net_tl *s, rs_time now)
+{
+    size_t shipped = rs_part_shipped(net);
+    s->split_pending = 1;
+    s->split_t = now;
+    s->split_a = rs_pool_live(&net->pkts) == 0 && shipped == 0 && net->st.msgs_done == net->msgs_mine;
+    s->split_b = rs_sim_pending(net->sim) == 0 && shipped == 0;
 }
 
 static void schedule(rs_net *net, rs_net_tl *s, rs_time t)
@@ -173,6 +196,9 @@ static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
         port_seen *ps = &s->ps[i];
         if (!net->be->rates && p->tx_bytes == ps->ser && p->qbytes == 0)
             continue; /* sent nothing since the last tick, nothing queued */
+        if (RS_UNLIKELY(split(net)) && !rs_part_owns_node(net, p->node))
+            continue; /* its process samples it */
+        s->scan_port = i + 1;
         uint64_t bps, ser = carried(net, i, now, &bps);
         if (bps)
             rs_net_tl_touch(net, i); /* flow level: still carrying at the next tick */
@@ -210,11 +236,13 @@ static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
     if (ecn_new && s->ecn_seen + ecn_sum != net->st.ecn_marked) {
         /* A port marked and dropped everything it marked (a limit below
          * one frame): not worth a test per port above, so look again. */
+        s->scan_pass = 1;
         for (uint32_t i = 0; i < net->nports; i++) {
             const rs_port *p = &net->ports[i];
             port_seen *ps = &s->ps[i];
-            if (p->ecn_marked == ps->ecn)
+            if (p->ecn_marked == ps->ecn || (RS_UNLIKELY(split(net)) && !rs_part_owns_node(net, p->node)))
                 continue;
+            s->scan_port = i + 1;
             uint64_t d = p->ecn_marked - ps->ecn;
             ps->ecn = p->ecn_marked;
             name_port(net, s, i);
@@ -225,6 +253,7 @@ static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
     if (ecn_new)
         s->ecn_seen = net->st.ecn_marked;
     s->t_prev = now;
+    s->scan_pass = s->scan_port = 0;
 }
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
@@ -237,22 +266,96 @@ static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
     s->next_tick = RS_TIME_MAX;
     rs_time now = rs_sim_now(sim);
     scan(net, s, now, 1);
-    if (!idle(net) && ticking(s))
+    if (RS_UNLIKELY(split(net)))
+        split_snapshot(net, s, now); /* decided at the window's end: rs_net_tl_window_end */
+    else if (!idle(net) && ticking(s))
         schedule(net, s, now + s->interval);
 }
 
-void rs_net_tl_wake(rs_net *net)
+static void wake_at(rs_net *net, rs_net_tl *s, rs_time now)
 {
-    rs_net_tl *s = net->tl;
-    if (s->next_tick != RS_TIME_MAX || !ticking(s))
-        return;
-    rs_time now = rs_sim_now(net->sim);
     rs_time next = (now / s->interval + 1) * s->interval;
     /* Nothing was sent between the last tick and now (the network was
      * idle), so the first interval's utilisation is over a whole one. */
     if (s->t_prev < next - s->interval)
         s->t_prev = next - s->interval;
     schedule(net, s, next);
+}
+
+void rs_net_tl_wake(rs_net *net)
+{
+    rs_net_tl *s = net->tl;
+    if (s->next_tick != RS_TIME_MAX || s->split_pending || !ticking(s))
+        return;
+    rs_time now = rs_sim_now(net->sim);
+    if (RS_UNLIKELY(split(net)) && !rs_sim_running_shared(net->sim)) {
+        /* One process's event (a retransmission): the others learn of it
+         * at the window's end, before the tick it asks for (window_cap). */
+        if (now < s->split_wake)
+            s->split_wake = now;
+        return;
+    }
+    wake_at(net, s, now);
+}
+
+/* -- a split run (part.c's windows) ---------------------------------------- */
+
+rs_time rs_net_tl_window_cap(const rs_net *net, rs_time start)
+{
+    const rs_net_tl *s = net->tl;
+    if (!s || !ticking(s))
+        return RS_TIME_MAX;
+    if (s->next_tick != RS_TIME_MAX)
+        return s->next_tick + 1; /* the tick is its instant's last event: decide right after it */
+    return (start / s->interval + 1) * s->interval; /* stopped: no tick a wake asks for is passed */
+}
+
+void rs_net_tl_window_vals(const rs_net *net, uint64_t v[3])
+{
+    const rs_net_tl *s = net->tl;
+    v[0] = !s || !s->split_pending || s->split_a;
+    v[1] = !s || !s->split_pending || s->split_b;
+    v[2] = s ? s->split_wake : RS_TIME_MAX;
+}
+
+rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[3])
+{
+    rs_net_tl *s = net->tl;
+    if (!s)
+        return RS_TIME_MAX;
+    if (s->split_pending) {
+        s->split_pending = 0;
+        /* idle(): no packet anywhere and every message done, or no event
+         * anywhere; v[] are the minimums over the processes. */
+        if (!(v[0] || v[1]) && ticking(s))
+            schedule(net, s, s->split_t + s->interval);
+    }
+    s->split_wake = RS_TIME_MAX;
+    if (v[2] != RS_TIME_MAX && s->next_tick == RS_TIME_MAX && ticking(s))
+        wake_at(net, s, v[2]);
+    return s->next_tick;
+}
+
+/* The keyer of a split run's timeline part (rs_timeline_create_part). */
+static void tl_key(void *ctx, uint64_t key[RS_TL_KEY_WORDS])
+{
+    rs_net *net = ctx;
+    const rs_net_tl *s = net->tl;
+    rs_time t;
+    uint64_t k;
+    uint32_t step, idx;
+    rs_part_key(net, &t, &k, &step, &idx);
+    int scanning = s && s->scan_port;
+    key[0] = s && s->scan_final ? rs_sim_now(net->sim) : t;
+    key[1] = s && s->scan_final ? UINT64_MAX : k;
+    key[2] = scanning ? s->scan_pass : step;
+    key[3] = scanning ? s->scan_port : 0;
+    key[4] = idx;
+}
+
+int rs_net_timeline_part(rs_net *net, const char *path, uint32_t enabled, rs_timeline **out, rs_err *err)
+{
+    return rs_timeline_create_part(path, enabled, tl_key, net, out, err);
 }
 
 void rs_net_tl_pfc(rs_net *net, uint32_t port, uint8_t xoff, uint8_t xon)
@@ -334,6 +437,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     s->interval = sample_interval_ps;
     s->t_prev = now;
     s->next_tick = RS_TIME_MAX;
+    s->split_wake = RS_TIME_MAX;
     s->ecn_seen = net->st.ecn_marked;
     s->cnp_seen = net->st.cnps_sent;
     net->tl = s;
@@ -365,6 +469,7 @@ void rs_net_timeline_stop(rs_net *net)
         return;
     /* ECN marks and CNPs since the last tick, so that the records add up
      * to the counters. A pending tick becomes stale (ev_tick). */
+    s->scan_final = 1;
     scan(net, s, rs_sim_now(net->sim), 0);
     rs_net_tl_free(net);
 }

@@ -360,9 +360,12 @@ struct rs_net {
     uint32_t cap_whole_ranks;  /* processes writing parts; 0: not split */
     rs_pcap *cap_whole;
     char *cap_dir;
-    rs_time cap_ev_t;
-    uint64_t cap_ev_key;
-    uint32_t cap_step, cap_idx;
+    /* A split run: the event the captures' and the timeline's records are
+     * keyed in (rs_part_key), its flow starts and records so far. */
+    rs_time ev_t;
+    uint64_t ev_key;
+    uint32_t ev_step, ev_idx;
+    uint64_t msgs_mine;        /* messages to GPUs of this process (their completions are counted here) */
     /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
     struct rs_net_tl *tl;
@@ -381,6 +384,19 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t);  /* a frame onto a cut l
 int rs_part_run(rs_net *net);
 uint32_t rs_part_rank(const rs_net *net);  /* 0 in a serial run */
 uint32_t rs_part_ranks(const rs_net *net); /* 1 in a serial run */
+/* The running event's place, for what it writes: its time, key, the
+ * flow starts of it so far (a shared event starts flows everywhere, the
+ * source's process sends) and the next record's index in it. */
+void rs_part_key(rs_net *net, rs_time *t, uint64_t *key, uint32_t *step, uint32_t *idx);
+void rs_part_flow_step(rs_net *net);
+size_t rs_part_shipped(const rs_net *net); /* frames shipped, not yet exchanged */
+/* The timeline's sampler in a split run (net_timeline.c): where a window
+ * starting at `start` must end, what this process tells the others at its
+ * end (3 values, reduced by minimum), and, given their minimums, the
+ * sampler's decision and its next tick (RS_TIME_MAX: none). */
+rs_time rs_net_tl_window_cap(const rs_net *net, rs_time start);
+void rs_net_tl_window_vals(const rs_net *net, uint64_t v[3]);
+rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[3]);
 /* Schedule pkt's arrival at t on its link (pkt->link) as the sender
  * would have (fabric.c). */
 void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t);
@@ -489,9 +505,7 @@ void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time 
  * if that port is captured, records the frame there as inbound, stamped
  * when its last bit came in. */
 void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now);
-/* A split run: a flow start of the running event (its captured records
- * are ordered by it), and the part file closed once the last window ran. */
-void rs_capture_flow_step(rs_net *net);
+/* A split run: the part file closed once the last window ran. */
 void rs_capture_part_close(rs_net *net);
 
 /* transport.c: NIC side */

@@ -140,6 +140,10 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "a partitioned run: %s", why);
     if (net->part || comm->ranks == 0 || comm->rank >= comm->ranks)
         return rs_err_set(err, RS_EINVAL, "a partitioned run: expected one start and a rank below the ranks");
+    /* The timeline's sampler is an entity every process shares; it gets
+     * the id the serial run gives it when its timeline starts. */
+    if (!net->ent_tl && rs_sim_entities_add(net->sim, 1, &net->ent_tl) != RS_OK)
+        return rs_err_set(err, RS_ERANGE, "a partitioned run: no entity left for the timeline's sampler");
     rs_part *P = calloc(1, sizeof *P);
     uint32_t nent = rs_sim_entities(net->sim);
     if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
@@ -221,9 +225,11 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
 
 /* Ship this window's frames, schedule the ones shipped here, and agree
  * on the next window: v[0] is this process's earliest next event or
- * shipped frame, v[1] 1 while it has not failed; both come back as the
+ * shipped frame, v[1] 1 while it has not failed, v[2..5) what the
+ * timeline's sampler asks (rs_net_tl_window_vals); all come back as the
  * minimum over the processes. */
-static int exchange(rs_net *net, uint64_t v[2])
+enum { NV = 5 };
+static int exchange(rs_net *net, uint64_t v[NV])
 {
     rs_part *P = net->part;
     uint32_t R = P->comm.ranks;
@@ -238,7 +244,7 @@ static int exchange(rs_net *net, uint64_t v[2])
     void *recv = NULL;
     size_t rlen = 0;
     if (rc == RS_OK)
-        rc = P->comm.exchange(P->comm.ctx, send, len, v, 2, &recv, &rlen);
+        rc = P->comm.exchange(P->comm.ctx, send, len, v, NV, &recv, &rlen);
     free(send);
     free(len);
     const part_frame *f = recv;
@@ -448,21 +454,28 @@ int rs_part_run(rs_net *net)
     const rs_net_comm *c = &P->comm;
     int rc = RS_OK;
     /* The first window's start; then each exchange brings the next. */
-    uint64_t v[2] = { rs_sim_next_time(sim), rs_sim_status(sim) == RS_OK };
+    uint64_t v[NV] = { rs_sim_next_time(sim), rs_sim_status(sim) == RS_OK };
     double w0 = wall();
     rc = c->allreduce(c->ctx, v, 2, 0);
     P->st.sync_s += wall() - w0;
     while (rc == RS_OK && v[1] && v[0] != RS_TIME_MAX) {
         rs_time end = v[0] > RS_TIME_MAX - P->lookahead ? RS_TIME_MAX : v[0] + P->lookahead;
+        rs_time cap = rs_net_tl_window_cap(net, v[0]); /* a timeline's sampler decides at window ends */
+        if (cap < end)
+            end = cap;
         P->ship_min = RS_TIME_MAX;
         rs_sim_run_before(sim, end);
         P->st.windows++;
         rs_time next = rs_sim_next_time(sim);
         v[0] = next < P->ship_min ? next : P->ship_min;
         v[1] = rs_sim_status(sim) == RS_OK;
+        rs_net_tl_window_vals(net, v + 2);
         w0 = wall();
         rc = exchange(net, v);
         P->st.sync_s += wall() - w0;
+        rs_time tick = rc == RS_OK ? rs_net_tl_window_end(net, v + 2) : RS_TIME_MAX;
+        if (tick < v[0])
+            v[0] = tick;
     }
     P->st.events_mine = rs_sim_events_run(sim);
     /* Every process ends at the last event of any of them. */
@@ -470,7 +483,11 @@ int rs_part_run(rs_net *net)
     if (rc == RS_OK && (rc = c->allreduce(c->ctx, last, 1, 1)) == RS_OK)
         rs_sim_advance(sim, last[0]);
     rs_fabric_settle(net);
-    rs_capture_part_close(net); /* before the gather: rank 0 merges the parts after it */
+    /* Before the gather (rank 0 merges the parts after it, and its
+     * counters become every process's): the timeline's last scan, of this
+     * process's counters, and the capture's part closed. */
+    rs_net_timeline_stop(net);
+    rs_capture_part_close(net);
     if (rc != RS_OK)
         return rc;
     /* Idle: every frame this process received was delivered or dropped. */
@@ -501,6 +518,40 @@ int rs_part_run(rs_net *net)
     if (merged == RS_OK && net->st.pkts_sent != net->st.pkts_delivered + net->st.pkts_dropped)
         merged = RS_EINTERNAL;
     return merged;
+}
+
+static void key_sync(rs_net *net)
+{
+    rs_time now = rs_sim_now(net->sim);
+    uint64_t k = rs_sim_key(net->sim);
+    if (now != net->ev_t || k != net->ev_key) {
+        net->ev_t = now;
+        net->ev_key = k;
+        net->ev_step = net->ev_idx = 0;
+    }
+}
+
+void rs_part_key(rs_net *net, rs_time *t, uint64_t *key, uint32_t *step, uint32_t *idx)
+{
+    key_sync(net);
+    *t = net->ev_t;
+    *key = net->ev_key;
+    *step = net->ev_step;
+    *idx = net->ev_idx++;
+}
+
+void rs_part_flow_step(rs_net *net)
+{
+    key_sync(net);
+    net->ev_step++;
+}
+
+size_t rs_part_shipped(const rs_net *net)
+{
+    size_t n = 0;
+    for (uint32_t r = 0; net->part && r < net->part->comm.ranks; r++)
+        n += net->part->out[r].n;
+    return n;
 }
 
 uint32_t rs_part_rank(const rs_net *net) { return net->part ? net->part->comm.rank : 0; }

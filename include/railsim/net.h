@@ -450,6 +450,14 @@ RS_API int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_in
  * (so every record kind adds up to the counters at this point), then tl
  * is no longer used. No-op without a timeline. */
 RS_API void rs_net_timeline_stop(rs_net *net);
+
+/* A partitioned run (docs/parallel.md): this process's part of the
+ * timeline at path, writing the kinds in `enabled` (rs_timeline_enabled of
+ * the whole file), each record keyed for rs_timeline_merge; start the
+ * timeline with it, and after the run stop it, close the part and let one
+ * process merge every part into the whole file. Errors as
+ * rs_timeline_create_part. */
+RS_API int rs_net_timeline_part(rs_net *net, const char *path, uint32_t enabled, rs_timeline **out, rs_err *err);
 /* Events the timeline's sampler has run (they are in rs_sim_events_run). */
 RS_API uint64_t rs_net_timeline_events(const rs_net *net);
 

@@ -96,6 +96,10 @@ RS_API int rs_sim_run_before(rs_sim *sim, rs_time end);
  * (a capture's part files, rs_pcapng_merge). */
 RS_API uint64_t rs_sim_key(const rs_sim *sim);
 
+/* Whether the running event is a shared entity's (or none runs): what it
+ * does, every process does. */
+RS_API int rs_sim_running_shared(const rs_sim *sim);
+
 /* Time of the next event (RS_TIME_MAX: none); the error recorded so far. */
 RS_API rs_time rs_sim_next_time(const rs_sim *sim);
 RS_API int rs_sim_status(const rs_sim *sim);

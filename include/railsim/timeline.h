@@ -198,6 +198,28 @@ RS_API uint64_t rs_timeline_records(const rs_timeline *tl);
  * and err names the file. tl == NULL: RS_EINVAL. */
 RS_API int rs_timeline_close(rs_timeline *tl, int partial, rs_err *err);
 
+/* -- a run split over processes (docs/parallel.md) ------------------------
+ *
+ * Each process writes its records into a part; one merges the parts into
+ * the whole file (rs_timeline_create) in the order of their keys, which
+ * the caller's keyer gives each record as it is written (for a network:
+ * the time and key of the event that writes it, and its place within the
+ * event), so the whole file has the bytes the serial run writes. */
+#define RS_TL_KEY_WORDS 5
+typedef void (*rs_timeline_keyer)(void *ctx, uint64_t key[RS_TL_KEY_WORDS]);
+
+/* A part at path (PATH.tmp until rs_timeline_close, which writes no END
+ * and renames it), writing the kinds in `enabled`; every record is keyed
+ * by keyer(ctx, key) as it starts. Errors as rs_timeline_create. */
+RS_API int rs_timeline_create_part(const char *path, uint32_t enabled, rs_timeline_keyer keyer, void *ctx,
+                                   rs_timeline **out, rs_err *err);
+
+/* Append the records of the closed parts parts[0..n) to tl, smallest key
+ * first (each part is in key order already); they count in tl's END.
+ * Errors: RS_EINVAL (tl is a part), RS_ENOMEM, RS_EIO naming the part that
+ * cannot be read or is cut short, or tl's write failure. */
+RS_API int rs_timeline_merge(rs_timeline *tl, const char *const *parts, size_t n, rs_err *err);
+
 /* Discard the run's file: close and delete PATH.tmp, free tl. PATH is
  * untouched. NULL is a no-op. */
 RS_API void rs_timeline_abort(rs_timeline *tl);

@@ -1,10 +1,11 @@
 #!/bin/sh
 # One packet-level run split over MPI ranks (models/part.c, docs/parallel.md):
-# `mpirun -np N railsim run` writes the serial run's summary.json, byte for
-# byte but for wall_s, peak_rss_bytes and its "parallel" section, at -np 2
-# and 4 (oversubscribed on 2 cores), on both topologies, with HB domains,
-# incast (PFC), selective recovery and adaptive routing; frames cross the
-# ranks in each. Captures (pcap per port, pcapng) are the serial bytes. A scenario that cannot be split (a timeline, faults, a
+# `mpirun -np N railsim run` writes the serial run's summary.json (byte for
+# byte but for wall_s, peak_rss_bytes and its "parallel" section), its
+# timeline.msgpack and its captures (pcap per port, pcapng) byte for byte,
+# at -np 2 and 4 (oversubscribed on 2 cores), on both topologies, with HB
+# domains, incast (PFC), selective recovery and adaptive routing; frames
+# cross the ranks in each. A scenario that cannot be split (faults, a
 # collective) runs on rank 0 alone, says why once, and gives the serial
 # summary.
 RS=$1; E2E=$2; MPIRUN=$3
@@ -16,12 +17,18 @@ frames() { "$PY" -c "import json,sys; p=json.load(open(sys.argv[1])).get('parall
 NT="--set timeline.enabled=false"
 split() {
     name=$1; shift
-    "$RS" run -q "$@" $NT -o "$TMP/$name.s" 2>"$TMP/$name.s.err" || fail "$name: serial run failed ($(cat "$TMP/$name.s.err"))"
+    "$RS" run -q "$@" -o "$TMP/$name.s" 2>"$TMP/$name.s.err" || fail "$name: serial run failed ($(cat "$TMP/$name.s.err"))"
     for np in 2 4; do
-        $MPI -np $np "$RS" run -q "$@" $NT -o "$TMP/$name.$np" 2>"$TMP/$name.$np.err" \
+        $MPI -np $np "$RS" run -q "$@" -o "$TMP/$name.$np" 2>"$TMP/$name.$np.err" \
             || fail "$name: mpirun -np $np run failed ($(cat "$TMP/$name.$np.err"))"
         f=$(frames "$TMP/$name.$np/summary.json" $np)
         what="wrote the serial summary"
+        if [ -f "$TMP/$name.s/timeline.msgpack" ]; then
+            cmp -s "$TMP/$name.s/timeline.msgpack" "$TMP/$name.$np/timeline.msgpack" || f=-3
+            what="$what and timeline"
+        fi
+        # nothing else in the directory: no part file left over
+        [ "$(ls -A "$TMP/$name.$np" | wc -l)" -eq "$(ls -A "$TMP/$name.s" | wc -l)" ] || f=-4
         if [ -d "$TMP/$name.s/pcap" ]; then
             # the same files, none left over (no part file), the same bytes
             nf=$(ls "$TMP/$name.s/pcap" | wc -l)
@@ -31,11 +38,16 @@ split() {
         fi
         [ "$(strip_par "$TMP/$name.s/summary.json")" = "$(strip_par "$TMP/$name.$np/summary.json")" ] && [ "$f" -gt 0 ] \
             && ok "$name: -np $np split the run ($f frames between ranks) and $what" \
-            || fail "$name: -np $np summary or captures differ from the serial ones (frames $f; -2: captures)"
+            || fail "$name: -np $np summary, timeline or captures differ from the serial ones (frames $f; -2: captures, -3: timeline, -4: files left over)"
     done
 }
 split fat-tree --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=permutation --set traffic.bytes=262144
+split no-timeline --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=262144 $NT
+# every record kind, and ticks closer than the lookahead (0.3 us < 1 us)
+split timeline-heavy --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
+    --set traffic.fan_in=16 --set traffic.bytes=262144 --set timeline.heavy=true --set timeline.sample_us=0.3
 SRC=$E2E/../..
 "$PY" "$SRC/tests/tools/schema_check.py" "$SRC/docs/schema" summary "$TMP/fat-tree.2/summary.json" >"$TMP/sc" 2>&1
 case $? in
@@ -44,7 +56,7 @@ case $? in
 *) fail "a split run's summary fails its schema: $(cat "$TMP/sc")" ;;
 esac
 split rail-only --set topology.kind=rail-only --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=16 \
-    --set traffic.kind=permutation --set traffic.bytes=262144
+    --set traffic.kind=permutation --set traffic.bytes=262144 --set traffic.start_ns=5000
 split hb-domains --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 --set routing.pxn=off \
     --set traffic.kind=all-to-all --set traffic.bytes=65536
 split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
@@ -77,7 +89,6 @@ alone() {
         || fail "$name: said $n times, or the summary differs ($(cat "$TMP/$name.2.err"))"
 }
 P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=permutation"
-alone timeline "a timeline is written" $P
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
 alone collective "only synthetic traffic" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT

@@ -665,6 +665,91 @@ static void test_timeline_same_input_same_bytes(void)
     free(y);
 }
 
+/* Record i of write_all_kinds. */
+static void write_kind(rs_timeline *tl, unsigned i)
+{
+    switch (i) {
+    case 0: CU_ASSERT_EQUAL(rs_timeline_name(tl, RS_TL_NS_PORT, 12, "rail0.sw0.p12"), RS_OK); break;
+    case 1: CU_ASSERT_EQUAL(rs_timeline_name(tl, RS_TL_NS_RANK, 7, ""), RS_OK); break;
+    case 2: CU_ASSERT_EQUAL(rs_timeline_op(tl, &op1), RS_OK); break;
+    case 3: CU_ASSERT_EQUAL(rs_timeline_op(tl, &op2), RS_OK); break;
+    case 4: CU_ASSERT_EQUAL(rs_timeline_coll(tl, &coll1), RS_OK); break;
+    case 5: CU_ASSERT_EQUAL(rs_timeline_flow(tl, &flow1), RS_OK); break;
+    case 6: CU_ASSERT_EQUAL(rs_timeline_sample(tl, &sample1), RS_OK); break;
+    case 7: CU_ASSERT_EQUAL(rs_timeline_pfc(tl, &pfc1), RS_OK); break;
+    case 8: CU_ASSERT_EQUAL(rs_timeline_pfc(tl, &pfc2), RS_OK); break;
+    case 9: CU_ASSERT_EQUAL(rs_timeline_ecn(tl, &ecn1), RS_OK); break;
+    case 10: CU_ASSERT_EQUAL(rs_timeline_drop(tl, &drop1), RS_OK); break;
+    default: CU_ASSERT_EQUAL(rs_timeline_fault(tl, &fault1), RS_OK); break;
+    }
+}
+
+/* The keyer of the parts below: record i's key is (i / 4, 0, 0, i % 4, 0),
+ * so the key's later words order records too. */
+static void test_key(void *ctx, uint64_t key[RS_TL_KEY_WORDS])
+{
+    unsigned i = *(const unsigned *)ctx;
+    memset(key, 0, RS_TL_KEY_WORDS * sizeof *key);
+    key[0] = i / 4;
+    key[3] = i % 4;
+}
+
+/* Every kind spread over three parts out of order: merged by key, the
+ * file is the one written in order, END's count included; a part cut
+ * short is an error naming it; a part takes no END and has no header. */
+static void test_timeline_parts_merge_in_key_order(void)
+{
+    const char *ref = tpath("merge.ref");
+    rs_timeline *tl = open_writer(ref, "{}");
+    CU_ASSERT_FATAL(tl != NULL);
+    write_all_kinds(tl);
+    CU_ASSERT_EQUAL(rs_timeline_close(tl, 0, NULL), RS_OK);
+    static const unsigned part_of[12] = { 2, 0, 1, 1, 0, 2, 2, 0, 1, 0, 2, 1 };
+    char names[3][256];
+    const char *pn[3];
+    rs_timeline *part[3];
+    unsigned cur = 0;
+    for (unsigned r = 0; r < 3; r++) {
+        snprintf(names[r], sizeof names[r], "%s", tpath(r == 0 ? "merge.p0" : r == 1 ? "merge.p1" : "merge.p2"));
+        pn[r] = names[r];
+        CU_ASSERT_FATAL(rs_timeline_create_part(pn[r], RS_TL_ALL, test_key, &cur, &part[r], NULL) == RS_OK);
+    }
+    for (cur = 0; cur < 12; cur++)
+        write_kind(part[part_of[cur]], cur);
+    for (unsigned r = 0; r < 3; r++)
+        CU_ASSERT_EQUAL(rs_timeline_close(part[r], 0, NULL), RS_OK);
+    const char *out = tpath("merge.out");
+    tl = open_writer(out, "{}");
+    CU_ASSERT_FATAL(tl != NULL);
+    CU_ASSERT_EQUAL(rs_timeline_merge(tl, pn, 3, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_timeline_records(tl), 12);
+    CU_ASSERT_EQUAL(rs_timeline_close(tl, 0, NULL), RS_OK);
+    size_t na = 0, nb = 0;
+    unsigned char *x = slurp(ref, &na), *y = slurp(out, &nb);
+    CU_ASSERT_FATAL(x && y);
+    CU_ASSERT(na == nb && memcmp(x, y, na) == 0);
+    free(x);
+    free(y);
+    /* A part is not a whole file: no merging into it. */
+    rs_timeline *p = NULL;
+    CU_ASSERT_FATAL(rs_timeline_create_part(tpath("merge.p3"), RS_TL_ALL, test_key, &cur, &p, NULL) == RS_OK);
+    CU_ASSERT_EQUAL(rs_timeline_merge(p, pn, 3, NULL), RS_EINVAL);
+    rs_timeline_abort(p);
+    CU_ASSERT(!exists(tpath("merge.p3.tmp")));
+    /* Cut short: named. */
+    CU_ASSERT_EQUAL(truncate(pn[1], file_size(pn[1]) - 3), 0);
+    rs_err err = {0};
+    tl = open_writer(out, "{}");
+    CU_ASSERT_FATAL(tl != NULL);
+    CU_ASSERT_EQUAL(rs_timeline_merge(tl, pn, 3, &err), RS_EIO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, pn[1]));
+    rs_timeline_abort(tl);
+    for (unsigned r = 0; r < 3; r++)
+        unlink(pn[r]);
+    unlink(ref);
+    unlink(out);
+}
+
 static long rss_pages(void)
 {
     long size = 0, rss = 0;
@@ -800,6 +885,7 @@ static const rs_cu_test timeline_tests[] = {
     RS_CU_TEST(test_timeline_rejects_foreign_files),
     RS_CU_TEST(test_timeline_skips_unknown_kinds_and_extra_fields),
     RS_CU_TEST(test_timeline_same_input_same_bytes),
+    RS_CU_TEST(test_timeline_parts_merge_in_key_order),
     RS_CU_TEST(test_timeline_memory_is_bounded),
     RS_CU_TEST(test_timeline_write_error_is_sticky_and_reported),
 };
