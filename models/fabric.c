@@ -552,7 +552,9 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
         return;
     }
     if (RS_UNLIKELY(pkt->flags & RS_PF_LOST)) {
-        rs_fabric_drop(net, &net->ports[pkt->link], pkt, RS_DROP_LOSS); /* charged to the link's sender */
+        /* The receiver's FCS check: an error counted at its port, as a NIC's
+         * or switch's rx CRC-error counter (and in its own process, split). */
+        rs_fabric_drop(net, &net->ports[pkt->to_port], pkt, RS_DROP_LOSS);
         return;
     }
     const rs_node *n = &net->nodes[pkt->to_node];

@@ -72,8 +72,6 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
         r = "only a packet-level run is partitioned";
     else if (net->flt)
         r = "faults are scheduled";
-    else if (net->loss_below)
-        r = "topology.loss_rate is set";
     else if (net->tl)
         r = "a timeline is written";
     else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF)

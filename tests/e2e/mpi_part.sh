@@ -4,7 +4,7 @@
 # byte but for wall_s, peak_rss_bytes and its "parallel" section), its
 # timeline.msgpack and its captures (pcap per port, pcapng) byte for byte,
 # at -np 2 and 4 (oversubscribed on 2 cores), on both topologies, with HB
-# domains, incast (PFC), selective recovery and adaptive routing; frames
+# domains, incast (PFC), bit errors, selective recovery and adaptive routing; frames
 # cross the ranks in each. A scenario that cannot be split (faults, a
 # collective) runs on rank 0 alone, says why once, and gives the serial
 # summary.
@@ -61,6 +61,12 @@ split hb-domains --set topology.gpus=64 --set topology.hb_size=4 --set topology.
     --set traffic.kind=all-to-all --set traffic.bytes=65536
 split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
     --set traffic.fan_in=16 --set traffic.bytes=1048576
+# bit errors: go-back-N with timeouts, selective with a pcapng
+split loss-gbn --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=262144 --set topology.loss_rate=0.01
+split loss-selective --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=all-to-all \
+    --set traffic.bytes=65536 --set topology.loss_rate=0.002 --set transport.recovery=selective --capture 'gpu1*,leaf0.*' \
+    --capture-format pcapng --set capture.snaplen=128
 split selective-adaptive --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=permutation --set traffic.bytes=262144 --set transport.recovery=selective --set routing.ecmp=adaptive
 
