@@ -36,7 +36,7 @@ static const cmd_help cmds[] = {
       "the ranks; the summary, timeline and captures are the serial run's (docs/parallel.md)\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
       "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n"
-      "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json --set timeline.enabled=false -o out/p\n" },
+      "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json -o out/p\n" },
     { "compare",
       "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-j N] [-o DIR] [-q]",
       "the same workload on rail-only and on the fat tree, side by side, with the network bound, the settings "
