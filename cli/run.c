@@ -533,7 +533,7 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             return split_failed(o, split, &r, name, rc, err);
         }
         if (o->part->rank != 0)
-            outdir = NULL; /* rank 0 writes, but for the captures of each process's ports */
+            outdir = NULL; /* rank 0 writes; each process adds its ports' captures and its part of the timeline */
     }
     if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
         free(cap_comment);

@@ -26,6 +26,12 @@
  * every other event keeps its time and order and every result is the same
  * (rs_net_timeline_events counts the sampler's events).
  *
+ * A run split over processes (docs/parallel.md, "Timeline"): every
+ * process writes its own ports' records into a keyed part of the file
+ * (tl_key), the sampler's entity is shared, and a tick's decision to go
+ * on, which needs the whole network's idleness, is taken at the end of
+ * the window that ends right after it (rs_net_tl_window_*).
+ *
  * A tick scans every port (a few ns each) and writes what changed; the
  * packet path without a timeline does no more work than before it
  * existed (bench/README.md, "Measured design choices", has the costs).
@@ -68,7 +74,7 @@ struct rs_net_tl {
     rs_time split_t;       /* that tick's time */
     uint64_t split_a, split_b; /* this process: no packet and its messages done; nothing pending */
     rs_time split_wake;    /* earliest wake from an own event while stopped */
-    /* What the keyer gives the records being written (rs_net_tl_key). */
+    /* What the keyer gives the records being written (tl_key). */
     uint32_t scan_pass, scan_port; /* a scan's pass and port + 1; 0: not scanning */
     int scan_final;        /* the scan of rs_net_timeline_stop, after every event */
 };
