@@ -735,6 +735,48 @@ static void test_sim_owner_drops_remote_and_refuses_cross_effects(void)
     rs_sim_destroy(sim);
 }
 
+/* What a handler sees of its own event: its key (entity << 40 and the
+ * entity's sequence number; an rs_sim_at_once's without one) and whether
+ * its entity is shared. */
+typedef struct key_log {
+    uint64_t key[4];
+    int shared[4];
+    unsigned n;
+} key_log;
+
+static void key_fn(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)arg;
+    key_log *k = obj;
+    if (k->n < 4) {
+        k->key[k->n] = rs_sim_key(sim);
+        k->shared[k->n] = rs_sim_running_shared(sim);
+    }
+    k->n++;
+}
+
+static void test_sim_key_and_shared_of_the_running_event(void)
+{
+    rs_sim *sim = sim_with_entities(3);
+    const uint8_t own[3] = { RS_SIM_SHARED, RS_SIM_MINE, RS_SIM_MINE };
+    rs_sim_set_owner(sim, own);
+    key_log k = { 0 };
+    rs_sim_at(sim, 10, 1, key_fn, &k, 0);
+    rs_sim_at(sim, 10, 1, key_fn, &k, 0);
+    rs_sim_at(sim, 10, 0, key_fn, &k, 0);
+    rs_sim_at_once(sim, 5, 2, key_fn, &k, 0);
+    CU_ASSERT(rs_sim_running_shared(sim)); /* outside a run: setup, as every process does it */
+    CU_ASSERT_EQUAL(rs_sim_run_before(sim, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(k.n, 4);
+    CU_ASSERT_EQUAL(k.key[0], 2ULL << 40);       /* at_once: no sequence */
+    CU_ASSERT_EQUAL(k.key[1], 0ULL << 40);       /* entity 0 first at t = 10 */
+    CU_ASSERT_EQUAL(k.key[2], (1ULL << 40) | 0); /* then entity 1, in its order */
+    CU_ASSERT_EQUAL(k.key[3], (1ULL << 40) | 1);
+    CU_ASSERT(!k.shared[0] && k.shared[1] && !k.shared[2] && !k.shared[3]);
+    CU_ASSERT(rs_sim_running_shared(sim));
+    rs_sim_destroy(sim);
+}
+
 static void test_sim_entities_add_gives_consecutive_ids(void)
 {
     rs_sim *sim = rs_sim_create();
@@ -1113,6 +1155,7 @@ static const rs_cu_test sim_tests[] = {
     RS_CU_TEST(test_sim_progress_called_every_n_events),
     RS_CU_TEST(test_sim_at_once_orders_by_entity_alone),
     RS_CU_TEST(test_sim_owner_drops_remote_and_refuses_cross_effects),
+    RS_CU_TEST(test_sim_key_and_shared_of_the_running_event),
     RS_CU_TEST(test_sim_entities_add_gives_consecutive_ids),
 };
 
