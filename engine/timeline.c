@@ -232,8 +232,8 @@ static void part_close(rs_timeline *tl)
     tl->rec_open = 0;
     if (tl->ioerr)
         return;
-    if (tl->used < tl->rec_at + PART_HDR) {
-        tl->ioerr = EFBIG; /* the record did not fit: its header was written unfilled */
+    if (tl->used < tl->rec_at + PART_HDR || tl->used - tl->rec_at - PART_HDR > PART_ROOM) {
+        tl->ioerr = EFBIG; /* longer than a part's record may be (the merge reads PART_ROOM) */
         return;
     }
     le_put((unsigned char *)tl->buf + tl->rec_at + 8 * RS_TL_KEY_WORDS, tl->used - tl->rec_at - PART_HDR, 8);
