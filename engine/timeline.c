@@ -13,6 +13,7 @@
  * that failure, and no byte is written after it.
  */
 #include "timeline.h"
+#include "partfile.h"
 
 #include <msgpack.h>
 
@@ -39,6 +40,7 @@ struct rs_timeline {
     rs_timeline_keyer keyer;
     void *kctx;
     size_t rec_at;        /* the open record's key header in buf */
+    uint64_t key[RS_TL_KEY_WORDS]; /* its key */
     int part, rec_open;
     char buf[RS_TIMELINE_BUFSZ];
 };
@@ -191,39 +193,21 @@ int rs_timeline_wants(const rs_timeline *tl, rs_timeline_kind kind)
 }
 
 /* ---- parts (rs_timeline_create_part) ----
- * A record of a part is a header, its key (RS_TL_KEY_WORDS words) and the
- * record's length, little-endian, then the record's bytes. The header is
- * reserved in the buffer when the record starts and filled when it ends,
- * so a record must fit the buffer's free room (PART_ROOM: every record a
- * split run writes is a few dozen bytes). */
-enum { PART_HDR = 8 * RS_TL_KEY_WORDS + 8, PART_ROOM = 4096 };
-
-static void le_put(unsigned char *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t le_get(const unsigned char *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
+ * A part holds keyed records (partfile.h). A record's header is reserved
+ * in the buffer when it starts and filled when it ends, so a record must
+ * fit the buffer's free room (PART_ROOM: every record a split run writes
+ * is a few dozen bytes). */
+enum { PART_ROOM = 4096 };
 
 static void part_open(rs_timeline *tl)
 {
-    if (sizeof tl->buf - tl->used < PART_HDR + PART_ROOM && flush_buf(tl))
+    if (sizeof tl->buf - tl->used < RS_PART_HDR + PART_ROOM && flush_buf(tl))
         return;
-    uint64_t key[RS_TL_KEY_WORDS] = { 0 };
-    tl->keyer(tl->kctx, key);
-    unsigned char *h = (unsigned char *)tl->buf + tl->used;
-    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
-        le_put(h + 8 * i, key[i], 8);
+    memset(tl->key, 0, sizeof tl->key);
+    tl->keyer(tl->kctx, tl->key);
     tl->rec_at = tl->used;
-    tl->used += PART_HDR;
-    tl->bytes += PART_HDR;
+    tl->used += RS_PART_HDR;
+    tl->bytes += RS_PART_HDR;
     tl->rec_open = 1;
 }
 
@@ -232,11 +216,11 @@ static void part_close(rs_timeline *tl)
     tl->rec_open = 0;
     if (tl->ioerr)
         return;
-    if (tl->used < tl->rec_at + PART_HDR || tl->used - tl->rec_at - PART_HDR > PART_ROOM) {
+    if (tl->used < tl->rec_at + RS_PART_HDR || tl->used - tl->rec_at - RS_PART_HDR > PART_ROOM) {
         tl->ioerr = EFBIG; /* longer than a part's record may be (the merge reads PART_ROOM) */
         return;
     }
-    le_put((unsigned char *)tl->buf + tl->rec_at + 8 * RS_TL_KEY_WORDS, tl->used - tl->rec_at - PART_HDR, 8);
+    rs_part_hdr_put((unsigned char *)tl->buf + tl->rec_at, tl->key, tl->used - tl->rec_at - RS_PART_HDR);
 }
 
 /* Common prologue: start array [kind, ...] of n elements (kind included). */
@@ -565,72 +549,19 @@ int rs_timeline_create_part(const char *path, uint32_t enabled, rs_timeline_keye
     return RS_OK;
 }
 
-/* One part being merged: its stream and its head record. */
-typedef struct part_in {
-    FILE *f;
-    uint64_t key[RS_TL_KEY_WORDS];
-    size_t len;
-    char *rec;
-    int live;
-} part_in;
-
-/* pi's next record: 1, 0 at a clean end, -1 on a short or bad one. */
-static int part_next(part_in *pi)
+static int append_record(void *ctx, const void *bytes, size_t len)
 {
-    unsigned char h[PART_HDR];
-    size_t got = fread(h, 1, sizeof h, pi->f);
-    if (got == 0 && feof(pi->f))
-        return pi->live = 0;
-    if (got != sizeof h)
-        return -1;
-    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
-        pi->key[i] = le_get(h + 8 * i, 8);
-    pi->len = (size_t)le_get(h + 8 * RS_TL_KEY_WORDS, 8);
-    if (pi->len == 0 || pi->len > PART_ROOM || fread(pi->rec, 1, pi->len, pi->f) != pi->len)
-        return -1;
-    return pi->live = 1;
-}
-
-static int key_less(const uint64_t *a, const uint64_t *b)
-{
-    for (unsigned i = 0; i < RS_TL_KEY_WORDS; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i];
-    return 0;
+    rs_timeline *tl = ctx;
+    tl->records++;
+    return put(tl, bytes, len) == 0 ? RS_OK : RS_EIO;
 }
 
 int rs_timeline_merge(rs_timeline *tl, const char *const *parts, size_t n, rs_err *err)
 {
     if (!tl || tl->part || (n && !parts))
         return rs_err_set(err, RS_EINVAL, "timeline merge: expected a whole timeline and its parts.");
-    part_in *in = calloc(n ? n : 1, sizeof *in);
-    int rc = in ? RS_OK : rs_err_set(err, RS_ENOMEM, "timeline merge: out of memory.");
-    for (size_t i = 0; rc == RS_OK && i < n; i++) {
-        if (!(in[i].rec = malloc(PART_ROOM)))
-            rc = rs_err_set(err, RS_ENOMEM, "timeline merge: out of memory.");
-        else if (!(in[i].f = fopen(parts[i], "rb")))
-            rc = rs_err_set(err, RS_EIO, "cannot read timeline part %s: %s.", parts[i], strerror(errno));
-        else if (part_next(&in[i]) < 0)
-            rc = rs_err_set(err, RS_EIO, "timeline part %s: a record is cut short.", parts[i]);
-    }
-    while (rc == RS_OK) {
-        size_t best = n;
-        for (size_t i = 0; i < n; i++)
-            if (in[i].live && (best == n || key_less(in[i].key, in[best].key)))
-                best = i;
-        if (best == n)
-            break;
-        if (put(tl, in[best].rec, in[best].len) != 0)
-            rc = rs_err_set(err, RS_EIO, "cannot write timeline %s: %s.", tl->tmp, strerror(tl->ioerr));
-        tl->records++;
-        if (rc == RS_OK && part_next(&in[best]) < 0)
-            rc = rs_err_set(err, RS_EIO, "timeline part %s: a record is cut short.", parts[best]);
-    }
-    for (size_t i = 0; in && i < n; i++) {
-        if (in[i].f)
-            fclose(in[i].f);
-        free(in[i].rec);
-    }
-    free(in);
+    int rc = rs_part_merge(parts, n, PART_ROOM, "timeline", append_record, tl, err);
+    if (rc == RS_EIO && tl->ioerr)
+        rs_err_set(err, RS_EIO, "cannot write timeline %s: %s.", tl->tmp, strerror(tl->ioerr));
     return rc;
 }

@@ -28,6 +28,7 @@
 #define _DEFAULT_SOURCE 1
 
 #include "pcap.h"
+#include "partfile.h"
 
 #include <pcap/pcap.h>
 
@@ -661,51 +662,26 @@ int rs_pcap_add_interface(rs_pcap *w, const char *name, const char *description,
 }
 
 /* ---- pcapng in parts (rs_pcapng_open_part) ----
- * A part file is a run of records, each a key and the EPB it orders:
- * stamp, event time, event key (8 bytes each), step, index, block length
- * (4 each), class (1) and 3 zero bytes, little-endian, then the block. */
-#define PART_HDR 48
-
-static inline void le64(uint8_t *p, uint64_t v) { le32(p, (uint32_t)v); le32(p + 4, (uint32_t)(v >> 32)); }
-static inline uint32_t rd32(const uint8_t *p)
+ * A part file holds keyed records (partfile.h), each an EPB; the key's
+ * words are the stamp, the class, the event's time and key, and the step
+ * and index (32 bits each) in one word. */
+static void key_words(const rs_pcap_key *k, uint64_t w[RS_PART_KEY_WORDS])
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-
-static void part_key_put(uint8_t *b, const rs_pcap_key *k, uint32_t blen)
-{
-    le64(b, k->stamp);
-    le64(b + 8, k->ev_t);
-    le64(b + 16, k->ev_key);
-    le32(b + 24, k->step);
-    le32(b + 28, k->idx);
-    le32(b + 32, blen);
-    b[36] = k->cls;
-    memset(b + 37, 0, PART_HDR - 37);
-}
-
-static uint32_t part_key_get(const uint8_t *b, rs_pcap_key *k)
-{
-    k->stamp = rd64(b);
-    k->ev_t = rd64(b + 8);
-    k->ev_key = rd64(b + 16);
-    k->step = rd32(b + 24);
-    k->idx = rd32(b + 28);
-    k->cls = b[36];
-    return rd32(b + 32);
+    w[0] = k->stamp;
+    w[1] = k->cls;
+    w[2] = k->ev_t;
+    w[3] = k->ev_key;
+    w[4] = (uint64_t)k->step << 32 | k->idx;
 }
 
 int rs_pcap_key_cmp(const rs_pcap_key *a, const rs_pcap_key *b)
 {
-#define KEY_CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
-    KEY_CMP(stamp);
-    KEY_CMP(cls);
-    KEY_CMP(ev_t);
-    KEY_CMP(ev_key);
-    KEY_CMP(step);
-    KEY_CMP(idx);
-#undef KEY_CMP
+    uint64_t x[RS_PART_KEY_WORDS], y[RS_PART_KEY_WORDS];
+    key_words(a, x);
+    key_words(b, y);
+    for (unsigned i = 0; i < RS_PART_KEY_WORDS; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
     return 0;
 }
 
@@ -728,68 +704,19 @@ int rs_pcapng_open_part(const char *path, uint32_t snaplen, uint32_t nif, rs_pca
     return RS_OK;
 }
 
-/* One part being merged: its stream and its head record. */
-typedef struct part_in {
-    FILE *f;
-    const char *path;
-    rs_pcap_key key;
-    uint32_t len;
-    uint8_t *blk;
-    int live;
-} part_in;
-
-/* Read pi's next record; 0 at a clean end, -1 on a short or bad one. */
-static int part_next(part_in *pi)
+static int append_block(void *ctx, const void *blk, size_t len)
 {
-    uint8_t h[PART_HDR];
-    size_t got = fread(h, 1, sizeof h, pi->f);
-    if (got == 0 && feof(pi->f))
-        return pi->live = 0;
-    if (got != sizeof h)
-        return -1;
-    pi->len = part_key_get(h, &pi->key);
-    if (pi->len < 32 || pi->len > 64 + RS_FRAME_MAX || (pi->len & 3) || fread(pi->blk, 1, pi->len, pi->f) != pi->len)
-        return -1;
-    pi->live = 1;
-    return 1;
+    rs_pcap *w = ctx;
+    ng_bytes(w, blk, len); /* a block is 32-bit aligned already: no padding */
+    return w->failed ? RS_EIO : RS_OK;
 }
 
 int rs_pcapng_merge(rs_pcap *w, const char *const *parts, uint32_t n, rs_err *err)
 {
     if (!w || !w->ng || w->part || (n && !parts))
         return rs_err_set(err, RS_EINVAL, "pcapng merge: expected a pcapng file and its parts");
-    part_in *in = calloc(n ? n : 1, sizeof *in);
-    int rc = in ? RS_OK : rs_err_set(err, RS_ENOMEM, "pcapng merge: out of memory");
-    for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
-        in[i].path = parts[i];
-        if (!(in[i].blk = malloc(64 + RS_FRAME_MAX)))
-            rc = rs_err_set(err, RS_ENOMEM, "pcapng merge: out of memory");
-        else if (!(in[i].f = fopen(parts[i], "rb")))
-            rc = rs_err_set(err, RS_EIO, "cannot read capture part '%s': %s", parts[i], strerror(errno));
-        else if (part_next(&in[i]) < 0)
-            rc = rs_err_set(err, RS_EIO, "capture part '%s': a record is cut short", parts[i]);
-    }
-    /* A few parts: the smallest head by a scan. */
-    while (rc == RS_OK) {
-        part_in *best = NULL;
-        for (uint32_t i = 0; i < n; i++)
-            if (in[i].live && (!best || rs_pcap_key_cmp(&in[i].key, &best->key) < 0))
-                best = &in[i];
-        if (!best)
-            break;
-        ng_bytes(w, best->blk, best->len);
-        if (w->failed)
-            rc = write_failed(w, err);
-        else if (part_next(best) < 0)
-            rc = rs_err_set(err, RS_EIO, "capture part '%s': a record is cut short", best->path);
-    }
-    for (uint32_t i = 0; in && i < n; i++) {
-        if (in[i].f)
-            fclose(in[i].f);
-        free(in[i].blk);
-    }
-    free(in);
-    return rc;
+    int rc = rs_part_merge(parts, n, 64 + RS_FRAME_MAX, "capture", append_block, w, err);
+    return rc == RS_EIO && w->failed ? write_failed(w, err) : rc;
 }
 
 /* EPB: interface, timestamp (picoseconds, high word first), captured and
@@ -801,8 +728,10 @@ static int ng_write(rs_pcap *w, const rs_pcap_key *key, uint32_t ifid, rs_pcap_d
         return RS_EINVAL;
     uint32_t blen = (uint32_t)(28 + caplen + pad4(caplen) + 8 + 4 + 4);
     if (key) {
-        uint8_t k[PART_HDR];
-        part_key_put(k, key, blen);
+        uint64_t kw[RS_PART_KEY_WORDS];
+        unsigned char k[RS_PART_HDR];
+        key_words(key, kw);
+        rs_part_hdr_put(k, kw, blen);
         ng_bytes(w, k, sizeof k);
     }
     uint8_t h[28];

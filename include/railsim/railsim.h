@@ -20,6 +20,7 @@
 #include "api.h"
 #include "base.h"
 #include "evq.h"
+#include "partfile.h"
 #include "pool.h"
 #include "rng.h"
 #include "sim.h"
