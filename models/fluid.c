@@ -21,12 +21,13 @@
  * source's HB domain to the GPU on the destination's rail, then that rail)
  * is one flow over both legs' ports (net.c start_relay_flow) instead of
  * the packet level's chunk pipeline: the network leg carries the chunks
- * back to back, each after the previous one arrived, while the HB leg runs
- * ahead at NVLink rate. So the flow's wire bytes are the chunks' network
- * frames, and its latency is chunk 0's HB crossing plus every chunk's
- * network latency (relay_setup). Alone it completes when the chunk
- * pipeline at flow level does, within a picosecond per chunk; sharing a
- * link, it holds its rate through the gaps between chunks. A quarter of
+ * back to back, each posted as the previous one left the NIC, while the
+ * HB leg runs ahead at NVLink rate. So the flow's wire bytes are the
+ * chunks' network frames, and its latency is chunk 0's HB crossing plus
+ * the last chunk's network latency (relay_setup). Alone it completes when
+ * the chunk pipeline at flow level does, within a picosecond per chunk;
+ * sharing a link, it is one flow where the pipeline's chunks are flows
+ * of their own. A quarter of
  * the events of the pipeline (docs/fidelity.md). A failover restarts
  * what it had not carried as a chunk pipeline over a live rail (net.c);
  * rs_net_config.relay_pipeline keeps the pipeline (tests compare).
@@ -63,6 +64,7 @@
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
+static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t fid);
 static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
 
@@ -284,11 +286,11 @@ static rs_time path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, ui
 /* Wire bytes and latency of a whole relayed message (flow f, path ports
  * [HB egress, NVSwitch port, network ...]), as the packet level's chunk
  * pipeline takes it: chunk 0 crosses the HB domain alone, then the network
- * carries the chunks one after another, each its own RDMA write with its
- * own latency (the next is posted once it has arrived). HB chunks run
- * ahead at NVLink rate, so after the first they never hold the network
- * leg back. The fluid carries the network's wire bytes at one rate over
- * both legs; the rest is latency. */
+ * carries the chunks back to back, each its own RDMA write (the next is
+ * posted once the previous one has left the NIC), and the last one's
+ * latency ends it. HB chunks run ahead at NVLink rate, so after the first
+ * they never hold the network leg back. The fluid carries the network's
+ * wire bytes at one rate over both legs; the rest is latency. */
 static void relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *ports, uint32_t h, rs_time *lat,
                         uint64_t *wire, uint32_t *max_frame)
 {
@@ -315,9 +317,15 @@ static void relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *por
     const rs_port *h0 = &net->ports[ports[0]], *h1 = &net->ports[ports[1]];
     uint64_t hb_bps = h0->rate_bps < h1->rate_bps ? h0->rate_bps : h1->rate_bps;
     rs_time t = path_lat(net, ports, 2, mw_hb) + rs_ser_time(w_hb, hb_bps);
-    t += nfull * path_lat(net, ports + 2, h - 2, mw_full);
-    if (last || !nfull)
-        t += path_lat(net, ports + 2, h - 2, mw_last);
+    /* The last chunk's latency, or, when it is a short one, the full chunk
+     * ahead of it arriving later still (the message is delivered in order). */
+    rs_time net_lat = path_lat(net, ports + 2, h - 2, last || !nfull ? mw_last : mw_full);
+    if (nfull && last) {
+        rs_time ahead = path_lat(net, ports + 2, h - 2, mw_full), behind = rs_ser_time(w_last, net->ports[ports[2]].rate_bps);
+        if (ahead > behind && ahead - behind > net_lat)
+            net_lat = ahead - behind;
+    }
+    t += net_lat;
     *wire = nfull * w_full + w_last;
     *lat = t;
     *max_frame = mw_full > mw_last ? mw_full : mw_last;
@@ -892,12 +900,20 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
             moving(fl, 0, now);
         port_rates(fl, id, r->rate, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
+        if (RS_UNLIKELY(f->chunk != RS_NONE) && f->leg == 1)
+            rs_sim_at(sim, now, fl->ent, ev_chunk_left, net, r->flow); /* the relay's next chunk may go */
         rs_mmf_remove(fl->mmf, id);
         any = 1;
     }
     if (any)
         rs_fluid_want_solve(fl);
     arm(fl);
+}
+
+static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t fid)
+{
+    (void)sim;
+    rs_msg_flow_left(obj, (uint32_t)fid);
 }
 
 static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
@@ -916,6 +932,7 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
     if (RS_UNLIKELY(net->flt != NULL) && f->hit != RS_NONE)
         rs_fault_note_delivered(net, f); /* recovery time of the faults that hit it */
     rs_msg_flow_done(net, (uint32_t)fid);
+    rs_msg_flow_acked(net, (uint32_t)fid); /* no ACKs at flow level: a relay slot frees on delivery */
     rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
 }
 

@@ -629,37 +629,137 @@ static int start_relay_flow(rs_net *net, uint32_t m)
     return net->be->flow_start(net, f);
 }
 
+/* -- relays ---------------------------------------------------------------
+ *
+ * A relayed (PXN) message runs as a pipeline of chunks of
+ * transport.relay_chunk_bytes through the relay GPU's buffer of
+ * RS_RELAY_SLOTS chunks, as NCCL's proxy does with NCCL_STEPS (8) slots
+ * of a 4 MiB buffer (NCCL_BUFFSIZE): the source HB leg (leg 0) copies
+ * chunk c into a slot once one is free, one chunk at a time; the network
+ * leg (leg 1) posts chunk c once it is in the buffer and chunk c - 1 has
+ * left the NIC (its last frame transmitted), so the chunks' RDMA writes
+ * go back to back as a QP sends them; a slot frees when its chunk's last
+ * ACK comes (the write's completion), in chunk order. Every one of those
+ * is known at the sender. The receiver counts the chunks delivered in
+ * order (a chunk that overtook a lost one waits in early1), and a
+ * destination HB leg (leg 2, failover only) forwards them one at a time. */
+
 static inline int leg_exists(const rs_msg *msg, unsigned k)
 {
     return k == 1 || (k == 0 ? msg->leg_src != msg->src : msg->leg_dst != msg->dst);
 }
 
-/* Pipe: start the next chunk on every free leg whose previous leg has
- * delivered it, in leg order (source HB first: chunks cross the HB domain
- * back to back, as NCCL's PXN proxy does). */
+static void pipe_reset(rs_msg *msg)
+{
+    memset(msg->ready, 0, sizeof msg->ready);
+    memset(msg->busy, 0, sizeof msg->busy);
+    msg->sent1 = msg->acked1 = 0;
+    msg->early1 = msg->acked_early = 0;
+    for (unsigned i = 0; i < RS_RELAY_SLOTS; i++)
+        msg->fly1[i] = RS_NONE;
+}
+
+/* Chunk c is done: *base counts the chunks done in order, bit b of
+ * *ahead says chunk *base + 1 + b is done too. The network leg has at
+ * most RS_RELAY_SLOTS chunks past the oldest unacknowledged one, so they
+ * fit the mask. */
+static void chunk_done(uint32_t *base, uint8_t *ahead, uint32_t c)
+{
+    if (c < *base)
+        return;
+    if (c > *base) {
+        if (!RS_NEVER(c - *base - 1 >= 8))
+            *ahead |= (uint8_t)(1u << (c - *base - 1));
+        return;
+    }
+    unsigned m = *ahead;
+    (*base)++;
+    while (m & 1) {
+        m >>= 1;
+        (*base)++;
+    }
+    *ahead = (uint8_t)(m >> 1);
+}
+
+static int chunk_arrived_early(const rs_msg *msg, uint32_t c)
+{
+    return c > msg->ready[1] && ((msg->early1 >> (c - msg->ready[1] - 1)) & 1);
+}
+
+/* Pipe: start the next chunk on every free leg that may take one, in leg
+ * order (source HB first). */
 static int pipe_push(rs_net *net, uint32_t m)
 {
     for (unsigned k = 0; k < 3; k++) {
         rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
         if (!leg_exists(msg, k) || msg->busy[k] || (msg->failing_over && k != 2))
             continue; /* failing over: only what crossed the network moves on */
-        uint32_t avail = msg->nchunks;
-        for (int j = (int)k - 1; j >= 0; j--)
-            if (leg_exists(msg, (unsigned)j)) {
-                avail = msg->ready[j];
-                break;
-            }
-        if (msg->ready[k] >= avail)
+        uint32_t c, avail;
+        if (k == 0) {
+            c = msg->ready[0];
+            avail = msg->acked1 + RS_RELAY_SLOTS < msg->nchunks ? msg->acked1 + RS_RELAY_SLOTS : msg->nchunks;
+        } else if (k == 1) {
+            c = msg->sent1;
+            avail = leg_exists(msg, 0) ? msg->ready[0] : msg->nchunks;
+            if (avail > msg->acked1 + RS_RELAY_SLOTS)
+                avail = msg->acked1 + RS_RELAY_SLOTS;
+        } else {
+            c = msg->ready[2];
+            avail = msg->ready[1];
+        }
+        if (c >= avail)
             continue;
-        uint32_t c = msg->ready[k];
         msg->busy[k] = 1;
         uint32_t from = k == 0 ? msg->src : k == 1 ? msg->leg_src : msg->leg_dst;
         uint32_t to = k == 0 ? msg->leg_src : k == 1 ? msg->leg_dst : msg->dst;
         int rc = start_flow(net, from, to, chunk_bytes(net, msg, c), m, c, k != 1, (uint8_t)k);
         if (rc != RS_OK)
             return rc;
+        if (k == 1) {
+            msg = &net->msgs[m];
+            msg->sent1++;
+            msg->fly1[c % RS_RELAY_SLOTS] = msg->flow1;
+        }
     }
     return RS_OK;
+}
+
+/* Flow fid is network-leg chunk of a relay still running, the one its
+ * message expects (not one a failover left behind, not of a finished
+ * message or of a later message in the reused record): its message. */
+static rs_msg *relay_chunk(rs_net *net, uint32_t fid)
+{
+    const rs_flow *f = &net->flows[fid];
+    if (f->leg != 1 || f->chunk == RS_NONE || f->gone || f->msg >= net->nmsgs)
+        return NULL;
+    rs_msg *msg = &net->msgs[f->msg];
+    if (!msg->pipe || msg->finished || msg->fly1[f->chunk % RS_RELAY_SLOTS] != fid)
+        return NULL;
+    return msg;
+}
+
+void rs_msg_flow_left(rs_net *net, uint32_t fid)
+{
+    rs_msg *msg = relay_chunk(net, fid);
+    if (!msg || !msg->busy[1] || msg->sent1 != net->flows[fid].chunk + 1)
+        return;
+    msg->busy[1] = 0;
+    int rc = pipe_push(net, net->flows[fid].msg);
+    if (rc != RS_OK)
+        rs_sim_stop(net->sim, rc);
+}
+
+void rs_msg_flow_acked(rs_net *net, uint32_t fid)
+{
+    rs_msg *msg = relay_chunk(net, fid);
+    if (!msg)
+        return;
+    uint32_t m = net->flows[fid].msg, c = net->flows[fid].chunk;
+    msg->fly1[c % RS_RELAY_SLOTS] = RS_NONE; /* the record may go back now */
+    chunk_done(&msg->acked1, &msg->acked_early, c);
+    int rc = pipe_push(net, m);
+    if (rc != RS_OK)
+        rs_sim_stop(net->sim, rc);
 }
 
 static int failover_step(rs_net *net, uint32_t m);
@@ -674,8 +774,12 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
         rc = msg_finish(net, m);
     } else {
         unsigned k = f->leg;
-        msg->busy[k] = 0;
-        msg->ready[k]++;
+        if (k == 1) {
+            chunk_done(&msg->ready[1], &msg->early1, f->chunk); /* its sender moved on when it left */
+        } else {
+            msg->busy[k] = 0;
+            msg->ready[k]++;
+        }
         unsigned last = leg_exists(msg, 2) ? 2 : 1;
         if (RS_UNLIKELY(msg->failing_over))
             rc = failover_step(net, m);
@@ -758,8 +862,7 @@ static int failover_restart(rs_net *net, uint32_t m)
     if (n > UINT32_MAX)
         return RS_ERANGE;
     msg->nchunks = (uint32_t)n;
-    memset(msg->ready, 0, sizeof msg->ready);
-    memset(msg->busy, 0, sizeof msg->busy);
+    pipe_reset(msg); /* chunks still to be acknowledged from before are no longer its */
     msg->pipe = 1;
     msg->failing_over = 0;
     return pipe_push(net, m);
@@ -805,15 +908,22 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
         net->be->flow_abandon(net, f);
         msg->pipe = 1;
         msg->failing_over = 1;
-        memset(msg->ready, 0, sizeof msg->ready);
-        memset(msg->busy, 0, sizeof msg->busy);
+        pipe_reset(msg);
         rc = failover_restart(net, m);
     } else {
-        if (msg->busy[1]) {
-            rs_fault_note_failover(net, msg->flow1, m, fault);
-            net->be->flow_abandon(net, msg->flow1);
-            msg->busy[1] = 0;
+        /* Its network-leg chunks not yet delivered are given up: they go
+         * again over the new rail. */
+        for (uint32_t k = msg->ready[1]; k < msg->sent1; k++) {
+            uint32_t f = msg->fly1[k % RS_RELAY_SLOTS];
+            if (f == RS_NONE || chunk_arrived_early(msg, k))
+                continue;
+            msg->fly1[k % RS_RELAY_SLOTS] = RS_NONE;
+            rs_fault_note_failover(net, f, m, fault);
+            net->be->flow_abandon(net, f);
+            msg = &net->msgs[m];
         }
+        msg->busy[1] = 0;
+        msg->early1 = 0; /* those go again too */
         msg->failing_over = 1;
         rc = failover_step(net, m);
     }
@@ -899,6 +1009,7 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         return send_started(net, m, start_relay_flow(net, m));
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
+    pipe_reset(msg);
     return send_started(net, m, pipe_push(net, m)); /* starts one chunk flow: all or nothing */
 }
 

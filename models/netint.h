@@ -223,7 +223,11 @@ typedef struct rs_flow {
  * rail c (leg 0), the network to the GPU of rail c in the destination's
  * domain (leg 1), that domain to the destination (leg 2). Without faults
  * c is the destination's rail (PXN: no leg 2); a relayed message (pipe)
- * runs its legs as a pipeline of chunks, one chunk per leg at a time. */
+ * runs its legs as a pipeline of chunks through the relay's buffer of
+ * RS_RELAY_SLOTS chunks (net.c, "Relays"): the HB legs one chunk at a
+ * time, the network leg back to back, each chunk posted once the one
+ * before has left the NIC. */
+#define RS_RELAY_SLOTS 8u
 typedef struct rs_msg {
     uint64_t bytes;
     uint64_t tag;
@@ -237,8 +241,13 @@ typedef struct rs_msg {
     uint32_t flow1;          /* the flow of its network leg started last, RS_NONE: none */
     uint32_t hit;            /* faults: hits of the flows a failover abandoned (fault.c), RS_NONE: none */
     uint32_t nchunks;        /* pipe: chunks */
-    uint32_t ready[3];       /* pipe: chunks that finished each leg (the next to start there, when not busy) */
-    uint8_t busy[3];         /* pipe: a chunk is on the leg */
+    uint32_t ready[3];       /* pipe: chunks that finished each leg, in order (leg 1: delivered) */
+    uint32_t sent1;          /* pipe: chunks started on the network leg (sender side) */
+    uint32_t acked1;         /* pipe: network-leg chunks acknowledged, in order: their relay slots are free */
+    uint32_t fly1[RS_RELAY_SLOTS]; /* pipe: the flow of network-leg chunk c at [c % slots] until its last ACK */
+    uint8_t early1;          /* pipe: bit b: network-leg chunk ready[1] + 1 + b delivered ahead of order */
+    uint8_t acked_early;     /* pipe: bit b: chunk acked1 + 1 + b acknowledged ahead of order */
+    uint8_t busy[3];         /* pipe: a chunk is on the leg (leg 1: still leaving the NIC) */
     uint8_t pipe;            /* relayed: legs 0 and/or 2 exist */
     uint8_t finished;        /* completed (msg_finish ran) */
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
@@ -571,6 +580,11 @@ void rs_net_tl_free(rs_net *net);   /* also fine when net->tl is NULL */
 
 /* net.c: message-level progress */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
+/* The sender's side of a relay's network-leg chunk (flow f): its last
+ * frame has left the NIC (the next chunk may go), and its last ACK has
+ * come (its relay slot is free). No-ops for any other flow. */
+void rs_msg_flow_left(rs_net *net, uint32_t f);
+void rs_msg_flow_acked(rs_net *net, uint32_t f);
 /* net.c: transport flow records. rs_flow_slot gives a record to fill (a
  * reused one when any was handed back); rs_flow_release hands one back once
  * nothing refers to it: at flow level once its message has been told, at

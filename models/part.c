@@ -75,7 +75,7 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
     else if (net->tl)
         r = "a timeline is written";
     else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF)
-        r = "PXN relays hand chunks between HB domains at zero delay (hb_size 1 or routing.pxn=off is partitioned)";
+        r = "PXN relays create their chunks' flows during the run, in the source's process alone (hb_size 1 or routing.pxn=off is partitioned)";
     if (r && why)
         snprintf(why, n, "%s", r);
     return r == NULL;

@@ -159,6 +159,8 @@ void rs_sack_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
     if (f->snd_una >= f->npkts) {
         f->tx_done = 1;
         rs_sack_release(net, f);
+        if (RS_UNLIKELY(f->chunk != RS_NONE))
+            rs_msg_flow_acked(net, fid); /* a relay slot is free */
         return;
     }
     if ((pkt->flags & RS_PF_SACK) && pkt->sack >= f->snd_una && pkt->sack < f->snd_nxt &&

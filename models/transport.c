@@ -311,6 +311,17 @@ static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t arg)
         dcqcn_arm(net, f, fid);
 }
 
+/* A relay chunk's last frame left the NIC just now (an event of its own:
+ * the next chunk's start must not run inside the port's dequeue). */
+static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t arg)
+{
+    (void)sim;
+    rs_net *net = obj;
+    uint32_t fid;
+    if (timer_flow(net, arg, &fid))
+        rs_msg_flow_left(net, fid);
+}
+
 static void ev_wake(rs_sim *sim, void *obj, uint64_t arg)
 {
     (void)sim;
@@ -376,6 +387,9 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
             rs_fault_note_retx(net, f); /* charged to the fault that cost the packet */
     } else {
         f->max_sent = psn + 1;
+        if (RS_UNLIKELY(f->chunk != RS_NONE) && f->leg == 1 && f->max_sent == f->npkts)
+            rs_sim_at(net->sim, rs_sim_now(net->sim), net->nodes[f->src].entity, ev_chunk_left, net,
+                      timer_arg(f, fid)); /* a relay's next chunk may follow it */
     }
     pkt->flow = fid;
     pkt->psn = psn;
@@ -485,6 +499,8 @@ static int receive_data(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt
         if (++f->rcv_nxt == f->npkts) {
             f->tx_done = 1;
             rs_nic_rx_complete(net, f, fid);
+            if (RS_UNLIKELY(net->flows[fid].chunk != RS_NONE))
+                rs_msg_flow_acked(net, fid); /* no ACKs: done is done both ways */
         }
         return 0;
     }
@@ -539,6 +555,8 @@ static int receive_ack(rs_net *net, rs_flow *f, uint32_t fid, const rs_pkt *pkt)
     }
     if (f->snd_una >= f->npkts) {
         f->tx_done = 1;
+        if (RS_UNLIKELY(f->chunk != RS_NONE))
+            rs_msg_flow_acked(net, fid); /* a relay slot is free */
         return 0;
     }
     if (pkt->type == RS_PKT_NAK && f->snd_nxt > pkt->psn) {

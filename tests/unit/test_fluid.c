@@ -1256,6 +1256,9 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
             rs_net_destroy(net);
         }
         uint64_t chunks = sizes[i] ? (sizes[i] + (512u << 10) - 1) / (512u << 10) : 1;
+        printf("\n  relay %llu B: one flow %llu ps, chunk pipeline %llu ps, packet %llu ps\n",
+               (unsigned long long)sizes[i], (unsigned long long)t[0], (unsigned long long)t[1],
+               (unsigned long long)t[2]);
         CU_ASSERT(t[0] <= t[1] + chunks && t[1] <= t[0] + chunks);
         CU_ASSERT_EQUAL(st[0].hb_bytes, sizes[i]);
         CU_ASSERT_EQUAL(st[0].nic_bytes, sizes[i]);
