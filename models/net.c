@@ -582,6 +582,48 @@ static int tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t b
     return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
 }
 
+/* Legs 0..leg of relayed message m that exist: its chunk flows' index
+ * among the ones made at the send of a partitioned run. */
+static inline int leg_exists(const rs_msg *msg, unsigned k);
+static uint32_t legs_before(const rs_msg *msg, unsigned leg)
+{
+    uint32_t n = 0;
+    for (unsigned k = 0; k < leg; k++)
+        n += (uint32_t)leg_exists(msg, k);
+    return n;
+}
+
+/* A partitioned run makes relayed message m's chunk flows as it is sent,
+ * in every process (the send is the shared driver's), so the receiving
+ * process has the record the sending one fills: ids in a block from
+ * msg->flow_base, serials the message reserved. */
+static int make_chunk_flows(rs_net *net, uint32_t m)
+{
+    const rs_msg *msg = &net->msgs[m];
+    uint32_t n = msg->nchunks, base = RS_NONE;
+    for (unsigned k = 0; k < 3; k++) {
+        msg = &net->msgs[m];
+        if (!leg_exists(msg, k))
+            continue;
+        uint32_t from = k == 0 ? msg->src : k == 1 ? msg->leg_src : msg->leg_dst;
+        uint32_t to = k == 0 ? msg->leg_src : k == 1 ? msg->leg_dst : msg->dst;
+        for (uint32_t c = 0; c < n; c++) {
+            uint32_t f;
+            int rc = rs_flow_new_serial(net, from, to, chunk_bytes(net, msg, c), m, c, k != 1,
+                                        msg->serial0 + (uint64_t)k * n + c, &f);
+            if (rc != RS_OK)
+                return rc;
+            if (base == RS_NONE)
+                base = f;
+            if (RS_NEVER(f != base + legs_before(msg, k) * n + c))
+                return RS_EINTERNAL; /* a partitioned run hands no record back: ids run on */
+            net->flows[f].leg = (uint8_t)k;
+        }
+    }
+    net->msgs[m].flow_base = base;
+    return RS_OK;
+}
+
 static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                       uint32_t m, uint32_t chunk, int via_hb, uint8_t leg)
 {
@@ -589,7 +631,18 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     int rc = tally_leg(net, m, src, dst, bytes, via_hb);
     if (rc != RS_OK)
         return rc;
-    rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
+    const rs_msg *msg = &net->msgs[m];
+    if (chunk == RS_NONE) {
+        rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
+    } else if (RS_UNLIKELY(net->part != NULL)) {
+        f = msg->flow_base + legs_before(msg, leg) * msg->nchunks + chunk; /* made at the send */
+        net->flows[f].last_progress = rs_sim_now(net->sim);
+        if (RS_UNLIKELY(net->tl != NULL))
+            rs_net_tl_wake(net); /* as rs_flow_new does */
+    } else {
+        rc = rs_flow_new_serial(net, src, dst, bytes, m, chunk, via_hb,
+                                msg->serial0 + (uint64_t)leg * msg->nchunks + chunk, &f);
+    }
     if (rc != RS_OK)
         return rc;
     net->flows[f].leg = leg;
@@ -686,11 +739,15 @@ static int chunk_arrived_early(const rs_msg *msg, uint32_t c)
     return c > msg->ready[1] && ((msg->early1 >> (c - msg->ready[1] - 1)) & 1);
 }
 
-/* Pipe: start the next chunk on every free leg that may take one, in leg
- * order (source HB first). */
-static int pipe_push(rs_net *net, uint32_t m)
+/* Pipe: start the next chunk on every free leg from k0 to k1 that may
+ * take one, in leg order (source HB first). What moves legs 0 and 1 on
+ * happens at the source's end (its HB leg's delivery to the relay GPU,
+ * a chunk leaving, an ACK); what moves leg 2 at the destination's (a
+ * chunk's delivery): each side pushes only its own legs, so a
+ * partitioned run's processes each run their side. */
+static int pipe_push(rs_net *net, uint32_t m, unsigned k0, unsigned k1)
 {
-    for (unsigned k = 0; k < 3; k++) {
+    for (unsigned k = k0; k <= k1; k++) {
         rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
         if (!leg_exists(msg, k) || msg->busy[k] || (msg->failing_over && k != 2))
             continue; /* failing over: only what crossed the network moves on */
@@ -744,7 +801,7 @@ void rs_msg_flow_left(rs_net *net, uint32_t fid)
     if (!msg || !msg->busy[1] || msg->sent1 != net->flows[fid].chunk + 1)
         return;
     msg->busy[1] = 0;
-    int rc = pipe_push(net, net->flows[fid].msg);
+    int rc = pipe_push(net, net->flows[fid].msg, 0, 1);
     if (rc != RS_OK)
         rs_sim_stop(net->sim, rc);
 }
@@ -757,7 +814,7 @@ void rs_msg_flow_acked(rs_net *net, uint32_t fid)
     uint32_t m = net->flows[fid].msg, c = net->flows[fid].chunk;
     msg->fly1[c % RS_RELAY_SLOTS] = RS_NONE; /* the record may go back now */
     chunk_done(&msg->acked1, &msg->acked_early, c);
-    int rc = pipe_push(net, m);
+    int rc = pipe_push(net, m, 0, 1);
     if (rc != RS_OK)
         rs_sim_stop(net->sim, rc);
 }
@@ -786,7 +843,7 @@ void rs_msg_flow_done(rs_net *net, uint32_t fid)
         else if (k == last && msg->ready[k] == msg->nchunks)
             rc = msg_finish(net, m);
         else
-            rc = pipe_push(net, m);
+            rc = k == 0 ? pipe_push(net, m, 0, 1) : pipe_push(net, m, 2, 2);
     }
     if (rc != RS_OK)
         rs_sim_stop(net->sim, rc);
@@ -862,10 +919,12 @@ static int failover_restart(rs_net *net, uint32_t m)
     if (n > UINT32_MAX)
         return RS_ERANGE;
     msg->nchunks = (uint32_t)n;
+    msg->serial0 = net->flow_serial;
+    net->flow_serial += 3 * n;
     pipe_reset(msg); /* chunks still to be acknowledged from before are no longer its */
     msg->pipe = 1;
     msg->failing_over = 0;
-    return pipe_push(net, m);
+    return pipe_push(net, m, 0, 2);
 }
 
 /* A failing-over message's flow finished (or the failover began): keep
@@ -875,7 +934,7 @@ static int failover_step(rs_net *net, uint32_t m)
     rs_msg *msg = &net->msgs[m];
     int drained = !msg->busy[0] && !msg->busy[2] && (!leg_exists(msg, 2) || msg->ready[2] == msg->ready[1]);
     if (!drained)
-        return pipe_push(net, m); /* the destination HB leg only */
+        return pipe_push(net, m, 2, 2); /* the destination HB leg only */
     msg->off += (uint64_t)msg->ready[1] * net->cfg.relay_chunk_bytes;
     return failover_restart(net, m);
 }
@@ -1010,7 +1069,14 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
     pipe_reset(msg);
-    return send_started(net, m, pipe_push(net, m)); /* starts one chunk flow: all or nothing */
+    msg->serial0 = net->flow_serial; /* its chunks' serials, whoever makes them when */
+    net->flow_serial += 3 * n;
+    if (RS_UNLIKELY(net->part != NULL)) {
+        int rc = make_chunk_flows(net, m);
+        if (rc != RS_OK)
+            return send_started(net, m, rc);
+    }
+    return send_started(net, m, pipe_push(net, m, 0, 1)); /* starts one chunk flow: all or nothing */
 }
 
 /* -- timers and running ------------------------------------------------- */

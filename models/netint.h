@@ -236,6 +236,8 @@ typedef struct rs_msg {
     rs_tally *tally;         /* counts its legs' bytes per GPU port (rs_net_send_tallied), or NULL */
     rs_time start;
     uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
+    uint64_t serial0;        /* pipe: flow serials reserved for its chunks: leg k chunk c is serial0 + k * nchunks + c */
+    uint32_t flow_base;      /* pipe, partitioned: its chunk flows, made at the send (rs_msg_chunk_flow) */
     uint32_t src, dst;
     uint32_t leg_src, leg_dst; /* network leg: from GPU leg_src to leg_dst (src, dst unless relayed) */
     uint32_t flow1;          /* the flow of its network leg started last, RS_NONE: none */
@@ -527,6 +529,11 @@ void rs_pkt_free(rs_net *net, rs_pkt *pkt);
 void rs_flow_activate(rs_net *net, uint32_t f);
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out);
+/* The same with the serial given: a relay's chunk flows take serials its
+ * message reserved (rs_msg.serial0), so they are the same whichever
+ * process creates them, and when. */
+int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                       uint32_t msg, uint32_t chunk, int via_hb, uint64_t serial, uint32_t *out);
 /* Failover: flow f stops for good. It leaves its port's round robin and
  * sends nothing more; its timers find it done; its packets still in the
  * network are dropped (RS_DROP_FAILOVER) when they reach either end. The

@@ -74,8 +74,8 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
         r = "faults are scheduled";
     else if (net->tl)
         r = "a timeline is written";
-    else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF)
-        r = "PXN relays create their chunks' flows during the run, in the source's process alone (hb_size 1 or routing.pxn=off is partitioned)";
+    else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF && net->cfg.transport == RS_TRANSPORT_IDEAL)
+        r = "PXN relays without ACKs (transport.kind=ideal) free their buffer slots at the destination";
     if (r && why)
         snprintf(why, n, "%s", r);
     return r == NULL;

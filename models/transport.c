@@ -80,12 +80,21 @@ static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t ty
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
 {
+    int rc = rs_flow_new_serial(net, src, dst, bytes, msg, chunk, via_hb, net->flow_serial, out);
+    if (rc == RS_OK)
+        net->flow_serial++;
+    return rc;
+}
+
+int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                       uint32_t msg, uint32_t chunk, int via_hb, uint64_t serial, uint32_t *out)
+{
     uint32_t id;
     if (rs_flow_slot(net, &id) != RS_OK)
         return RS_ENOMEM;
     rs_flow *f = &net->flows[id];
     memset(f, 0, sizeof *f);
-    f->serial = net->flow_serial;
+    f->serial = serial;
     f->bytes = bytes;
     f->src = src;
     f->dst = dst;
@@ -96,7 +105,6 @@ int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         rs_flow_release(net, id);
         return RS_ERANGE;
     }
-    net->flow_serial++;
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;

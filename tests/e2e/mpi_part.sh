@@ -4,7 +4,8 @@
 # byte but for wall_s, peak_rss_bytes and its "parallel" section), its
 # timeline.msgpack and its captures (pcap per port, pcapng) byte for byte,
 # at -np 2 and 4 (oversubscribed on 2 cores), on both topologies, with HB
-# domains, incast (PFC), bit errors, selective recovery and adaptive routing; frames
+# domains and their PXN relays, incast (PFC), bit errors, selective recovery and
+# adaptive routing; frames
 # cross the ranks in each. A scenario that cannot be split (faults, a
 # collective) runs on rank 0 alone, says why once, and gives the serial
 # summary.
@@ -61,6 +62,13 @@ split rail-only --set topology.kind=rail-only --set topology.gpus=64 --set topol
     --set traffic.kind=permutation --set traffic.bytes=262144 --set traffic.start_ns=5000
 split hb-domains --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 --set routing.pxn=off \
     --set traffic.kind=all-to-all --set traffic.bytes=65536
+# PXN relays (the default with HB domains): chunks cross the HB domain,
+# then the rail, posted from the source's side; multi-chunk messages on
+# rail-only, and bit errors with a pcapng on the fat tree
+split pxn-rail --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=8 --set topology.radix=16 \
+    --set traffic.kind=permutation --set traffic.bytes=2097152
+split pxn-loss-pcapng --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 --set traffic.kind=permutation \
+    --set traffic.bytes=1048576 --set topology.loss_rate=0.002 --capture 'gpu1*,leaf1.*' --capture-format pcapng
 split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=incast \
     --set traffic.fan_in=16 --set traffic.bytes=1048576
 # bit errors: go-back-N with timeouts (seed 2: a last ACK is lost, and the
@@ -100,6 +108,8 @@ alone() {
 }
 P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=permutation"
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
+alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
+    --set traffic.kind=permutation --set transport.kind=ideal $NT
 alone collective "only synthetic traffic" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT
 
