@@ -582,8 +582,9 @@ static int tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t b
     return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
 }
 
-/* Legs 0..leg of relayed message m that exist: its chunk flows' index
- * among the ones made at the send of a partitioned run. */
+/* How many of the legs before `leg` the relayed message has: where that
+ * leg's chunk flows start in the block a partitioned run makes at the
+ * send (make_chunk_flows). */
 static inline int leg_exists(const rs_msg *msg, unsigned k);
 static uint32_t legs_before(const rs_msg *msg, unsigned leg)
 {
