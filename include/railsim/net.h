@@ -290,9 +290,11 @@ typedef struct rs_net_comm {
 
 /* Can this network's run be partitioned? 1, or 0 with the reason (one
  * clause, "faults are scheduled") in why. Packet level only, without
- * faults, loss, captures, a timeline or PXN relays (hb_size 1 or
- * routing.pxn off: a relay's chunk pipeline hands chunks between its
- * legs at zero delay across domains). */
+ * faults, without a whole-run timeline already started (a partitioned
+ * run writes parts: rs_net_timeline_part after rs_net_part_start), and
+ * without PXN relays under transport.kind=ideal (no ACKs: a relay's
+ * buffer slots free at the destination). Bit errors, captures, HB
+ * domains and PXN relays split (docs/parallel.md). */
 RS_API int rs_net_part_possible(const rs_net *net, char *why, size_t n);
 
 /* Split the run over comm's processes (after the traffic is started,
