@@ -1,20 +1,21 @@
 /*
- * net.c - the network's public face: creation, messages (with PXN relay on
- * rail-only), timers, statistics.
+ * net.c - the network's public face: creation, messages (with PXN relays),
+ * timers, statistics.
  *
  * A message is what the user sent; it is carried by one flow, or, when
  * relayed, by a pipeline of chunk flows: chunk c crosses the source's HB
  * domain to the relay GPU, then the relay's rail to the destination. The
- * HB stage sends chunks back to back; the rail stage sends chunk c once it
- * has crossed the HB domain and chunk c-1 has left the rail, as NCCL's PXN
- * proxy does (at flow level on rail-only, one flow over both legs
+ * HB stage copies chunks into the relay's 8 buffer slots; the rail stage
+ * posts chunk c once it has crossed the HB domain and chunk c-1 has left
+ * the NIC, as NCCL's PXN proxy does ("relays" below; at flow level on
+ * rail-only, one flow over both legs
  * carries the whole pipeline: start_relay_flow). With faults
  * scheduled (faults.reroute_hb: on rail-only
  * always, on the fat tree when the direct path is cut) a
  * message may also end with a third leg: it picks a live rail c, crosses
  * to the GPU on rail c of the source's domain, the rail to the GPU on rail
  * c of the destination's domain, then that domain to the destination
- * (docs/faults-format.md); one chunk per leg at a time, in leg order.
+ * (docs/faults-format.md), one chunk at a time.
  * When routes change, a message in flight whose network leg lost its path
  * fails over to such a rail (rs_msg_failover).
  * Completion callbacks run from an event of their own at the
