@@ -753,15 +753,14 @@ static int pipe_push(rs_net *net, uint32_t m, unsigned k0, unsigned k1)
         rs_msg *msg = &net->msgs[m]; /* start_flow may not move msgs, but stay safe */
         if (!leg_exists(msg, k) || msg->busy[k] || (msg->failing_over && k != 2))
             continue; /* failing over: only what crossed the network moves on */
-        uint32_t c, avail;
+        /* Legs 0 and 1 go no further than the relay's free slots. */
+        uint32_t c, avail = k == 1 && leg_exists(msg, 0) ? msg->ready[0] : msg->nchunks;
+        if (k < 2 && avail > msg->acked1 + RS_RELAY_SLOTS)
+            avail = msg->acked1 + RS_RELAY_SLOTS;
         if (k == 0) {
             c = msg->ready[0];
-            avail = msg->acked1 + RS_RELAY_SLOTS < msg->nchunks ? msg->acked1 + RS_RELAY_SLOTS : msg->nchunks;
         } else if (k == 1) {
             c = msg->sent1;
-            avail = leg_exists(msg, 0) ? msg->ready[0] : msg->nchunks;
-            if (avail > msg->acked1 + RS_RELAY_SLOTS)
-                avail = msg->acked1 + RS_RELAY_SLOTS;
         } else {
             c = msg->ready[2];
             avail = msg->ready[1];
