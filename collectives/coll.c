@@ -40,7 +40,7 @@ void rs_coll_opts_default(rs_coll_opts *o)
     o->chunk_bytes = 512u << 10;
     o->reduce_gbps = 16000;
     o->hb_size = 0;
-    o->window = 2;
+    o->window = 8;
     o->a2a_peers = 0;
 }
 
@@ -136,10 +136,16 @@ void rs_coll_fail(rs_coll *c, int rc)
 
 int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
 {
+    return rs_coll_send_posted(c, a, b, bytes, fn, NULL, tag);
+}
+
+int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                        uint64_t tag)
+{
     const rs_coll *root = c;
     while (root->parent)
         root = root->parent;
-    int rc = rs_net_send_tallied(c->net, c->gpu[a], c->gpu[b], bytes, fn, c, tag, root->tally);
+    int rc = rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally);
     if (rc != RS_OK) {
         rs_coll_fail(c, rc);
         return rc;
@@ -176,6 +182,14 @@ static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
     (void)net;
     (void)arg;
     finish(ctx);
+}
+
+rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
+{
+    rs_time ser, lat;
+    if (rs_net_hop_estimate(c->net, c->gpu[from], c->gpu[to], RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+        return 0;
+    return ser + lat;
 }
 
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)

@@ -92,10 +92,22 @@ static inline uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i)
 /* Send one transfer from rank a to rank b; on failure records the error,
  * stops the run and returns it. */
 int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag);
+/* The same, telling left(c, net, tag) once it has left rank a
+ * (rs_net_send_posted): a connection's sends go one after the other. */
+int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                        uint64_t tag);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
 /* Record a failure seen inside a callback and stop the run. */
 void rs_coll_fail(rs_coll *c, int rc);
+/* A credit: a receiver tells its sender which of its buffer slots are
+ * free, as NCCL's receiver proxy does when it posts a receive (an RDMA
+ * write of a 64-byte FIFO entry, struct ncclIbSendFifo in NVIDIA/nccl
+ * src/transport/net_ib.cc). The time such a write takes from rank `from`
+ * to rank `to` crossing the path alone (rs_net_hop_estimate); 0 where a
+ * fault left no path at the start (the credit is then instant). */
+#define RS_COLL_CREDIT_BYTES 64u
+rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to);
 /* Reduction time of `bytes` (0 when reductions are free). */
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes);
 

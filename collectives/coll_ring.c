@@ -12,8 +12,13 @@
  * step s may go once piece p of step s-1 has arrived from the predecessor
  * (plus the reduction time, bytes / reduce rate, on reduce steps): cut-
  * through pipelining, so the time is (steps x slice) / bandwidth plus about
- * one piece per hop, not per step. At most `window` pieces per rank and
- * channel are in flight.
+ * one piece per hop, not per step. A piece also needs a free slot in the
+ * successor's buffer of `window` pieces: the successor frees a slot once
+ * its piece is usable (arrived, and reduced on a reduce step) and the
+ * pieces before it are too, and tells its predecessor with a credit that
+ * takes a path latency back (ring_credit; rs_coll_credit_time), as NCCL's
+ * receiver posts its free slots to the sender over the network. So a
+ * rank reads only its own state: what it received, what it was told.
  *
  * Ring order (per channel c): the ranks of one HB domain are consecutive,
  * entering the domain at one GPU and leaving from another; consecutive
@@ -38,10 +43,11 @@
 
 struct ring_rank {
     uint64_t rcv_mask;  /* bit b: piece rcv_base + b arrived (and was reduced) */
-    uint32_t rcv_base;  /* every piece below arrived */
+    rs_time credit_lat; /* a credit's way back from its successor (ring_start) */
+    uint32_t rcv_base;  /* every piece below arrived (and was reduced): its buffer slots are free */
     uint32_t issued;    /* next piece to send */
-    uint32_t inflight;
-    uint32_t pad;
+    uint32_t credit;    /* its successor's rcv_base as last told (ring_credit) */
+    uint32_t posting;   /* its last piece has not left yet (ring_left) */
 };
 
 #define TAG_CH_SHIFT 58
@@ -96,8 +102,9 @@ static int received(const ring_rank *r, uint32_t k)
 static void mark_received(ring_rank *r, uint32_t k)
 {
     uint32_t b = k - r->rcv_base;
-    /* The sender issues no piece 64 or more past the receiver's oldest
-     * missing one (try_issue), so arrivals fit the mask even when a fault
+    /* The sender issues no piece `window` (at most 64) or more past the
+     * receiver's rcv_base as it last heard it (try_issue), which is never
+     * ahead of the receiver's, so arrivals fit the mask even when a fault
      * holds a piece back. */
     RS_ASSERT(k >= r->rcv_base && b < 64);
     r->rcv_mask |= 1ULL << b;
@@ -109,32 +116,31 @@ static void mark_received(ring_rank *r, uint32_t k)
 
 static void ring_arrived(void *ctx, rs_net *net, uint64_t tag);
 static void ring_reduced(void *ctx, rs_net *net, uint64_t tag);
+static void ring_left(void *ctx, rs_net *net, uint64_t tag);
 
-/* Send every piece of (channel, position) that is ready and fits the window. */
+static uint64_t ring_tag(uint32_t ch, uint32_t pos, uint32_t k)
+{
+    return ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT) | k;
+}
+
+/* Send every piece of (channel, position) that is ready and has a free
+ * slot in its successor's buffer. */
 static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
 {
     uint32_t n = c->n, m = c->ch_pieces[ch];
     uint32_t total = c->steps * m;
     ring_rank *r = &c->rr[(size_t)ch * n + pos]; /* its send and its receive state */
     const uint32_t *ord = c->order + (size_t)ch * n;
-    const ring_rank *rx = &c->rr[(size_t)ch * n + (pos + 1 == n ? 0 : pos + 1)];
-    while (r->inflight < c->o.window && r->issued < total) {
+    while (!r->posting && r->issued - r->credit < c->o.window && r->issued < total) {
         uint32_t k = r->issued;
         if (k >= m && !received(r, k - m))
             return;
-        /* The receiver tracks 64 pieces past its oldest missing one. A
-         * piece held up by a fault (a failed link, a retransmit timeout)
-         * while later ones arrive would let the window run past that:
-         * wait for it (piece_ready tries again). Without faults arrivals
-         * are never that far apart and this never holds a piece back. */
-        if (k >= rx->rcv_base && k - rx->rcv_base >= 64)
-            return;
-        uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT) | k;
         uint32_t next = pos + 1 == n ? 0 : pos + 1;
-        if (rs_coll_send(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, tag) != RS_OK)
+        r->posting = 1;
+        if (rs_coll_send_posted(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, ring_left,
+                                ring_tag(ch, pos, k)) != RS_OK)
             return;
         r->issued++;
-        r->inflight++;
     }
 }
 
@@ -145,12 +151,47 @@ static void decode(uint64_t tag, uint32_t *ch, uint32_t *pos, uint32_t *k)
     *k = (uint32_t)(tag & TAG_SEQ_MASK);
 }
 
-/* Piece k of receiver `pos` is usable: let it and its predecessor go on. */
+/* The last piece `pos` sent has left it: the next may go. */
+static void ring_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    c->rr[(size_t)ch * c->n + pos].posting = 0;
+    try_issue(c, ch, pos);
+}
+
+/* The credit the receiver of `pos` gave back reaches it: its rcv_base was
+ * `tag`'s sequence field. */
+static void ring_credit(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    ring_rank *r = &c->rr[(size_t)ch * c->n + pos];
+    if (k > r->credit)
+        r->credit = k;
+    try_issue(c, ch, pos);
+}
+
+/* Piece k of receiver `pos` is usable: it goes on, and once the pieces up
+ * to k are all in, it frees their slots (the credit goes back to its
+ * predecessor, arriving a path latency later). No credit is sent once the
+ * predecessor has every slot it can use: then none is pending when the
+ * collective ends. */
 static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
 {
-    mark_received(&c->rr[(size_t)ch * c->n + pos], k);
+    uint32_t n = c->n, prev = pos == 0 ? n - 1 : pos - 1;
+    ring_rank *r = &c->rr[(size_t)ch * n + pos];
+    uint32_t base = r->rcv_base, total = c->steps * c->ch_pieces[ch];
+    mark_received(r, k);
+    if (r->rcv_base > base && base + c->o.window < total) {
+        const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
+        rs_net_at(c->net, rs_net_now(c->net) + rp->credit_lat, ring_credit, c, ring_tag(ch, prev, r->rcv_base));
+    }
     try_issue(c, ch, pos);
-    try_issue(c, ch, pos == 0 ? c->n - 1 : pos - 1); /* its sender, if it waited on the receive window */
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
@@ -161,14 +202,11 @@ static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
     decode(tag, &ch, &pos, &k);
     uint32_t n = c->n, m = c->ch_pieces[ch];
     uint32_t next = pos + 1 == n ? 0 : pos + 1;
-    c->rr[(size_t)ch * n + pos].inflight--;
-    try_issue(c, ch, pos);
     uint32_t s = k / m;
     if (reduce_step(c, s)) {
         rs_time d = rs_coll_reduce_time(c, piece_bytes(c, ch, pos, k));
         if (d) {
-            uint64_t t2 = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)next << TAG_POS_SHIFT) | k;
-            rs_net_at(net, rs_net_now(net) + d, ring_reduced, c, t2);
+            rs_net_at(net, rs_net_now(net) + d, ring_reduced, c, ring_tag(ch, next, k));
             return;
         }
     }
@@ -217,13 +255,14 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
 /* How long the piece-by-piece ring of channel ch takes at least, from its
  * start to the last piece's arrival, by the two bounds a stream leaves
  * out. Piece k of a rank waits for piece k-m from its predecessor (m
- * pieces per slice) and for its own piece k-window to have arrived at its
- * successor; a piece crosses hop h in T_h (its serialisation and latency
- * alone, rs_net_hop_estimate, plus its reduction on a reduce step). The
- * first wait chains around the ring, so a rank sends a piece at most
- * every avg(T_h) / m; the second holds each rank to T_h / window, and as
- * the ranks wait on each other the slowest hop holds them all: P =
- * max(avg(T_h) / m, max(T_h) / window). The last of a rank's steps x m
+ * pieces per slice) and for the credit of its own piece k-window, given
+ * back once that piece arrived at its successor; a piece crosses hop h in
+ * T_h (its serialisation and latency L_h alone, rs_net_hop_estimate, plus
+ * its reduction on a reduce step) and its credit comes back in about L_h.
+ * The first wait chains around the ring, so a rank sends a piece at most
+ * every avg(T_h) / m; the second holds each rank to (T_h + L_h) / window,
+ * and as the ranks wait on each other the slowest hop holds them all: P =
+ * max(avg(T_h) / m, max(T_h + L_h) / window). The last of a rank's steps x m
  * pieces arrives (steps x m - 1) x P + avg(T_h) after the start. The
  * slowest hop's bandwidth, the third bound, is the stream's own rate. A
  * ring with one piece per slice (llama2-7b's FSDP rings from 128 GPUs)
@@ -249,8 +288,8 @@ static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
         if (rc != RS_OK)
             return rc;
         sum += (double)(ser + lat);
-        if ((double)(ser + lat) > max)
-            max = (double)(ser + lat);
+        if ((double)(ser + 2 * lat) > max)
+            max = (double)(ser + 2 * lat);
     }
     double avg = sum / n + red, chain = avg / m, window = (max + red) / c->o.window;
     *hold = (rs_time)(((double)c->steps * m - 1) * (chain > window ? chain : window) + avg);
@@ -312,6 +351,17 @@ static void build_order(const rs_coll *c, uint32_t ch, uint32_t *ord)
     RS_ASSERT(at == c->n);
 }
 
+/* How long each position's credit takes back from its successor. */
+static void credit_latencies(rs_coll *c)
+{
+    uint32_t n = c->n;
+    for (uint32_t ch = 0; ch < c->nch; ch++) {
+        const uint32_t *ord = c->order + (size_t)ch * n;
+        for (uint32_t pos = 0; pos < n; pos++)
+            c->rr[(size_t)ch * n + pos].credit_lat = rs_coll_credit_time(c, ord[pos + 1 == n ? 0 : pos + 1], ord[pos]);
+    }
+}
+
 int rs_coll_ring_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
@@ -360,6 +410,8 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     c->stream_hold += rs_net_now(c->net);
     if (c->stream)
         pending = (uint64_t)nch * n;
+    else
+        credit_latencies(c);
     c->pending = pending;
     for (uint32_t ch = 0; ch < nch; ch++)
         for (uint32_t pos = 0; pos < n && c->status == RS_OK; pos++) {

@@ -17,7 +17,10 @@
  *   broadcast:     the root's reduced piece p goes to its children; every
  *                  rank forwards a piece to its children when it arrives.
  * Up and down run concurrently, piece by piece, as NCCL's tree kernel
- * does. At most `window` pieces are in flight per rank and edge.
+ * does. A rank sends a piece once the receiver has a free slot for it:
+ * at most `window` pieces past what the receiver has consumed (reduced on
+ * the way up, received on the way down) as its credit last told, which
+ * comes back a path latency after it was consumed (as coll_ring.c).
  *
  * State: O(instances x n). Done when every up and down transfer arrived.
  */
@@ -32,8 +35,10 @@ struct tree_rank {
     uint32_t dn_base;
     uint32_t parent, slot, nchild, child[3];
     uint32_t red_done, red_busy;
-    uint32_t up_issued, up_inflight;
-    uint32_t dn_issued[3], dn_inflight[3];
+    uint32_t up_issued, up_credit;       /* up_credit: the parent's red_done as last told */
+    uint32_t dn_issued[3], dn_credit[3]; /* dn_credit: each child's dn_base as last told */
+    rs_time up_lat, dn_lat[3];           /* those credits' way back (credit_latencies) */
+    uint8_t up_posting, dn_posting[3];   /* its last piece on that edge has not left yet (tree_left) */
 };
 
 #define TREE_MIN_PART (64u << 10) /* bytes per instance below which fewer instances run */
@@ -41,6 +46,16 @@ struct tree_rank {
 static uint64_t ttag(uint32_t q, uint32_t dir, uint32_t rank, uint32_t p)
 {
     return ((uint64_t)q << 58) | ((uint64_t)dir << 56) | ((uint64_t)rank << 32) | p;
+}
+
+/* A tag's instance, direction (0: up, 1 + s: down to child slot s),
+ * rank and piece (or count). */
+static void tdecode(uint64_t tag, uint32_t *q, uint32_t *dir, uint32_t *x, uint32_t *p)
+{
+    *q = (uint32_t)(tag >> 58);
+    *dir = (uint32_t)(tag >> 56) & 3;
+    *x = (uint32_t)(tag >> 32) & ((1u << 22) - 1);
+    *p = (uint32_t)tag;
 }
 
 static int got(uint32_t base, uint64_t mask, uint32_t p)
@@ -71,6 +86,7 @@ static tree_rank *T(rs_coll *c, uint32_t q, uint32_t x) { return &c->tr[(size_t)
 
 static void tree_arrived(void *ctx, rs_net *net, uint64_t tag);
 static void tree_reduced(void *ctx, rs_net *net, uint64_t tag);
+static void tree_left(void *ctx, rs_net *net, uint64_t tag);
 
 static void try_up(rs_coll *c, uint32_t q, uint32_t x)
 {
@@ -78,12 +94,13 @@ static void try_up(rs_coll *c, uint32_t q, uint32_t x)
     if (r->parent == RS_COLL_NONE)
         return;
     uint32_t m = c->tree_pieces[q];
-    while (r->up_inflight < c->o.window && r->up_issued < m && r->up_issued < r->red_done) {
+    while (!r->up_posting && r->up_issued - r->up_credit < c->o.window && r->up_issued < m &&
+           r->up_issued < r->red_done) {
         uint32_t p = r->up_issued;
-        if (rs_coll_send(c, x, r->parent, tpiece(c, q, p), tree_arrived, ttag(q, 0, x, p)) != RS_OK)
+        r->up_posting = 1;
+        if (rs_coll_send_posted(c, x, r->parent, tpiece(c, q, p), tree_arrived, tree_left, ttag(q, 0, x, p)) != RS_OK)
             return;
         r->up_issued++;
-        r->up_inflight++;
     }
 }
 
@@ -93,22 +110,39 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
     uint32_t m = c->tree_pieces[q];
     int root = r->parent == RS_COLL_NONE;
     for (uint32_t s = 0; s < r->nchild; s++)
-        while (r->dn_inflight[s] < c->o.window && r->dn_issued[s] < m) {
+        while (!r->dn_posting[s] && r->dn_issued[s] - r->dn_credit[s] < c->o.window && r->dn_issued[s] < m) {
             uint32_t p = r->dn_issued[s];
             if (root ? p >= r->red_done : !got(r->dn_base, r->dn_mask, p))
                 break;
-            if (rs_coll_send(c, x, r->child[s], tpiece(c, q, p), tree_arrived, ttag(q, 1 + s, x, p)) != RS_OK)
+            r->dn_posting[s] = 1;
+            if (rs_coll_send_posted(c, x, r->child[s], tpiece(c, q, p), tree_arrived, tree_left,
+                                    ttag(q, 1 + s, x, p)) != RS_OK)
                 return;
             r->dn_issued[s]++;
-            r->dn_inflight[s]++;
         }
+}
+
+static void tree_credit(void *ctx, rs_net *net, uint64_t tag);
+
+/* x consumed what its children sent up to piece red_done (from `old`):
+ * their slots are free. As coll_ring.c, no credit once the children can
+ * send everything. */
+static void up_credit(rs_coll *c, uint32_t q, uint32_t x, uint32_t old)
+{
+    const tree_rank *r = T(c, q, x);
+    if (r->red_done == old || old + c->o.window >= c->tree_pieces[q])
+        return;
+    for (uint32_t s = 0; s < r->nchild; s++) {
+        uint32_t y = r->child[s];
+        rs_net_at(c->net, rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c, ttag(q, 0, y, r->red_done));
+    }
 }
 
 /* Start the next reduction at x if its children delivered the piece. */
 static void try_reduce(rs_coll *c, uint32_t q, uint32_t x)
 {
     tree_rank *r = T(c, q, x);
-    uint32_t m = c->tree_pieces[q];
+    uint32_t m = c->tree_pieces[q], old = r->red_done;
     while (!r->red_busy && r->red_done < m) {
         uint32_t p = r->red_done;
         for (uint32_t s = 0; s < r->nchild; s++)
@@ -123,6 +157,7 @@ static void try_reduce(rs_coll *c, uint32_t q, uint32_t x)
         r->red_done++;
     }
 out:
+    up_credit(c, q, x, old);
     try_up(c, q, x);
     if (r->parent == RS_COLL_NONE)
         try_down(c, q, x);
@@ -132,34 +167,66 @@ static void tree_reduced(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_coll *c = ctx;
-    uint32_t q = (uint32_t)(tag >> 58), x = (uint32_t)(tag >> 32) & ((1u << 22) - 1);
+    uint32_t q, dir, x, p;
+    tdecode(tag, &q, &dir, &x, &p);
     tree_rank *r = T(c, q, x);
     r->red_busy = 0;
     r->red_done++;
+    up_credit(c, q, x, r->red_done - 1);
     try_reduce(c, q, x);
+}
+
+/* x's last piece on the tag's edge has left (credit 0), or its receiver's
+ * credit came back (credit 1, with the receiver's count): the next piece
+ * may go. */
+static void edge_event(rs_coll *c, uint64_t tag, int credit)
+{
+    uint32_t q, dir, x, p;
+    tdecode(tag, &q, &dir, &x, &p);
+    tree_rank *r = T(c, q, x);
+    uint32_t *have = dir == 0 ? &r->up_credit : &r->dn_credit[dir - 1];
+    if (!credit)
+        *(dir == 0 ? &r->up_posting : &r->dn_posting[dir - 1]) = 0;
+    else if (p > *have)
+        *have = p;
+    if (dir == 0)
+        try_up(c, q, x);
+    else
+        try_down(c, q, x);
+}
+
+static void tree_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    edge_event(ctx, tag, 0);
+}
+
+static void tree_credit(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    edge_event(ctx, tag, 1);
 }
 
 static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_coll *c = ctx;
-    uint32_t q = (uint32_t)(tag >> 58), dir = (uint32_t)(tag >> 56) & 3;
-    uint32_t x = (uint32_t)(tag >> 32) & ((1u << 22) - 1), p = (uint32_t)tag;
+    uint32_t q, dir, x, p;
+    tdecode(tag, &q, &dir, &x, &p);
     tree_rank *r = T(c, q, x);
     if (dir == 0) {
         uint32_t y = r->parent;
         tree_rank *ry = T(c, q, y);
-        r->up_inflight--;
         mark(&ry->up_base[r->slot], &ry->up_mask[r->slot], p);
         try_reduce(c, q, y);
-        try_up(c, q, x);
     } else {
         uint32_t s = dir - 1, z = r->child[s];
         tree_rank *rz = T(c, q, z);
-        r->dn_inflight[s]--;
+        uint32_t old = rz->dn_base;
         mark(&rz->dn_base, &rz->dn_mask, p);
+        if (rz->dn_base > old && old + c->o.window < c->tree_pieces[q])
+            rs_net_at(net, rs_net_now(net) + r->dn_lat[s], tree_credit, c, ttag(q, dir, x, rz->dn_base));
         try_down(c, q, z);
-        try_down(c, q, x);
     }
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
@@ -286,6 +353,18 @@ static uint64_t tree_chunk(rs_coll *c, uint32_t q)
     return ch;
 }
 
+/* A credit's way back on each edge of instance q. */
+static void credit_latencies(rs_coll *c, uint32_t q)
+{
+    for (uint32_t x = 0; x < c->n; x++) {
+        tree_rank *r = T(c, q, x);
+        if (r->parent != RS_COLL_NONE)
+            r->up_lat = rs_coll_credit_time(c, r->parent, x);
+        for (uint32_t s = 0; s < r->nchild; s++)
+            r->dn_lat[s] = rs_coll_credit_time(c, r->child[s], x);
+    }
+}
+
 int rs_coll_tree_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
@@ -311,6 +390,7 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
             return rs_err_set(err, RS_ERANGE, "collective: %llu bytes make too many pieces",
                               (unsigned long long)c->bytes);
         c->tree_pieces[q] = (uint32_t)m;
+        credit_latencies(c, q);
         for (uint32_t x = 0; x < n; x++)
             if (T(c, q, x)->nchild == 0)
                 T(c, q, x)->red_done = (uint32_t)m; /* a leaf's own data needs no reduction */

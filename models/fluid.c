@@ -64,7 +64,7 @@
 static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
-static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t fid);
+static void ev_flow_left(rs_sim *sim, void *obj, uint64_t fid);
 static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
 
@@ -900,8 +900,8 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
             moving(fl, 0, now);
         port_rates(fl, id, r->rate, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
-        if (RS_UNLIKELY(f->chunk != RS_NONE) && f->leg == 1)
-            rs_sim_at(sim, now, fl->ent, ev_chunk_left, net, r->flow); /* the relay's next chunk may go */
+        if (f->chunk != RS_NONE ? f->leg == 1 : net->msgs[f->msg].left != NULL)
+            rs_sim_at(sim, now, fl->ent, ev_flow_left, net, r->flow); /* the relay's next chunk, or the sender's next message, may go */
         rs_mmf_remove(fl->mmf, id);
         any = 1;
     }
@@ -910,7 +910,7 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
     arm(fl);
 }
 
-static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t fid)
+static void ev_flow_left(rs_sim *sim, void *obj, uint64_t fid)
 {
     (void)sim;
     rs_msg_flow_left(obj, (uint32_t)fid);

@@ -533,10 +533,12 @@ static void ev_msg_done(rs_sim *sim, void *obj, uint64_t m)
     (void)sim;
     rs_net *net = obj;
     rs_msg *msg = &net->msgs[m];
-    rs_net_done_fn done = msg->done;
+    rs_net_done_fn done = msg->done, left = msg->left_told ? NULL : msg->left;
     void *ctx = msg->ctx;
     uint64_t tag = msg->tag;
     msg_release(net, (uint32_t)m);
+    if (left)
+        left(ctx, net, tag); /* a chunk pipeline's, or one that failed over: it left as a whole */
     if (done)
         done(ctx, net, tag); /* may send: msg may move */
 }
@@ -798,6 +800,15 @@ static rs_msg *relay_chunk(rs_net *net, uint32_t fid)
 
 void rs_msg_flow_left(rs_net *net, uint32_t fid)
 {
+    const rs_flow *f = &net->flows[fid];
+    if (f->chunk == RS_NONE) { /* a whole message's flow: tell its sender (rs_net_send_posted) */
+        rs_msg *pm = f->msg < net->nmsgs ? &net->msgs[f->msg] : NULL;
+        if (!pm || pm->finished || pm->pipe || pm->flow1 != fid || !pm->left || pm->left_told || f->gone)
+            return;
+        pm->left_told = 1;
+        pm->left(pm->ctx, net, pm->tag);
+        return;
+    }
     rs_msg *msg = relay_chunk(net, fid);
     if (!msg || !msg->busy[1] || msg->sent1 != net->flows[fid].chunk + 1)
         return;
@@ -1014,6 +1025,12 @@ int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
 int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                         rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally)
 {
+    return rs_net_send_posted(net, src, dst, bytes, done, NULL, ctx, tag, tally);
+}
+
+int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                       rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally)
+{
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
     uint32_t m;
@@ -1024,6 +1041,7 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     msg->bytes = bytes;
     msg->tag = tag;
     msg->done = done;
+    msg->left = left;
     msg->ctx = ctx;
     msg->tally = tally;
     msg->start = rs_sim_now(net->sim);

@@ -232,6 +232,7 @@ typedef struct rs_msg {
     uint64_t bytes;
     uint64_t tag;
     rs_net_done_fn done;
+    rs_net_done_fn left;     /* rs_net_send_posted: told once it has left its source, or NULL */
     void *ctx;
     rs_tally *tally;         /* counts its legs' bytes per GPU port (rs_net_send_tallied), or NULL */
     rs_time start;
@@ -252,6 +253,7 @@ typedef struct rs_msg {
     uint8_t busy[3];         /* pipe: a chunk is on the leg (leg 1: still leaving the NIC) */
     uint8_t pipe;            /* relayed: legs 0 and/or 2 exist */
     uint8_t finished;        /* completed (msg_finish ran) */
+    uint8_t left_told;       /* `left` ran */
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
 } rs_msg;
 
@@ -589,7 +591,9 @@ void rs_net_tl_free(rs_net *net);   /* also fine when net->tl is NULL */
 void rs_msg_flow_done(rs_net *net, uint32_t f);
 /* The sender's side of a relay's network-leg chunk (flow f): its last
  * frame has left the NIC (the next chunk may go), and its last ACK has
- * come (its relay slot is free). No-ops for any other flow. */
+ * come (its relay slot is free). flow_left also tells a posted message's
+ * sender (rs_net_send_posted) that its flow has left. No-ops for any
+ * other flow. */
 void rs_msg_flow_left(rs_net *net, uint32_t f);
 void rs_msg_flow_acked(rs_net *net, uint32_t f);
 /* net.c: transport flow records. rs_flow_slot gives a record to fill (a

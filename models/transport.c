@@ -319,9 +319,10 @@ static void ev_dcqcn(rs_sim *sim, void *obj, uint64_t arg)
         dcqcn_arm(net, f, fid);
 }
 
-/* A relay chunk's last frame left the NIC just now (an event of its own:
- * the next chunk's start must not run inside the port's dequeue). */
-static void ev_chunk_left(rs_sim *sim, void *obj, uint64_t arg)
+/* A relay chunk's or a posted message's last frame left the NIC just now
+ * (an event of its own: what the sender does next must not run inside
+ * the port's dequeue). */
+static void ev_flow_left(rs_sim *sim, void *obj, uint64_t arg)
 {
     (void)sim;
     rs_net *net = obj;
@@ -395,9 +396,9 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
             rs_fault_note_retx(net, f); /* charged to the fault that cost the packet */
     } else {
         f->max_sent = psn + 1;
-        if (RS_UNLIKELY(f->chunk != RS_NONE) && f->leg == 1 && f->max_sent == f->npkts)
-            rs_sim_at(net->sim, rs_sim_now(net->sim), net->nodes[f->src].entity, ev_chunk_left, net,
-                      timer_arg(f, fid)); /* a relay's next chunk may follow it */
+        if (f->max_sent == f->npkts && (f->chunk != RS_NONE ? f->leg == 1 : net->msgs[f->msg].left != NULL))
+            rs_sim_at(net->sim, rs_sim_now(net->sim), net->nodes[f->src].entity, ev_flow_left, net,
+                      timer_arg(f, fid)); /* a relay's next chunk, or the sender's next message, may follow it */
     }
     pkt->flow = fid;
     pkt->psn = psn;

@@ -483,6 +483,39 @@ static void test_hierarchical_allreduce_same_on_rail_only_and_fat_tree(void)
     CU_ASSERT(fabs(ro / ft - 1) < 0.01);
 }
 
+/* A ring of one piece per slice is bound by latency: a rank's piece k
+ * waits for piece k-m of its predecessor and for a free slot at its
+ * successor, whose credit comes back a path latency after the piece
+ * arrived. With NCCL's 8 slots the slots do not bind, so a fat tree whose
+ * rings cross a spine twice per domain boundary (HB 4, radix 16) is about
+ * as fast as rail-only; with 2 they bind on the longer path and the fat
+ * tree takes about twice as long. */
+static double slot_ring_us(rs_topo_kind kind, uint32_t window)
+{
+    rs_net_config nc;
+    cfg(&nc, kind, 64, 4, 16, RS_TRANSPORT_ROCE);
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    o.window = window;
+    rs_comm *comm = comm_all(64);
+    run_result r = run_coll(&nc, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, &o);
+    rs_comm_destroy(comm);
+    return r.us;
+}
+
+static void test_latency_bound_ring_is_not_paced_by_nccl_slots(void)
+{
+    rs_coll_opts d;
+    rs_coll_opts_default(&d);
+    CU_ASSERT_EQUAL(d.window, 8);
+    double ft = slot_ring_us(RS_TOPO_FAT_TREE, 8), ro = slot_ring_us(RS_TOPO_RAIL_ONLY, 8);
+    double ft2 = slot_ring_us(RS_TOPO_FAT_TREE, 2), ro2 = slot_ring_us(RS_TOPO_RAIL_ONLY, 2);
+    printf("\n    ring AllReduce 8 MiB over 64 GPUs (HB 4, one 32 KiB piece per slice): 8 slots fat tree %.1f us, "
+           "rail-only %.1f us; 2 slots %.1f us, %.1f us", ft, ro, ft2, ro2);
+    CU_ASSERT(ft < 1.10 * ro);
+    CU_ASSERT(ft2 > 1.5 * ft);
+}
+
 static void test_hierarchical_allgather_and_reducescatter_complete_near_bound(void)
 {
     rs_net_config nc;
@@ -713,6 +746,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_alltoall_128_bound_is_nic_bytes_over_payload_rate),
     RS_CU_TEST(test_hierarchical_allreduce_same_on_rail_only_and_fat_tree),
     RS_CU_TEST(test_hierarchical_allgather_and_reducescatter_complete_near_bound),
+    RS_CU_TEST(test_latency_bound_ring_is_not_paced_by_nccl_slots),
     RS_CU_TEST(test_auto_rule_picks_documented_algorithms),
     RS_CU_TEST(test_start_rejects_algorithm_that_does_not_fit),
     RS_CU_TEST(test_empty_or_single_rank_collective_completes_at_once),

@@ -386,6 +386,60 @@ static void test_hb_transfer_exact_with_rounding(void)
     rs_net_destroy(net);
 }
 
+/* rs_net_send_posted: `left` runs once, when the NIC starts the
+ * message's last frame, before `done`. A message posted from
+ * there follows the first back to back: on an idle path it ends exactly
+ * its own lone time after the first left. */
+struct posted {
+    rs_time left[2], done[2];
+    int lefts, dones;
+};
+
+static void posted_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    struct posted *p = ctx;
+    p->done[tag] = rs_net_now(net);
+    p->dones++;
+}
+
+static void posted_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    struct posted *p = ctx;
+    p->left[tag] = rs_net_now(net);
+    p->lefts++;
+    if (tag == 0)
+        CU_ASSERT_EQUAL(rs_net_send_posted(net, 0, 1, 10 * 4096 + 100, posted_done, posted_left, p, 1, NULL), RS_OK);
+}
+
+static void test_posted_send_leaves_then_the_next_follows_back_to_back(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 2, 1, 4);
+    c.transport = RS_TRANSPORT_IDEAL;
+    rs_net *net = mk(&c);
+    uint64_t bytes = 10 * 4096 + 100;
+    struct posted p = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_net_send_posted(net, 0, 1, bytes, posted_done, posted_left, &p, 0, NULL), RS_OK);
+    run_idle(net);
+    uint32_t w[64];
+    uint32_t n = roce_wire(bytes, 4096, w);
+    rs_time wire = 0;
+    for (uint32_t i = 0; i < n; i++)
+        wire += rs_ser_time(w[i], 400000000000ULL);
+    const uint64_t rate[2] = { 400000000000ULL, 400000000000ULL };
+    const rs_time prop[2] = { 1000000, 500000 };
+    rs_time alone = pipeline_time(w, n, rate, prop, 2);
+    CU_ASSERT_EQUAL(p.lefts, 2);
+    CU_ASSERT_EQUAL(p.dones, 2);
+    rs_time last = rs_ser_time(w[n - 1], 400000000000ULL);
+    CU_ASSERT_EQUAL(p.left[0], wire - last);
+    CU_ASSERT(p.left[0] < p.done[0]);
+    CU_ASSERT_EQUAL(p.done[0], alone);
+    CU_ASSERT_EQUAL(p.left[1], 2 * wire - last);
+    CU_ASSERT_EQUAL(p.done[1], wire + alone);
+    rs_net_destroy(net);
+}
+
 static void test_send_to_self_completes_at_once(void)
 {
     rs_net_config c;
@@ -1382,6 +1436,8 @@ static void register_suites(void)
     CU_add_test(s, "test_multihop_message_exact_slow_nic", test_multihop_message_exact_slow_nic);
     CU_add_test(s, "test_hb_transfer_exact_with_rounding", test_hb_transfer_exact_with_rounding);
     CU_add_test(s, "test_send_to_self_completes_at_once", test_send_to_self_completes_at_once);
+    CU_add_test(s, "test_posted_send_leaves_then_the_next_follows_back_to_back",
+                test_posted_send_leaves_then_the_next_follows_back_to_back);
     CU_add_test(s, "test_flow_records_follow_in_flight_gbn", test_flow_records_follow_in_flight_gbn);
     CU_add_test(s, "test_flow_records_follow_in_flight_lossy_gbn", test_flow_records_follow_in_flight_lossy_gbn);
     CU_add_test(s, "test_flow_records_follow_in_flight_lossy_selective", test_flow_records_follow_in_flight_lossy_selective);
