@@ -184,11 +184,13 @@ static void edge_event(rs_coll *c, uint64_t tag, int credit)
     uint32_t q, dir, x, p;
     tdecode(tag, &q, &dir, &x, &p);
     tree_rank *r = T(c, q, x);
-    uint32_t *have = dir == 0 ? &r->up_credit : &r->dn_credit[dir - 1];
-    if (!credit)
+    if (credit) {
+        uint32_t *have = dir == 0 ? &r->up_credit : &r->dn_credit[dir - 1];
+        if (p > *have)
+            *have = p;
+    } else {
         *(dir == 0 ? &r->up_posting : &r->dn_posting[dir - 1]) = 0;
-    else if (p > *have)
-        *have = p;
+    }
     if (dir == 0)
         try_up(c, q, x);
     else

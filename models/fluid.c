@@ -901,7 +901,7 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
         port_rates(fl, id, r->rate, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
         if (f->chunk != RS_NONE ? f->leg == 1 : net->msgs[f->msg].left != NULL)
-            rs_sim_at(sim, now, fl->ent, ev_flow_left, net, r->flow); /* the relay's next chunk, or the sender's next message, may go */
+            rs_sim_at(sim, now, fl->ent, ev_flow_left, net, r->flow); /* a relay's next chunk or message may go */
         rs_mmf_remove(fl->mmf, id);
         any = 1;
     }

@@ -241,9 +241,9 @@ RS_API int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t
 /* rs_net_send_tallied, and left(ctx, net, tag) runs once the message has
  * left its source, before done: when the source's port (NIC, or HB port
  * inside a domain) starts its last frame for the first time at packet
- * level, when its last byte has gone into the fluid at flow level. A sender that posts its next message from `left` sends its
- * messages back to back, one after the other, as a QP runs its work
- * requests in order. A relayed or failed-over message (a chunk pipeline)
+ * level, when its last byte has gone into the fluid at flow level. A
+ * sender that posts its next message from `left` sends its messages back
+ * to back, one after the other, as a QP runs its work requests in order. A relayed or failed-over message (a chunk pipeline)
  * is said to have left when it completes. left may be NULL. */
 RS_API int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
                               rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally);
