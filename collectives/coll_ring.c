@@ -189,7 +189,8 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     mark_received(r, k);
     if (r->rcv_base > base && base + c->o.window < total) {
         const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
-        rs_net_at(c->net, rs_net_now(c->net) + rp->credit_lat, ring_credit, c, ring_tag(ch, prev, r->rcv_base));
+        rs_net_at_gpu(c->net, c->gpu[c->order[(size_t)ch * n + pos]], rs_net_now(c->net) + rp->credit_lat,
+                      ring_credit, c, ring_tag(ch, prev, r->rcv_base));
     }
     try_issue(c, ch, pos);
     rs_coll_advance(c, 1); /* last: may finish and free c */
@@ -206,7 +207,8 @@ static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
     if (reduce_step(c, s)) {
         rs_time d = rs_coll_reduce_time(c, piece_bytes(c, ch, pos, k));
         if (d) {
-            rs_net_at(net, rs_net_now(net) + d, ring_reduced, c, ring_tag(ch, next, k));
+            rs_net_at_gpu(net, c->gpu[c->order[(size_t)ch * n + next]], rs_net_now(net) + d, ring_reduced, c,
+                          ring_tag(ch, next, k));
             return;
         }
     }

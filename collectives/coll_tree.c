@@ -134,7 +134,8 @@ static void up_credit(rs_coll *c, uint32_t q, uint32_t x, uint32_t old)
         return;
     for (uint32_t s = 0; s < r->nchild; s++) {
         uint32_t y = r->child[s];
-        rs_net_at(c->net, rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c, ttag(q, 0, y, r->red_done));
+        rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c,
+                      ttag(q, 0, y, r->red_done));
     }
 }
 
@@ -151,7 +152,7 @@ static void try_reduce(rs_coll *c, uint32_t q, uint32_t x)
         rs_time d = rs_coll_reduce_time(c, tpiece(c, q, p) * r->nchild);
         if (d) {
             r->red_busy = 1;
-            rs_net_at(c->net, rs_net_now(c->net) + d, tree_reduced, c, ttag(q, 0, x, p));
+            rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net) + d, tree_reduced, c, ttag(q, 0, x, p));
             break;
         }
         r->red_done++;
@@ -227,7 +228,8 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
         uint32_t old = rz->dn_base;
         mark(&rz->dn_base, &rz->dn_mask, p);
         if (rz->dn_base > old && old + c->o.window < c->tree_pieces[q])
-            rs_net_at(net, rs_net_now(net) + r->dn_lat[s], tree_credit, c, ttag(q, dir, x, rz->dn_base));
+            rs_net_at_gpu(net, c->gpu[z], rs_net_now(net) + r->dn_lat[s], tree_credit, c,
+                          ttag(q, dir, x, rz->dn_base));
         try_down(c, q, z);
     }
     rs_coll_advance(c, 1); /* last: may finish and free c */

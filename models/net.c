@@ -1110,7 +1110,7 @@ static void ev_timer(rs_sim *sim, void *obj, uint64_t arg)
     copy.fn(copy.ctx, net, copy.arg);
 }
 
-void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg)
+static void timer_at(rs_net *net, uint32_t ent, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg)
 {
     timer_rec *rec = rs_pool_get(&net->timers);
     if (!rec) {
@@ -1118,7 +1118,21 @@ void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t a
         return;
     }
     *rec = (timer_rec){ fn, ctx, arg };
-    rs_sim_at(net->sim, t, net->ent_driver, ev_timer, net, (uint64_t)(uintptr_t)rec);
+    rs_sim_at(net->sim, t, ent, ev_timer, net, (uint64_t)(uintptr_t)rec);
+}
+
+void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg)
+{
+    timer_at(net, net->ent_driver, t, fn, ctx, arg);
+}
+
+void rs_net_at_gpu(rs_net *net, uint32_t gpu, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg)
+{
+    if (gpu >= net->gpus) {
+        rs_sim_stop(net->sim, RS_EINTERNAL);
+        return;
+    }
+    timer_at(net, net->nodes[gpu].entity, t, fn, ctx, arg);
 }
 
 /* End-of-run invariants, checked whenever a packet-level run has gone

@@ -531,7 +531,7 @@ static void try_start(rs_replay *r, const item *it)
         if (o->duration == 0)
             complete(r, rank, j);
         else
-            rs_net_at(r->net, end, ev_compute, r, (uint64_t)rank << 32 | j);
+            rs_net_at_gpu(r->net, r->gpu[rank], end, ev_compute, r, (uint64_t)rank << 32 | j);
         break;
     }
     case RS_OP_COLL:

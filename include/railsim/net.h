@@ -258,8 +258,16 @@ RS_API int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t 
  * degradations are not taken into account. */
 RS_API rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t);
 
-/* Run fn(ctx, net, arg) at absolute time t >= now. */
+/* Run fn(ctx, net, arg) at absolute time t >= now, as an event of the
+ * workload's driver (shared by every process of a partitioned run). */
 RS_API void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
+
+/* The same as an event of GPU `gpu`'s node: what that GPU does by itself
+ * (a reduction that ends, a credit it gives, a compute that ends). Its
+ * place among equal-time events is then the GPU's own, which a run split
+ * over processes can give it where the GPU is (docs/parallel.md). A GPU
+ * out of range stops the run with RS_EINTERNAL. */
+RS_API void rs_net_at_gpu(rs_net *net, uint32_t gpu, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
 
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
