@@ -11,7 +11,7 @@
 #include "cost.h"
 #include "cu_main.h"
 #include "net.h"
-#include "netint.h" /* wire overhead constants (RS_WIRE_*), to compute expected times */
+#include "netint.h" /* wire overhead constants (RS_WIRE_*) and entities, to compute expected times */
 #include "rng.h"
 
 static rs_net *mk(const rs_net_config *c)
@@ -449,6 +449,54 @@ static void test_send_to_self_completes_at_once(void)
     CU_ASSERT_EQUAL(rs_net_send(net, 3, 8, 1, NULL, NULL, 0), RS_EINVAL);
     run_idle(net);
     CU_ASSERT_EQUAL(only_fct(net), 0);
+    rs_net_destroy(net);
+}
+
+/* A timer records when it ran and the entity whose event it was. */
+typedef struct timer_seen {
+    rs_time at[4];
+    uint32_t ent[4], n;
+} timer_seen;
+
+static void timer_note(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    timer_seen *ts = ctx;
+    if (ts->n < 4) {
+        ts->at[ts->n] = rs_net_now(net);
+        ts->ent[ts->n++] = (uint32_t)(rs_sim_key(rs_net_sim(net)) >> 40);
+    }
+}
+
+/* rs_net_at runs as the driver's event, rs_net_at_gpu as the GPU node's;
+ * a GPU out of range stops the run with RS_EINTERNAL. */
+static void test_gpu_timer_is_an_event_of_its_node(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 8, 8, 64);
+    rs_net *net = mk(&c);
+    timer_seen ts = { 0 };
+    rs_net_at(net, 1000, timer_note, &ts, 0);
+    rs_net_at_gpu(net, 5, 2000, timer_note, &ts, 0);
+    rs_net_at_gpu(net, 0, 3000, timer_note, &ts, 0);
+    /* rs_sim_key is the running event's key under rs_sim_run_before, the
+     * loop of a partitioned run. */
+    CU_ASSERT_EQUAL(rs_sim_run_before(rs_net_sim(net), 4000), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(ts.n, 3);
+    CU_ASSERT_EQUAL(ts.at[0], 1000);
+    CU_ASSERT_EQUAL(ts.at[1], 2000);
+    CU_ASSERT_EQUAL(ts.at[2], 3000);
+    CU_ASSERT_EQUAL(ts.ent[0], net->ent_driver);
+    CU_ASSERT_EQUAL(ts.ent[1], net->nodes[5].entity);
+    CU_ASSERT_EQUAL(ts.ent[2], net->nodes[0].entity);
+    CU_ASSERT_NOT_EQUAL(ts.ent[1], ts.ent[2]);
+    rs_net_destroy(net);
+
+    net = mk(&c);
+    ts.n = 0;
+    rs_net_at_gpu(net, 8, 1000, timer_note, &ts, 0); /* 8 GPUs: 0..7 */
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EINTERNAL);
+    CU_ASSERT_EQUAL(ts.n, 0);
     rs_net_destroy(net);
 }
 
@@ -1436,6 +1484,7 @@ static void register_suites(void)
     CU_add_test(s, "test_multihop_message_exact_slow_nic", test_multihop_message_exact_slow_nic);
     CU_add_test(s, "test_hb_transfer_exact_with_rounding", test_hb_transfer_exact_with_rounding);
     CU_add_test(s, "test_send_to_self_completes_at_once", test_send_to_self_completes_at_once);
+    CU_add_test(s, "test_gpu_timer_is_an_event_of_its_node", test_gpu_timer_is_an_event_of_its_node);
     CU_add_test(s, "test_posted_send_leaves_then_the_next_follows_back_to_back",
                 test_posted_send_leaves_then_the_next_follows_back_to_back);
     CU_add_test(s, "test_flow_records_follow_in_flight_gbn", test_flow_records_follow_in_flight_gbn);
