@@ -9,12 +9,15 @@
  *  - over: 4-ary heap on (t, key) of the events pushed with b(t) >= cur +
  *    WHEEL; they stay there until cur reaches their bucket (never moved to
  *    the wheel, which would allocate at pop), and b(over min) >= cur;
- *  - when n > 0, front or late is non-empty after every pop: pop refills
- *    the front as soon as both run out (cur jumps to the next non-empty
- *    bucket), so top is always the front's or late's least t and no pass
- *    over the next bucket is needed to find it. A push that lands before
- *    that bucket (b <= cur) joins late: still in order, and only events
- *    created in the gap do.
+ *  - top is the least pending t, except while the front and late are both
+ *    spent with n > 0 ("unsettled"): then top is RS_TIME_MAX lowered by
+ *    the pushes since, and rs_evq_settle (which top_time and pop call)
+ *    makes the next non-empty bucket the front. So the refill comes after
+ *    the handler of the event that spent the front has pushed what it
+ *    schedules: those events go to their wheel buckets, and cur never
+ *    jumps ahead of them. A push with b <= cur joins late: still in
+ *    order. While unsettled such a push is earlier than every wheel and
+ *    overflow event, so the lowered top is then exact.
  * All arrays and the chunk pool grow at push, so pop never allocates.
  */
 #include "evq.h"
@@ -276,7 +279,7 @@ static rs_event *sort_events(rs_event *a, rs_event *tmp, size_t n)
 }
 
 /* Front and late are empty, n > 0: make the next non-empty bucket the
- * front, sorted. */
+ * front, sorted, and its first event the top. */
 __attribute__((noinline)) static void advance(rs_evq *q)
 {
     uint64_t wb = wheel_next(q), nb = wb;
@@ -310,6 +313,13 @@ __attribute__((noinline)) static void advance(rs_evq *q)
         __builtin_prefetch(sorted[i].obj);
     q->fi = 0;
     q->fn = (uint32_t)nf;
+    q->top = sorted[0].t;
+}
+
+void rs_evq_settle(rs_evq *q)
+{
+    if (q->fi == q->fn && q->late.n == 0 && q->n > 0)
+        advance(q);
 }
 
 void rs_evq_pop(rs_evq *q, rs_event *out)
@@ -327,11 +337,13 @@ void rs_evq_pop(rs_evq *q, rs_event *out)
     }
     q->n--;
     if (q->fi == q->fn && q->late.n == 0) {
-        if (q->n == 0) {
-            q->top = RS_TIME_MAX;
-            return;
-        }
-        advance(q);
+        /* Spent: the next bucket becomes the front when asked for, after
+         * this event's handler has run (refilling now made cur jump to the
+         * next pending bucket, maybe an RTO timer microseconds ahead, and
+         * the handler's pushes before it all went to the late heap: 69% of
+         * a sparse replay's time in its pops). */
+        q->top = RS_TIME_MAX;
+        return;
     }
     rs_time t = q->fi < q->fn ? q->front[q->fi].t : RS_TIME_MAX;
     if (RS_UNLIKELY(q->late.n > 0) && q->late.ev[0].t < t)

@@ -158,7 +158,7 @@ int rs_sim_run_before(rs_sim *sim, rs_time end)
 
 uint64_t rs_sim_key(const rs_sim *sim) { return sim->cur_key; }
 int rs_sim_running_shared(const rs_sim *sim) { return sim->cur_own == RS_SIM_SHARED; }
-rs_time rs_sim_next_time(const rs_sim *sim) { return sim->q.n ? rs_evq_top_time(&sim->q) : RS_TIME_MAX; }
+rs_time rs_sim_next_time(rs_sim *sim) { return sim->q.n ? rs_evq_top_time(&sim->q) : RS_TIME_MAX; }
 int rs_sim_status(const rs_sim *sim) { return sim->status; }
 uint64_t rs_sim_events_shared(const rs_sim *sim) { return sim->events_shared; }
 void rs_sim_set_events_run(rs_sim *sim, uint64_t events) { sim->events = events; }

@@ -24,7 +24,14 @@
  * handlers that want this pass the object they work on as obj (bench
  * run: 0.693 s without any obj prefetch, 0.590 s with, best of 7). Events
  * pushed into the current bucket after its sort (rare) go to a small
- * "late" heap that pop merges with the front. Events beyond the wheel's
+ * "late" heap that pop merges with the front. A pop that spends the
+ * front leaves the next bucket for the next top or pop, after the event's
+ * handler has pushed its own events into their buckets: refilling at
+ * once moved the current bucket to the next one pending, maybe an RTO
+ * timer microseconds ahead, and everything pushed before it went to the
+ * late heap (a llama2-7b iteration on 64 GPUs at packet level spent 69%
+ * of its time in pops; 285.7 s -> 117.5 s, the same bytes out). Events
+ * beyond the wheel's
  * 2.1 us horizon wait in an overflow heap and join the front when their
  * bucket comes up. Sized for the packet model: 82 ns (4 KiB at 400 Gb/s)
  * and 1.08 us (plus a 1 us link) steps. Much sparser or far-future events
@@ -97,7 +104,7 @@ typedef struct rs_evq_slot {
 } rs_evq_slot;
 
 typedef struct rs_evq {
-    rs_time top;          /* least pending t; RS_TIME_MAX when empty */
+    rs_time top;          /* least pending t (once settled); RS_TIME_MAX when empty */
     size_t n;             /* pending events (front + late + wheel + over) */
     uint64_t cur;         /* bucket number the front holds */
     rs_event *front;      /* front[fi..fn): the current bucket, sorted */
@@ -135,8 +142,17 @@ static inline const rs_event *rs_evq_peek(const rs_evq *q, uint32_t k)
     return q->fn - q->fi > k ? &q->front[q->fi + k] : NULL;
 }
 
-/* Time of the least event; RS_TIME_MAX if q is empty. */
-static inline rs_time rs_evq_top_time(const rs_evq *q) { return q->top; }
+/* After a pop that spent the front, make the next non-empty bucket the
+ * front (rs_evq_top_time and rs_evq_pop do it when needed). */
+RS_API void rs_evq_settle(rs_evq *q);
+
+/* Time of the least event; RS_TIME_MAX if q is empty. Settles q first. */
+static inline rs_time rs_evq_top_time(rs_evq *q)
+{
+    if (RS_UNLIKELY(q->fi == q->fn && q->late.n == 0) && q->n > 0)
+        rs_evq_settle(q);
+    return q->top;
+}
 
 RS_END_DECLS
 

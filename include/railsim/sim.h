@@ -100,8 +100,9 @@ RS_API uint64_t rs_sim_key(const rs_sim *sim);
  * does, every process does. */
 RS_API int rs_sim_running_shared(const rs_sim *sim);
 
-/* Time of the next event (RS_TIME_MAX: none); the error recorded so far. */
-RS_API rs_time rs_sim_next_time(const rs_sim *sim);
+/* Time of the next event (RS_TIME_MAX: none; settles the queue, hence not
+ * const); the error recorded so far. */
+RS_API rs_time rs_sim_next_time(rs_sim *sim);
 RS_API int rs_sim_status(const rs_sim *sim);
 
 /* Move the time forward to t >= now with nothing run (a partitioned run
