@@ -360,6 +360,40 @@ static void test_evq_size_and_top_time_track_contents(void)
     rs_evq_fini(&q);
 }
 
+/* A pop that spends the front does not move on to the next pending
+ * bucket (a timer far ahead) before the handler's pushes are in: an event
+ * pushed then, before that timer, goes to its wheel bucket, not to the
+ * late heap. */
+static void test_evq_refill_waits_for_the_handlers_pushes(void)
+{
+    char objs[3];
+    rs_evq q;
+    rs_evq_init(&q);
+    rs_event now = evq_make(0, 0, 0, objs), rto = evq_make(1000000000, 1, 1, objs);
+    CU_ASSERT_EQUAL(rs_evq_push(&q, &now), RS_OK);
+    CU_ASSERT_EQUAL(rs_evq_push(&q, &rto), RS_OK); /* 1 ms ahead: beyond the wheel */
+    rs_event ev;
+    rs_evq_pop(&q, &ev);
+    CU_ASSERT_EQUAL(ev.arg, 0);
+    for (uint64_t i = 0; i < 3; i++) { /* what the handler schedules */
+        rs_event next = evq_make(100000 + i * 82000, 2 + i, 2, objs);
+        CU_ASSERT_EQUAL(rs_evq_push(&q, &next), RS_OK);
+    }
+    CU_ASSERT_EQUAL(q.late.n, 0);
+    CU_ASSERT_EQUAL(rs_evq_top_time(&q), 100000);
+    for (uint64_t i = 0; i < 3; i++) {
+        rs_evq_pop(&q, &ev);
+        CU_ASSERT_EQUAL(ev.t, 100000 + i * 82000);
+        CU_ASSERT_EQUAL(q.late.n, 0);
+    }
+    CU_ASSERT_EQUAL(rs_evq_top_time(&q), 1000000000);
+    rs_evq_pop(&q, &ev);
+    CU_ASSERT_EQUAL(ev.arg, 1);
+    CU_ASSERT_EQUAL(rs_evq_size(&q), 0);
+    CU_ASSERT_EQUAL(rs_evq_top_time(&q), RS_TIME_MAX);
+    rs_evq_fini(&q);
+}
+
 static void test_evq_fini_leaves_empty_reusable_queue(void)
 {
     char objs[3000];
@@ -1140,6 +1174,7 @@ static const rs_cu_test evq_tests[] = {
     RS_CU_TEST(test_evq_random_pushes_pop_in_time_key_order_once_each),
     RS_CU_TEST(test_evq_interleaved_monotone_matches_sorted_reference),
     RS_CU_TEST(test_evq_size_and_top_time_track_contents),
+    RS_CU_TEST(test_evq_refill_waits_for_the_handlers_pushes),
     RS_CU_TEST(test_evq_fini_leaves_empty_reusable_queue),
 };
 
