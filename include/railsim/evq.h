@@ -31,12 +31,11 @@
  * timer microseconds ahead, and everything pushed before it went to the
  * late heap (a llama2-7b iteration on 64 GPUs at packet level spent 69%
  * of its time in pops; 285.7 s -> 117.5 s, the same bytes out). Events
- * beyond the wheel's
- * 2.1 us horizon wait in an overflow heap and join the front when their
- * bucket comes up. Sized for the packet model: 82 ns (4 KiB at 400 Gb/s)
- * and 1.08 us (plus a 1 us link) steps. Much sparser or far-future events
- * degrade to the overflow heap, i.e. to a 4-ary heap. Measured in
- * bench/README.md.
+ * beyond the wheel's 2.1 us horizon wait in an overflow heap and join the
+ * front when their bucket comes up. Sized for the packet model: 82 ns
+ * (4 KiB at 400 Gb/s) and 1.08 us (plus a 1 us link) steps. Much sparser
+ * or far-future events degrade to the overflow heap, i.e. to a 4-ary
+ * heap. Measured in bench/README.md.
  *
  * Nothing is allocated per event: arrays double at push when full
  * (amortized, rare after warm-up; the front always has room for every
