@@ -176,6 +176,12 @@ static void ring_credit(void *ctx, rs_net *net, uint64_t tag)
     try_issue(c, ch, pos);
 }
 
+/* The GPU at ring position pos of channel ch. */
+static uint32_t pos_gpu(const rs_coll *c, uint32_t ch, uint32_t pos)
+{
+    return c->gpu[c->order[(size_t)ch * c->n + pos]];
+}
+
 /* Piece k of receiver `pos` is usable: it goes on, and once the pieces up
  * to k are all in, it frees their slots (the credit goes back to its
  * predecessor, arriving a path latency later). No credit is sent once the
@@ -189,8 +195,8 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     mark_received(r, k);
     if (r->rcv_base > base && base + c->o.window < total) {
         const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
-        rs_net_at_gpu(c->net, c->gpu[c->order[(size_t)ch * n + pos]], rs_net_now(c->net) + rp->credit_lat,
-                      ring_credit, c, ring_tag(ch, prev, r->rcv_base));
+        rs_net_at_gpu(c->net, pos_gpu(c, ch, pos), rs_net_now(c->net) + rp->credit_lat, ring_credit, c,
+                      ring_tag(ch, prev, r->rcv_base));
     }
     try_issue(c, ch, pos);
     rs_coll_advance(c, 1); /* last: may finish and free c */
@@ -207,8 +213,7 @@ static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
     if (reduce_step(c, s)) {
         rs_time d = rs_coll_reduce_time(c, piece_bytes(c, ch, pos, k));
         if (d) {
-            rs_net_at_gpu(net, c->gpu[c->order[(size_t)ch * n + next]], rs_net_now(net) + d, ring_reduced, c,
-                          ring_tag(ch, next, k));
+            rs_net_at_gpu(net, pos_gpu(c, ch, next), rs_net_now(net) + d, ring_reduced, c, ring_tag(ch, next, k));
             return;
         }
     }

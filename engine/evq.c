@@ -318,14 +318,14 @@ __attribute__((noinline)) static void advance(rs_evq *q)
 
 void rs_evq_settle(rs_evq *q)
 {
-    if (q->fi == q->fn && q->late.n == 0 && q->n > 0)
+    if (rs_evq_unsettled(q))
         advance(q);
 }
 
 void rs_evq_pop(rs_evq *q, rs_event *out)
 {
-    if (RS_UNLIKELY(q->fi == q->fn && q->late.n == 0))
-        advance(q); /* pushes into an empty queue */
+    if (RS_UNLIKELY(rs_evq_unsettled(q)))
+        advance(q); /* after a pop that spent the front, or pushes into an empty queue */
     if (RS_UNLIKELY(q->late.n > 0) &&
         (q->fi == q->fn || k128(&q->late.ev[0]) < k128(&q->front[q->fi]))) {
         late_pop(q, out);

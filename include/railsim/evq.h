@@ -141,14 +141,18 @@ static inline const rs_event *rs_evq_peek(const rs_evq *q, uint32_t k)
     return q->fn - q->fi > k ? &q->front[q->fi + k] : NULL;
 }
 
-/* After a pop that spent the front, make the next non-empty bucket the
- * front (rs_evq_top_time and rs_evq_pop do it when needed). */
+/* Events pending, but a pop spent the front and late: the next bucket
+ * is not the front yet, and top is not the least time. */
+static inline int rs_evq_unsettled(const rs_evq *q) { return q->fi == q->fn && q->late.n == 0 && q->n > 0; }
+
+/* If unsettled, make the next non-empty bucket the front (rs_evq_top_time
+ * and rs_evq_pop do it when needed). */
 RS_API void rs_evq_settle(rs_evq *q);
 
 /* Time of the least event; RS_TIME_MAX if q is empty. Settles q first. */
 static inline rs_time rs_evq_top_time(rs_evq *q)
 {
-    if (RS_UNLIKELY(q->fi == q->fn && q->late.n == 0) && q->n > 0)
+    if (RS_UNLIKELY(rs_evq_unsettled(q)))
         rs_evq_settle(q);
     return q->top;
 }
