@@ -18,7 +18,8 @@ struct rs_sim {
     uint64_t events;
     const uint8_t *own;   /* partitioned run: per entity RS_SIM_REMOTE/MINE/SHARED, else NULL */
     uint8_t cur_own;      /* the running event's entity's (RS_SIM_SHARED outside a run) */
-    uint64_t cur_key;     /* the running event's key (rs_sim_run_before only) */
+    uint64_t cur_key;     /* the running event's place in its instant (rs_sim_run_before only) */
+    rs_time key_t;        /* the instant of cur_key */
     uint64_t events_shared;
     uint64_t progress_every;
     rs_sim_progress_fn progress_fn;
@@ -144,7 +145,13 @@ int rs_sim_run_before(rs_sim *sim, rs_time end)
         RS_ASSERT(ev.t >= sim->now);
         sim->now = ev.t;
         sim->cur_own = sim->own ? sim->own[ev.key >> 40] : RS_SIM_MINE;
-        sim->cur_key = ev.key;
+        /* An event scheduled for this instant by one that ran in it with a
+         * later key runs right after that one, before everything else
+         * queued here: it takes that one's place (rs_sim_key). */
+        if (ev.t != sim->key_t || ev.key > sim->cur_key) {
+            sim->cur_key = ev.key;
+            sim->key_t = ev.t;
+        }
         sim->events_shared += sim->cur_own == RS_SIM_SHARED;
         ev.fn(sim, ev.obj, ev.arg);
         if (RS_UNLIKELY(++sim->events >= next_progress)) {

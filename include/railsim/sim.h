@@ -90,10 +90,13 @@ RS_API void rs_sim_set_owner(rs_sim *sim, const uint8_t *own);
  * the last event run. RS_OK or the first recorded error, as rs_sim_run. */
 RS_API int rs_sim_run_before(rs_sim *sim, rs_time end);
 
-/* The running event's key within its instant, under rs_sim_run_before
- * (the same in every process and in the serial run: entity << 40 and the
- * entity's sequence number); with rs_sim_now it orders what events write
- * (a capture's part files, rs_pcapng_merge). */
+/* The running event's place within its instant, under rs_sim_run_before
+ * (the same in every process and in the serial run): its key (entity << 40
+ * and the entity's sequence number), or, when it was scheduled for this
+ * instant by an event that ran in it with a later key, that event's place
+ * (it runs right after that one, before everything else queued for the
+ * instant). With rs_sim_now it orders what events write (a capture's part
+ * files, rs_pcapng_merge; a timeline's parts). */
 RS_API uint64_t rs_sim_key(const rs_sim *sim);
 
 /* Whether the running event is a shared entity's (or none runs): what it

@@ -811,6 +811,35 @@ static void test_sim_key_and_shared_of_the_running_event(void)
     rs_sim_destroy(sim);
 }
 
+/* A child scheduled for the running instant by a parent with a later
+ * key runs right after the parent, before the rest of the instant: it
+ * takes the parent's place (a process of a split run orders what it writes
+ * by that place, and the serial run writes it there). */
+static void key_child_fn(rs_sim *sim, void *obj, uint64_t arg)
+{
+    key_fn(sim, obj, arg);
+    if (arg)
+        rs_sim_at(sim, rs_sim_now(sim), 0, key_fn, obj, 0); /* entity 0: a key below the parent's */
+}
+
+static void test_sim_key_of_a_same_instant_child_is_its_parents(void)
+{
+    rs_sim *sim = sim_with_entities(3);
+    const uint8_t own[3] = { RS_SIM_MINE, RS_SIM_MINE, RS_SIM_MINE };
+    rs_sim_set_owner(sim, own);
+    key_log k = { 0 };
+    rs_sim_at(sim, 10, 1, key_child_fn, &k, 1); /* parent, key (1, 0) */
+    rs_sim_at(sim, 10, 2, key_fn, &k, 0);       /* after it in the instant, key (2, 0) */
+    rs_sim_at(sim, 20, 0, key_fn, &k, 0);       /* a later instant: its own key, (0, 0) */
+    CU_ASSERT_EQUAL(rs_sim_run_before(sim, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(k.n, 4);
+    CU_ASSERT_EQUAL(k.key[0], 1ULL << 40);
+    CU_ASSERT_EQUAL(k.key[1], 1ULL << 40); /* the child, key (0, 1), ran in its parent's place */
+    CU_ASSERT_EQUAL(k.key[2], 2ULL << 40);
+    CU_ASSERT_EQUAL(k.key[3], 0ULL << 40);
+    rs_sim_destroy(sim);
+}
+
 static void test_sim_entities_add_gives_consecutive_ids(void)
 {
     rs_sim *sim = rs_sim_create();
@@ -1191,6 +1220,7 @@ static const rs_cu_test sim_tests[] = {
     RS_CU_TEST(test_sim_at_once_orders_by_entity_alone),
     RS_CU_TEST(test_sim_owner_drops_remote_and_refuses_cross_effects),
     RS_CU_TEST(test_sim_key_and_shared_of_the_running_event),
+    RS_CU_TEST(test_sim_key_of_a_same_instant_child_is_its_parents),
     RS_CU_TEST(test_sim_entities_add_gives_consecutive_ids),
 };
 
