@@ -154,7 +154,15 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
         return rc;
     rs_timeline_set_enabled(tl, tl_mask(sc));
     if (part) {
-        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) != RS_OK)
+        /* Rank 0's part takes what the collective driver writes (its
+         * iterations finish there, rs_collrun_part_finish). */
+        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) == RS_OK && coll &&
+            (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) {
+            rs_net_timeline_stop(net);
+            rs_timeline_abort(*part);
+            *part = NULL;
+        }
+        if (rc != RS_OK)
             rs_timeline_abort(tl);
         else
             *out = tl;
@@ -316,10 +324,11 @@ static void timelines_abort(rs_net *net, rs_timeline *tl, rs_timeline *tlp)
 }
 
 /* Rank 0 of a split run, every part closed (all: by every process):
- * the parts into the timeline, in the serial run's order, then removed. */
-static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int all, int partial, rs_err *err)
+ * the parts into the timeline, in the serial run's order, then removed;
+ * late: with rank 0's part of what it learnt at the end, the last one. */
+static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int late, int all, int partial, rs_err *err)
 {
-    uint32_t R = o->part->ranks;
+    uint32_t R = o->part->ranks + (late ? 1 : 0);
     char (*paths)[4200] = calloc(R, sizeof *paths);
     const char **names = calloc(R, sizeof *names);
     int rc = paths && names ? RS_OK : rs_err_set(err, RS_ENOMEM, "out of memory merging the timeline");
@@ -340,6 +349,36 @@ static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int all, int pa
     free(paths);
     free(names);
     return rc == RS_OK ? RS_OK : RS_EIO;
+}
+
+/* A split run of a collective: rank 0 finishes its iteration from every
+ * process's completions (rs_collrun_part_finish), before its timeline
+ * part closes. */
+static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_timeline *late)
+{
+    rs_coll_part mine;
+    rs_collrun_part_get(coll, &mine);
+    void *all = NULL;
+    size_t *len = calloc(o->part->ranks, sizeof *len);
+    if (!len)
+        return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
+    int rc = o->part->gather(o->part->ctx, &mine, sizeof mine, &all, len);
+    if (rc == RS_OK && o->part->rank == 0) {
+        rs_coll_part *parts = calloc(o->part->ranks, sizeof *parts);
+        for (uint32_t i = 0; parts && i < o->part->ranks; i++)
+            memcpy(&parts[i], (const char *)all + i * sizeof mine, len[i] == sizeof mine ? sizeof mine : 0);
+        if (parts) {
+            if (late)
+                rs_collrun_timeline_move(coll, late);
+            rs_collrun_part_finish(coll, parts, o->part->ranks);
+        }
+        else
+            rc = RS_ENOMEM;
+        free(parts);
+    }
+    free(all);
+    free(len);
+    return rc;
 }
 
 /* A split run starts only if every process set up its part: one that
@@ -517,9 +556,12 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     char part_why[200] = "";
     int split = 0; /* from rs_net_part_start on: every process agrees before the run */
     if (o->part && o->part->ranks > 1) {
-        if (r.replay || r.coll)
-            snprintf(part_why, sizeof part_why, "only synthetic traffic is split (a collective's or a workload's "
-                     "steps wait on each other at zero delay across GPUs)");
+        char cwhy[160];
+        if (r.replay)
+            snprintf(part_why, sizeof part_why, "a workload is not split yet (its steps wait on each other at zero "
+                     "delay across GPUs)");
+        else if (r.coll && !rs_collrun_splits(r.coll, cwhy, sizeof cwhy))
+            snprintf(part_why, sizeof part_why, "the collective: %s", cwhy);
         else
             rs_net_part_possible(r.net, part_why, sizeof part_why);
         if (part_why[0] && o->part->rank != 0) {
@@ -596,6 +638,19 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     rs_run_info info = { .estimate = &est };
     info.status = rs_net_run(r.net, RS_TIME_MAX);
     info.wall_s = wall_now() - t0;
+    /* What rank 0 learns at the end (a split collective's completion) is
+     * written into a part of its own, DIR/.timeline.msgpack.partR with R
+     * the number of ranks: rank 0's part is in key order already. */
+    rs_timeline *tll = NULL;
+    if (split && r.coll) {
+        char lpath[4200];
+        if (tl)
+            part_path(lpath, sizeof lpath, o->outdir, o->part->ranks);
+        rs_err lerr;
+        int lrc = tl ? rs_net_timeline_part(r.net, lpath, tl_mask(&sc), &tll, &lerr) : RS_OK;
+        if ((coll_merge(o, r.coll, tll) != RS_OK || lrc != RS_OK) && info.status == RS_OK)
+            info.status = lrc != RS_OK ? RS_EIO : RS_ENOMEM;
+    }
     rs_net_stats st;
     rs_net_stats_get(r.net, &st);
     if (info.status == RS_OK && st.msgs_done < st.msgs)
@@ -628,9 +683,12 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     if (tlp) {
         /* A split run: every part closed, then rank 0 merges them. */
         rs_net_timeline_stop(r.net);
-        int all = split_agree(o, split, rs_timeline_close(tlp, 0, err) == RS_OK);
+        int mine = rs_timeline_close(tlp, 0, err) == RS_OK;
+        if (tll && rs_timeline_close(tll, 0, err) != RS_OK)
+            mine = 0;
+        int all = split_agree(o, split, mine);
         if (tl)
-            code = timeline_merge(o, tl, all, info.status != RS_OK, err);
+            code = timeline_merge(o, tl, tll != NULL, all, info.status != RS_OK, err);
     } else if (tl) {
         /* A failed run keeps its timeline, marked partial. */
         rs_net_timeline_stop(r.net);

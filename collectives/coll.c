@@ -26,6 +26,7 @@
  */
 #include "coll_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -156,10 +157,10 @@ int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_n
 
 /* Last statement of every completion path: the user's done callback may
  * destroy the collective. */
-static void finish(rs_coll *c)
+static void finish_at(rs_coll *c, rs_time t)
 {
     c->finished = 1;
-    c->t_end = rs_net_now(c->net);
+    c->t_end = t;
     if (c->tally) { /* every transfer has arrived: the counts are final */
         c->bound = rs_net_tally_bound(c->net, c->tally);
         rs_tally_destroy(c->tally);
@@ -169,10 +170,21 @@ static void finish(rs_coll *c)
         c->done(c->ctx, c->net, c->tag);
 }
 
+static void finish(rs_coll *c) { finish_at(c, rs_net_now(c->net)); }
+
 void rs_coll_advance(rs_coll *c, uint64_t k)
 {
     RS_ASSERT(c->pending >= k);
     c->pending -= k;
+    if (RS_UNLIKELY(c->split)) {
+        /* A split run: this process sees its GPUs' completions only;
+         * rank 0 finishes the collective after the run
+         * (rs_coll_part_finish), its records placed here if this is the
+         * last. */
+        c->split_done += k;
+        rs_net_rec_key_take(c->net, &c->split_last);
+        return;
+    }
     if (c->pending == 0 && !c->finished)
         finish(c);
 }
@@ -182,6 +194,52 @@ static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
     (void)net;
     (void)arg;
     finish(ctx);
+}
+
+/* -- partitioned runs ---------------------------------------------------- */
+
+int rs_coll_splits(rs_coll_op op, rs_coll_algo algo, const rs_coll_opts *o, char *why, size_t n)
+{
+    rs_coll_opts def;
+    if (!o) {
+        rs_coll_opts_default(&def);
+        o = &def;
+    }
+    const char *r = NULL;
+    int direct = algo == RS_ALGO_AUTO || algo == RS_ALGO_DIRECT;
+    if (op == RS_COLL_ALLTOALL && direct && o->a2a_peers != 0)
+        r = "a direct all-to-all with a window of peers sends as sends finish";
+    else if (!(op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) || !direct)
+        r = "its steps wait on each other at zero delay across GPUs (only a direct all-to-all or a send/recv is "
+            "split)";
+    if (r && why)
+        snprintf(why, n, "%s", r);
+    return r == NULL;
+}
+
+void rs_coll_part_get(const rs_coll *c, rs_coll_part *out)
+{
+    memset(out, 0, sizeof *out);
+    out->done = c->split_done;
+    out->last = c->split_last;
+}
+
+void rs_coll_part_finish(rs_coll *c, const rs_coll_part *parts, uint32_t n)
+{
+    uint64_t done = 0;
+    const rs_coll_part *last = NULL;
+    for (uint32_t r = 0; r < n; r++) {
+        done += parts[r].done;
+        if (parts[r].done && (!last || rs_net_rec_key_less(&last->last, &parts[r].last)))
+            last = &parts[r];
+    }
+    if (c->finished || !last || done != c->pending_total)
+        return;
+    c->pending = 0;
+    rs_net_rec_key_pin(c->net, &last->last);
+    rs_net *net = c->net; /* done may destroy c */
+    finish_at(c, last->last.t);
+    rs_net_rec_key_pin(net, NULL);
 }
 
 rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
@@ -354,6 +412,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     c->t_start = rs_net_now(net);
     c->t_end = RS_TIME_MAX;
     c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
+    c->split = rs_net_part_ranks(net) > 1;
     if (c->o.hb_size == 0) {
         rs_net_topo_info ti;
         rs_net_topo_info_get(net, &ti);

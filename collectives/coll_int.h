@@ -46,6 +46,9 @@ struct rs_coll {
     uint64_t transfers;
     int status;
     int finished;
+    int split;               /* the network is partitioned: completions are counted here, finished by rank 0 */
+    uint64_t split_done;     /* split: completions this process saw */
+    rs_net_rec_key split_last; /* split: where the latest of them ran */
     uint32_t n;
     uint32_t *gpu;           /* rank -> GPU */
     coll_groups g;

@@ -378,6 +378,7 @@ struct rs_net {
     rs_time ev_t;
     uint64_t ev_key;
     uint32_t ev_step, ev_idx;
+    int ev_pinned;             /* rs_net_rec_key_pin: records go at ev_* until unpinned */
     uint64_t msgs_mine;        /* messages to GPUs of this process (their completions are counted here) */
     /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */

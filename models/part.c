@@ -520,6 +520,8 @@ int rs_part_run(rs_net *net)
 
 static void key_sync(rs_net *net)
 {
+    if (net->ev_pinned)
+        return;
     rs_time now = rs_sim_now(net->sim);
     uint64_t k = rs_sim_key(net->sim);
     if (now != net->ev_t || k != net->ev_key) {
@@ -543,6 +545,37 @@ void rs_part_flow_step(rs_net *net)
     key_sync(net);
     net->ev_step++;
 }
+
+void rs_net_rec_key_take(rs_net *net, rs_net_rec_key *out)
+{
+    rs_part_key(net, &out->t, &out->key, &out->step, &out->idx);
+}
+
+void rs_net_rec_key_pin(rs_net *net, const rs_net_rec_key *k)
+{
+    net->ev_pinned = k != NULL;
+    if (k) {
+        net->ev_t = k->t;
+        net->ev_key = k->key;
+        net->ev_step = k->step;
+        net->ev_idx = k->idx;
+    } else {
+        net->ev_t = RS_TIME_MAX; /* the next record takes the running event's place again */
+    }
+}
+
+int rs_net_rec_key_less(const rs_net_rec_key *a, const rs_net_rec_key *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->key != b->key)
+        return a->key < b->key;
+    if (a->step != b->step)
+        return a->step < b->step;
+    return a->idx < b->idx;
+}
+
+uint32_t rs_net_part_ranks(const rs_net *net) { return rs_part_ranks(net); }
 
 size_t rs_part_shipped(const rs_net *net)
 {

@@ -334,6 +334,33 @@ rs_time rs_collrun_bound(const rs_collrun *r)
     return r->done ? (rs_time)((r->bound_sum + r->done / 2) / r->done) : 0;
 }
 
+int rs_collrun_splits(const rs_collrun *r, char *why, size_t n)
+{
+    if (r->iters > 1) {
+        if (why)
+            snprintf(why, n, "each of traffic.iters=%u iterations starts when the one before has finished on every "
+                     "GPU", r->iters);
+        return 0;
+    }
+    return rs_coll_splits(r->op, r->algo_req, NULL, why, n);
+}
+
+void rs_collrun_part_get(const rs_collrun *r, rs_coll_part *out)
+{
+    if (r->running && r->coll)
+        rs_coll_part_get(r->coll, out);
+    else
+        memset(out, 0, sizeof *out);
+}
+
+void rs_collrun_part_finish(rs_collrun *r, const rs_coll_part *parts, uint32_t n)
+{
+    if (r->running && r->coll)
+        rs_coll_part_finish(r->coll, parts, n); /* iter_done may run */
+}
+
+void rs_collrun_timeline_move(rs_collrun *r, rs_timeline *tl) { r->tl = tl; }
+
 int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)
 {
     if (!r || !tl)

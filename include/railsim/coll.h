@@ -150,6 +150,32 @@ RS_API double rs_coll_progress(const rs_coll *coll);
 /* Transfers (rs_net_send calls) issued so far, sub-collectives included. */
 RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
 
+/* -- partitioned runs (docs/parallel.md) --------------------------------
+ * A collective whose every transfer is sent as it starts (direct
+ * all-to-all without a window of peers, send/recv) runs split over the
+ * processes of a partitioned network like synthetic traffic: it starts in
+ * every process (from the workload driver's shared events), and each
+ * process sees the completions of its own GPUs. None finishes it alone:
+ * after the run, rank 0 finishes it from every process's part, at the
+ * last completion anywhere, with its records placed there. */
+
+/* Can this collective run split? 1, or 0 with the reason in why. */
+RS_API int rs_coll_splits(rs_coll_op op, rs_coll_algo algo, const rs_coll_opts *o, char *why, size_t n);
+
+/* One process's part of a split collective: the completions it saw and
+ * where the latest of them ran. */
+typedef struct rs_coll_part {
+    uint64_t done;
+    rs_net_rec_key last;
+} rs_coll_part;
+RS_API void rs_coll_part_get(const rs_coll *coll, rs_coll_part *out);
+/* Rank 0, after the run: the parts of every process (parts[0..n), its own
+ * among them). When they add up to every completion the collective
+ * expects, it finishes as the serial run's did (done runs, its end time is
+ * the latest completion and what done writes goes there); else nothing
+ * happens (the run ended before it finished). */
+RS_API void rs_coll_part_finish(rs_coll *coll, const rs_coll_part *parts, uint32_t n);
+
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
  * all-to-all, 1 for send/recv. n = 0 gives 0. */

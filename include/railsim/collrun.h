@@ -87,6 +87,22 @@ RS_API rs_time rs_collrun_bound(const rs_collrun *r);
  * RS_EINVAL for NULL. */
 RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
 
+/* A partitioned run (docs/parallel.md): can this driver's collective run
+ * split over the network's processes? One iteration of a collective that
+ * rs_coll_splits; 1, or 0 with the reason in why. */
+RS_API int rs_collrun_splits(const rs_collrun *r, char *why, size_t n);
+/* After the run, in every process: this process's part of the running
+ * iteration (zeros when none is running), then, on rank 0 with every
+ * process's part, the iteration finished as the serial run finishes it
+ * (rs_coll_part_finish). */
+RS_API void rs_collrun_part_get(const rs_collrun *r, rs_coll_part *out);
+RS_API void rs_collrun_part_finish(rs_collrun *r, const rs_coll_part *parts, uint32_t n);
+/* The coll records from now on go to tl (borrowed), the name record
+ * staying where rs_collrun_set_timeline wrote it: a split run's rank 0
+ * writes what rs_collrun_part_finish adds into a part of its own, since
+ * its records belong before others already written. */
+RS_API void rs_collrun_timeline_move(rs_collrun *r, rs_timeline *tl);
+
 RS_END_DECLS
 
 #endif

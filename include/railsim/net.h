@@ -334,6 +334,28 @@ typedef struct rs_net_part_stats {
 /* Filled after rs_net_part_start; zeros for a serial run. */
 RS_API void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out);
 
+/* Processes the run is split over: 1 for a serial run. */
+RS_API uint32_t rs_net_part_ranks(const rs_net *net);
+
+/* Where a record goes in a partitioned run's merged outputs (timeline and
+ * pcapng parts): the time and key of the event that writes it, the flow
+ * starts of that event before it, and its index in the event. */
+typedef struct rs_net_rec_key {
+    rs_time t;
+    uint64_t key;
+    uint32_t step, idx;
+} rs_net_rec_key;
+/* The running event's place, reserving the next record index for the
+ * caller (records written later in the event go after it). */
+RS_API void rs_net_rec_key_take(rs_net *net, rs_net_rec_key *out);
+/* Records written from now on go at *k (indices counting on from k->idx),
+ * as if the event k names wrote them; NULL: back to the running event's.
+ * For what a partitioned run learns only at its end, such as the last
+ * completion of a collective spread over processes. */
+RS_API void rs_net_rec_key_pin(rs_net *net, const rs_net_rec_key *k);
+/* 1 when a goes before b. */
+RS_API int rs_net_rec_key_less(const rs_net_rec_key *a, const rs_net_rec_key *b);
+
 /* Topology facts. */
 typedef struct rs_net_topo_info {
     uint32_t switches;   /* Ethernet switches as built and simulated (rail-only: every

@@ -6,9 +6,10 @@
 # at -np 2 and 4 (oversubscribed on 2 cores), on both topologies, with HB
 # domains and their PXN relays, incast (PFC), bit errors, selective recovery and
 # adaptive routing; frames
-# cross the ranks in each. A scenario that cannot be split (faults, a
-# collective) runs on rank 0 alone, says why once, and gives the serial
-# summary.
+# cross the ranks in each; and collectives whose transfers all start with
+# them (direct all-to-all, send/recv). A scenario that cannot be split
+# (faults, a ring or pairwise collective, several iterations) runs on rank 0
+# alone, says why once, and gives the serial summary.
 RS=$1; E2E=$2; MPIRUN=$3
 . "$E2E/lib.sh"
 MPI="$MPIRUN --allow-run-as-root --oversubscribe"
@@ -82,6 +83,18 @@ split loss-selective --set topology.gpus=64 --set topology.hb_size=1 --set topol
 split selective-adaptive --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=permutation --set traffic.bytes=262144 --set transport.recovery=selective --set routing.ecmp=adaptive
 
+# Collectives whose transfers all start with them split (rs_coll_splits):
+# each process sees its GPUs' completions, rank 0 finishes the collective
+# after the run at the last of them (coll record and iteration time).
+split coll-alltoall --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=alltoall --set traffic.bytes=1048576
+split coll-alltoall-rail --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.bytes=262144 \
+    --set traffic.group=rail:1 --capture 'gpu1*' --capture-format pcapng
+split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
+    --set traffic.start_ns=1500 --capture '*'
+
 # Captures: each process writes its ports' pcap files, or its part of the
 # pcapng (rank 0 merges the parts in the serial order): the same bytes.
 split pcap-per-port --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
@@ -110,8 +123,13 @@ P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set 
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
 alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
     --set traffic.kind=permutation --set transport.kind=ideal $NT
-alone collective "only synthetic traffic" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
+alone collective "the collective: its steps wait on each other" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT
+
+alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 $NT
+alone coll-pairwise "the collective: its steps wait on each other" --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 
 # A process that cannot set up its part (here rank 0's output path is a
 # file) stops every rank: exit 2, one sentence, no rank left waiting.
