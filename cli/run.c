@@ -356,28 +356,35 @@ static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int late, int a
  * part closes. */
 static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_timeline *late)
 {
-    rs_coll_part mine;
-    rs_collrun_part_get(coll, &mine);
-    void *all = NULL;
-    size_t *len = calloc(o->part->ranks, sizeof *len);
-    if (!len)
-        return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
-    int rc = o->part->gather(o->part->ctx, &mine, sizeof mine, &all, len);
-    if (rc == RS_OK && o->part->rank == 0) {
-        rs_coll_part *parts = calloc(o->part->ranks, sizeof *parts);
-        for (uint32_t i = 0; parts && i < o->part->ranks; i++)
-            memcpy(&parts[i], (const char *)all + i * sizeof mine, len[i] == sizeof mine ? sizeof mine : 0);
-        if (parts) {
-            if (late)
-                rs_collrun_timeline_move(coll, late);
-            rs_collrun_part_finish(coll, parts, o->part->ranks);
-        }
-        else
-            rc = RS_ENOMEM;
+    uint32_t R = o->part->ranks;
+    void *mine = NULL, *all = NULL;
+    size_t n = 0;
+    int rc = rs_collrun_part_pack(coll, &mine, &n);
+    size_t *len = calloc(R, sizeof *len);
+    const void **parts = calloc(R, sizeof *parts);
+    if (rc != RS_OK || !len || !parts) {
+        free(mine);
+        free(len);
         free(parts);
+        return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
     }
+    rc = o->part->gather(o->part->ctx, mine, n, &all, len);
+    if (rc == RS_OK && o->part->rank == 0) {
+        size_t off = 0;
+        for (uint32_t i = 0; i < R; i++) {
+            parts[i] = (const char *)all + off;
+            off += len[i];
+        }
+        if (late)
+            rs_collrun_timeline_move(coll, late);
+        /* A part that did not survive the trip is ours to explain: internal. */
+        if (rs_collrun_part_finish(coll, parts, len, R) != RS_OK)
+            rc = RS_EINTERNAL;
+    }
+    free(mine);
     free(all);
     free(len);
+    free(parts);
     return rc;
 }
 
@@ -648,8 +655,9 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
             part_path(lpath, sizeof lpath, o->outdir, o->part->ranks);
         rs_err lerr;
         int lrc = tl ? rs_net_timeline_part(r.net, lpath, tl_mask(&sc), &tll, &lerr) : RS_OK;
-        if ((coll_merge(o, r.coll, tll) != RS_OK || lrc != RS_OK) && info.status == RS_OK)
-            info.status = lrc != RS_OK ? RS_EIO : RS_ENOMEM;
+        int mrc = coll_merge(o, r.coll, tll);
+        if ((mrc != RS_OK || lrc != RS_OK) && info.status == RS_OK)
+            info.status = lrc != RS_OK ? RS_EIO : mrc;
     }
     rs_net_stats st;
     rs_net_stats_get(r.net, &st);

@@ -143,10 +143,18 @@ int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done
 int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
                         uint64_t tag)
 {
+    return rs_coll_send_named(c, a, b, bytes, fn, left, tag, UINT64_MAX);
+}
+
+int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                       uint64_t tag, uint64_t serial)
+{
     const rs_coll *root = c;
     while (root->parent)
         root = root->parent;
-    int rc = rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally);
+    int rc = serial == UINT64_MAX
+                 ? rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally)
+                 : rs_net_send_named(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally, serial);
     if (rc != RS_OK) {
         rs_coll_fail(c, rc);
         return rc;
@@ -196,52 +204,6 @@ static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
     finish(ctx);
 }
 
-/* -- partitioned runs ---------------------------------------------------- */
-
-int rs_coll_splits(rs_coll_op op, rs_coll_algo algo, const rs_coll_opts *o, char *why, size_t n)
-{
-    rs_coll_opts def;
-    if (!o) {
-        rs_coll_opts_default(&def);
-        o = &def;
-    }
-    const char *r = NULL;
-    int direct = algo == RS_ALGO_AUTO || algo == RS_ALGO_DIRECT;
-    if (op == RS_COLL_ALLTOALL && direct && o->a2a_peers != 0)
-        r = "a direct all-to-all with a window of peers sends as sends finish";
-    else if (!(op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) || !direct)
-        r = "its steps wait on each other at zero delay across GPUs (only a direct all-to-all or a send/recv is "
-            "split)";
-    if (r && why)
-        snprintf(why, n, "%s", r);
-    return r == NULL;
-}
-
-void rs_coll_part_get(const rs_coll *c, rs_coll_part *out)
-{
-    memset(out, 0, sizeof *out);
-    out->done = c->split_done;
-    out->last = c->split_last;
-}
-
-void rs_coll_part_finish(rs_coll *c, const rs_coll_part *parts, uint32_t n)
-{
-    uint64_t done = 0;
-    const rs_coll_part *last = NULL;
-    for (uint32_t r = 0; r < n; r++) {
-        done += parts[r].done;
-        if (parts[r].done && (!last || rs_net_rec_key_less(&last->last, &parts[r].last)))
-            last = &parts[r];
-    }
-    if (c->finished || !last || done != c->pending_total)
-        return;
-    c->pending = 0;
-    rs_net_rec_key_pin(c->net, &last->last);
-    rs_net *net = c->net; /* done may destroy c */
-    finish_at(c, last->last.t);
-    rs_net_rec_key_pin(net, NULL);
-}
-
 rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
 {
     rs_time ser, lat;
@@ -253,6 +215,128 @@ rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)
 {
     return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
+}
+
+/* -- partitioned runs ---------------------------------------------------- */
+
+static int groups_build(rs_coll *c, uint32_t ndomains);
+static rs_coll_algo auto_algo(const rs_coll *c);
+
+int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                   const rs_coll_opts *o, char *why, size_t n)
+{
+    rs_coll_opts def;
+    if (!o) {
+        rs_coll_opts_default(&def);
+        o = &def;
+    }
+    if (algo == RS_ALGO_AUTO) {
+        /* The rule rs_coll_start applies, on the same group. */
+        rs_coll c;
+        memset(&c, 0, sizeof c);
+        c.op = op;
+        c.bytes = bytes;
+        c.n = rs_comm_size(comm);
+        c.gpu = (uint32_t *)rs_comm_gpus(comm);
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        uint32_t ngpus = rs_net_gpus(net);
+        c.o = *o;
+        if (c.o.hb_size == 0)
+            c.o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
+        if (groups_build(&c, (ngpus + c.o.hb_size - 1) / c.o.hb_size) != RS_OK) {
+            if (why)
+                snprintf(why, n, "out of memory");
+            return 0;
+        }
+        algo = auto_algo(&c);
+        free(c.g.dom_off);
+        free(c.g.dom_rank);
+    }
+    const char *r = NULL;
+    if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && o->a2a_peers != 0)
+        r = "a direct all-to-all with a window of peers sends as sends finish";
+    else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING)
+        r = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
+                                     : "a tree or hierarchical collective is not split yet (only ring, direct "
+                                       "all-to-all and send/recv)";
+    if (r && why)
+        snprintf(why, n, "%s %s: %s", rs_coll_op_name(op), rs_coll_algo_name(algo), r);
+    return r == NULL;
+}
+
+/* A part: the completions, the latest's place, then the tally. */
+typedef struct part_head {
+    uint64_t done;
+    rs_net_rec_key last;
+    uint64_t gpus; /* tally entries that follow: gpus x RS_TALLY_NPORTS */
+} part_head;
+
+int rs_coll_part_pack(const rs_coll *c, void **buf, size_t *len)
+{
+    part_head h;
+    memset(&h, 0, sizeof h);
+    h.done = c->split_done;
+    h.last = c->split_last;
+    h.gpus = c->tally ? rs_net_gpus(c->net) : 0;
+    size_t n = sizeof h + h.gpus * RS_TALLY_NPORTS * sizeof(uint64_t);
+    unsigned char *b = malloc(n);
+    if (!b)
+        return RS_ENOMEM;
+    memcpy(b, &h, sizeof h);
+    for (uint64_t g = 0; g < h.gpus; g++)
+        for (unsigned p = 0; p < RS_TALLY_NPORTS; p++) {
+            uint64_t v = rs_tally_get(c->tally, (uint32_t)g, (rs_tally_port)p);
+            memcpy(b + sizeof h + (g * RS_TALLY_NPORTS + p) * sizeof v, &v, sizeof v);
+        }
+    *buf = b;
+    *len = n;
+    return RS_OK;
+}
+
+int rs_coll_part_finish(rs_coll *c, const void *const *all, const size_t *len, uint32_t n)
+{
+    uint64_t done = 0;
+    rs_net_rec_key last;
+    int any = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        part_head h;
+        if (len[r] < sizeof h)
+            return RS_EINVAL;
+        memcpy(&h, all[r], sizeof h);
+        if (len[r] != sizeof h + h.gpus * RS_TALLY_NPORTS * sizeof(uint64_t))
+            return RS_EINVAL;
+        done += h.done;
+        if (h.done && (!any || rs_net_rec_key_less(&last, &h.last))) {
+            last = h.last;
+            any = 1;
+        }
+    }
+    if (c->finished || !any || done != c->pending_total)
+        return RS_OK;
+    if (c->tally) {
+        /* Each process counted its sources' transfers: the sum is the
+         * serial run's tally. */
+        rs_tally_clear(c->tally);
+        for (uint32_t r = 0; r < n; r++) {
+            part_head h;
+            memcpy(&h, all[r], sizeof h);
+            const unsigned char *v = (const unsigned char *)all[r] + sizeof h;
+            for (uint64_t g = 0; g < h.gpus; g++)
+                for (unsigned p = 0; p < RS_TALLY_NPORTS; p++) {
+                    uint64_t x;
+                    memcpy(&x, v + (g * RS_TALLY_NPORTS + p) * sizeof x, sizeof x);
+                    if (x && rs_tally_add(c->tally, (uint32_t)g, (rs_tally_port)p, x) != RS_OK)
+                        return RS_ENOMEM;
+                }
+        }
+    }
+    c->pending = 0;
+    rs_net *net = c->net; /* done may destroy c */
+    rs_net_rec_key_pin(net, &last);
+    finish_at(c, last.t);
+    rs_net_rec_key_pin(net, NULL);
+    return RS_OK;
 }
 
 /* -- grouping and the auto rule ----------------------------------------- */
@@ -496,6 +580,7 @@ void rs_coll_destroy(rs_coll *c)
     free(c->rr);
     free(c->ch_bytes);
     free(c->ch_pieces);
+    free(c->ch_serial);
     free(c->tr);
     free(c->tree_bytes);
     free(c->tree_pieces);

@@ -64,6 +64,8 @@ struct rs_coll {
     uint64_t *ch_bytes;      /* [nch] bytes carried by each channel */
     uint32_t *ch_pieces;     /* [nch] pieces per slice */
     uint8_t stream;          /* flow level: one transfer per (channel, position) (coll_ring.c) */
+    uint64_t serial0;        /* packet level: its pieces' flow serials, from this block (coll_ring.c) */
+    uint64_t *ch_serial;     /* [nch] packet level: first serial of each channel's pieces, else NULL */
     rs_time stream_hold;     /* streams: no rank's stream completes before this (stream_pace) */
 
     /* tree */
@@ -99,6 +101,10 @@ int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done
  * (rs_net_send_posted): a connection's sends go one after the other. */
 int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
                         uint64_t tag);
+/* The same with its flow's serial given (rs_net_send_named); UINT64_MAX:
+ * the next in creation order. */
+int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                       uint64_t tag, uint64_t serial);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
 /* Record a failure seen inside a callback and stop the run. */

@@ -137,8 +137,9 @@ static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
             return;
         uint32_t next = pos + 1 == n ? 0 : pos + 1;
         r->posting = 1;
-        if (rs_coll_send_posted(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, ring_left,
-                                ring_tag(ch, pos, k)) != RS_OK)
+        uint64_t serial = c->ch_serial ? c->ch_serial[ch] + (uint64_t)pos * total + k : UINT64_MAX;
+        if (rs_coll_send_named(c, ord[pos], ord[next], piece_bytes(c, ch, pos, k), ring_arrived, ring_left,
+                               ring_tag(ch, pos, k), serial) != RS_OK)
             return;
         r->issued++;
     }
@@ -195,8 +196,8 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     mark_received(r, k);
     if (r->rcv_base > base && base + c->o.window < total) {
         const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
-        rs_net_at_gpu(c->net, pos_gpu(c, ch, pos), rs_net_now(c->net) + rp->credit_lat, ring_credit, c,
-                      ring_tag(ch, prev, r->rcv_base));
+        rs_net_at_gpu_for(c->net, pos_gpu(c, ch, pos), pos_gpu(c, ch, prev), rs_net_now(c->net) + rp->credit_lat,
+                          ring_credit, c, ring_tag(ch, prev, r->rcv_base));
     }
     try_issue(c, ch, pos);
     rs_coll_advance(c, 1); /* last: may finish and free c */
@@ -415,10 +416,32 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             c->stream_hold = hold;
     }
     c->stream_hold += rs_net_now(c->net);
-    if (c->stream)
+    if (c->stream) {
         pending = (uint64_t)nch * n;
-    else
+    } else {
         credit_latencies(c);
+        /* Packet level: a piece's serial (its entropy, its captured QPN)
+         * is its place in the collective, (channel, position, piece), from
+         * a block taken now, not the order in which the ranks happen to
+         * send: a run split over processes names it alike. */
+        if (!rs_net_streams(c->net)) {
+            if (!(c->ch_serial = malloc((size_t)nch * sizeof *c->ch_serial)))
+                return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
+            uint64_t total = 0;
+            for (uint32_t ch = 0; ch < nch; ch++) {
+                c->ch_serial[ch] = total;
+                total += (uint64_t)n * c->steps * c->ch_pieces[ch];
+            }
+            c->serial0 = rs_net_serials_reserve(c->net, total);
+            for (uint32_t ch = 0; ch < nch; ch++)
+                c->ch_serial[ch] += c->serial0;
+        }
+        /* A split run: the callbacks that cross processes, named alike
+         * in every one (the ring starts from a shared event). */
+        if (c->split && (rs_net_cb_register(c->net, ring_arrived, c) == UINT32_MAX ||
+                         rs_net_cb_register(c->net, ring_credit, c) == UINT32_MAX))
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
+    }
     c->pending = pending;
     for (uint32_t ch = 0; ch < nch; ch++)
         for (uint32_t pos = 0; pos < n && c->status == RS_OK; pos++) {

@@ -106,6 +106,19 @@ void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *
         rs_sim_stop(sim, RS_ENOMEM);
 }
 
+uint64_t rs_sim_take_key(rs_sim *sim, uint32_t ent)
+{
+    RS_ASSERT(ent < sim->nent && sim->seq[ent] < (1ULL << 40));
+    return ((uint64_t)ent << 40) | sim->seq[ent]++;
+}
+
+void rs_sim_at_key(rs_sim *sim, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg)
+{
+    RS_ASSERT(t >= sim->now);
+    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
+        rs_sim_stop(sim, RS_ENOMEM);
+}
+
 void rs_sim_stop(rs_sim *sim, int code)
 {
     sim->stop = 1;

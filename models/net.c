@@ -183,6 +183,7 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
         return rs_err_set(err, RS_ENOMEM, "out of memory creating the network");
     net->cfg = *c;
     net->msg_times_keep = RS_NET_MSG_TIMES_KEEP;
+    net->flow_home = RS_NONE;
     /* One line per packet; 2 MiB slabs (huge pages where available). */
     rs_pool_init_aligned(&net->pkts, sizeof(rs_pkt), ((2u << 20) - 64) / sizeof(rs_pkt), 64);
     rs_pool_init(&net->timers, sizeof(timer_rec), 0);
@@ -262,6 +263,7 @@ void rs_net_destroy(rs_net *net)
     free(net->leaf_dist);
     free(net->plane_tiers);
     free(net->flows);
+    free(net->cbs);
     free(net->flow_free.ids);
     free(net->msgs);
     free(net->msg_free.ids);
@@ -581,6 +583,8 @@ static int tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t b
     rs_tally *t = net->msgs[m].tally;
     if (!t)
         return RS_OK;
+    if (RS_UNLIKELY(net->part != NULL) && !rs_part_owns_node(net, net->msgs[m].src))
+        return RS_OK; /* counted in the source's process: the tallies add up (rs_coll_part_finish) */
     int rc = rs_tally_add(t, a, hb ? RS_TALLY_HB_TX : RS_TALLY_NIC_TX, bytes);
     return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
 }
@@ -636,7 +640,9 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (rc != RS_OK)
         return rc;
     const rs_msg *msg = &net->msgs[m];
-    if (chunk == RS_NONE) {
+    if (chunk == RS_NONE && msg->named) {
+        rc = rs_flow_new_serial(net, src, dst, bytes, m, chunk, via_hb, msg->serial0, &f);
+    } else if (chunk == RS_NONE) {
         rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
     } else if (RS_UNLIKELY(net->part != NULL)) {
         f = msg->flow_base + legs_before(msg, leg) * msg->nchunks + chunk; /* made at the send */
@@ -1006,11 +1012,20 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
 /* rc of starting message m's first flow: on failure nothing of m is in
  * the network, so the record goes back and the message was never sent
  * (no phantom left for the fault code or the statistics). */
+/* Messages are counted in their source's process (all of them in a
+ * serial run): a partitioned run's counts add up. */
+static int msg_counted(const rs_net *net, uint32_t src)
+{
+    return !net->part || rs_part_owns_node(net, src);
+}
+
 static int send_started(rs_net *net, uint32_t m, int rc)
 {
     if (rc != RS_OK) {
-        net->st.msgs--;
-        net->st.msg_bytes -= net->msgs[m].bytes;
+        if (msg_counted(net, net->msgs[m].src)) {
+            net->st.msgs--;
+            net->st.msg_bytes -= net->msgs[m].bytes;
+        }
         msg_release(net, m);
     }
     return rc;
@@ -1028,11 +1043,56 @@ int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     return rs_net_send_posted(net, src, dst, bytes, done, NULL, ctx, tag, tally);
 }
 
+static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                    rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial);
+
 int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
                        rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally)
 {
+    return send_msg(net, src, dst, bytes, done, left, ctx, tag, tally, UINT64_MAX);
+}
+
+int rs_net_send_named(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                      rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
+{
+    if (serial == UINT64_MAX)
+        return RS_EINVAL;
+    return send_msg(net, src, dst, bytes, done, left, ctx, tag, tally, serial);
+}
+
+uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
+{
+    uint64_t first = net->flow_serial;
+    net->flow_serial += n;
+    return first;
+}
+
+/* A partitioned run: a send from a process's own event makes records of
+ * its own there (and mirrors elsewhere), so ids differ between processes
+ * from then on; a send from the shared driver, made everywhere under the
+ * same ids, must come before any. */
+static int part_send_check(rs_net *net, int named)
+{
+    if (rs_sim_running_shared(net->sim))
+        return net->part_own_ids ? RS_EINTERNAL : RS_OK;
+    if (!named)
+        return RS_EINTERNAL; /* its serial would be the creation order of every process's sends */
+    net->part_own_ids = 1;
+    return RS_OK;
+}
+
+static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                    rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
+{
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
+    int own = 0; /* a partitioned run: made by this process's own event, its frames crossing processes */
+    if (RS_UNLIKELY(net->part != NULL)) {
+        int rc = part_send_check(net, serial != UINT64_MAX);
+        if (rc != RS_OK)
+            return rc;
+        own = !rs_sim_running_shared(net->sim) && !(net->hb_size > 1 && src / net->hb_size == dst / net->hb_size);
+    }
     uint32_t m;
     if (msg_alloc(net, &m) != RS_OK)
         return RS_ENOMEM;
@@ -1050,8 +1110,14 @@ int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, 
     msg->leg_src = src;
     msg->leg_dst = dst;
     msg->flow1 = msg->hit = RS_NONE;
-    net->st.msgs++;
-    net->st.msg_bytes += bytes;
+    if (serial != UINT64_MAX) {
+        msg->named = 1;
+        msg->serial0 = serial;
+    }
+    if (msg_counted(net, src)) {
+        net->st.msgs++;
+        net->st.msg_bytes += bytes;
+    }
     if (RS_UNLIKELY(net->part != NULL) && rs_part_owns_node(net, dst))
         net->msgs_mine++;
 
@@ -1077,8 +1143,18 @@ int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, 
     }
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);
-    if (msg->leg_src == src && msg->leg_dst == dst)
-        return send_started(net, m, start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1));
+    if (msg->leg_src == src && msg->leg_dst == dst) {
+        /* Its first frame may leave (and be shipped) as it starts: it is
+         * made this process's own first (rs_flow_new_serial). */
+        net->flow_home = own ? rs_part_rank(net) : RS_NONE;
+        int rc = start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1);
+        net->flow_home = RS_NONE;
+        if (rc == RS_OK && own)
+            rs_part_ship_send(net, m, net->msgs[m].flow1);
+        return send_started(net, m, rc);
+    }
+    if (own)
+        return send_started(net, m, RS_EINTERNAL); /* a relay's chunks are not mirrored yet */
     uint64_t ch = net->cfg.relay_chunk_bytes;
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
@@ -1096,6 +1172,62 @@ int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, 
             return send_started(net, m, rc);
     }
     return send_started(net, m, pipe_push(net, m, 0, 1)); /* starts one chunk flow: all or nothing */
+}
+
+/* The receiving side of rs_part_ship_send: the message and its flow as
+ * the sending process made them, for the frames and the completion this
+ * process sees (never sent from here: its source is elsewhere). */
+uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
+{
+    uint32_t m, f;
+    if (s->src >= net->gpus || s->dst >= net->gpus || (s->cb != RS_NONE && s->cb >= net->ncbs) ||
+        msg_alloc(net, &m) != RS_OK)
+        return RS_NONE;
+    net->part_own_ids = 1;
+    rs_msg *msg = &net->msgs[m];
+    memset(msg, 0, sizeof *msg);
+    msg->bytes = s->bytes;
+    msg->tag = s->tag;
+    if (s->cb != RS_NONE) {
+        msg->done = net->cbs[s->cb].fn;
+        msg->ctx = net->cbs[s->cb].ctx;
+    }
+    msg->start = s->start;
+    msg->src = msg->leg_src = s->src;
+    msg->dst = msg->leg_dst = s->dst;
+    msg->hit = RS_NONE;
+    msg->named = 1;
+    msg->serial0 = s->serial;
+    if (rs_part_owns_node(net, s->dst))
+        net->msgs_mine++;
+    net->mirroring = 1;
+    int rc = rs_flow_new_serial(net, s->src, s->dst, s->bytes, m, RS_NONE, 0, s->serial, &f);
+    net->mirroring = 0;
+    if (rc != RS_OK) {
+        msg_release(net, m);
+        return RS_NONE;
+    }
+    net->flows[f].leg = 1;
+    net->flows[f].home = s->home;
+    net->flows[f].home_id = s->home_id;
+    msg->flow1 = f;
+    return f;
+}
+
+uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx)
+{
+    if (rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + 1, sizeof *net->cbs, 16) != RS_OK)
+        return RS_NONE;
+    net->cbs[net->ncbs] = (struct rs_net_cb){ fn, ctx };
+    return net->ncbs++;
+}
+
+uint32_t rs_net_cb_find(const rs_net *net, rs_net_timer_fn fn, const void *ctx)
+{
+    for (uint32_t i = net->ncbs; i-- > 0;)
+        if (net->cbs[i].fn == fn && net->cbs[i].ctx == ctx)
+            return i;
+    return RS_NONE;
 }
 
 /* -- timers and running ------------------------------------------------- */
@@ -1133,6 +1265,36 @@ void rs_net_at_gpu(rs_net *net, uint32_t gpu, rs_time t, rs_net_timer_fn fn, voi
         return;
     }
     timer_at(net, net->nodes[gpu].entity, t, fn, ctx, arg);
+}
+
+void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_time t, rs_net_timer_fn fn, void *ctx,
+                       uint64_t arg)
+{
+    if (giver >= net->gpus || target >= net->gpus) {
+        rs_sim_stop(net->sim, RS_EINTERNAL);
+        return;
+    }
+    if (RS_LIKELY(net->part == NULL) || rs_part_owns_node(net, target)) {
+        timer_at(net, net->nodes[giver].entity, t, fn, ctx, arg);
+        return;
+    }
+    uint32_t cb = rs_net_cb_find(net, fn, ctx);
+    if (cb == RS_NONE || !rs_part_owns_node(net, giver)) {
+        rs_sim_stop(net->sim, RS_EINTERNAL); /* not named alike in every process, or not this one's to give */
+        return;
+    }
+    rs_part_ship_timer(net, target, t, rs_sim_take_key(net->sim, net->nodes[giver].entity), cb, arg);
+}
+
+void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
+{
+    timer_rec *rec = cb < net->ncbs ? rs_pool_get(&net->timers) : NULL;
+    if (!rec) {
+        rs_sim_stop(net->sim, cb < net->ncbs ? RS_ENOMEM : RS_EINTERNAL);
+        return;
+    }
+    *rec = (timer_rec){ net->cbs[cb].fn, net->cbs[cb].ctx, arg };
+    rs_sim_at_key(net->sim, t, key, ev_timer, net, (uint64_t)(uintptr_t)rec);
 }
 
 /* End-of-run invariants, checked whenever a packet-level run has gone

@@ -217,6 +217,11 @@ typedef struct rs_flow {
     rs_time next_tx;         /* pacing: earliest start of the next packet */
     rs_time next_rate;       /* DCQCN: next rate-increase timer event */
     rs_time last_cnp;        /* notification point (receiver): last CNP sent */
+    /* A partitioned run: a flow made by one process's own event (not the
+     * shared driver's) has its id there (home, home_id); the others hold a
+     * mirror under ids of their own (part.c). RS_NONE: made everywhere
+     * under the same id. */
+    uint32_t home, home_id;
 } rs_flow;
 
 /* A message crosses up to three legs: the source's HB domain to a GPU on
@@ -255,6 +260,7 @@ typedef struct rs_msg {
     uint8_t finished;        /* completed (msg_finish ran) */
     uint8_t left_told;       /* `left` ran */
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
+    uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_send_named) */
 } rs_msg;
 
 /* Ids of records handed back for reuse (net.c rs_slot_take / give): a
@@ -379,6 +385,12 @@ struct rs_net {
     uint64_t ev_key;
     uint32_t ev_step, ev_idx;
     int ev_pinned;             /* rs_net_rec_key_pin: records go at ev_* until unpinned */
+    int part_own_ids;          /* a process made records of its own (or mirrors): ids differ between processes */
+    int mirroring;             /* making a mirror of another process's send (rs_net_mirror_send) */
+    uint32_t flow_home;        /* the home of flows made now (rs_flow.home): RS_NONE but in an own send */
+    /* Callbacks named by index between processes (rs_net_cb_register). */
+    struct rs_net_cb { rs_net_timer_fn fn; void *ctx; } *cbs;
+    uint32_t ncbs, capcbs;
     uint64_t msgs_mine;        /* messages to GPUs of this process (their completions are counted here) */
     /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
@@ -403,7 +415,26 @@ uint32_t rs_part_ranks(const rs_net *net); /* 1 in a serial run */
  * source's process sends) and the next record's index in it. */
 void rs_part_key(rs_net *net, rs_time *t, uint64_t *key, uint32_t *step, uint32_t *idx);
 void rs_part_flow_step(rs_net *net);
-size_t rs_part_shipped(const rs_net *net); /* frames shipped, not yet exchanged */
+size_t rs_part_shipped(const rs_net *net); /* frames, sends and events shipped, not yet exchanged */
+uint32_t rs_part_node_rank(const rs_net *net, uint32_t node);
+/* A send made by this process's own event, whose frames cross processes:
+ * every other process makes a mirror of it from this record (part.c). */
+typedef struct rs_part_send {
+    rs_time start;
+    uint64_t bytes, tag, serial;
+    uint32_t home, home_id;  /* the sending process and its flow's id there */
+    uint32_t src, dst;
+    uint32_t cb;             /* the done callback (rs_net_cb_register), RS_NONE: none */
+    uint32_t pad;
+} rs_part_send;
+void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f);
+/* Event key (rs_sim_take_key) of a timer for GPU node `node` of another
+ * process, callback cb (rs_net_cb_register) with arg, at t. */
+void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
+/* net.c: the receiving side of both. The mirror's flow id, or RS_NONE. */
+uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s);
+void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
+uint32_t rs_net_cb_find(const rs_net *net, rs_net_timer_fn fn, const void *ctx);
 /* The timeline's sampler in a split run (net_timeline.c): where a window
  * starting at `start` must end, what this process tells the others at its
  * end (3 values, reduced by minimum), and, given their minimums, the

@@ -43,20 +43,45 @@ struct rs_part {
     uint32_t *node_rank;     /* per node: its process */
     uint8_t *own;            /* per entity: RS_SIM_REMOTE / MINE / SHARED (rs_sim_set_owner) */
     rs_time lookahead;
-    rs_time ship_min;        /* the earliest arrival shipped in this window */
-    /* Frames to ship, one list per destination process. */
+    rs_time ship_min;        /* the earliest arrival or timer shipped in this window */
+    rs_time win_end;         /* the running window's end */
+    /* What to ship, per destination process: sends to mirror, timers,
+     * frames (received in that order). */
     struct part_out {
         struct part_frame *v;
         size_t n, cap;
+        rs_part_send *s;
+        size_t ns, caps;
+        struct part_timer *e;
+        size_t ne, cape;
     } *out;
+    /* Per process: the mirrors here of the flows it made (home id -> id). */
+    struct part_mir {
+        uint32_t *id;
+        uint32_t n, cap;
+    } *mir;
     rs_net_part_stats st;
 };
 
-/* A shipped frame: its arrival time and the descriptor (next unused). */
+/* A shipped frame: its arrival time, its flow's home process (RS_NONE:
+ * the same id everywhere) and id there, and the descriptor (next unused). */
 typedef struct part_frame {
     rs_time t;
+    uint32_t home, fid;
     rs_pkt pkt;
 } part_frame;
+
+/* A shipped timer (rs_net_at_gpu_for). */
+typedef struct part_timer {
+    rs_time t;
+    uint64_t key, arg;
+    uint32_t cb, pad;
+} part_timer;
+
+/* What one process sends another in a window: the counts, then the arrays. */
+typedef struct part_hdr {
+    uint64_t ns, ne, nf;
+} part_hdr;
 
 static double wall(void)
 {
@@ -145,7 +170,7 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
     rs_part *P = calloc(1, sizeof *P);
     uint32_t nent = rs_sim_entities(net->sim);
     if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
-        !(P->out = calloc(comm->ranks, sizeof *P->out))) {
+        !(P->out = calloc(comm->ranks, sizeof *P->out)) || !(P->mir = calloc(comm->ranks, sizeof *P->mir))) {
         rs_part_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
@@ -189,10 +214,15 @@ void rs_part_free(rs_part *P)
 {
     if (!P)
         return;
-    if (P->out)
-        for (uint32_t r = 0; r < P->comm.ranks; r++)
-            free(P->out[r].v);
+    for (uint32_t r = 0; P->out && r < P->comm.ranks; r++) {
+        free(P->out[r].v);
+        free(P->out[r].s);
+        free(P->out[r].e);
+    }
+    for (uint32_t r = 0; P->mir && r < P->comm.ranks; r++)
+        free(P->mir[r].id);
     free(P->out);
+    free(P->mir);
     free(P->node_rank);
     free(P->own);
     free(P);
@@ -214,11 +244,84 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
         f->t = t;
         if (t < P->ship_min)
             P->ship_min = t;
+        const rs_flow *fl = pkt->flow < net->nflows ? &net->flows[pkt->flow] : NULL;
+        f->home = fl ? fl->home : RS_NONE;
+        f->fid = fl && fl->home != RS_NONE ? fl->home_id : pkt->flow;
         f->pkt = *pkt;
         f->pkt.next = NULL;
         P->st.frames_sent++;
     }
     rs_pool_put(&net->pkts, pkt); /* the receiver's process has it now */
+}
+
+uint32_t rs_part_node_rank(const rs_net *net, uint32_t node)
+{
+    return net->part ? net->part->node_rank[node] : 0;
+}
+
+void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f)
+{
+    rs_part *P = net->part;
+    const rs_msg *msg = &net->msgs[m];
+    rs_part_send rec = { .start = msg->start, .bytes = msg->bytes, .tag = msg->tag, .serial = net->flows[f].serial,
+                         .home = P->comm.rank, .home_id = f, .src = msg->src, .dst = msg->dst, .cb = RS_NONE };
+    if (msg->done && (rec.cb = rs_net_cb_find(net, msg->done, msg->ctx)) == RS_NONE) {
+        rs_sim_stop(net->sim, RS_EINTERNAL); /* its done callback has no name the others know */
+        return;
+    }
+    /* Every other process: the receiver's completes it, the ones between
+     * (a spine's) see its frames. */
+    for (uint32_t r = 0; r < P->comm.ranks; r++) {
+        struct part_out *o = &P->out[r];
+        if (r == P->comm.rank)
+            continue;
+        if (rs_array_reserve(&o->s, &o->caps, o->ns + 1, sizeof *o->s, 64) != RS_OK) {
+            rs_sim_stop(net->sim, RS_ENOMEM);
+            return;
+        }
+        o->s[o->ns++] = rec;
+    }
+}
+
+void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
+{
+    rs_part *P = net->part;
+    struct part_out *o = &P->out[P->node_rank[node]];
+    if (t < P->win_end) {
+        rs_sim_stop(net->sim, RS_EINTERNAL); /* within the window: the other process may be past it */
+        return;
+    }
+    if (rs_array_reserve(&o->e, &o->cape, o->ne + 1, sizeof *o->e, 64) != RS_OK) {
+        rs_sim_stop(net->sim, RS_ENOMEM);
+        return;
+    }
+    o->e[o->ne++] = (part_timer){ t, key, arg, cb, 0 };
+    if (t < P->ship_min)
+        P->ship_min = t;
+}
+
+/* A mirror made here of process `home`'s flow `id`. */
+static int mir_set(rs_part *P, uint32_t home, uint32_t id, uint32_t local)
+{
+    struct part_mir *mr = &P->mir[home];
+    if (id >= mr->n) {
+        if (rs_array_reserve32((void **)&mr->id, &mr->cap, id + 1, sizeof *mr->id, 1024) != RS_OK)
+            return RS_ENOMEM;
+        for (uint32_t i = mr->n; i <= id; i++)
+            mr->id[i] = RS_NONE;
+        mr->n = id + 1;
+    }
+    mr->id[id] = local;
+    return RS_OK;
+}
+
+/* The id here of a shipped frame's flow (RS_NONE: none). */
+static uint32_t frame_flow(const rs_part *P, const part_frame *f)
+{
+    if (f->home == RS_NONE || f->home == P->comm.rank)
+        return f->fid;
+    const struct part_mir *mr = &P->mir[f->home];
+    return f->fid < mr->n ? mr->id[f->fid] : RS_NONE;
 }
 
 /* Ship this window's frames, schedule the ones shipped here, and agree
@@ -235,25 +338,72 @@ static int exchange(rs_net *net, uint64_t v[NV])
     size_t *len = calloc(R, sizeof *len);
     int rc = send && len ? RS_OK : RS_ENOMEM;
     for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
-        send[r] = P->out[r].v;
-        len[r] = P->out[r].n * sizeof(part_frame);
-        P->out[r].n = 0;
+        struct part_out *o = &P->out[r];
+        if (o->n + o->ns + o->ne == 0)
+            continue; /* nothing: no message to this process */
+        part_hdr h = { o->ns, o->ne, o->n };
+        size_t n = sizeof h + o->ns * sizeof *o->s + o->ne * sizeof *o->e + o->n * sizeof *o->v;
+        char *b = send[r] = malloc(n);
+        if (!b) {
+            rc = RS_ENOMEM;
+            break;
+        }
+        memcpy(b, &h, sizeof h);
+        b += sizeof h;
+        memcpy(b, o->s, o->ns * sizeof *o->s);
+        b += o->ns * sizeof *o->s;
+        memcpy(b, o->e, o->ne * sizeof *o->e);
+        b += o->ne * sizeof *o->e;
+        memcpy(b, o->v, o->n * sizeof *o->v);
+        len[r] = n;
+        o->n = o->ns = o->ne = 0;
     }
     void *recv = NULL;
     size_t rlen = 0;
     if (rc == RS_OK)
         rc = P->comm.exchange(P->comm.ctx, send, len, v, NV, &recv, &rlen);
+    for (uint32_t r = 0; send && r < R; r++)
+        free(send[r]);
     free(send);
     free(len);
-    const part_frame *f = recv;
-    for (size_t i = 0; rc == RS_OK && i < rlen / sizeof *f; i++) {
-        rs_pkt *pkt = rs_pool_get(&net->pkts);
-        if (!pkt) {
-            rc = RS_ENOMEM;
+    /* Each sender's part in process order: its sends' mirrors first (the
+     * frames may be theirs), its timers, then its frames. */
+    const char *b = recv, *end = b + rlen;
+    while (rc == RS_OK && b && (size_t)(end - b) >= sizeof(part_hdr)) {
+        part_hdr h;
+        memcpy(&h, b, sizeof h);
+        b += sizeof h;
+        if ((size_t)(end - b) < h.ns * sizeof(rs_part_send) + h.ne * sizeof(part_timer) + h.nf * sizeof(part_frame)) {
+            rc = RS_EINTERNAL;
             break;
         }
-        *pkt = f[i].pkt;
-        rs_fabric_arrival(net, pkt, f[i].t);
+        for (uint64_t i = 0; rc == RS_OK && i < h.ns; i++, b += sizeof(rs_part_send)) {
+            rs_part_send sr;
+            memcpy(&sr, b, sizeof sr);
+            uint32_t f = sr.home < R ? rs_net_mirror_send(net, &sr) : RS_NONE;
+            rc = f == RS_NONE ? RS_ENOMEM : mir_set(P, sr.home, sr.home_id, f);
+        }
+        for (uint64_t i = 0; rc == RS_OK && i < h.ne; i++, b += sizeof(part_timer)) {
+            part_timer e;
+            memcpy(&e, b, sizeof e);
+            rs_net_timer_at_key(net, e.t, e.key, e.cb, e.arg);
+        }
+        for (uint64_t i = 0; rc == RS_OK && i < h.nf; i++, b += sizeof(part_frame)) {
+            part_frame f;
+            memcpy(&f, b, sizeof f);
+            rs_pkt *pkt = rs_pool_get(&net->pkts);
+            if (!pkt) {
+                rc = RS_ENOMEM;
+                break;
+            }
+            *pkt = f.pkt;
+            if ((pkt->flow = frame_flow(P, &f)) == RS_NONE && f.home != RS_NONE) {
+                rs_pool_put(&net->pkts, pkt);
+                rc = RS_EINTERNAL; /* a frame of a flow never mirrored here */
+                break;
+            }
+            rs_fabric_arrival(net, pkt, f.t);
+        }
     }
     free(recv);
     return rc;
@@ -319,7 +469,9 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
 
 static void stats_add(rs_net_stats *to, const rs_net_stats *s)
 {
-    /* Messages are sent by the shared driver: every process counts them alike. */
+    /* Messages are counted where their source is. */
+    to->msgs += s->msgs;
+    to->msg_bytes += s->msg_bytes;
     to->msgs_done += s->msgs_done;
     to->pkts_sent += s->pkts_sent;
     to->pkts_delivered += s->pkts_delivered;
@@ -462,6 +614,7 @@ int rs_part_run(rs_net *net)
         if (cap < end)
             end = cap;
         P->ship_min = RS_TIME_MAX;
+        P->win_end = end;
         rs_sim_run_before(sim, end);
         P->st.windows++;
         rs_time next = rs_sim_next_time(sim);
@@ -581,7 +734,7 @@ size_t rs_part_shipped(const rs_net *net)
 {
     size_t n = 0;
     for (uint32_t r = 0; net->part && r < net->part->comm.ranks; r++)
-        n += net->part->out[r].n;
+        n += net->part->out[r].n + net->part->out[r].ns + net->part->out[r].ne;
     return n;
 }
 

@@ -342,21 +342,23 @@ int rs_collrun_splits(const rs_collrun *r, char *why, size_t n)
                      "GPU", r->iters);
         return 0;
     }
-    return rs_coll_splits(r->op, r->algo_req, NULL, why, n);
+    return rs_coll_splits(r->net, r->comm, r->op, r->algo_req, r->bytes, NULL, why, n);
 }
 
-void rs_collrun_part_get(const rs_collrun *r, rs_coll_part *out)
+int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len)
 {
     if (r->running && r->coll)
-        rs_coll_part_get(r->coll, out);
-    else
-        memset(out, 0, sizeof *out);
+        return rs_coll_part_pack(r->coll, buf, len);
+    *buf = calloc(1, 1);
+    *len = 0;
+    return *buf ? RS_OK : RS_ENOMEM;
 }
 
-void rs_collrun_part_finish(rs_collrun *r, const rs_coll_part *parts, uint32_t n)
+int rs_collrun_part_finish(rs_collrun *r, const void *const *all, const size_t *len, uint32_t n)
 {
-    if (r->running && r->coll)
-        rs_coll_part_finish(r->coll, parts, n); /* iter_done may run */
+    if (!r->running || !r->coll)
+        return RS_OK;
+    return rs_coll_part_finish(r->coll, all, len, n); /* iter_done may run */
 }
 
 void rs_collrun_timeline_move(rs_collrun *r, rs_timeline *tl) { r->tl = tl; }

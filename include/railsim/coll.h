@@ -151,30 +151,32 @@ RS_API double rs_coll_progress(const rs_coll *coll);
 RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
 
 /* -- partitioned runs (docs/parallel.md) --------------------------------
- * A collective whose every transfer is sent as it starts (direct
- * all-to-all without a window of peers, send/recv) runs split over the
- * processes of a partitioned network like synthetic traffic: it starts in
- * every process (from the workload driver's shared events), and each
- * process sees the completions of its own GPUs. None finishes it alone:
- * after the run, rank 0 finishes it from every process's part, at the
- * last completion anywhere, with its records placed there. */
+ * A collective runs split over the processes of a partitioned network
+ * when each of its ranks reads only its own state: a direct all-to-all
+ * without a window of peers and a send/recv (every transfer sent as it
+ * starts), and the ring (a rank sends into its successor's buffer as the
+ * successor's credits tell it, rs_net_at_gpu_for). It starts in every
+ * process (from the driver's shared events); each process runs its GPUs'
+ * part and sees their completions. None finishes it alone: after the
+ * run, rank 0 finishes it from every process's part, at the last
+ * completion anywhere, with its records placed there. */
 
-/* Can this collective run split? 1, or 0 with the reason in why. */
-RS_API int rs_coll_splits(rs_coll_op op, rs_coll_algo algo, const rs_coll_opts *o, char *why, size_t n);
-
-/* One process's part of a split collective: the completions it saw and
- * where the latest of them ran. */
-typedef struct rs_coll_part {
-    uint64_t done;
-    rs_net_rec_key last;
-} rs_coll_part;
-RS_API void rs_coll_part_get(const rs_coll *coll, rs_coll_part *out);
-/* Rank 0, after the run: the parts of every process (parts[0..n), its own
- * among them). When they add up to every completion the collective
- * expects, it finishes as the serial run's did (done runs, its end time is
- * the latest completion and what done writes goes there); else nothing
- * happens (the run ended before it finished). */
-RS_API void rs_coll_part_finish(rs_coll *coll, const rs_coll_part *parts, uint32_t n);
+/* Can this collective (over gpus[0..n), `bytes`, options o or NULL for the
+ * defaults) run split on net? 1, or 0 with the reason in why. */
+RS_API int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                          const rs_coll_opts *o, char *why, size_t n);
+/* This process's part of a split collective (the completions it saw,
+ * where the latest ran, its sources' bytes on each GPU port), as *len
+ * bytes at *buf (malloc'ed; free it). RS_ENOMEM. */
+RS_API int rs_coll_part_pack(const rs_coll *coll, void **buf, size_t *len);
+/* Rank 0, after the run: every process's part (rs_coll_part_pack, its
+ * own among them: all[i], len[i] bytes). When they add up to every
+ * completion the collective expects, it finishes as the serial run's did
+ * (done runs, its end time is the latest completion, what done writes goes
+ * there and its bound counts every process's bytes); else nothing happens
+ * (the run ended before it finished). RS_EINVAL for a part that does not
+ * read as one. */
+RS_API int rs_coll_part_finish(rs_coll *coll, const void *const *all, const size_t *len, uint32_t n);
 
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and

@@ -92,11 +92,11 @@ RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
  * rs_coll_splits; 1, or 0 with the reason in why. */
 RS_API int rs_collrun_splits(const rs_collrun *r, char *why, size_t n);
 /* After the run, in every process: this process's part of the running
- * iteration (zeros when none is running), then, on rank 0 with every
- * process's part, the iteration finished as the serial run finishes it
- * (rs_coll_part_finish). */
-RS_API void rs_collrun_part_get(const rs_collrun *r, rs_coll_part *out);
-RS_API void rs_collrun_part_finish(rs_collrun *r, const rs_coll_part *parts, uint32_t n);
+ * iteration (rs_coll_part_pack; an empty one when none is running), then,
+ * on rank 0 with every process's part, the iteration finished as the
+ * serial run finishes it (rs_coll_part_finish). */
+RS_API int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len);
+RS_API int rs_collrun_part_finish(rs_collrun *r, const void *const *all, const size_t *len, uint32_t n);
 /* The coll records from now on go to tl (borrowed), the name record
  * staying where rs_collrun_set_timeline wrote it: a split run's rank 0
  * writes what rs_collrun_part_finish adds into a part of its own, since

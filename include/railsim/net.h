@@ -268,6 +268,29 @@ RS_API void rs_net_at(rs_net *net, rs_time t, rs_net_timer_fn fn, void *ctx, uin
  * over processes can give it where the GPU is (docs/parallel.md). A GPU
  * out of range stops the run with RS_EINTERNAL. */
 RS_API void rs_net_at_gpu(rs_net *net, uint32_t gpu, rs_time t, rs_net_timer_fn fn, void *ctx, uint64_t arg);
+/* The same keyed by GPU `giver` (the one whose event schedules it: its
+ * place among equal-time events is the giver's), run where GPU `target`
+ * is: a credit a receiver gives its sender. In a partitioned run a
+ * target in another process gets it there, the callback named by
+ * rs_net_cb_register (registered alike in every process) and t at least a
+ * lookahead ahead (a path latency between the two); else the run stops
+ * with RS_EINTERNAL. */
+RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_time t, rs_net_timer_fn fn,
+                              void *ctx, uint64_t arg);
+/* Name callback fn with ctx for the processes of a partitioned run: every
+ * process registers the same ones in the same order (from the shared
+ * driver's events), and a callback crossing processes (a mirrored send's
+ * done, rs_net_at_gpu_for) goes by its index. UINT32_MAX when out of memory. */
+RS_API uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx);
+/* rs_net_send_posted with the serial of its flow given (entropy, captured
+ * QPNs): a collective names its transfers from a block it reserved
+ * (rs_net_serials_reserve), so the serial does not depend on the order in
+ * which transfers are made, which a partitioned run cannot know.
+ * RS_EINVAL for UINT64_MAX. */
+RS_API int rs_net_send_named(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                             rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial);
+/* The first of n consecutive flow serials, taken for rs_net_send_named. */
+RS_API uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n);
 
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */

@@ -49,6 +49,15 @@ RS_API void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
  * docs/parallel.md). Failure as rs_sim_at. */
 RS_API void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *obj, uint64_t arg);
 
+/* An event of entity ent that another process runs (a partitioned run,
+ * docs/parallel.md): its key, ent's next sequence number, counted here as
+ * rs_sim_at would count it, so the event keeps the place the serial run
+ * gives it; the other process queues it with rs_sim_at_key. */
+RS_API uint64_t rs_sim_take_key(rs_sim *sim, uint32_t ent);
+/* Queue an event under a key taken elsewhere (rs_sim_take_key), whoever
+ * owns its entity. Failure as rs_sim_at. */
+RS_API void rs_sim_at_key(rs_sim *sim, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg);
+
 /* Run events in order while the next one is at time <= until (RS_TIME_MAX:
  * until the queue is empty). Returns RS_OK, or the first error recorded by
  * rs_sim_fail / a failed schedule. Time is left at the last event run (or

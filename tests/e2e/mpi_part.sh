@@ -91,6 +91,18 @@ split coll-alltoall --set topology.gpus=64 --set topology.hb_size=4 --set topolo
 split coll-alltoall-rail --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.bytes=262144 \
     --set traffic.group=rail:1 --capture 'gpu1*' --capture-format pcapng
+# Rings: a rank sends into its successor's buffer as the credits tell it;
+# a credit to a rank of another process is shipped there, keyed by its
+# giver (rs_net_at_gpu_for); the pieces' flows are mirrored where their
+# frames go, named from the ring's block of serials.
+split coll-ring --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304
+split coll-ring-rail-pcapng --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=8 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allgather --set traffic.bytes=8388608 \
+    --capture 'gpu1*,rail1*' --capture-format pcapng
+split coll-ring-flat-loss --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=collective --set traffic.op=reducescatter --set traffic.bytes=2097152 \
+    --set topology.loss_rate=0.001 --capture 'spine*'
 split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
     --set traffic.start_ns=1500 --capture '*'
@@ -123,12 +135,13 @@ P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set 
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
 alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
     --set traffic.kind=permutation --set transport.kind=ideal $NT
-alone collective "the collective: its steps wait on each other" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
-    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=1048576 $NT
+alone collective "the collective: allreduce tree: a tree or hierarchical collective is not split yet" --set topology.gpus=32 \
+    --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce \
+    --set traffic.algo=tree --set traffic.bytes=1048576 $NT
 
 alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 $NT
-alone coll-pairwise "the collective: its steps wait on each other" --set topology.gpus=32 --set topology.hb_size=4 \
+alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 
 # A process that cannot set up its part (here rank 0's output path is a
