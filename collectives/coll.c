@@ -256,9 +256,10 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo
     const char *r = NULL;
     if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && o->a2a_peers != 0)
         r = "a direct all-to-all with a window of peers sends as sends finish";
-    else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING)
+    else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING &&
+             algo != RS_ALGO_TREE)
         r = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
-                                     : "a tree or hierarchical collective is not split yet (only ring, direct "
+                                     : "a hierarchical collective is not split yet (only ring, tree, direct "
                                        "all-to-all and send/recv)";
     if (r && why)
         snprintf(why, n, "%s %s: %s", rs_coll_op_name(op), rs_coll_algo_name(algo), r);
@@ -584,6 +585,7 @@ void rs_coll_destroy(rs_coll *c)
     free(c->tr);
     free(c->tree_bytes);
     free(c->tree_pieces);
+    free(c->tree_serial);
     free(c->ar);
     free(c);
 }

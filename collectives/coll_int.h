@@ -73,6 +73,7 @@ struct rs_coll {
     tree_rank *tr;           /* [ntree][n], indexed by rank */
     uint64_t *tree_bytes;    /* [ntree] */
     uint32_t *tree_pieces;   /* [ntree] */
+    uint64_t *tree_serial;   /* [ntree] packet level: first serial of each instance's pieces, else NULL */
 
     /* all-to-all */
     a2a_rank *ar;            /* [n] pairwise state */

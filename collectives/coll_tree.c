@@ -88,6 +88,16 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag);
 static void tree_reduced(void *ctx, rs_net *net, uint64_t tag);
 static void tree_left(void *ctx, rs_net *net, uint64_t tag);
 
+/* Packet level: piece p of rank x on edge dir (0 up, 1 + s down to child
+ * slot s) of instance q is serial tree_serial[q] + (x x 4 + dir) x pieces +
+ * p: its place in the collective, not its creation order (coll_ring.c). */
+static uint64_t tserial(const rs_coll *c, uint32_t q, uint32_t dir, uint32_t x, uint32_t p)
+{
+    if (!c->tree_serial)
+        return UINT64_MAX;
+    return c->tree_serial[q] + ((uint64_t)x * 4 + dir) * c->tree_pieces[q] + p;
+}
+
 static void try_up(rs_coll *c, uint32_t q, uint32_t x)
 {
     tree_rank *r = T(c, q, x);
@@ -98,7 +108,8 @@ static void try_up(rs_coll *c, uint32_t q, uint32_t x)
            r->up_issued < r->red_done) {
         uint32_t p = r->up_issued;
         r->up_posting = 1;
-        if (rs_coll_send_posted(c, x, r->parent, tpiece(c, q, p), tree_arrived, tree_left, ttag(q, 0, x, p)) != RS_OK)
+        if (rs_coll_send_named(c, x, r->parent, tpiece(c, q, p), tree_arrived, tree_left, ttag(q, 0, x, p),
+                               tserial(c, q, 0, x, p)) != RS_OK)
             return;
         r->up_issued++;
     }
@@ -115,8 +126,8 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
             if (root ? p >= r->red_done : !got(r->dn_base, r->dn_mask, p))
                 break;
             r->dn_posting[s] = 1;
-            if (rs_coll_send_posted(c, x, r->child[s], tpiece(c, q, p), tree_arrived, tree_left,
-                                    ttag(q, 1 + s, x, p)) != RS_OK)
+            if (rs_coll_send_named(c, x, r->child[s], tpiece(c, q, p), tree_arrived, tree_left, ttag(q, 1 + s, x, p),
+                                   tserial(c, q, 1 + s, x, p)) != RS_OK)
                 return;
             r->dn_issued[s]++;
         }
@@ -134,8 +145,8 @@ static void up_credit(rs_coll *c, uint32_t q, uint32_t x, uint32_t old)
         return;
     for (uint32_t s = 0; s < r->nchild; s++) {
         uint32_t y = r->child[s];
-        rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c,
-                      ttag(q, 0, y, r->red_done));
+        rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[y], rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c,
+                          ttag(q, 0, y, r->red_done));
     }
 }
 
@@ -228,8 +239,8 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
         uint32_t old = rz->dn_base;
         mark(&rz->dn_base, &rz->dn_mask, p);
         if (rz->dn_base > old && old + c->o.window < c->tree_pieces[q])
-            rs_net_at_gpu(net, c->gpu[z], rs_net_now(net) + r->dn_lat[s], tree_credit, c,
-                          ttag(q, dir, x, rz->dn_base));
+            rs_net_at_gpu_for(net, c->gpu[z], c->gpu[x], rs_net_now(net) + r->dn_lat[s], tree_credit, c,
+                              ttag(q, dir, x, rz->dn_base));
         try_down(c, q, z);
     }
     rs_coll_advance(c, 1); /* last: may finish and free c */
@@ -401,6 +412,24 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
         pending += 2 * (uint64_t)(n - 1) * m;
     }
     c->pending = pending;
+    /* Packet level: the pieces' serials from a block taken now; a split
+     * run: the callbacks that cross processes, named alike in every one
+     * (coll_ring.c). */
+    if (!rs_net_streams(c->net)) {
+        if (!(c->tree_serial = malloc((size_t)c->ntree * sizeof *c->tree_serial)))
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
+        uint64_t total = 0;
+        for (uint32_t q = 0; q < c->ntree; q++) {
+            c->tree_serial[q] = total;
+            total += (uint64_t)n * 4 * c->tree_pieces[q];
+        }
+        uint64_t first = rs_net_serials_reserve(c->net, total);
+        for (uint32_t q = 0; q < c->ntree; q++)
+            c->tree_serial[q] += first;
+    }
+    if (c->split && (rs_net_cb_register(c->net, tree_arrived, c) == UINT32_MAX ||
+                     rs_net_cb_register(c->net, tree_credit, c) == UINT32_MAX))
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
     for (uint32_t q = 0; q < c->ntree; q++)
         for (uint32_t x = 0; x < n && c->status == RS_OK; x++)
             try_up(c, q, x);

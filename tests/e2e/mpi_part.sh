@@ -103,6 +103,11 @@ split coll-ring-rail-pcapng --set topology.kind=rail-only --set topology.gpus=32
 split coll-ring-flat-loss --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=reducescatter --set traffic.bytes=2097152 \
     --set topology.loss_rate=0.001 --capture 'spine*'
+# Trees: the same credits, up to a parent and down to the children.
+split coll-tree --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=tree --set traffic.bytes=1048576
+split coll-tree-rail --set topology.kind=rail-only --set topology.gpus=64 --set topology.hb_size=8 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=262144 --capture 'rail0*'
 split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
     --set traffic.start_ns=1500 --capture '*'
@@ -135,9 +140,9 @@ P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set 
 alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
 alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
     --set traffic.kind=permutation --set transport.kind=ideal $NT
-alone collective "the collective: allreduce tree: a tree or hierarchical collective is not split yet" --set topology.gpus=32 \
-    --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce \
-    --set traffic.algo=tree --set traffic.bytes=1048576 $NT
+alone collective "the collective: allreduce hierarchical: a hierarchical collective is not split yet" \
+    --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective \
+    --set traffic.op=allreduce --set traffic.algo=hierarchical --set traffic.bytes=1048576 $NT
 
 alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 $NT
