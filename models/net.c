@@ -369,8 +369,15 @@ static int msg_alloc(rs_net *net, uint32_t *m)
 static void msg_release(rs_net *net, uint32_t m)
 {
     net->msgs[m].finished = 1;
+    net->msgs[m].freed = 1;
     net->msgs[m].done = NULL;
     slot_give(&net->msg_free, m);
+}
+
+void rs_net_msg_reuse(rs_net *net, uint32_t m)
+{
+    if (m < net->nmsgs && !net->msgs[m].freed)
+        msg_release(net, m);
 }
 
 /* -- completion-time statistics ------------------------------------------ */

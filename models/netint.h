@@ -222,6 +222,12 @@ typedef struct rs_flow {
      * mirror under ids of their own (part.c). RS_NONE: made everywhere
      * under the same id. */
     uint32_t home, home_id;
+    /* A partitioned run: its packets made and freed in this process; at its
+     * home the others' reported sums, in a mirror what it reported so far
+     * (part.c: a flow made by a process's own event is reused everywhere
+     * once every packet it ever had is gone). */
+    uint32_t pmade, pfreed, rmade, rfreed;
+    uint8_t part_mark;       /* on this process's list to report (mirror) or to check (home) */
 } rs_flow;
 
 /* A message crosses up to three legs: the source's HB domain to a GPU on
@@ -261,6 +267,7 @@ typedef struct rs_msg {
     uint8_t left_told;       /* `left` ran */
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
     uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_send_named) */
+    uint8_t freed;           /* handed back (msg_release) */
 } rs_msg;
 
 /* Ids of records handed back for reuse (net.c rs_slot_take / give): a
@@ -428,6 +435,9 @@ typedef struct rs_part_send {
     uint32_t pad;
 } rs_part_send;
 void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f);
+/* A packet of flow f was made or freed here (f made by a process's own
+ * event: its counts go to its home, which reuses it once all are gone). */
+void rs_part_flow_touched(rs_net *net, uint32_t f);
 /* Event key (rs_sim_take_key) of a timer for GPU node `node` of another
  * process, callback cb (rs_net_cb_register) with arg, at t. */
 void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
@@ -435,6 +445,7 @@ void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uin
 uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s);
 void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
 uint32_t rs_net_cb_find(const rs_net *net, rs_net_timer_fn fn, const void *ctx);
+void rs_net_msg_reuse(rs_net *net, uint32_t m); /* hand message record m back (part.c) */
 /* The timeline's sampler in a split run (net_timeline.c): where a window
  * starting at `start` must end, what this process tells the others at its
  * end (3 values, reduced by minimum), and, given their minimums, the

@@ -60,6 +60,17 @@ struct rs_part {
         uint32_t *id;
         uint32_t n, cap;
     } *mir;
+    /* Flows of other homes whose counts changed here (to report), own flows
+     * to check for reuse; the reports and reuse notices to send. */
+    struct part_ids {
+        uint32_t *v;
+        size_t n, cap;
+    } touched;
+    struct part_rep_out {
+        struct part_rep *v;
+        size_t n, cap;
+    } *rep;
+    struct part_ids *dead; /* per process: own flows it may reuse now */
     rs_net_part_stats st;
 };
 
@@ -78,9 +89,15 @@ typedef struct part_timer {
     uint32_t cb, pad;
 } part_timer;
 
-/* What one process sends another in a window: the counts, then the arrays. */
+/* A mirror's packets made and freed since its last report, to its home. */
+typedef struct part_rep {
+    uint32_t home_id, made, freed, pad;
+} part_rep;
+
+/* What one process sends another in a window: the counts, then the
+ * arrays: flows to reuse, sends to mirror, timers, frames, reports. */
 typedef struct part_hdr {
-    uint64_t ns, ne, nf;
+    uint64_t from, nd, ns, ne, nf, nr;
 } part_hdr;
 
 static double wall(void)
@@ -170,7 +187,8 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
     rs_part *P = calloc(1, sizeof *P);
     uint32_t nent = rs_sim_entities(net->sim);
     if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
-        !(P->out = calloc(comm->ranks, sizeof *P->out)) || !(P->mir = calloc(comm->ranks, sizeof *P->mir))) {
+        !(P->out = calloc(comm->ranks, sizeof *P->out)) || !(P->mir = calloc(comm->ranks, sizeof *P->mir)) ||
+        !(P->rep = calloc(comm->ranks, sizeof *P->rep)) || !(P->dead = calloc(comm->ranks, sizeof *P->dead))) {
         rs_part_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
@@ -221,8 +239,15 @@ void rs_part_free(rs_part *P)
     }
     for (uint32_t r = 0; P->mir && r < P->comm.ranks; r++)
         free(P->mir[r].id);
+    for (uint32_t r = 0; P->rep && r < P->comm.ranks; r++)
+        free(P->rep[r].v);
+    for (uint32_t r = 0; P->dead && r < P->comm.ranks; r++)
+        free(P->dead[r].v);
+    free(P->touched.v);
     free(P->out);
     free(P->mir);
+    free(P->rep);
+    free(P->dead);
     free(P->node_rank);
     free(P->own);
     free(P);
@@ -244,9 +269,14 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
         f->t = t;
         if (t < P->ship_min)
             P->ship_min = t;
-        const rs_flow *fl = pkt->flow < net->nflows ? &net->flows[pkt->flow] : NULL;
+        rs_flow *fl = pkt->flow < net->nflows ? &net->flows[pkt->flow] : NULL;
         f->home = fl ? fl->home : RS_NONE;
         f->fid = fl && fl->home != RS_NONE ? fl->home_id : pkt->flow;
+        if (fl) {
+            fl->pkts_live--; /* it lives in the receiver's process now */
+            if (fl->home != RS_NONE)
+                rs_part_flow_touched(net, pkt->flow);
+        }
         f->pkt = *pkt;
         f->pkt.next = NULL;
         P->st.frames_sent++;
@@ -300,6 +330,123 @@ void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uin
         P->ship_min = t;
 }
 
+static int ids_push(struct part_ids *l, uint32_t id)
+{
+    if (rs_array_reserve(&l->v, &l->cap, l->n + 1, sizeof *l->v, 256) != RS_OK)
+        return RS_ENOMEM;
+    l->v[l->n++] = id;
+    return RS_OK;
+}
+
+/* Reuse of the records of a flow made by a process's own event. Its
+ * packets are made and freed in several processes, so no one of them can
+ * tell alone when the last is gone, as a serial run's pkts_live does.
+ * Every process counts what it makes and frees of the flow; a mirror
+ * reports its counts to the flow's home after each window in which it
+ * made a packet (always) or freed one and holds none (else later: a
+ * report of frees may lag, one of makes never does). The home adds them
+ * to its own: once it is done sending (every byte acknowledged), holds
+ * no packet and the frees reach the makes, no packet of the flow is left
+ * anywhere (the reported frees are at most the true ones, the makes
+ * exact) and none will be made (a receiver answers only packets, and the
+ * sender is done). Then the home reuses its records and tells every
+ * process to reuse its mirror, in the next window's exchange, ahead of
+ * any send that reuses the id. A flow is on the touched list (part_mark)
+ * from a change until it has nothing left to report or check. */
+void rs_part_flow_touched(rs_net *net, uint32_t f)
+{
+    rs_part *P = net->part;
+    rs_flow *fl = &net->flows[f];
+    if (!P || fl->part_mark)
+        return;
+    fl->part_mark = 1;
+    if (ids_push(&P->touched, f) != RS_OK)
+        rs_sim_stop(net->sim, RS_ENOMEM);
+}
+
+/* After a window's run: the mirrors' reports. */
+static int reports_make(rs_net *net)
+{
+    rs_part *P = net->part;
+    size_t keep = 0;
+    for (size_t i = 0; i < P->touched.n; i++) {
+        uint32_t id = P->touched.v[i];
+        rs_flow *f = &net->flows[id];
+        if (f->freed || !f->part_mark)
+            continue; /* reused since (mirror_reuse) */
+        if (f->home == P->comm.rank) {
+            P->touched.v[keep++] = id; /* checked after the exchange (reuse_check) */
+            continue;
+        }
+        uint32_t made = f->pmade - f->rmade, freed = f->pfreed - f->rfreed;
+        if (made || (freed && f->pkts_live == 0)) {
+            struct part_rep_out *o = &P->rep[f->home];
+            if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK)
+                return RS_ENOMEM;
+            o->v[o->n++] = (part_rep){ f->home_id, made, freed, 0 };
+            f->rmade = f->pmade;
+            f->rfreed = f->pfreed;
+        }
+        if (f->pkts_live == 0 && f->rfreed == f->pfreed)
+            f->part_mark = 0; /* all told: its next packet puts it back */
+        else
+            P->touched.v[keep++] = id;
+    }
+    P->touched.n = keep;
+    return RS_OK;
+}
+
+/* After the exchange: the own flows whose last packet is gone everywhere
+ * are reused here, and every other process is told. */
+static int reuse_check(rs_net *net)
+{
+    rs_part *P = net->part;
+    size_t keep = 0;
+    for (size_t i = 0; i < P->touched.n; i++) {
+        uint32_t id = P->touched.v[i];
+        rs_flow *f = &net->flows[id];
+        if (f->freed || !f->part_mark)
+            continue;
+        if (f->home != P->comm.rank) {
+            P->touched.v[keep++] = id;
+            continue;
+        }
+        f->part_mark = 0; /* not gone yet: its next change or report puts it back */
+        int sent = f->tx_done || (!f->reliable && f->max_sent >= f->npkts);
+        if (!sent || f->active || f->pkts_live != 0 || f->pmade + f->rmade != f->pfreed + f->rfreed)
+            continue;
+        for (uint32_t r = 0; r < P->comm.ranks; r++)
+            if (r != P->comm.rank && ids_push(&P->dead[r], id) != RS_OK)
+                return RS_ENOMEM;
+        if (!rs_part_owns_node(net, f->dst))
+            rs_net_msg_reuse(net, f->msg); /* its destination's process completed it */
+        rs_sack_release(net, f);
+        rs_flow_release(net, id);
+    }
+    P->touched.n = keep;
+    return RS_OK;
+}
+
+/* Process `home` reused its flow home_id: so does the mirror here. */
+static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
+{
+    rs_part *P = net->part;
+    struct part_mir *mr = &P->mir[home];
+    uint32_t id = home_id < mr->n ? mr->id[home_id] : RS_NONE;
+    if (id == RS_NONE)
+        return RS_EINTERNAL;
+    mr->id[home_id] = RS_NONE;
+    rs_flow *f = &net->flows[id];
+    if (f->pkts_live != 0)
+        return RS_EINTERNAL;
+    if (!rs_part_owns_node(net, f->dst))
+        rs_net_msg_reuse(net, f->msg); /* not the destination's: nothing completes it here */
+    f->part_mark = 0; /* an entry left on the touched list is skipped */
+    rs_sack_release(net, f);
+    rs_flow_release(net, id);
+    return RS_OK;
+}
+
 /* A mirror made here of process `home`'s flow `id`. */
 static int mir_set(rs_part *P, uint32_t home, uint32_t id, uint32_t local)
 {
@@ -339,10 +486,13 @@ static int exchange(rs_net *net, uint64_t v[NV])
     int rc = send && len ? RS_OK : RS_ENOMEM;
     for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
         struct part_out *o = &P->out[r];
-        if (o->n + o->ns + o->ne == 0)
+        struct part_rep_out *rp = &P->rep[r];
+        struct part_ids *dd = &P->dead[r];
+        if (o->n + o->ns + o->ne + rp->n + dd->n == 0)
             continue; /* nothing: no message to this process */
-        part_hdr h = { o->ns, o->ne, o->n };
-        size_t n = sizeof h + o->ns * sizeof *o->s + o->ne * sizeof *o->e + o->n * sizeof *o->v;
+        part_hdr h = { P->comm.rank, dd->n, o->ns, o->ne, o->n, rp->n };
+        size_t n = sizeof h + dd->n * sizeof *dd->v + o->ns * sizeof *o->s + o->ne * sizeof *o->e +
+                   o->n * sizeof *o->v + rp->n * sizeof *rp->v;
         char *b = send[r] = malloc(n);
         if (!b) {
             rc = RS_ENOMEM;
@@ -350,13 +500,18 @@ static int exchange(rs_net *net, uint64_t v[NV])
         }
         memcpy(b, &h, sizeof h);
         b += sizeof h;
+        memcpy(b, dd->v, dd->n * sizeof *dd->v);
+        b += dd->n * sizeof *dd->v;
         memcpy(b, o->s, o->ns * sizeof *o->s);
         b += o->ns * sizeof *o->s;
         memcpy(b, o->e, o->ne * sizeof *o->e);
         b += o->ne * sizeof *o->e;
         memcpy(b, o->v, o->n * sizeof *o->v);
+        b += o->n * sizeof *o->v;
+        memcpy(b, rp->v, rp->n * sizeof *rp->v);
         len[r] = n;
         o->n = o->ns = o->ne = 0;
+        rp->n = dd->n = 0;
     }
     void *recv = NULL;
     size_t rlen = 0;
@@ -373,9 +528,16 @@ static int exchange(rs_net *net, uint64_t v[NV])
         part_hdr h;
         memcpy(&h, b, sizeof h);
         b += sizeof h;
-        if ((size_t)(end - b) < h.ns * sizeof(rs_part_send) + h.ne * sizeof(part_timer) + h.nf * sizeof(part_frame)) {
+        if (h.from >= R || (size_t)(end - b) < h.nd * sizeof(uint32_t) + h.ns * sizeof(rs_part_send) +
+                                                  h.ne * sizeof(part_timer) + h.nf * sizeof(part_frame) +
+                                                  h.nr * sizeof(part_rep)) {
             rc = RS_EINTERNAL;
             break;
+        }
+        for (uint64_t i = 0; rc == RS_OK && i < h.nd; i++, b += sizeof(uint32_t)) {
+            uint32_t id;
+            memcpy(&id, b, sizeof id);
+            rc = mirror_reuse(net, (uint32_t)h.from, id);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.ns; i++, b += sizeof(rs_part_send)) {
             rs_part_send sr;
@@ -402,10 +564,29 @@ static int exchange(rs_net *net, uint64_t v[NV])
                 rc = RS_EINTERNAL; /* a frame of a flow never mirrored here */
                 break;
             }
+            if (pkt->flow != RS_NONE) {
+                net->flows[pkt->flow].pkts_live++; /* it lives here now */
+                if (f.home != RS_NONE)
+                    rs_part_flow_touched(net, pkt->flow);
+            }
             rs_fabric_arrival(net, pkt, f.t);
+        }
+        for (uint64_t i = 0; rc == RS_OK && i < h.nr; i++, b += sizeof(part_rep)) {
+            part_rep rp;
+            memcpy(&rp, b, sizeof rp);
+            rs_flow *fl = rp.home_id < net->nflows ? &net->flows[rp.home_id] : NULL;
+            if (!fl || fl->freed || fl->home != P->comm.rank) {
+                rc = RS_EINTERNAL; /* a report for a flow this process does not hold */
+                break;
+            }
+            fl->rmade += rp.made;
+            fl->rfreed += rp.freed;
+            rs_part_flow_touched(net, rp.home_id);
         }
     }
     free(recv);
+    if (rc == RS_OK)
+        rc = reuse_check(net);
     return rc;
 }
 
@@ -621,6 +802,8 @@ int rs_part_run(rs_net *net)
         v[0] = next < P->ship_min ? next : P->ship_min;
         v[1] = rs_sim_status(sim) == RS_OK;
         rs_net_tl_window_vals(net, v + 2);
+        if ((rc = reports_make(net)) != RS_OK)
+            break;
         w0 = wall();
         rc = exchange(net, v);
         P->st.sync_s += wall() - w0;
@@ -735,7 +918,7 @@ size_t rs_part_shipped(const rs_net *net)
     size_t n = 0;
     for (uint32_t r = 0; net->part && r < net->part->comm.ranks; r++)
         n += net->part->out[r].n + net->part->out[r].ns + net->part->out[r].ne;
-    return n;
+    return n; /* reports and reuse notices are bookkeeping: they keep nothing alive */
 }
 
 uint32_t rs_part_rank(const rs_net *net) { return net->part ? net->part->comm.rank : 0; }

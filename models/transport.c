@@ -169,6 +169,9 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
         return NULL;
     }
     f->pkts_live++;
+    f->pmade++;
+    if (RS_UNLIKELY(f->home != RS_NONE))
+        rs_part_flow_touched(net, (uint32_t)(f - net->flows));
     return pkt;
 }
 
@@ -181,10 +184,14 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
  * QPNs). */
 static void flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
 {
-    /* Partitioned: a flow's packets live in two processes, and its record
-     * stays (the traffic that may be partitioned starts every flow at once). */
-    if (RS_UNLIKELY(net->part != NULL))
+    /* Partitioned: a flow whose packets cross processes is reused when
+     * its home finds them all gone (part.c); one inside an HB domain, which
+     * one process holds, as in a serial run. */
+    if (RS_UNLIKELY(net->part != NULL) && !(net->hb_size > 1 && f->src / net->hb_size == f->dst / net->hb_size)) {
+        if (f->home != RS_NONE)
+            rs_part_flow_touched(net, fid); /* its home looks again after the window (part.c) */
         return;
+    }
     if (f->pkts_live || !f->tx_done || !f->rx_done || f->active)
         return;
     rs_sack_release(net, f);
@@ -217,6 +224,9 @@ void rs_pkt_free(rs_net *net, rs_pkt *pkt)
     if (fid == RS_NONE)
         return;
     rs_flow *f = &net->flows[fid];
+    f->pfreed++;
+    if (RS_UNLIKELY(f->home != RS_NONE))
+        rs_part_flow_touched(net, fid);
     if (--f->pkts_live == 0)
         flow_settle(net, f, fid);
 }

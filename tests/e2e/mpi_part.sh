@@ -103,6 +103,12 @@ split coll-ring-rail-pcapng --set topology.kind=rail-only --set topology.gpus=32
 split coll-ring-flat-loss --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=reducescatter --set traffic.bytes=2097152 \
     --set topology.loss_rate=0.001 --capture 'spine*'
+# Records reused across processes (part.c, "reuse"): a flow's home hands
+# its records back once every packet it ever had is gone everywhere, with
+# go-back-N resending duplicates the receiver answers.
+split coll-ring-reuse-loss --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=8 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=8388608 \
+    --set topology.loss_rate=0.01 $NT
 # Trees: the same credits, up to a parent and down to the children.
 split coll-tree --set topology.gpus=64 --set topology.hb_size=4 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=tree --set traffic.bytes=1048576
