@@ -364,66 +364,65 @@ void rs_part_flow_touched(rs_net *net, uint32_t f)
         rs_sim_stop(net->sim, RS_ENOMEM);
 }
 
-/* After a window's run: the mirrors' reports. */
-static int reports_make(rs_net *net)
+/* The touched list's flows of one kind (own: this process is their home,
+ * else mirrors), each handed to one(), which says whether it stays; stale
+ * entries (reused since, mirror_reuse) go, the other kind stays. */
+static int touched_walk(rs_net *net, int own, int (*one)(rs_net *net, rs_flow *f, uint32_t id, int *keep))
 {
     rs_part *P = net->part;
-    size_t keep = 0;
+    size_t n = 0;
+    int rc = RS_OK;
     for (size_t i = 0; i < P->touched.n; i++) {
         uint32_t id = P->touched.v[i];
         rs_flow *f = &net->flows[id];
         if (f->freed || !f->part_mark)
-            continue; /* reused since (mirror_reuse) */
-        if (f->home == P->comm.rank) {
-            P->touched.v[keep++] = id; /* checked after the exchange (reuse_check) */
             continue;
-        }
-        uint32_t made = f->pmade - f->rmade, freed = f->pfreed - f->rfreed;
-        if (made || (freed && f->pkts_live == 0)) {
-            struct part_rep_out *o = &P->rep[f->home];
-            if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK)
-                return RS_ENOMEM;
-            o->v[o->n++] = (part_rep){ f->home_id, made, freed, 0 };
-            f->rmade = f->pmade;
-            f->rfreed = f->pfreed;
-        }
-        if (f->pkts_live == 0 && f->rfreed == f->pfreed)
-            f->part_mark = 0; /* all told: its next packet puts it back */
-        else
-            P->touched.v[keep++] = id;
+        int keep = 1;
+        if (rc == RS_OK && (f->home == P->comm.rank) == own)
+            rc = one(net, f, id, &keep);
+        if (keep)
+            P->touched.v[n++] = id;
     }
-    P->touched.n = keep;
+    P->touched.n = n;
+    return rc;
+}
+
+/* After a window's run, a mirror's report to its home. */
+static int report_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
+{
+    (void)id;
+    uint32_t made = f->pmade - f->rmade, freed = f->pfreed - f->rfreed;
+    if (made || (freed && f->pkts_live == 0)) {
+        struct part_rep_out *o = &net->part->rep[f->home];
+        if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK)
+            return RS_ENOMEM;
+        o->v[o->n++] = (part_rep){ f->home_id, made, freed, 0 };
+        f->rmade = f->pmade;
+        f->rfreed = f->pfreed;
+    }
+    *keep = !(f->pkts_live == 0 && f->rfreed == f->pfreed);
+    if (!*keep)
+        f->part_mark = 0; /* all told: its next packet puts it back */
     return RS_OK;
 }
 
-/* After the exchange: the own flows whose last packet is gone everywhere
- * are reused here, and every other process is told. */
-static int reuse_check(rs_net *net)
+/* After the exchange, an own flow: reused here if its last packet is gone
+ * everywhere, and every other process is told. */
+static int reuse_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
 {
     rs_part *P = net->part;
-    size_t keep = 0;
-    for (size_t i = 0; i < P->touched.n; i++) {
-        uint32_t id = P->touched.v[i];
-        rs_flow *f = &net->flows[id];
-        if (f->freed || !f->part_mark)
-            continue;
-        if (f->home != P->comm.rank) {
-            P->touched.v[keep++] = id;
-            continue;
-        }
-        f->part_mark = 0; /* not gone yet: its next change or report puts it back */
-        int sent = f->tx_done || (!f->reliable && f->max_sent >= f->npkts);
-        if (!sent || f->active || f->pkts_live != 0 || f->pmade + f->rmade != f->pfreed + f->rfreed)
-            continue;
-        for (uint32_t r = 0; r < P->comm.ranks; r++)
-            if (r != P->comm.rank && ids_push(&P->dead[r], id) != RS_OK)
-                return RS_ENOMEM;
-        if (!rs_part_owns_node(net, f->dst))
-            rs_net_msg_reuse(net, f->msg); /* its destination's process completed it */
-        rs_sack_release(net, f);
-        rs_flow_release(net, id);
-    }
-    P->touched.n = keep;
+    *keep = 0;
+    f->part_mark = 0; /* not gone yet: its next change or report puts it back */
+    int sent = f->tx_done || (!f->reliable && f->max_sent >= f->npkts);
+    if (!sent || f->active || f->pkts_live != 0 || f->pmade + f->rmade != f->pfreed + f->rfreed)
+        return RS_OK;
+    for (uint32_t r = 0; r < P->comm.ranks; r++)
+        if (r != P->comm.rank && ids_push(&P->dead[r], id) != RS_OK)
+            return RS_ENOMEM;
+    if (!rs_part_owns_node(net, f->dst))
+        rs_net_msg_reuse(net, f->msg); /* its destination's process completed it */
+    rs_sack_release(net, f);
+    rs_flow_release(net, id);
     return RS_OK;
 }
 
@@ -586,7 +585,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
     }
     free(recv);
     if (rc == RS_OK)
-        rc = reuse_check(net);
+        rc = touched_walk(net, 1, reuse_one);
     return rc;
 }
 
@@ -802,7 +801,7 @@ int rs_part_run(rs_net *net)
         v[0] = next < P->ship_min ? next : P->ship_min;
         v[1] = rs_sim_status(sim) == RS_OK;
         rs_net_tl_window_vals(net, v + 2);
-        if ((rc = reports_make(net)) != RS_OK)
+        if ((rc = touched_walk(net, 0, report_one)) != RS_OK)
             break;
         w0 = wall();
         rc = exchange(net, v);
