@@ -25,8 +25,10 @@ conserved() {
 FT="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set seed=5"
 AR="$FT --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=8388608"
 "$RS" run -q $AR -o "$TMP/ar0" || fail "ring allreduce without faults: run failed"
-"$RS" run -q $AR --fault "150us link-down leaf0.p4" --set faults.convergence_us=5 --set timeline.heavy=false \
-    --capture 'gpu*.nic,leaf0.p4,spine0.p0' --set capture.snaplen=64 \
+# (leaf0.p5 carries pieces' frames at 150 us: which link does follows the
+# pieces' ECMP entropy, their serials in the ring's block)
+"$RS" run -q $AR --fault "150us link-down leaf0.p5" --set faults.convergence_us=5 --set timeline.heavy=false \
+    --capture 'gpu*.nic,leaf0.p5,spine1.p0' --set capture.snaplen=64 \
     -o "$TMP/ar1" && ok "ring allreduce with a link failure completes (exit 0)" || fail "ring allreduce with a link failure: exit $?"
 s="$TMP/ar1/summary.json"
 check "ring allreduce: complete, packets lost and retransmitted" "$s" \
@@ -35,17 +37,17 @@ g0=$(json_get "$TMP/ar0/summary.json" "d['payload_bytes']['goodput']")
 check "ring allreduce: every byte arrives exactly once (goodput as without the fault)" "$s" \
     "d['payload_bytes']['goodput'] == $g0"
 check "ring allreduce: the fault entry (time, kind, target, routes 5 us later, its drops)" "$s" \
-    "[(f['time_ps'], f['kind'], f['target'], f['routes_recomputed_at_ps'], f['packets_lost']) for f in d['faults']] == [(150000000, 'link-down', 'leaf0.p4', 155000000, d['packets']['dropped'])]"
+    "[(f['time_ps'], f['kind'], f['target'], f['routes_recomputed_at_ps'], f['packets_lost']) for f in d['faults']] == [(150000000, 'link-down', 'leaf0.p5', 155000000, d['packets']['dropped'])]"
 check "ring allreduce: the fault's retransmissions are all of them, some flows hit, recovered after one RTO" "$s" \
     "d['faults'][0]['packets_retransmitted'] == d['packets']['retransmitted'] > 0 and d['faults'][0]['flows_hit'] > 0 and 1000000000 <= d['faults'][0]['time_to_recover_ps'] < d['sim_end_ps'] - d['faults'][0]['time_ps']"
 conserved "ring allreduce" "$s"
 if "$RS" export csv "$TMP/ar1/timeline.msgpack" -o "$TMP/ar1csv" >/dev/null 2>"$TMP/err"; then
     nd=$(($(wc -l <"$TMP/ar1csv/drop.csv") - 1))
     check "ring allreduce: timeline drop records = summary drops ($nd)" "$s" "d['packets']['dropped'] == $nd"
-    grep -q '^150000000,leaf0.p4,link-down,' "$TMP/ar1csv/fault.csv" && grep -q '^155000000,leaf0.p4,routes,' "$TMP/ar1csv/fault.csv" \
+    grep -q '^150000000,leaf0.p5,link-down,' "$TMP/ar1csv/fault.csv" && grep -q '^155000000,leaf0.p5,routes,' "$TMP/ar1csv/fault.csv" \
         && ok "ring allreduce: timeline fault and route records" || fail "timeline fault records: $(cat "$TMP/ar1csv/fault.csv")"
     rt=$(json_get "$s" "150000000 + d['faults'][0]['time_to_recover_ps']")
-    grep -q "^$rt,leaf0.p4,recovered,fault 1\$" "$TMP/ar1csv/fault.csv" \
+    grep -q "^$rt,leaf0.p5,recovered,fault 1\$" "$TMP/ar1csv/fault.csv" \
         && ok "ring allreduce: timeline 'recovered' record at fault time + time_to_recover_ps ($rt)" \
         || fail "recovered record at $rt: $(cat "$TMP/ar1csv/fault.csv")"
 else
@@ -79,7 +81,7 @@ for name in sorted(os.listdir(d)):
         repeats += key in seen
         seen.add(key)
 lost = 0
-for name in ("leaf0.p4.pcap", "spine0.p0.pcap"):
+for name in ("leaf0.p5.pcap", "spine1.p0.pcap"):
     for t, orig, b in frames(os.path.join(d, name)):
         wire = max(orig + 4, 68) + 20
         lost += t * 1000 + wire * 20 + 1000000 > 150000000
