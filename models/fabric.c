@@ -182,6 +182,7 @@ static rs_pkt *pfc_frame(rs_net *net, rs_port *p)
         return NULL;
     }
     pkt->type = RS_PKT_PFC;
+    pkt->own = 0;
     pkt->flags = p->pfc_xoff | p->pfc_xon; /* class-enable vector */
     pkt->psn = p->pfc_xoff;                /* classes paused (quanta 0xFFFF) */
     pkt->wire = RS_WIRE_PFC;

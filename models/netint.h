@@ -88,6 +88,7 @@ typedef struct rs_pkt {
     uint32_t in_port;     /* queued at a switch: the port it came in on (PFC accounting) */
     uint16_t entropy;     /* UDP source port: the ECMP entropy */
     uint8_t type, prio, flags, hops;
+    uint8_t own;          /* a split run: its flow was made by a process's own event (rs_flow.home) */
 } rs_pkt;
 _Static_assert(sizeof(rs_pkt) == 64, "rs_pkt is one cache line");
 
@@ -438,6 +439,8 @@ void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f);
 /* A packet of flow f was made or freed here (f made by a process's own
  * event: its counts go to its home, which reuses it once all are gone). */
 void rs_part_flow_touched(rs_net *net, uint32_t f);
+/* A split run: packet pkt of flow f made here, or (pkt NULL) one freed. */
+void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt);
 /* Event key (rs_sim_take_key) of a timer for GPU node `node` of another
  * process, callback cb (rs_net_cb_register) with arg, at t. */
 void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);

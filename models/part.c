@@ -74,13 +74,28 @@ struct rs_part {
     rs_net_part_stats st;
 };
 
-/* A shipped frame: its arrival time, its flow's home process (RS_NONE:
- * the same id everywhere) and id there, and the descriptor (next unused). */
+/* A shipped frame: its arrival time and the descriptor, whose link
+ * (next, of no use in a copy) carries its flow's home process (RS_NONE:
+ * the same id everywhere) and the flow's id there: 72 bytes. */
 typedef struct part_frame {
     rs_time t;
-    uint32_t home, fid;
     rs_pkt pkt;
 } part_frame;
+_Static_assert(sizeof(rs_pkt *) == 2 * sizeof(uint32_t), "a frame's link holds its flow's home and id");
+
+static void frame_home_put(part_frame *f, uint32_t home, uint32_t fid)
+{
+    const uint32_t w[2] = { home, fid };
+    memcpy(&f->pkt.next, w, sizeof w);
+}
+
+static void frame_home_get(const part_frame *f, uint32_t *home, uint32_t *fid)
+{
+    uint32_t w[2];
+    memcpy(w, &f->pkt.next, sizeof w);
+    *home = w[0];
+    *fid = w[1];
+}
 
 /* A shipped timer (rs_net_at_gpu_for). */
 typedef struct part_timer {
@@ -94,11 +109,14 @@ typedef struct part_rep {
     uint32_t home_id, made, freed, pad;
 } part_rep;
 
-/* What one process sends another in a window: the counts, then the
- * arrays: flows to reuse, sends to mirror, timers, frames, reports. */
+/* What one process sends another in a window: the counts (in the room
+ * of one frame), then the arrays: flows to reuse, sends to mirror,
+ * timers, frames, reports. */
 typedef struct part_hdr {
-    uint64_t from, nd, ns, ne, nf, nr;
+    uint32_t from, nd, ns, ne, nf, nr;
 } part_hdr;
+#define PART_HDR_ROOM sizeof(part_frame)
+_Static_assert(sizeof(part_hdr) <= PART_HDR_ROOM, "a window's header fits a frame's room");
 
 static double wall(void)
 {
@@ -262,23 +280,24 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
 {
     rs_part *P = net->part;
     struct part_out *o = &P->out[P->node_rank[pkt->to_node]];
-    if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK) {
+    /* v[0] is kept for the window's header (exchange: a window of frames
+     * alone goes as it is). */
+    if (rs_array_reserve(&o->v, &o->cap, o->n + 2, sizeof *o->v, 256) != RS_OK) {
         rs_sim_stop(net->sim, RS_ENOMEM);
     } else {
-        part_frame *f = &o->v[o->n++];
+        part_frame *f = &o->v[1 + o->n++];
         f->t = t;
         if (t < P->ship_min)
             P->ship_min = t;
-        rs_flow *fl = pkt->flow < net->nflows ? &net->flows[pkt->flow] : NULL;
-        f->home = fl ? fl->home : RS_NONE;
-        f->fid = fl && fl->home != RS_NONE ? fl->home_id : pkt->flow;
+        /* Only a flow with a home is looked at: the shared driver's have
+         * the same id everywhere (and their records stay). */
+        rs_flow *fl = pkt->own ? &net->flows[pkt->flow] : NULL;
+        f->pkt = *pkt;
+        frame_home_put(f, fl ? fl->home : RS_NONE, fl ? fl->home_id : pkt->flow);
         if (fl) {
             fl->pkts_live--; /* it lives in the receiver's process now */
-            if (fl->home != RS_NONE)
-                rs_part_flow_touched(net, pkt->flow);
+            rs_part_flow_touched(net, pkt->flow);
         }
-        f->pkt = *pkt;
-        f->pkt.next = NULL;
         P->st.frames_sent++;
     }
     rs_pool_put(&net->pkts, pkt); /* the receiver's process has it now */
@@ -387,6 +406,20 @@ static int touched_walk(rs_net *net, int own, int (*one)(rs_net *net, rs_flow *f
     return rc;
 }
 
+void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt)
+{
+    rs_flow *fl = &net->flows[f];
+    if (pkt)
+        pkt->own = fl->home != RS_NONE;
+    if (fl->home == RS_NONE)
+        return; /* the same everywhere: nothing to count */
+    if (pkt)
+        fl->pmade++;
+    else
+        fl->pfreed++;
+    rs_part_flow_touched(net, f);
+}
+
 /* After a window's run, a mirror's report to its home. */
 static int report_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
 {
@@ -462,12 +495,12 @@ static int mir_set(rs_part *P, uint32_t home, uint32_t id, uint32_t local)
 }
 
 /* The id here of a shipped frame's flow (RS_NONE: none). */
-static uint32_t frame_flow(const rs_part *P, const part_frame *f)
+static uint32_t frame_flow(const rs_part *P, uint32_t home, uint32_t fid)
 {
-    if (f->home == RS_NONE || f->home == P->comm.rank)
-        return f->fid;
-    const struct part_mir *mr = &P->mir[f->home];
-    return f->fid < mr->n ? mr->id[f->fid] : RS_NONE;
+    if (home == RS_NONE || home == P->comm.rank)
+        return fid;
+    const struct part_mir *mr = &P->mir[home];
+    return fid < mr->n ? mr->id[fid] : RS_NONE;
 }
 
 /* Ship this window's frames, schedule the ones shipped here, and agree
@@ -482,30 +515,44 @@ static int exchange(rs_net *net, uint64_t v[NV])
     uint32_t R = P->comm.ranks;
     void **send = calloc(R, sizeof *send);
     size_t *len = calloc(R, sizeof *len);
-    int rc = send && len ? RS_OK : RS_ENOMEM;
+    char *own = calloc(R, 1); /* send[r] was allocated here */
+    int rc = send && len && own ? RS_OK : RS_ENOMEM;
     for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
         struct part_out *o = &P->out[r];
         struct part_rep_out *rp = &P->rep[r];
         struct part_ids *dd = &P->dead[r];
         if (o->n + o->ns + o->ne + rp->n + dd->n == 0)
             continue; /* nothing: no message to this process */
-        part_hdr h = { P->comm.rank, dd->n, o->ns, o->ne, o->n, rp->n };
-        size_t n = sizeof h + dd->n * sizeof *dd->v + o->ns * sizeof *o->s + o->ne * sizeof *o->e +
+        part_hdr h = { P->comm.rank, (uint32_t)dd->n, (uint32_t)o->ns, (uint32_t)o->ne, (uint32_t)o->n,
+                       (uint32_t)rp->n };
+        if (o->ns + o->ne + rp->n + dd->n == 0) {
+            /* Frames alone, the common window: sent from where they are,
+             * the header in the room kept ahead of them. */
+            memset(&o->v[0], 0, sizeof o->v[0]);
+            memcpy(&o->v[0], &h, sizeof h);
+            send[r] = o->v;
+            len[r] = (1 + o->n) * sizeof *o->v;
+            o->n = 0;
+            continue;
+        }
+        size_t n = PART_HDR_ROOM + dd->n * sizeof *dd->v + o->ns * sizeof *o->s + o->ne * sizeof *o->e +
                    o->n * sizeof *o->v + rp->n * sizeof *rp->v;
         char *b = send[r] = malloc(n);
         if (!b) {
             rc = RS_ENOMEM;
             break;
         }
+        own[r] = 1;
+        memset(b, 0, PART_HDR_ROOM);
         memcpy(b, &h, sizeof h);
-        b += sizeof h;
+        b += PART_HDR_ROOM;
         memcpy(b, dd->v, dd->n * sizeof *dd->v);
         b += dd->n * sizeof *dd->v;
         memcpy(b, o->s, o->ns * sizeof *o->s);
         b += o->ns * sizeof *o->s;
         memcpy(b, o->e, o->ne * sizeof *o->e);
         b += o->ne * sizeof *o->e;
-        memcpy(b, o->v, o->n * sizeof *o->v);
+        memcpy(b, o->v + 1, o->n * sizeof *o->v);
         b += o->n * sizeof *o->v;
         memcpy(b, rp->v, rp->n * sizeof *rp->v);
         len[r] = n;
@@ -516,17 +563,19 @@ static int exchange(rs_net *net, uint64_t v[NV])
     size_t rlen = 0;
     if (rc == RS_OK)
         rc = P->comm.exchange(P->comm.ctx, send, len, v, NV, &recv, &rlen);
-    for (uint32_t r = 0; send && r < R; r++)
-        free(send[r]);
+    for (uint32_t r = 0; send && own && r < R; r++)
+        if (own[r])
+            free(send[r]);
     free(send);
     free(len);
+    free(own);
     /* Each sender's part in process order: its sends' mirrors first (the
      * frames may be theirs), its timers, then its frames. */
     const char *b = recv, *end = b + rlen;
-    while (rc == RS_OK && b && (size_t)(end - b) >= sizeof(part_hdr)) {
+    while (rc == RS_OK && b && (size_t)(end - b) >= PART_HDR_ROOM) {
         part_hdr h;
         memcpy(&h, b, sizeof h);
-        b += sizeof h;
+        b += PART_HDR_ROOM;
         if (h.from >= R || (size_t)(end - b) < h.nd * sizeof(uint32_t) + h.ns * sizeof(rs_part_send) +
                                                   h.ne * sizeof(part_timer) + h.nf * sizeof(part_frame) +
                                                   h.nr * sizeof(part_rep)) {
@@ -536,7 +585,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
         for (uint64_t i = 0; rc == RS_OK && i < h.nd; i++, b += sizeof(uint32_t)) {
             uint32_t id;
             memcpy(&id, b, sizeof id);
-            rc = mirror_reuse(net, (uint32_t)h.from, id);
+            rc = mirror_reuse(net, h.from, id);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.ns; i++, b += sizeof(rs_part_send)) {
             rs_part_send sr;
@@ -557,16 +606,18 @@ static int exchange(rs_net *net, uint64_t v[NV])
                 rc = RS_ENOMEM;
                 break;
             }
+            uint32_t home, fid;
+            frame_home_get(&f, &home, &fid);
             *pkt = f.pkt;
-            if ((pkt->flow = frame_flow(P, &f)) == RS_NONE && f.home != RS_NONE) {
+            pkt->next = NULL;
+            if ((pkt->flow = frame_flow(P, home, fid)) == RS_NONE && home != RS_NONE) {
                 rs_pool_put(&net->pkts, pkt);
                 rc = RS_EINTERNAL; /* a frame of a flow never mirrored here */
                 break;
             }
-            if (pkt->flow != RS_NONE) {
+            if (home != RS_NONE) {
                 net->flows[pkt->flow].pkts_live++; /* it lives here now */
-                if (f.home != RS_NONE)
-                    rs_part_flow_touched(net, pkt->flow);
+                rs_part_flow_touched(net, pkt->flow);
             }
             rs_fabric_arrival(net, pkt, f.t);
         }

@@ -169,9 +169,8 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
         return NULL;
     }
     f->pkts_live++;
-    f->pmade++;
-    if (RS_UNLIKELY(f->home != RS_NONE))
-        rs_part_flow_touched(net, (uint32_t)(f - net->flows));
+    if (RS_UNLIKELY(net->part != NULL))
+        rs_part_packet(net, (uint32_t)(f - net->flows), pkt);
     return pkt;
 }
 
@@ -224,9 +223,8 @@ void rs_pkt_free(rs_net *net, rs_pkt *pkt)
     if (fid == RS_NONE)
         return;
     rs_flow *f = &net->flows[fid];
-    f->pfreed++;
-    if (RS_UNLIKELY(f->home != RS_NONE))
-        rs_part_flow_touched(net, fid);
+    if (RS_UNLIKELY(net->part != NULL) && pkt->own)
+        rs_part_packet(net, fid, NULL);
     if (--f->pkts_live == 0)
         flow_settle(net, f, fid);
 }
