@@ -1016,9 +1016,6 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
     return 1;
 }
 
-/* rc of starting message m's first flow: on failure nothing of m is in
- * the network, so the record goes back and the message was never sent
- * (no phantom left for the fault code or the statistics). */
 /* Messages are counted in their source's process (all of them in a
  * serial run): a partitioned run's counts add up. */
 static int msg_counted(const rs_net *net, uint32_t src)
@@ -1026,6 +1023,9 @@ static int msg_counted(const rs_net *net, uint32_t src)
     return !net->part || rs_part_owns_node(net, src);
 }
 
+/* rc of starting message m's first flow: on failure nothing of m is in
+ * the network, so the record goes back and the message was never sent
+ * (no phantom left for the fault code or the statistics). */
 static int send_started(rs_net *net, uint32_t m, int rc)
 {
     if (rc != RS_OK) {

@@ -569,8 +569,10 @@ static int exchange(rs_net *net, uint64_t v[NV])
     free(send);
     free(len);
     free(own);
-    /* Each sender's part in process order: its sends' mirrors first (the
-     * frames may be theirs), its timers, then its frames. */
+    /* Each sender's part, in process order: the flows it reused (their
+     * mirrors go before a send reuses the id), its sends' mirrors (the
+     * frames may be theirs), its timers, its frames, then its mirrors'
+     * reports (reuse_one looks at their flows after the round). */
     const char *b = recv, *end = b + rlen;
     while (rc == RS_OK && b && (size_t)(end - b) >= PART_HDR_ROOM) {
         part_hdr h;
