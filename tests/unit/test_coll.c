@@ -731,6 +731,52 @@ static void test_ring_survives_a_piece_held_back_by_a_fault(void)
     }
 }
 
+/* What a run split over processes can run (rs_coll_splits): a ring, a
+ * tree, a direct all-to-all without a window of peers and a send/recv;
+ * auto as rs_coll_start resolves it; the refusals name the op and the
+ * algorithm. */
+static void test_splits_names_what_a_split_run_can_run(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 32, 4, 16, RS_TRANSPORT_ROCE);
+    rs_net *net = mk(&nc);
+    rs_comm *comm;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
+    char why[160];
+    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_TREE, MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, why, sizeof why));
+    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "allreduce hierarchical"));
+    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "alltoall pairwise"));
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    o.a2a_peers = 2;
+    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "window of peers"));
+    /* auto, resolved as rs_coll_start resolves it: 64 KiB over 32 ranks in
+     * 8 domains is a tree (splits), 1 MiB hierarchical (does not), 64 MiB a
+     * ring (splits). */
+    const uint64_t sizes[3] = { 64 * 1024, MiB, 64 * MiB };
+    for (int i = 0; i < 3; i++) {
+        rs_coll *c = NULL;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, NULL, NULL, 0,
+                                            &c, &err), RS_OK);
+        rs_coll_algo a = rs_coll_algo_used(c);
+        int splits = rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, why, sizeof why);
+        CU_ASSERT_EQUAL(splits, a == RS_ALGO_RING || a == RS_ALGO_TREE);
+        CU_ASSERT_EQUAL(a, i == 0 ? RS_ALGO_TREE : i == 1 ? RS_ALGO_HIERARCHICAL : RS_ALGO_RING);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        rs_coll_destroy(c);
+    }
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_names_parse_round_trip),
     RS_CU_TEST(test_busbw_factors_match_nccl_tests),
@@ -757,6 +803,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_ring_scales_to_1024_ranks),
     RS_CU_TEST(test_same_inputs_same_results),
     RS_CU_TEST(test_ring_survives_a_piece_held_back_by_a_fault),
+    RS_CU_TEST(test_splits_names_what_a_split_run_can_run),
 };
 
 static void register_suites(void)
