@@ -280,7 +280,8 @@ int rs_cmd_run(int argc, char **argv)
         rc = rs_run_add_faults(&sc, faults, nfaults, &err);
     free(sets);
     if (rc != RS_OK) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
+        if (rs_jobs_root()) /* under mpirun every rank read the same input: rank 0 says it */
+            fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
     if (sc.fidelity == RS_LEVEL_BOTH)

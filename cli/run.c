@@ -156,8 +156,9 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     if (part) {
         /* Rank 0's part takes what the collective driver writes (its
          * iterations finish there, rs_collrun_part_finish). */
-        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) == RS_OK && coll &&
-            (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) {
+        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) == RS_OK)
+            rs_net_faults_timeline_catchup(net); /* as below; rank 0's part has the records */
+        if (rc == RS_OK && coll && (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) {
             rs_net_timeline_stop(net);
             rs_timeline_abort(*part);
             *part = NULL;

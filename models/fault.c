@@ -636,6 +636,31 @@ void rs_fault_note_msg_delivered(rs_net *net, uint32_t m) { deliver_hits(net, ne
 
 int rs_fault_reroute_hb(const rs_net *net) { return net->flt->cfg.reroute_hb; }
 
+/* A partitioned run (part.c) applies faults that only change link rates:
+ * every process applies them alike from their shared events. Not yet a
+ * cable, NIC or switch that fails: the frames on a wire between two
+ * processes are lost by a mark the receiving one has not, failover and
+ * cutting messages off test completions only their destinations'
+ * processes know, and a PFC pause held behind a dead link is found by a
+ * wait chain that crosses processes (with degrades alone there is none:
+ * both topologies route up and down, so no pause waits in a cycle). Nor
+ * bit errors with faults: the watchdog, armed by retransmit timeouts,
+ * would read one process's progress. */
+int rs_fault_splits(const rs_net *net, char *why, size_t n)
+{
+    const struct rs_faults *F = net->flt;
+    const char *r = NULL;
+    for (uint32_t i = 0; F && !r && i < F->n; i++)
+        if (F->e[i].kind != FK_LINK_DEGRADE && F->e[i].kind != FK_LINK_RESTORE)
+            r = "faults that take a link, NIC or switch down are scheduled (only link-degrade splits)";
+    if (!r && F && net->loss_below)
+        r = "faults are scheduled with bit errors (topology.loss_rate): the watchdog would read one process's "
+            "progress";
+    if (r && why)
+        snprintf(why, n, "%s", r);
+    return r == NULL;
+}
+
 int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b) { return rs_net_path_links(net, a, b) >= 0; }
 
 void rs_fault_free(rs_net *net)

@@ -404,6 +404,10 @@ void rs_net_tl_flow(rs_net *net, const rs_net_msg_time *t)
  * (kind "routes"). */
 void rs_net_tl_fault(rs_net *net, const char *target, const char *kind, const char *detail)
 {
+    /* A split run applies a fault in every process, from a shared event:
+     * rank 0's part has its record. */
+    if (RS_UNLIKELY(net->part != NULL) && rs_sim_running_shared(net->sim) && rs_part_rank(net) != 0)
+        return;
     rs_timeline_fault_rec r = { rs_sim_now(net->sim), target, kind, detail };
     rs_timeline_fault(net->tl->tl, &r);
 }

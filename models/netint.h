@@ -684,6 +684,8 @@ void rs_fault_note_send(rs_net *net, uint32_t a, uint32_t b);
 /* Port pid (a switch port) refreshes its PFC pause of the peer. */
 void rs_fault_note_pfc_hold(rs_net *net, uint32_t pid);
 int rs_fault_reroute_hb(const rs_net *net); /* faults.reroute_hb */
+/* Can a partitioned run apply this schedule? 1, or 0 with the reason. */
+int rs_fault_splits(const rs_net *net, char *why, size_t n);
 void rs_fault_free(rs_net *net);            /* also fine when net->flt is NULL */
 /* Is the network leg between the NICs of GPUs a and b usable now? */
 int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b);

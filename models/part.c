@@ -130,8 +130,8 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
     const char *r = NULL;
     if (net->cfg.fidelity != RS_FIDELITY_PACKET)
         r = "only a packet-level run is partitioned";
-    else if (net->flt)
-        r = "faults are scheduled";
+    else if (net->flt && !rs_fault_splits(net, why, n))
+        return 0;
     else if (net->tl)
         r = "a whole-run timeline is written (a partitioned run writes its part: rs_net_timeline_part)";
     else if (net->hb_size > 1 && net->cfg.pxn != RS_PXN_OFF && net->cfg.transport == RS_TRANSPORT_IDEAL)

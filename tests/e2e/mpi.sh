@@ -46,4 +46,10 @@ rc=$?
 n=$(grep -c "^railsim: compare: -j '0'" "$TMP/b.err")
 [ $rc -eq 2 ] && [ "$n" -eq 1 ] && ok "mpirun -np 2 with bad input: exit 2, said once" \
     || fail "mpirun -np 2 bad input: exit $rc, said $n times"
+# run: every rank reads the scenario; rank 0 alone says what is wrong
+$MPI -np 2 "$RS" run -q --set topology.gpus=32 --fault "1us link-down nosuch.p3" >"$TMP/rb.out" 2>"$TMP/rb.err"
+rc=$?
+n=$(grep -c "^railsim: faults.schedule: entry 1: 'nosuch.p3'" "$TMP/rb.err")
+[ $rc -eq 2 ] && [ "$n" -eq 1 ] && ok "mpirun -np 2 run with bad input: exit 2, said once" \
+    || fail "mpirun -np 2 run bad input: exit $rc, said $n times ($(cat "$TMP/rb.err"))"
 finish

@@ -118,6 +118,14 @@ split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topolo
     --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
     --set traffic.start_ns=1500 --capture '*'
 
+# Link degrades split: every process applies them from their shared
+# events; rank 0's part has their timeline records.
+split degrade --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=permutation \
+    --set traffic.bytes=1048576 --fault "0 link-degrade=100 leaf0.p4 20us" --fault "5us link-degrade=200 leaf3.p5 1ms"
+split degrade-ring-rail --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring \
+    --set traffic.bytes=4194304 --fault "10us link-degrade=100 gpu5.nic 30us" --capture 'gpu5*'
+
 # Captures: each process writes its ports' pcap files, or its part of the
 # pcapng (rank 0 merges the parts in the serial order): the same bytes.
 split pcap-per-port --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
@@ -143,7 +151,9 @@ alone() {
         || fail "$name: said $n times, or the summary differs ($(cat "$TMP/$name.2.err"))"
 }
 P="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=permutation"
-alone faults "faults are scheduled" $P $NT --fault "10us link-down leaf0.p4"
+alone faults "faults that take a link, NIC or switch down are scheduled" $P $NT --fault "10us link-down leaf0.p4"
+alone degrade-loss "faults are scheduled with bit errors" $P $NT --set topology.loss_rate=0.001 \
+    --fault "10us link-degrade=100 leaf0.p4 30us"
 alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
     --set traffic.kind=permutation --set transport.kind=ideal $NT
 alone collective "the collective: allreduce hierarchical: a hierarchical collective is not split yet" \
