@@ -217,10 +217,38 @@ rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)
     return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
 }
 
+uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, const uint32_t *pieces)
+{
+    uint64_t *first = malloc((size_t)k * sizeof *first), total = 0;
+    if (!first)
+        return NULL;
+    for (uint32_t i = 0; i < k; i++) {
+        first[i] = total;
+        total += per_piece * pieces[i];
+    }
+    uint64_t base = rs_net_serials_reserve(c->net, total);
+    for (uint32_t i = 0; i < k; i++)
+        first[i] += base;
+    return first;
+}
+
 /* -- partitioned runs ---------------------------------------------------- */
 
 static int groups_build(rs_coll *c, uint32_t ndomains);
 static rs_coll_algo auto_algo(const rs_coll *c);
+
+/* c's HB domain size resolved on net (0 in the options: the network's)
+ * and its ranks (c->gpu, c->n) grouped by domain. */
+static int groups_resolve(rs_coll *c, const rs_net *net)
+{
+    uint32_t ngpus = rs_net_gpus(net);
+    if (c->o.hb_size == 0) {
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
+    }
+    return groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size);
+}
 
 int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
                    const rs_coll_opts *o, char *why, size_t n)
@@ -237,14 +265,9 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo
         c.op = op;
         c.bytes = bytes;
         c.n = rs_comm_size(comm);
-        c.gpu = (uint32_t *)rs_comm_gpus(comm);
-        rs_net_topo_info ti;
-        rs_net_topo_info_get(net, &ti);
-        uint32_t ngpus = rs_net_gpus(net);
+        c.gpu = (uint32_t *)rs_comm_gpus(comm); /* read only */
         c.o = *o;
-        if (c.o.hb_size == 0)
-            c.o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
-        if (groups_build(&c, (ngpus + c.o.hb_size - 1) / c.o.hb_size) != RS_OK) {
+        if (groups_resolve(&c, net) != RS_OK) {
             if (why)
                 snprintf(why, n, "out of memory");
             return 0;
@@ -498,16 +521,11 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     c->t_end = RS_TIME_MAX;
     c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
     c->split = rs_net_part_ranks(net) > 1;
-    if (c->o.hb_size == 0) {
-        rs_net_topo_info ti;
-        rs_net_topo_info_get(net, &ti);
-        c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
-    }
     c->gpu = malloc((size_t)n * sizeof *c->gpu);
     if (!c->gpu || (!parent && (rs_tally_create(&c->tally) != RS_OK || rs_tally_reserve(c->tally, n) != RS_OK)))
         goto nomem;
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
-    if (groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size) != RS_OK)
+    if (groups_resolve(c, net) != RS_OK)
         goto nomem;
     if (c->algo == RS_ALGO_AUTO)
         c->algo = auto_algo(c);

@@ -64,7 +64,6 @@ struct rs_coll {
     uint64_t *ch_bytes;      /* [nch] bytes carried by each channel */
     uint32_t *ch_pieces;     /* [nch] pieces per slice */
     uint8_t stream;          /* flow level: one transfer per (channel, position) (coll_ring.c) */
-    uint64_t serial0;        /* packet level: its pieces' flow serials, from this block (coll_ring.c) */
     uint64_t *ch_serial;     /* [nch] packet level: first serial of each channel's pieces, else NULL */
     rs_time stream_hold;     /* streams: no rank's stream completes before this (stream_pace) */
 
@@ -106,6 +105,12 @@ int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_n
  * the next in creation order. */
 int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
                        uint64_t tag, uint64_t serial);
+/* Packet level: flow serials for k blocks of pieces (a ring's channels,
+ * a tree's instances), block i per_piece x pieces[i] long, taken from the
+ * network now (rs_net_serials_reserve): the first serial of each block
+ * (malloc'ed; NULL when out of memory). A piece's serial is then its
+ * place in the collective, not the order the ranks send in. */
+uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, const uint32_t *pieces);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
 /* Record a failure seen inside a callback and stop the run. */

@@ -424,18 +424,9 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
          * is its place in the collective, (channel, position, piece), from
          * a block taken now, not the order in which the ranks happen to
          * send: a run split over processes names it alike. */
-        if (!rs_net_streams(c->net)) {
-            if (!(c->ch_serial = malloc((size_t)nch * sizeof *c->ch_serial)))
-                return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
-            uint64_t total = 0;
-            for (uint32_t ch = 0; ch < nch; ch++) {
-                c->ch_serial[ch] = total;
-                total += (uint64_t)n * c->steps * c->ch_pieces[ch];
-            }
-            c->serial0 = rs_net_serials_reserve(c->net, total);
-            for (uint32_t ch = 0; ch < nch; ch++)
-                c->ch_serial[ch] += c->serial0;
-        }
+        if (!rs_net_streams(c->net) &&
+            !(c->ch_serial = rs_coll_serial_blocks(c, nch, (uint64_t)n * c->steps, c->ch_pieces)))
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
         /* A split run: the callbacks that cross processes, named alike
          * in every one (the ring starts from a shared event). */
         if (c->split && (rs_net_cb_register(c->net, ring_arrived, c) == UINT32_MAX ||

@@ -415,18 +415,9 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
     /* Packet level: the pieces' serials from a block taken now; a split
      * run: the callbacks that cross processes, named alike in every one
      * (coll_ring.c). */
-    if (!rs_net_streams(c->net)) {
-        if (!(c->tree_serial = malloc((size_t)c->ntree * sizeof *c->tree_serial)))
-            return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
-        uint64_t total = 0;
-        for (uint32_t q = 0; q < c->ntree; q++) {
-            c->tree_serial[q] = total;
-            total += (uint64_t)n * 4 * c->tree_pieces[q];
-        }
-        uint64_t first = rs_net_serials_reserve(c->net, total);
-        for (uint32_t q = 0; q < c->ntree; q++)
-            c->tree_serial[q] += first;
-    }
+    if (!rs_net_streams(c->net) &&
+        !(c->tree_serial = rs_coll_serial_blocks(c, c->ntree, (uint64_t)n * 4, c->tree_pieces)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
     if (c->split && (rs_net_cb_register(c->net, tree_arrived, c) == UINT32_MAX ||
                      rs_net_cb_register(c->net, tree_credit, c) == UINT32_MAX))
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
