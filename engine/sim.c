@@ -81,6 +81,12 @@ static __attribute__((noinline)) bool remote_event(rs_sim *sim, uint32_t e)
     return true;
 }
 
+static inline void push(rs_sim *sim, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg)
+{
+    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
+        rs_sim_stop(sim, RS_ENOMEM);
+}
+
 void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
                void *obj, uint64_t arg)
 {
@@ -91,9 +97,7 @@ void rs_sim_at(rs_sim *sim, rs_time t, uint32_t src, rs_event_fn fn,
         return;
     }
     RS_ASSERT(sim->seq[src] < (1ULL << 40)); /* else it would spill into the entity bits */
-    uint64_t key = ((uint64_t)src << 40) | sim->seq[src]++;
-    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
-        rs_sim_stop(sim, RS_ENOMEM);
+    push(sim, t, ((uint64_t)src << 40) | sim->seq[src]++, fn, obj, arg);
 }
 
 void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *obj, uint64_t arg)
@@ -102,8 +106,7 @@ void rs_sim_at_once(rs_sim *sim, rs_time t, uint32_t ent, rs_event_fn fn, void *
     RS_ASSERT(ent < sim->nent);
     if (RS_UNLIKELY(sim->own != NULL) && remote_event(sim, ent))
         return;
-    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, (uint64_t)ent << 40, fn, obj, arg) != RS_OK))
-        rs_sim_stop(sim, RS_ENOMEM);
+    push(sim, t, (uint64_t)ent << 40, fn, obj, arg);
 }
 
 uint64_t rs_sim_take_key(rs_sim *sim, uint32_t ent)
@@ -115,8 +118,7 @@ uint64_t rs_sim_take_key(rs_sim *sim, uint32_t ent)
 void rs_sim_at_key(rs_sim *sim, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg)
 {
     RS_ASSERT(t >= sim->now);
-    if (RS_UNLIKELY(rs_evq_add(&sim->q, t, key, fn, obj, arg) != RS_OK))
-        rs_sim_stop(sim, RS_ENOMEM);
+    push(sim, t, key, fn, obj, arg);
 }
 
 void rs_sim_stop(rs_sim *sim, int code)

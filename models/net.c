@@ -1088,6 +1088,31 @@ static int part_send_check(rs_net *net, int named)
     return RS_OK;
 }
 
+/* Message m from GPU src to dst, started at `start`, its flow's serial
+ * given (UINT64_MAX: the next in creation order), counted; no callbacks
+ * and no tag yet. */
+static void msg_fill(rs_net *net, uint32_t m, uint32_t src, uint32_t dst, uint64_t bytes, rs_time start,
+                     uint64_t serial)
+{
+    rs_msg *msg = &net->msgs[m];
+    memset(msg, 0, sizeof *msg);
+    msg->bytes = bytes;
+    msg->start = start;
+    msg->src = msg->leg_src = src;
+    msg->dst = msg->leg_dst = dst;
+    msg->flow1 = msg->hit = RS_NONE;
+    if (serial != UINT64_MAX) {
+        msg->named = 1;
+        msg->serial0 = serial;
+    }
+    if (msg_counted(net, src)) {
+        net->st.msgs++;
+        net->st.msg_bytes += bytes;
+    }
+    if (RS_UNLIKELY(net->part != NULL) && rs_part_owns_node(net, dst))
+        net->msgs_mine++;
+}
+
 static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
                     rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
 {
@@ -1103,30 +1128,13 @@ static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_
     uint32_t m;
     if (msg_alloc(net, &m) != RS_OK)
         return RS_ENOMEM;
+    msg_fill(net, m, src, dst, bytes, rs_sim_now(net->sim), serial);
     rs_msg *msg = &net->msgs[m];
-    memset(msg, 0, sizeof *msg);
-    msg->bytes = bytes;
     msg->tag = tag;
     msg->done = done;
     msg->left = left;
     msg->ctx = ctx;
     msg->tally = tally;
-    msg->start = rs_sim_now(net->sim);
-    msg->src = src;
-    msg->dst = dst;
-    msg->leg_src = src;
-    msg->leg_dst = dst;
-    msg->flow1 = msg->hit = RS_NONE;
-    if (serial != UINT64_MAX) {
-        msg->named = 1;
-        msg->serial0 = serial;
-    }
-    if (msg_counted(net, src)) {
-        net->st.msgs++;
-        net->st.msg_bytes += bytes;
-    }
-    if (RS_UNLIKELY(net->part != NULL) && rs_part_owns_node(net, dst))
-        net->msgs_mine++;
 
     uint32_t K = net->hb_size;
     if (src == dst)
@@ -1191,22 +1199,13 @@ uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
         msg_alloc(net, &m) != RS_OK)
         return RS_NONE;
     net->part_own_ids = 1;
+    msg_fill(net, m, s->src, s->dst, s->bytes, s->start, s->serial); /* counted where its source is */
     rs_msg *msg = &net->msgs[m];
-    memset(msg, 0, sizeof *msg);
-    msg->bytes = s->bytes;
     msg->tag = s->tag;
     if (s->cb != RS_NONE) {
         msg->done = net->cbs[s->cb].fn;
         msg->ctx = net->cbs[s->cb].ctx;
     }
-    msg->start = s->start;
-    msg->src = msg->leg_src = s->src;
-    msg->dst = msg->leg_dst = s->dst;
-    msg->hit = RS_NONE;
-    msg->named = 1;
-    msg->serial0 = s->serial;
-    if (rs_part_owns_node(net, s->dst))
-        net->msgs_mine++;
     net->mirroring = 1;
     int rc = rs_flow_new_serial(net, s->src, s->dst, s->bytes, m, RS_NONE, 0, s->serial, &f);
     net->mirroring = 0;

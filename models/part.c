@@ -34,6 +34,7 @@
  */
 #include "netint.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -83,16 +84,16 @@ typedef struct part_frame {
 } part_frame;
 _Static_assert(sizeof(rs_pkt *) == 2 * sizeof(uint32_t), "a frame's link holds its flow's home and id");
 
-static void frame_home_put(part_frame *f, uint32_t home, uint32_t fid)
+static void frame_home_put(rs_pkt *pkt, uint32_t home, uint32_t fid)
 {
     const uint32_t w[2] = { home, fid };
-    memcpy(&f->pkt.next, w, sizeof w);
+    memcpy(&pkt->next, w, sizeof w);
 }
 
-static void frame_home_get(const part_frame *f, uint32_t *home, uint32_t *fid)
+static void frame_home_get(const rs_pkt *pkt, uint32_t *home, uint32_t *fid)
 {
     uint32_t w[2];
-    memcpy(w, &f->pkt.next, sizeof w);
+    memcpy(w, &pkt->next, sizeof w);
     *home = w[0];
     *fid = w[1];
 }
@@ -293,7 +294,7 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
          * the same id everywhere (and their records stay). */
         rs_flow *fl = pkt->own ? &net->flows[pkt->flow] : NULL;
         f->pkt = *pkt;
-        frame_home_put(f, fl ? fl->home : RS_NONE, fl ? fl->home_id : pkt->flow);
+        frame_home_put(&f->pkt, fl ? fl->home : RS_NONE, fl ? fl->home_id : pkt->flow);
         if (fl) {
             fl->pkts_live--; /* it lives in the receiver's process now */
             rs_part_flow_touched(net, pkt->flow);
@@ -439,6 +440,16 @@ static int report_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
     return RS_OK;
 }
 
+/* Flow id's records handed back here: the flow, and its message unless
+ * this is its destination's process, whose completion handed it back. */
+static void records_reuse(rs_net *net, rs_flow *f, uint32_t id)
+{
+    if (!rs_part_owns_node(net, f->dst))
+        rs_net_msg_reuse(net, f->msg);
+    rs_sack_release(net, f);
+    rs_flow_release(net, id);
+}
+
 /* After the exchange, an own flow: reused here if its last packet is gone
  * everywhere, and every other process is told. */
 static int reuse_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
@@ -452,10 +463,7 @@ static int reuse_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
     for (uint32_t r = 0; r < P->comm.ranks; r++)
         if (r != P->comm.rank && ids_push(&P->dead[r], id) != RS_OK)
             return RS_ENOMEM;
-    if (!rs_part_owns_node(net, f->dst))
-        rs_net_msg_reuse(net, f->msg); /* its destination's process completed it */
-    rs_sack_release(net, f);
-    rs_flow_release(net, id);
+    records_reuse(net, f, id);
     return RS_OK;
 }
 
@@ -471,11 +479,8 @@ static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
     rs_flow *f = &net->flows[id];
     if (f->pkts_live != 0)
         return RS_EINTERNAL;
-    if (!rs_part_owns_node(net, f->dst))
-        rs_net_msg_reuse(net, f->msg); /* not the destination's: nothing completes it here */
     f->part_mark = 0; /* an entry left on the touched list is skipped */
-    rs_sack_release(net, f);
-    rs_flow_release(net, id);
+    records_reuse(net, f, id);
     return RS_OK;
 }
 
@@ -601,16 +606,16 @@ static int exchange(rs_net *net, uint64_t v[NV])
             rs_net_timer_at_key(net, e.t, e.key, e.cb, e.arg);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.nf; i++, b += sizeof(part_frame)) {
-            part_frame f;
-            memcpy(&f, b, sizeof f);
+            rs_time t;
             rs_pkt *pkt = rs_pool_get(&net->pkts);
             if (!pkt) {
                 rc = RS_ENOMEM;
                 break;
             }
+            memcpy(&t, b + offsetof(part_frame, t), sizeof t);
+            memcpy(pkt, b + offsetof(part_frame, pkt), sizeof *pkt);
             uint32_t home, fid;
-            frame_home_get(&f, &home, &fid);
-            *pkt = f.pkt;
+            frame_home_get(pkt, &home, &fid);
             pkt->next = NULL;
             if ((pkt->flow = frame_flow(P, home, fid)) == RS_NONE && home != RS_NONE) {
                 rs_pool_put(&net->pkts, pkt);
@@ -621,7 +626,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
                 net->flows[pkt->flow].pkts_live++; /* it lives here now */
                 rs_part_flow_touched(net, pkt->flow);
             }
-            rs_fabric_arrival(net, pkt, f.t);
+            rs_fabric_arrival(net, pkt, t);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.nr; i++, b += sizeof(part_rep)) {
             part_rep rp;
