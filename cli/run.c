@@ -532,7 +532,8 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     if (rs_workload_active(&sc.workload)) {
         rc = rs_workload_load(&sc.workload, rs_net_gpus(r.net), &r.trace, err);
         if (rc == RS_OK) {
-            rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL };
+            rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL,
+                                  .sync = sc.workload.sync };
             rc = rs_guard_check(&sc, r.trace, o->force, &est, err);
             if (rc == RS_OK)
                 rc = rs_replay_create(r.trace, r.net, &ro, &r.replay, err);

@@ -57,6 +57,7 @@ static const char *const synth_names[] = { "single", "permutation", "all-to-all"
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
  * that the summary's op matches traffic.op. */
 static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", NULL };
+static const char *const sync_names[] = { "collective", "rank", NULL };
 static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", NULL };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RS_COLL_NOPS + 1, "one name per rs_coll_op");
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "one name per rs_coll_algo");
@@ -213,6 +214,10 @@ static const rs_key keys[] = {
          "training iterations to replay, back to back; summary times each"),
     ENUM("workload.algo", workload.algo, algo_names,
          "collective algorithm for the workload's collectives where it applies; auto elsewhere (docs/replay.md)"),
+    ENUM("workload.sync", workload.sync, sync_names,
+         "collective: a collective starts when its last member issues it and ends for all at once; rank: each "
+         "member's part starts when it issues it and ends when its own sends and receives are done, as NCCL's "
+         "(docs/replay.md)"),
     BOOL("timeline.enabled", timeline.enabled,
          "with -o DIR, write DIR/timeline.msgpack: op spans, collectives, drops and more (docs/timeline-format.md)"),
     DBL("timeline.sample_us", timeline.sample_us, 0, false, 1e9,

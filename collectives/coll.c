@@ -467,10 +467,25 @@ static int algo_check(const rs_coll *c, rs_err *err)
     return RS_OK;
 }
 
+/* What members joining one by one cannot run (rs_coll_create). */
+static int join_check(const rs_coll *c, rs_err *err)
+{
+    const char *r = NULL;
+    if (c->op == RS_COLL_SENDRECV)
+        r = "send/recv (use rs_net_send)";
+    else if (c->algo == RS_ALGO_PAIRWISE)
+        r = "a pairwise all-to-all (its steps wait for both ends)";
+    else if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1)
+        r = "a direct all-to-all with a window of peers";
+    if (r)
+        return rs_err_set(err, RS_EINVAL, "collective: members joining one by one: %s is not implemented", r);
+    return RS_OK;
+}
+
 /* -- start and destroy -------------------------------------------------- */
 
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
                 uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err)
 {
     *out = NULL;
@@ -531,6 +546,15 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
         c->algo = auto_algo(c);
     if ((rc = algo_check(c, err)) != RS_OK)
         goto fail;
+    if (member && (rc = join_check(c, err)) != RS_OK)
+        goto fail;
+    if (member) {
+        c->member_done = member;
+        c->mleft = calloc(n, sizeof *c->mleft);
+        c->joined = calloc(n, 1);
+        if (!c->mleft || !c->joined)
+            goto nomem;
+    }
     c->chan = c->o.channels;
     if (c->chan == 0)
         c->chan = c->g.ndom >= 2 && c->g.kmax >= 2
@@ -538,6 +562,11 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
                       : 2;
 
     if (n == 1 || bytes == 0) {
+        if (member) { /* each member is done as it joins (rs_coll_join) */
+            c->pending = n;
+            *out = c;
+            return RS_OK;
+        }
         rs_net_at(net, c->t_start, finish_timer, c, 0);
         *out = c;
         return RS_OK;
@@ -582,8 +611,60 @@ int rs_coll_start(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo 
                   uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
                   uint64_t tag, rs_coll **out, rs_err *err)
 {
-    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, done,
+    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, NULL, done,
                        ctx, tag, NULL, out, err);
+}
+
+int rs_coll_create(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                   const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
+                   uint64_t tag, rs_coll **out, rs_err *err)
+{
+    *out = NULL;
+    if (!member_done)
+        return rs_err_set(err, RS_EINVAL, "collective: members joining one by one need a member_done callback");
+    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, member_done, done,
+                          ctx, tag, NULL, out, err);
+}
+
+/* An empty collective's member, done at its join (from an event). */
+static void member_empty(void *ctx, rs_net *net, uint64_t x)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    c->member_done(c->ctx, c->net, c->tag, (uint32_t)x);
+    rs_coll_advance(c, 1); /* last: may finish and free c */
+}
+
+int rs_coll_join(rs_coll *c, uint32_t x)
+{
+    if (!c->member_done || x >= c->n || c->joined[x])
+        return RS_EINVAL;
+    c->joined[x] = 1;
+    if (c->n == 1 || c->bytes == 0) {
+        rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net), member_empty, c, x);
+        return RS_OK;
+    }
+    switch (c->algo) {
+    case RS_ALGO_RING:
+        return rs_coll_ring_join(c, x);
+    case RS_ALGO_TREE:
+        return rs_coll_tree_join(c, x);
+    case RS_ALGO_DIRECT:
+        return rs_coll_a2a_join(c, x);
+    case RS_ALGO_HIERARCHICAL:
+        return rs_coll_hier_join(c, x);
+    default:
+        return RS_EINTERNAL;
+    }
+}
+
+void rs_coll_member_step(rs_coll *c, uint32_t x)
+{
+    if (!c->mleft)
+        return;
+    RS_ASSERT(c->mleft[x] > 0);
+    if (--c->mleft[x] == 0)
+        c->member_done(c->ctx, c->net, c->tag, x);
 }
 
 void rs_coll_destroy(rs_coll *c)
@@ -605,6 +686,10 @@ void rs_coll_destroy(rs_coll *c)
     free(c->tree_pieces);
     free(c->tree_serial);
     free(c->ar);
+    free(c->mleft);
+    free(c->joined);
+    free(c->pos_of);
+    free(c->posted);
     free(c);
 }
 

@@ -31,7 +31,7 @@ static uint64_t block(const rs_coll *c, uint32_t j) { return coll_split(c->bytes
 static void direct_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
-    (void)tag;
+    rs_coll_member_step(ctx, (uint32_t)tag); /* its receiver, members joining */
     rs_coll_advance(ctx, 1);
 }
 
@@ -103,10 +103,73 @@ static void pw_arrived(void *ctx, rs_net *net, uint64_t tag)
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
+/* Members joining: i's block to j has left i (a relayed one: arrived):
+ * one of i's sends done. A whole block is one message where NCCL's
+ * kernel pushes it through NCCL_STEPS slots, so i counts it done once it
+ * is out, not when issued. */
+static void direct_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll_member_step(ctx, (uint32_t)(tag >> 32));
+}
+
+/* Members joining: i sends its block to j, j's buffer posted. */
+static void direct_send(rs_coll *c, uint32_t i, uint32_t j)
+{
+    rs_coll_send_posted(c, i, j, block(c, j), direct_arrived, direct_left, ((uint64_t)i << 32) | j);
+}
+
+static int posted(const rs_coll *c, uint32_t j, uint32_t i)
+{
+    uint64_t b = (uint64_t)j * c->n + i;
+    return (int)((c->posted[b / 64] >> (b % 64)) & 1);
+}
+
+/* j's receive buffer is posted at i (tag j << 32 | i). */
+static void direct_post(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t j = (uint32_t)(tag >> 32), i = (uint32_t)tag;
+    uint64_t b = (uint64_t)j * c->n + i;
+    c->posted[b / 64] |= 1ULL << (b % 64);
+    if (c->joined[i])
+        direct_send(c, i, j);
+}
+
+/* Member x joins: it posts its receive buffer to every peer (each a path
+ * latency away, in offset order, as NCCL's grouped receives) and sends
+ * to the peers whose buffers are posted at it, in offset order. */
+int rs_coll_a2a_join(rs_coll *c, uint32_t x)
+{
+    uint32_t n = c->n;
+    rs_time now = rs_net_now(c->net);
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t i = (uint32_t)(((uint64_t)x + n - k) % n);
+        rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[i], now + rs_coll_credit_time(c, x, i), direct_post, c,
+                          ((uint64_t)x << 32) | i);
+    }
+    for (uint32_t k = 1; k < n && c->status == RS_OK; k++) {
+        uint32_t j = (uint32_t)(((uint64_t)x + k) % n);
+        if (posted(c, j, x))
+            direct_send(c, x, j);
+    }
+    return c->status;
+}
+
 int rs_coll_a2a_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     c->pending = (uint64_t)n * (n - 1);
+    if (c->member_done) {
+        /* Members join one by one (rs_coll_a2a_join): a member receives
+         * and sends n-1 blocks. */
+        if (!(c->posted = calloc(((uint64_t)n * n + 63) / 64, sizeof *c->posted)))
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
+        for (uint32_t x = 0; x < n; x++)
+            c->mleft[x] = 2 * (uint64_t)(n - 1);
+        return RS_OK;
+    }
     if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < n - 1) {
         /* NCCL's grouped send/receive: every receive is posted, and each
          * rank keeps a2a_peers sends in flight, to its peers in offset

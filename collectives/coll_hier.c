@@ -37,7 +37,8 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag);
 static uint32_t phases(const rs_coll *c) { return c->op == RS_COLL_ALLREDUCE ? 3 : 2; }
 
 static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                  uint64_t bytes, uint64_t tag, rs_err *err)
+                  uint64_t bytes, rs_coll_member_fn member, rs_coll_done_fn done, uint64_t tag, rs_coll **out,
+                  rs_err *err)
 {
     if (c->nkids == c->nkids_cap) {
         uint32_t cap = c->nkids_cap ? 2 * c->nkids_cap : 16;
@@ -50,11 +51,52 @@ static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, r
     rs_coll *kid;
     /* Sub-collectives inherit the options (channels 0 stays auto, so
      * each phase picks its own) and the resolved HB size. */
-    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, kid_done, c, tag, c, &kid, err);
+    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, &kid, err);
     if (rc != RS_OK)
         return rc;
     c->kids[c->nkids++] = kid;
+    if (out)
+        *out = kid;
     return RS_OK;
+}
+
+/* Phase ph's sub-collectives: intra-domain (one per domain) or across
+ * domains (one per rail group), their op and algorithm. */
+static int phase_desc(const rs_coll *c, uint32_t ph, rs_coll_op *op, rs_coll_algo *algo)
+{
+    *algo = RS_ALGO_RING;
+    switch (c->op) {
+    case RS_COLL_ALLREDUCE:
+        *op = ph == 0 ? RS_COLL_REDUCESCATTER : ph == 1 ? RS_COLL_ALLREDUCE : RS_COLL_ALLGATHER;
+        if (ph == 1)
+            *algo = RS_ALGO_AUTO;
+        return ph != 1;
+    case RS_COLL_REDUCESCATTER:
+        *op = RS_COLL_REDUCESCATTER;
+        return ph == 0;
+    default: /* allgather */
+        *op = RS_COLL_ALLGATHER;
+        return ph == 1;
+    }
+}
+
+/* Sub-collective g of phase ph of segment s: its GPUs (into buf) and
+ * bytes. */
+static uint64_t kid_group(const rs_coll *c, uint32_t s, int intra, uint32_t g, uint32_t *buf, uint32_t *n)
+{
+    const coll_groups *cg = &c->g;
+    uint32_t N = cg->ndom, L = cg->kmax;
+    uint64_t bytes = coll_split(c->bytes, c->nseg, s);
+    if (intra) {
+        for (uint32_t l = 0; l < L; l++)
+            buf[l] = c->gpu[cg->dom_rank[cg->dom_off[g] + l]];
+        *n = L;
+        return bytes;
+    }
+    for (uint32_t d = 0; d < N; d++)
+        buf[d] = c->gpu[cg->dom_rank[cg->dom_off[d] + g]];
+    *n = N;
+    return coll_split(bytes, L, g);
 }
 
 /* Launch phase seg_phase[s] of segment s: one sub-collective per domain
@@ -63,43 +105,19 @@ static int phase_start(rs_coll *c, uint32_t s, rs_err *err)
 {
     const coll_groups *g = &c->g;
     uint32_t N = g->ndom, L = g->kmax, ph = c->seg_phase[s];
-    uint64_t bytes = coll_split(c->bytes, c->nseg, s);
     uint32_t *buf = malloc((size_t)(N > L ? N : L) * sizeof *buf);
     if (!buf)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
-    int intra, rc = RS_OK;
+    int rc = RS_OK;
     rs_coll_op op;
-    rs_coll_algo algo = RS_ALGO_RING;
-    switch (c->op) {
-    case RS_COLL_ALLREDUCE:
-        intra = ph != 1;
-        op = ph == 0 ? RS_COLL_REDUCESCATTER : ph == 1 ? RS_COLL_ALLREDUCE : RS_COLL_ALLGATHER;
-        if (ph == 1)
-            algo = RS_ALGO_AUTO;
-        break;
-    case RS_COLL_REDUCESCATTER:
-        intra = ph == 0;
-        op = RS_COLL_REDUCESCATTER;
-        break;
-    default: /* allgather */
-        intra = ph == 1;
-        op = RS_COLL_ALLGATHER;
-        break;
-    }
+    rs_coll_algo algo;
+    int intra = phase_desc(c, ph, &op, &algo);
     uint64_t tag = ((uint64_t)s << 8) | ph;
     c->seg_left[s] = intra ? N : L;
-    if (intra) {
-        for (uint32_t d = 0; d < N && rc == RS_OK; d++) {
-            for (uint32_t l = 0; l < L; l++)
-                buf[l] = c->gpu[g->dom_rank[g->dom_off[d] + l]];
-            rc = launch(c, buf, L, op, algo, bytes, tag, err);
-        }
-    } else {
-        for (uint32_t l = 0; l < L && rc == RS_OK; l++) {
-            for (uint32_t d = 0; d < N; d++)
-                buf[d] = c->gpu[g->dom_rank[g->dom_off[d] + l]];
-            rc = launch(c, buf, N, op, algo, coll_split(bytes, L, l), tag, err);
-        }
+    for (uint32_t k = 0; k < c->seg_left[s] && rc == RS_OK; k++) {
+        uint32_t n;
+        uint64_t bytes = kid_group(c, s, intra, k, buf, &n);
+        rc = launch(c, buf, n, op, algo, bytes, NULL, kid_done, tag, NULL, err);
     }
     free(buf);
     return rc;
@@ -139,6 +157,116 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag)
         rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
+/* -- members joining one by one (rs_coll_create) ----------------------------
+ * Member x's part of (segment s, phase p) is its part of that phase's
+ * sub-collective for its domain (intra) or its rail group (across), a
+ * collective of members joining too: x joins it once its part of (s, p-1)
+ * is done (its data) and its part of (s-1, p) is (its links serve one
+ * segment at a time), the order the whole-group rule above keeps, per
+ * member. A sub-collective is created when its first member joins. x is
+ * done when its part of the last segment's last phase is. */
+
+enum { HIER_IDLE = 0, HIER_IN = 1, HIER_DONE = 2 };
+
+static uint8_t *hstate(rs_coll *c, uint32_t x, uint32_t s, uint32_t p)
+{
+    return &c->hdone[((size_t)x * c->nseg + s) * phases(c) + p];
+}
+
+static void hier_member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
+static void hier_kid_done(void *ctx, rs_net *net, uint64_t tag);
+
+/* x joins (s, p) if it may. */
+static int hier_try(rs_coll *c, uint32_t x, uint32_t s, uint32_t p, rs_err *err)
+{
+    uint32_t P = phases(c);
+    if (s >= c->nseg || p >= P || *hstate(c, x, s, p) != HIER_IDLE ||
+        (p > 0 && *hstate(c, x, s, p - 1) != HIER_DONE) || (s > 0 && *hstate(c, x, s - 1, p) != HIER_DONE))
+        return RS_OK;
+    rs_coll_op op;
+    rs_coll_algo algo;
+    int intra = phase_desc(c, p, &op, &algo);
+    uint32_t L = c->g.kmax, d = c->pos_of[x] / L, l = c->pos_of[x] % L;
+    uint32_t g = intra ? d : l, member = intra ? l : d;
+    rs_coll **kid = &c->hkid[((size_t)s * P + p) * c->hgroups + g];
+    if (!*kid) {
+        uint32_t *buf = malloc((size_t)c->hgroups * sizeof *buf), n;
+        if (!buf)
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
+        uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
+        int rc = launch(c, buf, n, op, algo, bytes, hier_member_done, hier_kid_done,
+                        ((uint64_t)g << 32) | ((uint64_t)s << 8) | p, kid, err);
+        free(buf);
+        if (rc != RS_OK)
+            return rc;
+    }
+    *hstate(c, x, s, p) = HIER_IN;
+    return rs_coll_join(*kid, member);
+}
+
+static void hier_member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t member)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t g = (uint32_t)(tag >> 32), s = (uint32_t)(tag >> 8) & 0xffffff, p = (uint32_t)tag & 0xff;
+    rs_coll_op op;
+    rs_coll_algo algo;
+    int intra = phase_desc(c, p, &op, &algo);
+    uint32_t d = intra ? g : member, l = intra ? member : g;
+    uint32_t x = c->g.dom_rank[c->g.dom_off[d] + l];
+    *hstate(c, x, s, p) = HIER_DONE;
+    if (s + 1 == c->nseg && p + 1 == phases(c)) {
+        rs_coll_member_step(c, x);
+        return;
+    }
+    rs_err err;
+    int rc = hier_try(c, x, s, p + 1, &err);
+    if (rc == RS_OK)
+        rc = hier_try(c, x, s + 1, p, &err);
+    if (rc != RS_OK)
+        rs_coll_fail(c, rc);
+}
+
+static void hier_kid_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    (void)tag;
+    rs_coll_advance(ctx, 1); /* last: may finish and free c */
+}
+
+int rs_coll_hier_join(rs_coll *c, uint32_t x)
+{
+    rs_err err;
+    int rc = hier_try(c, x, 0, 0, &err);
+    if (rc != RS_OK)
+        rs_coll_fail(c, rc);
+    return rc;
+}
+
+static int hier_join_setup(rs_coll *c, rs_err *err)
+{
+    const coll_groups *g = &c->g;
+    uint32_t N = g->ndom, L = g->kmax, P = phases(c);
+    c->hgroups = N > L ? N : L;
+    c->hkid = calloc((size_t)c->nseg * P * c->hgroups, sizeof *c->hkid);
+    c->hdone = calloc((size_t)c->n * c->nseg * P, 1);
+    c->pos_of = malloc((size_t)c->n * sizeof *c->pos_of); /* rank -> domain x L + local index */
+    if (!c->hkid || !c->hdone || !c->pos_of)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical collective");
+    c->pending = 0; /* one per sub-collective */
+    for (uint32_t p = 0; p < P; p++) {
+        rs_coll_op op;
+        rs_coll_algo algo;
+        c->pending += (uint64_t)c->nseg * (phase_desc(c, p, &op, &algo) ? N : L);
+    }
+    for (uint32_t d = 0; d < N; d++)
+        for (uint32_t l = 0; l < L; l++)
+            c->pos_of[g->dom_rank[g->dom_off[d] + l]] = d * L + l;
+    for (uint32_t x = 0; x < c->n; x++)
+        c->mleft[x] = 1;
+    return RS_OK;
+}
+
 int rs_coll_hier_start(rs_coll *c, rs_err *err)
 {
     uint64_t segs = c->bytes / HIER_MIN_SEGMENT;
@@ -147,6 +275,8 @@ int rs_coll_hier_start(rs_coll *c, rs_err *err)
     c->seg_left = calloc(c->nseg, sizeof *c->seg_left);
     if (!c->seg_phase || !c->seg_left)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical collective");
+    if (c->member_done)
+        return hier_join_setup(c, err);
     c->pending = c->nseg; /* one per segment, released after its last phase */
     int rc = RS_OK;
     try_phase(c, 0, &rc, err);
@@ -160,6 +290,10 @@ void rs_coll_hier_free(rs_coll *c)
     free(c->kids);
     free(c->seg_phase);
     free(c->seg_left);
+    free(c->hkid);
+    free(c->hdone);
+    c->hkid = NULL;
+    c->hdone = NULL;
     c->kids = NULL;
     c->nkids = 0;
 }

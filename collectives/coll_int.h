@@ -85,7 +85,29 @@ struct rs_coll {
     uint32_t nkids;
     rs_coll **kids;          /* every sub-collective started, freed at destroy */
     uint32_t nkids_cap;
+
+    /* Members joining one by one (rs_coll_create; docs/collectives.md,
+     * "Members joining"); member_done NULL: they all started at once. */
+    rs_coll_member_fn member_done;
+    uint64_t *mleft;         /* [n] a member's receives and sends still to come */
+    uint8_t *joined;         /* [n] */
+    uint32_t *pos_of;        /* ring: [nch][n] rank -> position; hierarchical: [n] domain x GPUs + local */
+    uint64_t *posted;        /* direct all-to-all: bit j x n + i, j's receive buffer posted to i */
+    rs_coll **hkid;          /* hierarchical: [nseg][phases][groups], created as members join */
+    uint8_t *hdone;          /* hierarchical: [n][nseg][phases] a member's part: idle, joined, done */
+    uint32_t hgroups;        /* hierarchical: max(domains, GPUs per domain) */
 };
+
+/* A sender's credit when members join one by one: its receiver has not
+ * posted its buffer yet (rs_coll_join). */
+#define RS_COLL_UNPOSTED UINT32_MAX
+
+/* One of member x's completions (a receive arrived, a send issued) when
+ * members join one by one (nothing otherwise); its last tells
+ * member_done. Call before rs_coll_advance on the same path. */
+void rs_coll_member_step(rs_coll *c, uint32_t x);
+/* 1 when member x may send: everyone started at once, or x joined. */
+static inline int coll_member_in(const rs_coll *c, uint32_t x) { return !c->joined || c->joined[x]; }
 
 /* Size of part i when `total` is split into `parts` near-equal parts
  * (the first total % parts parts get one byte more). */
@@ -126,7 +148,8 @@ rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to);
 /* Reduction time of `bytes` (0 when reductions are free). */
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes);
 
-/* Per-algorithm setup: allocate state, set pending, issue first sends. */
+/* Per-algorithm setup: allocate state, set pending, issue first sends
+ * (members joining one by one: the per-member counts, no sends). */
 int rs_coll_ring_start(rs_coll *c, rs_err *err);
 int rs_coll_tree_start(rs_coll *c, rs_err *err);
 int rs_coll_a2a_start(rs_coll *c, rs_err *err);
@@ -135,8 +158,14 @@ int rs_coll_hier_start(rs_coll *c, rs_err *err);
 void rs_coll_hier_free(rs_coll *c);
 
 /* coll.c: build a collective without starting it (for sub-collectives). */
+/* member non-NULL: members join one by one (rs_coll_create). */
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
+                uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
                 uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err);
+/* Member x starts its part (the algorithm's own join). */
+int rs_coll_ring_join(rs_coll *c, uint32_t x);
+int rs_coll_tree_join(rs_coll *c, uint32_t x);
+int rs_coll_a2a_join(rs_coll *c, uint32_t x);
+int rs_coll_hier_join(rs_coll *c, uint32_t x);
 
 #endif

@@ -131,6 +131,8 @@ static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
     uint32_t total = c->steps * m;
     ring_rank *r = &c->rr[(size_t)ch * n + pos]; /* its send and its receive state */
     const uint32_t *ord = c->order + (size_t)ch * n;
+    if (!coll_member_in(c, ord[pos]) || r->credit == RS_COLL_UNPOSTED)
+        return;
     while (!r->posting && r->issued - r->credit < c->o.window && r->issued < total) {
         uint32_t k = r->issued;
         if (k >= m && !received(r, k - m))
@@ -142,7 +144,19 @@ static void try_issue(rs_coll *c, uint32_t ch, uint32_t pos)
                                ring_tag(ch, pos, k), serial) != RS_OK)
             return;
         r->issued++;
+        rs_coll_member_step(c, ord[pos]);
     }
+}
+
+static void stream_try(rs_coll *c, uint32_t ch, uint32_t pos);
+
+/* Send what (channel, position) can: its pieces, or its stream. */
+static void issue(rs_coll *c, uint32_t ch, uint32_t pos)
+{
+    if (c->stream)
+        stream_try(c, ch, pos);
+    else
+        try_issue(c, ch, pos);
 }
 
 static void decode(uint64_t tag, uint32_t *ch, uint32_t *pos, uint32_t *k)
@@ -172,9 +186,9 @@ static void ring_credit(void *ctx, rs_net *net, uint64_t tag)
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     ring_rank *r = &c->rr[(size_t)ch * c->n + pos];
-    if (k > r->credit)
+    if (r->credit == RS_COLL_UNPOSTED || k > r->credit)
         r->credit = k;
-    try_issue(c, ch, pos);
+    issue(c, ch, pos);
 }
 
 /* The GPU at ring position pos of channel ch. */
@@ -200,6 +214,7 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
                           ring_credit, c, ring_tag(ch, prev, r->rcv_base));
     }
     try_issue(c, ch, pos);
+    rs_coll_member_step(c, c->order[(size_t)ch * n + pos]);
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
@@ -238,11 +253,20 @@ static void ring_reduced(void *ctx, rs_net *net, uint64_t tag)
  * before which no stream completes. The collective ends when every stream
  * has arrived, plus the last piece's reduction when the last step
  * reduces. Measured against the packet level in docs/fidelity.md. */
+static void stream_end(rs_coll *c, uint64_t tag)
+{
+    if (c->mleft) {
+        uint32_t ch, pos, k;
+        decode(tag, &ch, &pos, &k);
+        rs_coll_member_step(c, c->order[(size_t)ch * c->n + (pos + 1 == c->n ? 0 : pos + 1)]);
+    }
+    rs_coll_advance(c, 1); /* last: may finish and free c */
+}
+
 static void stream_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
-    (void)tag;
-    rs_coll_advance(ctx, 1);
+    stream_end(ctx, tag);
 }
 
 static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
@@ -254,10 +278,10 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
     rs_time now = rs_net_now(net), t = now > c->stream_hold ? now : c->stream_hold;
     t += reduce_step(c, c->steps - 1) ? rs_coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
     if (t > now) {
-        rs_net_at(net, t, stream_done, c, 0);
+        rs_net_at(net, t, stream_done, c, tag);
         return;
     }
-    rs_coll_advance(c, 1);
+    stream_end(c, tag);
 }
 
 /* How long the piece-by-piece ring of channel ch takes at least, from its
@@ -312,7 +336,19 @@ static void stream_issue(rs_coll *c, uint32_t ch, uint32_t pos)
         bytes += coll_split(c->ch_bytes[ch], n, slice_of(c, pos, s));
     const uint32_t *ord = c->order + (size_t)ch * n;
     uint64_t tag = ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)pos << TAG_POS_SHIFT);
-    rs_coll_send(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1], bytes, stream_arrived, tag);
+    if (rs_coll_send(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1], bytes, stream_arrived, tag) == RS_OK)
+        rs_coll_member_step(c, ord[pos]);
+}
+
+/* Members joining: (channel, position)'s stream goes once it joined and
+ * its successor posted (issued marks it sent). */
+static void stream_try(rs_coll *c, uint32_t ch, uint32_t pos)
+{
+    ring_rank *r = &c->rr[(size_t)ch * c->n + pos];
+    if (r->issued || !coll_member_in(c, c->order[(size_t)ch * c->n + pos]) || r->credit == RS_COLL_UNPOSTED)
+        return;
+    r->issued = 1;
+    stream_issue(c, ch, pos);
 }
 
 /* Ring order of channel ch: see the file comment. */
@@ -419,7 +455,8 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     if (c->stream) {
         pending = (uint64_t)nch * n;
     } else {
-        credit_latencies(c);
+        if (!c->member_done)
+            credit_latencies(c);
         /* Packet level: a piece's serial (its entropy, its captured QPN)
          * is its place in the collective, (channel, position, piece), from
          * a block taken now, not the order in which the ranks happen to
@@ -434,6 +471,22 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
     }
     c->pending = pending;
+    if (c->member_done) {
+        /* Members join one by one (rs_coll_ring_join): no sender may go
+         * before its successor's buffer is posted. A member receives and
+         * sends steps x pieces on each channel (a stream each way). */
+        credit_latencies(c);
+        if (!(c->pos_of = malloc((size_t)nch * n * sizeof *c->pos_of)))
+            return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
+        for (uint32_t ch = 0; ch < nch; ch++)
+            for (uint32_t pos = 0; pos < n; pos++) {
+                uint32_t x = c->order[(size_t)ch * n + pos];
+                c->pos_of[(size_t)ch * n + x] = pos;
+                c->rr[(size_t)ch * n + pos].credit = RS_COLL_UNPOSTED;
+                c->mleft[x] += c->stream ? 2 : 2 * (uint64_t)c->steps * c->ch_pieces[ch];
+            }
+        return RS_OK;
+    }
     for (uint32_t ch = 0; ch < nch; ch++)
         for (uint32_t pos = 0; pos < n && c->status == RS_OK; pos++) {
             if (c->stream)
@@ -441,6 +494,22 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             else
                 try_issue(c, ch, pos);
         }
+    return c->status;
+}
+
+/* Member x joins: on each channel it posts its buffer to its predecessor
+ * (a credit of its rcv_base, 0, a path latency away) and sends what it
+ * may. */
+int rs_coll_ring_join(rs_coll *c, uint32_t x)
+{
+    uint32_t n = c->n;
+    for (uint32_t ch = 0; ch < c->nch && c->status == RS_OK; ch++) {
+        uint32_t pos = c->pos_of[(size_t)ch * n + x], prev = pos == 0 ? n - 1 : pos - 1;
+        const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
+        rs_net_at_gpu_for(c->net, pos_gpu(c, ch, pos), pos_gpu(c, ch, prev), rs_net_now(c->net) + rp->credit_lat,
+                          ring_credit, c, ring_tag(ch, prev, c->rr[(size_t)ch * n + pos].rcv_base));
+        issue(c, ch, pos);
+    }
     return c->status;
 }
 

@@ -101,7 +101,7 @@ static uint64_t tserial(const rs_coll *c, uint32_t q, uint32_t dir, uint32_t x, 
 static void try_up(rs_coll *c, uint32_t q, uint32_t x)
 {
     tree_rank *r = T(c, q, x);
-    if (r->parent == RS_COLL_NONE)
+    if (r->parent == RS_COLL_NONE || !coll_member_in(c, x) || r->up_credit == RS_COLL_UNPOSTED)
         return;
     uint32_t m = c->tree_pieces[q];
     while (!r->up_posting && r->up_issued - r->up_credit < c->o.window && r->up_issued < m &&
@@ -112,6 +112,7 @@ static void try_up(rs_coll *c, uint32_t q, uint32_t x)
                                tserial(c, q, 0, x, p)) != RS_OK)
             return;
         r->up_issued++;
+        rs_coll_member_step(c, x);
     }
 }
 
@@ -120,8 +121,11 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
     tree_rank *r = T(c, q, x);
     uint32_t m = c->tree_pieces[q];
     int root = r->parent == RS_COLL_NONE;
+    if (!coll_member_in(c, x))
+        return;
     for (uint32_t s = 0; s < r->nchild; s++)
-        while (!r->dn_posting[s] && r->dn_issued[s] - r->dn_credit[s] < c->o.window && r->dn_issued[s] < m) {
+        while (r->dn_credit[s] != RS_COLL_UNPOSTED && !r->dn_posting[s] &&
+               r->dn_issued[s] - r->dn_credit[s] < c->o.window && r->dn_issued[s] < m) {
             uint32_t p = r->dn_issued[s];
             if (root ? p >= r->red_done : !got(r->dn_base, r->dn_mask, p))
                 break;
@@ -130,6 +134,7 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
                                    tserial(c, q, 1 + s, x, p)) != RS_OK)
                 return;
             r->dn_issued[s]++;
+            rs_coll_member_step(c, x);
         }
 }
 
@@ -198,7 +203,7 @@ static void edge_event(rs_coll *c, uint64_t tag, int credit)
     tree_rank *r = T(c, q, x);
     if (credit) {
         uint32_t *have = dir == 0 ? &r->up_credit : &r->dn_credit[dir - 1];
-        if (p > *have)
+        if (*have == RS_COLL_UNPOSTED || p > *have)
             *have = p;
     } else {
         *(dir == 0 ? &r->up_posting : &r->dn_posting[dir - 1]) = 0;
@@ -233,6 +238,7 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
         tree_rank *ry = T(c, q, y);
         mark(&ry->up_base[r->slot], &ry->up_mask[r->slot], p);
         try_reduce(c, q, y);
+        rs_coll_member_step(c, y);
     } else {
         uint32_t s = dir - 1, z = r->child[s];
         tree_rank *rz = T(c, q, z);
@@ -242,6 +248,7 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
             rs_net_at_gpu_for(net, c->gpu[z], c->gpu[x], rs_net_now(net) + r->dn_lat[s], tree_credit, c,
                               ttag(q, dir, x, rz->dn_base));
         try_down(c, q, z);
+        rs_coll_member_step(c, z);
     }
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
@@ -412,6 +419,19 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
         pending += 2 * (uint64_t)(n - 1) * m;
     }
     c->pending = pending;
+    if (c->member_done) {
+        /* Members join one by one (rs_coll_tree_join): nothing goes up or
+         * down an edge before its receiver posted its buffer. A member
+         * receives and sends m pieces on each of its edges. */
+        for (uint32_t q = 0; q < c->ntree; q++)
+            for (uint32_t x = 0; x < n; x++) {
+                tree_rank *r = T(c, q, x);
+                r->up_credit = RS_COLL_UNPOSTED;
+                for (uint32_t s = 0; s < r->nchild; s++)
+                    r->dn_credit[s] = RS_COLL_UNPOSTED;
+                c->mleft[x] += 2 * (uint64_t)c->tree_pieces[q] * (r->nchild + (r->parent != RS_COLL_NONE));
+            }
+    }
     /* Packet level: the pieces' serials from a block taken now; a split
      * run: the callbacks that cross processes, named alike in every one
      * (coll_ring.c). */
@@ -421,8 +441,30 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
     if (c->split && (rs_net_cb_register(c->net, tree_arrived, c) == UINT32_MAX ||
                      rs_net_cb_register(c->net, tree_credit, c) == UINT32_MAX))
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
-    for (uint32_t q = 0; q < c->ntree; q++)
+    for (uint32_t q = 0; q < c->ntree && !c->member_done; q++)
         for (uint32_t x = 0; x < n && c->status == RS_OK; x++)
             try_up(c, q, x);
+    return c->status;
+}
+
+/* Member x joins: in each instance it posts its buffers, to its children
+ * (their up edge: its red_done) and to its parent (its down edge: its
+ * dn_base), each a path latency away, then sends what it may. */
+int rs_coll_tree_join(rs_coll *c, uint32_t x)
+{
+    rs_time now = rs_net_now(c->net);
+    for (uint32_t q = 0; q < c->ntree && c->status == RS_OK; q++) {
+        const tree_rank *r = T(c, q, x);
+        for (uint32_t s = 0; s < r->nchild; s++) {
+            uint32_t y = r->child[s];
+            rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[y], now + T(c, q, y)->up_lat, tree_credit, c,
+                              ttag(q, 0, y, r->red_done));
+        }
+        if (r->parent != RS_COLL_NONE)
+            rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[r->parent], now + T(c, q, r->parent)->dn_lat[r->slot],
+                              tree_credit, c, ttag(q, 1 + r->slot, r->parent, r->dn_base));
+        try_up(c, q, x);
+        try_down(c, q, x);
+    }
     return c->status;
 }

@@ -162,6 +162,7 @@ struct rs_replay {
     rs_net *net;
     rs_coll_opts copts;
     rs_coll_algo algo;
+    rs_replay_sync sync;
     uint32_t nranks, nslots, ncomms, nclasses, iterations;
     cls_info *cls;
     rank_st *rk;
@@ -340,7 +341,9 @@ static void complete(rs_replay *r, uint32_t rank, uint32_t j)
 static void ev_compute(void *ctx, rs_net *net, uint64_t arg);
 static void msg_done(void *ctx, rs_net *net, uint64_t tag);
 static void coll_done(void *ctx, rs_net *net, uint64_t tag);
+static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos);
 static void drain(rs_replay *r);
+static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j);
 
 static rs_coll_algo pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
 {
@@ -388,6 +391,8 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
         if (r->live)
             r->live->gprev = in;
         r->live = in;
+        if (r->sync == RS_SYNC_RANK && !coll_begin(r, in, rank, j))
+            return;
     } else if (in->op != o->coll || in->bytes != o->bytes) {
         fail(r, RS_EINVAL,
              "rank %u op %u (coll \"%s\", %s of %llu bytes) is call %llu on communicator %u, but an "
@@ -399,6 +404,18 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
     }
     RS_ASSERT(in->opidx[pos] == RS_NONE);
     in->opidx[pos] = j;
+    if (r->sync == RS_SYNC_RANK) {
+        /* Its part starts now (rs_coll_join); once every member is in,
+         * nobody waits for it any more. */
+        if (++in->arrived == cm->n) {
+            *pp = in->next;
+            in->next = NULL;
+        }
+        if (rs_coll_join(in->coll, pos) != RS_OK && r->status == RS_OK)
+            fail(r, rs_coll_status(in->coll) != RS_OK ? rs_coll_status(in->coll) : RS_EINTERNAL,
+                 "rank %u op %u (coll \"%s\") could not join its collective", rank, j, label(r, o));
+        return;
+    }
     if (++in->arrived < cm->n)
         return;
     *pp = in->next; /* every member is in: start it */
@@ -411,6 +428,23 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
         fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s",
              rank, j, label(r, o), rs_coll_op_name((rs_coll_op)in->op), (unsigned long long)in->bytes, comm,
              e.msg[0] ? e.msg : rs_strerror(rc));
+}
+
+/* workload.sync=rank: the collective is built when its first member
+ * issues it (rank's op j); 0 when it could not be (the run failed). */
+static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j)
+{
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    rs_err e;
+    rs_err_clear(&e);
+    int rc = rs_coll_create(r->net, r->cm[in->comm].comm, (rs_coll_op)in->op,
+                            pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes, &r->copts, member_done, coll_done,
+                            in, 0, &in->coll, &e);
+    if (rc != RS_OK)
+        fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s", rank, j,
+             label(r, o), rs_coll_op_name((rs_coll_op)in->op), (unsigned long long)in->bytes, in->comm,
+             e.msg[0] ? e.msg : rs_strerror(rc));
+    return rc == RS_OK;
 }
 
 static void chan_arrived_push(rs_replay *r, chan *c, uint64_t k)
@@ -638,11 +672,22 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag)
     rs_time b = rs_coll_bound(in->coll);
     for (uint32_t p = 0; p < cm->n; p++)
         add_bound(r, cm->ranks[p], b);
-    for (uint32_t p = 0; p < cm->n; p++)
+    for (uint32_t p = 0; p < cm->n && r->sync == RS_SYNC_COLLECTIVE; p++)
         complete(r, cm->ranks[p], in->opidx[p]);
     unlink_live(r, in);
     rs_coll_destroy(in->coll); /* allowed from inside done */
     free(in);
+    drain(r);
+}
+
+/* workload.sync=rank: member pos's part of the collective is done. */
+static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
+{
+    (void)net;
+    (void)tag;
+    inst *in = ctx;
+    rs_replay *r = in->r;
+    complete(r, r->cm[in->comm].ranks[pos], in->opidx[pos]);
     drain(r);
 }
 
@@ -806,6 +851,17 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
         return rs_err_set(err, RS_EINVAL, "workload.iterations: expected at least 1 iteration, got 0");
     if ((unsigned)o->algo >= RS_COLL_NALGOS)
         return rs_err_set(err, RS_EINVAL, "workload.algo: unknown algorithm %d", (int)o->algo);
+    if ((unsigned)o->sync > RS_SYNC_RANK)
+        return rs_err_set(err, RS_EINVAL, "workload.sync: unknown mode %d", (int)o->sync);
+    if (o->sync == RS_SYNC_RANK && o->algo == RS_ALGO_PAIRWISE)
+        return rs_err_set(err, RS_EINVAL, "workload.sync=rank: a pairwise all-to-all (workload.algo=pairwise) "
+                          "waits for both ends at each step and is not implemented with members joining one by "
+                          "one; expected workload.algo auto, ring, tree, direct or hierarchical, or workload.sync="
+                          "collective");
+    if (o->sync == RS_SYNC_RANK && o->coll && o->coll->a2a_peers)
+        return rs_err_set(err, RS_EINVAL, "workload.sync=rank: a direct all-to-all with a window of peers "
+                          "(a2a_peers %u) is not implemented with members joining one by one; expected 0",
+                          o->coll->a2a_peers);
     uint32_t gpus = rs_net_gpus(net);
     if (rs_trace_ngpus(t) > gpus)
         return rs_err_set(err, RS_EINVAL, "trace %s is for %u GPUs, but the network has %u (topology.gpus)",
@@ -817,6 +873,7 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
     r->t = t;
     r->net = net;
     r->algo = o->algo;
+    r->sync = o->sync;
     if (o->coll)
         r->copts = *o->coll;
     else

@@ -126,6 +126,26 @@ RS_API int rs_coll_start(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_a
                   uint64_t tag, rs_coll **out, rs_err *err);
 RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
 
+/* Members joining one by one, as NCCL's ranks do: each rank's part of a
+ * collective starts when that rank calls it and ends when its own part is
+ * done (docs/collectives.md, "Members joining"). rs_coll_create builds the
+ * collective with no member started; rs_coll_join(coll, m) starts member
+ * m (its communicator rank) now: it posts its receive buffers, which its
+ * senders learn a path latency later (a credit, as NCCL's receiver
+ * proxy posts its FIFO entries), and sends what it can. member_done(ctx,
+ * net, tag, m) runs, from a network event, once m's receives have all
+ * arrived (and been reduced) and its sends have all been issued; done
+ * runs after the last member's. Ring, tree, direct all-to-all (no window
+ * of peers) and hierarchical collectives; pairwise all-to-all, a window
+ * of peers and send/recv are refused (RS_EINVAL). Otherwise as
+ * rs_coll_start; join each member once (RS_EINVAL for a member out of
+ * range or joined twice). */
+typedef void (*rs_coll_member_fn)(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
+RS_API int rs_coll_create(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                          const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
+                          uint64_t tag, rs_coll **out, rs_err *err);
+RS_API int rs_coll_join(rs_coll *coll, uint32_t member);
+
 /* The algorithm run (RS_ALGO_AUTO resolved). */
 RS_API rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
 RS_API rs_time rs_coll_start_time(const rs_coll *coll);

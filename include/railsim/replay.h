@@ -41,12 +41,19 @@ RS_BEGIN_DECLS
 
 #define RS_WORKLOAD_PATH_MAX 1024
 
+/* How a collective's members start and end (workload.sync, docs/replay.md). */
+typedef enum rs_replay_sync {
+    RS_SYNC_COLLECTIVE = 0, /* it starts when its last member issues it and ends for all at once */
+    RS_SYNC_RANK = 1,       /* each member's part starts when it issues it and ends when its part is done */
+} rs_replay_sync;
+
 /* Plain value type; every field is a scenario key (docs/scenario-format.md). */
 typedef struct rs_workload_config {
     char plan[RS_WORKLOAD_PATH_MAX];  /* workload.plan: plan file or preset; "" = none */
     char trace[RS_WORKLOAD_PATH_MAX]; /* workload.trace: trace file; "" = none */
     uint32_t iterations;              /* workload.iterations, >= 1 */
     rs_coll_algo algo;                /* workload.algo: RS_ALGO_AUTO or an override */
+    rs_replay_sync sync;              /* workload.sync */
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */
@@ -79,6 +86,10 @@ typedef struct rs_replay_opts {
      * auto for the others. */
     rs_coll_algo algo;
     const rs_coll_opts *coll; /* NULL: rs_coll_opts_default; copied */
+    /* RS_SYNC_RANK: members join one by one (rs_coll_create); refused
+     * (RS_EINVAL) with algo pairwise or options naming a window of
+     * all-to-all peers. */
+    rs_replay_sync sync;
 } rs_replay_opts;
 
 typedef struct rs_replay rs_replay;

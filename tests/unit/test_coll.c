@@ -777,6 +777,163 @@ static void test_splits_names_what_a_split_run_can_run(void)
     rs_net_destroy(net);
 }
 
+
+/* -- members joining one by one (rs_coll_create, rs_coll_join) ----------- */
+
+typedef struct join_run {
+    rs_coll *coll;
+    rs_time done_at[64]; /* per member; RS_TIME_MAX until done */
+    uint32_t members_done, done_calls, n;
+    rs_time last_member; /* when the last member_done ran */
+    int order_ok;        /* done never ran before a member's done */
+} join_run;
+
+static void join_member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t m)
+{
+    join_run *j = ctx;
+    CU_ASSERT_EQUAL(tag, 78);
+    CU_ASSERT_FATAL(m < j->n);
+    CU_ASSERT_EQUAL(j->done_at[m], RS_TIME_MAX); /* once per member */
+    j->done_at[m] = rs_net_now(net);
+    j->members_done++;
+    j->last_member = rs_net_now(net);
+}
+
+static void join_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    join_run *j = ctx;
+    CU_ASSERT_EQUAL(tag, 78);
+    j->done_calls++;
+    j->order_ok = j->members_done == j->n && rs_net_now(net) == j->last_member;
+}
+
+static void join_timer(void *ctx, rs_net *net, uint64_t m)
+{
+    (void)net;
+    join_run *j = ctx;
+    CU_ASSERT_EQUAL(rs_coll_join(j->coll, (uint32_t)m), RS_OK);
+}
+
+/* One collective whose member m joins at join_ps[m] (NULL: all at 0);
+ * the members' done times into *j. Returns the collective's end. */
+static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                        uint64_t bytes, const rs_time *join_ps, join_run *j, rs_coll_algo *used)
+{
+    memset(j, 0, sizeof *j);
+    j->n = rs_comm_size(comm);
+    CU_ASSERT_FATAL(j->n <= 64);
+    for (uint32_t m = 0; m < 64; m++)
+        j->done_at[m] = RS_TIME_MAX;
+    rs_net *net = mk(nc);
+    rs_err err;
+    int rc = rs_coll_create(net, comm, op, algo, bytes, NULL, join_member_done, join_done, j, 78, &j->coll, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_coll_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    for (uint32_t m = 0; m < j->n; m++)
+        rs_net_at(net, join_ps ? join_ps[m] : 0, join_timer, j, m);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT(rs_coll_finished(j->coll));
+    CU_ASSERT_EQUAL(j->done_calls, 1);
+    CU_ASSERT(j->order_ok);
+    CU_ASSERT_EQUAL(rs_coll_status(j->coll), RS_OK);
+    CU_ASSERT_EQUAL(rs_coll_join(j->coll, 0), RS_EINVAL); /* joined already */
+    rs_time end = rs_coll_end_time(j->coll);
+    *used = rs_coll_algo_used(j->coll);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs, st.msgs_done);
+    rs_coll_destroy(j->coll);
+    rs_net_destroy(net);
+    return end;
+}
+
+/* Every algorithm members can join: joined together at 0 they take what
+ * rs_coll_start takes plus the first buffers' posting (a few path
+ * latencies; the tree's and the hierarchical's per edge and phase), every
+ * member ends, the last one when the collective does. With member 0
+ * joining 200 us late, an AllReduce or AllGather ends for nobody before
+ * it joined, and then within the all-together time; in the all-to-all
+ * the others' blocks to each other go meanwhile, so members end apart. */
+static void test_members_joining_one_by_one(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 32, 4, 8, RS_TRANSPORT_IDEAL);
+    rs_comm *all = comm_all(32), *rail = comm_rail(32, 4, 1);
+    const struct {
+        const rs_comm *comm;
+        rs_coll_op op;
+        rs_coll_algo algo;
+        uint64_t bytes;
+        double slack_us;
+    } cs[] = {
+        { rail, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, 5 },
+        { all, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, 5 },
+        { all, RS_COLL_ALLREDUCE, RS_ALGO_TREE, 2 * MiB, 20 },
+        { all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 4 * MiB, 5 },
+        { all, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, 16 * MiB, 40 },
+        { all, RS_COLL_REDUCESCATTER, RS_ALGO_HIERARCHICAL, 16 * MiB, 40 },
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        run_result base = run_coll(&nc, cs[i].comm, cs[i].op, cs[i].algo, cs[i].bytes, NULL);
+        join_run j;
+        rs_coll_algo used;
+        rs_time end = run_join(&nc, cs[i].comm, cs[i].op, cs[i].algo, cs[i].bytes, NULL, &j, &used);
+        printf("\n    join %s %s: together %.3f us (start %.3f us)", rs_coll_op_name(cs[i].op),
+               rs_coll_algo_name(used), rs_time_to_us(end), base.us);
+        CU_ASSERT_EQUAL(used, cs[i].algo);
+        CU_ASSERT(end >= base.time_ps);
+        CU_ASSERT(rs_time_to_us(end) <= base.us + cs[i].slack_us);
+        rs_time last = 0;
+        for (uint32_t m = 0; m < j.n; m++) {
+            CU_ASSERT(j.done_at[m] <= end);
+            if (j.done_at[m] != RS_TIME_MAX && j.done_at[m] > last)
+                last = j.done_at[m];
+        }
+        CU_ASSERT_EQUAL(last, end);
+
+        rs_time late[64] = { 0 };
+        late[0] = 200 * RS_PS_PER_US;
+        rs_time end2 = run_join(&nc, cs[i].comm, cs[i].op, cs[i].algo, cs[i].bytes, late, &j, &used);
+        rs_time first = RS_TIME_MAX;
+        for (uint32_t m = 0; m < j.n; m++)
+            if (j.done_at[m] < first)
+                first = j.done_at[m];
+        printf(", member 0 at 200 us: members end %.3f..%.3f us", rs_time_to_us(first), rs_time_to_us(end2));
+        CU_ASSERT(first > late[0]);
+        CU_ASSERT(end2 <= late[0] + end + (rs_time)(cs[i].slack_us * RS_PS_PER_US));
+        if (cs[i].op == RS_COLL_ALLTOALL)
+            CU_ASSERT(end2 - first > RS_PS_PER_US);
+    }
+    rs_comm_destroy(all);
+    rs_comm_destroy(rail);
+}
+
+/* What members cannot join one by one yet is refused with a sentence. */
+static void test_create_refuses_what_members_cannot_join(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 16, 4, 8, RS_TRANSPORT_IDEAL);
+    rs_net *net = mk(&nc);
+    rs_comm *all = comm_all(16);
+    rs_coll *c = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, join_member_done,
+                                   join_done, NULL, 0, &c, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(c);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "pairwise"));
+    rs_coll_opts o;
+    rs_coll_opts_default(&o);
+    o.a2a_peers = 2;
+    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, join_member_done,
+                                   join_done, NULL, 0, &c, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "window of peers"));
+    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, join_done, NULL, 0,
+                                   &c, &err), RS_EINVAL);
+    rs_comm_destroy(all);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_names_parse_round_trip),
     RS_CU_TEST(test_busbw_factors_match_nccl_tests),
@@ -804,6 +961,8 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_same_inputs_same_results),
     RS_CU_TEST(test_ring_survives_a_piece_held_back_by_a_fault),
     RS_CU_TEST(test_splits_names_what_a_split_run_can_run),
+    RS_CU_TEST(test_members_joining_one_by_one),
+    RS_CU_TEST(test_create_refuses_what_members_cannot_join),
 };
 
 static void register_suites(void)

@@ -50,13 +50,13 @@ typedef struct result {
 
 /* Replay t on a fresh network for `iters` iterations, with the fault
  * schedule `sched` (NULL: none). */
-static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
-                            const rs_coll_opts *co, const char *sched)
+static result replay_sync(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                          const rs_coll_opts *co, const char *sched, rs_replay_sync sync)
 {
     result res;
     memset(&res, 0, sizeof res);
     rs_net *net = mk_net(gpus, hb, RS_TRANSPORT_IDEAL);
-    rs_replay_opts o = { .iterations = iters, .algo = algo, .coll = co };
+    rs_replay_opts o = { .iterations = iters, .algo = algo, .coll = co, .sync = sync };
     rs_replay *r = NULL;
     rs_err err;
     int rc;
@@ -87,6 +87,12 @@ static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint3
     rs_net_destroy(net);
     rs_replay_destroy(r);
     return res;
+}
+
+static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                            const rs_coll_opts *co, const char *sched)
+{
+    return replay_sync(t, gpus, hb, iters, algo, co, sched, RS_SYNC_COLLECTIVE);
 }
 
 static result replay(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
@@ -512,7 +518,9 @@ static void test_replay_workload_load_fills_dp_and_names_keys(void)
 /* A small pipeline + TP + DP plan (1F1B, 4 micro-batches) replays to the
  * end, the same way twice, and iterations after the first are no longer
  * than the first (ranks run ahead into the next iteration). */
-static void test_replay_pipeline_plan_is_deterministic(void)
+/* A small pipeline: 4 layers, tp 2, pp 2, dp 2, ZeRO-1, 8 micro-batches
+ * of 1 sequence. */
+static rs_trace *gen_pipeline(void)
 {
     rs_plan p;
     rs_plan_default(&p);
@@ -523,7 +531,12 @@ static void test_replay_pipeline_plan_is_deterministic(void)
     p.par.zero = 1;
     p.par.micro_batch = 1;
     p.par.global_batch = 8;
-    rs_trace *t = gen_plan(&p);
+    return gen_plan(&p);
+}
+
+static void test_replay_pipeline_plan_is_deterministic(void)
+{
+    rs_trace *t = gen_pipeline();
     result a = replay(t, 8, 4, 3, RS_ALGO_AUTO, NULL);
     result b = replay(t, 8, 4, 3, RS_ALGO_AUTO, NULL);
     CU_ASSERT_EQUAL_FATAL(a.rc, RS_OK);
@@ -537,6 +550,67 @@ static void test_replay_pipeline_plan_is_deterministic(void)
            a.times[0] / 1e6, a.times[1] / 1e6, a.times[2] / 1e6, a.st.exposed_ps[0] / 1e6,
            a.st.comm_by_dim_ps[RS_DIM_TP] / 1e6, a.st.comm_by_dim_ps[RS_DIM_PP] / 1e6,
            a.st.comm_by_dim_ps[RS_DIM_DP] / 1e6, a.st.comm_by_dim_ps[RS_DIM_NONE] / 1e6);
+    rs_trace_destroy(t);
+}
+
+
+/* ---- workload.sync=rank ------------------------------------------------------------ */
+
+/* 4 ranks, one GPU each, compute 100 us + 50 us x rank, an AllReduce of
+ * 4 MiB over all four, compute 100 us. Collective sync: the AllReduce
+ * starts at 250 us and ends for everyone at once. Rank sync: each rank's
+ * part starts at its issue, but an AllReduce needs everyone's data, so no
+ * rank gets past the last issue plus a piece's way round; the iteration
+ * is the collective one up to the buffers' posting (a few us). The same
+ * bytes twice. The pipeline plan of the test above runs its three
+ * iterations within 10% of the collective sync. pairwise is refused. */
+static void test_replay_rank_sync_members_start_and_end_on_their_own(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm, cls[4];
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    for (uint32_t r = 0; r < 4; r++) {
+        rs_op a[3] = { op_compute(lc, (100 + 50 * (rs_time)r) * 1000000, RS_NONE),
+                       op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, 4 * MiB, 0),
+                       op_compute(lc, 100000000, 1) };
+        CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 3, &cls[r], &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, cls[r], &comm, &err), RS_OK);
+    }
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "skew", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    result c = replay_sync(t, 4, 1, 1, RS_ALGO_RING, NULL, NULL, RS_SYNC_COLLECTIVE);
+    result r1 = replay_sync(t, 4, 1, 1, RS_ALGO_RING, NULL, NULL, RS_SYNC_RANK);
+    result r2 = replay_sync(t, 4, 1, 1, RS_ALGO_RING, NULL, NULL, RS_SYNC_RANK);
+    CU_ASSERT_EQUAL_FATAL(c.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(r1.rc, RS_OK);
+    CU_ASSERT_EQUAL(r1.st.done, 1);
+    CU_ASSERT_EQUAL(memcmp(&r1.st, &r2.st, sizeof r1.st), 0);
+    printf("\n  skewed issue: collective sync %.3f us, rank sync %.3f us", c.times[0] / 1e6, r1.times[0] / 1e6);
+    CU_ASSERT(r1.times[0] > 350 * (rs_time)1000000);
+    CU_ASSERT(r1.times[0] >= c.times[0]);
+    CU_ASSERT(r1.times[0] <= c.times[0] + 10 * (rs_time)1000000);
+    rs_trace_destroy(t);
+
+    t = gen_pipeline();
+    c = replay_sync(t, 8, 4, 3, RS_ALGO_AUTO, NULL, NULL, RS_SYNC_COLLECTIVE);
+    r1 = replay_sync(t, 8, 4, 3, RS_ALGO_AUTO, NULL, NULL, RS_SYNC_RANK);
+    CU_ASSERT_EQUAL_FATAL(r1.rc, RS_OK);
+    CU_ASSERT_EQUAL(r1.st.done, 3);
+    printf("; pp2 tp2 dp2: collective %.3f us, rank %.3f us per iteration\n", c.st.time_ps / 1e6,
+           r1.st.time_ps / 1e6);
+    CU_ASSERT(r1.st.time_ps < c.st.time_ps * 1.1 && r1.st.time_ps > c.st.time_ps * 0.9);
+
+    rs_net *net = mk_net(8, 4, RS_TRANSPORT_IDEAL);
+    rs_replay_opts o = { .iterations = 1, .algo = RS_ALGO_PAIRWISE, .sync = RS_SYNC_RANK };
+    rs_replay *rp = NULL;
+    CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &rp, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(rp);
+    CU_ASSERT(strstr(err.msg, "workload.sync=rank") != NULL && strstr(err.msg, "pairwise") != NULL);
+    rs_net_destroy(net);
     rs_trace_destroy(t);
 }
 
@@ -636,6 +710,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
     RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
     RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
+    RS_CU_TEST(test_replay_rank_sync_members_start_and_end_on_their_own),
 };
 
 static void register_suites(void) { RS_CU_SUITE("replay", replay_tests); }
