@@ -76,6 +76,24 @@ rc=$?
 [ "$(strip_host "$TMP/plan/summary.json")" = "$(strip_host "$TMP/plan2/summary.json")" ] &&
     ok "deterministic summary" || fail "summaries differ between two runs"
 
+# 3b. workload.sync=rank: each member's part of a collective starts at its
+# issue and ends with its own part; the same summary and timeline bytes
+# twice, the key in the summary; pairwise is
+# refused (exit 2, nothing written).
+"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank -o "$TMP/rank" -q 2>"$TMP/rank.err" &&
+"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank -o "$TMP/rank2" -q 2>/dev/null
+rc=$?
+[ $rc -eq 0 ] && [ "$(strip_host "$TMP/rank/summary.json")" = "$(strip_host "$TMP/rank2/summary.json")" ] &&
+    cmp -s "$TMP/rank/timeline.msgpack" "$TMP/rank2/timeline.msgpack" &&
+    [ "$(json_get "$TMP/rank/summary.json" "d['status'], d['scenario']['workload']['sync']")" = "complete rank" ] &&
+    ok "workload.sync=rank replays, deterministic" || fail "workload.sync=rank (exit $rc): $(cat "$TMP/rank.err")"
+"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank --set workload.algo=pairwise \
+    -o "$TMP/rankpw" -q 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && [ ! -e "$TMP/rankpw/summary.json" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+    grep -q "workload.sync=rank: a pairwise all-to-all" "$TMP/err" &&
+    ok "workload.sync=rank with pairwise: exit 2" || fail "sync=rank with pairwise: exit $rc: $(cat "$TMP/err")"
+
 # 4. A preset: DP fills the network (llama2-70b keeps tp 8 x pp 4).
 "$RS" run --set workload.plan=llama2-70b --set topology.gpus=48 -q 2>"$TMP/err"
 rc=$?
