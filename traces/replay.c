@@ -152,6 +152,8 @@ typedef struct chan {
     uint32_t narr, carr, nwait, cwait;
 } chan;
 
+typedef struct p2p_rec p2p_rec;
+
 typedef struct item {
     uint32_t rank, op;
     uint8_t cause; /* dim of the op whose completion pushed it */
@@ -191,6 +193,9 @@ struct rs_replay {
                             * the sends in flight (one per rank and stream kept 22 MB at
                             * 16,384 GPUs) */
     size_t ntally_free, captally_free;
+    p2p_rec *p2p;          /* workload.sync=rank: SENDs in flight (p2p_get) */
+    size_t capp2p;
+    uint32_t p2p_free;     /* first free record, UINT32_MAX when none */
     uint64_t ncolls; /* collectives completed (coll record ids) */
     uint64_t ops_done, ops_total; /* ops completed over all ranks and iterations; of all */
     char errmsg[512];
@@ -340,6 +345,8 @@ static void complete(rs_replay *r, uint32_t rank, uint32_t j)
 
 static void ev_compute(void *ctx, rs_net *net, uint64_t arg);
 static void msg_done(void *ctx, rs_net *net, uint64_t tag);
+static void p2p_left(void *ctx, rs_net *net, uint64_t tag);
+static void p2p_done(void *ctx, rs_net *net, uint64_t tag);
 static void coll_done(void *ctx, rs_net *net, uint64_t tag);
 static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos);
 static void drain(rs_replay *r);
@@ -486,31 +493,24 @@ static void recv_start(rs_replay *r, uint32_t rank, uint32_t j)
     c->wait[c->nwait++] = (recv_wait){ kk, j };
 }
 
-/* A tally for rank's SEND on `stream`, empty: a finished send's, or a new
- * one; NULL (the run failed) when out of memory. send_done_tally gives
- * it back. */
-static rs_tally *send_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+/* An empty tally: a finished send's, or a new one; NULL (the run
+ * failed) when out of memory. */
+static rs_tally *tally_get(rs_replay *r)
 {
-    if (!r->send_tally && !(r->send_tally = calloc((size_t)r->nranks * RS_STREAMS_MAX, sizeof *r->send_tally))) {
-        fail(r, RS_ENOMEM, "out of memory for the send tallies of %u ranks", r->nranks);
-        return NULL;
-    }
-    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
-    RS_ASSERT(*t == NULL);
+    rs_tally *t = NULL;
     if (r->ntally_free)
-        *t = r->tally_free[--r->ntally_free];
-    else if (rs_tally_create(t) != RS_OK)
+        t = r->tally_free[--r->ntally_free];
+    else if (rs_tally_create(&t) != RS_OK)
         fail(r, RS_ENOMEM, "out of memory for a send tally");
-    return *t;
+    return t;
 }
 
-/* rank's SEND on `stream` has arrived: its bound, and its tally back for
- * the next send (destroyed if the free list cannot grow). */
-static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+/* A send's tally has done: its bound, and the tally back for the next
+ * send (destroyed if the free list cannot grow). */
+static rs_time tally_put(rs_replay *r, rs_tally *t)
 {
-    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
-    rs_time b = rs_net_tally_bound(r->net, *t);
-    rs_tally_clear(*t);
+    rs_time b = rs_net_tally_bound(r->net, t);
+    rs_tally_clear(t);
     if (r->ntally_free == r->captally_free) {
         size_t c = r->captally_free ? 2 * r->captally_free : 64;
         rs_tally **f = realloc(r->tally_free, c * sizeof *f);
@@ -520,11 +520,67 @@ static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
         }
     }
     if (r->ntally_free < r->captally_free)
-        r->tally_free[r->ntally_free++] = *t;
+        r->tally_free[r->ntally_free++] = t;
     else
-        rs_tally_destroy(*t);
+        rs_tally_destroy(t);
+    return b;
+}
+
+/* A tally for rank's SEND on `stream` (tally_get); send_done_tally
+ * gives it back. */
+static rs_tally *send_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+{
+    if (!r->send_tally && !(r->send_tally = calloc((size_t)r->nranks * RS_STREAMS_MAX, sizeof *r->send_tally))) {
+        fail(r, RS_ENOMEM, "out of memory for the send tallies of %u ranks", r->nranks);
+        return NULL;
+    }
+    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
+    RS_ASSERT(*t == NULL);
+    return *t = tally_get(r);
+}
+
+/* rank's SEND on `stream` has arrived: its bound; its tally back. */
+static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
+{
+    rs_tally **t = &r->send_tally[(size_t)rank * RS_STREAMS_MAX + stream];
+    rs_time b = tally_put(r, *t);
     *t = NULL;
     return b;
+}
+
+/* workload.sync=rank: a SEND in flight, from its start to its message's
+ * arrival (its op may have completed before, when the message left). */
+struct p2p_rec {
+    rs_tally *tally;
+    uint64_t k; /* its message index (op_k at its start) */
+    uint32_t rank, op, next_free;
+};
+
+/* A fresh record for rank's SEND j; UINT32_MAX (the run failed) when
+ * out of memory. */
+static uint32_t p2p_get(rs_replay *r, uint32_t rank, uint32_t j)
+{
+    if (r->p2p_free == UINT32_MAX) {
+        size_t c = r->capp2p ? 2 * r->capp2p : 64;
+        p2p_rec *a = c <= UINT32_MAX - 1 ? realloc(r->p2p, c * sizeof *a) : NULL;
+        if (!a) {
+            fail(r, RS_ENOMEM, "out of memory for the sends in flight");
+            return UINT32_MAX;
+        }
+        for (size_t i = r->capp2p; i < c; i++)
+            a[i] = (p2p_rec){ .tally = NULL, .next_free = i + 1 < c ? (uint32_t)(i + 1) : UINT32_MAX };
+        r->p2p = a;
+        r->p2p_free = (uint32_t)r->capp2p;
+        r->capp2p = c;
+    }
+    rs_tally *t = tally_get(r);
+    if (!t)
+        return UINT32_MAX;
+    uint32_t i = r->p2p_free;
+    p2p_rec *p = &r->p2p[i];
+    r->p2p_free = p->next_free;
+    *p = (p2p_rec){ .tally = t, .k = op_k(r, rank, j), .rank = rank, .op = j, .next_free = UINT32_MAX };
+    return i;
 }
 
 /* A collective or message with network-only bound b completed: charge it
@@ -573,11 +629,20 @@ static void try_start(rs_replay *r, const item *it)
         break;
     case RS_OP_SEND: {
         uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
-        rs_tally *t = send_tally(r, rank, o->stream);
-        if (!t)
-            break;
-        int rc = rs_net_send_tallied(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r,
+        int rc;
+        if (r->sync == RS_SYNC_RANK) {
+            uint32_t i = p2p_get(r, rank, j);
+            if (i == UINT32_MAX)
+                break;
+            rc = rs_net_send_posted(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r, i,
+                                    r->p2p[i].tally);
+        } else {
+            rs_tally *t = send_tally(r, rank, o->stream);
+            if (!t)
+                break;
+            rc = rs_net_send_tallied(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r,
                                      (uint64_t)rank << 32 | j, t);
+        }
         if (rc != RS_OK)
             fail(r, rc, "rank %u op %u (send \"%s\", %llu bytes to rank %u, GPU %u -> %u) could not start: %s%s",
                  rank, j, label(r, o), (unsigned long long)o->bytes, peer, r->gpu[rank], r->gpu[peer],
@@ -616,6 +681,25 @@ static void ev_compute(void *ctx, rs_net *net, uint64_t arg)
     drain(r);
 }
 
+/* Message kk from peer's slot `back` has arrived at `peer`: its RECV
+ * completes if posted, else the message waits for it. */
+static void deliver(rs_replay *r, uint32_t peer, uint32_t back, uint64_t kk)
+{
+    if (back == RS_NONE)
+        return;
+    chan *c = &r->ch[(size_t)peer * r->nslots + back];
+    uint32_t i;
+    for (i = 0; i < c->nwait && c->wait[i].k != kk; i++)
+        ;
+    if (i < c->nwait) {
+        uint32_t op = c->wait[i].op;
+        c->wait[i] = c->wait[--c->nwait];
+        complete(r, peer, op);
+    } else {
+        chan_arrived_push(r, c, kk);
+    }
+}
+
 static void msg_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
@@ -629,19 +713,40 @@ static void msg_done(void *ctx, rs_net *net, uint64_t tag)
     add_bound(r, rank, b);
     add_bound(r, peer, b);
     complete(r, rank, j);
-    if (back != RS_NONE) {
-        chan *c = &r->ch[(size_t)peer * r->nslots + back];
-        uint32_t i;
-        for (i = 0; i < c->nwait && c->wait[i].k != kk; i++)
-            ;
-        if (i < c->nwait) {
-            uint32_t op = c->wait[i].op;
-            c->wait[i] = c->wait[--c->nwait];
-            complete(r, peer, op);
-        } else {
-            chan_arrived_push(r, c, kk);
-        }
-    }
+    deliver(r, peer, back, kk);
+    drain(r);
+}
+
+/* workload.sync=rank: a SEND's message has left its GPU: the op is done
+ * (the rank's stream goes on, as NCCL's send returns once its data is
+ * handed over, not when it has landed). */
+static void p2p_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    const p2p_rec *p = &r->p2p[tag];
+    complete(r, p->rank, p->op);
+    drain(r);
+}
+
+/* workload.sync=rank: the message has arrived: its receiver's RECV may
+ * complete; the bound is charged; the record is free. */
+static void p2p_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    p2p_rec *p = &r->p2p[tag];
+    const rs_op *o = &r->cls[r->rk[p->rank].cls].ops[p->op];
+    uint32_t peer = rs_trace_slot(r->t, p->rank, o->comm);
+    uint32_t back = r->aux[(size_t)p->rank * r->nslots + o->comm];
+    rs_time b = tally_put(r, p->tally);
+    add_bound(r, p->rank, b);
+    add_bound(r, peer, b);
+    uint64_t kk = p->k;
+    p->tally = NULL;
+    p->next_free = r->p2p_free;
+    r->p2p_free = (uint32_t)tag;
+    deliver(r, peer, back, kk);
     drain(r);
 }
 
@@ -874,6 +979,7 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
     r->net = net;
     r->algo = o->algo;
     r->sync = o->sync;
+    r->p2p_free = UINT32_MAX;
     if (o->coll)
         r->copts = *o->coll;
     else
@@ -979,6 +1085,10 @@ void rs_replay_destroy(rs_replay *r)
     for (size_t i = 0; i < r->ntally_free; i++)
         rs_tally_destroy(r->tally_free[i]);
     free(r->tally_free);
+    for (size_t i = 0; i < r->capp2p; i++)
+        if (r->p2p[i].tally)
+            rs_tally_destroy(r->p2p[i].tally);
+    free(r->p2p);
     free(r);
 }
 
