@@ -549,6 +549,9 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     if (member && (rc = join_check(c, err)) != RS_OK)
         goto fail;
     if (member) {
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        c->net_hb = ti.hb_domains ? ngpus / ti.hb_domains : 1;
         c->member_done = member;
         c->mleft = calloc(n, sizeof *c->mleft);
         c->joined = calloc(n, 1);
@@ -690,6 +693,7 @@ void rs_coll_destroy(rs_coll *c)
     free(c->joined);
     free(c->pos_of);
     free(c->posted);
+    free(c->a2a_held);
     free(c);
 }
 

@@ -31,8 +31,14 @@ static uint64_t block(const rs_coll *c, uint32_t j) { return coll_split(c->bytes
 static void direct_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
-    rs_coll_member_step(ctx, (uint32_t)tag); /* its receiver, members joining */
-    rs_coll_advance(ctx, 1);
+    rs_coll *c = ctx;
+    uint32_t j = (uint32_t)tag; /* its receiver */
+    if (c->joined && !c->joined[j]) {
+        c->a2a_held[j]++; /* over an HB link: taken in at j's join (rs_coll_a2a_join) */
+        return;
+    }
+    rs_coll_member_step(c, j);
+    rs_coll_advance(c, 1);
 }
 
 /* Direct with a window: rank i's next send, to (i + step) mod n. */
@@ -137,18 +143,27 @@ static void direct_post(void *ctx, rs_net *net, uint64_t tag)
         direct_send(c, i, j);
 }
 
-/* Member x joins: it posts its receive buffer to every peer (each a path
- * latency away, in offset order, as NCCL's grouped receives) and sends
- * to the peers whose buffers are posted at it, in offset order. */
+/* Member x joins: it posts its receive buffer to every peer across HB
+ * domains (each a path latency away, in offset order, as NCCL's grouped
+ * receives; its HB peers' slots were free already), takes in the blocks
+ * that arrived over HB links before it joined (the collective cannot
+ * finish here: x has sent nothing yet) and sends to the peers whose
+ * buffers are posted at it, in offset order. */
 int rs_coll_a2a_join(rs_coll *c, uint32_t x)
 {
     uint32_t n = c->n;
     rs_time now = rs_net_now(c->net);
     for (uint32_t k = 1; k < n; k++) {
         uint32_t i = (uint32_t)(((uint64_t)x + n - k) % n);
-        rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[i], now + rs_coll_credit_time(c, x, i), direct_post, c,
-                          ((uint64_t)x << 32) | i);
+        if (!coll_hb_pair(c, x, i))
+            rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[i], now + rs_coll_credit_time(c, x, i), direct_post, c,
+                              ((uint64_t)x << 32) | i);
     }
+    for (uint32_t h = c->a2a_held[x]; h; h--)
+        rs_coll_member_step(c, x);
+    if (c->a2a_held[x])
+        rs_coll_advance(c, c->a2a_held[x]);
+    c->a2a_held[x] = 0;
     for (uint32_t k = 1; k < n && c->status == RS_OK; k++) {
         uint32_t j = (uint32_t)(((uint64_t)x + k) % n);
         if (posted(c, j, x))
@@ -164,10 +179,18 @@ int rs_coll_a2a_start(rs_coll *c, rs_err *err)
     if (c->member_done) {
         /* Members join one by one (rs_coll_a2a_join): a member receives
          * and sends n-1 blocks. */
-        if (!(c->posted = calloc(((uint64_t)n * n + 63) / 64, sizeof *c->posted)))
+        c->posted = calloc(((uint64_t)n * n + 63) / 64, sizeof *c->posted);
+        c->a2a_held = calloc(n, sizeof *c->a2a_held);
+        if (!c->posted || !c->a2a_held)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
         for (uint32_t x = 0; x < n; x++)
             c->mleft[x] = 2 * (uint64_t)(n - 1);
+        for (uint32_t j = 0; j < n; j++) /* HB peers: j's slots at i free from the last collective */
+            for (uint32_t i = 0; i < n; i++)
+                if (i != j && coll_hb_pair(c, i, j)) {
+                    uint64_t b = (uint64_t)j * n + i;
+                    c->posted[b / 64] |= 1ULL << (b % 64);
+                }
         return RS_OK;
     }
     if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < n - 1) {

@@ -93,9 +93,11 @@ struct rs_coll {
     uint8_t *joined;         /* [n] */
     uint32_t *pos_of;        /* ring: [nch][n] rank -> position; hierarchical: [n] domain x GPUs + local */
     uint64_t *posted;        /* direct all-to-all: bit j x n + i, j's receive buffer posted to i */
+    uint32_t *a2a_held;      /* direct all-to-all: [n] blocks arrived over HB links before the member joined */
     rs_coll **hkid;          /* hierarchical: [nseg][phases][groups], created as members join */
     uint8_t *hdone;          /* hierarchical: [n][nseg][phases] a member's part: idle, joined, done */
     uint32_t hgroups;        /* hierarchical: max(domains, GPUs per domain) */
+    uint32_t net_hb;         /* GPUs per HB domain of the network (members joining) */
 };
 
 /* A sender's credit when members join one by one: its receiver has not
@@ -106,6 +108,15 @@ struct rs_coll {
  * members join one by one (nothing otherwise); its last tells
  * member_done. Call before rs_coll_advance on the same path. */
 void rs_coll_member_step(rs_coll *c, uint32_t x);
+/* Members joining: 1 when ranks a and b share an HB domain of the network.
+ * Their connection is NCCL's P2P transport, whose buffer slots persist
+ * from one collective to the next: a sender may fill them before its
+ * receiver joins (the receiver consumes them once it has). Across
+ * domains the receiver's proxy posts each buffer when it has the op. */
+static inline int coll_hb_pair(const rs_coll *c, uint32_t a, uint32_t b)
+{
+    return c->gpu[a] / c->net_hb == c->gpu[b] / c->net_hb;
+}
 /* 1 when member x may send: everyone started at once, or x joined. */
 static inline int coll_member_in(const rs_coll *c, uint32_t x) { return !c->joined || c->joined[x]; }
 

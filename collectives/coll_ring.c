@@ -48,6 +48,7 @@ struct ring_rank {
     uint32_t issued;    /* next piece to send */
     uint32_t credit;    /* its successor's rcv_base as last told (ring_credit) */
     uint32_t posting;   /* its last piece has not left yet (ring_left) */
+    uint64_t held;      /* members joining: bit k, piece k arrived over an HB link before it joined */
 };
 
 #define TAG_CH_SHIFT 58
@@ -218,11 +219,11 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
-static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+/* Piece k from `pos` is at its successor, which takes it in: reduces it
+ * on a reduce step, else it is ready. */
+static void ring_take(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
 {
-    rs_coll *c = ctx;
-    uint32_t ch, pos, k;
-    decode(tag, &ch, &pos, &k);
+    rs_net *net = c->net;
     uint32_t n = c->n, m = c->ch_pieces[ch];
     uint32_t next = pos + 1 == n ? 0 : pos + 1;
     uint32_t s = k / m;
@@ -234,6 +235,30 @@ static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
         }
     }
     piece_ready(c, ch, next, k);
+}
+
+/* The receiver of the tag's piece or stream when it has not joined yet
+ * (it came over an HB link into slots free from the last collective and
+ * waits there for rs_coll_ring_join), else NULL; the tag decoded. */
+static ring_rank *unjoined_receiver(rs_coll *c, uint64_t tag, uint32_t *ch, uint32_t *pos, uint32_t *k)
+{
+    decode(tag, ch, pos, k);
+    uint32_t next = *pos + 1 == c->n ? 0 : *pos + 1;
+    if (coll_member_in(c, c->order[(size_t)*ch * c->n + next]))
+        return NULL;
+    return &c->rr[(size_t)*ch * c->n + next];
+}
+
+static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    ring_rank *rn = unjoined_receiver(c, tag, &ch, &pos, &k);
+    if (rn)
+        rn->held |= 1ULL << k; /* within the window: k < 64 */
+    else
+        ring_take(c, ch, pos, k);
 }
 
 static void ring_reduced(void *ctx, rs_net *net, uint64_t tag)
@@ -269,9 +294,9 @@ static void stream_done(void *ctx, rs_net *net, uint64_t tag)
     stream_end(ctx, tag);
 }
 
-static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
+static void stream_take(rs_coll *c, uint64_t tag)
 {
-    rs_coll *c = ctx;
+    rs_net *net = c->net;
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     uint32_t last = c->steps * c->ch_pieces[ch] - 1;
@@ -282,6 +307,18 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
         return;
     }
     stream_end(c, tag);
+}
+
+static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    ring_rank *rn = unjoined_receiver(c, tag, &ch, &pos, &k);
+    if (rn)
+        rn->held = 1;
+    else
+        stream_take(c, tag);
 }
 
 /* How long the piece-by-piece ring of channel ch takes at least, from its
@@ -482,7 +519,9 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             for (uint32_t pos = 0; pos < n; pos++) {
                 uint32_t x = c->order[(size_t)ch * n + pos];
                 c->pos_of[(size_t)ch * n + x] = pos;
-                c->rr[(size_t)ch * n + pos].credit = RS_COLL_UNPOSTED;
+                c->rr[(size_t)ch * n + pos].credit =
+                    coll_hb_pair(c, x, c->order[(size_t)ch * n + (pos + 1 == n ? 0 : pos + 1)]) ? 0
+                                                                                          : RS_COLL_UNPOSTED;
                 c->mleft[x] += c->stream ? 2 : 2 * (uint64_t)c->steps * c->ch_pieces[ch];
             }
         return RS_OK;
@@ -498,16 +537,28 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
 }
 
 /* Member x joins: on each channel it posts its buffer to its predecessor
- * (a credit of its rcv_base, 0, a path latency away) and sends what it
- * may. */
+ * (a credit of its rcv_base, 0, a path latency away; over an HB link the
+ * slots were free already), takes in what arrived over an HB link before
+ * it joined, and sends what it may. */
 int rs_coll_ring_join(rs_coll *c, uint32_t x)
 {
     uint32_t n = c->n;
     for (uint32_t ch = 0; ch < c->nch && c->status == RS_OK; ch++) {
         uint32_t pos = c->pos_of[(size_t)ch * n + x], prev = pos == 0 ? n - 1 : pos - 1;
+        ring_rank *r = &c->rr[(size_t)ch * n + pos];
         const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
-        rs_net_at_gpu_for(c->net, pos_gpu(c, ch, pos), pos_gpu(c, ch, prev), rs_net_now(c->net) + rp->credit_lat,
-                          ring_credit, c, ring_tag(ch, prev, c->rr[(size_t)ch * n + pos].rcv_base));
+        if (!coll_hb_pair(c, x, c->order[(size_t)ch * n + prev]))
+            rs_net_at_gpu_for(c->net, pos_gpu(c, ch, pos), pos_gpu(c, ch, prev),
+                              rs_net_now(c->net) + rp->credit_lat, ring_credit, c, ring_tag(ch, prev, r->rcv_base));
+        /* The collective cannot finish here: x has sent nothing yet. */
+        for (uint64_t held; (held = r->held) != 0 && c->status == RS_OK;) {
+            uint32_t k = (uint32_t)__builtin_ctzll(held);
+            r->held &= ~(1ULL << k);
+            if (c->stream)
+                stream_take(c, ((uint64_t)ch << TAG_CH_SHIFT) | ((uint64_t)prev << TAG_POS_SHIFT));
+            else
+                ring_take(c, ch, prev, k);
+        }
         issue(c, ch, pos);
     }
     return c->status;

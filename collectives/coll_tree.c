@@ -39,6 +39,7 @@ struct tree_rank {
     uint32_t dn_issued[3], dn_credit[3]; /* dn_credit: each child's dn_base as last told */
     rs_time up_lat, dn_lat[3];           /* those credits' way back (credit_latencies) */
     uint8_t up_posting, dn_posting[3];   /* its last piece on that edge has not left yet (tree_left) */
+    uint64_t up_held[3], dn_held;        /* members joining: bit p, piece p arrived over an HB link before it joined */
 };
 
 #define TREE_MIN_PART (64u << 10) /* bytes per instance below which fewer instances run */
@@ -226,12 +227,11 @@ static void tree_credit(void *ctx, rs_net *net, uint64_t tag)
     edge_event(ctx, tag, 1);
 }
 
-static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
+/* Piece p that x sent on edge dir of instance q is at its receiver,
+ * which takes it in. */
+static void tree_take(rs_coll *c, uint32_t q, uint32_t dir, uint32_t x, uint32_t p)
 {
-    (void)net;
-    rs_coll *c = ctx;
-    uint32_t q, dir, x, p;
-    tdecode(tag, &q, &dir, &x, &p);
+    rs_net *net = c->net;
     tree_rank *r = T(c, q, x);
     if (dir == 0) {
         uint32_t y = r->parent;
@@ -251,6 +251,24 @@ static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
         rs_coll_member_step(c, z);
     }
     rs_coll_advance(c, 1); /* last: may finish and free c */
+}
+
+static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t q, dir, x, p;
+    tdecode(tag, &q, &dir, &x, &p);
+    const tree_rank *r = T(c, q, x);
+    uint32_t to = dir == 0 ? r->parent : r->child[dir - 1];
+    if (!coll_member_in(c, to)) {
+        /* Over an HB link into slots free from the last collective: taken
+         * in at its receiver's join (rs_coll_tree_join); p < window. */
+        tree_rank *rt = T(c, q, to);
+        *(dir == 0 ? &rt->up_held[r->slot] : &rt->dn_held) |= 1ULL << p;
+        return;
+    }
+    tree_take(c, q, dir, x, p);
 }
 
 /* NCCL's ncclGetBtree: node 0 is the root; a node's parent and children
@@ -426,9 +444,9 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
         for (uint32_t q = 0; q < c->ntree; q++)
             for (uint32_t x = 0; x < n; x++) {
                 tree_rank *r = T(c, q, x);
-                r->up_credit = RS_COLL_UNPOSTED;
+                r->up_credit = r->parent != RS_COLL_NONE && coll_hb_pair(c, x, r->parent) ? 0 : RS_COLL_UNPOSTED;
                 for (uint32_t s = 0; s < r->nchild; s++)
-                    r->dn_credit[s] = RS_COLL_UNPOSTED;
+                    r->dn_credit[s] = coll_hb_pair(c, x, r->child[s]) ? 0 : RS_COLL_UNPOSTED;
                 c->mleft[x] += 2 * (uint64_t)c->tree_pieces[q] * (r->nchild + (r->parent != RS_COLL_NONE));
             }
     }
@@ -449,20 +467,35 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
 
 /* Member x joins: in each instance it posts its buffers, to its children
  * (their up edge: its red_done) and to its parent (its down edge: its
- * dn_base), each a path latency away, then sends what it may. */
+ * dn_base), each a path latency away (over an HB link the slots were free
+ * already), takes in what arrived over HB links before it joined, then
+ * sends what it may. The collective cannot finish here: x has sent
+ * nothing yet. */
 int rs_coll_tree_join(rs_coll *c, uint32_t x)
 {
     rs_time now = rs_net_now(c->net);
     for (uint32_t q = 0; q < c->ntree && c->status == RS_OK; q++) {
-        const tree_rank *r = T(c, q, x);
+        tree_rank *r = T(c, q, x);
         for (uint32_t s = 0; s < r->nchild; s++) {
             uint32_t y = r->child[s];
-            rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[y], now + T(c, q, y)->up_lat, tree_credit, c,
-                              ttag(q, 0, y, r->red_done));
+            if (!coll_hb_pair(c, x, y))
+                rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[y], now + T(c, q, y)->up_lat, tree_credit, c,
+                                  ttag(q, 0, y, r->red_done));
         }
-        if (r->parent != RS_COLL_NONE)
+        if (r->parent != RS_COLL_NONE && !coll_hb_pair(c, x, r->parent))
             rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[r->parent], now + T(c, q, r->parent)->dn_lat[r->slot],
                               tree_credit, c, ttag(q, 1 + r->slot, r->parent, r->dn_base));
+        for (uint32_t s = 0; s < r->nchild && c->status == RS_OK; s++)
+            for (uint64_t held; (held = r->up_held[s]) != 0 && c->status == RS_OK;) {
+                uint32_t p = (uint32_t)__builtin_ctzll(held);
+                r->up_held[s] &= ~(1ULL << p);
+                tree_take(c, q, 0, r->child[s], p);
+            }
+        for (uint64_t held; (held = r->dn_held) != 0 && c->status == RS_OK;) {
+            uint32_t p = (uint32_t)__builtin_ctzll(held);
+            r->dn_held &= ~(1ULL << p);
+            tree_take(c, q, 1 + r->slot, r->parent, p);
+        }
         try_up(c, q, x);
         try_down(c, q, x);
     }

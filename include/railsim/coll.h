@@ -131,8 +131,10 @@ RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
  * done (docs/collectives.md, "Members joining"). rs_coll_create builds the
  * collective with no member started; rs_coll_join(coll, m) starts member
  * m (its communicator rank) now: it posts its receive buffers, which its
- * senders learn a path latency later (a credit, as NCCL's receiver
- * proxy posts its FIFO entries), and sends what it can. member_done(ctx,
+ * senders across HB domains learn a path latency later (a credit, as
+ * NCCL's receiver proxy posts its FIFO entries; inside a domain the
+ * slots persist from the last collective and a sender may fill them
+ * before m joins), takes in what arrived and sends what it can. member_done(ctx,
  * net, tag, m) runs, from a network event, once m's receives have all
  * arrived (and been reduced) and its sends have all been issued; done
  * runs after the last member's. Ring, tree, direct all-to-all (no window

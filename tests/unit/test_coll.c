@@ -849,8 +849,9 @@ static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op
 }
 
 /* Every algorithm members can join: joined together at 0 they take what
- * rs_coll_start takes plus the first buffers' posting (a few path
- * latencies; the tree's and the hierarchical's per edge and phase), every
+ * rs_coll_start takes plus the first buffers' posting across HB domains
+ * (a few path latencies; the hierarchical's per phase; nothing inside
+ * one domain, whose slots are free from the last collective), every
  * member ends, the last one when the collective does. With member 0
  * joining 200 us late, an AllReduce or AllGather ends for nobody before
  * it joined, and then within the all-together time; in the all-to-all
@@ -859,7 +860,9 @@ static void test_members_joining_one_by_one(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_FAT_TREE, 32, 4, 8, RS_TRANSPORT_IDEAL);
-    rs_comm *all = comm_all(32), *rail = comm_rail(32, 4, 1);
+    rs_comm *all = comm_all(32), *rail = comm_rail(32, 4, 1), *dom = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(32, 4, 2, &dom, &err), RS_OK);
     const struct {
         const rs_comm *comm;
         rs_coll_op op;
@@ -868,6 +871,7 @@ static void test_members_joining_one_by_one(void)
         double slack_us;
     } cs[] = {
         { rail, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, 5 },
+        { dom, RS_COLL_ALLREDUCE, RS_ALGO_RING, 1 * MiB, 0.5 },
         { all, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, 5 },
         { all, RS_COLL_ALLREDUCE, RS_ALGO_TREE, 2 * MiB, 20 },
         { all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 4 * MiB, 5 },
@@ -884,6 +888,8 @@ static void test_members_joining_one_by_one(void)
         CU_ASSERT_EQUAL(used, cs[i].algo);
         CU_ASSERT(end >= base.time_ps);
         CU_ASSERT(rs_time_to_us(end) <= base.us + cs[i].slack_us);
+        if (cs[i].comm == dom) /* inside one domain nothing waits for a posting */
+            CU_ASSERT_EQUAL(end, base.time_ps);
         rs_time last = 0;
         for (uint32_t m = 0; m < j.n; m++) {
             CU_ASSERT(j.done_at[m] <= end);
@@ -907,6 +913,7 @@ static void test_members_joining_one_by_one(void)
     }
     rs_comm_destroy(all);
     rs_comm_destroy(rail);
+    rs_comm_destroy(dom);
 }
 
 /* What members cannot join one by one yet is refused with a sentence. */
