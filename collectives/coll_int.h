@@ -66,6 +66,7 @@ struct rs_coll {
     uint8_t stream;          /* flow level: one transfer per (channel, position) (coll_ring.c) */
     uint64_t *ch_serial;     /* [nch] packet level: first serial of each channel's pieces, else NULL */
     rs_time stream_hold;     /* streams: no rank's stream completes before this (stream_pace) */
+    rs_time stream_pace;     /* streams: that bound from the start (members joining: from the latest join) */
 
     /* tree */
     uint32_t ntree;          /* tree instances (2 per channel) */

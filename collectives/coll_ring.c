@@ -488,6 +488,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
         else if (hold > c->stream_hold)
             c->stream_hold = hold;
     }
+    c->stream_pace = c->stream_hold;
     c->stream_hold += rs_net_now(c->net);
     if (c->stream) {
         pending = (uint64_t)nch * n;
@@ -543,6 +544,11 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
 int rs_coll_ring_join(rs_coll *c, uint32_t x)
 {
     uint32_t n = c->n;
+    /* Streams: every piece goes round the whole ring, so none of the
+     * piece-by-piece pipeline can end before the latest member has joined
+     * and the pace has run from there. */
+    if (c->stream && rs_net_now(c->net) + c->stream_pace > c->stream_hold)
+        c->stream_hold = rs_net_now(c->net) + c->stream_pace;
     for (uint32_t ch = 0; ch < c->nch && c->status == RS_OK; ch++) {
         uint32_t pos = c->pos_of[(size_t)ch * n + x], prev = pos == 0 ? n - 1 : pos - 1;
         ring_rank *r = &c->rr[(size_t)ch * n + pos];
