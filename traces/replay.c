@@ -418,6 +418,8 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
             *pp = in->next;
             in->next = NULL;
         }
+        if (!in->coll) /* its creation failed: the run is stopping */
+            return;
         if (rs_coll_join(in->coll, pos) != RS_OK && r->status == RS_OK)
             fail(r, rs_coll_status(in->coll) != RS_OK ? rs_coll_status(in->coll) : RS_EINTERNAL,
                  "rank %u op %u (coll \"%s\") could not join its collective", rank, j, label(r, o));

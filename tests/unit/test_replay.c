@@ -344,6 +344,15 @@ static void test_replay_collective_missing_members_is_diagnosed(void)
 
     result r = replay(t, 4, 1, 1, RS_ALGO_AUTO, NULL);
     printf("\n  %s\n", r.err.msg);
+    /* Members joining one by one: the same diagnosis after the time (the
+     * members that issued it started their parts, moved what they could
+     * between themselves, 9.504 us here, and wait). */
+    result rk = replay_sync(t, 4, 1, 1, RS_ALGO_AUTO, NULL, NULL, RS_SYNC_RANK);
+    CU_ASSERT_EQUAL(rk.rc, RS_EINCOMPLETE);
+    printf("  rank sync: %s\n", rk.err.msg);
+    const char *da = strstr(r.err.msg, " us: "), *db = strstr(rk.err.msg, " us: ");
+    CU_ASSERT_FATAL(da != NULL && db != NULL);
+    CU_ASSERT_STRING_EQUAL(db, da);
     CU_ASSERT_EQUAL(r.rc, RS_EINCOMPLETE);
     CU_ASSERT_EQUAL(r.st.done, 0);
     /* Of 8 ops (ranks 0, 1: 3 each; ranks 2, 3: 1 each) 4 completed: the
