@@ -510,9 +510,11 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     }
     c->pending = pending;
     if (c->member_done) {
-        /* Members join one by one (rs_coll_ring_join): no sender may go
-         * before its successor's buffer is posted. A member receives and
-         * sends steps x pieces on each channel (a stream each way). */
+        /* Members join one by one (rs_coll_ring_join): across HB domains
+         * no sender may go before its successor's buffer is posted; inside
+         * one the slots are free from the last collective. A member
+         * receives and sends steps x pieces on each channel (a stream
+         * each way). */
         credit_latencies(c);
         if (!(c->pos_of = malloc((size_t)nch * n * sizeof *c->pos_of)))
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);

@@ -439,8 +439,10 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
     c->pending = pending;
     if (c->member_done) {
         /* Members join one by one (rs_coll_tree_join): nothing goes up or
-         * down an edge before its receiver posted its buffer. A member
-         * receives and sends m pieces on each of its edges. */
+         * down an edge across HB domains before its receiver posted its
+         * buffer (inside one the slots are free from the last
+         * collective). A member receives and sends m pieces on each of
+         * its edges. */
         for (uint32_t q = 0; q < c->ntree; q++)
             for (uint32_t x = 0; x < n; x++) {
                 tree_rank *r = T(c, q, x);
