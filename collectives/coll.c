@@ -643,6 +643,7 @@ int rs_coll_join(rs_coll *c, uint32_t x)
     if (!c->member_done || x >= c->n || c->joined[x])
         return RS_EINVAL;
     c->joined[x] = 1;
+    c->njoined++;
     if (c->n == 1 || c->bytes == 0) {
         rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net), member_empty, c, x);
         return RS_OK;

@@ -92,6 +92,7 @@ struct rs_coll {
     rs_coll_member_fn member_done;
     uint64_t *mleft;         /* [n] a member's receives and sends still to come */
     uint8_t *joined;         /* [n] */
+    uint32_t njoined;        /* members joined so far */
     uint32_t *pos_of;        /* ring: [nch][n] rank -> position; hierarchical: [n] domain x GPUs + local */
     uint64_t *posted;        /* direct all-to-all: bit j x n + i, j's receive buffer posted to i */
     uint32_t *a2a_held;      /* direct all-to-all: [n] blocks arrived over HB links before the member joined */

@@ -134,10 +134,12 @@ RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
  * senders across HB domains learn a path latency later (a credit, as
  * NCCL's receiver proxy posts its FIFO entries; inside a domain the
  * slots persist from the last collective and a sender may fill them
- * before m joins), takes in what arrived and sends what it can. member_done(ctx,
- * net, tag, m) runs, from a network event, once m's receives have all
- * arrived (and been reduced) and its sends have all been issued; done
- * runs after the last member's. Ring, tree, direct all-to-all (no window
+ * before m joins), takes in what arrived and sends what it can.
+ * member_done(ctx, net, tag, m) runs once m's receives have all arrived
+ * (and been reduced) and its sends have all been issued: from a network
+ * event, or from inside rs_coll_join(coll, m) when what reached m before
+ * it joined completes its part (a small one inside an HB domain); done
+ * runs after the last member's, always from an event. Ring, tree, direct all-to-all (no window
  * of peers) and hierarchical collectives; pairwise all-to-all, a window
  * of peers and send/recv are refused (RS_EINVAL). Otherwise as
  * rs_coll_start; join each member once (RS_EINVAL for a member out of
