@@ -567,8 +567,12 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     if (o->part && o->part->ranks > 1) {
         char cwhy[160];
         if (r.replay)
-            snprintf(part_why, sizeof part_why, "a workload is not split yet (its steps wait on each other at zero "
-                     "delay across GPUs)");
+            snprintf(part_why, sizeof part_why, "%s",
+                     sc.workload.sync == RS_SYNC_RANK
+                         ? "a workload is not split yet (its collectives and sends are not named alike in every "
+                           "process yet)"
+                         : "a workload is not split yet (its collectives wait for all their members at zero delay "
+                           "across GPUs; workload.sync=rank does not)");
         else if (r.coll && !rs_collrun_splits(r.coll, cwhy, sizeof cwhy))
             snprintf(part_why, sizeof part_why, "the collective: %s", cwhy);
         else

@@ -471,7 +471,9 @@ static int algo_check(const rs_coll *c, rs_err *err)
 static int join_check(const rs_coll *c, rs_err *err)
 {
     const char *r = NULL;
-    if (c->op == RS_COLL_SENDRECV)
+    if (c->split)
+        r = "a network split over processes (its joins are not named alike in every process yet, docs/parallel.md)";
+    else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
     else if (c->algo == RS_ALGO_PAIRWISE)
         r = "a pairwise all-to-all (its steps wait for both ends)";

@@ -139,10 +139,11 @@ RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
  * (and been reduced) and its sends have all been issued: from a network
  * event, or from inside rs_coll_join(coll, m) when what reached m before
  * it joined completes its part (a small one inside an HB domain); done
- * runs after the last member's, always from an event. Ring, tree, direct all-to-all (no window
- * of peers) and hierarchical collectives; pairwise all-to-all, a window
- * of peers and send/recv are refused (RS_EINVAL). Otherwise as
- * rs_coll_start; join each member once (RS_EINVAL for a member out of
+ * runs after the last member's, always from an event. Ring, tree,
+ * direct all-to-all (no window of peers) and hierarchical collectives;
+ * pairwise all-to-all, a window of peers, send/recv and a network split
+ * over processes are refused (RS_EINVAL). Otherwise as rs_coll_start;
+ * join each member once (RS_EINVAL for a member out of
  * range or joined twice). */
 typedef void (*rs_coll_member_fn)(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
 RS_API int rs_coll_create(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
