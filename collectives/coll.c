@@ -237,16 +237,21 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
 static int groups_build(rs_coll *c, uint32_t ndomains);
 static rs_coll_algo auto_algo(const rs_coll *c);
 
+/* GPUs per HB domain of the network. */
+static uint32_t net_hb_size(const rs_net *net)
+{
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    return ti.hb_domains ? rs_net_gpus(net) / ti.hb_domains : 1;
+}
+
 /* c's HB domain size resolved on net (0 in the options: the network's)
  * and its ranks (c->gpu, c->n) grouped by domain. */
 static int groups_resolve(rs_coll *c, const rs_net *net)
 {
     uint32_t ngpus = rs_net_gpus(net);
-    if (c->o.hb_size == 0) {
-        rs_net_topo_info ti;
-        rs_net_topo_info_get(net, &ti);
-        c->o.hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1;
-    }
+    if (c->o.hb_size == 0)
+        c->o.hb_size = net_hb_size(net);
     return groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size);
 }
 
@@ -551,9 +556,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     if (member && (rc = join_check(c, err)) != RS_OK)
         goto fail;
     if (member) {
-        rs_net_topo_info ti;
-        rs_net_topo_info_get(net, &ti);
-        c->net_hb = ti.hb_domains ? ngpus / ti.hb_domains : 1;
+        c->net_hb = net_hb_size(net);
         c->member_done = member;
         c->mleft = calloc(n, sizeof *c->mleft);
         c->joined = calloc(n, 1);

@@ -476,11 +476,11 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
     }
     c->stream_pace = c->stream_hold;
     c->stream_hold += rs_net_now(c->net);
+    if (!c->stream || c->member_done) /* pieces' credits, or members' postings */
+        credit_latencies(c);
     if (c->stream) {
         pending = (uint64_t)nch * n;
     } else {
-        if (!c->member_done)
-            credit_latencies(c);
         /* Packet level: a piece's serial (its entropy, its captured QPN)
          * is its place in the collective, (channel, position, piece), from
          * a block taken now, not the order in which the ranks happen to
@@ -501,7 +501,6 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
          * one the slots are free from the last collective. A member
          * receives and sends steps x pieces on each channel (a stream
          * each way). */
-        credit_latencies(c);
         if (!(c->pos_of = malloc((size_t)nch * n * sizeof *c->pos_of)))
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
         for (uint32_t ch = 0; ch < nch; ch++)
