@@ -264,6 +264,7 @@ void rs_net_destroy(rs_net *net)
     free(net->plane_tiers);
     free(net->flows);
     free(net->cbs);
+    free(net->cbh);
     free(net->flow_free.ids);
     free(net->msgs);
     free(net->msg_free.ids);
@@ -1192,19 +1193,29 @@ static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_
 /* The receiving side of rs_part_ship_send: the message and its flow as
  * the sending process made them, for the frames and the completion this
  * process sees (never sent from here: its source is elsewhere). */
+static const struct rs_net_cb *cb_named(rs_net *net, uint32_t i);
+
 uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
 {
     uint32_t m, f;
-    if (s->src >= net->gpus || s->dst >= net->gpus || (s->cb != RS_NONE && s->cb >= net->ncbs) ||
-        msg_alloc(net, &m) != RS_OK)
+    /* Its done runs where its destination is: named there (a receiver
+     * that joined has its collective), not needed elsewhere. */
+    const struct rs_net_cb *cb = NULL;
+    if (s->src >= net->gpus || s->dst >= net->gpus || (s->cb != RS_NONE && s->cb >= net->ncbs))
+        return RS_NONE;
+    if (s->cb != RS_NONE && rs_part_owns_node(net, s->dst) && !(cb = cb_named(net, s->cb)))
+        return RS_NONE;
+    if (s->cb != RS_NONE && !cb && net->cbs[s->cb].fn)
+        cb = &net->cbs[s->cb];
+    if (msg_alloc(net, &m) != RS_OK)
         return RS_NONE;
     net->part_own_ids = 1;
     msg_fill(net, m, s->src, s->dst, s->bytes, s->start, s->serial); /* counted where its source is */
     rs_msg *msg = &net->msgs[m];
     msg->tag = s->tag;
-    if (s->cb != RS_NONE) {
-        msg->done = net->cbs[s->cb].fn;
-        msg->ctx = net->cbs[s->cb].ctx;
+    if (cb) {
+        msg->done = cb->fn;
+        msg->ctx = cb->ctx;
     }
     net->mirroring = 1;
     int rc = rs_flow_new_serial(net, s->src, s->dst, s->bytes, m, RS_NONE, 0, s->serial, &f);
@@ -1220,20 +1231,143 @@ uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
     return f;
 }
 
+/* The callback index (cbs) and its lookup by (fn, ctx), open addressing:
+ * slots hold an index, CBH_EMPTY or CBH_GONE (a tombstone). The hash of
+ * a pointer pair orders nothing that is written: it only finds. */
+#define CBH_EMPTY UINT32_MAX
+#define CBH_GONE (UINT32_MAX - 1)
+
+static uint32_t cbh_slot(const rs_net *net, rs_net_timer_fn fn, const void *ctx)
+{
+    uint64_t h = rs_mix64((uint64_t)(uintptr_t)fn * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)ctx);
+    return (uint32_t)h & (net->capcbh - 1);
+}
+
+static int cbh_insert(rs_net *net, uint32_t i);
+
+static int cbh_grow(rs_net *net)
+{
+    uint32_t live = 0;
+    for (uint32_t k = 0; k < net->capcbh; k++)
+        live += net->cbh[k] < CBH_GONE;
+    uint32_t cap = net->capcbh ? net->capcbh : 64;
+    while (cap < 4 * (live + 1))
+        cap *= 2;
+    uint32_t *old = net->cbh, oldcap = net->capcbh;
+    if (!(net->cbh = malloc((size_t)cap * sizeof *net->cbh))) {
+        net->cbh = old;
+        return RS_ENOMEM;
+    }
+    memset(net->cbh, 0xff, (size_t)cap * sizeof *net->cbh);
+    net->capcbh = cap;
+    net->ncbh = 0;
+    for (uint32_t k = 0; k < oldcap; k++)
+        if (old[k] < CBH_GONE)
+            cbh_insert(net, old[k]);
+    free(old);
+    return RS_OK;
+}
+
+/* Index i (bound) becomes the one rs_net_cb_find gives for its (fn, ctx):
+ * the latest registration wins, as the reverse scan it replaces did. */
+static int cbh_insert(rs_net *net, uint32_t i)
+{
+    if ((net->ncbh + 1) * 2 > net->capcbh && cbh_grow(net) != RS_OK)
+        return RS_ENOMEM;
+    const struct rs_net_cb *e = &net->cbs[i];
+    uint32_t k = cbh_slot(net, e->fn, e->ctx), gone = CBH_EMPTY;
+    for (;; k = (k + 1) & (net->capcbh - 1)) {
+        uint32_t v = net->cbh[k];
+        if (v == CBH_EMPTY)
+            break;
+        if (v == CBH_GONE) {
+            if (gone == CBH_EMPTY)
+                gone = k;
+        } else if (net->cbs[v].fn == e->fn && net->cbs[v].ctx == e->ctx) {
+            net->cbh[k] = i;
+            return RS_OK;
+        }
+    }
+    if (gone != CBH_EMPTY)
+        k = gone;
+    else
+        net->ncbh++;
+    net->cbh[k] = i;
+    return RS_OK;
+}
+
+static void cbh_remove(rs_net *net, uint32_t i)
+{
+    if (!net->capcbh)
+        return;
+    const struct rs_net_cb *e = &net->cbs[i];
+    for (uint32_t k = cbh_slot(net, e->fn, e->ctx); net->cbh[k] != CBH_EMPTY; k = (k + 1) & (net->capcbh - 1))
+        if (net->cbh[k] == i) {
+            net->cbh[k] = CBH_GONE;
+            return;
+        }
+}
+
 uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx)
 {
     if (rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + 1, sizeof *net->cbs, 16) != RS_OK)
         return RS_NONE;
     net->cbs[net->ncbs] = (struct rs_net_cb){ fn, ctx };
+    if (cbh_insert(net, net->ncbs) != RS_OK)
+        return RS_NONE;
     return net->ncbs++;
+}
+
+uint32_t rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx)
+{
+    if ((net->cb_resolve && (net->cb_resolve != resolve || net->cb_resolve_ctx != ctx)) ||
+        n > UINT32_MAX - 2 - net->ncbs ||
+        rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + n, sizeof *net->cbs, 16) != RS_OK)
+        return RS_NONE;
+    net->cb_resolve = resolve;
+    net->cb_resolve_ctx = ctx;
+    memset(net->cbs + net->ncbs, 0, (size_t)n * sizeof *net->cbs);
+    uint32_t first = net->ncbs;
+    net->ncbs += n;
+    return first;
+}
+
+int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx)
+{
+    if (i >= net->ncbs)
+        return RS_EINVAL;
+    if (net->cbs[i].fn)
+        cbh_remove(net, i);
+    net->cbs[i] = (struct rs_net_cb){ fn, ctx };
+    return fn ? cbh_insert(net, i) : RS_OK;
 }
 
 uint32_t rs_net_cb_find(const rs_net *net, rs_net_timer_fn fn, const void *ctx)
 {
-    for (uint32_t i = net->ncbs; i-- > 0;)
-        if (net->cbs[i].fn == fn && net->cbs[i].ctx == ctx)
-            return i;
+    if (!net->capcbh)
+        return RS_NONE;
+    for (uint32_t k = cbh_slot(net, fn, ctx); net->cbh[k] != CBH_EMPTY; k = (k + 1) & (net->capcbh - 1)) {
+        uint32_t v = net->cbh[k];
+        if (v != CBH_GONE && net->cbs[v].fn == fn && net->cbs[v].ctx == ctx)
+            return v;
+    }
     return RS_NONE;
+}
+
+/* Index i as another process named it: bound now if it was reserved and
+ * not yet set (its owner made here on first use). */
+static const struct rs_net_cb *cb_named(rs_net *net, uint32_t i)
+{
+    if (i >= net->ncbs)
+        return NULL;
+    if (!net->cbs[i].fn && net->cb_resolve)
+        net->cb_resolve(net->cb_resolve_ctx, net, i);
+    return net->cbs[i].fn ? &net->cbs[i] : NULL;
+}
+
+int rs_net_gpu_local(const rs_net *net, uint32_t gpu)
+{
+    return gpu < net->gpus && rs_part_owns_node(net, gpu);
 }
 
 /* -- timers and running ------------------------------------------------- */
@@ -1294,12 +1428,13 @@ void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_time t, 
 
 void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
 {
-    timer_rec *rec = cb < net->ncbs ? rs_pool_get(&net->timers) : NULL;
+    const struct rs_net_cb *e = cb_named(net, cb);
+    timer_rec *rec = e ? rs_pool_get(&net->timers) : NULL;
     if (!rec) {
-        rs_sim_stop(net->sim, cb < net->ncbs ? RS_ENOMEM : RS_EINTERNAL);
+        rs_sim_stop(net->sim, e ? RS_ENOMEM : RS_EINTERNAL);
         return;
     }
-    *rec = (timer_rec){ net->cbs[cb].fn, net->cbs[cb].ctx, arg };
+    *rec = (timer_rec){ e->fn, e->ctx, arg };
     rs_sim_at_key(net->sim, t, key, ev_timer, net, (uint64_t)(uintptr_t)rec);
 }
 

@@ -282,6 +282,24 @@ RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_t
  * driver's events), and a callback crossing processes (a mirrored send's
  * done, rs_net_at_gpu_for) goes by its index. UINT32_MAX when out of memory. */
 RS_API uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx);
+/* For callbacks whose owner is made later, at different times in
+ * different processes (a collective whose members join one by one, built
+ * by its first member there): reserve n consecutive indices, unset, alike
+ * in every process (at setup), and bind each with rs_net_cb_set once its
+ * owner exists. An unset index named by another process (a mirrored
+ * send's done, a shipped timer) is first given to resolve(ctx, net,
+ * index), which must set it (else the run stops with RS_EINTERNAL). One
+ * resolver per network. The first index, or UINT32_MAX (out of memory,
+ * or another resolver is installed). */
+typedef void (*rs_net_cb_resolve_fn)(void *ctx, rs_net *net, uint32_t index);
+RS_API uint32_t rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx);
+/* Bind (fn NULL: unbind) reserved or registered index i. RS_EINVAL for an
+ * index never given out, RS_ENOMEM. */
+RS_API int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx);
+/* 1 when this process runs GPU gpu's events: always in a serial run; in
+ * a partitioned one, for the GPUs of its HB domains (rs_net_part_start).
+ * A workload starts only its own GPUs' work (docs/parallel.md). */
+RS_API int rs_net_gpu_local(const rs_net *net, uint32_t gpu);
 /* rs_net_send_posted with the serial of its flow given (entropy, captured
  * QPNs): a collective names its transfers from a block it reserved
  * (rs_net_serials_reserve), so the serial does not depend on the order in
