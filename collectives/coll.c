@@ -226,10 +226,29 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
         first[i] = total;
         total += per_piece * pieces[i];
     }
-    uint64_t base = rs_net_serials_reserve(c->net, total);
+    uint64_t base;
+    if (c->probe) {
+        *c->probe += total;
+        base = 0;
+    } else {
+        base = c->serial0 != UINT64_MAX ? c->serial0 : rs_net_serials_reserve(c->net, total);
+    }
     for (uint32_t i = 0; i < k; i++)
         first[i] += base;
     return first;
+}
+
+int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit)
+{
+    if (c->probe)
+        return RS_OK;
+    if (c->cb0 != RS_COLL_NONE)
+        return rs_net_cb_set(c->net, c->cb0, arrived, c) == RS_OK && rs_net_cb_set(c->net, c->cb0 + 1, credit, c) == RS_OK
+                   ? RS_OK
+                   : RS_ENOMEM;
+    return rs_net_cb_register(c->net, arrived, c) == UINT32_MAX || rs_net_cb_register(c->net, credit, c) == UINT32_MAX
+               ? RS_ENOMEM
+               : RS_OK;
 }
 
 /* -- partitioned runs ---------------------------------------------------- */
@@ -255,6 +274,32 @@ static int groups_resolve(rs_coll *c, const rs_net *net)
     return groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size);
 }
 
+rs_coll_algo rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                                  uint64_t bytes, const rs_coll_opts *o)
+{
+    if (algo != RS_ALGO_AUTO)
+        return algo;
+    rs_coll_opts def;
+    if (!o) {
+        rs_coll_opts_default(&def);
+        o = &def;
+    }
+    /* The rule rs_coll_start applies, on the same group. */
+    rs_coll c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    c.bytes = bytes;
+    c.n = rs_comm_size(comm);
+    c.gpu = (uint32_t *)rs_comm_gpus(comm); /* read only */
+    c.o = *o;
+    if (groups_resolve(&c, net) != RS_OK)
+        return RS_ALGO_AUTO;
+    algo = auto_algo(&c);
+    free(c.g.dom_off);
+    free(c.g.dom_rank);
+    return algo;
+}
+
 int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
                    const rs_coll_opts *o, char *why, size_t n)
 {
@@ -263,23 +308,10 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo
         rs_coll_opts_default(&def);
         o = &def;
     }
-    if (algo == RS_ALGO_AUTO) {
-        /* The rule rs_coll_start applies, on the same group. */
-        rs_coll c;
-        memset(&c, 0, sizeof c);
-        c.op = op;
-        c.bytes = bytes;
-        c.n = rs_comm_size(comm);
-        c.gpu = (uint32_t *)rs_comm_gpus(comm); /* read only */
-        c.o = *o;
-        if (groups_resolve(&c, net) != RS_OK) {
-            if (why)
-                snprintf(why, n, "out of memory");
-            return 0;
-        }
-        algo = auto_algo(&c);
-        free(c.g.dom_off);
-        free(c.g.dom_rank);
+    if ((algo = rs_coll_algo_resolve(net, comm, op, algo, bytes, o)) == RS_ALGO_AUTO) {
+        if (why)
+            snprintf(why, n, "out of memory");
+        return 0;
     }
     const char *r = NULL;
     if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && o->a2a_peers != 0)
@@ -476,8 +508,12 @@ static int algo_check(const rs_coll *c, rs_err *err)
 static int join_check(const rs_coll *c, rs_err *err)
 {
     const char *r = NULL;
-    if (c->split)
-        r = "a network split over processes (its joins are not named alike in every process yet, docs/parallel.md)";
+    if (c->split && c->cb0 == RS_COLL_NONE)
+        r = "a network split over processes without a name (rs_coll_create_named)";
+    else if (c->split && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE)
+        r = c->algo == RS_ALGO_HIERARCHICAL
+                ? "a hierarchical collective split over processes (its phases are not named alike yet)"
+                : "an all-to-all split over processes (its postings are not named alike yet)";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
     else if (c->algo == RS_ALGO_PAIRWISE)
@@ -493,7 +529,8 @@ static int join_check(const rs_coll *c, rs_err *err)
 
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err)
+                uint64_t tag, rs_coll *parent, const rs_coll_name *name, uint64_t *probe, rs_coll **out,
+                rs_err *err)
 {
     *out = NULL;
     if ((unsigned)op >= RS_COLL_NOPS)
@@ -542,7 +579,10 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     c->t_start = rs_net_now(net);
     c->t_end = RS_TIME_MAX;
     c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
-    c->split = rs_net_part_ranks(net) > 1;
+    c->split = !probe && rs_net_part_ranks(net) > 1;
+    c->serial0 = name ? name->serial0 : UINT64_MAX;
+    c->cb0 = name ? name->cb0 : RS_COLL_NONE;
+    c->probe = probe;
     c->gpu = malloc((size_t)n * sizeof *c->gpu);
     if (!c->gpu || (!parent && (rs_tally_create(&c->tally) != RS_OK || rs_tally_reserve(c->tally, n) != RS_OK)))
         goto nomem;
@@ -620,7 +660,7 @@ int rs_coll_start(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo 
                   uint64_t tag, rs_coll **out, rs_err *err)
 {
     return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, NULL, done,
-                       ctx, tag, NULL, out, err);
+                       ctx, tag, NULL, NULL, NULL, out, err);
 }
 
 int rs_coll_create(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
@@ -631,8 +671,40 @@ int rs_coll_create(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo
     if (!member_done)
         return rs_err_set(err, RS_EINVAL, "collective: members joining one by one need a member_done callback");
     return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, member_done, done,
-                          ctx, tag, NULL, out, err);
+                          ctx, tag, NULL, NULL, NULL, out, err);
 }
+
+int rs_coll_create_named(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                         const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
+                         uint64_t tag, const rs_coll_name *name, rs_coll **out, rs_err *err)
+{
+    *out = NULL;
+    if (!member_done)
+        return rs_err_set(err, RS_EINVAL, "collective: members joining one by one need a member_done callback");
+    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, member_done, done,
+                          ctx, tag, NULL, name, NULL, out, err);
+}
+
+static void probe_member(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
+{
+    (void)ctx;
+    (void)net;
+    (void)tag;
+    (void)pos;
+}
+
+int rs_coll_serials(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                    const rs_coll_opts *o, uint64_t *n, rs_err *err)
+{
+    *n = 0;
+    rs_coll *c;
+    int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, probe_member, NULL,
+                            NULL, 0, NULL, NULL, n, &c, err);
+    rs_coll_destroy(c);
+    return rc;
+}
+
+const rs_tally *rs_coll_tally(const rs_coll *c) { return c->tally; }
 
 /* An empty collective's member, done at its join (from an event). */
 static void member_empty(void *ctx, rs_net *net, uint64_t x)

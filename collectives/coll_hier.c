@@ -51,7 +51,7 @@ static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, r
     rs_coll *kid;
     /* Sub-collectives inherit the options (channels 0 stays auto, so
      * each phase picks its own) and the resolved HB size. */
-    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, &kid, err);
+    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, NULL, NULL, &kid, err);
     if (rc != RS_OK)
         return rc;
     c->kids[c->nkids++] = kid;

@@ -100,6 +100,11 @@ struct rs_coll {
     uint8_t *hdone;          /* hierarchical: [n][nseg][phases] a member's part: idle, joined, done */
     uint32_t hgroups;        /* hierarchical: max(domains, GPUs per domain) */
     uint32_t net_hb;         /* GPUs per HB domain of the network (members joining) */
+
+    /* Named (rs_coll_create_named): serials and callback indices given. */
+    uint64_t serial0;        /* UINT64_MAX: reserve at start */
+    uint32_t cb0;            /* RS_COLL_NONE: register at start (a split collective) */
+    uint64_t *probe;         /* rs_coll_serials: count the serials here, reserve and register nothing */
 };
 
 /* A sender's credit when members join one by one: its receiver has not
@@ -146,6 +151,11 @@ int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_ne
  * (malloc'ed; NULL when out of memory). A piece's serial is then its
  * place in the collective, not the order the ranks send in. */
 uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, const uint32_t *pieces);
+/* A split ring or tree: its two callbacks that cross processes (a
+ * transfer's arrival, a credit) named alike in every process: the
+ * indices its name gives, else registered now (it starts from a shared
+ * event). RS_OK, or RS_ENOMEM. */
+int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
 /* Record a failure seen inside a callback and stop the run. */
@@ -174,7 +184,8 @@ void rs_coll_hier_free(rs_coll *c);
 /* member non-NULL: members join one by one (rs_coll_create). */
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, rs_coll **out, rs_err *err);
+                uint64_t tag, rs_coll *parent, const rs_coll_name *name, uint64_t *probe, rs_coll **out,
+                rs_err *err);
 /* Member x starts its part (the algorithm's own join). */
 int rs_coll_ring_join(rs_coll *c, uint32_t x);
 int rs_coll_tree_join(rs_coll *c, uint32_t x);

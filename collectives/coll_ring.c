@@ -490,8 +490,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
         /* A split run: the callbacks that cross processes, named alike
          * in every one (the ring starts from a shared event). */
-        if (c->split && (rs_net_cb_register(c->net, ring_arrived, c) == UINT32_MAX ||
-                         rs_net_cb_register(c->net, ring_credit, c) == UINT32_MAX))
+        if (c->split && rs_coll_name_cbs(c, ring_arrived, ring_credit) != RS_OK)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
     }
     c->pending = pending;

@@ -151,6 +151,35 @@ RS_API int rs_coll_create(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_
                           uint64_t tag, rs_coll **out, rs_err *err);
 RS_API int rs_coll_join(rs_coll *coll, uint32_t member);
 
+/* A collective named alike in every process of a partitioned run
+ * (docs/parallel.md, "Replays"): built by whichever of its members'
+ * events comes first in each process, at different times, so what it
+ * registers and the serials of its transfers cannot come from creation
+ * order. The creator reserves both at setup, alike everywhere. */
+typedef struct rs_coll_name {
+    uint64_t serial0; /* first of the rs_coll_serials serials its transfers take; UINT64_MAX: reserved at
+                         creation, in creation order */
+    uint32_t cb0;     /* first of RS_COLL_NAME_CBS callback indices (rs_net_cb_reserve); UINT32_MAX: none
+                         (then it cannot run split) */
+} rs_coll_name;
+#define RS_COLL_NAME_CBS 2u
+/* rs_coll_create with a name (NULL: as rs_coll_create). On a partitioned
+ * network a named ring or tree runs split: each process runs its GPUs'
+ * part, member_done runs for them, done never runs (no process sees
+ * every member); the creator merges after the run (rs_coll_tally). Other
+ * algorithms on a partitioned network: RS_EINVAL. */
+RS_API int rs_coll_create_named(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                                const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done,
+                                void *ctx, uint64_t tag, const rs_coll_name *name, rs_coll **out, rs_err *err);
+/* The serials such a collective's transfers take at packet level (0 at
+ * flow level, or when its algorithm names none), without making it.
+ * RS_EINVAL / RS_ENOMEM as rs_coll_create. */
+RS_API int rs_coll_serials(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                           const rs_coll_opts *o, uint64_t *n, rs_err *err);
+/* Its transfers' bytes per GPU port so far, this process's sources
+ * (rs_net_tally_bound); NULL once finished (the bound is kept). */
+RS_API const rs_tally *rs_coll_tally(const rs_coll *coll);
+
 /* The algorithm run (RS_ALGO_AUTO resolved). */
 RS_API rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
 RS_API rs_time rs_coll_start_time(const rs_coll *coll);
@@ -186,6 +215,10 @@ RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
  * run, rank 0 finishes it from every process's part, at the last
  * completion anywhere, with its records placed there. */
 
+/* The algorithm rs_coll_start would run for algo (RS_ALGO_AUTO: its
+ * rule, on net's HB domains); RS_ALGO_AUTO when out of memory. */
+RS_API rs_coll_algo rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                                         uint64_t bytes, const rs_coll_opts *o);
 /* Can this collective (over gpus[0..n), `bytes`, options o or NULL for the
  * defaults) run split on net? 1, or 0 with the reason in why. */
 RS_API int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
