@@ -158,7 +158,8 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
          * iterations finish there, rs_collrun_part_finish). */
         if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) == RS_OK)
             rs_net_faults_timeline_catchup(net); /* as below; rank 0's part has the records */
-        if (rc == RS_OK && coll && (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) {
+        if (rc == RS_OK && ((coll && (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) ||
+                            (replay && (rc = rs_replay_set_timeline_part(replay, *part, 1, err)) != RS_OK))) {
             rs_net_timeline_stop(net);
             rs_timeline_abort(*part);
             *part = NULL;
@@ -352,15 +353,15 @@ static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int late, int a
     return rc == RS_OK ? RS_OK : RS_EIO;
 }
 
-/* A split run of a collective: rank 0 finishes its iteration from every
- * process's completions (rs_collrun_part_finish), before its timeline
- * part closes. */
-static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_timeline *late)
+/* A split run of a collective or a replay: rank 0 finishes its iteration
+ * from every process's completions (rs_collrun_part_finish,
+ * rs_replay_part_finish), before its timeline part closes. */
+static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_replay *replay, rs_timeline *late)
 {
     uint32_t R = o->part->ranks;
     void *mine = NULL, *all = NULL;
     size_t n = 0;
-    int rc = rs_collrun_part_pack(coll, &mine, &n);
+    int rc = coll ? rs_collrun_part_pack(coll, &mine, &n) : rs_replay_part_pack(replay, &mine, &n);
     size_t *len = calloc(R, sizeof *len);
     const void **parts = calloc(R, sizeof *parts);
     if (rc != RS_OK || !len || !parts) {
@@ -376,11 +377,13 @@ static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_timeline *late)
             parts[i] = (const char *)all + off;
             off += len[i];
         }
-        if (late)
+        if (late && coll)
             rs_collrun_timeline_move(coll, late);
         /* A part that did not survive the trip is ours to explain: internal. */
-        if (rs_collrun_part_finish(coll, parts, len, R) != RS_OK)
-            rc = RS_EINTERNAL;
+        int frc = coll ? rs_collrun_part_finish(coll, parts, len, R)
+                       : rs_replay_part_finish(replay, parts, len, R, late);
+        if (frc != RS_OK)
+            rc = frc == RS_ENOMEM ? RS_ENOMEM : RS_EINTERNAL;
     }
     free(mine);
     free(all);
@@ -566,13 +569,8 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
     int split = 0; /* from rs_net_part_start on: every process agrees before the run */
     if (o->part && o->part->ranks > 1) {
         char cwhy[160];
-        if (r.replay)
-            snprintf(part_why, sizeof part_why, "%s",
-                     sc.workload.sync == RS_SYNC_RANK
-                         ? "a workload is not split yet (its collectives and sends are not named alike in every "
-                           "process yet)"
-                         : "a workload is not split yet (its collectives wait for all their members at zero delay "
-                           "across GPUs; workload.sync=rank does not)");
+        if (r.replay && !rs_replay_splits(r.replay, cwhy, sizeof cwhy))
+            snprintf(part_why, sizeof part_why, "the workload: %s", cwhy);
         else if (r.coll && !rs_collrun_splits(r.coll, cwhy, sizeof cwhy))
             snprintf(part_why, sizeof part_why, "the collective: %s", cwhy);
         else
@@ -634,6 +632,8 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
         }
         if (o->part->rank != 0 && want_tl && mine == RS_OK)
             mine = timeline_part_open(&sc, r.net, o->outdir, o->part->rank, sample_ps, &tlp, err);
+        if (o->part->rank != 0 && tlp && r.replay && mine == RS_OK)
+            mine = rs_replay_set_timeline_part(r.replay, tlp, 0, err);
         agreed = split_agree(o, split, mine == RS_OK);
     }
     if (!agreed) {
@@ -655,13 +655,13 @@ int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, r
      * written into a part of its own, DIR/.timeline.msgpack.partR with R
      * the number of ranks: rank 0's part is in key order already. */
     rs_timeline *tll = NULL;
-    if (split && r.coll) {
+    if (split && (r.coll || r.replay)) {
         char lpath[4200];
         if (tl)
             part_path(lpath, sizeof lpath, o->outdir, o->part->ranks);
         rs_err lerr;
         int lrc = tl ? rs_net_timeline_part(r.net, lpath, tl_mask(&sc), &tll, &lerr) : RS_OK;
-        int mrc = coll_merge(o, r.coll, tll);
+        int mrc = coll_merge(o, r.coll, r.replay, tll);
         if ((mrc != RS_OK || lrc != RS_OK) && info.status == RS_OK)
             info.status = lrc != RS_OK ? RS_EIO : mrc;
     }

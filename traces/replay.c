@@ -129,6 +129,12 @@ typedef struct inst {
     uint64_t k, bytes;
     uint32_t comm, arrived;
     uint8_t op;
+    /* workload.sync=rank: */
+    uint8_t has_last;           /* a split run: last is set */
+    uint32_t ndone;             /* members whose part is done (a split run: this process's) */
+    rs_time t_first;            /* the first member's issue (a split run: this process's first), RS_TIME_MAX */
+    rs_net_rec_key last;        /* a split run: where this process's latest member completion ran */
+    rs_tally *merged;           /* a split run's rank 0, after it: every process's transfers */
     uint32_t opidx[];           /* per member position: its op, RS_NONE until issued */
 } inst;
 
@@ -137,6 +143,7 @@ typedef struct comm_st {
     inst *pending;
     const uint32_t *ranks; /* borrowed from the trace */
     uint32_t n;
+    uint32_t nlocal;       /* members whose GPU this process runs (n but in a split run) */
     uint8_t hier_ok;       /* spans >= 2 HB domains with equal GPUs in each */
 } comm_st;
 
@@ -197,6 +204,19 @@ struct rs_replay {
     size_t capp2p;
     uint32_t p2p_free;     /* first free record, UINT32_MAX when none */
     uint64_t ncolls; /* collectives completed (coll record ids) */
+    /* workload.sync=rank: every collective instance named, alike in every
+     * process (docs/parallel.md, "Replays"): instance id inst_base[c] + k
+     * for call k on communicator c; at packet level its transfers'
+     * serials from a block reserved at create, its callbacks from indices
+     * reserved there (cb_base + RS_COLL_NAME_CBS x id). */
+    uint64_t *inst_base;  /* [ncomms + 1] */
+    uint32_t *call_base;  /* [ncomms + 1] first of each communicator's calls per iteration in call_op */
+    const rs_op **call_op; /* [calls per iteration] the op of call j on communicator c (its first member's) */
+    uint64_t *call_serial; /* packet level: [calls] serial offset of each call in an iteration's block */
+    uint64_t ser_base, ser_iter; /* packet level: the block's first serial; serials per iteration */
+    uint32_t cb_base;     /* RS_NONE at flow level */
+    int split;            /* the run is partitioned: this process runs its GPUs' ranks */
+    rs_time *E_local;     /* [iterations] the latest completion of iteration i by one of this process's ranks */
     uint64_t ops_done, ops_total; /* ops completed over all ranks and iterations; of all */
     char errmsg[512];
 };
@@ -275,6 +295,7 @@ static void iteration_end(rs_replay *r, uint32_t rank)
     rs_time now = rs_net_now(r->net);
     for (;;) {
         k->end = now;
+        r->E_local[k->iter] = now; /* events run in time order */
         if (++r->fin[k->iter] == r->nranks) {
             /* Ranks finish iteration i before i+1, so the last finisher
              * of i+1 comes after the last of i: E_i fill in order. */
@@ -351,6 +372,8 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag);
 static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos);
 static void drain(rs_replay *r);
 static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j);
+static inst *inst_new(rs_replay *r, uint32_t comm, uint64_t k, uint8_t op, uint64_t bytes, inst **pp);
+static void inst_resolve(void *ctx, rs_net *net, uint32_t index);
 
 static rs_coll_algo pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
 {
@@ -381,23 +404,8 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
     while ((in = *pp) && in->k != kk)
         pp = &in->next;
     if (!in) {
-        in = malloc(sizeof *in + (size_t)cm->n * sizeof in->opidx[0]);
-        if (!in) {
-            fail(r, RS_ENOMEM, "out of memory starting a collective of %u ranks", cm->n);
+        if (!(in = inst_new(r, comm, kk, o->coll, o->bytes, pp)))
             return;
-        }
-        memset(in, 0, sizeof *in);
-        memset(in->opidx, 0xff, (size_t)cm->n * sizeof in->opidx[0]);
-        in->r = r;
-        in->k = kk;
-        in->comm = comm;
-        in->op = o->coll;
-        in->bytes = o->bytes;
-        *pp = in; /* at the tail: instances stay in issue order */
-        in->gnext = r->live;
-        if (r->live)
-            r->live->gprev = in;
-        r->live = in;
         if (r->sync == RS_SYNC_RANK && !coll_begin(r, in, rank, j))
             return;
     } else if (in->op != o->coll || in->bytes != o->bytes) {
@@ -412,9 +420,12 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
     RS_ASSERT(in->opidx[pos] == RS_NONE);
     in->opidx[pos] = j;
     if (r->sync == RS_SYNC_RANK) {
-        /* Its part starts now (rs_coll_join); once every member is in,
-         * nobody waits for it any more. */
-        if (++in->arrived == cm->n) {
+        /* Its part starts now (rs_coll_join); once every member is in
+         * (every member here, in a split run), nobody waits for it any
+         * more. */
+        if (in->t_first == RS_TIME_MAX)
+            in->t_first = rs_net_now(r->net);
+        if (++in->arrived == cm->nlocal) {
             *pp = in->next;
             in->next = NULL;
         }
@@ -439,21 +450,90 @@ static void coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
              e.msg[0] ? e.msg : rs_strerror(rc));
 }
 
+/* A fresh instance of call k on communicator comm, linked at *pp (the
+ * tail of its pending list: instances stay in issue order) and among the
+ * live ones; NULL (the run failed) when out of memory. */
+static inst *inst_new(rs_replay *r, uint32_t comm, uint64_t k, uint8_t op, uint64_t bytes, inst **pp)
+{
+    const comm_st *cm = &r->cm[comm];
+    inst *in = malloc(sizeof *in + (size_t)cm->n * sizeof in->opidx[0]);
+    if (!in) {
+        fail(r, RS_ENOMEM, "out of memory starting a collective of %u ranks", cm->n);
+        return NULL;
+    }
+    memset(in, 0, sizeof *in);
+    memset(in->opidx, 0xff, (size_t)cm->n * sizeof in->opidx[0]);
+    in->r = r;
+    in->k = k;
+    in->comm = comm;
+    in->op = op;
+    in->bytes = bytes;
+    in->t_first = RS_TIME_MAX;
+    *pp = in;
+    in->gnext = r->live;
+    if (r->live)
+        r->live->gprev = in;
+    r->live = in;
+    return in;
+}
+
 /* workload.sync=rank: the collective is built when its first member
- * issues it (rank's op j); 0 when it could not be (the run failed). */
+ * issues it (rank's op j; RS_NONE: when another process names it first,
+ * inst_resolve), under its name; 0 when it could not be (the run failed). */
 static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j)
 {
-    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
     rs_err e;
     rs_err_clear(&e);
-    int rc = rs_coll_create(r->net, r->cm[in->comm].comm, (rs_coll_op)in->op,
-                            pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes, &r->copts, member_done, coll_done,
-                            in, 0, &in->coll, &e);
-    if (rc != RS_OK)
+    uint64_t id = r->inst_base[in->comm] + in->k;
+    uint32_t P = r->call_base[in->comm + 1] - r->call_base[in->comm];
+    rs_coll_name name = { UINT64_MAX, RS_NONE };
+    if (r->call_serial)
+        name.serial0 = r->ser_base + in->k / P * r->ser_iter + r->call_serial[r->call_base[in->comm] + in->k % P];
+    if (r->cb_base != RS_NONE)
+        name.cb0 = r->cb_base + (uint32_t)(id * RS_COLL_NAME_CBS);
+    int rc = rs_coll_create_named(r->net, r->cm[in->comm].comm, (rs_coll_op)in->op,
+                                  pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes, &r->copts, member_done,
+                                  coll_done, in, 0, &name, &in->coll, &e);
+    if (rc != RS_OK && rank != RS_NONE)
         fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s", rank, j,
-             label(r, o), rs_coll_op_name((rs_coll_op)in->op), (unsigned long long)in->bytes, in->comm,
-             e.msg[0] ? e.msg : rs_strerror(rc));
+             label(r, &r->cls[r->rk[rank].cls].ops[j]), rs_coll_op_name((rs_coll_op)in->op),
+             (unsigned long long)in->bytes, in->comm, e.msg[0] ? e.msg : rs_strerror(rc));
+    else if (rc != RS_OK)
+        fail(r, rc, "call %llu on communicator %u (%s of %llu bytes) could not start: %s",
+             (unsigned long long)in->k + 1, in->comm, rs_coll_op_name((rs_coll_op)in->op),
+             (unsigned long long)in->bytes, e.msg[0] ? e.msg : rs_strerror(rc));
     return rc == RS_OK;
+}
+
+/* A split run: another process named a callback of an instance this one
+ * has not built (a credit for a member here that has not issued it yet):
+ * build it now, as its first member here would (rs_net_cb_reserve). */
+static void inst_resolve(void *ctx, rs_net *net, uint32_t index)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    if (index < r->cb_base || (index - r->cb_base) / RS_COLL_NAME_CBS >= r->inst_base[r->ncomms])
+        return;
+    uint64_t id = (index - r->cb_base) / RS_COLL_NAME_CBS;
+    uint32_t lo = 0, hi = r->ncomms; /* the communicator c with inst_base[c] <= id < inst_base[c + 1] */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->inst_base[mid] <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint32_t comm = lo;
+    uint64_t k = id - r->inst_base[comm];
+    inst **pp = &r->cm[comm].pending, *in;
+    while ((in = *pp) && in->k != k)
+        pp = &in->next;
+    if (in) /* built already: its creation failed, the run is stopping */
+        return;
+    uint32_t P = r->call_base[comm + 1] - r->call_base[comm];
+    const rs_op *o = r->call_op[r->call_base[comm] + k % P];
+    if ((in = inst_new(r, comm, k, o->coll, o->bytes, pp)))
+        coll_begin(r, in, RS_NONE, RS_NONE);
 }
 
 static void chan_arrived_push(rs_replay *r, chan *c, uint64_t k)
@@ -762,20 +842,35 @@ static void unlink_live(rs_replay *r, inst *in)
         in->gnext->gprev = in->gprev;
 }
 
+/* The coll record of instance in, done now (rs_timeline_coll). */
+static void tl_coll(rs_replay *r, rs_timeline *tl, const inst *in, rs_time start, rs_time end)
+{
+    const comm_st *cm = &r->cm[in->comm];
+    rs_coll_algo algo = in->coll ? rs_coll_algo_used(in->coll)
+                                 : rs_coll_algo_resolve(r->net, cm->comm, (rs_coll_op)in->op,
+                                                        pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes,
+                                                        &r->copts);
+    rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
+                                 .start_ps = start, .end_ps = end, .op = rs_coll_op_name((rs_coll_op)in->op),
+                                 .algo = rs_coll_algo_name(algo) };
+    rs_timeline_coll(tl, &rec);
+}
+
 static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)tag;
     inst *in = ctx;
     rs_replay *r = in->r;
     const comm_st *cm = &r->cm[in->comm];
-    if (r->tl) {
+    if (r->tl && r->sync == RS_SYNC_COLLECTIVE) {
         rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
                                      .start_ps = rs_coll_start_time(in->coll), .end_ps = rs_net_now(net),
                                      .op = rs_coll_op_name((rs_coll_op)in->op),
                                      .algo = rs_coll_algo_name(rs_coll_algo_used(in->coll)) };
         rs_timeline_coll(r->tl, &rec);
     }
-    r->ncolls++;
+    if (r->sync == RS_SYNC_COLLECTIVE)
+        r->ncolls++; /* under rank: at its last member's completion (member_done) */
     rs_time b = rs_coll_bound(in->coll);
     for (uint32_t p = 0; p < cm->n; p++)
         add_bound(r, cm->ranks[p], b);
@@ -796,6 +891,35 @@ static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
     rs_replay *r = in->r;
     complete(r, r->cm[in->comm].ranks[pos], in->opidx[pos]);
     drain(r);
+    /* Its record goes after what this completion wrote: where the last
+     * member's completion is, which a split run finds only after it. */
+    in->ndone++;
+    if (r->split) {
+        rs_net_rec_key_take(net, &in->last);
+        in->has_last = 1;
+    } else if (in->ndone == r->cm[in->comm].n) {
+        if (r->tl)
+            tl_coll(r, r->tl, in, in->t_first, rs_net_now(net));
+        r->ncolls++;
+    }
+}
+
+static void rank_begin(rs_replay *r, uint32_t rank)
+{
+    r->rk[rank].t_free = r->t0;
+    if (r->cls[r->rk[rank].cls].nops)
+        iteration_begin(r, rank, RS_DIM_NONE);
+    else
+        iteration_end(r, rank);
+}
+
+/* workload.sync=rank: a rank starts from its GPU's own event. */
+static void ev_rank_start(void *ctx, rs_net *net, uint64_t rank)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    rank_begin(r, (uint32_t)rank);
+    drain(r);
 }
 
 static void ev_start(void *ctx, rs_net *net, uint64_t arg)
@@ -803,14 +927,30 @@ static void ev_start(void *ctx, rs_net *net, uint64_t arg)
     (void)arg;
     rs_replay *r = ctx;
     r->t0 = rs_net_now(net);
-    for (uint32_t rank = 0; rank < r->nranks; rank++) {
-        r->rk[rank].t_free = r->t0;
-        if (r->cls[r->rk[rank].cls].nops)
-            iteration_begin(r, rank, RS_DIM_NONE);
-        else
-            iteration_end(r, rank);
+    if (r->sync == RS_SYNC_COLLECTIVE) {
+        for (uint32_t rank = 0; rank < r->nranks; rank++)
+            rank_begin(r, rank);
+        drain(r);
+        return;
     }
-    drain(r);
+    /* Each process starts its own ranks (a split run's are the GPUs of
+     * its HB domains: the driver's event runs in every process). */
+    r->split = rs_net_part_ranks(net) > 1;
+    if (r->split) {
+        r->ops_total = 0;
+        for (uint32_t c = 0; c < r->ncomms; c++) {
+            comm_st *cm = &r->cm[c];
+            cm->nlocal = 0;
+            for (uint32_t p = 0; p < cm->n; p++)
+                cm->nlocal += rs_net_gpu_local(net, r->gpu[cm->ranks[p]]);
+        }
+    }
+    for (uint32_t rank = 0; rank < r->nranks; rank++)
+        if (rs_net_gpu_local(net, r->gpu[rank])) {
+            if (r->split)
+                r->ops_total += (uint64_t)r->cls[r->rk[rank].cls].nops * r->iterations;
+            rs_net_at_gpu(net, r->gpu[rank], r->t0, ev_rank_start, r, rank);
+        }
 }
 
 /* ---- create / destroy ------------------------------------------------------- */
@@ -886,6 +1026,7 @@ static int comms_build(rs_replay *r, uint32_t hb, rs_err *err)
     for (uint32_t c = 0; c < r->ncomms && rc == RS_OK; c++) {
         comm_st *cm = &r->cm[c];
         cm->ranks = rs_trace_comm_ranks(r->t, c, &cm->n);
+        cm->nlocal = cm->n;
         for (uint32_t p = 0; p < cm->n; p++) {
             uint32_t m = cm->ranks[p];
             list[p] = r->gpu[m];
@@ -915,6 +1056,80 @@ done:
     free(cnt);
     free(list);
     return rc;
+}
+
+/* workload.sync=rank: every instance named (rs_replay.inst_base, ...): its
+ * id, and at packet level its serials and callback indices, reserved now,
+ * alike in every process. A communicator's calls per iteration and their
+ * ops are its first member's (a member that disagrees fails the run when
+ * it issues). */
+static int names_build(rs_replay *r, rs_err *err)
+{
+    uint32_t C = r->ncomms;
+    r->inst_base = calloc((size_t)C + 1, sizeof *r->inst_base);
+    r->call_base = calloc((size_t)C + 1, sizeof *r->call_base);
+    if (!r->inst_base || !r->call_base)
+        return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
+    for (uint32_t c = 0; c < C; c++) {
+        const comm_st *cm = &r->cm[c];
+        uint32_t P = 0;
+        if (cm->n) {
+            uint32_t m = cm->ranks[0];
+            const uint32_t *slots = rs_trace_rank_slots(r->t, m);
+            const cls_info *ci = &r->cls[r->rk[m].cls];
+            for (uint32_t sl = 0; sl < r->nslots; sl++)
+                if (slots[sl] == c && ci->slot_kind[sl] == SK_COLL)
+                    P = ci->per_iter[sl * 3];
+        }
+        r->call_base[c + 1] = r->call_base[c] + P;
+        r->inst_base[c + 1] = r->inst_base[c] + (uint64_t)P * r->iterations;
+    }
+    uint32_t calls = r->call_base[C];
+    r->call_op = calloc((size_t)calls + 1, sizeof *r->call_op);
+    if (!r->call_op)
+        return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
+    for (uint32_t c = 0; c < C; c++) {
+        if (r->call_base[c + 1] == r->call_base[c])
+            continue;
+        uint32_t m = r->cm[c].ranks[0];
+        const uint32_t *slots = rs_trace_rank_slots(r->t, m);
+        const cls_info *ci = &r->cls[r->rk[m].cls];
+        for (uint32_t i = 0; i < ci->nops; i++) {
+            const rs_op *o = &ci->ops[i];
+            if (o->kind == RS_OP_COLL && slots[o->comm] == c && ci->seq[i] < r->call_base[c + 1] - r->call_base[c])
+                r->call_op[r->call_base[c] + ci->seq[i]] = o;
+        }
+    }
+    r->cb_base = RS_NONE;
+    if (rs_net_streams(r->net))
+        return RS_OK; /* the flow level is never split and names no serials */
+    r->call_serial = calloc((size_t)calls + 1, sizeof *r->call_serial);
+    if (!r->call_serial)
+        return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
+    uint64_t off = 0;
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1]; j++) {
+            const rs_op *o = r->call_op[j];
+            uint64_t need = 0;
+            r->call_serial[j] = off;
+            if (!o)
+                continue;
+            rs_err e;
+            int rc = rs_coll_serials(r->net, r->cm[c].comm, (rs_coll_op)o->coll, pick_algo(r, c, (rs_coll_op)o->coll),
+                                     o->bytes, &r->copts, &need, &e);
+            if (rc != RS_OK)
+                return rs_err_set(err, rc, "communicator %u, call %u (%s of %llu bytes): %.400s", c,
+                                  j - r->call_base[c] + 1, rs_coll_op_name((rs_coll_op)o->coll),
+                                  (unsigned long long)o->bytes, e.msg);
+            off += need;
+        }
+    r->ser_iter = off;
+    r->ser_base = rs_net_serials_reserve(r->net, off * r->iterations);
+    uint64_t ncb = r->inst_base[C] * RS_COLL_NAME_CBS;
+    if (ncb > UINT32_MAX / 2 || (r->cb_base = rs_net_cb_reserve(r->net, (uint32_t)ncb, inst_resolve, r)) == RS_NONE)
+        return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's %llu collectives",
+                          (unsigned long long)r->inst_base[C]);
+    return RS_OK;
 }
 
 /* Per rank: no two used slots may name the same communicator or peer (the
@@ -1001,9 +1216,11 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
     r->E = calloc(r->iterations, sizeof *r->E);
     r->times = calloc(r->iterations, sizeof *r->times);
     r->fin = calloc(r->iterations, sizeof *r->fin);
+    r->E_local = calloc(r->iterations, sizeof *r->E_local);
     r->capwork = 1024;
     r->work = malloc(r->capwork * sizeof *r->work);
-    if (!r->cls || !r->rk || !r->gpu || !r->aux || !r->ch || !r->cm || !r->E || !r->times || !r->fin || !r->work) {
+    if (!r->cls || !r->rk || !r->gpu || !r->aux || !r->ch || !r->cm || !r->E || !r->times || !r->fin || !r->work ||
+        !r->E_local) {
         rs_err_set(err, RS_ENOMEM, "out of memory creating the replay of %u ranks", r->nranks);
         goto fail;
     }
@@ -1034,6 +1251,8 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
     uint32_t hb = r->copts.hb_size ? r->copts.hb_size : ti.hb_domains ? gpus / ti.hb_domains : 1;
     if ((rc = comms_build(r, hb, err)) != RS_OK)
         goto fail;
+    if (r->sync == RS_SYNC_RANK && (rc = names_build(r, err)) != RS_OK)
+        goto fail;
     rs_net_at(net, rs_net_now(net), ev_start, r, 0);
     *out = r;
     return RS_OK;
@@ -1049,6 +1268,7 @@ void rs_replay_destroy(rs_replay *r)
     for (inst *in = r->live, *nx; in; in = nx) {
         nx = in->gnext;
         rs_coll_destroy(in->coll);
+        rs_tally_destroy(in->merged);
         free(in);
     }
     if (r->cls)
@@ -1078,6 +1298,11 @@ void rs_replay_destroy(rs_replay *r)
     free(r->E);
     free(r->times);
     free(r->fin);
+    free(r->E_local);
+    free(r->inst_base);
+    free(r->call_base);
+    free(r->call_op);
+    free(r->call_serial);
     free(r->work);
     free(r->op_t0);
     if (r->send_tally)
@@ -1326,6 +1551,11 @@ rs_time rs_replay_end_time(const rs_replay *r)
 
 int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err)
 {
+    return rs_replay_set_timeline_part(r, tl, 1, err);
+}
+
+int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err *err)
+{
     if (!r || !tl)
         return rs_err_set(err, RS_EINVAL, "timeline: a replay and a timeline writer are required");
     if (r->tl)
@@ -1334,6 +1564,8 @@ int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err)
     if (!r->op_t0)
         return rs_err_set(err, RS_ENOMEM, "timeline: out of memory for the op starts of %u ranks", r->nranks);
     r->tl = tl;
+    if (!names)
+        return RS_OK;
     char name[64];
     for (uint32_t rank = 0; rank < r->nranks; rank++) {
         snprintf(name, sizeof name, "rank %u (gpu %u)", rank, r->gpu[rank]);
@@ -1363,4 +1595,337 @@ int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err)
             rs_timeline_name(tl, RS_TL_NS_COMM, (uint64_t)r->ncomms + (uint64_t)d, name);
         }
     return RS_OK;
+}
+
+/* ---- split runs ---------------------------------------------------------------- */
+
+int rs_replay_splits(const rs_replay *r, char *why, size_t n)
+{
+    const char *w = NULL;
+    char buf[200];
+    if (r->sync != RS_SYNC_RANK)
+        w = "its collectives wait for all their members at zero delay across GPUs (workload.sync=rank does not)";
+    else if (r->cb_base == RS_NONE)
+        w = "the flow level is not split";
+    for (uint32_t c = 0; !w && c < r->nclasses; c++)
+        for (uint32_t sl = 0; sl < r->nslots; sl++)
+            if (r->cls[c].slot_kind[sl] == SK_P2P) {
+                w = "its point-to-point sends are not named alike in every process yet";
+                break;
+            }
+    for (uint32_t c = 0; !w && c < r->ncomms; c++) {
+        const comm_st *cm = &r->cm[c];
+        for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1] && cm->n > 1; j++) {
+            const rs_op *o = r->call_op[j];
+            if (!o || o->bytes == 0)
+                continue;
+            rs_coll_algo a = rs_coll_algo_resolve(r->net, cm->comm, (rs_coll_op)o->coll,
+                                                  pick_algo(r, c, (rs_coll_op)o->coll), o->bytes, &r->copts);
+            if (a != RS_ALGO_RING && a != RS_ALGO_TREE) {
+                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings and trees)",
+                         rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), c);
+                w = buf;
+                break;
+            }
+        }
+    }
+    if (w && why)
+        snprintf(why, n, "%s", w);
+    return w == NULL;
+}
+
+/* This process's part: a header, its ranks' state, its instances. */
+typedef struct part_hdr {
+    int32_t status;
+    uint32_t nrank, ninst, ranks_done;
+    rs_time t_last;
+    uint64_t ops_done;
+    char errmsg[512];
+} part_hdr;
+
+typedef struct part_inst {
+    uint64_t k;
+    rs_time t_first;
+    rs_net_rec_key last;
+    uint32_t comm, ndone, has_last, nissued, ntally, pad;
+} part_inst;
+
+typedef struct part_tally {
+    uint32_t gpu, port;
+    uint64_t bytes;
+} part_tally;
+
+typedef struct buf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} buf;
+
+static void buf_put(buf *b, const void *v, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 4096;
+        while (c < b->n + n)
+            c *= 2;
+        unsigned char *q = realloc(b->p, c);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = c;
+    }
+    memcpy(b->p + b->n, v, n);
+    b->n += n;
+}
+
+int rs_replay_part_pack(const rs_replay *r, void **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    buf b = { 0 };
+    part_hdr h;
+    memset(&h, 0, sizeof h);
+    h.status = r->status;
+    snprintf(h.errmsg, sizeof h.errmsg, "%s", r->errmsg);
+    h.t_last = r->t_last;
+    h.ops_done = r->ops_done;
+    h.ranks_done = r->ranks_done;
+    for (uint32_t rank = 0; rank < r->nranks; rank++)
+        h.nrank += rs_net_gpu_local(r->net, r->gpu[rank]);
+    for (const inst *in = r->live; in; in = in->gnext)
+        h.ninst++;
+    buf_put(&b, &h, sizeof h);
+    buf_put(&b, r->fin, (size_t)r->iterations * sizeof *r->fin);
+    buf_put(&b, r->E_local, (size_t)r->iterations * sizeof *r->E_local);
+    for (uint32_t rank = 0; rank < r->nranks; rank++)
+        if (rs_net_gpu_local(r->net, r->gpu[rank])) {
+            buf_put(&b, &rank, sizeof rank);
+            buf_put(&b, &r->rk[rank], sizeof r->rk[rank]);
+            buf_put(&b, r->state + r->rk[rank].state_off, r->cls[r->rk[rank].cls].nops);
+        }
+    uint32_t G = rs_net_gpus(r->net);
+    for (const inst *in = r->live; in; in = in->gnext) {
+        const comm_st *cm = &r->cm[in->comm];
+        const rs_tally *t = in->coll ? rs_coll_tally(in->coll) : NULL;
+        part_inst pi;
+        memset(&pi, 0, sizeof pi);
+        pi.k = in->k;
+        pi.t_first = in->t_first;
+        pi.last = in->last;
+        pi.comm = in->comm;
+        pi.ndone = in->ndone;
+        pi.has_last = in->has_last;
+        for (uint32_t p = 0; p < cm->n; p++)
+            pi.nissued += in->opidx[p] != RS_NONE;
+        for (uint32_t g = 0; t && g < G; g++)
+            for (unsigned q = 0; q < RS_TALLY_NPORTS; q++)
+                pi.ntally += rs_tally_get(t, g, (rs_tally_port)q) != 0;
+        buf_put(&b, &pi, sizeof pi);
+        for (uint32_t p = 0; p < cm->n; p++)
+            if (in->opidx[p] != RS_NONE) {
+                uint32_t e[2] = { p, in->opidx[p] };
+                buf_put(&b, e, sizeof e);
+            }
+        for (uint32_t g = 0; t && g < G; g++)
+            for (unsigned q = 0; q < RS_TALLY_NPORTS; q++) {
+                part_tally e = { g, q, rs_tally_get(t, g, (rs_tally_port)q) };
+                if (e.bytes)
+                    buf_put(&b, &e, sizeof e);
+            }
+    }
+    if (b.oom) {
+        free(b.p);
+        return RS_ENOMEM;
+    }
+    *out = b.p;
+    *len = b.n;
+    return RS_OK;
+}
+
+/* Reading a part: NULL once it runs out. */
+typedef struct rd {
+    const unsigned char *p, *end;
+} rd;
+
+static int rd_get(rd *d, void *v, size_t n)
+{
+    if ((size_t)(d->end - d->p) < n)
+        return 0;
+    memcpy(v, d->p, n);
+    d->p += n;
+    return 1;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const inst *x = *(inst *const *)a, *y = *(inst *const *)b;
+    return rs_net_rec_key_less(&x->last, &y->last) ? -1 : rs_net_rec_key_less(&y->last, &x->last);
+}
+
+int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *len, uint32_t n, rs_timeline *late)
+{
+    uint64_t N = r->inst_base ? r->inst_base[r->ncomms] : 0;
+    inst **byid = calloc(N ? N : 1, sizeof *byid);
+    inst **done = calloc(N ? N : 1, sizeof *done);
+    if (!byid || !done) {
+        free(byid);
+        free(done);
+        return RS_ENOMEM;
+    }
+    int rc = RS_OK;
+    for (inst *in = r->live; in; in = in->gnext)
+        if (r->inst_base[in->comm] + in->k < N)
+            byid[r->inst_base[in->comm] + in->k] = in;
+    /* This process's own tallies first (their coll keeps them). */
+    for (inst *in = r->live; in && rc == RS_OK; in = in->gnext) {
+        const rs_tally *t = in->coll ? rs_coll_tally(in->coll) : NULL;
+        if (rs_tally_create(&in->merged) != RS_OK) {
+            rc = RS_ENOMEM;
+            break;
+        }
+        for (uint32_t g = 0; t && g < rs_tally_gpus(t) && rc == RS_OK; g++)
+            for (unsigned q = 0; q < RS_TALLY_NPORTS; q++) {
+                uint64_t v = rs_tally_get(t, g, (rs_tally_port)q);
+                if (v && rs_tally_add(in->merged, g, (rs_tally_port)q, v) != RS_OK)
+                    rc = RS_ENOMEM;
+            }
+    }
+    for (uint32_t p = 1; p < n && rc == RS_OK; p++) { /* 0 is this process's */
+        rd d = { all[p], (const unsigned char *)all[p] + len[p] };
+        part_hdr h;
+        if (!rd_get(&d, &h, sizeof h)) {
+            rc = RS_EINVAL;
+            break;
+        }
+        if (r->status == RS_OK && h.status != RS_OK) {
+            r->status = h.status;
+            h.errmsg[sizeof h.errmsg - 1] = '\0';
+            snprintf(r->errmsg, sizeof r->errmsg, "%s", h.errmsg);
+        }
+        if (h.t_last > r->t_last)
+            r->t_last = h.t_last;
+        r->ops_done += h.ops_done;
+        r->ranks_done += h.ranks_done;
+        for (uint32_t i = 0; i < r->iterations && rc == RS_OK; i++) {
+            uint32_t f;
+            if (!rd_get(&d, &f, sizeof f))
+                rc = RS_EINVAL;
+            else
+                r->fin[i] += f;
+        }
+        for (uint32_t i = 0; i < r->iterations && rc == RS_OK; i++) {
+            rs_time e;
+            if (!rd_get(&d, &e, sizeof e))
+                rc = RS_EINVAL;
+            else if (e > r->E_local[i])
+                r->E_local[i] = e;
+        }
+        for (uint32_t i = 0; i < h.nrank && rc == RS_OK; i++) {
+            uint32_t rank;
+            rank_st k;
+            if (!rd_get(&d, &rank, sizeof rank) || rank >= r->nranks || !rd_get(&d, &k, sizeof k) ||
+                k.state_off != r->rk[rank].state_off || k.cls != r->rk[rank].cls ||
+                !rd_get(&d, r->state + k.state_off, r->cls[k.cls].nops)) {
+                rc = RS_EINVAL;
+                break;
+            }
+            r->rk[rank] = k;
+        }
+        for (uint32_t i = 0; i < h.ninst && rc == RS_OK; i++) {
+            part_inst pi;
+            if (!rd_get(&d, &pi, sizeof pi) || pi.comm >= r->ncomms ||
+                pi.k >= r->inst_base[pi.comm + 1] - r->inst_base[pi.comm]) {
+                rc = RS_EINVAL;
+                break;
+            }
+            const comm_st *cm = &r->cm[pi.comm];
+            uint64_t id = r->inst_base[pi.comm] + pi.k;
+            inst *in = byid[id];
+            if (!in) {
+                /* Rank 0 has no member of it: a record of its own, for the merge and the diagnosis. */
+                uint32_t P = r->call_base[pi.comm + 1] - r->call_base[pi.comm];
+                const rs_op *o = r->call_op[r->call_base[pi.comm] + pi.k % P];
+                inst *tail = NULL;
+                if (!(in = byid[id] = inst_new(r, pi.comm, pi.k, o->coll, o->bytes, &tail)) ||
+                    rs_tally_create(&in->merged) != RS_OK) {
+                    rc = RS_ENOMEM;
+                    break;
+                }
+            }
+            if (pi.t_first < in->t_first)
+                in->t_first = pi.t_first;
+            in->ndone += pi.ndone;
+            if (pi.has_last && (!in->has_last || rs_net_rec_key_less(&in->last, &pi.last))) {
+                in->last = pi.last;
+                in->has_last = 1;
+            }
+            for (uint32_t e = 0; e < pi.nissued && rc == RS_OK; e++) {
+                uint32_t v[2];
+                if (!rd_get(&d, v, sizeof v) || v[0] >= cm->n)
+                    rc = RS_EINVAL;
+                else if (in->opidx[v[0]] == RS_NONE)
+                    in->opidx[v[0]] = v[1];
+            }
+            for (uint32_t e = 0; e < pi.ntally && rc == RS_OK; e++) {
+                part_tally t;
+                if (!rd_get(&d, &t, sizeof t) || t.port >= RS_TALLY_NPORTS)
+                    rc = RS_EINVAL;
+                else if (rs_tally_add(in->merged, t.gpu, (rs_tally_port)t.port, t.bytes) != RS_OK)
+                    rc = RS_ENOMEM;
+            }
+        }
+        if (rc == RS_OK && d.p != d.end)
+            rc = RS_EINVAL;
+    }
+    if (rc == RS_OK) {
+        /* Iterations: E_i is the latest of its ranks' completions. */
+        r->done = 0;
+        for (uint32_t i = 0; i < r->iterations && r->fin[i] == r->nranks; i++) {
+            r->E[i] = r->E_local[i];
+            r->times[i] = r->E[i] - (i ? r->E[i - 1] : r->t0);
+            r->done = i + 1;
+        }
+        /* Collectives: done where their last member's completion ran, in
+         * that order; their bounds charged to every member. Those still
+         * gathering members wait for them (the diagnosis reads them). */
+        size_t nd = 0;
+        for (uint32_t c = 0; c < r->ncomms; c++)
+            r->cm[c].pending = NULL;
+        for (uint64_t id = 0; id < N; id++) {
+            inst *in = byid[id];
+            if (!in)
+                continue;
+            const comm_st *cm = &r->cm[in->comm];
+            in->arrived = 0;
+            for (uint32_t p = 0; p < cm->n; p++)
+                in->arrived += in->opidx[p] != RS_NONE;
+            in->next = NULL;
+            if (in->arrived < cm->n) {
+                in->next = r->cm[in->comm].pending;
+                r->cm[in->comm].pending = in;
+            }
+            if (in->ndone == cm->n && in->has_last)
+                done[nd++] = in;
+        }
+        qsort(done, nd, sizeof *done, key_cmp);
+        for (size_t i = 0; i < nd; i++) {
+            inst *in = done[i];
+            const comm_st *cm = &r->cm[in->comm];
+            if (late) {
+                rs_net_rec_key_pin(r->net, &in->last);
+                tl_coll(r, late, in, in->t_first, in->last.t);
+                rs_net_rec_key_pin(r->net, NULL);
+            }
+            r->ncolls++;
+            rs_time b = rs_net_tally_bound(r->net, in->merged);
+            for (uint32_t p = 0; p < cm->n; p++)
+                add_bound(r, cm->ranks[p], b);
+        }
+    }
+    free(byid);
+    free(done);
+    return rc;
 }

@@ -192,6 +192,33 @@ RS_API double rs_replay_progress(const rs_replay *r);
  * timeline already set), RS_ENOMEM. */
 RS_API int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
 
+/* ---- partitioned runs (docs/parallel.md, "Replays") -------------------------
+ * Under workload.sync=rank each rank runs where its GPU is: its ops start
+ * from its GPU's events, a collective is built in each process by its
+ * first member there (or by the first event another process sends it),
+ * under a name reserved at create, and its members there finish their
+ * parts; none finishes it alone. After the run every process sends rank 0
+ * its part (rs_replay_part_pack), and rank 0 merges them
+ * (rs_replay_part_finish) before rs_replay_finish: iteration ends, each
+ * rank's state and accounting, and every collective's end and bound. */
+
+/* Can this replay run split on its network? 1, or 0 with the reason (one
+ * clause, "its point-to-point sends are not named alike ...") in why:
+ * workload.sync=rank at packet level, collectives run as rings or trees
+ * (as the algorithm rule picks them), no point-to-point ops. */
+RS_API int rs_replay_splits(const rs_replay *r, char *why, size_t n);
+/* This process's part, *len bytes at *buf (malloc'ed). RS_ENOMEM. */
+RS_API int rs_replay_part_pack(const rs_replay *r, void **buf, size_t *len);
+/* Rank 0, after the run: every process's part (all[0] its own, unread),
+ * merged into this replay; the collectives' records written into late
+ * (NULL: none), each placed where its last member's completion ran.
+ * RS_EINVAL for a part that does not read as one, RS_ENOMEM. */
+RS_API int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *len, uint32_t n,
+                                 rs_timeline *late);
+/* rs_replay_set_timeline for a process's part of a split run's timeline:
+ * the name records only with names (rank 0's part). */
+RS_API int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err *err);
+
 RS_END_DECLS
 
 #endif
