@@ -508,6 +508,14 @@ static uint32_t frame_flow(const rs_part *P, uint32_t home, uint32_t fid)
     return fid < mr->n ? mr->id[fid] : RS_NONE;
 }
 
+/* n bytes of v at b (v may be NULL when n is 0); the end. */
+static char *put_bytes(char *b, const void *v, size_t n)
+{
+    if (n)
+        memcpy(b, v, n);
+    return b + n;
+}
+
 /* Ship this window's frames, schedule the ones shipped here, and agree
  * on the next window: v[0] is this process's earliest next event or
  * shipped frame, v[1] 1 while it has not failed, v[2..5) what the
@@ -551,15 +559,11 @@ static int exchange(rs_net *net, uint64_t v[NV])
         memset(b, 0, PART_HDR_ROOM);
         memcpy(b, &h, sizeof h);
         b += PART_HDR_ROOM;
-        memcpy(b, dd->v, dd->n * sizeof *dd->v);
-        b += dd->n * sizeof *dd->v;
-        memcpy(b, o->s, o->ns * sizeof *o->s);
-        b += o->ns * sizeof *o->s;
-        memcpy(b, o->e, o->ne * sizeof *o->e);
-        b += o->ne * sizeof *o->e;
-        memcpy(b, o->v + 1, o->n * sizeof *o->v);
-        b += o->n * sizeof *o->v;
-        memcpy(b, rp->v, rp->n * sizeof *rp->v);
+        b = put_bytes(b, dd->v, dd->n * sizeof *dd->v);
+        b = put_bytes(b, o->s, o->ns * sizeof *o->s);
+        b = put_bytes(b, o->e, o->ne * sizeof *o->e);
+        b = put_bytes(b, o->v + 1, o->n * sizeof *o->v);
+        put_bytes(b, rp->v, rp->n * sizeof *rp->v);
         len[r] = n;
         o->n = o->ns = o->ne = 0;
         rp->n = dd->n = 0;
