@@ -862,15 +862,11 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag)
     inst *in = ctx;
     rs_replay *r = in->r;
     const comm_st *cm = &r->cm[in->comm];
-    if (r->tl && r->sync == RS_SYNC_COLLECTIVE) {
-        rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
-                                     .start_ps = rs_coll_start_time(in->coll), .end_ps = rs_net_now(net),
-                                     .op = rs_coll_op_name((rs_coll_op)in->op),
-                                     .algo = rs_coll_algo_name(rs_coll_algo_used(in->coll)) };
-        rs_timeline_coll(r->tl, &rec);
+    if (r->sync == RS_SYNC_COLLECTIVE) { /* under rank: at its last member's completion (member_done) */
+        if (r->tl)
+            tl_coll(r, r->tl, in, rs_coll_start_time(in->coll), rs_net_now(net));
+        r->ncolls++;
     }
-    if (r->sync == RS_SYNC_COLLECTIVE)
-        r->ncolls++; /* under rank: at its last member's completion (member_done) */
     rs_time b = rs_coll_bound(in->coll);
     for (uint32_t p = 0; p < cm->n; p++)
         add_bound(r, cm->ranks[p], b);
