@@ -7,9 +7,11 @@
 # domains and their PXN relays, incast (PFC), bit errors, selective recovery and
 # adaptive routing; frames
 # cross the ranks in each; and collectives whose transfers all start with
-# them (direct all-to-all, send/recv). A scenario that cannot be split
-# (faults, a ring or pairwise collective, several iterations) runs on rank 0
-# alone, says why once, and gives the serial summary.
+# them (direct all-to-all, send/recv); and replays under workload.sync=rank
+# (rings and trees). A scenario that cannot be split (faults, a pairwise or
+# hierarchical collective, several iterations of one, a replay under the
+# barrier or with point-to-point sends) runs on rank 0 alone, says why
+# once, and gives the serial summary.
 RS=$1; E2E=$2; MPIRUN=$3
 . "$E2E/lib.sh"
 MPI="$MPIRUN --allow-run-as-root --oversubscribe"
@@ -139,6 +141,39 @@ split pcapng-rail-window --set topology.kind=rail-only --set topology.gpus=64 --
     --set topology.radix=16 --set traffic.kind=permutation --set traffic.bytes=65536 --capture '*' \
     --capture-format pcapng --set capture.start_ns=2000 --set capture.end_ns=9000 --set capture.snaplen=96
 
+# Replays under workload.sync=rank (docs/parallel.md, "Replays"): each rank
+# runs in its GPU's process, collectives built there under names reserved
+# at setup; one Llama-sized block, TP 8 over two HB domains of 4 (its rings
+# cross the network, and the ranks), DP across.
+PL=$TMP/dense1.json
+echo '{"preset": "demo-dense", "model": {"layers": 1}}' >"$PL"
+W="--set workload.plan=$PL --set workload.sync=rank"
+split replay-fat $W --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 --set workload.iterations=2
+split replay-rail-tree-pcap $W --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=8 \
+    --set topology.radix=16 --set workload.algo=tree --set capture.ports=gpu0.nic,gpu9.nic
+split replay-loss $W --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 --set topology.loss_rate=1e-4 $NT
+# Members far apart in time: rank r computes 5 + 20r us before each
+# collective, so one process's first member posts its buffers to a sender
+# in the other process long before any member there issued it (that
+# process builds the collective from the credit, under its name).
+"$PY" - "$E2E/chakra" "$TMP/skew" <<'PYEOF' || fail "could not write the skewed Chakra traces"
+import sys
+sys.path.insert(0, sys.argv[1])
+from gen_et import *
+ranks = []
+for r in range(16):
+    c = lambda nid, d: node(nid, "compute", COMP, [attr("is_cpu_op", BOOL, 0)], ctrl=d, dur=5 + 20 * r)
+    coll = lambda nid, t, b, d: node(nid, "coll", COLL, [attr("is_cpu_op", BOOL, 0), attr("comm_type", INT64, t),
+                                                         attr("comm_size", UINT64, b)], ctrl=d)
+    ranks.append([c(1, []), coll(2, ALL_REDUCE, 4 * MIB, [1]), c(3, [2]), coll(4, ALL_GATHER, MIB, [3])])
+write(sys.argv[2], "skew", ranks)
+PYEOF
+"$RS" trace import chakra "$TMP/skew/skew" -o "$TMP/skew.trace" -q || fail "could not import the skewed traces"
+for a in ring tree; do
+    split replay-skew-$a --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=$a \
+        --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8
+done
+
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {
     name=$1; why=$2; shift 2
@@ -164,6 +199,13 @@ alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topo
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 $NT
 alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
+alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
+    --set workload.plan=$PL --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
+alone replay-hier "the workload: its allreduce hierarchical on communicator" $W --set workload.algo=hierarchical \
+    --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
+echo '{"preset": "demo-dense", "model": {"layers": 2}, "parallelism": {"tp": 4, "pp": 2, "global_batch": 8}}' >"$TMP/pp.json"
+alone replay-p2p "the workload: its point-to-point sends are not named alike" --set workload.plan=$TMP/pp.json \
+    --set workload.sync=rank --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
 
 # A process that cannot set up its part (here rank 0's output path is a
 # file) stops every rank: exit 2, one sentence, no rank left waiting.

@@ -979,6 +979,58 @@ static void test_create_refuses_what_members_cannot_join(void)
     rs_net_destroy(net);
 }
 
+/* A named collective (rs_coll_create_named) takes its transfers' serials
+ * from the block its name gives, as many as rs_coll_serials says and as
+ * an unnamed one reserves at creation; it reserves none itself, and runs
+ * as the unnamed one does (serials move only entropy: same bytes, every
+ * member done). rs_coll_algo_resolve is the rule rs_coll_start applies. */
+static void test_named_collective_takes_the_serials_it_is_given(void)
+{
+    rs_net_config nc;
+    cfg(&nc, RS_TOPO_FAT_TREE, 16, 4, 8, RS_TRANSPORT_ROCE);
+    rs_comm *all = comm_all(16);
+    rs_err err;
+    const rs_coll_algo algos[] = { RS_ALGO_RING, RS_ALGO_TREE };
+    for (int a = 0; a < 2; a++) {
+        rs_net *net = mk(&nc);
+        uint64_t need = 0;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_serials(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &need, &err), RS_OK);
+        CU_ASSERT(need > 16);
+        uint64_t before = rs_net_serials_reserve(net, 0);
+        rs_coll *c = NULL;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, join_member_done,
+                                             join_done, NULL, 0, &c, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0) - before, need);
+        rs_coll_destroy(c);
+        join_run j;
+        memset(&j, 0, sizeof j);
+        j.n = 16;
+        for (uint32_t m = 0; m < 64; m++)
+            j.done_at[m] = RS_TIME_MAX;
+        rs_coll_name name = { rs_net_serials_reserve(net, need), UINT32_MAX };
+        before = rs_net_serials_reserve(net, 0);
+        CU_ASSERT_EQUAL_FATAL(rs_coll_create_named(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL,
+                                                   join_member_done, join_done, &j, 78, &name, &j.coll, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0), before);
+        for (uint32_t m = 0; m < 16; m++)
+            rs_net_at(net, 0, join_timer, &j, m);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(j.members_done, 16);
+        CU_ASSERT_EQUAL(j.done_calls, 1);
+        CU_ASSERT(rs_coll_bound(j.coll) > 0);
+        CU_ASSERT_PTR_NULL(rs_coll_tally(j.coll)); /* finished: the bound is kept */
+        CU_ASSERT_EQUAL(rs_coll_algo_used(j.coll), algos[a]);
+        rs_coll_destroy(j.coll);
+        rs_net_destroy(net);
+    }
+    rs_net *net = mk(&nc);
+    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLGATHER, RS_ALGO_AUTO, 64 * MiB, NULL), RS_ALGO_RING);
+    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 4096, NULL), RS_ALGO_TREE);
+    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL), RS_ALGO_PAIRWISE);
+    rs_net_destroy(net);
+    rs_comm_destroy(all);
+}
+
 static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_names_parse_round_trip),
     RS_CU_TEST(test_busbw_factors_match_nccl_tests),
@@ -1009,6 +1061,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_members_joining_one_by_one),
     RS_CU_TEST(test_members_joining_flow_streams_agree_with_packets),
     RS_CU_TEST(test_create_refuses_what_members_cannot_join),
+    RS_CU_TEST(test_named_collective_takes_the_serials_it_is_given),
 };
 
 static void register_suites(void)

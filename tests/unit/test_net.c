@@ -1466,6 +1466,8 @@ static void test_send_that_cannot_start_leaves_nothing(void)
     rs_net_destroy(net);
 }
 
+static void test_callback_indices_found_reserved_and_resolved(void);
+
 static void register_suites(void)
 {
     CU_pSuite s = CU_add_suite("topo", NULL, NULL);
@@ -1526,6 +1528,87 @@ static void register_suites(void)
     CU_add_test(s, "test_relay_slots_bound_the_network_leg", test_relay_slots_bound_the_network_leg);
     CU_add_test(s, "test_tally_counts_relay_legs_where_they_go", test_tally_counts_relay_legs_where_they_go);
     CU_add_test(s, "test_tally_bound_of_hb_bytes", test_tally_bound_of_hb_bytes);
+    s = CU_add_suite("callbacks", NULL, NULL);
+    CU_add_test(s, "test_callback_indices_found_reserved_and_resolved", test_callback_indices_found_reserved_and_resolved);
+}
+
+/* -- callbacks named by index (rs_net_cb_register, rs_net_cb_reserve) ----- */
+
+typedef struct cb_seen {
+    uint64_t arg;
+    int calls, resolves;
+    uint32_t resolved;
+    rs_net *net;
+} cb_seen;
+
+static void cb_note(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net;
+    cb_seen *s = ctx;
+    s->arg = arg;
+    s->calls++;
+}
+
+static void cb_bind(void *ctx, rs_net *net, uint32_t index)
+{
+    cb_seen *s = ctx;
+    s->resolves++;
+    s->resolved = index;
+    CU_ASSERT_EQUAL(rs_net_cb_set(net, index, cb_note, s), RS_OK);
+}
+
+static void cb_other(void *ctx, rs_net *net, uint32_t index)
+{
+    (void)ctx;
+    (void)net;
+    (void)index;
+}
+
+static void test_callback_indices_found_reserved_and_resolved(void)
+{
+    rs_net_config c;
+    cfg_flat(&c, 4, 1, 8);
+    rs_net *net = mk(&c);
+    /* Many registrations: each found by its (fn, ctx), the latest of a pair. */
+    static char ctxs[300];
+    uint32_t idx[300];
+    for (int i = 0; i < 300; i++)
+        CU_ASSERT_NOT_EQUAL_FATAL(idx[i] = rs_net_cb_register(net, cb_note, &ctxs[i]), UINT32_MAX);
+    for (int i = 0; i < 300; i++)
+        CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[i]), idx[i]);
+    uint32_t again = rs_net_cb_register(net, cb_note, &ctxs[7]);
+    CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[7]), again);
+    CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &c), RS_NONE);
+    /* Reserved: unset until bound; one resolver per network. */
+    cb_seen seen = { 0 };
+    uint32_t base = rs_net_cb_reserve(net, 4, cb_bind, &seen);
+    CU_ASSERT_EQUAL_FATAL(base, again + 1);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_other, NULL), UINT32_MAX);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_bind, &seen), base + 4);
+    CU_ASSERT_EQUAL(rs_net_cb_set(net, base + 6, cb_note, &seen), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), RS_NONE);
+    /* A timer naming an unset index (as one shipped from another process
+     * does) has it bound first, then runs. */
+    rs_sim *sim = rs_net_sim(net);
+    rs_net_timer_at_key(net, 1000, rs_sim_take_key(sim, net->nodes[1].entity), base + 1, 42);
+    CU_ASSERT_EQUAL(seen.resolves, 1);
+    CU_ASSERT_EQUAL(seen.resolved, base + 1);
+    CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), base + 1);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(seen.calls, 1);
+    CU_ASSERT_EQUAL(seen.arg, 42);
+    /* Bound already: no second resolve; unbound: not found. */
+    rs_net_timer_at_key(net, 2000, rs_sim_take_key(sim, net->nodes[1].entity), base + 1, 43);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(seen.resolves, 1);
+    CU_ASSERT_EQUAL(seen.arg, 43);
+    CU_ASSERT_EQUAL(rs_net_cb_set(net, base + 1, NULL, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), RS_NONE);
+    for (int i = 0; i < 300; i += 37)
+        CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[i]), i == 7 ? again : idx[i]);
+    CU_ASSERT_EQUAL(rs_net_gpu_local(net, 0), 1);
+    CU_ASSERT_EQUAL(rs_net_gpu_local(net, 4), 0);
+    rs_net_destroy(net);
 }
 
 int main(void) { return rs_cu_run(register_suites); }
