@@ -228,7 +228,7 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
     }
     uint64_t base;
     if (c->probe) {
-        *c->probe += total;
+        c->probe->serials += total;
         base = 0;
     } else {
         base = c->serial0 != UINT64_MAX ? c->serial0 : rs_net_serials_reserve(c->net, total);
@@ -240,8 +240,10 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
 
 int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit)
 {
-    if (c->probe)
+    if (c->probe) {
+        c->probe->cbs += 2;
         return RS_OK;
+    }
     if (c->cb0 != RS_COLL_NONE)
         return rs_net_cb_set(c->net, c->cb0, arrived, c) == RS_OK && rs_net_cb_set(c->net, c->cb0 + 1, credit, c) == RS_OK
                    ? RS_OK
@@ -510,10 +512,8 @@ static int join_check(const rs_coll *c, rs_err *err)
     const char *r = NULL;
     if (c->split && c->cb0 == RS_COLL_NONE)
         r = "a network split over processes without a name (rs_coll_create_named)";
-    else if (c->split && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE)
-        r = c->algo == RS_ALGO_HIERARCHICAL
-                ? "a hierarchical collective split over processes (its phases are not named alike yet)"
-                : "an all-to-all split over processes (its postings are not named alike yet)";
+    else if (c->split && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE && c->algo != RS_ALGO_HIERARCHICAL)
+        r = "an all-to-all split over processes (its postings are not named alike yet)";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
     else if (c->algo == RS_ALGO_PAIRWISE)
@@ -529,7 +529,7 @@ static int join_check(const rs_coll *c, rs_err *err)
 
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, const rs_coll_name *name, uint64_t *probe, rs_coll **out,
+                uint64_t tag, rs_coll *parent, const rs_coll_name *name, rs_coll_size *probe, rs_coll **out,
                 rs_err *err)
 {
     *out = NULL;
@@ -693,15 +693,24 @@ static void probe_member(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
     (void)pos;
 }
 
-int rs_coll_serials(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                    const rs_coll_opts *o, uint64_t *n, rs_err *err)
+int rs_coll_name_size(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                      const rs_coll_opts *o, rs_coll_size *out, rs_err *err)
 {
-    *n = 0;
+    memset(out, 0, sizeof *out);
     rs_coll *c;
     int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, probe_member, NULL,
-                            NULL, 0, NULL, NULL, n, &c, err);
+                            NULL, 0, NULL, NULL, out, &c, err);
     rs_coll_destroy(c);
     return rc;
+}
+
+int rs_coll_name_bind(rs_coll *c, uint32_t i)
+{
+    if (c->cb0 == RS_COLL_NONE || i < c->cb0)
+        return RS_EINVAL;
+    if (c->algo == RS_ALGO_HIERARCHICAL && c->member_done && c->bytes && c->n > 1)
+        return rs_coll_hier_bind(c, i - c->cb0);
+    return i - c->cb0 < 2 ? RS_OK : RS_EINVAL;
 }
 
 const rs_tally *rs_coll_tally(const rs_coll *c) { return c->tally; }
@@ -766,6 +775,8 @@ void rs_coll_destroy(rs_coll *c)
     free(c->tree_bytes);
     free(c->tree_pieces);
     free(c->tree_serial);
+    free(c->hk_serial);
+    free(c->hk_cb);
     free(c->ar);
     free(c->mleft);
     free(c->joined);

@@ -26,6 +26,7 @@
 #include "coll_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* 4 segments hide most of the shorter phases (NVLink is ~9x faster than a
  * NIC) while each segment stays large enough to keep the rings efficient. */
@@ -37,8 +38,8 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag);
 static uint32_t phases(const rs_coll *c) { return c->op == RS_COLL_ALLREDUCE ? 3 : 2; }
 
 static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                  uint64_t bytes, rs_coll_member_fn member, rs_coll_done_fn done, uint64_t tag, rs_coll **out,
-                  rs_err *err)
+                  uint64_t bytes, rs_coll_member_fn member, rs_coll_done_fn done, uint64_t tag,
+                  const rs_coll_name *name, rs_coll **out, rs_err *err)
 {
     if (c->nkids == c->nkids_cap) {
         uint32_t cap = c->nkids_cap ? 2 * c->nkids_cap : 16;
@@ -51,7 +52,7 @@ static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, r
     rs_coll *kid;
     /* Sub-collectives inherit the options (channels 0 stays auto, so
      * each phase picks its own) and the resolved HB size. */
-    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, NULL, NULL, &kid, err);
+    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, name, NULL, &kid, err);
     if (rc != RS_OK)
         return rc;
     c->kids[c->nkids++] = kid;
@@ -117,7 +118,7 @@ static int phase_start(rs_coll *c, uint32_t s, rs_err *err)
     for (uint32_t k = 0; k < c->seg_left[s] && rc == RS_OK; k++) {
         uint32_t n;
         uint64_t bytes = kid_group(c, s, intra, k, buf, &n);
-        rc = launch(c, buf, n, op, algo, bytes, NULL, kid_done, tag, NULL, err);
+        rc = launch(c, buf, n, op, algo, bytes, NULL, kid_done, tag, NULL, NULL, err);
     }
     free(buf);
     return rc;
@@ -176,6 +177,35 @@ static uint8_t *hstate(rs_coll *c, uint32_t x, uint32_t s, uint32_t p)
 static void hier_member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
 static void hier_kid_done(void *ctx, rs_net *net, uint64_t tag);
 
+static int named(const rs_coll *c) { return c->cb0 != RS_COLL_NONE || c->serial0 != UINT64_MAX; }
+
+/* Sub-collective g of (segment s, phase p), made on first use: when its
+ * first member here joins, or (a split run) when another process names
+ * one of its callbacks first (rs_coll_hier_bind). Named from its parent's
+ * name, by its place. */
+static int hier_kid(rs_coll *c, uint32_t s, uint32_t p, uint32_t g, rs_err *err)
+{
+    size_t q = ((size_t)s * phases(c) + p) * c->hgroups + g;
+    if (c->hkid[q])
+        return RS_OK;
+    rs_coll_op op;
+    rs_coll_algo algo;
+    int intra = phase_desc(c, p, &op, &algo);
+    uint32_t *buf = malloc((size_t)c->hgroups * sizeof *buf), n;
+    if (!buf)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
+    uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
+    rs_coll_name name = { UINT64_MAX, RS_COLL_NONE };
+    if (c->serial0 != UINT64_MAX)
+        name.serial0 = c->serial0 + c->hk_serial[q];
+    if (c->cb0 != RS_COLL_NONE)
+        name.cb0 = c->cb0 + c->hk_cb[q];
+    int rc = launch(c, buf, n, op, algo, bytes, hier_member_done, hier_kid_done,
+                    ((uint64_t)g << 32) | ((uint64_t)s << 8) | p, named(c) ? &name : NULL, &c->hkid[q], err);
+    free(buf);
+    return rc;
+}
+
 /* x joins (s, p) if it may. */
 static int hier_try(rs_coll *c, uint32_t x, uint32_t s, uint32_t p, rs_err *err)
 {
@@ -188,20 +218,80 @@ static int hier_try(rs_coll *c, uint32_t x, uint32_t s, uint32_t p, rs_err *err)
     int intra = phase_desc(c, p, &op, &algo);
     uint32_t L = c->g.kmax, d = c->pos_of[x] / L, l = c->pos_of[x] % L;
     uint32_t g = intra ? d : l, member = intra ? l : d;
-    rs_coll **kid = &c->hkid[((size_t)s * P + p) * c->hgroups + g];
-    if (!*kid) {
-        uint32_t *buf = malloc((size_t)c->hgroups * sizeof *buf), n;
-        if (!buf)
-            return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
-        uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
-        int rc = launch(c, buf, n, op, algo, bytes, hier_member_done, hier_kid_done,
-                        ((uint64_t)g << 32) | ((uint64_t)s << 8) | p, kid, err);
-        free(buf);
-        if (rc != RS_OK)
-            return rc;
-    }
+    int rc = hier_kid(c, s, p, g, err);
+    if (rc != RS_OK)
+        return rc;
     *hstate(c, x, s, p) = HIER_IN;
-    return rs_coll_join(*kid, member);
+    return rs_coll_join(c->hkid[((size_t)s * P + p) * c->hgroups + g], member);
+}
+
+int rs_coll_hier_bind(rs_coll *c, uint32_t off)
+{
+    if (!c->hk_cb)
+        return RS_EINVAL;
+    size_t Q = (size_t)c->nseg * phases(c) * c->hgroups;
+    for (size_t q = 0; q < Q; q++)
+        if (c->hk_cb[q] != RS_COLL_NONE && off >= c->hk_cb[q] && off - c->hk_cb[q] < 2) {
+            uint32_t g = (uint32_t)(q % c->hgroups), sp = (uint32_t)(q / c->hgroups);
+            rs_err err;
+            int rc = hier_kid(c, sp / phases(c), sp % phases(c), g, &err);
+            if (rc != RS_OK)
+                rs_coll_fail(c, rc);
+            return rc;
+        }
+    return RS_EINVAL;
+}
+
+/* A named (or probed) hierarchical collective: each sub-collective's
+ * serials and callback indices, from its parent's, in place order; what
+ * they add up to into the probe. Sub-collectives of one phase differ at
+ * most in one byte (kid_group), so each size is asked once per run of
+ * equal ones. */
+static int hier_names(rs_coll *c, rs_err *err)
+{
+    uint32_t P = phases(c), N = c->g.ndom, L = c->g.kmax;
+    size_t Q = (size_t)c->nseg * P * c->hgroups;
+    c->hk_serial = malloc((Q ? Q : 1) * sizeof *c->hk_serial);
+    c->hk_cb = malloc((Q ? Q : 1) * sizeof *c->hk_cb);
+    uint32_t *buf = malloc((size_t)c->hgroups * sizeof *buf);
+    int rc = RS_OK;
+    if (!c->hk_serial || !c->hk_cb || !buf) {
+        free(buf);
+        return rs_err_set(err, RS_ENOMEM, "out of memory naming a hierarchical collective");
+    }
+    rs_coll_size total = { 0, 0 }, last = { 0, 0 };
+    uint64_t last_bytes = UINT64_MAX;
+    uint32_t last_p = UINT32_MAX;
+    for (size_t q = 0; q < Q && rc == RS_OK; q++) {
+        uint32_t g = (uint32_t)(q % c->hgroups), s = (uint32_t)(q / c->hgroups / P),
+                 p = (uint32_t)(q / c->hgroups % P), n;
+        rs_coll_op op;
+        rs_coll_algo algo;
+        int intra = phase_desc(c, p, &op, &algo);
+        c->hk_serial[q] = total.serials;
+        c->hk_cb[q] = RS_COLL_NONE;
+        if (g >= (intra ? N : L))
+            continue;
+        c->hk_cb[q] = total.cbs;
+        uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
+        if (p != last_p || bytes != last_bytes) {
+            rs_coll *kid;
+            memset(&last, 0, sizeof last);
+            rc = rs_coll_launch(c->net, buf, n, op, algo, bytes, &c->o, hier_member_done, NULL, c, 0, c, NULL, &last,
+                                &kid, err);
+            rs_coll_destroy(kid);
+            last_p = p;
+            last_bytes = bytes;
+        }
+        total.serials += last.serials;
+        total.cbs += last.cbs;
+    }
+    free(buf);
+    if (rc == RS_OK && c->probe) {
+        c->probe->serials += total.serials;
+        c->probe->cbs += total.cbs;
+    }
+    return rc;
 }
 
 static void hier_member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t member)
@@ -264,7 +354,7 @@ static int hier_join_setup(rs_coll *c, rs_err *err)
             c->pos_of[g->dom_rank[g->dom_off[d] + l]] = d * L + l;
     for (uint32_t x = 0; x < c->n; x++)
         c->mleft[x] = 1;
-    return RS_OK;
+    return named(c) || c->probe ? hier_names(c, err) : RS_OK;
 }
 
 int rs_coll_hier_start(rs_coll *c, rs_err *err)

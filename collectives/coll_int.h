@@ -104,7 +104,10 @@ struct rs_coll {
     /* Named (rs_coll_create_named): serials and callback indices given. */
     uint64_t serial0;        /* UINT64_MAX: reserve at start */
     uint32_t cb0;            /* RS_COLL_NONE: register at start (a split collective) */
-    uint64_t *probe;         /* rs_coll_serials: count the serials here, reserve and register nothing */
+    rs_coll_size *probe;     /* rs_coll_name_size: count serials and callbacks here, reserve and register nothing */
+    uint64_t *hk_serial;     /* hierarchical, named or probed: [nseg][phases][groups] each sub-collective's first
+                                serial, from serial0 */
+    uint32_t *hk_cb;         /* the same for its first callback index, from cb0; RS_COLL_NONE: no such group */
 };
 
 /* A sender's credit when members join one by one: its receiver has not
@@ -184,12 +187,15 @@ void rs_coll_hier_free(rs_coll *c);
 /* member non-NULL: members join one by one (rs_coll_create). */
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                 uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, const rs_coll_name *name, uint64_t *probe, rs_coll **out,
+                uint64_t tag, rs_coll *parent, const rs_coll_name *name, rs_coll_size *probe, rs_coll **out,
                 rs_err *err);
 /* Member x starts its part (the algorithm's own join). */
 int rs_coll_ring_join(rs_coll *c, uint32_t x);
 int rs_coll_tree_join(rs_coll *c, uint32_t x);
 int rs_coll_a2a_join(rs_coll *c, uint32_t x);
 int rs_coll_hier_join(rs_coll *c, uint32_t x);
+/* A split run: make the sub-collective whose callbacks start at cb0 + off
+ * (rs_coll_name_bind). */
+int rs_coll_hier_bind(rs_coll *c, uint32_t off);
 
 #endif

@@ -490,7 +490,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
         /* A split run: the callbacks that cross processes, named alike
          * in every one (the ring starts from a shared event). */
-        if (c->split && rs_coll_name_cbs(c, ring_arrived, ring_credit) != RS_OK)
+        if ((c->split || c->probe) && rs_coll_name_cbs(c, ring_arrived, ring_credit) != RS_OK)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
     }
     c->pending = pending;

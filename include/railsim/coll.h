@@ -157,25 +157,35 @@ RS_API int rs_coll_join(rs_coll *coll, uint32_t member);
  * registers and the serials of its transfers cannot come from creation
  * order. The creator reserves both at setup, alike everywhere. */
 typedef struct rs_coll_name {
-    uint64_t serial0; /* first of the rs_coll_serials serials its transfers take; UINT64_MAX: reserved at
+    uint64_t serial0; /* first of the rs_coll_name_size serials its transfers take; UINT64_MAX: reserved at
                          creation, in creation order */
-    uint32_t cb0;     /* first of RS_COLL_NAME_CBS callback indices (rs_net_cb_reserve); UINT32_MAX: none
-                         (then it cannot run split) */
+    uint32_t cb0;     /* first of the rs_coll_name_size callback indices (rs_net_cb_reserve); UINT32_MAX:
+                         none (then it cannot run split) */
 } rs_coll_name;
-#define RS_COLL_NAME_CBS 2u
+/* What a name takes: serials (at packet level; 0 at flow level) and
+ * callback indices (2 for a ring or tree, 2 per sub-collective of a
+ * hierarchical one, 0 otherwise). */
+typedef struct rs_coll_size {
+    uint64_t serials;
+    uint32_t cbs;
+} rs_coll_size;
 /* rs_coll_create with a name (NULL: as rs_coll_create). On a partitioned
- * network a named ring or tree runs split: each process runs its GPUs'
+ * network a named ring, tree or hierarchical collective runs split: each process runs its GPUs'
  * part, member_done runs for them, done never runs (no process sees
  * every member); the creator merges after the run (rs_coll_tally). Other
  * algorithms on a partitioned network: RS_EINVAL. */
 RS_API int rs_coll_create_named(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
                                 const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done,
                                 void *ctx, uint64_t tag, const rs_coll_name *name, rs_coll **out, rs_err *err);
-/* The serials such a collective's transfers take at packet level (0 at
- * flow level, or when its algorithm names none), without making it.
- * RS_EINVAL / RS_ENOMEM as rs_coll_create. */
-RS_API int rs_coll_serials(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                           const rs_coll_opts *o, uint64_t *n, rs_err *err);
+/* What such a collective's name takes, without making it. RS_EINVAL /
+ * RS_ENOMEM as rs_coll_create. */
+RS_API int rs_coll_name_size(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
+                             const rs_coll_opts *o, rs_coll_size *out, rs_err *err);
+/* Another process named callback index i of c's name before any member
+ * here joined the part it belongs to (a hierarchical collective's
+ * sub-collective): make that part now, so the index is bound
+ * (rs_net_cb_reserve's resolver calls this). RS_EINVAL: not one of c's. */
+RS_API int rs_coll_name_bind(rs_coll *c, uint32_t i);
 /* Its transfers' bytes per GPU port so far, this process's sources
  * (rs_net_tally_bound); NULL once finished (the bound is kept). */
 RS_API const rs_tally *rs_coll_tally(const rs_coll *coll);

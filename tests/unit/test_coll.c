@@ -980,7 +980,7 @@ static void test_create_refuses_what_members_cannot_join(void)
 }
 
 /* A named collective (rs_coll_create_named) takes its transfers' serials
- * from the block its name gives, as many as rs_coll_serials says and as
+ * from the block its name gives, as many as rs_coll_name_size says and as
  * an unnamed one reserves at creation; it reserves none itself, and runs
  * as the unnamed one does (serials move only entropy: same bytes, every
  * member done). rs_coll_algo_resolve is the rule rs_coll_start applies. */
@@ -990,18 +990,25 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
     cfg(&nc, RS_TOPO_FAT_TREE, 16, 4, 8, RS_TRANSPORT_ROCE);
     rs_comm *all = comm_all(16);
     rs_err err;
-    const rs_coll_algo algos[] = { RS_ALGO_RING, RS_ALGO_TREE };
-    for (int a = 0; a < 2; a++) {
+    const rs_coll_algo algos[] = { RS_ALGO_RING, RS_ALGO_TREE, RS_ALGO_HIERARCHICAL };
+    for (int a = 0; a < 3; a++) {
         rs_net *net = mk(&nc);
-        uint64_t need = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_serials(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &need, &err), RS_OK);
+        rs_coll_size sz;
+        CU_ASSERT_EQUAL_FATAL(rs_coll_name_size(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &sz, &err),
+                              RS_OK);
+        uint64_t need = sz.serials;
         CU_ASSERT(need > 16);
+        /* 2 callbacks a ring or tree; a hierarchical one's sub-collectives
+         * (4 MiB: one segment; 4 domains of 4: 4 + 4 + 4 of them) 2 each. */
+        CU_ASSERT_EQUAL(sz.cbs, a < 2 ? 2u : 24u);
         uint64_t before = rs_net_serials_reserve(net, 0);
-        rs_coll *c = NULL;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, join_member_done,
-                                             join_done, NULL, 0, &c, &err), RS_OK);
-        CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0) - before, need);
-        rs_coll_destroy(c);
+        if (a < 2) { /* a hierarchical one reserves its sub-collectives' as they are made */
+            rs_coll *c = NULL;
+            CU_ASSERT_EQUAL_FATAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL,
+                                                 join_member_done, join_done, NULL, 0, &c, &err), RS_OK);
+            CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0) - before, need);
+            rs_coll_destroy(c);
+        }
         join_run j;
         memset(&j, 0, sizeof j);
         j.n = 16;
@@ -1015,6 +1022,7 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         for (uint32_t m = 0; m < 16; m++)
             rs_net_at(net, 0, join_timer, &j, m);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0), before); /* sub-collectives named from the block too */
         CU_ASSERT_EQUAL(j.members_done, 16);
         CU_ASSERT_EQUAL(j.done_calls, 1);
         CU_ASSERT(rs_coll_bound(j.coll) > 0);
