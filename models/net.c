@@ -1365,6 +1365,13 @@ static const struct rs_net_cb *cb_named(rs_net *net, uint32_t i)
     return net->cbs[i].fn ? &net->cbs[i] : NULL;
 }
 
+int rs_net_send_relayed(const rs_net *net, uint32_t src, uint32_t dst)
+{
+    uint32_t K = net->hb_size;
+    return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K && src % K != dst % K &&
+           net->cfg.pxn != RS_PXN_OFF;
+}
+
 int rs_net_gpu_local(const rs_net *net, uint32_t gpu)
 {
     return gpu < net->gpus && rs_part_owns_node(net, gpu);

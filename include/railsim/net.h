@@ -300,6 +300,10 @@ RS_API int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx)
  * a partitioned one, for the GPUs of its HB domains (rs_net_part_start).
  * A workload starts only its own GPUs' work (docs/parallel.md). */
 RS_API int rs_net_gpu_local(const rs_net *net, uint32_t gpu);
+/* 1 when a message from GPU src to dst goes by a PXN relay (through src's
+ * HB domain onto dst's rail: different domains and rails, routing.pxn
+ * not off), which fault rerouting aside is decided by the GPUs alone. */
+RS_API int rs_net_send_relayed(const rs_net *net, uint32_t src, uint32_t dst);
 /* rs_net_send_posted with the serial of its flow given (entropy, captured
  * QPNs): a collective names its transfers from a block it reserved
  * (rs_net_serials_reserve), so the serial does not depend on the order in
