@@ -161,6 +161,12 @@ typedef struct chan {
 
 typedef struct p2p_rec p2p_rec;
 
+/* A bound owed to a rank of another process (add_bound_peer). */
+typedef struct owed {
+    rs_time b;
+    uint32_t rank, pad;
+} owed;
+
 typedef struct item {
     uint32_t rank, op;
     uint8_t cause; /* dim of the op whose completion pushed it */
@@ -203,18 +209,27 @@ struct rs_replay {
     p2p_rec *p2p;          /* workload.sync=rank: SENDs in flight (p2p_get) */
     size_t capp2p;
     uint32_t p2p_free;     /* first free record, UINT32_MAX when none */
+    uint32_t *p2p_head;    /* [nranks] each rank's first send in flight */
+    uint64_t *p2p_off;     /* packet level: [nranks * nslots] first serial of a SEND slot's messages, from p2p_base */
+    uint64_t p2p_base;
+    uint32_t p2p_cb;       /* p2p_done's callback index (rs_net_cb_register) */
+    owed *owed;            /* a split run: bounds of this process's sends owed to other processes' ranks */
+    size_t nowed, capowed;
     uint64_t ncolls; /* collectives completed (coll record ids) */
     /* workload.sync=rank: every collective instance named, alike in every
      * process (docs/parallel.md, "Replays"): instance id inst_base[c] + k
      * for call k on communicator c; at packet level its transfers'
      * serials from a block reserved at create, its callbacks from indices
-     * reserved there (cb_base + RS_COLL_NAME_CBS x id). */
+     * reserved there (from cb_base, cb_iter per iteration, call_cb within). */
     uint64_t *inst_base;  /* [ncomms + 1] */
     uint32_t *call_base;  /* [ncomms + 1] first of each communicator's calls per iteration in call_op */
     const rs_op **call_op; /* [calls per iteration] the op of call j on communicator c (its first member's) */
     uint64_t *call_serial; /* packet level: [calls] serial offset of each call in an iteration's block */
+    uint32_t *call_cb;    /* packet level: [calls + 1] callback offset of each call in an iteration's block */
     uint64_t ser_base, ser_iter; /* packet level: the block's first serial; serials per iteration */
-    uint32_t cb_base;     /* RS_NONE at flow level */
+    uint32_t cb_base, cb_iter; /* packet level: the callbacks' first index; indices per iteration; RS_NONE at
+                                  flow level */
+    inst **byid;          /* a split run: [instances] the ones this process built */
     int split;            /* the run is partitioned: this process runs its GPUs' ranks */
     rs_time *E_local;     /* [iterations] the latest completion of iteration i by one of this process's ranks */
     uint64_t ops_done, ops_total; /* ops completed over all ranks and iterations; of all */
@@ -469,6 +484,8 @@ static inst *inst_new(rs_replay *r, uint32_t comm, uint64_t k, uint8_t op, uint6
     in->op = op;
     in->bytes = bytes;
     in->t_first = RS_TIME_MAX;
+    if (r->byid)
+        r->byid[r->inst_base[comm] + k] = in;
     *pp = in;
     in->gnext = r->live;
     if (r->live)
@@ -484,13 +501,12 @@ static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j)
 {
     rs_err e;
     rs_err_clear(&e);
-    uint64_t id = r->inst_base[in->comm] + in->k;
     uint32_t P = r->call_base[in->comm + 1] - r->call_base[in->comm];
     rs_coll_name name = { UINT64_MAX, RS_NONE };
     if (r->call_serial)
         name.serial0 = r->ser_base + in->k / P * r->ser_iter + r->call_serial[r->call_base[in->comm] + in->k % P];
     if (r->cb_base != RS_NONE)
-        name.cb0 = r->cb_base + (uint32_t)(id * RS_COLL_NAME_CBS);
+        name.cb0 = r->cb_base + (uint32_t)(in->k / P) * r->cb_iter + r->call_cb[r->call_base[in->comm] + in->k % P];
     int rc = rs_coll_create_named(r->net, r->cm[in->comm].comm, (rs_coll_op)in->op,
                                   pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes, &r->copts, member_done,
                                   coll_done, in, 0, &name, &in->coll, &e);
@@ -505,35 +521,47 @@ static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j)
     return rc == RS_OK;
 }
 
-/* A split run: another process named a callback of an instance this one
- * has not built (a credit for a member here that has not issued it yet):
- * build it now, as its first member here would (rs_net_cb_reserve). */
-static void inst_resolve(void *ctx, rs_net *net, uint32_t index)
+/* The last i < n with a[i] <= v (a non-decreasing, a[0] <= v). */
+static uint32_t last_le32(const uint32_t *a, uint32_t n, uint64_t v)
 {
-    (void)net;
-    rs_replay *r = ctx;
-    if (index < r->cb_base || (index - r->cb_base) / RS_COLL_NAME_CBS >= r->inst_base[r->ncomms])
-        return;
-    uint64_t id = (index - r->cb_base) / RS_COLL_NAME_CBS;
-    uint32_t lo = 0, hi = r->ncomms; /* the communicator c with inst_base[c] <= id < inst_base[c + 1] */
+    uint32_t lo = 0, hi = n;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (r->inst_base[mid] <= id)
+        if (a[mid] <= v)
             lo = mid;
         else
             hi = mid;
     }
-    uint32_t comm = lo;
-    uint64_t k = id - r->inst_base[comm];
-    inst **pp = &r->cm[comm].pending, *in;
-    while ((in = *pp) && in->k != k)
-        pp = &in->next;
-    if (in) /* built already: its creation failed, the run is stopping */
+    return lo;
+}
+
+/* A split run: another process named a callback of an instance (or of a
+ * part of one) this one has not built: a credit for a member here that
+ * has not issued it, or not reached that part, yet. Build it now, as its
+ * first member here would (rs_net_cb_reserve). */
+static void inst_resolve(void *ctx, rs_net *net, uint32_t index)
+{
+    (void)net;
+    rs_replay *r = ctx;
+    uint32_t calls = r->call_base[r->ncomms];
+    if (index < r->cb_base || !r->cb_iter || !calls || (index - r->cb_base) / r->cb_iter >= r->iterations)
         return;
+    uint32_t it = (index - r->cb_base) / r->cb_iter, w = (index - r->cb_base) % r->cb_iter;
+    uint32_t j = last_le32(r->call_cb, calls, w); /* a call of no callbacks shares its successor's offset */
+    uint32_t comm = last_le32(r->call_base, r->ncomms, j);
     uint32_t P = r->call_base[comm + 1] - r->call_base[comm];
-    const rs_op *o = r->call_op[r->call_base[comm] + k % P];
-    if ((in = inst_new(r, comm, k, o->coll, o->bytes, pp)))
-        coll_begin(r, in, RS_NONE, RS_NONE);
+    uint64_t k = (uint64_t)it * P + (j - r->call_base[comm]);
+    inst *in = r->byid ? r->byid[r->inst_base[comm] + k] : NULL;
+    if (!in) {
+        inst **pp = &r->cm[comm].pending;
+        while (*pp)
+            pp = &(*pp)->next;
+        const rs_op *o = r->call_op[j];
+        if (!(in = inst_new(r, comm, k, o->coll, o->bytes, pp)) || !coll_begin(r, in, RS_NONE, RS_NONE))
+            return;
+    }
+    if (in->coll)
+        rs_coll_name_bind(in->coll, index);
 }
 
 static void chan_arrived_push(rs_replay *r, chan *c, uint64_t k)
@@ -631,17 +659,55 @@ static rs_time send_done_tally(rs_replay *r, uint32_t rank, uint32_t stream)
 }
 
 /* workload.sync=rank: a SEND in flight, from its start to its message's
- * arrival (its op may have completed before, when the message left). */
+ * arrival (its op may have completed before, when the message left; a
+ * split run frees it then). Found by its message's tag, which names the
+ * message for every process: sender rank, its slot, the message index. */
 struct p2p_rec {
     rs_tally *tally;
-    uint64_t k; /* its message index (op_k at its start) */
-    uint32_t rank, op, next_free;
+    uint64_t tag;
+    uint32_t rank, op, next; /* next: the free list, or the next of its rank's sends in flight */
 };
+
+#define P2P_K_BITS 34
+static uint64_t p2p_tag(uint32_t rank, uint32_t slot, uint64_t k)
+{
+    return (uint64_t)rank << 40 | (uint64_t)slot << P2P_K_BITS | k;
+}
+
+/* Rank's send in flight with this tag (its index), unlinked from the
+ * rank's list when unlink; UINT32_MAX when none. */
+static uint32_t p2p_find(rs_replay *r, uint64_t tag, int unlink)
+{
+    uint32_t *pp = &r->p2p_head[tag >> 40];
+    while (*pp != UINT32_MAX && r->p2p[*pp].tag != tag)
+        pp = &r->p2p[*pp].next;
+    uint32_t i = *pp;
+    if (i != UINT32_MAX && unlink)
+        *pp = r->p2p[i].next;
+    return i;
+}
+
+/* Record i back on the free list, its tally back (its bound). */
+static rs_time p2p_put(rs_replay *r, uint32_t i)
+{
+    rs_time b = tally_put(r, r->p2p[i].tally);
+    r->p2p[i].tally = NULL;
+    r->p2p[i].next = r->p2p_free;
+    r->p2p_free = i;
+    return b;
+}
 
 /* A fresh record for rank's SEND j; UINT32_MAX (the run failed) when
  * out of memory. */
 static uint32_t p2p_get(rs_replay *r, uint32_t rank, uint32_t j)
 {
+    if (!r->p2p_head) {
+        if (!(r->p2p_head = malloc((size_t)r->nranks * sizeof *r->p2p_head))) {
+            fail(r, RS_ENOMEM, "out of memory for the sends in flight");
+            return UINT32_MAX;
+        }
+        memset(r->p2p_head, 0xff, (size_t)r->nranks * sizeof *r->p2p_head);
+    }
     if (r->p2p_free == UINT32_MAX) {
         size_t c = r->capp2p ? 2 * r->capp2p : 64;
         p2p_rec *a = c <= UINT32_MAX - 1 ? realloc(r->p2p, c * sizeof *a) : NULL;
@@ -650,7 +716,7 @@ static uint32_t p2p_get(rs_replay *r, uint32_t rank, uint32_t j)
             return UINT32_MAX;
         }
         for (size_t i = r->capp2p; i < c; i++)
-            a[i] = (p2p_rec){ .tally = NULL, .next_free = i + 1 < c ? (uint32_t)(i + 1) : UINT32_MAX };
+            a[i] = (p2p_rec){ .tally = NULL, .next = i + 1 < c ? (uint32_t)(i + 1) : UINT32_MAX };
         r->p2p = a;
         r->p2p_free = (uint32_t)r->capp2p;
         r->capp2p = c;
@@ -660,9 +726,33 @@ static uint32_t p2p_get(rs_replay *r, uint32_t rank, uint32_t j)
         return UINT32_MAX;
     uint32_t i = r->p2p_free;
     p2p_rec *p = &r->p2p[i];
-    r->p2p_free = p->next_free;
-    *p = (p2p_rec){ .tally = t, .k = op_k(r, rank, j), .rank = rank, .op = j, .next_free = UINT32_MAX };
+    r->p2p_free = p->next;
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    *p = (p2p_rec){ .tally = t, .tag = p2p_tag(rank, o->comm, op_k(r, rank, j)), .rank = rank, .op = j,
+                    .next = r->p2p_head[rank] };
+    r->p2p_head[rank] = i;
     return i;
+}
+
+/* A split run: bound b of a message of rank's to peer, charged to peer,
+ * whose process may be another (rank 0 adds it after the run). */
+static void add_bound_peer(rs_replay *r, uint32_t peer, rs_time b)
+{
+    if (rs_net_gpu_local(r->net, r->gpu[peer])) {
+        r->rk[peer].bound = rs_time_add_sat(r->rk[peer].bound, b);
+        return;
+    }
+    if (r->nowed == r->capowed) {
+        size_t c = r->capowed ? 2 * r->capowed : 64;
+        owed *a = realloc(r->owed, c * sizeof *a);
+        if (!a) {
+            fail(r, RS_ENOMEM, "out of memory for the bounds of remote ranks");
+            return;
+        }
+        r->owed = a;
+        r->capowed = c;
+    }
+    r->owed[r->nowed++] = (owed){ b, peer, 0 };
 }
 
 /* A collective or message with network-only bound b completed: charge it
@@ -716,8 +806,13 @@ static void try_start(rs_replay *r, const item *it)
             uint32_t i = p2p_get(r, rank, j);
             if (i == UINT32_MAX)
                 break;
-            rc = rs_net_send_posted(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r, i,
-                                    r->p2p[i].tally);
+            /* At packet level its serial is its name (p2p_serial). */
+            rc = r->p2p_off ? rs_net_send_named(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r,
+                                                r->p2p[i].tag, r->p2p[i].tally,
+                                                r->p2p_base + r->p2p_off[(size_t)rank * r->nslots + o->comm] +
+                                                    (r->p2p[i].tag & ((1ULL << P2P_K_BITS) - 1)))
+                            : rs_net_send_posted(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r,
+                                                 r->p2p[i].tag, r->p2p[i].tally);
         } else {
             rs_tally *t = send_tally(r, rank, o->stream);
             if (!t)
@@ -806,29 +901,46 @@ static void p2p_left(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_replay *r = ctx;
-    const p2p_rec *p = &r->p2p[tag];
-    complete(r, p->rank, p->op);
+    uint32_t i = p2p_find(r, tag, r->split);
+    if (i == UINT32_MAX) {
+        fail(r, RS_EINTERNAL, "a send's message left, but no send of rank %u is in flight with it",
+             (uint32_t)(tag >> 40));
+        return;
+    }
+    uint32_t rank = r->p2p[i].rank, op = r->p2p[i].op;
+    if (r->split) {
+        /* Its arrival may be another process's: the bound now (its
+         * transfers all started: a split run has no failover), the record
+         * free. */
+        rs_time b = p2p_put(r, i);
+        add_bound(r, rank, b);
+        add_bound_peer(r, rs_trace_slot(r->t, rank, r->cls[r->rk[rank].cls].ops[op].comm), b);
+    }
+    complete(r, rank, op);
     drain(r);
 }
 
-/* workload.sync=rank: the message has arrived: its receiver's RECV may
- * complete; the bound is charged; the record is free. */
+/* workload.sync=rank: the message has arrived (in its receiver's process):
+ * its receiver's RECV may complete; in a serial run the bound is charged
+ * and the record is free. */
 static void p2p_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_replay *r = ctx;
-    p2p_rec *p = &r->p2p[tag];
-    const rs_op *o = &r->cls[r->rk[p->rank].cls].ops[p->op];
-    uint32_t peer = rs_trace_slot(r->t, p->rank, o->comm);
-    uint32_t back = r->aux[(size_t)p->rank * r->nslots + o->comm];
-    rs_time b = tally_put(r, p->tally);
-    add_bound(r, p->rank, b);
-    add_bound(r, peer, b);
-    uint64_t kk = p->k;
-    p->tally = NULL;
-    p->next_free = r->p2p_free;
-    r->p2p_free = (uint32_t)tag;
-    deliver(r, peer, back, kk);
+    uint32_t rank = (uint32_t)(tag >> 40), slot = (uint32_t)(tag >> P2P_K_BITS) & 63;
+    uint32_t peer = rs_trace_slot(r->t, rank, slot);
+    uint32_t back = r->aux[(size_t)rank * r->nslots + slot];
+    if (!r->split) {
+        uint32_t i = p2p_find(r, tag, 1);
+        if (i == UINT32_MAX) {
+            fail(r, RS_EINTERNAL, "a message of rank %u arrived, but none of its sends is in flight with it", rank);
+            return;
+        }
+        rs_time b = p2p_put(r, i);
+        add_bound(r, rank, b);
+        add_bound(r, peer, b);
+    }
+    deliver(r, peer, back, tag & ((1ULL << P2P_K_BITS) - 1));
     drain(r);
 }
 
@@ -933,6 +1045,11 @@ static void ev_start(void *ctx, rs_net *net, uint64_t arg)
      * its HB domains: the driver's event runs in every process). */
     r->split = rs_net_part_ranks(net) > 1;
     if (r->split) {
+        if (!(r->byid = calloc(r->inst_base[r->ncomms] + 1, sizeof *r->byid))) {
+            fail(r, RS_ENOMEM, "out of memory for the replay's %llu collectives",
+                 (unsigned long long)r->inst_base[r->ncomms]);
+            return;
+        }
         r->ops_total = 0;
         for (uint32_t c = 0; c < r->ncomms; c++) {
             comm_st *cm = &r->cm[c];
@@ -1096,32 +1213,65 @@ static int names_build(rs_replay *r, rs_err *err)
                 r->call_op[r->call_base[c] + ci->seq[i]] = o;
         }
     }
+    /* A SEND's message is named by its tag (p2p_tag): rank, slot, index. */
+    uint64_t nmsg = 0;
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        const cls_info *ci = &r->cls[r->rk[rank].cls];
+        for (uint32_t sl = 0; sl < r->nslots; sl++)
+            if (ci->slot_kind[sl] == SK_P2P && (uint64_t)ci->per_iter[sl * 3 + 1] * r->iterations >> P2P_K_BITS)
+                return rs_err_set(err, RS_EINVAL, "workload.iterations: %u iterations of rank %u's %u sends to "
+                                  "one peer exceed the 2^%d messages a send's name counts", r->iterations, rank,
+                                  ci->per_iter[sl * 3 + 1], P2P_K_BITS);
+            else if (ci->slot_kind[sl] == SK_P2P)
+                nmsg += (uint64_t)ci->per_iter[sl * 3 + 1] * r->iterations;
+    }
     r->cb_base = RS_NONE;
     if (rs_net_streams(r->net))
         return RS_OK; /* the flow level is never split and names no serials */
+    if (nmsg) {
+        if (!(r->p2p_off = calloc((size_t)r->nranks * r->nslots, sizeof *r->p2p_off)) ||
+            (r->p2p_cb = rs_net_cb_register(r->net, p2p_done, r)) == RS_NONE)
+            return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's sends");
+        uint64_t off = 0;
+        for (uint32_t rank = 0; rank < r->nranks; rank++) {
+            const cls_info *ci = &r->cls[r->rk[rank].cls];
+            for (uint32_t sl = 0; sl < r->nslots; sl++)
+                if (ci->slot_kind[sl] == SK_P2P) {
+                    r->p2p_off[(size_t)rank * r->nslots + sl] = off;
+                    off += (uint64_t)ci->per_iter[sl * 3 + 1] * r->iterations;
+                }
+        }
+        r->p2p_base = rs_net_serials_reserve(r->net, off);
+    }
     r->call_serial = calloc((size_t)calls + 1, sizeof *r->call_serial);
-    if (!r->call_serial)
+    r->call_cb = calloc((size_t)calls + 1, sizeof *r->call_cb);
+    if (!r->call_serial || !r->call_cb)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
-    uint64_t off = 0;
+    uint64_t off = 0, cbs = 0;
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1]; j++) {
             const rs_op *o = r->call_op[j];
-            uint64_t need = 0;
+            rs_coll_size need = { 0, 0 };
             r->call_serial[j] = off;
+            r->call_cb[j] = (uint32_t)cbs;
             if (!o)
                 continue;
             rs_err e;
-            int rc = rs_coll_serials(r->net, r->cm[c].comm, (rs_coll_op)o->coll, pick_algo(r, c, (rs_coll_op)o->coll),
-                                     o->bytes, &r->copts, &need, &e);
+            int rc = rs_coll_name_size(r->net, r->cm[c].comm, (rs_coll_op)o->coll,
+                                       pick_algo(r, c, (rs_coll_op)o->coll), o->bytes, &r->copts, &need, &e);
             if (rc != RS_OK)
                 return rs_err_set(err, rc, "communicator %u, call %u (%s of %llu bytes): %.400s", c,
                                   j - r->call_base[c] + 1, rs_coll_op_name((rs_coll_op)o->coll),
                                   (unsigned long long)o->bytes, e.msg);
-            off += need;
+            off += need.serials;
+            if ((cbs += need.cbs) > UINT32_MAX / 4)
+                break;
         }
+    r->call_cb[calls] = (uint32_t)cbs;
     r->ser_iter = off;
     r->ser_base = rs_net_serials_reserve(r->net, off * r->iterations);
-    uint64_t ncb = r->inst_base[C] * RS_COLL_NAME_CBS;
+    uint64_t ncb = cbs * r->iterations;
+    r->cb_iter = (uint32_t)cbs;
     if (ncb > UINT32_MAX / 2 || (r->cb_base = rs_net_cb_reserve(r->net, (uint32_t)ncb, inst_resolve, r)) == RS_NONE)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's %llu collectives",
                           (unsigned long long)r->inst_base[C]);
@@ -1299,6 +1449,8 @@ void rs_replay_destroy(rs_replay *r)
     free(r->call_base);
     free(r->call_op);
     free(r->call_serial);
+    free(r->call_cb);
+    free(r->byid);
     free(r->work);
     free(r->op_t0);
     if (r->send_tally)
@@ -1312,6 +1464,9 @@ void rs_replay_destroy(rs_replay *r)
         if (r->p2p[i].tally)
             rs_tally_destroy(r->p2p[i].tally);
     free(r->p2p);
+    free(r->p2p_head);
+    free(r->p2p_off);
+    free(r->owed);
     free(r);
 }
 
@@ -1603,12 +1758,19 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
         w = "its collectives wait for all their members at zero delay across GPUs (workload.sync=rank does not)";
     else if (r->cb_base == RS_NONE)
         w = "the flow level is not split";
-    for (uint32_t c = 0; !w && c < r->nclasses; c++)
-        for (uint32_t sl = 0; sl < r->nslots; sl++)
-            if (r->cls[c].slot_kind[sl] == SK_P2P) {
-                w = "its point-to-point sends are not named alike in every process yet";
+    for (uint32_t rank = 0; !w && rank < r->nranks; rank++) {
+        const cls_info *ci = &r->cls[r->rk[rank].cls];
+        for (uint32_t i = 0; i < ci->nops; i++) {
+            const rs_op *o = &ci->ops[i];
+            uint32_t peer = o->kind == RS_OP_SEND ? rs_trace_slot(r->t, rank, o->comm) : RS_NONE;
+            if (peer != RS_NONE && rs_net_send_relayed(r->net, r->gpu[rank], r->gpu[peer])) {
+                snprintf(buf, sizeof buf, "rank %u's sends to rank %u cross rails by PXN relays, which are not split "
+                         "from a rank's own events yet", rank, peer);
+                w = buf;
                 break;
             }
+        }
+    }
     for (uint32_t c = 0; !w && c < r->ncomms; c++) {
         const comm_st *cm = &r->cm[c];
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1] && cm->n > 1; j++) {
@@ -1617,8 +1779,9 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
                 continue;
             rs_coll_algo a = rs_coll_algo_resolve(r->net, cm->comm, (rs_coll_op)o->coll,
                                                   pick_algo(r, c, (rs_coll_op)o->coll), o->bytes, &r->copts);
-            if (a != RS_ALGO_RING && a != RS_ALGO_TREE) {
-                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings and trees)",
+            if (a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL) {
+                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees and "
+                         "hierarchical ones)",
                          rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), c);
                 w = buf;
                 break;
@@ -1634,6 +1797,7 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
 typedef struct part_hdr {
     int32_t status;
     uint32_t nrank, ninst, ranks_done;
+    uint64_t nowed;
     rs_time t_last;
     uint64_t ops_done;
     char errmsg[512];
@@ -1693,7 +1857,9 @@ int rs_replay_part_pack(const rs_replay *r, void **out, size_t *len)
         h.nrank += rs_net_gpu_local(r->net, r->gpu[rank]);
     for (const inst *in = r->live; in; in = in->gnext)
         h.ninst++;
+    h.nowed = r->nowed;
     buf_put(&b, &h, sizeof h);
+    buf_put(&b, r->owed, r->nowed * sizeof *r->owed);
     buf_put(&b, r->fin, (size_t)r->iterations * sizeof *r->fin);
     buf_put(&b, r->E_local, (size_t)r->iterations * sizeof *r->E_local);
     for (uint32_t rank = 0; rank < r->nranks; rank++)
@@ -1763,18 +1929,13 @@ static int key_cmp(const void *a, const void *b)
 
 int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *len, uint32_t n, rs_timeline *late)
 {
-    uint64_t N = r->inst_base ? r->inst_base[r->ncomms] : 0;
-    inst **byid = calloc(N ? N : 1, sizeof *byid);
-    inst **done = calloc(N ? N : 1, sizeof *done);
-    if (!byid || !done) {
-        free(byid);
-        free(done);
+    if (!r->byid)
+        return RS_EINVAL; /* not a split run */
+    uint64_t N = r->inst_base[r->ncomms];
+    inst **byid = r->byid, **done = calloc(N ? N : 1, sizeof *done);
+    if (!done)
         return RS_ENOMEM;
-    }
     int rc = RS_OK;
-    for (inst *in = r->live; in; in = in->gnext)
-        if (r->inst_base[in->comm] + in->k < N)
-            byid[r->inst_base[in->comm] + in->k] = in;
     /* This process's own tallies first (their coll keeps them). */
     for (inst *in = r->live; in && rc == RS_OK; in = in->gnext) {
         const rs_tally *t = in->coll ? rs_coll_tally(in->coll) : NULL;
@@ -1789,6 +1950,15 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
                     rc = RS_ENOMEM;
             }
     }
+    /* Bounds owed to ranks of other processes, added once every rank's
+     * state is in (this process's own first). */
+    rs_time *extra = calloc(r->nranks ? r->nranks : 1, sizeof *extra);
+    if (!extra) {
+        free(done);
+        return RS_ENOMEM;
+    }
+    for (size_t i = 0; i < r->nowed; i++)
+        extra[r->owed[i].rank] = rs_time_add_sat(extra[r->owed[i].rank], r->owed[i].b);
     for (uint32_t p = 1; p < n && rc == RS_OK; p++) { /* 0 is this process's */
         rd d = { all[p], (const unsigned char *)all[p] + len[p] };
         part_hdr h;
@@ -1805,6 +1975,13 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
             r->t_last = h.t_last;
         r->ops_done += h.ops_done;
         r->ranks_done += h.ranks_done;
+        for (uint64_t i = 0; i < h.nowed && rc == RS_OK; i++) {
+            owed e;
+            if (!rd_get(&d, &e, sizeof e) || e.rank >= r->nranks)
+                rc = RS_EINVAL;
+            else
+                extra[e.rank] = rs_time_add_sat(extra[e.rank], e.b);
+        }
         for (uint32_t i = 0; i < r->iterations && rc == RS_OK; i++) {
             uint32_t f;
             if (!rd_get(&d, &f, sizeof f))
@@ -1845,7 +2022,7 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
                 uint32_t P = r->call_base[pi.comm + 1] - r->call_base[pi.comm];
                 const rs_op *o = r->call_op[r->call_base[pi.comm] + pi.k % P];
                 inst *tail = NULL;
-                if (!(in = byid[id] = inst_new(r, pi.comm, pi.k, o->coll, o->bytes, &tail)) ||
+                if (!(in = inst_new(r, pi.comm, pi.k, o->coll, o->bytes, &tail)) ||
                     rs_tally_create(&in->merged) != RS_OK) {
                     rc = RS_ENOMEM;
                     break;
@@ -1876,6 +2053,9 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
         if (rc == RS_OK && d.p != d.end)
             rc = RS_EINVAL;
     }
+    for (uint32_t rank = 0; rank < r->nranks && rc == RS_OK; rank++)
+        add_bound(r, rank, extra[rank]);
+    free(extra);
     if (rc == RS_OK) {
         /* Iterations: E_i is the latest of its ranks' completions. */
         r->done = 0;
@@ -1921,7 +2101,6 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
                 add_bound(r, cm->ranks[p], b);
         }
     }
-    free(byid);
     free(done);
     return rc;
 }

@@ -203,9 +203,10 @@ RS_API int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
  * rank's state and accounting, and every collective's end and bound. */
 
 /* Can this replay run split on its network? 1, or 0 with the reason (one
- * clause, "its point-to-point sends are not named alike ...") in why:
- * workload.sync=rank at packet level, collectives run as rings or trees
- * (as the algorithm rule picks them), no point-to-point ops. */
+ * clause: "its alltoall direct on communicator 8 is not split yet ...")
+ * in why: workload.sync=rank at packet level, collectives run as rings, trees or
+ * hierarchical ones (as the algorithm rule picks them), no send by a PXN
+ * relay (rs_net_send_relayed). */
 RS_API int rs_replay_splits(const rs_replay *r, char *why, size_t n);
 /* This process's part, *len bytes at *buf (malloc'ed). RS_ENOMEM. */
 RS_API int rs_replay_part_pack(const rs_replay *r, void **buf, size_t *len);

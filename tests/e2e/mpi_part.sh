@@ -8,10 +8,11 @@
 # adaptive routing; frames
 # cross the ranks in each; and collectives whose transfers all start with
 # them (direct all-to-all, send/recv); and replays under workload.sync=rank
-# (rings and trees). A scenario that cannot be split (faults, a pairwise or
-# hierarchical collective, several iterations of one, a replay under the
-# barrier or with point-to-point sends) runs on rank 0 alone, says why
-# once, and gives the serial summary.
+# (rings, trees, hierarchical, pipeline sends). A scenario that cannot be
+# split (faults, a pairwise or hierarchical collective, several iterations
+# of one, a replay under the barrier, with all-to-alls or sends by PXN
+# relays) runs on rank 0 alone, says why once, and gives the serial
+# summary.
 RS=$1; E2E=$2; MPIRUN=$3
 . "$E2E/lib.sh"
 MPI="$MPIRUN --allow-run-as-root --oversubscribe"
@@ -173,6 +174,24 @@ for a in ring tree; do
     split replay-skew-$a --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=$a \
         --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8
 done
+# hierarchical over 4 HB domains of 4: a process builds a phase's
+# sub-collective when a credit for it comes first
+split replay-skew-hier --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=hierarchical \
+    --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8
+# FSDP (one Llama 2 7B layer, ZeRO-3) with hierarchical AllGathers and
+# ReduceScatters on rail-only
+echo '{"preset": "llama2-7b", "model": {"layers": 1}, "parallelism": {"global_batch": 128}}' >"$TMP/fsdp1.json"
+split replay-fsdp-hier-rail --set workload.plan=$TMP/fsdp1.json --set workload.sync=rank \
+    --set workload.algo=hierarchical --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=8 $NT
+# Pipeline sends (TP 4, PP 2; a stage's sends to the next are on its rail):
+# named by sender, slot and message index, their arrival in the other
+# process, their bound charged to the receiver after the run.
+echo '{"preset": "demo-dense", "model": {"layers": 2}, "parallelism": {"tp": 4, "pp": 2, "global_batch": 8}}' >"$TMP/pp.json"
+split replay-pp-rail --set workload.plan=$TMP/pp.json --set workload.sync=rank --set topology.kind=rail-only \
+    --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8
+split replay-pp-fat --set workload.plan=$TMP/pp.json --set workload.sync=rank --set workload.iterations=2 \
+    --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {
@@ -201,11 +220,25 @@ alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --s
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
     --set workload.plan=$PL --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
-alone replay-hier "the workload: its allreduce hierarchical on communicator" $W --set workload.algo=hierarchical \
-    --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
-echo '{"preset": "demo-dense", "model": {"layers": 2}, "parallelism": {"tp": 4, "pp": 2, "global_batch": 8}}' >"$TMP/pp.json"
-alone replay-p2p "the workload: its point-to-point sends are not named alike" --set workload.plan=$TMP/pp.json \
-    --set workload.sync=rank --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
+echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
+alone replay-a2a "the workload: its alltoall direct on communicator" --set workload.plan=$TMP/moe1.json \
+    --set workload.sync=rank --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
+# a send across rails and HB domains goes by a PXN relay
+"$PY" - "$E2E/chakra" "$TMP/xrail" <<'PYEOF' || fail "could not write the cross-rail Chakra traces"
+import sys
+sys.path.insert(0, sys.argv[1])
+from gen_et import *
+def p2p(kind, name):
+    return node(2, name, kind, [attr("is_cpu_op", BOOL, 0), attr("comm_src", UINT64, 0), attr("comm_dst", UINT64, 5),
+                                attr("comm_size", UINT64, MIB), attr("comm_tag", INT64, 0)], ctrl=[1])
+ranks = [[node(1, "compute", COMP, [attr("is_cpu_op", BOOL, 0)], dur=5)] + ([p2p(SEND, "send")] if r == 0 else
+         [p2p(RECV, "recv")] if r == 5 else []) for r in range(8)]
+write(sys.argv[2], "xrail", ranks)
+PYEOF
+"$RS" trace import chakra "$TMP/xrail/xrail" -o "$TMP/xrail.trace" -q || fail "could not import the cross-rail traces"
+alone replay-pxn-send "the workload: rank 0's sends to rank 5 cross rails by PXN relays" \
+    --set workload.trace=$TMP/xrail.trace --set workload.sync=rank --set topology.gpus=8 --set topology.hb_size=4 \
+    --set topology.radix=8 $NT
 
 # A process that cannot set up its part (here rank 0's output path is a
 # file) stops every rank: exit 2, one sentence, no rank left waiting.
