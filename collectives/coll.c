@@ -510,9 +510,11 @@ static int algo_check(const rs_coll *c, rs_err *err)
 static int join_check(const rs_coll *c, rs_err *err)
 {
     const char *r = NULL;
-    if (c->split && c->cb0 == RS_COLL_NONE)
+    int empty = c->n == 1 || c->bytes == 0; /* each member done as it joins: nothing crosses processes */
+    if (c->split && !empty && c->cb0 == RS_COLL_NONE)
         r = "a network split over processes without a name (rs_coll_create_named)";
-    else if (c->split && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE && c->algo != RS_ALGO_HIERARCHICAL)
+    else if (c->split && !empty && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE &&
+             c->algo != RS_ALGO_HIERARCHICAL)
         r = "an all-to-all split over processes (its postings are not named alike yet)";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";

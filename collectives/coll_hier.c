@@ -198,7 +198,7 @@ static int hier_kid(rs_coll *c, uint32_t s, uint32_t p, uint32_t g, rs_err *err)
     rs_coll_name name = { UINT64_MAX, RS_COLL_NONE };
     if (c->serial0 != UINT64_MAX)
         name.serial0 = c->serial0 + c->hk_serial[q];
-    if (c->cb0 != RS_COLL_NONE)
+    if (c->cb0 != RS_COLL_NONE && c->hk_cb[q] != RS_COLL_NONE)
         name.cb0 = c->cb0 + c->hk_cb[q];
     int rc = launch(c, buf, n, op, algo, bytes, hier_member_done, hier_kid_done,
                     ((uint64_t)g << 32) | ((uint64_t)s << 8) | p, named(c) ? &name : NULL, &c->hkid[q], err);
@@ -259,7 +259,7 @@ static int hier_names(rs_coll *c, rs_err *err)
         free(buf);
         return rs_err_set(err, RS_ENOMEM, "out of memory naming a hierarchical collective");
     }
-    rs_coll_size total = { 0, 0 }, last = { 0, 0 };
+    rs_coll_size total = { 0, 0, 0 }, last = { 0, 0, 0 };
     uint64_t last_bytes = UINT64_MAX;
     uint32_t last_p = UINT32_MAX;
     for (size_t q = 0; q < Q && rc == RS_OK; q++) {
@@ -274,6 +274,13 @@ static int hier_names(rs_coll *c, rs_err *err)
             continue;
         c->hk_cb[q] = total.cbs;
         uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
+        /* A rail group off one rail would cross by PXN relays (its
+         * members' order aside: the group's GPUs are in other domains). */
+        for (uint32_t i = 1; c->probe && !intra && i < n; i++)
+            if (rs_net_send_relayed(c->net, buf[0], buf[i])) {
+                c->probe->relayed++;
+                break;
+            }
         if (p != last_p || bytes != last_bytes) {
             rs_coll *kid;
             memset(&last, 0, sizeof last);
@@ -283,6 +290,8 @@ static int hier_names(rs_coll *c, rs_err *err)
             last_p = p;
             last_bytes = bytes;
         }
+        if (last.cbs == 0)
+            c->hk_cb[q] = RS_COLL_NONE; /* empty (fewer bytes than pieces): nothing to name, nor to bind */
         total.serials += last.serials;
         total.cbs += last.cbs;
     }

@@ -458,6 +458,11 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
     if (!rs_net_streams(c->net) &&
         !(c->tree_serial = rs_coll_serial_blocks(c, c->ntree, (uint64_t)n * 4, c->tree_pieces)))
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
+    for (uint32_t q = 0; c->probe && q < c->ntree; q++)
+        for (uint32_t x = 0; x < n; x++)
+            if (T(c, q, x)->parent != RS_COLL_NONE)
+                c->probe->relayed += (uint32_t)(rs_net_send_relayed(c->net, c->gpu[x], c->gpu[T(c, q, x)->parent]) ||
+                                                rs_net_send_relayed(c->net, c->gpu[T(c, q, x)->parent], c->gpu[x]));
     if ((c->split || c->probe) && rs_coll_name_cbs(c, tree_arrived, tree_credit) != RS_OK)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
     for (uint32_t q = 0; q < c->ntree && !c->member_done; q++)

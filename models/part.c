@@ -562,7 +562,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
         b = put_bytes(b, dd->v, dd->n * sizeof *dd->v);
         b = put_bytes(b, o->s, o->ns * sizeof *o->s);
         b = put_bytes(b, o->e, o->ne * sizeof *o->e);
-        b = put_bytes(b, o->v + 1, o->n * sizeof *o->v);
+        b = put_bytes(b, o->n ? o->v + 1 : NULL, o->n * sizeof *o->v);
         put_bytes(b, rp->v, rp->n * sizeof *rp->v);
         len[r] = n;
         o->n = o->ns = o->ne = 0;

@@ -226,6 +226,7 @@ struct rs_replay {
     const rs_op **call_op; /* [calls per iteration] the op of call j on communicator c (its first member's) */
     uint64_t *call_serial; /* packet level: [calls] serial offset of each call in an iteration's block */
     uint32_t *call_cb;    /* packet level: [calls + 1] callback offset of each call in an iteration's block */
+    uint8_t *call_relayed; /* packet level: [calls] 1 when one of its transfers goes by a PXN relay */
     uint64_t ser_base, ser_iter; /* packet level: the block's first serial; serials per iteration */
     uint32_t cb_base, cb_iter; /* packet level: the callbacks' first index; indices per iteration; RS_NONE at
                                   flow level */
@@ -1183,17 +1184,21 @@ static int names_build(rs_replay *r, rs_err *err)
     r->call_base = calloc((size_t)C + 1, sizeof *r->call_base);
     if (!r->inst_base || !r->call_base)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
+    /* Calls per iteration: the most any member issues (members that
+     * disagree stop the run, or leave it stuck, as they issue). */
     for (uint32_t c = 0; c < C; c++) {
         const comm_st *cm = &r->cm[c];
         uint32_t P = 0;
-        if (cm->n) {
-            uint32_t m = cm->ranks[0];
+        for (uint32_t p = 0; p < cm->n; p++) {
+            uint32_t m = cm->ranks[p];
             const uint32_t *slots = rs_trace_rank_slots(r->t, m);
             const cls_info *ci = &r->cls[r->rk[m].cls];
             for (uint32_t sl = 0; sl < r->nslots; sl++)
-                if (slots[sl] == c && ci->slot_kind[sl] == SK_COLL)
+                if (slots[sl] == c && ci->slot_kind[sl] == SK_COLL && ci->per_iter[sl * 3] > P)
                     P = ci->per_iter[sl * 3];
         }
+        if ((uint64_t)r->call_base[c] + P > UINT32_MAX / 2)
+            return rs_err_set(err, RS_EINVAL, "trace: more than 2^31 collective calls per iteration");
         r->call_base[c + 1] = r->call_base[c] + P;
         r->inst_base[c + 1] = r->inst_base[c] + (uint64_t)P * r->iterations;
     }
@@ -1201,18 +1206,18 @@ static int names_build(rs_replay *r, rs_err *err)
     r->call_op = calloc((size_t)calls + 1, sizeof *r->call_op);
     if (!r->call_op)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
-    for (uint32_t c = 0; c < C; c++) {
-        if (r->call_base[c + 1] == r->call_base[c])
-            continue;
-        uint32_t m = r->cm[c].ranks[0];
-        const uint32_t *slots = rs_trace_rank_slots(r->t, m);
-        const cls_info *ci = &r->cls[r->rk[m].cls];
-        for (uint32_t i = 0; i < ci->nops; i++) {
-            const rs_op *o = &ci->ops[i];
-            if (o->kind == RS_OP_COLL && slots[o->comm] == c && ci->seq[i] < r->call_base[c + 1] - r->call_base[c])
-                r->call_op[r->call_base[c] + ci->seq[i]] = o;
+    /* Call j's op: the first member's that issues it. */
+    for (uint32_t c = 0; c < C; c++)
+        for (uint32_t p = 0; p < r->cm[c].n && r->call_base[c + 1] > r->call_base[c]; p++) {
+            uint32_t m = r->cm[c].ranks[p];
+            const uint32_t *slots = rs_trace_rank_slots(r->t, m);
+            const cls_info *ci = &r->cls[r->rk[m].cls];
+            for (uint32_t i = 0; i < ci->nops; i++) {
+                const rs_op *o = &ci->ops[i];
+                if (o->kind == RS_OP_COLL && slots[o->comm] == c && !r->call_op[r->call_base[c] + ci->seq[i]])
+                    r->call_op[r->call_base[c] + ci->seq[i]] = o;
+            }
         }
-    }
     /* A SEND's message is named by its tag (p2p_tag): rank, slot, index. */
     uint64_t nmsg = 0;
     for (uint32_t rank = 0; rank < r->nranks; rank++) {
@@ -1245,13 +1250,14 @@ static int names_build(rs_replay *r, rs_err *err)
     }
     r->call_serial = calloc((size_t)calls + 1, sizeof *r->call_serial);
     r->call_cb = calloc((size_t)calls + 1, sizeof *r->call_cb);
-    if (!r->call_serial || !r->call_cb)
+    r->call_relayed = calloc((size_t)calls + 1, 1);
+    if (!r->call_serial || !r->call_cb || !r->call_relayed)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
     uint64_t off = 0, cbs = 0;
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1]; j++) {
             const rs_op *o = r->call_op[j];
-            rs_coll_size need = { 0, 0 };
+            rs_coll_size need = { 0, 0, 0 };
             r->call_serial[j] = off;
             r->call_cb[j] = (uint32_t)cbs;
             if (!o)
@@ -1264,8 +1270,10 @@ static int names_build(rs_replay *r, rs_err *err)
                                   j - r->call_base[c] + 1, rs_coll_op_name((rs_coll_op)o->coll),
                                   (unsigned long long)o->bytes, e.msg);
             off += need.serials;
+            r->call_relayed[j] = need.relayed != 0;
             if ((cbs += need.cbs) > UINT32_MAX / 4)
-                break;
+                return rs_err_set(err, RS_EINVAL, "trace: its collectives need more than 2^30 callback indices "
+                                  "per iteration");
         }
     r->call_cb[calls] = (uint32_t)cbs;
     r->ser_iter = off;
@@ -1450,6 +1458,7 @@ void rs_replay_destroy(rs_replay *r)
     free(r->call_op);
     free(r->call_serial);
     free(r->call_cb);
+    free(r->call_relayed);
     free(r->byid);
     free(r->work);
     free(r->op_t0);
@@ -1758,6 +1767,9 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
         w = "its collectives wait for all their members at zero delay across GPUs (workload.sync=rank does not)";
     else if (r->cb_base == RS_NONE)
         w = "the flow level is not split";
+    else if (rs_net_fault_count(r->net))
+        w = "faults are scheduled (a collective's credit times are taken from the ports' rates when it is built, "
+            "at different times in different processes)";
     for (uint32_t rank = 0; !w && rank < r->nranks; rank++) {
         const cls_info *ci = &r->cls[r->rk[rank].cls];
         for (uint32_t i = 0; i < ci->nops; i++) {
@@ -1783,6 +1795,13 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
                 snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees and "
                          "hierarchical ones)",
                          rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), c);
+                w = buf;
+                break;
+            }
+            if (r->call_relayed[j]) {
+                snprintf(buf, sizeof buf, "its %s %s on communicator %u crosses rails by PXN relays, which are not "
+                         "split from a rank's own events yet", rs_coll_op_name((rs_coll_op)o->coll),
+                         rs_coll_algo_name(a), c);
                 w = buf;
                 break;
             }
@@ -1823,7 +1842,7 @@ typedef struct buf {
 
 static void buf_put(buf *b, const void *v, size_t n)
 {
-    if (b->oom)
+    if (b->oom || n == 0)
         return;
     if (b->n + n > b->cap) {
         size_t c = b->cap ? b->cap : 4096;
@@ -2056,6 +2075,9 @@ int rs_replay_part_finish(rs_replay *r, const void *const *all, const size_t *le
     for (uint32_t rank = 0; rank < r->nranks && rc == RS_OK; rank++)
         add_bound(r, rank, extra[rank]);
     free(extra);
+    r->ops_total = 0; /* every rank's now, as ops_done */
+    for (uint32_t rank = 0; rank < r->nranks; rank++)
+        r->ops_total += (uint64_t)r->cls[r->rk[rank].cls].nops * r->iterations;
     if (rc == RS_OK) {
         /* Iterations: E_i is the latest of its ranks' completions. */
         r->done = 0;

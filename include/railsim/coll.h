@@ -168,6 +168,8 @@ typedef struct rs_coll_name {
 typedef struct rs_coll_size {
     uint64_t serials;
     uint32_t cbs;
+    uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups) that would go by a PXN
+                         relay (rs_net_send_relayed), which a split run cannot send from a member's event */
 } rs_coll_size;
 /* rs_coll_create with a name (NULL: as rs_coll_create). On a partitioned
  * network a named ring, tree or hierarchical collective runs split: each process runs its GPUs'

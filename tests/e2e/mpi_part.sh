@@ -239,6 +239,23 @@ PYEOF
 alone replay-pxn-send "the workload: rank 0's sends to rank 5 cross rails by PXN relays" \
     --set workload.trace=$TMP/xrail.trace --set workload.sync=rank --set topology.gpus=8 --set topology.hb_size=4 \
     --set topology.radix=8 $NT
+# a ring over three HB domains of 2 changes rail on one hop: a PXN relay
+"$PY" - "$E2E/chakra" "$TMP/six" <<'PYEOF' || fail "could not write the 6-rank Chakra traces"
+import sys
+sys.path.insert(0, sys.argv[1])
+from gen_et import *
+write(sys.argv[2], "six", [[node(1, "compute", COMP, [attr("is_cpu_op", BOOL, 0)], dur=5),
+                            node(2, "coll", COLL, [attr("is_cpu_op", BOOL, 0), attr("comm_type", INT64, ALL_REDUCE),
+                                                   attr("comm_size", UINT64, 4 * MIB)], ctrl=[1])] for r in range(6)])
+PYEOF
+"$RS" trace import chakra "$TMP/six/six" -o "$TMP/six.trace" -q || fail "could not import the 6-rank traces"
+alone replay-ring-relay "the workload: its allreduce ring on communicator 0 crosses rails by PXN relays" \
+    --set workload.trace=$TMP/six.trace --set workload.sync=rank --set workload.algo=ring --set topology.gpus=6 \
+    --set topology.hb_size=2 --set topology.radix=8 $NT
+# a link degrade splits other runs, not a replay (its collectives' credit
+# times would be taken at different times in different processes)
+alone replay-degrade "the workload: faults are scheduled" $W --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=8 --fault "10us link-degrade=100 leaf0.p4 30us" $NT
 
 # A process that cannot set up its part (here rank 0's output path is a
 # file) stops every rank: exit 2, one sentence, no rank left waiting.

@@ -365,6 +365,24 @@ static void test_replay_collective_missing_members_is_diagnosed(void)
     CU_ASSERT(strstr(r.err.msg, "waiting for ranks 2, 3") != NULL);
     CU_ASSERT(strchr(r.err.msg, '\n') == NULL);
     rs_trace_destroy(t);
+
+    /* The communicator's first members are the ones that never issue it:
+     * under rank its calls are named from the members that do. */
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    lc = str(t, "fwd");
+    la = str(t, "grad allreduce");
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 3, &ca, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, b, 1, &cb, &err), RS_OK);
+    for (uint32_t q = 0; q < 4; q++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, q, q, q < 2 ? cb : ca, &comm, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "broken", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    rk = replay_sync(t, 4, 1, 1, RS_ALGO_AUTO, NULL, NULL, RS_SYNC_RANK);
+    CU_ASSERT_EQUAL(rk.rc, RS_EINCOMPLETE);
+    CU_ASSERT(strstr(rk.err.msg, "rank 2 is stuck at op 1 (coll \"grad allreduce\"") != NULL);
+    CU_ASSERT(strstr(rk.err.msg, "waiting for ranks 0, 1") != NULL);
+    rs_trace_destroy(t);
 }
 
 /* Two ranks that each receive before they send: a cycle across ranks. */
