@@ -32,10 +32,11 @@ static const cmd_help cmds[] = {
       "  -o DIR, --out DIR\twrite DIR/summary.json, DIR/timeline.msgpack and any captures\n"
       "  -q, --quiet\tno summary on stdout\n"
       "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n"
-      "  (mpirun -np N)\tat packet level, synthetic traffic, one iteration of a ring, tree, direct "
-      "all-to-all or send/recv collective, and a replay under workload.sync=rank whose collectives are "
-      "rings, trees or hierarchical (and no send by a PXN relay), without faults but link degrades, are split "
-      "over the ranks; the summary, timeline and captures are the serial run's (docs/parallel.md)\n",
+      "  (mpirun -np N)\tat packet level, synthetic traffic and one iteration of a ring, tree, direct "
+      "all-to-all or send/recv collective (without faults but link degrades), and a replay under "
+      "workload.sync=rank whose collectives are rings, trees or hierarchical (without faults or transfers by "
+      "PXN relays), are split over the ranks; the summary, timeline and captures are the serial run's "
+      "(docs/parallel.md)\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
       "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n"
       "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json -o out/p\n" },
