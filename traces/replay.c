@@ -31,6 +31,7 @@
 #include "fault.h"
 #include "gen.h"
 #include "plan.h"
+#include "pool.h"
 
 enum { ST_WAIT = 0, ST_RUN = 1, ST_DONE = 2 };
 enum { SK_NONE = 0, SK_COLL = 1, SK_P2P = 2 };
@@ -674,12 +675,15 @@ static uint64_t p2p_tag(uint32_t rank, uint32_t slot, uint64_t k)
 {
     return (uint64_t)rank << 40 | (uint64_t)slot << P2P_K_BITS | k;
 }
+static uint32_t p2p_tag_rank(uint64_t tag) { return (uint32_t)(tag >> 40); }
+static uint32_t p2p_tag_slot(uint64_t tag) { return (uint32_t)(tag >> P2P_K_BITS) & 63; }
+static uint64_t p2p_tag_k(uint64_t tag) { return tag & ((1ULL << P2P_K_BITS) - 1); }
 
 /* Rank's send in flight with this tag (its index), unlinked from the
  * rank's list when unlink; UINT32_MAX when none. */
 static uint32_t p2p_find(rs_replay *r, uint64_t tag, int unlink)
 {
-    uint32_t *pp = &r->p2p_head[tag >> 40];
+    uint32_t *pp = &r->p2p_head[p2p_tag_rank(tag)];
     while (*pp != UINT32_MAX && r->p2p[*pp].tag != tag)
         pp = &r->p2p[*pp].next;
     uint32_t i = *pp;
@@ -743,15 +747,9 @@ static void add_bound_peer(rs_replay *r, uint32_t peer, rs_time b)
         r->rk[peer].bound = rs_time_add_sat(r->rk[peer].bound, b);
         return;
     }
-    if (r->nowed == r->capowed) {
-        size_t c = r->capowed ? 2 * r->capowed : 64;
-        owed *a = realloc(r->owed, c * sizeof *a);
-        if (!a) {
-            fail(r, RS_ENOMEM, "out of memory for the bounds of remote ranks");
-            return;
-        }
-        r->owed = a;
-        r->capowed = c;
+    if (rs_array_reserve(&r->owed, &r->capowed, r->nowed + 1, sizeof *r->owed, 64) != RS_OK) {
+        fail(r, RS_ENOMEM, "out of memory for the bounds of remote ranks");
+        return;
     }
     r->owed[r->nowed++] = (owed){ b, peer, 0 };
 }
@@ -807,11 +805,12 @@ static void try_start(rs_replay *r, const item *it)
             uint32_t i = p2p_get(r, rank, j);
             if (i == UINT32_MAX)
                 break;
-            /* At packet level its serial is its name (p2p_serial). */
+            /* At packet level its serial is its name: (rank, slot, message). */
+            uint64_t tag = r->p2p[i].tag;
             rc = r->p2p_off ? rs_net_send_named(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r,
-                                                r->p2p[i].tag, r->p2p[i].tally,
+                                                tag, r->p2p[i].tally,
                                                 r->p2p_base + r->p2p_off[(size_t)rank * r->nslots + o->comm] +
-                                                    (r->p2p[i].tag & ((1ULL << P2P_K_BITS) - 1)))
+                                                    p2p_tag_k(tag))
                             : rs_net_send_posted(r->net, r->gpu[rank], r->gpu[peer], o->bytes, p2p_done, p2p_left, r,
                                                  r->p2p[i].tag, r->p2p[i].tally);
         } else {
@@ -905,7 +904,7 @@ static void p2p_left(void *ctx, rs_net *net, uint64_t tag)
     uint32_t i = p2p_find(r, tag, r->split);
     if (i == UINT32_MAX) {
         fail(r, RS_EINTERNAL, "a send's message left, but no send of rank %u is in flight with it",
-             (uint32_t)(tag >> 40));
+             p2p_tag_rank(tag));
         return;
     }
     uint32_t rank = r->p2p[i].rank, op = r->p2p[i].op;
@@ -928,7 +927,7 @@ static void p2p_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_replay *r = ctx;
-    uint32_t rank = (uint32_t)(tag >> 40), slot = (uint32_t)(tag >> P2P_K_BITS) & 63;
+    uint32_t rank = p2p_tag_rank(tag), slot = p2p_tag_slot(tag);
     uint32_t peer = rs_trace_slot(r->t, rank, slot);
     uint32_t back = r->aux[(size_t)rank * r->nslots + slot];
     if (!r->split) {
@@ -941,7 +940,7 @@ static void p2p_done(void *ctx, rs_net *net, uint64_t tag)
         add_bound(r, rank, b);
         add_bound(r, peer, b);
     }
-    deliver(r, peer, back, tag & ((1ULL << P2P_K_BITS) - 1));
+    deliver(r, peer, back, p2p_tag_k(tag));
     drain(r);
 }
 
@@ -1844,17 +1843,9 @@ static void buf_put(buf *b, const void *v, size_t n)
 {
     if (b->oom || n == 0)
         return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->n + n)
-            c *= 2;
-        unsigned char *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = c;
+    if (rs_array_reserve(&b->p, &b->cap, b->n + n, 1, 4096) != RS_OK) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->p + b->n, v, n);
     b->n += n;
