@@ -1,0 +1,66 @@
+/*
+ * workload.c - the workload.* keys (replay.h): a workload names a plan
+ * (file or preset), generated for the network's GPUs, or a trace file;
+ * rs_workload_load turns it into the trace a replay runs.
+ */
+#include "replay.h"
+
+#include <string.h>
+
+#include "gen.h"
+#include "plan.h"
+
+void rs_workload_config_default(rs_workload_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->iterations = 1;
+    c->algo = RS_ALGO_AUTO;
+}
+
+int rs_workload_active(const rs_workload_config *c)
+{
+    return c->plan[0] != '\0' || c->trace[0] != '\0';
+}
+
+int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err)
+{
+    *out = NULL;
+    rs_err e;
+    rs_err_clear(&e);
+    int rc;
+    if (c->plan[0] && c->trace[0])
+        return rs_err_set(err, RS_EINVAL,
+                          "workload.plan and workload.trace: expected one of them, got both (\"%.100s\" "
+                          "and \"%.100s\")", c->plan, c->trace);
+    if (c->plan[0]) {
+        rs_plan p;
+        if ((rc = rs_plan_load_arg(c->plan, &p, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        /* trace gen --gpus semantics: keep TP, PP, CP and EP, fill DP. */
+        uint64_t unit = (uint64_t)p.par.tp * p.par.pp * p.par.cp * p.par.ep;
+        if (gpus % unit)
+            return rs_err_set(err, RS_EINVAL,
+                              "workload.plan: plan %s needs a multiple of tp x pp x cp x ep = %u x %u x "
+                              "%u x %u = %llu GPUs, but topology.gpus is %u", p.name, p.par.tp, p.par.pp,
+                              p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
+        if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        if ((rc = rs_gen(&p, out, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        return RS_OK;
+    }
+    if (c->trace[0]) {
+        if ((rc = rs_trace_read(c->trace, out, NULL, &e)) != RS_OK)
+            return rs_err_set(err, rc, "workload.trace: %.480s", e.msg);
+        if (rs_trace_ngpus(*out) > gpus) {
+            rc = rs_err_set(err, RS_EINVAL,
+                            "workload.trace: %.300s is a trace for %u GPUs, but the network has %u "
+                            "(topology.gpus)", c->trace, rs_trace_ngpus(*out), gpus);
+            rs_trace_destroy(*out);
+            *out = NULL;
+            return rc;
+        }
+        return RS_OK;
+    }
+    return rs_err_set(err, RS_EINVAL, "workload: expected workload.plan or workload.trace");
+}
