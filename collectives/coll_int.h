@@ -12,6 +12,7 @@
 #define RS_COLL_INT_H
 
 #include "coll.h"
+#include "partition.h"
 #include "sim.h"
 
 #define RS_COLL_NONE UINT32_MAX

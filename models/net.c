@@ -184,6 +184,7 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     net->cfg = *c;
     net->msg_times_keep = RS_NET_MSG_TIMES_KEEP;
     net->flow_home = RS_NONE;
+    rs_part_init(net);
     /* One line per packet; 2 MiB slabs (huge pages where available). */
     rs_pool_init_aligned(&net->pkts, sizeof(rs_pkt), ((2u << 20) - 64) / sizeof(rs_pkt), 64);
     rs_pool_init(&net->timers, sizeof(timer_rec), 0);
@@ -247,7 +248,8 @@ void rs_net_destroy(rs_net *net)
     if (net->be && net->be->destroy)
         net->be->destroy(net);
     rs_sim_destroy(net->sim);
-    rs_part_free(net->part);
+    if (net->pt.ops && net->pt.ops->free)
+        net->pt.ops->free(net);
     for (uint32_t s = 0; s < net->nswitches && net->sw; s++) {
         free(net->sw[s].nh_off);
         free(net->sw[s].flowlet);
@@ -556,7 +558,7 @@ static void ev_msg_done(rs_sim *sim, void *obj, uint64_t m)
 static int msg_finish(rs_net *net, uint32_t m)
 {
     rs_msg *msg = &net->msgs[m];
-    if (RS_UNLIKELY(net->part != NULL) && !rs_part_owns_node(net, msg->dst)) {
+    if (!rs_part_owns_node(net, msg->dst)) {
         msg->finished = 1; /* to itself, sent by the shared driver: its destination's process counts it */
         return RS_OK;
     }
@@ -591,7 +593,7 @@ static int tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t b
     rs_tally *t = net->msgs[m].tally;
     if (!t)
         return RS_OK;
-    if (RS_UNLIKELY(net->part != NULL) && !rs_part_owns_node(net, net->msgs[m].src))
+    if (!rs_part_owns_node(net, net->msgs[m].src))
         return RS_OK; /* counted in the source's process: the tallies add up (rs_coll_part_finish) */
     int rc = rs_tally_add(t, a, hb ? RS_TALLY_HB_TX : RS_TALLY_NIC_TX, bytes);
     return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
@@ -637,6 +639,7 @@ static int make_chunk_flows(rs_net *net, uint32_t m)
         }
     }
     net->msgs[m].flow_base = base;
+    net->msgs[m].premade = 1;
     return RS_OK;
 }
 
@@ -652,7 +655,7 @@ static int start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         rc = rs_flow_new_serial(net, src, dst, bytes, m, chunk, via_hb, msg->serial0, &f);
     } else if (chunk == RS_NONE) {
         rc = rs_flow_new(net, src, dst, bytes, m, chunk, via_hb, &f);
-    } else if (RS_UNLIKELY(net->part != NULL)) {
+    } else if (msg->premade) {
         f = msg->flow_base + legs_before(msg, leg) * msg->nchunks + chunk; /* made at the send */
         net->flows[f].last_progress = rs_sim_now(net->sim);
         if (RS_UNLIKELY(net->tl != NULL))
@@ -1021,7 +1024,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
  * serial run): a partitioned run's counts add up. */
 static int msg_counted(const rs_net *net, uint32_t src)
 {
-    return !net->part || rs_part_owns_node(net, src);
+    return rs_part_owns_node(net, src);
 }
 
 /* rc of starting message m's first flow: on failure nothing of m is in
@@ -1075,20 +1078,6 @@ uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
     return first;
 }
 
-/* A partitioned run: a send from a process's own event makes records of
- * its own there (and mirrors elsewhere), so ids differ between processes
- * from then on; a send from the shared driver, made everywhere under the
- * same ids, must come before any. */
-static int part_send_check(rs_net *net, int named)
-{
-    if (rs_sim_running_shared(net->sim))
-        return net->part_own_ids ? RS_EINTERNAL : RS_OK;
-    if (!named)
-        return RS_EINTERNAL; /* its serial would be the creation order of every process's sends */
-    net->part_own_ids = 1;
-    return RS_OK;
-}
-
 /* Message m from GPU src to dst, started at `start`, its flow's serial
  * given (UINT64_MAX: the next in creation order), counted; no callbacks
  * and no tag yet. */
@@ -1110,7 +1099,7 @@ static void msg_fill(rs_net *net, uint32_t m, uint32_t src, uint32_t dst, uint64
         net->st.msgs++;
         net->st.msg_bytes += bytes;
     }
-    if (RS_UNLIKELY(net->part != NULL) && rs_part_owns_node(net, dst))
+    if (rs_part_owns_node(net, dst))
         net->msgs_mine++;
 }
 
@@ -1119,12 +1108,11 @@ static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_
 {
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
-    int own = 0; /* a partitioned run: made by this process's own event, its frames crossing processes */
-    if (RS_UNLIKELY(net->part != NULL)) {
-        int rc = part_send_check(net, serial != UINT64_MAX);
+    int own = 0; /* a split run: made by this process's own event, its frames crossing processes */
+    if (RS_UNLIKELY(net->pt.ops->send_check != NULL)) {
+        int rc = net->pt.ops->send_check(net, serial != UINT64_MAX, src, dst, &own);
         if (rc != RS_OK)
             return rc;
-        own = !rs_sim_running_shared(net->sim) && !(net->hb_size > 1 && src / net->hb_size == dst / net->hb_size);
     }
     uint32_t m;
     if (msg_alloc(net, &m) != RS_OK)
@@ -1166,7 +1154,7 @@ static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_
         int rc = start_flow(net, src, dst, bytes, m, RS_NONE, 0, 1);
         net->flow_home = RS_NONE;
         if (rc == RS_OK && own)
-            rs_part_ship_send(net, m, net->msgs[m].flow1);
+            net->pt.ops->ship_send(net, m, net->msgs[m].flow1);
         return send_started(net, m, rc);
     }
     if (own)
@@ -1182,7 +1170,7 @@ static int send_msg(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_
     pipe_reset(msg);
     msg->serial0 = net->flow_serial; /* its chunks' serials, whoever makes them when */
     net->flow_serial += 3 * n;
-    if (RS_UNLIKELY(net->part != NULL)) {
+    if (net->pt.ops->premade_relays) {
         int rc = make_chunk_flows(net, m);
         if (rc != RS_OK)
             return send_started(net, m, rc);
@@ -1209,7 +1197,6 @@ uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
         cb = &net->cbs[s->cb];
     if (msg_alloc(net, &m) != RS_OK)
         return RS_NONE;
-    net->part_own_ids = 1;
     msg_fill(net, m, s->src, s->dst, s->bytes, s->start, s->serial); /* counted where its source is */
     rs_msg *msg = &net->msgs[m];
     msg->tag = s->tag;
@@ -1372,11 +1359,6 @@ int rs_net_send_relayed(const rs_net *net, uint32_t src, uint32_t dst)
            net->cfg.pxn != RS_PXN_OFF;
 }
 
-int rs_net_gpu_local(const rs_net *net, uint32_t gpu)
-{
-    return gpu < net->gpus && rs_part_owns_node(net, gpu);
-}
-
 /* -- timers and running ------------------------------------------------- */
 
 static void ev_timer(rs_sim *sim, void *obj, uint64_t arg)
@@ -1421,7 +1403,7 @@ void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_time t, 
         rs_sim_stop(net->sim, RS_EINTERNAL);
         return;
     }
-    if (RS_LIKELY(net->part == NULL) || rs_part_owns_node(net, target)) {
+    if (rs_part_owns_node(net, target)) {
         timer_at(net, net->nodes[giver].entity, t, fn, ctx, arg);
         return;
     }
@@ -1430,7 +1412,7 @@ void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_time t, 
         rs_sim_stop(net->sim, RS_EINTERNAL); /* not named alike in every process, or not this one's to give */
         return;
     }
-    rs_part_ship_timer(net, target, t, rs_sim_take_key(net->sim, net->nodes[giver].entity), cb, arg);
+    net->pt.ops->ship_timer(net, target, t, rs_sim_take_key(net->sim, net->nodes[giver].entity), cb, arg);
 }
 
 void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
@@ -1445,26 +1427,9 @@ void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint
     rs_sim_at_key(net->sim, t, key, ev_timer, net, (uint64_t)(uintptr_t)rec);
 }
 
-/* End-of-run invariants, checked whenever a packet-level run has gone
- * idle (nothing left to happen): every packet was delivered or dropped,
- * and none, nor any timer record, is still alive. A violation is our bug; the run reports it as
- * RS_EINTERNAL instead of a result that looks fine. */
-static int check_idle_invariants(const rs_net *net)
-{
-    if (!net->be->idle_check || rs_sim_pending(net->sim) != 0)
-        return RS_OK;
-    return net->be->idle_check(net);
-}
-
 int rs_net_run(rs_net *net, rs_time until)
 {
-    if (net->part)
-        return until == RS_TIME_MAX ? rs_part_run(net) : RS_EINVAL;
-    int rc = rs_sim_run(net->sim, until);
-    rs_fabric_settle(net);
-    if (rc == RS_OK)
-        rc = check_idle_invariants(net);
-    return rc;
+    return net->pt.ops->run(net, until);
 }
 
 /* -- facts and statistics ----------------------------------------------- */

@@ -111,7 +111,7 @@ static int idle(rs_net *net)
            rs_sim_pending(net->sim) == 0;
 }
 
-static int split(const rs_net *net) { return net->part != NULL; }
+static int split(const rs_net *net) { return rs_part_ranks(net) > 1; }
 
 /* A split run: what this process knows of idle() (its frames shipped but
  * not yet handed over count as live and pending). */
@@ -406,7 +406,7 @@ void rs_net_tl_fault(rs_net *net, const char *target, const char *kind, const ch
 {
     /* A split run applies a fault in every process, from a shared event:
      * rank 0's part has its record. */
-    if (RS_UNLIKELY(net->part != NULL) && rs_sim_running_shared(net->sim) && rs_part_rank(net) != 0)
+    if (RS_UNLIKELY(split(net)) && rs_sim_running_shared(net->sim) && rs_part_rank(net) != 0)
         return;
     rs_timeline_fault_rec r = { rs_sim_now(net->sim), target, kind, detail };
     rs_timeline_fault(net->tl->tl, &r);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 
 #include "net.h"
+#include "partition_int.h"
+#include "partition.h"
 #include "pcap.h"
 #include "pool.h"
 #include "rng.h"
@@ -250,7 +252,7 @@ typedef struct rs_msg {
     rs_time start;
     uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
     uint64_t serial0;        /* pipe: flow serials reserved for its chunks: leg k chunk c is serial0 + k * nchunks + c */
-    uint32_t flow_base;      /* pipe, partitioned: its chunk flows, made at the send (rs_msg_chunk_flow) */
+    uint32_t flow_base;      /* pipe, premade: its chunk flows, made at the send (make_chunk_flows) */
     uint32_t src, dst;
     uint32_t leg_src, leg_dst; /* network leg: from GPU leg_src to leg_dst (src, dst unless relayed) */
     uint32_t flow1;          /* the flow of its network leg started last, RS_NONE: none */
@@ -269,6 +271,7 @@ typedef struct rs_msg {
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
     uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_send_named) */
     uint8_t freed;           /* handed back (msg_release) */
+    uint8_t premade;         /* pipe: its chunk flows were made at the send (the partition's premade_relays) */
 } rs_msg;
 
 /* Ids of records handed back for reuse (net.c rs_slot_take / give): a
@@ -387,13 +390,6 @@ struct rs_net {
     uint32_t cap_whole_ranks;  /* processes writing parts; 0: not split */
     rs_pcap *cap_whole;
     char *cap_dir;
-    /* A split run: the event the captures' and the timeline's records are
-     * keyed in (rs_part_key), its flow starts and records so far. */
-    rs_time ev_t;
-    uint64_t ev_key;
-    uint32_t ev_step, ev_idx;
-    int ev_pinned;             /* rs_net_rec_key_pin: records go at ev_* until unpinned */
-    int part_own_ids;          /* a process made records of its own (or mirrors): ids differ between processes */
     int mirroring;             /* making a mirror of another process's send (rs_net_mirror_send) */
     uint32_t flow_home;        /* the home of flows made now (rs_flow.home): RS_NONE but in an own send */
     /* Callbacks named by index between processes (rs_net_cb_register). */
@@ -411,44 +407,44 @@ struct rs_net {
     uint64_t tl_events;      /* sampler events run */
     uint32_t ent_tl;         /* the sampler's entity, 0 until the first start */
     struct rs_faults *flt;   /* fault.c: NULL unless rs_net_faults_start scheduled faults */
-    struct rs_part *part;    /* part.c: NULL unless the run is partitioned over processes */
+    rs_partition pt;         /* how the run is split over processes (partition.h) */
 };
 
-/* Partitioned runs (part.c). */
-typedef struct rs_part rs_part;
-void rs_part_free(rs_part *P);
-int rs_part_owns_node(const rs_net *net, uint32_t node); /* 1 in a serial run */
-void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t);  /* a frame onto a cut link, arriving at t */
-int rs_part_run(rs_net *net);
-uint32_t rs_part_rank(const rs_net *net);  /* 0 in a serial run */
-uint32_t rs_part_ranks(const rs_net *net); /* 1 in a serial run */
-/* The running event's place, for what it writes: its time, key, the
- * flow starts of it so far (a shared event starts flows everywhere, the
- * source's process sends) and the next record's index in it. */
-void rs_part_key(rs_net *net, rs_time *t, uint64_t *key, uint32_t *step, uint32_t *idx);
-void rs_part_flow_step(rs_net *net);
-size_t rs_part_shipped(const rs_net *net); /* frames, sends and events shipped, not yet exchanged */
-uint32_t rs_part_node_rank(const rs_net *net, uint32_t node);
-/* A send made by this process's own event, whose frames cross processes:
- * every other process makes a mirror of it from this record (part.c). */
-typedef struct rs_part_send {
-    rs_time start;
-    uint64_t bytes, tag, serial;
-    uint32_t home, home_id;  /* the sending process and its flow's id there */
-    uint32_t src, dst;
-    uint32_t cb;             /* the done callback (rs_net_cb_register), RS_NONE: none */
-    uint32_t pad;
-} rs_part_send;
-void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f);
-/* A packet of flow f was made or freed here (f made by a process's own
- * event: its counts go to its home, which reuses it once all are gone). */
-void rs_part_flow_touched(rs_net *net, uint32_t f);
-/* A split run: packet pkt of flow f made here, or (pkt NULL) one freed. */
-void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt);
-/* Event key (rs_sim_take_key) of a timer for GPU node `node` of another
- * process, callback cb (rs_net_cb_register) with arg, at t. */
-void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
-/* net.c: the receiving side of both. The mirror's flow id, or RS_NONE. */
+/* The partition's answers and hooks (partition.h), for the packet path. */
+static inline int rs_part_owns_node(const rs_net *net, uint32_t node)
+{
+    return !net->pt.node_rank || net->pt.node_rank[node] == net->pt.rank;
+}
+static inline uint32_t rs_part_rank(const rs_net *net) { return net->pt.rank; }
+static inline uint32_t rs_part_ranks(const rs_net *net) { return net->pt.ranks; }
+static inline void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t) { net->pt.ops->ship(net, pkt, t); }
+static inline void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt)
+{
+    if (RS_UNLIKELY(net->pt.ops->packet != NULL))
+        net->pt.ops->packet(net, f, pkt);
+}
+/* Packet pkt (returned to its pool, not yet reused) of flow f freed. */
+static inline void rs_part_packet_freed(rs_net *net, uint32_t f, const rs_pkt *pkt)
+{
+    if (RS_UNLIKELY(net->pt.ops->packet != NULL) && pkt->own)
+        net->pt.ops->packet(net, f, NULL);
+}
+static inline void rs_part_flow_started(rs_net *net)
+{
+    if (RS_UNLIKELY(net->pt.ops->flow_started != NULL))
+        net->pt.ops->flow_started(net);
+}
+static inline int rs_part_flow_settle(rs_net *net, struct rs_flow *f, uint32_t fid)
+{
+    return RS_UNLIKELY(net->pt.ops->flow_settle != NULL) && net->pt.ops->flow_settle(net, f, fid);
+}
+static inline size_t rs_part_shipped(const rs_net *net)
+{
+    return net->pt.ops->shipped ? net->pt.ops->shipped(net) : 0;
+}
+
+/* net.c: the receiving side of a shipped send and timer (split.c). The
+ * mirror's flow id, or RS_NONE. */
 uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s);
 void rs_net_timer_at_key(rs_net *net, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
 uint32_t rs_net_cb_find(const rs_net *net, rs_net_timer_fn fn, const void *ctx);

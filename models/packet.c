@@ -11,11 +11,9 @@ static int packet_flow_start(rs_net *net, uint32_t f)
 {
     /* A partitioned run: every process creates the flow, its source's sends
      * (and every process counts the start, for the capture's order). */
-    if (RS_UNLIKELY(net->part != NULL)) {
-        rs_part_flow_step(net);
-        if (!rs_part_owns_node(net, net->flows[f].src))
-            return RS_OK;
-    }
+    rs_part_flow_started(net);
+    if (!rs_part_owns_node(net, net->flows[f].src))
+        return RS_OK;
     rs_flow_activate(net, f);
     return RS_OK;
 }

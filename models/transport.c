@@ -169,8 +169,7 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
         return NULL;
     }
     f->pkts_live++;
-    if (RS_UNLIKELY(net->part != NULL))
-        rs_part_packet(net, (uint32_t)(f - net->flows), pkt);
+    rs_part_packet(net, (uint32_t)(f - net->flows), pkt);
     return pkt;
 }
 
@@ -183,14 +182,10 @@ static inline rs_pkt *pkt_new(rs_net *net, rs_flow *f)
  * QPNs). */
 static void flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
 {
-    /* Partitioned: a flow whose packets cross processes is reused when
-     * its home finds them all gone (part.c); one inside an HB domain, which
-     * one process holds, as in a serial run. */
-    if (RS_UNLIKELY(net->part != NULL) && !(net->hb_size > 1 && f->src / net->hb_size == f->dst / net->hb_size)) {
-        if (f->home != RS_NONE)
-            rs_part_flow_touched(net, fid); /* its home looks again after the window (part.c) */
+    /* A split run may decide when the record goes back itself (its
+     * packets live in several processes). */
+    if (rs_part_flow_settle(net, f, fid))
         return;
-    }
     if (f->pkts_live || !f->tx_done || !f->rx_done || f->active)
         return;
     rs_sack_release(net, f);
@@ -223,8 +218,7 @@ void rs_pkt_free(rs_net *net, rs_pkt *pkt)
     if (fid == RS_NONE)
         return;
     rs_flow *f = &net->flows[fid];
-    if (RS_UNLIKELY(net->part != NULL) && pkt->own)
-        rs_part_packet(net, fid, NULL);
+    rs_part_packet_freed(net, fid, pkt);
     if (--f->pkts_live == 0)
         flow_settle(net, f, fid);
 }

@@ -39,6 +39,7 @@
 #define RS_REPLAY_INT_H
 
 #include "replay.h"
+#include "partition.h"
 
 enum { ST_WAIT = 0, ST_RUN = 1, ST_DONE = 2 };    /* an op's state in its iteration */
 enum { SK_NONE = 0, SK_COLL = 1, SK_P2P = 2 };    /* what a program uses a slot for */

@@ -7,7 +7,7 @@
  * From the bottom up: the event engine (base.h: picosecond time and
  * errors; sim.h, evq.h, pool.h, rng.h; timeline.h, the msgpack timeline
  * writer), the network (net.h: build one, send, run, read its statistics;
- * fault.h, tally.h, cost.h), collectives (comm.h, coll.h), and workloads
+ * partition.h, a run split over processes; fault.h, tally.h, cost.h), collectives (comm.h, coll.h), and workloads
  * (synth.h, collrun.h, plan.h, gen.h, program.h, trace.h, replay.h,
  * compute.h: the GPU compute model), and
  * whole runs from a scenario (run.h).
@@ -29,6 +29,7 @@
 #include "cost.h"
 #include "fault.h"
 #include "net.h"
+#include "partition.h"
 #include "tally.h"
 
 #include "coll.h"

@@ -22,6 +22,7 @@
 #include "base.h"
 #include "fault.h"
 #include "net.h"
+#include "partition.h"
 #include "replay.h"
 
 RS_BEGIN_DECLS

@@ -14,6 +14,7 @@
 #include "coll.h"
 #include "cu_main.h"
 #include "fault.h"
+#include "partition.h"
 
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)

@@ -1,6 +1,7 @@
 /*
- * part.c - one packet-level run split over processes (net.h, "partitioned
- * runs"; the design and its measurements: docs/parallel.md).
+ * split.c - one packet-level run split over processes: the partition
+ * (partition.h) rs_net_part_start installs (include/railsim/partition.h;
+ * the design and its measurements: docs/parallel.md).
  *
  * Every process holds the whole network, built from the same scenario, and
  * starts the same traffic: the workload's driver is shared, so its events
@@ -39,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-struct rs_part {
+typedef struct rs_split {
     rs_net_comm comm;
     uint32_t *node_rank;     /* per node: its process */
     uint8_t *own;            /* per entity: RS_SIM_REMOTE / MINE / SHARED (rs_sim_set_owner) */
@@ -73,7 +74,12 @@ struct rs_part {
     } *rep;
     struct part_ids *dead; /* per process: own flows it may reuse now */
     rs_net_part_stats st;
-};
+    int own_ids;             /* this process made records of its own (or mirrors): ids differ between processes */
+} rs_split;
+
+static const rs_part_ops split_ops;
+static void split_state_free(rs_split *P);
+static void flow_touched(rs_net *net, uint32_t f);
 
 /* A shipped frame: its arrival time and the descriptor, whose link
  * (next, of no use in a copy) carries its flow's home process (RS_NONE:
@@ -197,23 +203,23 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
     char why[160];
     if (!rs_net_part_possible(net, why, sizeof why))
         return rs_err_set(err, RS_EINVAL, "a partitioned run: %s", why);
-    if (net->part || comm->ranks == 0 || comm->rank >= comm->ranks)
+    if (net->pt.state || comm->ranks == 0 || comm->rank >= comm->ranks)
         return rs_err_set(err, RS_EINVAL, "a partitioned run: expected one start and a rank below the ranks");
     /* The timeline's sampler is an entity every process shares; it gets
      * the id the serial run gives it when its timeline starts. */
     if (!net->ent_tl && rs_sim_entities_add(net->sim, 1, &net->ent_tl) != RS_OK)
         return rs_err_set(err, RS_ERANGE, "a partitioned run: no entity left for the timeline's sampler");
-    rs_part *P = calloc(1, sizeof *P);
+    rs_split *P = calloc(1, sizeof *P);
     uint32_t nent = rs_sim_entities(net->sim);
     if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
         !(P->out = calloc(comm->ranks, sizeof *P->out)) || !(P->mir = calloc(comm->ranks, sizeof *P->mir)) ||
         !(P->rep = calloc(comm->ranks, sizeof *P->rep)) || !(P->dead = calloc(comm->ranks, sizeof *P->dead))) {
-        rs_part_free(P);
+        split_state_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
     P->comm = *comm;
     if (place(net, comm->ranks, P->node_rank) != RS_OK) {
-        rs_part_free(P);
+        split_state_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
     memset(P->own, RS_SIM_SHARED, nent);
@@ -234,7 +240,7 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
         }
     }
     if (P->lookahead == 0) {
-        rs_part_free(P);
+        split_state_free(P);
         for (uint32_t i = 0; i < net->nports; i++)
             net->ports[i].cut = 0;
         return rs_err_set(err, RS_EINVAL, "a partitioned run: a link between processes has no latency; expected "
@@ -242,12 +248,23 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
     }
     P->st.ranks = comm->ranks;
     P->st.lookahead_ps = P->lookahead == RS_TIME_MAX ? 0 : P->lookahead;
-    net->part = P;
+    net->pt.ops = &split_ops;
+    net->pt.state = P;
+    net->pt.node_rank = P->node_rank;
+    net->pt.rank = comm->rank;
+    net->pt.ranks = comm->ranks;
     rs_sim_set_owner(net->sim, P->own);
     return RS_OK;
 }
 
-void rs_part_free(rs_part *P)
+static void split_free(rs_net *net)
+{
+    split_state_free(net->pt.state);
+    net->pt.state = NULL;
+    net->pt.node_rank = NULL;
+}
+
+static void split_state_free(rs_split *P)
 {
     if (!P)
         return;
@@ -272,14 +289,9 @@ void rs_part_free(rs_part *P)
     free(P);
 }
 
-int rs_part_owns_node(const rs_net *net, uint32_t node)
+static void split_ship(rs_net *net, rs_pkt *pkt, rs_time t)
 {
-    return !net->part || net->part->node_rank[node] == net->part->comm.rank;
-}
-
-void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
-{
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     struct part_out *o = &P->out[P->node_rank[pkt->to_node]];
     /* v[0] is kept for the window's header (exchange: a window of frames
      * alone goes as it is). */
@@ -297,21 +309,16 @@ void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t)
         frame_home_put(&f->pkt, fl ? fl->home : RS_NONE, fl ? fl->home_id : pkt->flow);
         if (fl) {
             fl->pkts_live--; /* it lives in the receiver's process now */
-            rs_part_flow_touched(net, pkt->flow);
+            flow_touched(net, pkt->flow);
         }
         P->st.frames_sent++;
     }
     rs_pool_put(&net->pkts, pkt); /* the receiver's process has it now */
 }
 
-uint32_t rs_part_node_rank(const rs_net *net, uint32_t node)
+static void split_ship_send(rs_net *net, uint32_t m, uint32_t f)
 {
-    return net->part ? net->part->node_rank[node] : 0;
-}
-
-void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f)
-{
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     const rs_msg *msg = &net->msgs[m];
     rs_part_send rec = { .start = msg->start, .bytes = msg->bytes, .tag = msg->tag, .serial = net->flows[f].serial,
                          .home = P->comm.rank, .home_id = f, .src = msg->src, .dst = msg->dst, .cb = RS_NONE };
@@ -333,9 +340,9 @@ void rs_part_ship_send(rs_net *net, uint32_t m, uint32_t f)
     }
 }
 
-void rs_part_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
+static void split_ship_timer(rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     struct part_out *o = &P->out[P->node_rank[node]];
     if (t < P->win_end) {
         rs_sim_stop(net->sim, RS_EINTERNAL); /* within the window: the other process may be past it */
@@ -373,9 +380,9 @@ static int ids_push(struct part_ids *l, uint32_t id)
  * process to reuse its mirror, in the next window's exchange, ahead of
  * any send that reuses the id. A flow is on the touched list (part_mark)
  * from a change until it has nothing left to report or check. */
-void rs_part_flow_touched(rs_net *net, uint32_t f)
+static void flow_touched(rs_net *net, uint32_t f)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     rs_flow *fl = &net->flows[f];
     if (!P || fl->part_mark)
         return;
@@ -389,7 +396,7 @@ void rs_part_flow_touched(rs_net *net, uint32_t f)
  * entries (reused since, mirror_reuse) go, the other kind stays. */
 static int touched_walk(rs_net *net, int own, int (*one)(rs_net *net, rs_flow *f, uint32_t id, int *keep))
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     size_t n = 0;
     int rc = RS_OK;
     for (size_t i = 0; i < P->touched.n; i++) {
@@ -407,7 +414,7 @@ static int touched_walk(rs_net *net, int own, int (*one)(rs_net *net, rs_flow *f
     return rc;
 }
 
-void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt)
+static void split_packet(rs_net *net, uint32_t f, rs_pkt *pkt)
 {
     rs_flow *fl = &net->flows[f];
     if (pkt)
@@ -418,7 +425,7 @@ void rs_part_packet(rs_net *net, uint32_t f, rs_pkt *pkt)
         fl->pmade++;
     else
         fl->pfreed++;
-    rs_part_flow_touched(net, f);
+    flow_touched(net, f);
 }
 
 /* After a window's run, a mirror's report to its home. */
@@ -427,7 +434,7 @@ static int report_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
     (void)id;
     uint32_t made = f->pmade - f->rmade, freed = f->pfreed - f->rfreed;
     if (made || (freed && f->pkts_live == 0)) {
-        struct part_rep_out *o = &net->part->rep[f->home];
+        struct part_rep_out *o = &((rs_split *)net->pt.state)->rep[f->home];
         if (rs_array_reserve(&o->v, &o->cap, o->n + 1, sizeof *o->v, 256) != RS_OK)
             return RS_ENOMEM;
         o->v[o->n++] = (part_rep){ f->home_id, made, freed, 0 };
@@ -454,7 +461,7 @@ static void records_reuse(rs_net *net, rs_flow *f, uint32_t id)
  * everywhere, and every other process is told. */
 static int reuse_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     *keep = 0;
     f->part_mark = 0; /* not gone yet: its next change or report puts it back */
     int sent = f->tx_done || (!f->reliable && f->max_sent >= f->npkts);
@@ -470,7 +477,7 @@ static int reuse_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
 /* Process `home` reused its flow home_id: so does the mirror here. */
 static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     struct part_mir *mr = &P->mir[home];
     uint32_t id = home_id < mr->n ? mr->id[home_id] : RS_NONE;
     if (id == RS_NONE)
@@ -485,7 +492,7 @@ static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
 }
 
 /* A mirror made here of process `home`'s flow `id`. */
-static int mir_set(rs_part *P, uint32_t home, uint32_t id, uint32_t local)
+static int mir_set(rs_split *P, uint32_t home, uint32_t id, uint32_t local)
 {
     struct part_mir *mr = &P->mir[home];
     if (id >= mr->n) {
@@ -500,7 +507,7 @@ static int mir_set(rs_part *P, uint32_t home, uint32_t id, uint32_t local)
 }
 
 /* The id here of a shipped frame's flow (RS_NONE: none). */
-static uint32_t frame_flow(const rs_part *P, uint32_t home, uint32_t fid)
+static uint32_t frame_flow(const rs_split *P, uint32_t home, uint32_t fid)
 {
     if (home == RS_NONE || home == P->comm.rank)
         return fid;
@@ -524,7 +531,7 @@ static char *put_bytes(char *b, const void *v, size_t n)
 enum { NV = 5 };
 static int exchange(rs_net *net, uint64_t v[NV])
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     uint32_t R = P->comm.ranks;
     void **send = calloc(R, sizeof *send);
     size_t *len = calloc(R, sizeof *len);
@@ -601,6 +608,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
         for (uint64_t i = 0; rc == RS_OK && i < h.ns; i++, b += sizeof(rs_part_send)) {
             rs_part_send sr;
             memcpy(&sr, b, sizeof sr);
+            P->own_ids = 1;
             uint32_t f = sr.home < R ? rs_net_mirror_send(net, &sr) : RS_NONE;
             rc = f == RS_NONE ? RS_ENOMEM : mir_set(P, sr.home, sr.home_id, f);
         }
@@ -628,7 +636,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
             }
             if (home != RS_NONE) {
                 net->flows[pkt->flow].pkts_live++; /* it lives here now */
-                rs_part_flow_touched(net, pkt->flow);
+                flow_touched(net, pkt->flow);
             }
             rs_fabric_arrival(net, pkt, t);
         }
@@ -642,7 +650,7 @@ static int exchange(rs_net *net, uint64_t v[NV])
             }
             fl->rmade += rp.made;
             fl->rfreed += rp.freed;
-            rs_part_flow_touched(net, rp.home_id);
+            flow_touched(net, rp.home_id);
         }
     }
     free(recv);
@@ -666,7 +674,7 @@ typedef struct part_tail {
 
 static char *tail_pack(rs_net *net, int status, size_t *len)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     part_tail h;
     memset(&h, 0, sizeof h);
     h.st = net->st;
@@ -789,7 +797,7 @@ static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const
 
 static int merge(rs_net *net, char *all, const size_t *len, int *status)
 {
-    rs_part *P = net->part;
+    rs_split *P = net->pt.state;
     uint32_t R = P->comm.ranks;
     part_tail *hd = calloc(R, sizeof *hd); /* copied out: the buffer keeps no alignment for it */
     const part_tail **t = calloc(R, sizeof *t);
@@ -839,9 +847,11 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
 }
 
 /* rs_net_run of a partitioned network: the windows, then the merge. */
-int rs_part_run(rs_net *net)
+static int split_run(rs_net *net, rs_time until)
 {
-    rs_part *P = net->part;
+    if (until != RS_TIME_MAX)
+        return RS_EINVAL;
+    rs_split *P = net->pt.state;
     rs_sim *sim = net->sim;
     const rs_net_comm *c = &P->comm;
     int rc = RS_OK;
@@ -915,80 +925,64 @@ int rs_part_run(rs_net *net)
     return merged;
 }
 
-static void key_sync(rs_net *net)
+static size_t split_shipped(const rs_net *net)
 {
-    if (net->ev_pinned)
-        return;
-    rs_time now = rs_sim_now(net->sim);
-    uint64_t k = rs_sim_key(net->sim);
-    if (now != net->ev_t || k != net->ev_key) {
-        net->ev_t = now;
-        net->ev_key = k;
-        net->ev_step = net->ev_idx = 0;
-    }
-}
-
-void rs_part_key(rs_net *net, rs_time *t, uint64_t *key, uint32_t *step, uint32_t *idx)
-{
-    key_sync(net);
-    *t = net->ev_t;
-    *key = net->ev_key;
-    *step = net->ev_step;
-    *idx = net->ev_idx++;
-}
-
-void rs_part_flow_step(rs_net *net)
-{
-    key_sync(net);
-    net->ev_step++;
-}
-
-void rs_net_rec_key_take(rs_net *net, rs_net_rec_key *out)
-{
-    rs_part_key(net, &out->t, &out->key, &out->step, &out->idx);
-}
-
-void rs_net_rec_key_pin(rs_net *net, const rs_net_rec_key *k)
-{
-    net->ev_pinned = k != NULL;
-    if (k) {
-        net->ev_t = k->t;
-        net->ev_key = k->key;
-        net->ev_step = k->step;
-        net->ev_idx = k->idx;
-    } else {
-        net->ev_t = RS_TIME_MAX; /* the next record takes the running event's place again */
-    }
-}
-
-int rs_net_rec_key_less(const rs_net_rec_key *a, const rs_net_rec_key *b)
-{
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->key != b->key)
-        return a->key < b->key;
-    if (a->step != b->step)
-        return a->step < b->step;
-    return a->idx < b->idx;
-}
-
-uint32_t rs_net_part_ranks(const rs_net *net) { return rs_part_ranks(net); }
-
-size_t rs_part_shipped(const rs_net *net)
-{
+    const rs_split *P = net->pt.state;
     size_t n = 0;
-    for (uint32_t r = 0; net->part && r < net->part->comm.ranks; r++)
-        n += net->part->out[r].n + net->part->out[r].ns + net->part->out[r].ne;
+    for (uint32_t r = 0; r < P->comm.ranks; r++)
+        n += P->out[r].n + P->out[r].ns + P->out[r].ne;
     return n; /* reports and reuse notices are bookkeeping: they keep nothing alive */
 }
 
-uint32_t rs_part_rank(const rs_net *net) { return net->part ? net->part->comm.rank : 0; }
-uint32_t rs_part_ranks(const rs_net *net) { return net->part ? net->part->comm.ranks : 1; }
-
 void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
 {
-    if (net->part)
-        *out = net->part->st;
+    if (net->pt.ops == &split_ops)
+        *out = ((const rs_split *)net->pt.state)->st;
     else
         memset(out, 0, sizeof *out);
 }
+
+/* A send from GPU src to dst (net.c send_msg). A send from the shared
+ * driver, made everywhere under the same ids, must come before any
+ * process made records of its own: after that ids differ between
+ * processes. A send from a process's own event must be named (its serial
+ * would otherwise be the creation order of every process's sends); it is
+ * shipped to the others when it leaves the HB domain. */
+static int split_send_check(rs_net *net, int named, uint32_t src, uint32_t dst, int *own)
+{
+    rs_split *P = net->pt.state;
+    *own = 0;
+    if (rs_sim_running_shared(net->sim))
+        return P->own_ids ? RS_EINTERNAL : RS_OK;
+    if (!named)
+        return RS_EINTERNAL;
+    P->own_ids = 1;
+    *own = !(net->hb_size > 1 && src / net->hb_size == dst / net->hb_size);
+    return RS_OK;
+}
+
+/* A flow whose packets cross processes is reused when its home finds
+ * them all gone (reuse_one); one inside an HB domain, which one process
+ * holds, as in a serial run. */
+static int split_flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
+{
+    if (net->hb_size > 1 && f->src / net->hb_size == f->dst / net->hb_size)
+        return 0;
+    if (f->home != RS_NONE)
+        flow_touched(net, fid); /* its home looks again after the window */
+    return 1;
+}
+
+static const rs_part_ops split_ops = {
+    .run = split_run,
+    .free = split_free,
+    .ship = split_ship,
+    .packet = split_packet,
+    .flow_started = rs_part_flow_step,
+    .flow_settle = split_flow_settle,
+    .send_check = split_send_check,
+    .ship_send = split_ship_send,
+    .ship_timer = split_ship_timer,
+    .shipped = split_shipped,
+    .premade_relays = 1,
+};
