@@ -1,15 +1,26 @@
-"""railsim - read the outputs of a railsim run from Python (docs/analysis.md).
+"""railsim - run railsim from Python and read its outputs (docs/python.md,
+docs/analysis.md).
 
     import railsim
+    r = railsim.run({"topology.gpus": 16, "traffic.kind": "permutation"})
+    r.summary["flows"]["completed"]                # summary.json as a dict
+    r.timeline["flow"]                             # a pandas DataFrame per record kind
+    c = railsim.compare("scenario.json")           # rail-only and fat tree
+    c.time_pct, c.rail_only.time_ps, c.fat_tree.time_ps
+
+run and compare go through librailsim (ctypes), loaded at the first run,
+never at import; pandas is imported when the first DataFrame is built.
+The readers below need only the standard library and msgpack:
+
     s = railsim.read_summary("out/run")            # summary.json as a dict
     c = railsim.read_compare("out/compare")        # compare.json as a dict
     for rec in railsim.read_timeline("out/run/timeline.msgpack"):
         if rec["record"] == "op":
             print(rec["rank"], rec["op"], rec["end_ps"] - rec["start_ps"])
 
-Only the standard library and msgpack (Debian's python3-msgpack, under
-/usr/bin/python3) are needed; the timeline is streamed, so memory does not
-grow with the file. Every error is a FormatError (a ValueError) whose
+The readers need only the standard library and msgpack (Debian's
+python3-msgpack, under /usr/bin/python3); the timeline is streamed, so
+memory does not grow with the file. Every reader's error is a FormatError (a ValueError) whose
 message names the file and what was expected; OSError passes through.
 The formats: docs/summary-format.md, docs/cli.md ("compare.json"),
 docs/timeline-format.md; their JSON Schemas: docs/schema/.
@@ -18,7 +29,8 @@ import json
 import os
 
 __all__ = ["FormatError", "TruncatedError", "read_summary", "read_compare",
-           "read_timeline", "compare_runs", "dimension", "RECORD_FIELDS"]
+           "read_timeline", "compare_runs", "dimension", "RECORD_FIELDS",
+           "run", "compare", "Result", "Comparison", "Timeline", "ScenarioError", "LibraryNotFound"]
 
 SUMMARY_VERSION = 1
 COMPARE_VERSION = 1
@@ -197,3 +209,8 @@ def dimension(name):
     while n < len(name) and name[n] not in "[:./# -_0123456789":
         n += 1
     return name[:n] if n else name
+
+
+# Last: _run reads RECORD_FIELDS and read_timeline from here.
+from ._run import (run, compare, Result, Comparison, Timeline,  # noqa: E402
+                   ScenarioError, LibraryNotFound)
