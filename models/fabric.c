@@ -521,6 +521,23 @@ static void switch_receive(rs_net *net, const rs_node *n, rs_pkt *pkt)
     rs_fabric_enqueue(net, p, pkt);
 }
 
+/* A frame arrives while net->cuts_pending: 1 if it was on the wire when
+ * its cable failed (fault.c marks the link's last frame then, cut_tail:
+ * arrivals come in order, so every frame up to it is lost), and then it
+ * has been dropped, reason link-down. */
+static int arrival_lost(rs_net *net, rs_pkt *pkt)
+{
+    rs_port *p = &net->ports[pkt->link];
+    if (!p->cut_tail)
+        return 0;
+    if (p->cut_tail == pkt) {
+        p->cut_tail = NULL;
+        net->cuts_pending--;
+    }
+    rs_fabric_drop(net, p, pkt, RS_DROP_LINK_DOWN);
+    return 1;
+}
+
 /* The head frame of a link arrives. obj is the packet (the engine
  * prefetches it), arg the network; the link's port is read only when the
  * link empties. */
@@ -540,7 +557,7 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     /* A cable failed while frames were on it (fault.c): those are lost.
      * One test of a hot net field per arrival; the link is looked at only
      * until the last of them has arrived. */
-    if (RS_UNLIKELY(net->cuts_pending) && rs_fault_arrival_lost(net, pkt))
+    if (RS_UNLIKELY(net->cuts_pending) && arrival_lost(net, pkt))
         return;
     /* pcapng captures record what a port receives too; a frame with a bit
      * error fails the receiver's FCS check and is never seen. One test of

@@ -104,4 +104,9 @@ struct rs_faults {
 int rs_fault_schedule_build(rs_net *net, const rs_fault_config *c, struct rs_faults **out, rs_err *err);
 void rs_fault_state_free(struct rs_faults *F); /* NULL is a no-op */
 
+/* fault_watch.c: stop the run when an unfinished message's network leg
+ * has no path (force: every one that needs the network) and no repair is
+ * scheduled, with `why` and the fault to blame. 1 when it stopped. */
+int rs_fault_check_cut(rs_net *net, const char *why, int force);
+
 #endif

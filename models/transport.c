@@ -77,53 +77,6 @@ static inline uint32_t wire_bytes(const rs_port *p, uint32_t payload, uint8_t ty
     return w;
 }
 
-int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
-{
-    int rc = rs_flow_new_serial(net, src, dst, bytes, msg, chunk, via_hb, net->flow_serial, out);
-    if (rc == RS_OK)
-        net->flow_serial++;
-    return rc;
-}
-
-int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                       uint32_t msg, uint32_t chunk, int via_hb, uint64_t serial, uint32_t *out)
-{
-    uint32_t id;
-    if (rs_flow_slot(net, &id) != RS_OK)
-        return RS_ENOMEM;
-    rs_flow *f = &net->flows[id];
-    memset(f, 0, sizeof *f);
-    f->serial = serial;
-    f->bytes = bytes;
-    f->src = src;
-    f->dst = dst;
-    f->port = net->nodes[src].port_base + (via_hb ? 1 : 0);
-    f->mtu = via_hb ? net->cfg.hb_mtu : net->cfg.mtu;
-    uint64_t n = bytes ? (bytes + f->mtu - 1) / f->mtu : 1;
-    if (n > UINT32_MAX / 2) {
-        rs_flow_release(net, id);
-        return RS_ERANGE;
-    }
-    f->npkts = (uint32_t)n;
-    f->msg = msg;
-    f->chunk = chunk;
-    f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
-    f->home = net->flow_home; /* a partitioned run: this process's own send (net.c), else RS_NONE */
-    f->home_id = id;
-    f->next_active = RS_NONE;
-    f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;
-    rs_dcqcn_init(net, &f->cc);
-    f->last_cnp = RS_TIME_MAX;
-    f->last_progress = rs_sim_now(net->sim);
-    /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
-    f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ (f->serial << 20) ^ src) & 0x3fff));
-    if (RS_UNLIKELY(net->tl != NULL) && !net->mirroring)
-        rs_net_tl_wake(net); /* traffic starts: the timeline's sampler runs (a mirror's sender woke it) */
-    *out = id;
-    return RS_OK;
-}
-
 static inline int selective(const rs_net *net, const rs_flow *f)
 {
     return f->reliable && net->cfg.recovery == RS_RECOVERY_SELECTIVE;
@@ -225,74 +178,12 @@ void rs_pkt_free(rs_net *net, rs_pkt *pkt)
 
 /* -- DCQCN reaction point ------------------------------------------------- */
 
-void rs_dcqcn_init(const rs_net *net, rs_dcqcn_rp *rp)
-{
-    memset(rp, 0, sizeof *rp);
-    rp->rc = rp->rt = net->line_bps;
-    rp->alpha = 1.0;
-}
-
-void rs_dcqcn_increase(const rs_net *net, rs_dcqcn_rp *rp, int by_timer)
-{
-    const rs_dcqcn_config *d = &net->cfg.dcqcn;
-    if (by_timer)
-        rp->t_stage++;
-    else
-        rp->b_stage++;
-    rp->timer_inc = by_timer != 0;
-    uint32_t hi = rp->t_stage > rp->b_stage ? rp->t_stage : rp->b_stage;
-    uint32_t lo = rp->t_stage < rp->b_stage ? rp->t_stage : rp->b_stage;
-    if (hi < d->fast_recovery)
-        ; /* fast recovery: Rt stays */
-    else if (lo >= d->fast_recovery)
-        rp->rt += (double)(lo - d->fast_recovery + 1) * d->rhai_mbps * 1e6; /* hyper increase */
-    else
-        rp->rt += d->rai_mbps * 1e6; /* additive increase */
-    if (rp->rt > net->line_bps)
-        rp->rt = net->line_bps;
-    rp->rc = (rp->rt + rp->rc) / 2;
-    if (rp->rc >= net->line_bps - 1.0) {
-        /* Back at line rate: stop pacing and the timers until the next CNP. */
-        rp->rc = rp->rt = net->line_bps;
-        rp->limited = 0;
-    }
-}
-
 static void dcqcn_arm(rs_net *net, rs_flow *f, uint32_t fid)
 {
     if (f->cc_timer)
         return;
     f->cc_timer = 1;
     rs_sim_at(net->sim, f->next_rate, net->nodes[f->src].entity, ev_dcqcn, net, timer_arg(f, fid));
-}
-
-void rs_dcqcn_cut(const rs_net *net, rs_dcqcn_rp *rp, rs_time now)
-{
-    const rs_dcqcn_config *d = &net->cfg.dcqcn;
-    double floor = d->min_rate_mbps * 1e6;
-    if (rp->limited) {
-        /* Alpha decays by (1 - g) for every whole alpha period since it
-         * was last updated, computed when needed instead of by a timer per
-         * period (NICs update every microsecond: an event per flow per us). */
-        uint64_t periods = (now - rp->alpha_at) / net->alpha_period;
-        if (periods) {
-            rp->alpha *= pow(1.0 - d->g, (double)periods);
-            rp->alpha_at += periods * net->alpha_period;
-        }
-    }
-    /* The paper sets the target to the current rate at every cut; NVIDIA's
-     * firmware only when the last increase was the timer's, so a flow cut
-     * again while still recovering by bytes keeps climbing back to the
-     * rate it had (clamp_tgt_rate = 0, clamp_tgt_rate_after_time_inc = 1). */
-    if (d->clamp_target || (d->clamp_after_timer && rp->timer_inc))
-        rp->rt = rp->rc;
-    rp->rc *= 1.0 - rp->alpha / 2;
-    if (rp->rc < floor)
-        rp->rc = floor;
-    rp->alpha = (1.0 - d->g) * rp->alpha + d->g;
-    rp->alpha_at = now;
-    rp->t_stage = rp->b_stage = 0;
-    rp->limited = 1;
 }
 
 static void dcqcn_cnp(rs_net *net, rs_flow *f, uint32_t fid)
