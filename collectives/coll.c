@@ -1,7 +1,9 @@
 /*
- * coll.c - the collective front end: options, names, nccl-tests factors,
- * validation, grouping of a communicator by HB domain, the auto rule, and
- * the completion accounting shared by every algorithm.
+ * coll.c - the collective front end: validation, grouping of a
+ * communicator by HB domain, the auto rule, starting or creating a
+ * collective under its algorithm, members joining, names, a split run's
+ * parts, and the results (options and names: coll_opts.c; what every
+ * algorithm does with its steps: coll_step.c).
  *
  * The auto rule (docs/collectives.md, "auto"), a simplified form of NCCL's
  * tuning model that keeps its decisions:
@@ -29,228 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define AUTO_TREE_BYTES_PER_RANK (32u << 10)
 #define AUTO_HIER_BYTES_PER_RANK (128u << 10)
 
-void rs_coll_opts_default(rs_coll_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->channels = 0;
-    o->chunk_bytes = 512u << 10;
-    o->reduce_gbps = 16000;
-    o->hb_size = 0;
-    o->window = 8;
-    o->a2a_peers = 0;
-}
-
-static const char *const op_names[RS_COLL_NOPS] = {
-    "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv"
-};
-static const char *const algo_names[RS_COLL_NALGOS] = {
-    "auto", "ring", "tree", "direct", "pairwise", "hierarchical"
-};
-
-const char *rs_coll_op_name(rs_coll_op op)
-{
-    return (unsigned)op < RS_COLL_NOPS ? op_names[op] : "?";
-}
-
-const char *rs_coll_algo_name(rs_coll_algo a)
-{
-    return (unsigned)a < RS_COLL_NALGOS ? algo_names[a] : "?";
-}
-
-/* Compare ignoring case, '_' and '-': "All_Reduce" matches "allreduce". */
-static int name_eq(const char *s, const char *name)
-{
-    for (;; s++) {
-        if (*s == '_' || *s == '-')
-            continue;
-        char a = *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s;
-        if (a != *name)
-            return 0;
-        if (!a)
-            return 1;
-        name++;
-    }
-}
-
-int rs_coll_op_parse(const char *s, rs_coll_op *out)
-{
-    if (!s)
-        return RS_EINVAL;
-    for (int i = 0; i < RS_COLL_NOPS; i++)
-        if (name_eq(s, op_names[i])) {
-            *out = (rs_coll_op)i;
-            return RS_OK;
-        }
-    if (name_eq(s, "a2a")) {
-        *out = RS_COLL_ALLTOALL;
-        return RS_OK;
-    }
-    return RS_EINVAL;
-}
-
-int rs_coll_algo_parse(const char *s, rs_coll_algo *out)
-{
-    if (!s)
-        return RS_EINVAL;
-    for (int i = 0; i < RS_COLL_NALGOS; i++)
-        if (name_eq(s, algo_names[i])) {
-            *out = (rs_coll_algo)i;
-            return RS_OK;
-        }
-    if (name_eq(s, "hier")) {
-        *out = RS_ALGO_HIERARCHICAL;
-        return RS_OK;
-    }
-    return RS_EINVAL;
-}
-
-double rs_coll_busbw_factor(rs_coll_op op, uint32_t n)
-{
-    if (n == 0)
-        return 0;
-    switch (op) {
-    case RS_COLL_ALLREDUCE:
-        return 2.0 * (n - 1) / n;
-    case RS_COLL_ALLGATHER:
-    case RS_COLL_REDUCESCATTER:
-    case RS_COLL_ALLTOALL:
-        return (double)(n - 1) / n;
-    case RS_COLL_SENDRECV:
-        return 1;
-    }
-    return 0;
-}
-
-/* -- completion accounting ---------------------------------------------- */
-
-void rs_coll_fail(rs_coll *c, int rc)
-{
-    if (c->status == RS_OK)
-        c->status = rc;
-    rs_sim_stop(rs_net_sim(c->net), rc);
-}
-
-int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
-{
-    return rs_coll_send_posted(c, a, b, bytes, fn, NULL, tag);
-}
-
-int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
-                        uint64_t tag)
-{
-    return rs_coll_send_named(c, a, b, bytes, fn, left, tag, UINT64_MAX);
-}
-
-int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
-                       uint64_t tag, uint64_t serial)
-{
-    const rs_coll *root = c;
-    while (root->parent)
-        root = root->parent;
-    int rc = serial == UINT64_MAX
-                 ? rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally)
-                 : rs_net_send_named(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally, serial);
-    if (rc != RS_OK) {
-        rs_coll_fail(c, rc);
-        return rc;
-    }
-    c->transfers++;
-    return RS_OK;
-}
-
-/* Last statement of every completion path: the user's done callback may
- * destroy the collective. */
-static void finish_at(rs_coll *c, rs_time t)
-{
-    c->finished = 1;
-    c->t_end = t;
-    if (c->tally) { /* every transfer has arrived: the counts are final */
-        c->bound = rs_net_tally_bound(c->net, c->tally);
-        rs_tally_destroy(c->tally);
-        c->tally = NULL;
-    }
-    if (c->done)
-        c->done(c->ctx, c->net, c->tag);
-}
-
-static void finish(rs_coll *c) { finish_at(c, rs_net_now(c->net)); }
-
-void rs_coll_advance(rs_coll *c, uint64_t k)
-{
-    RS_ASSERT(c->pending >= k);
-    c->pending -= k;
-    if (RS_UNLIKELY(c->split)) {
-        /* A split run: this process sees its GPUs' completions only;
-         * rank 0 finishes the collective after the run
-         * (rs_coll_part_finish), its records placed here if this is the
-         * last. */
-        c->split_done += k;
-        rs_net_rec_key_take(c->net, &c->split_last);
-        return;
-    }
-    if (c->pending == 0 && !c->finished)
-        finish(c);
-}
-
+/* An empty collective (no member, or no byte) finishes as it starts. */
 static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
 {
-    (void)net;
     (void)arg;
-    finish(ctx);
-}
-
-rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
-{
-    rs_time ser, lat;
-    if (rs_net_hop_estimate(c->net, c->gpu[from], c->gpu[to], RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
-        return 0;
-    return ser + lat;
-}
-
-rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)
-{
-    return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
-}
-
-uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, const uint32_t *pieces)
-{
-    uint64_t *first = malloc((size_t)k * sizeof *first), total = 0;
-    if (!first)
-        return NULL;
-    for (uint32_t i = 0; i < k; i++) {
-        first[i] = total;
-        total += per_piece * pieces[i];
-    }
-    uint64_t base;
-    if (c->probe) {
-        c->probe->serials += total;
-        base = 0;
-    } else {
-        base = c->serial0 != UINT64_MAX ? c->serial0 : rs_net_serials_reserve(c->net, total);
-    }
-    for (uint32_t i = 0; i < k; i++)
-        first[i] += base;
-    return first;
-}
-
-int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit)
-{
-    if (c->probe) {
-        c->probe->cbs += 2;
-        return RS_OK;
-    }
-    if (c->cb0 != RS_COLL_NONE)
-        return rs_net_cb_set(c->net, c->cb0, arrived, c) == RS_OK && rs_net_cb_set(c->net, c->cb0 + 1, credit, c) == RS_OK
-                   ? RS_OK
-                   : RS_ENOMEM;
-    return rs_net_cb_register(c->net, arrived, c) == UINT32_MAX || rs_net_cb_register(c->net, credit, c) == UINT32_MAX
-               ? RS_ENOMEM
-               : RS_OK;
+    rs_coll_finish_at(ctx, rs_net_now(net));
 }
 
 /* -- partitioned runs ---------------------------------------------------- */
@@ -397,7 +186,7 @@ int rs_coll_part_finish(rs_coll *c, const void *const *all, const size_t *len, u
     c->pending = 0;
     rs_net *net = c->net; /* done may destroy c */
     rs_net_rec_key_pin(net, &last);
-    finish_at(c, last.t);
+    rs_coll_finish_at(c, last.t);
     rs_net_rec_key_pin(net, NULL);
     return RS_OK;
 }
@@ -748,15 +537,6 @@ int rs_coll_join(rs_coll *c, uint32_t x)
     default:
         return RS_EINTERNAL;
     }
-}
-
-void rs_coll_member_step(rs_coll *c, uint32_t x)
-{
-    if (!c->mleft)
-        return;
-    RS_ASSERT(c->mleft[x] > 0);
-    if (--c->mleft[x] == 0)
-        c->member_done(c->ctx, c->net, c->tag, x);
 }
 
 void rs_coll_destroy(rs_coll *c)

@@ -162,6 +162,10 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
 int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
+/* The collective is done at t: its bound from its tally, then its done
+ * callback. The last statement of every completion path: done may
+ * destroy the collective. */
+void rs_coll_finish_at(rs_coll *c, rs_time t);
 /* Record a failure seen inside a callback and stop the run. */
 void rs_coll_fail(rs_coll *c, int rc);
 /* A credit: a receiver tells its sender which of its buffer slots are

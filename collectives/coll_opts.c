@@ -1,0 +1,102 @@
+/*
+ * coll_opts.c - a collective's options and names (coll.h): the options'
+ * defaults, the names of operations and algorithms and their parsing, and
+ * nccl-tests' bus bandwidth factors. Nothing here needs a network.
+ */
+#include "coll_int.h"
+
+#include <string.h>
+#include <strings.h>
+
+static const char *const op_names[RS_COLL_NOPS] = {
+    "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv"
+};
+static const char *const algo_names[RS_COLL_NALGOS] = {
+    "auto", "ring", "tree", "direct", "pairwise", "hierarchical"
+};
+
+
+void rs_coll_opts_default(rs_coll_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->channels = 0;
+    o->chunk_bytes = 512u << 10;
+    o->reduce_gbps = 16000;
+    o->hb_size = 0;
+    o->window = 8;
+    o->a2a_peers = 0;
+}
+
+const char *rs_coll_op_name(rs_coll_op op)
+{
+    return (unsigned)op < RS_COLL_NOPS ? op_names[op] : "?";
+}
+
+const char *rs_coll_algo_name(rs_coll_algo a)
+{
+    return (unsigned)a < RS_COLL_NALGOS ? algo_names[a] : "?";
+}
+
+/* Compare ignoring case, '_' and '-': "All_Reduce" matches "allreduce". */
+static int name_eq(const char *s, const char *name)
+{
+    for (;; s++) {
+        if (*s == '_' || *s == '-')
+            continue;
+        char a = *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s;
+        if (a != *name)
+            return 0;
+        if (!a)
+            return 1;
+        name++;
+    }
+}
+
+int rs_coll_op_parse(const char *s, rs_coll_op *out)
+{
+    if (!s)
+        return RS_EINVAL;
+    for (int i = 0; i < RS_COLL_NOPS; i++)
+        if (name_eq(s, op_names[i])) {
+            *out = (rs_coll_op)i;
+            return RS_OK;
+        }
+    if (name_eq(s, "a2a")) {
+        *out = RS_COLL_ALLTOALL;
+        return RS_OK;
+    }
+    return RS_EINVAL;
+}
+
+int rs_coll_algo_parse(const char *s, rs_coll_algo *out)
+{
+    if (!s)
+        return RS_EINVAL;
+    for (int i = 0; i < RS_COLL_NALGOS; i++)
+        if (name_eq(s, algo_names[i])) {
+            *out = (rs_coll_algo)i;
+            return RS_OK;
+        }
+    if (name_eq(s, "hier")) {
+        *out = RS_ALGO_HIERARCHICAL;
+        return RS_OK;
+    }
+    return RS_EINVAL;
+}
+
+double rs_coll_busbw_factor(rs_coll_op op, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    switch (op) {
+    case RS_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case RS_COLL_ALLGATHER:
+    case RS_COLL_REDUCESCATTER:
+    case RS_COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    case RS_COLL_SENDRECV:
+        return 1;
+    }
+    return 0;
+}

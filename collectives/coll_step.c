@@ -1,0 +1,135 @@
+/*
+ * coll_step.c - what every algorithm (coll_ring.c, coll_tree.c,
+ * coll_a2a.c, coll_hier.c) does with its collective's steps (coll_int.h):
+ * send a transfer (counted, named, failing the collective when the
+ * network refuses it), account completions until the collective is done
+ * (a split run's process counts its part; rank 0 finishes it after the
+ * run), time credits and reductions, take serials and callback names,
+ * and tell a member (workload.sync=rank) that its part is done.
+ */
+#include "coll_int.h"
+
+#include <stdlib.h>
+
+void rs_coll_fail(rs_coll *c, int rc)
+{
+    if (c->status == RS_OK)
+        c->status = rc;
+    rs_sim_stop(rs_net_sim(c->net), rc);
+}
+
+int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag)
+{
+    return rs_coll_send_posted(c, a, b, bytes, fn, NULL, tag);
+}
+
+int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                        uint64_t tag)
+{
+    return rs_coll_send_named(c, a, b, bytes, fn, left, tag, UINT64_MAX);
+}
+
+int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
+                       uint64_t tag, uint64_t serial)
+{
+    const rs_coll *root = c;
+    while (root->parent)
+        root = root->parent;
+    int rc = serial == UINT64_MAX
+                 ? rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally)
+                 : rs_net_send_named(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally, serial);
+    if (rc != RS_OK) {
+        rs_coll_fail(c, rc);
+        return rc;
+    }
+    c->transfers++;
+    return RS_OK;
+}
+
+void rs_coll_finish_at(rs_coll *c, rs_time t)
+{
+    c->finished = 1;
+    c->t_end = t;
+    if (c->tally) { /* every transfer has arrived: the counts are final */
+        c->bound = rs_net_tally_bound(c->net, c->tally);
+        rs_tally_destroy(c->tally);
+        c->tally = NULL;
+    }
+    if (c->done)
+        c->done(c->ctx, c->net, c->tag);
+}
+
+void rs_coll_advance(rs_coll *c, uint64_t k)
+{
+    RS_ASSERT(c->pending >= k);
+    c->pending -= k;
+    if (RS_UNLIKELY(c->split)) {
+        /* A split run: this process sees its GPUs' completions only;
+         * rank 0 finishes the collective after the run
+         * (rs_coll_part_finish), its records placed here if this is the
+         * last. */
+        c->split_done += k;
+        rs_net_rec_key_take(c->net, &c->split_last);
+        return;
+    }
+    if (c->pending == 0 && !c->finished)
+        rs_coll_finish_at(c, rs_net_now(c->net));
+}
+
+rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)
+{
+    rs_time ser, lat;
+    if (rs_net_hop_estimate(c->net, c->gpu[from], c->gpu[to], RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+        return 0;
+    return ser + lat;
+}
+
+rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes)
+{
+    return c->reduce_bps ? rs_ser_time(bytes, c->reduce_bps) : 0;
+}
+
+uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, const uint32_t *pieces)
+{
+    uint64_t *first = malloc((size_t)k * sizeof *first), total = 0;
+    if (!first)
+        return NULL;
+    for (uint32_t i = 0; i < k; i++) {
+        first[i] = total;
+        total += per_piece * pieces[i];
+    }
+    uint64_t base;
+    if (c->probe) {
+        c->probe->serials += total;
+        base = 0;
+    } else {
+        base = c->serial0 != UINT64_MAX ? c->serial0 : rs_net_serials_reserve(c->net, total);
+    }
+    for (uint32_t i = 0; i < k; i++)
+        first[i] += base;
+    return first;
+}
+
+int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit)
+{
+    if (c->probe) {
+        c->probe->cbs += 2;
+        return RS_OK;
+    }
+    if (c->cb0 != RS_COLL_NONE)
+        return rs_net_cb_set(c->net, c->cb0, arrived, c) == RS_OK && rs_net_cb_set(c->net, c->cb0 + 1, credit, c) == RS_OK
+                   ? RS_OK
+                   : RS_ENOMEM;
+    return rs_net_cb_register(c->net, arrived, c) == UINT32_MAX || rs_net_cb_register(c->net, credit, c) == UINT32_MAX
+               ? RS_ENOMEM
+               : RS_OK;
+}
+
+void rs_coll_member_step(rs_coll *c, uint32_t x)
+{
+    if (!c->mleft)
+        return;
+    RS_ASSERT(c->mleft[x] > 0);
+    if (--c->mleft[x] == 0)
+        c->member_done(c->ctx, c->net, c->tag, x);
+}
