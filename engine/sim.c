@@ -4,6 +4,7 @@
  * scheduled before now (checked: a model bug, not user input).
  */
 #include "sim.h"
+#include "evq.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -15,6 +15,8 @@
 #include "timeline.h"
 #include "partfile.h"
 
+_Static_assert(RS_TL_KEY_WORDS == RS_PART_KEY_WORDS, "a timeline record's key is a part file's");
+
 #include <msgpack.h>
 
 #include <errno.h>

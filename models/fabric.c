@@ -30,6 +30,7 @@
  * Every packet ends in exactly one of: forwarded, delivered, dropped.
  */
 #include "netint.h"
+#include "evq.h" /* rs_sim_peek: prefetch for the event after next */
 
 static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_txdone(rs_sim *sim, void *obj, uint64_t arg);

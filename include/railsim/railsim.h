@@ -5,7 +5,7 @@
  *   cc prog.c $(pkg-config --cflags --libs railsim)
  *
  * From the bottom up: the event engine (base.h: picosecond time and
- * errors; sim.h, evq.h, pool.h, rng.h; timeline.h, the msgpack timeline
+ * errors; sim.h, rng.h; timeline.h, the msgpack timeline
  * writer), the network (net.h: build one, send, run, read its statistics;
  * partition.h, a run split over processes; fault.h, tally.h, cost.h), collectives (comm.h, coll.h), and workloads
  * (synth.h, collrun.h, plan.h, gen.h, program.h, trace.h, replay.h,
@@ -19,9 +19,6 @@
 
 #include "api.h"
 #include "base.h"
-#include "evq.h"
-#include "partfile.h"
-#include "pool.h"
 #include "rng.h"
 #include "sim.h"
 #include "timeline.h"

@@ -15,9 +15,13 @@
 #define RS_SIM_H
 
 #include "base.h"
-#include "evq.h"
 
 RS_BEGIN_DECLS
+
+typedef struct rs_sim rs_sim;
+
+/* An event handler: obj and arg are what the scheduler was given. */
+typedef void (*rs_event_fn)(rs_sim *sim, void *obj, uint64_t arg);
 
 /* Entity ids fit in 24 bits; each entity may schedule 2^40 events. */
 #define RS_SIM_MAX_ENTITIES (1u << 24)
@@ -67,13 +71,6 @@ RS_API int rs_sim_run(rs_sim *sim, rs_time until);
 /* Ask the run loop to return after the current event with this code
  * (RS_OK just stops). The first non-OK code is kept. */
 RS_API void rs_sim_stop(rs_sim *sim, int code);
-
-/* The event k places after the next one to run (k = 0: the next), when
- * the queue knows it without work; NULL otherwise. For prefetch hints: a
- * handler may look ahead and start loading what a coming event will touch
- * (its obj is already being prefetched by the queue). It may be wrong (a
- * later push can run first) and must never change what a handler does. */
-RS_API const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
 
 RS_API uint64_t rs_sim_events_run(const rs_sim *sim);
 RS_API size_t rs_sim_pending(const rs_sim *sim);

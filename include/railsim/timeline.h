@@ -31,7 +31,6 @@
 #define RS_TIMELINE_H
 
 #include "base.h"
-#include "partfile.h"
 #include "tlformat.h"
 
 #include <stdint.h>
@@ -206,7 +205,7 @@ RS_API int rs_timeline_close(rs_timeline *tl, int partial, rs_err *err);
  * the caller's keyer gives each record as it is written (for a network:
  * the time and key of the event that writes it, and its place within the
  * event), so the whole file has the bytes the serial run writes. */
-#define RS_TL_KEY_WORDS RS_PART_KEY_WORDS
+#define RS_TL_KEY_WORDS 5 /* a part file's key (engine/partfile.h) */
 typedef void (*rs_timeline_keyer)(void *ctx, uint64_t key[RS_TL_KEY_WORDS]);
 
 /* A part at path (PATH.tmp until rs_timeline_close, which writes no END

@@ -47,13 +47,9 @@
 
 #include "base.h"
 #include "pool.h"
+#include "sim.h"
 
 RS_BEGIN_DECLS
-
-typedef struct rs_sim rs_sim;
-
-/* An event handler: obj and arg are what the scheduler was given. */
-typedef void (*rs_event_fn)(rs_sim *sim, void *obj, uint64_t arg);
 
 typedef struct rs_event {
     rs_time t;
@@ -156,6 +152,13 @@ static inline rs_time rs_evq_top_time(rs_evq *q)
         rs_evq_settle(q);
     return q->top;
 }
+
+/* The event k places after the next one to run (k = 0: the next), when
+ * the queue knows it without work; NULL otherwise. For prefetch hints: a
+ * handler may look ahead and start loading what a coming event will touch
+ * (its obj is already being prefetched by the queue). It may be wrong (a
+ * later push can run first) and must never change what a handler does. */
+const rs_event *rs_sim_peek(const rs_sim *sim, uint32_t k);
 
 RS_END_DECLS
 
