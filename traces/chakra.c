@@ -33,6 +33,7 @@
 
 #include "et_def.pb-c.h"
 #include "plan.h"
+#include "pool.h"
 
 typedef ChakraProtoMsg__Node pb_node;
 typedef ChakraProtoMsg__AttributeProto pb_attr;
@@ -232,21 +233,6 @@ static int oom(rs_err *err)
     return rs_err_set(err, RS_ENOMEM, "out of memory importing the Chakra trace");
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * sz);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* ---- decoding one file -------------------------------------------------------------- */
 
 /* The varint length before a message at *pos; 0 and *len set, or -1. */
@@ -295,7 +281,7 @@ static int decode_file(imp *im, rank_in *ri, rs_err *err)
             return BADAT(ri, off, "truncated message: its length prefix runs past the end of the file (%zu bytes)", n);
         if (ri->n >= MAX_NODES)
             return BADAT(ri, off, "more than %u nodes", MAX_NODES);
-        if (grow((void **)&ri->nodes, &cap, (size_t)ri->n + 1, sizeof *ri->nodes))
+        if (rs_array_reserve(&ri->nodes, &cap, (size_t)ri->n + 1, sizeof *ri->nodes, 16))
             return oom(err);
         nd *d = &ri->nodes[ri->n];
         memset(d, 0, sizeof *d);
@@ -322,10 +308,8 @@ static int comm_intern(imp *im, const uint32_t *ranks, uint32_t n, uint8_t dim, 
             return 0;
         }
     }
-    size_t cap = im->capcomms;
-    if (grow((void **)&im->comms, &cap, (size_t)im->ncomms + 1, sizeof *im->comms))
+    if (rs_array_reserve32(&im->comms, &im->capcomms, im->ncomms + 1, sizeof *im->comms, 16))
         return -1;
-    im->capcomms = (uint32_t)cap;
     comm_def *cd = &im->comms[im->ncomms];
     cd->ranks = malloc(n * sizeof *ranks);
     cd->pg = pg ? strdup(pg) : NULL;
@@ -363,7 +347,7 @@ static int pg_add(pgtab *tab, const char *name, const int64_t *r, size_t n, uint
             return -1;
         }
     }
-    if (grow((void **)&tab->v, &tab->cap, tab->n + 1, sizeof *tab->v))
+    if (rs_array_reserve(&tab->v, &tab->cap, tab->n + 1, sizeof *tab->v, 16))
         return -2;
     pgdef *g = &tab->v[tab->n];
     g->name = strdup(name);
@@ -807,24 +791,15 @@ static int covered(const vclock *k, uint32_t s, uint32_t op)
 typedef struct build {
     rs_op *ops;
     vclock *vc;      /* per op: what is complete when it ends */
-    uint32_t n, cap;
+    uint32_t n, capops, capvc;
     uint32_t last[S];
 } build;
 
 static int emit(build *b, const rs_op *o, const vclock *known)
 {
-    if (b->n == b->cap) {
-        uint32_t c = b->cap ? b->cap * 2 : 64;
-        rs_op *no = realloc(b->ops, (size_t)c * sizeof *no);
-        if (!no)
-            return -1;
-        b->ops = no;
-        vclock *nv = realloc(b->vc, (size_t)c * sizeof *nv);
-        if (!nv)
-            return -1;
-        b->vc = nv;
-        b->cap = c;
-    }
+    if (rs_array_reserve32(&b->ops, &b->capops, b->n + 1, sizeof *b->ops, 64) ||
+        rs_array_reserve32(&b->vc, &b->capvc, b->n + 1, sizeof *b->vc, 64))
+        return -1;
     b->ops[b->n] = *o;
     b->vc[b->n] = *known;
     b->vc[b->n].v[o->stream] = b->n;
@@ -912,10 +887,8 @@ static int str_intern(imp *im, const char *s, uint32_t *id)
         }
         h = (h + 1) & (im->hcap - 1);
     }
-    size_t cap = im->capstrs;
-    if (grow((void **)&im->strs, &cap, (size_t)im->nstrs + 1, sizeof *im->strs))
+    if (rs_array_reserve32(&im->strs, &im->capstrs, im->nstrs + 1, sizeof *im->strs, 16))
         return -1;
-    im->capstrs = (uint32_t)cap;
     if (!(im->strs[im->nstrs] = strdup(s)))
         return -1;
     im->shash[h] = im->nstrs + 1;
@@ -1172,7 +1145,7 @@ static int build_rank(imp *im, rank_in *ri)
             im->flops += d->flops;
         /* for matching across ranks */
         if (d->kind == RS_OP_SEND || d->kind == RS_OP_RECV) {
-            if (grow((void **)&im->msgs, &im->capmsgs, im->nmsgs + 1, sizeof *im->msgs)) {
+            if (rs_array_reserve(&im->msgs, &im->capmsgs, im->nmsgs + 1, sizeof *im->msgs, 16)) {
                 rc = oom(err);
                 goto out;
             }
@@ -1185,7 +1158,7 @@ static int build_rank(imp *im, rank_in *ri)
                 rc = BADAT(ri, d->off, "more than 2^32 collectives in all");
                 goto out;
             }
-            if (grow((void **)&im->cevs, &im->capcevs, im->ncevs + 1, sizeof *im->cevs)) {
+            if (rs_array_reserve(&im->cevs, &im->capcevs, im->ncevs + 1, sizeof *im->cevs, 16)) {
                 rc = oom(err);
                 goto out;
             }
@@ -1525,7 +1498,7 @@ typedef struct pathlist {
 
 static int pl_add(pathlist *pl, const char *a, const char *b)
 {
-    if (grow((void **)&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p))
+    if (rs_array_reserve(&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p, 16))
         return -1;
     size_t la = strlen(a), lb = b ? strlen(b) : 0;
     char *s = malloc(la + lb + 2);
@@ -1555,7 +1528,7 @@ static int read_whole(const char *path, uint8_t **buf, size_t *len, rs_err *err)
     size_t cap = 0, n = 0;
     uint8_t *b = NULL;
     for (;;) {
-        if (grow((void **)&b, &cap, n + 65536, 1)) {
+        if (rs_array_reserve(&b, &cap, n + 65536, 1, 65536)) {
             fclose(f);
             free(b);
             return oom(err);
@@ -1689,7 +1662,7 @@ typedef struct obuf {
 static int put_msg(obuf *o, const ProtobufCMessage *m)
 {
     size_t len = protobuf_c_message_get_packed_size(m);
-    if (grow((void **)&o->p, &o->cap, o->n + len + 10, 1))
+    if (rs_array_reserve(&o->p, &o->cap, o->n + len + 10, 1, 16))
         return -1;
     uint64_t v = len;
     do {
