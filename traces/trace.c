@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "coll.h"
+#include "pool.h"
 
 /* Reader limits: a file may not make us allocate more than these. */
 #define MAX_COMMS (1u << 24)
@@ -36,22 +37,23 @@ struct rs_trace {
     uint32_t *rank_gpu, *rank_class, *slots; /* nranks, nranks, nranks x nslots */
 
     uint32_t ncomms;
-    uint64_t off_cap, dim_cap;
+    size_t off_cap, dim_cap;
     uint64_t *comm_off; /* ncomms + 1 */
     uint8_t *comm_dim;
     uint32_t *members;
-    uint64_t nmembers, members_cap;
+    uint64_t nmembers;
+    size_t members_cap;
     uint32_t *stamp; /* nranks: duplicate check in add_comm */
 
     uint32_t nclasses;
-    uint64_t cap_ops, cap_nops, cap_nranks, cap_hash;
+    size_t cap_ops, cap_nops, cap_nranks, cap_hash;
     rs_op **class_ops;
     uint32_t *class_nops, *class_nranks;
     uint64_t *class_hash;
     uint64_t total_ops;
 
     uint32_t nstrings;
-    uint64_t str_cap;
+    size_t str_cap;
     char **strs;
 
     rs_trace_iter iter;
@@ -152,22 +154,6 @@ void rs_trace_destroy(rs_trace *t)
     free(t);
 }
 
-/* Grow *p (elements of size sz) to hold at least need; doubles. */
-static int grow(void **p, uint64_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    uint64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)(c * sz));
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int not_building(const rs_trace *t, const char *what, rs_err *err)
 {
     if (t->finished)
@@ -187,7 +173,7 @@ static int string_push(rs_trace *t, const char *s, uint32_t *id, rs_err *err)
             return rs_err_set(err, RS_EINVAL, "trace: string with a control character at byte %zu", i);
     if (t->nstrings >= MAX_STRINGS)
         return rs_err_set(err, RS_EINVAL, "trace: more than %u strings", MAX_STRINGS);
-    if (grow((void **)&t->strs, &t->str_cap, (uint64_t)t->nstrings + 1, sizeof *t->strs))
+    if (rs_array_reserve(&t->strs, &t->str_cap, (size_t)t->nstrings + 1, sizeof *t->strs, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for strings");
     char *c = malloc(n + 1);
     if (!c)
@@ -236,9 +222,9 @@ int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n
             return rs_err_set(err, RS_EINVAL, "communicator %u: rank %u listed twice", c, ranks[i]);
         t->stamp[ranks[i]] = c + 1;
     }
-    if (grow((void **)&t->comm_dim, &t->dim_cap, (uint64_t)c + 1, sizeof *t->comm_dim) ||
-        grow((void **)&t->comm_off, &t->off_cap, (uint64_t)c + 2, sizeof *t->comm_off) ||
-        grow((void **)&t->members, &t->members_cap, t->nmembers + n, sizeof *t->members))
+    if (rs_array_reserve(&t->comm_dim, &t->dim_cap, (size_t)c + 1, sizeof *t->comm_dim, 16) ||
+        rs_array_reserve(&t->comm_off, &t->off_cap, (size_t)c + 2, sizeof *t->comm_off, 16) ||
+        rs_array_reserve(&t->members, &t->members_cap, (size_t)t->nmembers + n, sizeof *t->members, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for communicators");
     memcpy(t->members + t->nmembers, ranks, (size_t)n * sizeof *ranks);
     t->nmembers += n;
@@ -263,10 +249,10 @@ static int class_push(rs_trace *t, const rs_op *ops, uint32_t n, uint64_t h, uin
     if (t->total_ops + n > MAX_OPS_TOTAL)
         return rs_err_set(err, RS_EINVAL, "trace: more than %u ops over all classes", MAX_OPS_TOTAL);
     uint32_t c = t->nclasses;
-    if (grow((void **)&t->class_ops, &t->cap_ops, (uint64_t)c + 1, sizeof *t->class_ops) ||
-        grow((void **)&t->class_nops, &t->cap_nops, (uint64_t)c + 1, sizeof *t->class_nops) ||
-        grow((void **)&t->class_nranks, &t->cap_nranks, (uint64_t)c + 1, sizeof *t->class_nranks) ||
-        grow((void **)&t->class_hash, &t->cap_hash, (uint64_t)c + 1, sizeof *t->class_hash))
+    if (rs_array_reserve(&t->class_ops, &t->cap_ops, (size_t)c + 1, sizeof *t->class_ops, 16) ||
+        rs_array_reserve(&t->class_nops, &t->cap_nops, (size_t)c + 1, sizeof *t->class_nops, 16) ||
+        rs_array_reserve(&t->class_nranks, &t->cap_nranks, (size_t)c + 1, sizeof *t->class_nranks, 16) ||
+        rs_array_reserve(&t->class_hash, &t->cap_hash, (size_t)c + 1, sizeof *t->class_hash, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for classes");
     rs_op *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
     if (!copy)
@@ -572,7 +558,8 @@ const char *rs_trace_string(const rs_trace *t, uint32_t id)
 
 typedef struct obuf {
     uint8_t *p;
-    uint64_t n, cap;
+    uint64_t n;
+    size_t cap;
     int oom;
 } obuf;
 
@@ -580,7 +567,7 @@ static void put_bytes(obuf *b, const void *d, size_t n)
 {
     if (b->oom)
         return;
-    if (grow((void **)&b->p, &b->cap, b->n + n, 1)) {
+    if (rs_array_reserve(&b->p, &b->cap, (size_t)b->n + n, 1, 16)) {
         b->oom = 1;
         return;
     }
@@ -1302,20 +1289,15 @@ int rs_trace_read(const char *path, rs_trace **out, rs_trace_file_stats *st, rs_
     size_t len = 0, cap = 0;
     int rc = RS_OK;
     for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? cap * 2 : 65536;
-            if (nc > MAX_PAYLOAD + HEADER_BYTES + 1) {
-                rc = rs_err_set(err, RS_EFORMAT, "%s: trace file larger than 1 GiB, expected a railsim trace",
-                                path);
-                break;
-            }
-            uint8_t *nb = realloc(buf, nc);
-            if (!nb) {
-                rc = rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading", path);
-                break;
-            }
-            buf = nb;
-            cap = nc;
+        /* A full buffer doubles (from 64 KiB); one that would pass a whole
+         * file's largest size means the file is not a trace. */
+        if (len == cap && 2 * cap > MAX_PAYLOAD + HEADER_BYTES + 1) {
+            rc = rs_err_set(err, RS_EFORMAT, "%s: trace file larger than 1 GiB, expected a railsim trace", path);
+            break;
+        }
+        if (rs_array_reserve(&buf, &cap, len + 1, 1, 65536)) {
+            rc = rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading", path);
+            break;
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
