@@ -130,9 +130,12 @@ static int dim_of(const char *s)
     return -1;
 }
 
-static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
+/* What every node carries: id, type (counted), duration (duration_micros,
+ * or railsim's exact railsim_duration_ps), railsim_dim (*dim_given: it was
+ * there) and railsim_stream. */
+static int node_common(imp *im, rank_in *ri, nd *d, int *dim_given, rs_err *err)
 {
-    pb_node *p = d->pb;
+    const pb_node *p = d->pb;
     int rc;
     uint64_t v;
     d->id = p->id;
@@ -155,6 +158,7 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
         d->dur = v > RS_TIME_MAX / 2 ? RS_TIME_MAX / 2 : v;
     const pb_attr *a = attr_find(p->attr, p->n_attr, "railsim_dim");
     d->dim = RS_DIM_DP;
+    *dim_given = a != NULL;
     if (a) {
         int k = a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL ? dim_of(a->string_val) : -1;
         if (k < 0)
@@ -165,117 +169,161 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
         return rc;
     if (rc == 0 && v < S)
         d->stream = (int8_t)v;
-    switch (p->type) {
+    return RS_OK;
+}
+
+/* COMP, MEM_LOAD, MEM_STORE: a compute op if it takes time, its own or
+ * the roofline of num_ops FLOPs and tensor_size bytes. */
+static int comp_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
+{
+    uint64_t ops = 0, bytes = 0;
+    int rc;
+    if ((rc = need_u64(ri, d, "num_ops", &ops, 0, err)) < 0 ||
+        (rc = need_u64(ri, d, "tensor_size", &bytes, 0, err)) < 0)
+        return rc;
+    d->flops = (double)ops;
+    if (d->dur == 0) {
+        double ps = (double)ops * 1e12 / (im->o->peak_flops * im->o->efficiency);
+        double pm = (double)bytes * 1e12 / im->o->mem_bw;
+        if (pm > ps)
+            ps = pm;
+        d->dur = ps >= (double)(RS_TIME_MAX / 2) ? RS_TIME_MAX / 2 : (rs_time)(ps + 0.5);
+    }
+    if (d->dur)
+        d->kind = RS_OP_COMPUTE;
+    return RS_OK;
+}
+
+/* A collective's communicator: its process group's members (pg_name, a
+ * string or an integer), or every rank when it names none; the world
+ * communicator of each dimension is made once. */
+static int coll_comm(imp *im, rank_in *ri, nd *d, rs_err *err)
+{
+    const pb_node *p = d->pb;
+    const pb_attr *pa = attr_find(p->attr, p->n_attr, "pg_name");
+    char pgbuf[32];
+    const char *pg = NULL;
+    int rc;
+    if (pa && pa->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
+        pg = pa->string_val;
+    } else if (pa) {
+        int neg;
+        uint64_t m;
+        if (attr_int(pa, &neg, &m) || neg)
+            return BADAT(ri, d->off, "node %" PRIu64 ": pg_name is neither a string nor an integer", d->id);
+        snprintf(pgbuf, sizeof pgbuf, "%" PRIu64, m);
+        pg = pgbuf;
+    }
+    if (pg && !*pg)
+        pg = NULL;
+    const uint32_t *ranks = NULL;
+    uint32_t nr = 0;
+    if (pg && (rc = rs_chakra_pg_members(im, ri, d, pg, &ranks, &nr, err)))
+        return rc;
+    uint32_t *world = NULL;
+    if (!ranks && im->world[d->dim] != RS_NONE) {
+        d->comm = im->world[d->dim];
+        return RS_OK;
+    }
+    if (!ranks) {
+        world = malloc((size_t)im->nranks * sizeof *world);
+        if (!world)
+            return rs_chakra_oom(err);
+        for (uint32_t r = 0; r < im->nranks; r++)
+            world[r] = r;
+        ranks = world;
+        nr = im->nranks;
+        pg = NULL;
+    }
+    int is_world = world != NULL;
+    rc = rs_chakra_comm_intern(im, ranks, nr, d->dim, pg, &d->comm);
+    free(world);
+    if (rc)
+        return rs_chakra_oom(err);
+    if (is_world)
+        im->world[d->dim] = d->comm;
+    return RS_OK;
+}
+
+/* COMM_COLL: comm_type mapped to a railsim collective, comm_size bytes,
+ * and its communicator. */
+static int coll_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
+{
+    uint64_t ct;
+    int rc;
+    if ((rc = need_u64(ri, d, "comm_type", &ct, 1, err)) ||
+        (rc = need_u64(ri, d, "comm_size", &d->bytes, 1, err)))
+        return rc;
+    /* Chakra CollectiveCommType -> railsim collectives; the ones
+     * railsim has no algorithm for move the same bytes per link as
+     * the stand-in (docs/chakra.md). */
+    static const int8_t map[10] = { RS_COLL_ALLREDUCE, RS_COLL_REDUCESCATTER, RS_COLL_ALLGATHER,
+                                    RS_COLL_ALLGATHER, RS_COLL_ALLGATHER, RS_COLL_ALLGATHER,
+                                    RS_COLL_ALLTOALL, RS_COLL_REDUCESCATTER, RS_COLL_REDUCESCATTER,
+                                    RS_COLL_ALLREDUCE };
+    if (ct > 9)
+        return BADAT(ri, d->off, "node %" PRIu64 ": comm_type %" PRIu64 ", expected 0 (ALL_REDUCE) to 9 "
+                     "(BARRIER)", d->id, ct);
+    d->coll = (uint8_t)map[ct];
+    if (ct == 1 || ct == 3 || ct == 4 || ct == 5 || ct == 9) {
+        if (im->st)
+            im->st->approximated++;
+        if (ct == 9 && d->bytes == 0)
+            d->bytes = 1; /* a barrier: the smallest AllReduce */
+    }
+    d->kind = RS_OP_COLL;
+    return coll_comm(im, ri, d, err);
+}
+
+/* COMM_SEND, COMM_RECV: the peer, comm_size bytes, comm_tag; on PP unless
+ * railsim_dim said otherwise. */
+static int p2p_attrs(imp *im, rank_in *ri, nd *d, int dim_given, rs_err *err)
+{
+    const pb_node *p = d->pb;
+    int send = p->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+    uint64_t peer;
+    int rc;
+    /* ASTRA-sim's reading: a send goes to comm_dst, a receive comes
+     * from comm_src. */
+    if ((rc = need_u64(ri, d, send ? "comm_dst" : "comm_src", &peer, 1, err)) ||
+        (rc = need_u64(ri, d, "comm_size", &d->bytes, 1, err)))
+        return rc;
+    if (peer >= im->nranks || peer == ri->f->rank)
+        return BADAT(ri, d->off, "node %" PRIu64 ": %s %" PRIu64 ", expected another rank below %u", d->id,
+                     send ? "comm_dst" : "comm_src", peer, im->nranks);
+    d->peer = (uint32_t)peer;
+    const pb_attr *ta = attr_find(p->attr, p->n_attr, "comm_tag");
+    if (ta) {
+        int neg;
+        uint64_t m;
+        if (attr_int(ta, &neg, &m) || m > INT64_MAX)
+            return BADAT(ri, d->off, "node %" PRIu64 ": comm_tag is not an integer", d->id);
+        d->tag = neg ? -(int64_t)m : (int64_t)m;
+    }
+    d->kind = send ? RS_OP_SEND : RS_OP_RECV;
+    d->dim = dim_given ? d->dim : RS_DIM_PP;
+    return RS_OK;
+}
+
+/* Node d's meaning (nd's fields) from its type and attributes. */
+static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
+{
+    int dim_given, rc;
+    if ((rc = node_common(im, ri, d, &dim_given, err)))
+        return rc;
+    switch (d->pb->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE: {
-        uint64_t ops = 0, bytes = 0;
-        if ((rc = need_u64(ri, d, "num_ops", &ops, 0, err)) < 0 ||
-            (rc = need_u64(ri, d, "tensor_size", &bytes, 0, err)) < 0)
-            return rc;
-        d->flops = (double)ops;
-        if (d->dur == 0) {
-            double ps = (double)ops * 1e12 / (im->o->peak_flops * im->o->efficiency);
-            double pm = (double)bytes * 1e12 / im->o->mem_bw;
-            if (pm > ps)
-                ps = pm;
-            d->dur = ps >= (double)(RS_TIME_MAX / 2) ? RS_TIME_MAX / 2 : (rs_time)(ps + 0.5);
-        }
-        if (d->dur)
-            d->kind = RS_OP_COMPUTE;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+        rc = comp_attrs(im, ri, d, err);
         break;
-    }
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
-        uint64_t ct;
-        if ((rc = need_u64(ri, d, "comm_type", &ct, 1, err)) ||
-            (rc = need_u64(ri, d, "comm_size", &d->bytes, 1, err)))
-            return rc;
-        /* Chakra CollectiveCommType -> railsim collectives; the ones
-         * railsim has no algorithm for move the same bytes per link as
-         * the stand-in (docs/chakra.md). */
-        static const int8_t map[10] = { RS_COLL_ALLREDUCE, RS_COLL_REDUCESCATTER, RS_COLL_ALLGATHER,
-                                        RS_COLL_ALLGATHER, RS_COLL_ALLGATHER, RS_COLL_ALLGATHER,
-                                        RS_COLL_ALLTOALL, RS_COLL_REDUCESCATTER, RS_COLL_REDUCESCATTER,
-                                        RS_COLL_ALLREDUCE };
-        if (ct > 9)
-            return BADAT(ri, d->off, "node %" PRIu64 ": comm_type %" PRIu64 ", expected 0 (ALL_REDUCE) to 9 "
-                         "(BARRIER)", d->id, ct);
-        d->coll = (uint8_t)map[ct];
-        if (ct == 1 || ct == 3 || ct == 4 || ct == 5 || ct == 9) {
-            if (im->st)
-                im->st->approximated++;
-            if (ct == 9 && d->bytes == 0)
-                d->bytes = 1; /* a barrier: the smallest AllReduce */
-        }
-        d->kind = RS_OP_COLL;
-        const pb_attr *pa = attr_find(p->attr, p->n_attr, "pg_name");
-        char pgbuf[32];
-        const char *pg = NULL;
-        if (pa && pa->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
-            pg = pa->string_val;
-        } else if (pa) {
-            int neg;
-            uint64_t m;
-            if (attr_int(pa, &neg, &m) || neg)
-                return BADAT(ri, d->off, "node %" PRIu64 ": pg_name is neither a string nor an integer", d->id);
-            snprintf(pgbuf, sizeof pgbuf, "%" PRIu64, m);
-            pg = pgbuf;
-        }
-        if (pg && !*pg)
-            pg = NULL;
-        const uint32_t *ranks = NULL;
-        uint32_t nr = 0;
-        if (pg && (rc = rs_chakra_pg_members(im, ri, d, pg, &ranks, &nr, err)))
-            return rc;
-        uint32_t *world = NULL;
-        if (!ranks && im->world[d->dim] != RS_NONE) {
-            d->comm = im->world[d->dim];
-            break;
-        }
-        if (!ranks) {
-            world = malloc((size_t)im->nranks * sizeof *world);
-            if (!world)
-                return rs_chakra_oom(err);
-            for (uint32_t r = 0; r < im->nranks; r++)
-                world[r] = r;
-            ranks = world;
-            nr = im->nranks;
-            pg = NULL;
-        }
-        int is_world = world != NULL;
-        rc = rs_chakra_comm_intern(im, ranks, nr, d->dim, pg, &d->comm);
-        free(world);
-        if (rc)
-            return rs_chakra_oom(err);
-        if (is_world)
-            im->world[d->dim] = d->comm;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+        rc = coll_attrs(im, ri, d, err);
         break;
-    }
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
-        int send = p->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-        uint64_t peer;
-        /* ASTRA-sim's reading: a send goes to comm_dst, a receive comes
-         * from comm_src. */
-        if ((rc = need_u64(ri, d, send ? "comm_dst" : "comm_src", &peer, 1, err)) ||
-            (rc = need_u64(ri, d, "comm_size", &d->bytes, 1, err)))
-            return rc;
-        if (peer >= im->nranks || peer == ri->f->rank)
-            return BADAT(ri, d->off, "node %" PRIu64 ": %s %" PRIu64 ", expected another rank below %u", d->id,
-                         send ? "comm_dst" : "comm_src", peer, im->nranks);
-        d->peer = (uint32_t)peer;
-        const pb_attr *ta = attr_find(p->attr, p->n_attr, "comm_tag");
-        if (ta) {
-            int neg;
-            uint64_t m;
-            if (attr_int(ta, &neg, &m) || m > INT64_MAX)
-                return BADAT(ri, d->off, "node %" PRIu64 ": comm_tag is not an integer", d->id);
-            d->tag = neg ? -(int64_t)m : (int64_t)m;
-        }
-        d->kind = send ? RS_OP_SEND : RS_OP_RECV;
-        d->dim = a ? d->dim : RS_DIM_PP;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        rc = p2p_attrs(im, ri, d, dim_given, err);
         break;
-    }
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
         if ((rc = rs_chakra_pg_from_node(im, ri, d, err)))
             return rc;
@@ -285,6 +333,8 @@ static int node_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
             d->kind = RS_OP_COMPUTE;
         break;
     }
+    if (rc)
+        return rc;
     if (d->kind == RS_OP_COMPUTE)
         d->dim = RS_DIM_NONE;
     return RS_OK;
