@@ -76,26 +76,23 @@ static void attr_str(attrs *as, const char *name, const char *v)
     a->string_val = (char *)v;
 }
 
-int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_t *len, rs_err *err)
+/* Rank's GlobalMetadata, appended to o: version 0.0.4, a "pg_ranks:ID+1"
+ * integer list for every communicator the rank's collectives use, and
+ * railsim's own iteration facts (meta_iter in chakra_import.c reads them
+ * back). 0; -1 out of memory. */
+static int put_meta(const rs_trace *t, uint32_t rank, const rs_op *ops, uint32_t nops, obuf *o)
 {
-    /* railsim coll -> Chakra CollectiveCommType */
-    static const int64_t ctype[RS_COLL_NOPS] = { 2 /* ALL_GATHER */, 7 /* REDUCE_SCATTER */, 0 /* ALL_REDUCE */,
-                                                 6 /* ALL_TO_ALL */, 0 };
-    static const char *dims[RS_DIM_COUNT] = { "none", "tp", "pp", "dp", "cp", "ep" };
-    obuf o = { 0 };
-    uint32_t nops, nslots = rs_trace_nslots(t), nranks = rs_trace_nranks(t);
-    const rs_op *ops = rs_trace_program(t, rank, &nops);
+    uint32_t nslots = rs_trace_nslots(t);
     const uint32_t *slots = rs_trace_rank_slots(t, rank);
-    int rc = RS_ENOMEM;
+    int rc = -1;
     /* Metadata: the process groups this rank uses, by communicator id. */
     pb_attr *ma = calloc((size_t)nslots + 3, sizeof *ma);
     pb_attr **mpa = calloc((size_t)nslots + 3, sizeof *mpa);
     ChakraProtoMsg__Int64List *ml = calloc((size_t)nslots + 1, sizeof *ml);
     char (*mnames)[32] = calloc((size_t)nslots + 1, sizeof *mnames);
     int64_t **mvals = calloc((size_t)nslots + 1, sizeof *mvals);
-    uint32_t *tagc = calloc((size_t)nranks * 2, sizeof *tagc); /* per peer: sends, receives so far */
     uint8_t *is_coll = calloc((size_t)nslots + 1, 1);
-    if (!ma || !mpa || !ml || !mnames || !mvals || !tagc || !is_coll)
+    if (!ma || !mpa || !ml || !mnames || !mvals || !is_coll)
         goto out;
     for (uint32_t i = 0; i < nops; i++)
         if (ops[i].kind == RS_OP_COLL)
@@ -153,64 +150,95 @@ int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_
     x->uint64_list = &ul;
     mpa[meta.n_attr++] = x;
     meta.attr = mpa;
-    if (put_msg(&o, &meta.base))
-        goto out;
+    rc = put_msg(o, &meta.base);
+out:
+    for (uint32_t s = 0; mvals && s < nslots; s++)
+        free(mvals[s]);
+    free(mvals);
+    free(ma);
+    free(mpa);
+    free(ml);
+    free(mnames);
+    free(is_coll);
+    return rc;
+}
+
+/* Op i of rank's program as a Node, appended to o. Stream order is a
+ * control dependency (last[s]: stream s's op so far, updated), op deps are
+ * data deps; tagc counts the messages to and from each peer so far.
+ * 0; -1 out of memory. */
+static int put_node(const rs_trace *t, uint32_t rank, const rs_op *op, uint32_t i, uint32_t *last, uint32_t *tagc,
+                    obuf *o)
+{
+    /* railsim coll -> Chakra CollectiveCommType */
+    static const int64_t ctype[RS_COLL_NOPS] = { 2 /* ALL_GATHER */, 7 /* REDUCE_SCATTER */, 0 /* ALL_REDUCE */,
+                                                 6 /* ALL_TO_ALL */, 0 };
+    static const char *dims[RS_DIM_COUNT] = { "none", "tp", "pp", "dp", "cp", "ep" };
+    pb_node pn;
+    chakra_proto_msg__node__init(&pn);
+    attrs as = { .n = 0 };
+    char pg[16];
+    uint64_t cdep = last[op->stream], ddep[2];
+    last[op->stream] = i;
+    pn.id = i;
+    pn.name = (char *)rs_trace_string(t, op->label);
+    pn.n_ctrl_deps = cdep != RS_NONE;
+    pn.ctrl_deps = &cdep;
+    for (int d = 0; d < 2; d++)
+        if (op->dep[d] != RS_NONE)
+            ddep[pn.n_data_deps++] = op->dep[d];
+    pn.data_deps = ddep;
+    attr_add(&as, "is_cpu_op")->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+    attr_u64(&as, "railsim_stream", op->stream);
+    switch ((rs_op_kind)op->kind) {
+    case RS_OP_COMPUTE:
+        pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+        pn.duration_micros = (op->duration + 500000u) / 1000000u;
+        attr_u64(&as, "railsim_duration_ps", op->duration);
+        break;
+    case RS_OP_COLL:
+        pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+        attr_i64(&as, "comm_type", ctype[op->coll < RS_COLL_NOPS ? op->coll : 0]);
+        attr_u64(&as, "comm_size", op->bytes);
+        /* communicator id + 1: ASTRA-sim reads pg_name "0" as every rank */
+        snprintf(pg, sizeof pg, "%u", rs_trace_op_comm(t, rank, op) + 1);
+        attr_str(&as, "pg_name", pg);
+        attr_str(&as, "railsim_dim", dims[op->dim < RS_DIM_COUNT ? op->dim : 0]);
+        break;
+    case RS_OP_SEND:
+    case RS_OP_RECV: {
+        int send = op->kind == RS_OP_SEND;
+        uint32_t peer = rs_trace_op_peer(t, rank, op);
+        pn.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+        attr_u64(&as, "comm_src", send ? rank : peer);
+        attr_u64(&as, "comm_dst", send ? peer : rank);
+        attr_u64(&as, "comm_size", op->bytes);
+        /* the k-th message between a pair carries tag k at both ends */
+        attr_i64(&as, "comm_tag", tagc[(size_t)peer * 2 + !send]++);
+        attr_str(&as, "railsim_dim", dims[op->dim < RS_DIM_COUNT ? op->dim : 0]);
+        break;
+    }
+    }
+    pn.n_attr = as.n;
+    pn.attr = as.pa;
+    return put_msg(o, &pn.base);
+}
+
+int rs_chakra_export_rank(const rs_trace *t, uint32_t rank, uint8_t **buf, size_t *len, rs_err *err)
+{
+    obuf o = { 0 };
+    uint32_t nops, nranks = rs_trace_nranks(t);
+    const rs_op *ops = rs_trace_program(t, rank, &nops);
+    uint32_t *tagc = calloc((size_t)nranks * 2, sizeof *tagc); /* per peer: sends, receives so far */
     uint32_t last[S];
+    int rc = RS_ENOMEM;
+    if (!tagc || put_meta(t, rank, ops, nops, &o))
+        goto out;
     for (uint32_t s = 0; s < S; s++)
         last[s] = RS_NONE;
-    for (uint32_t i = 0; i < nops; i++) {
-        const rs_op *op = &ops[i];
-        pb_node pn;
-        chakra_proto_msg__node__init(&pn);
-        attrs as = { .n = 0 };
-        char pg[16];
-        uint64_t cdep = last[op->stream], ddep[2];
-        last[op->stream] = i;
-        pn.id = i;
-        pn.name = (char *)rs_trace_string(t, op->label);
-        /* Stream order is a control dependency, op deps are data deps. */
-        pn.n_ctrl_deps = cdep != RS_NONE;
-        pn.ctrl_deps = &cdep;
-        for (int d = 0; d < 2; d++)
-            if (op->dep[d] != RS_NONE)
-                ddep[pn.n_data_deps++] = op->dep[d];
-        pn.data_deps = ddep;
-        attr_add(&as, "is_cpu_op")->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-        attr_u64(&as, "railsim_stream", op->stream);
-        switch ((rs_op_kind)op->kind) {
-        case RS_OP_COMPUTE:
-            pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
-            pn.duration_micros = (op->duration + 500000u) / 1000000u;
-            attr_u64(&as, "railsim_duration_ps", op->duration);
-            break;
-        case RS_OP_COLL:
-            pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-            attr_i64(&as, "comm_type", ctype[op->coll < RS_COLL_NOPS ? op->coll : 0]);
-            attr_u64(&as, "comm_size", op->bytes);
-            /* communicator id + 1: ASTRA-sim reads pg_name "0" as every rank */
-            snprintf(pg, sizeof pg, "%u", rs_trace_op_comm(t, rank, op) + 1);
-            attr_str(&as, "pg_name", pg);
-            attr_str(&as, "railsim_dim", dims[op->dim < RS_DIM_COUNT ? op->dim : 0]);
-            break;
-        case RS_OP_SEND:
-        case RS_OP_RECV: {
-            int send = op->kind == RS_OP_SEND;
-            uint32_t peer = rs_trace_op_peer(t, rank, op);
-            pn.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-            attr_u64(&as, "comm_src", send ? rank : peer);
-            attr_u64(&as, "comm_dst", send ? peer : rank);
-            attr_u64(&as, "comm_size", op->bytes);
-            /* the k-th message between a pair carries tag k at both ends */
-            attr_i64(&as, "comm_tag", tagc[(size_t)peer * 2 + !send]++);
-            attr_str(&as, "railsim_dim", dims[op->dim < RS_DIM_COUNT ? op->dim : 0]);
-            break;
-        }
-        }
-        pn.n_attr = as.n;
-        pn.attr = as.pa;
-        if (put_msg(&o, &pn.base))
+    for (uint32_t i = 0; i < nops; i++)
+        if (put_node(t, rank, &ops[i], i, last, tagc, &o))
             goto out;
-    }
     *buf = o.p;
     *len = o.n;
     o.p = NULL;
@@ -219,15 +247,7 @@ out:
     if (rc)
         rs_chakra_oom(err);
     free(o.p);
-    for (uint32_t s = 0; mvals && s < nslots; s++)
-        free(mvals[s]);
-    free(mvals);
-    free(ma);
-    free(mpa);
-    free(ml);
-    free(mnames);
     free(tagc);
-    free(is_coll);
     return rc;
 }
 
