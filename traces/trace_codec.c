@@ -405,192 +405,236 @@ static int corrupt(rs_err *err, const char *name, const char *fmt, ...)
     return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: %s", name, what);
 }
 
-int rs_trace_payload_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out, rs_err *err)
+static int read_oom(rs_err *err, const char *name)
 {
-    *out = NULL;
-    ibuf b = { buf, buf + len, NULL };
-    uint32_t nranks = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a rank count from 1 to 2^24");
-    uint32_t ngpus = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a GPU count from 1 to 2^24");
-    uint32_t nslots = (uint32_t)get_range(&b, 0, RS_TRACE_MAX_SLOTS, "a slot count of at most 64");
-    uint32_t nstrings = (uint32_t)get_range(&b, 0, MAX_STRINGS, "a string count of at most 2^20");
-    uint32_t ncomms = (uint32_t)get_range(&b, 0, MAX_COMMS, "a communicator count of at most 2^24");
-    uint32_t nclasses = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a class count from 1 to 2^24");
-    uint64_t name1 = get_u64(&b, "the name's string id");
+    return rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading the trace", name);
+}
+
+/* The payload's header section: counts, the name and the iteration facts. */
+typedef struct phdr {
+    uint32_t nranks, ngpus, nslots, nstrings, ncomms, nclasses;
+    uint64_t name1;      /* the name's string id + 1, 0: none */
     rs_trace_iter it;
-    memset(&it, 0, sizeof it);
-    it.tokens = get_u64(&b, "the tokens per iteration");
-    it.model_flops = get_f64(&b, "the model FLOPs");
-    it.peak_flops = get_f64(&b, "the peak FLOP/s");
-    it.efficiency = get_f64(&b, "the efficiency");
-    uint32_t *f32[] = { &it.micro_batches, &it.layers, &it.tp, &it.pp, &it.dp, &it.cp, &it.ep, &it.zero };
+} phdr;
+
+/* The header section, each count in its range and all of them within the
+ * bytes that follow. */
+static int decode_header(ibuf *b, phdr *h, const char *name, rs_err *err)
+{
+    h->nranks = (uint32_t)get_range(b, 1, RS_TRACE_MAX_RANKS, "a rank count from 1 to 2^24");
+    h->ngpus = (uint32_t)get_range(b, 1, RS_TRACE_MAX_RANKS, "a GPU count from 1 to 2^24");
+    h->nslots = (uint32_t)get_range(b, 0, RS_TRACE_MAX_SLOTS, "a slot count of at most 64");
+    h->nstrings = (uint32_t)get_range(b, 0, MAX_STRINGS, "a string count of at most 2^20");
+    h->ncomms = (uint32_t)get_range(b, 0, MAX_COMMS, "a communicator count of at most 2^24");
+    h->nclasses = (uint32_t)get_range(b, 1, RS_TRACE_MAX_RANKS, "a class count from 1 to 2^24");
+    h->name1 = get_u64(b, "the name's string id");
+    rs_trace_iter *it = &h->it;
+    memset(it, 0, sizeof *it);
+    it->tokens = get_u64(b, "the tokens per iteration");
+    it->model_flops = get_f64(b, "the model FLOPs");
+    it->peak_flops = get_f64(b, "the peak FLOP/s");
+    it->efficiency = get_f64(b, "the efficiency");
+    uint32_t *f32[] = { &it->micro_batches, &it->layers, &it->tp, &it->pp, &it->dp, &it->cp, &it->ep, &it->zero };
     for (size_t i = 0; i < sizeof f32 / sizeof f32[0]; i++)
-        *f32[i] = (uint32_t)get_range(&b, 0, UINT32_MAX, "an iteration field below 2^32");
-    if (b.what)
-        return corrupt(err, name, "the header section ends early or is out of range: expected %s", b.what);
+        *f32[i] = (uint32_t)get_range(b, 0, UINT32_MAX, "an iteration field below 2^32");
+    if (b->what)
+        return corrupt(err, name, "the header section ends early or is out of range: expected %s", b->what);
     /* Every element below takes at least one byte: counts beyond the bytes
      * left are lies, and are refused before anything is allocated. */
-    uint64_t left = (uint64_t)(b.end - b.p);
-    if (nstrings > left || ncomms > left || nclasses > left || nranks > left || nclasses > nranks)
+    uint64_t left = (uint64_t)(b->end - b->p);
+    if (h->nstrings > left || h->ncomms > left || h->nclasses > left || h->nranks > left || h->nclasses > h->nranks)
         return corrupt(err, name, "%u ranks, %u classes, %u communicators and %u strings do not fit in %llu bytes",
-                       nranks, nclasses, ncomms, nstrings, (unsigned long long)left);
-    if (!(it.model_flops >= 0) || !(it.peak_flops >= 0) || !(it.efficiency >= 0))
+                       h->nranks, h->nclasses, h->ncomms, h->nstrings, (unsigned long long)left);
+    if (!(it->model_flops >= 0) || !(it->peak_flops >= 0) || !(it->efficiency >= 0))
         return corrupt(err, name, "expected non-negative FLOP figures");
+    return RS_OK;
+}
 
-    rs_trace *t = NULL;
-    rs_op *rel = NULL;
-    uint32_t *tmp = NULL;
-    rs_err e2;
-    int rc = rs_trace_create(nranks, nslots, &t, &e2);
-    if (rc)
-        return rs_err_set(err, rc, "%s: %s", name, e2.msg);
+/* The string table: a length, then that many bytes, each. */
+static int decode_strings(ibuf *b, rs_trace *t, uint32_t nstrings, const char *name, rs_err *err)
+{
     for (uint32_t i = 0; i < nstrings; i++) {
-        uint64_t n = get_range(&b, 0, MAX_STRLEN, "a string length of at most 255");
-        if (b.what || n > (uint64_t)(b.end - b.p)) {
-            rc = corrupt(err, name, "string %u: expected %s", i, b.what ? b.what : "its bytes within the file");
-            goto fail;
-        }
+        uint64_t n = get_range(b, 0, MAX_STRLEN, "a string length of at most 255");
+        if (b->what || n > (uint64_t)(b->end - b->p))
+            return corrupt(err, name, "string %u: expected %s", i, b->what ? b->what : "its bytes within the file");
         char s[MAX_STRLEN + 1];
-        memcpy(s, b.p, (size_t)n);
+        memcpy(s, b->p, (size_t)n);
         s[n] = '\0';
-        b.p += n;
+        b->p += n;
         uint32_t id;
+        rs_err e2;
+        int rc = RS_OK;
         if (strlen(s) != n || (rc = rs_trace_string_push(t, s, &id, &e2))) {
             if (rc == RS_ENOMEM)
-                goto oom;
-            rc = corrupt(err, name, "string %u: expected text without control characters", i);
-            goto fail;
+                return read_oom(err, name);
+            return corrupt(err, name, "string %u: expected text without control characters", i);
         }
     }
-    tmp = malloc((size_t)nranks * sizeof *tmp);
+    return RS_OK;
+}
+
+/* Communicator c: its dimension, its member count, its members as
+ * differences, the first from the previous communicator's first
+ * (*prev_first, updated). tmp holds a rank count of members. */
+static int decode_comm(ibuf *b, rs_trace *t, uint32_t c, uint32_t *tmp, int64_t *prev_first, const char *name,
+                       rs_err *err)
+{
+    uint32_t nranks = t->nranks;
+    uint32_t dim = (uint32_t)get_range(b, 1, RS_DIM_COUNT - 1, "a dimension (1-5)");
+    uint32_t n = (uint32_t)get_range(b, 1, nranks, "a member count from 1 to the rank count");
+    if (b->what || n > (uint64_t)(b->end - b->p))
+        return corrupt(err, name, "communicator %u: expected %s", c, b->what ? b->what : "its members within the file");
+    int64_t prev = *prev_first;
+    for (uint32_t m = 0; m < n; m++) {
+        int64_t v = prev + get_delta(b, "a member");
+        if (v < 0 || v >= nranks) {
+            if (!b->what)
+                b->what = "a member rank below the rank count";
+            break;
+        }
+        tmp[m] = (uint32_t)v;
+        if (m == 0)
+            *prev_first = v;
+        prev = v;
+    }
+    if (b->what)
+        return corrupt(err, name, "communicator %u: expected %s", c, b->what);
+    uint32_t id;
+    rs_err e2;
+    int rc = rs_trace_add_comm(t, (rs_dim)dim, tmp, n, &id, &e2);
+    if (rc == RS_ENOMEM)
+        return read_oom(err, name);
+    return rc ? corrupt(err, name, "%s", e2.msg) : RS_OK;
+}
+
+static int decode_comms(ibuf *b, rs_trace *t, uint32_t ncomms, const char *name, rs_err *err)
+{
+    uint32_t *tmp = malloc((size_t)t->nranks * sizeof *tmp);
     if (!tmp)
-        goto oom;
+        return read_oom(err, name);
     int64_t prev_first = 0;
-    for (uint32_t c = 0; c < ncomms; c++) {
-        uint32_t dim = (uint32_t)get_range(&b, 1, RS_DIM_COUNT - 1, "a dimension (1-5)");
-        uint32_t n = (uint32_t)get_range(&b, 1, nranks, "a member count from 1 to the rank count");
-        if (b.what || n > (uint64_t)(b.end - b.p)) {
-            rc = corrupt(err, name, "communicator %u: expected %s", c, b.what ? b.what : "its members within the file");
-            goto fail;
+    int rc = RS_OK;
+    for (uint32_t c = 0; c < ncomms && rc == RS_OK; c++)
+        rc = decode_comm(b, t, c, tmp, &prev_first, name, err);
+    free(tmp);
+    return rc;
+}
+
+/* Class c: its op count, its program's length, the program (loops
+ * expanded, dependency distances back to indices); *total counts the ops
+ * of the classes so far. */
+static int decode_class(ibuf *b, rs_trace *t, uint32_t c, uint64_t *total, const char *name, rs_err *err)
+{
+    uint32_t nops = (uint32_t)get_range(b, 0, MAX_OPS_TOTAL, "an op count of at most 2^24");
+    uint64_t clen = get_u64(b, "a program length");
+    if (!b->what && clen > (uint64_t)(b->end - b->p))
+        b->what = "the program within the file";
+    if (!b->what && *total + nops > MAX_OPS_TOTAL)
+        b->what = "at most 2^24 ops over all classes";
+    if (b->what)
+        return corrupt(err, name, "class %u: expected %s", c, b->what);
+    *total += nops;
+    rs_op *rel = malloc((size_t)(nops ? nops : 1) * sizeof *rel);
+    if (!rel)
+        return read_oom(err, name);
+    uint32_t n = 0;
+    ibuf pb = { b->p, b->p + clen, NULL };
+    decode_items(&pb, b->p + clen, rel, &n, nops, 0);
+    if (!pb.what && n != nops)
+        pb.what = "as many ops as the class declares";
+    for (uint32_t i = 0; !pb.what && i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            uint32_t d = rel[i].dep[k];
+            if (d > i)
+                pb.what = "dependencies on earlier ops only";
+            rel[i].dep[k] = d == 0 ? RS_NONE : i - d;
         }
-        int64_t prev = prev_first;
-        for (uint32_t m = 0; m < n; m++) {
-            int64_t v = prev + get_delta(&b, "a member");
-            if (v < 0 || v >= nranks) {
-                if (!b.what)
-                    b.what = "a member rank below the rank count";
-                break;
-            }
-            tmp[m] = (uint32_t)v;
-            if (m == 0)
-                prev_first = v;
-            prev = v;
-        }
-        if (b.what) {
-            rc = corrupt(err, name, "communicator %u: expected %s", c, b.what);
-            goto fail;
-        }
+    int rc;
+    if (pb.what) {
+        rc = corrupt(err, name, "class %u program: expected %s", c, pb.what);
+    } else {
+        b->p += clen;
         uint32_t id;
-        if ((rc = rs_trace_add_comm(t, (rs_dim)dim, tmp, n, &id, &e2))) {
-            rc = rc == RS_ENOMEM ? RS_ENOMEM : corrupt(err, name, "%s", e2.msg);
-            if (rc == RS_ENOMEM)
-                goto oom;
-            goto fail;
-        }
-    }
-    uint64_t total = 0;
-    for (uint32_t c = 0; c < nclasses; c++) {
-        uint32_t nops = (uint32_t)get_range(&b, 0, MAX_OPS_TOTAL, "an op count of at most 2^24");
-        uint64_t clen = get_u64(&b, "a program length");
-        if (!b.what && clen > (uint64_t)(b.end - b.p))
-            b.what = "the program within the file";
-        if (!b.what && total + nops > MAX_OPS_TOTAL)
-            b.what = "at most 2^24 ops over all classes";
-        if (b.what) {
-            rc = corrupt(err, name, "class %u: expected %s", c, b.what);
-            goto fail;
-        }
-        total += nops;
-        rel = malloc((size_t)(nops ? nops : 1) * sizeof *rel);
-        if (!rel)
-            goto oom;
-        uint32_t n = 0;
-        ibuf pb = { b.p, b.p + clen, NULL };
-        decode_items(&pb, b.p + clen, rel, &n, nops, 0);
-        if (!pb.what && n != nops)
-            pb.what = "as many ops as the class declares";
-        for (uint32_t i = 0; !pb.what && i < n; i++)
-            for (int k = 0; k < 2; k++) {
-                uint32_t d = rel[i].dep[k];
-                if (d > i)
-                    pb.what = "dependencies on earlier ops only";
-                rel[i].dep[k] = d == 0 ? RS_NONE : i - d;
-            }
-        if (pb.what) {
-            rc = corrupt(err, name, "class %u program: expected %s", c, pb.what);
-            goto fail;
-        }
-        b.p += clen;
-        uint32_t id;
-        if ((rc = rs_trace_class_push(t, rel, n, rs_trace_program_hash(rel, n), &id, &e2))) {
-            if (rc == RS_ENOMEM)
-                goto oom;
+        rs_err e2;
+        rc = rs_trace_class_push(t, rel, n, rs_trace_program_hash(rel, n), &id, &e2);
+        if (rc == RS_ENOMEM)
+            rc = read_oom(err, name);
+        else if (rc)
             rc = corrupt(err, name, "%s", e2.msg);
-            goto fail;
-        }
-        free(rel);
-        rel = NULL;
     }
+    free(rel);
+    return rc;
+}
+
+/* The rank table, column by column: GPUs as differences from the previous
+ * rank's plus one, classes, then each slot as differences down the ranks. */
+static int decode_ranks(ibuf *b, rs_trace *t, uint32_t ngpus, uint32_t nclasses, const char *name, rs_err *err)
+{
+    uint32_t nranks = t->nranks, nslots = t->nslots;
     int64_t prev = -1;
-    for (uint32_t r = 0; r < nranks && !b.what; r++) {
-        int64_t g = prev + 1 + get_delta(&b, "a GPU id");
+    for (uint32_t r = 0; r < nranks && !b->what; r++) {
+        int64_t g = prev + 1 + get_delta(b, "a GPU id");
         if (g < 0 || g >= ngpus)
-            b.what = "a GPU id below the GPU count";
+            b->what = "a GPU id below the GPU count";
         t->rank_gpu[r] = (uint32_t)g;
         prev = g;
     }
-    for (uint32_t r = 0; r < nranks && !b.what; r++)
-        t->rank_class[r] = (uint32_t)get_range(&b, 0, nclasses - 1, "a class below the class count");
-    for (uint32_t s = 0; s < nslots && !b.what; s++) {
+    for (uint32_t r = 0; r < nranks && !b->what; r++)
+        t->rank_class[r] = (uint32_t)get_range(b, 0, nclasses - 1, "a class below the class count");
+    for (uint32_t s = 0; s < nslots && !b->what; s++) {
         int64_t p = 0;
-        for (uint32_t r = 0; r < nranks && !b.what; r++) {
-            int64_t w = p + get_delta(&b, "a slot value");
+        for (uint32_t r = 0; r < nranks && !b->what; r++) {
+            int64_t w = p + get_delta(b, "a slot value");
             if (w < 0 || w > (int64_t)UINT32_MAX)
-                b.what = "a slot value below 2^32";
+                b->what = "a slot value below 2^32";
             t->slots[(size_t)r * nslots + s] = w == 0 ? RS_NONE : (uint32_t)(w - 1);
             p = w;
         }
     }
-    if (b.what) {
-        rc = corrupt(err, name, "rank table: expected %s", b.what);
+    if (b->what)
+        return corrupt(err, name, "rank table: expected %s", b->what);
+    return RS_OK;
+}
+
+int rs_trace_payload_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out, rs_err *err)
+{
+    *out = NULL;
+    ibuf b = { buf, buf + len, NULL };
+    phdr h;
+    int rc = decode_header(&b, &h, name, err);
+    if (rc)
+        return rc;
+    rs_trace *t = NULL;
+    rs_err e2;
+    if ((rc = rs_trace_create(h.nranks, h.nslots, &t, &e2)))
+        return rs_err_set(err, rc, "%s: %s", name, e2.msg);
+    uint64_t total = 0;
+    if ((rc = decode_strings(&b, t, h.nstrings, name, err)) || (rc = decode_comms(&b, t, h.ncomms, name, err)))
         goto fail;
-    }
+    for (uint32_t c = 0; c < h.nclasses; c++)
+        if ((rc = decode_class(&b, t, c, &total, name, err)))
+            goto fail;
+    if ((rc = decode_ranks(&b, t, h.ngpus, h.nclasses, name, err)))
+        goto fail;
     if (b.p != b.end) {
         rc = corrupt(err, name, "%zu bytes after the rank table, expected none", (size_t)(b.end - b.p));
         goto fail;
     }
-    if (name1 > nstrings) {
-        rc = corrupt(err, name, "the name is string %llu, expected one below %u", (unsigned long long)name1 - 1,
-                     nstrings);
+    if (h.name1 > h.nstrings) {
+        rc = corrupt(err, name, "the name is string %llu, expected one below %u", (unsigned long long)h.name1 - 1,
+                     h.nstrings);
         goto fail;
     }
-    t->iter = it;
-    t->ngpus = ngpus;
-    t->name_id = name1 ? (uint32_t)(name1 - 1) : RS_NONE;
+    t->iter = h.it;
+    t->ngpus = h.ngpus;
+    t->name_id = h.name1 ? (uint32_t)(h.name1 - 1) : RS_NONE;
     if ((rc = rs_trace_finish(t, &e2))) {
-        if (rc == RS_ENOMEM)
-            goto oom;
-        rc = corrupt(err, name, "%s", e2.msg);
+        rc = rc == RS_ENOMEM ? read_oom(err, name) : corrupt(err, name, "%s", e2.msg);
         goto fail;
     }
-    free(tmp);
     *out = t;
     return RS_OK;
-oom:
-    rc = rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading the trace", name);
 fail:
-    free(rel);
-    free(tmp);
     rs_trace_destroy(t);
     return rc;
 }
-
