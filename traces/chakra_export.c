@@ -4,7 +4,7 @@
  * uses, railsim's iteration facts) and one Node per op, each preceded by
  * its length as a varint; stream order becomes control dependencies, op
  * dependencies data dependencies. The process groups are written again as
- * ASTRA-sim's comm-groups JSON. Every file is written as NAME.tmp and
+ * ASTRA-sim's comm-groups JSON. Every file is written under .tmp and
  * renamed, so a failed export leaves no half-written file under its name.
  * Nothing is kept: the encoded bytes belong to the caller or the file.
  */

@@ -10,7 +10,8 @@
  *
  * The tables (pgtab) and communicators (comm_def) belong to the import
  * state and are freed with it. A table's ranks are checked when it is
- * read (in range, none twice), not when a node uses it.
+ * read (in range, none twice); that a group holds the rank of a node that
+ * names it, when the node is read.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -10,8 +10,9 @@
  * Owns the import state (imp, chakra_int.h) for one call: decoded
  * messages, interned labels, process groups and communicators are all
  * freed before rs_chakra_import returns; only the trace survives. Nothing
- * in a file is trusted: a file is at most 2 GiB and 2^24 nodes, and a
- * refusal names the file, the rank and the byte offset of the message.
+ * in a file is trusted: a file is at most 2 GiB and 2^24 nodes, and the
+ * refusal of what a file holds names the file, the rank and the byte
+ * offset of the message.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -148,8 +148,9 @@ void rs_chakra_pg_free(pgtab *tab);
 
 /* Rank ri's decoded nodes into ri->ops (owned by ri), its labels interned
  * in im, its slots in ri, its sends, receives and collectives appended to
- * im->msgs and im->cevs for matching. RS_OK, RS_EFORMAT (duplicate id,
- * unknown dependency, cycle), RS_ENOMEM; err is im->err. */
+ * im->msgs and im->cevs for matching. RS_OK, RS_EFORMAT (a duplicate id,
+ * an unknown dependency, a cycle, more slots than a trace allows),
+ * RS_ENOMEM; err is im->err. */
 int rs_chakra_build_rank(imp *im, rank_in *ri);
 
 #endif

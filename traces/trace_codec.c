@@ -1,14 +1,14 @@
 /*
  * trace_codec.c - the trace payload (docs/trace-format.md): the
  * uncompressed bytes rs_trace_payload_encode writes and
- * rs_trace_payload_decode reads, all varints. Programs are stored with
- * repeated runs folded into loops (found here by the writer, so any
- * producer gets them) and dependencies as distances, so that a repeated
- * layer or micro-batch is a byte-identical record sequence. The reader
- * trusts nothing: every count is bounded by the bytes left and by the
- * limits of trace_int.h before anything is allocated, and the decoded
- * trace goes through the same rs_trace_finish checks as a freshly
- * generated one. Nothing is kept between calls.
+ * rs_trace_payload_decode reads (varints, and the strings' bytes).
+ * Programs are stored with repeated runs folded into loops (found here by
+ * the writer, so any producer gets them) and dependencies as distances,
+ * so that a repeated layer or micro-batch is a byte-identical record
+ * sequence. The reader trusts nothing: every count is bounded by the
+ * bytes left and by the limits of trace_int.h before anything is
+ * allocated, and the decoded trace goes through the same rs_trace_finish
+ * checks as a freshly generated one. Nothing is kept between calls.
  */
 #include "trace.h"
 
