@@ -1,62 +1,21 @@
 /*
- * trace.c - the in-memory trace (builder, validation, queries) and its
- * compressed file format (docs/trace-format.md). The only user of zlib.
- *
- * Layout: every array is indexed by a dense uint32 id. Programs are held
- * expanded, one array per class; the file stores them with repeated runs
- * folded into loops (found here by the writer, so any producer gets them)
- * and dependencies as distances, so that a repeated layer or micro-batch
- * is a byte-identical record sequence. The reader trusts nothing: every
- * count is bounded by the bytes left and by the RS_TRACE_MAX_* limits
- * before anything is allocated, and the decoded trace goes through the
- * same rs_trace_finish checks as a freshly generated one.
+ * trace.c - the in-memory trace (trace.h): building, validation, queries.
+ * Every array is indexed by a dense uint32 id; programs are held expanded,
+ * one array per class. The builders find an equal string or class before
+ * adding one; the reader's appends (trace_int.h) do not. rs_trace_finish
+ * checks every rule of trace.h once, for a generated trace and a decoded
+ * one alike, so that users of a finished trace need not; a finished trace
+ * is read-only. Its file format lives in trace_codec.c (the payload) and
+ * trace_file.c (the compressed file).
  */
 #include "trace.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "coll.h"
-
-/* Reader limits: a file may not make us allocate more than these. */
-#define MAX_COMMS (1u << 24)
-#define MAX_MEMBERS (1u << 28)
-#define MAX_STRINGS (1u << 20)
-#define MAX_STRLEN 255u
-#define MAX_OPS_TOTAL (1u << 24) /* expanded ops over all classes: 640 MiB */
-#define MAX_PAYLOAD (1ull << 30)
-#define MAX_LOOP_DEPTH 8
-
-struct rs_trace {
-    uint32_t nranks, nslots, ngpus;
-    int finished;
-    uint32_t *rank_gpu, *rank_class, *slots; /* nranks, nranks, nranks x nslots */
-
-    uint32_t ncomms;
-    uint64_t off_cap, dim_cap;
-    uint64_t *comm_off; /* ncomms + 1 */
-    uint8_t *comm_dim;
-    uint32_t *members;
-    uint64_t nmembers, members_cap;
-    uint32_t *stamp; /* nranks: duplicate check in add_comm */
-
-    uint32_t nclasses;
-    uint64_t cap_ops, cap_nops, cap_nranks, cap_hash;
-    rs_op **class_ops;
-    uint32_t *class_nops, *class_nranks;
-    uint64_t *class_hash;
-    uint64_t total_ops;
-
-    uint32_t nstrings;
-    uint64_t str_cap;
-    char **strs;
-
-    rs_trace_iter iter;
-    uint32_t name_id;
-};
+#include "pool.h"
+#include "trace_int.h"
 
 /* ---- names ------------------------------------------------------------- */
 
@@ -85,7 +44,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdull;
 }
 
-static uint64_t op_hash(const rs_op *o)
+uint64_t rs_trace_op_hash(const rs_op *o)
 {
     uint64_t h = (uint64_t)o->kind | (uint64_t)o->dim << 8 | (uint64_t)o->coll << 16 |
                  (uint64_t)o->stream << 24 | (uint64_t)o->comm << 32;
@@ -152,22 +111,6 @@ void rs_trace_destroy(rs_trace *t)
     free(t);
 }
 
-/* Grow *p (elements of size sz) to hold at least need; doubles. */
-static int grow(void **p, uint64_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    uint64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)(c * sz));
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int not_building(const rs_trace *t, const char *what, rs_err *err)
 {
     if (t->finished)
@@ -177,7 +120,7 @@ static int not_building(const rs_trace *t, const char *what, rs_err *err)
 
 /* Append s without looking for an equal string (the reader's path: a file
  * with many strings must not cost quadratic time). */
-static int string_push(rs_trace *t, const char *s, uint32_t *id, rs_err *err)
+int rs_trace_string_push(rs_trace *t, const char *s, uint32_t *id, rs_err *err)
 {
     size_t n = strlen(s);
     if (n > MAX_STRLEN)
@@ -187,7 +130,7 @@ static int string_push(rs_trace *t, const char *s, uint32_t *id, rs_err *err)
             return rs_err_set(err, RS_EINVAL, "trace: string with a control character at byte %zu", i);
     if (t->nstrings >= MAX_STRINGS)
         return rs_err_set(err, RS_EINVAL, "trace: more than %u strings", MAX_STRINGS);
-    if (grow((void **)&t->strs, &t->str_cap, (uint64_t)t->nstrings + 1, sizeof *t->strs))
+    if (rs_array_reserve(&t->strs, &t->str_cap, (size_t)t->nstrings + 1, sizeof *t->strs, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for strings");
     char *c = malloc(n + 1);
     if (!c)
@@ -208,7 +151,7 @@ int rs_trace_add_string(rs_trace *t, const char *s, uint32_t *id, rs_err *err)
             *id = i;
             return RS_OK;
         }
-    return string_push(t, s, id, err);
+    return rs_trace_string_push(t, s, id, err);
 }
 
 int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n, uint32_t *id,
@@ -236,9 +179,9 @@ int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n
             return rs_err_set(err, RS_EINVAL, "communicator %u: rank %u listed twice", c, ranks[i]);
         t->stamp[ranks[i]] = c + 1;
     }
-    if (grow((void **)&t->comm_dim, &t->dim_cap, (uint64_t)c + 1, sizeof *t->comm_dim) ||
-        grow((void **)&t->comm_off, &t->off_cap, (uint64_t)c + 2, sizeof *t->comm_off) ||
-        grow((void **)&t->members, &t->members_cap, t->nmembers + n, sizeof *t->members))
+    if (rs_array_reserve(&t->comm_dim, &t->dim_cap, (size_t)c + 1, sizeof *t->comm_dim, 16) ||
+        rs_array_reserve(&t->comm_off, &t->off_cap, (size_t)c + 2, sizeof *t->comm_off, 16) ||
+        rs_array_reserve(&t->members, &t->members_cap, (size_t)t->nmembers + n, sizeof *t->members, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for communicators");
     memcpy(t->members + t->nmembers, ranks, (size_t)n * sizeof *ranks);
     t->nmembers += n;
@@ -249,24 +192,24 @@ int rs_trace_add_comm(rs_trace *t, rs_dim dim, const uint32_t *ranks, uint32_t n
     return RS_OK;
 }
 
-static uint64_t program_hash(const rs_op *ops, uint32_t n)
+uint64_t rs_trace_program_hash(const rs_op *ops, uint32_t n)
 {
     uint64_t h = mix(0, n);
     for (uint32_t i = 0; i < n; i++)
-        h = mix(h, op_hash(&ops[i]));
+        h = mix(h, rs_trace_op_hash(&ops[i]));
     return h;
 }
 
 /* Append a class without looking for an equal one (the reader's path). */
-static int class_push(rs_trace *t, const rs_op *ops, uint32_t n, uint64_t h, uint32_t *cls, rs_err *err)
+int rs_trace_class_push(rs_trace *t, const rs_op *ops, uint32_t n, uint64_t h, uint32_t *cls, rs_err *err)
 {
     if (t->total_ops + n > MAX_OPS_TOTAL)
         return rs_err_set(err, RS_EINVAL, "trace: more than %u ops over all classes", MAX_OPS_TOTAL);
     uint32_t c = t->nclasses;
-    if (grow((void **)&t->class_ops, &t->cap_ops, (uint64_t)c + 1, sizeof *t->class_ops) ||
-        grow((void **)&t->class_nops, &t->cap_nops, (uint64_t)c + 1, sizeof *t->class_nops) ||
-        grow((void **)&t->class_nranks, &t->cap_nranks, (uint64_t)c + 1, sizeof *t->class_nranks) ||
-        grow((void **)&t->class_hash, &t->cap_hash, (uint64_t)c + 1, sizeof *t->class_hash))
+    if (rs_array_reserve(&t->class_ops, &t->cap_ops, (size_t)c + 1, sizeof *t->class_ops, 16) ||
+        rs_array_reserve(&t->class_nops, &t->cap_nops, (size_t)c + 1, sizeof *t->class_nops, 16) ||
+        rs_array_reserve(&t->class_nranks, &t->cap_nranks, (size_t)c + 1, sizeof *t->class_nranks, 16) ||
+        rs_array_reserve(&t->class_hash, &t->cap_hash, (size_t)c + 1, sizeof *t->class_hash, 16))
         return rs_err_set(err, RS_ENOMEM, "trace: out of memory for classes");
     rs_op *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
     if (!copy)
@@ -289,7 +232,7 @@ int rs_trace_add_class(rs_trace *t, const rs_op *ops, uint32_t n, uint32_t *cls,
 {
     if (not_building(t, "add_class", err))
         return RS_EINVAL;
-    uint64_t h = program_hash(ops, n);
+    uint64_t h = rs_trace_program_hash(ops, n);
     for (uint32_t c = 0; c < t->nclasses; c++) {
         if (t->class_hash[c] != h || t->class_nops[c] != n)
             continue;
@@ -301,7 +244,7 @@ int rs_trace_add_class(rs_trace *t, const rs_op *ops, uint32_t n, uint32_t *cls,
             return RS_OK;
         }
     }
-    return class_push(t, ops, n, h, cls, err);
+    return rs_trace_class_push(t, ops, n, h, cls, err);
 }
 
 int rs_trace_set_rank(rs_trace *t, uint32_t rank, uint32_t gpu, uint32_t cls, const uint32_t *slots,
@@ -566,768 +509,4 @@ rs_dim rs_trace_comm_dim(const rs_trace *t, uint32_t comm)
 const char *rs_trace_string(const rs_trace *t, uint32_t id)
 {
     return id < t->nstrings ? t->strs[id] : "?";
-}
-
-/* ---- byte buffers and varints ------------------------------------------------ */
-
-typedef struct obuf {
-    uint8_t *p;
-    uint64_t n, cap;
-    int oom;
-} obuf;
-
-static void put_bytes(obuf *b, const void *d, size_t n)
-{
-    if (b->oom)
-        return;
-    if (grow((void **)&b->p, &b->cap, b->n + n, 1)) {
-        b->oom = 1;
-        return;
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void put_u64(obuf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        uint8_t c = v & 0x7f;
-        v >>= 7;
-        tmp[n++] = c | (v ? 0x80 : 0);
-    } while (v);
-    put_bytes(b, tmp, n);
-}
-
-static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
-
-static void put_f64(obuf *b, double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    put_u64(b, u);
-}
-
-/* A read cursor; the first failure sticks and names what was being read. */
-typedef struct ibuf {
-    const uint8_t *p, *end;
-    const char *what; /* set on failure */
-} ibuf;
-
-static uint64_t get_u64(ibuf *b, const char *what)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (b->what)
-            return 0;
-        if (b->p >= b->end) {
-            b->what = what;
-            return 0;
-        }
-        uint8_t c = *b->p++;
-        if (shift == 63 && c > 1) {
-            b->what = what;
-            return 0;
-        }
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            return v;
-    }
-    b->what = what;
-    return 0;
-}
-
-/* A value that must lie in [lo, hi]. */
-static uint64_t get_range(ibuf *b, uint64_t lo, uint64_t hi, const char *what)
-{
-    uint64_t v = get_u64(b, what);
-    if (!b->what && (v < lo || v > hi))
-        b->what = what;
-    return v;
-}
-
-/* A zigzag difference of at most 2^40 either way (ids are below 2^32), so
- * adding it to an id cannot overflow. */
-static int64_t get_delta(ibuf *b, const char *what)
-{
-    int64_t d = unzigzag(get_u64(b, what));
-    if (!b->what && (d > (1ll << 40) || d < -(1ll << 40)))
-        b->what = what;
-    return b->what ? 0 : d;
-}
-
-static double get_f64(ibuf *b, const char *what)
-{
-    uint64_t u = get_u64(b, what);
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-/* ---- program encoding: loops over relative records ------------------------------ */
-
-/* Records are rs_op with deps as distances (0 = none) so that repeated
- * sequences compare equal. */
-typedef struct enc {
-    const rs_op *rel;
-    const uint64_t *h;   /* hash per record */
-    const uint32_t *next;/* next index with the same hash, or UINT32_MAX */
-    uint32_t n;
-} enc;
-
-#define MAX_PERIOD 4096u
-
-static int range_eq(const enc *e, uint32_t a, uint32_t b, uint32_t len)
-{
-    for (uint32_t i = 0; i < len; i++)
-        if (e->h[a + i] != e->h[b + i] || !rs_op_equal(&e->rel[a + i], &e->rel[b + i]))
-            return 0;
-    return 1;
-}
-
-static void put_record(obuf *b, const rs_op *o)
-{
-    put_u64(b, o->kind); /* tags 0..3: an op of that kind; 4: a loop */
-    put_u64(b, o->stream);
-    put_u64(b, o->dim);
-    put_u64(b, o->coll);
-    put_u64(b, o->comm == RS_NONE ? 0 : (uint64_t)o->comm + 1);
-    put_u64(b, o->label);
-    put_u64(b, o->dep[0]);
-    put_u64(b, o->dep[1]);
-    put_u64(b, o->bytes);
-    put_u64(b, o->duration);
-}
-
-#define TAG_LOOP 4u
-
-static void encode_range(const enc *e, uint32_t a, uint32_t b, int depth, obuf *out)
-{
-    uint32_t i = a;
-    while (i < b) {
-        uint32_t best_p = 0, best_k = 1;
-        uint64_t best_gain = 0;
-        if (depth < MAX_LOOP_DEPTH) {
-            for (uint32_t j = e->next[i]; j != UINT32_MAX && j < b; j = e->next[j]) {
-                uint32_t p = j - i;
-                if (p > MAX_PERIOD || (uint64_t)i + 2ull * p > b)
-                    break;
-                /* a multiple of the best period repeats no more of it */
-                if ((best_p && p % best_p == 0) || !range_eq(e, i, j, p))
-                    continue;
-                uint32_t k = 2;
-                while ((uint64_t)i + (uint64_t)(k + 1) * p <= b && range_eq(e, i, i + k * p, p))
-                    k++;
-                uint64_t gain = (uint64_t)(k - 1) * p;
-                if (gain > best_gain) {
-                    best_gain = gain;
-                    best_p = p;
-                    best_k = k;
-                }
-            }
-        }
-        if (best_p == 0) {
-            put_record(out, &e->rel[i]);
-            i++;
-            continue;
-        }
-        obuf body = { 0 };
-        encode_range(e, i, i + best_p, depth + 1, &body);
-        put_u64(out, TAG_LOOP);
-        put_u64(out, best_k);
-        put_u64(out, body.n);
-        put_bytes(out, body.p, (size_t)body.n);
-        if (body.oom)
-            out->oom = 1;
-        free(body.p);
-        i += best_k * best_p;
-    }
-}
-
-static int encode_program(const rs_op *ops, uint32_t n, obuf *out)
-{
-    rs_op *rel = malloc((size_t)(n ? n : 1) * sizeof *rel);
-    uint64_t *h = malloc((size_t)(n ? n : 1) * sizeof *h);
-    uint32_t *next = malloc((size_t)(n ? n : 1) * sizeof *next);
-    /* open-addressing table: hash -> last index seen, for the next[] chains */
-    uint32_t tsize = 1;
-    while (tsize < 2 * (n ? n : 1))
-        tsize <<= 1;
-    uint32_t *tab = malloc((size_t)tsize * sizeof *tab);
-    int rc = RS_OK;
-    if (!rel || !h || !next || !tab) {
-        rc = RS_ENOMEM;
-        goto done;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        rel[i] = ops[i];
-        for (int k = 0; k < 2; k++)
-            rel[i].dep[k] = ops[i].dep[k] == RS_NONE ? 0 : i - ops[i].dep[k];
-        h[i] = op_hash(&rel[i]);
-        next[i] = UINT32_MAX;
-    }
-    memset(tab, 0xff, (size_t)tsize * sizeof *tab);
-    for (uint32_t i = n; i-- > 0;) {
-        uint32_t s = (uint32_t)(h[i] >> 7) & (tsize - 1);
-        while (tab[s] != UINT32_MAX && h[tab[s]] != h[i])
-            s = (s + 1) & (tsize - 1);
-        next[i] = tab[s];
-        tab[s] = i;
-    }
-    encode_range(&(enc){ rel, h, next, n }, 0, n, 0, out);
-done:
-    free(rel);
-    free(h);
-    free(next);
-    free(tab);
-    return rc;
-}
-
-/* Decode items in [b->p, end) into rel[*n ..], at most cap records. */
-static void decode_items(ibuf *b, const uint8_t *end, rs_op *rel, uint32_t *n, uint32_t cap, int depth)
-{
-    ibuf in = { b->p, end, NULL };
-    while (!in.what && in.p < in.end) {
-        uint64_t tag = get_range(&in, 0, TAG_LOOP, "an op kind (0-3) or a loop (4)");
-        if (in.what)
-            break;
-        if (tag == TAG_LOOP) {
-            uint64_t count = get_range(&in, 2, UINT32_MAX, "a loop count of at least 2");
-            uint64_t len = get_u64(&in, "a loop body length");
-            if (in.what)
-                break;
-            if (len == 0 || len > (uint64_t)(in.end - in.p)) {
-                in.what = "a loop body within the program";
-                break;
-            }
-            if (depth >= MAX_LOOP_DEPTH) {
-                in.what = "loops nested at most 8 deep";
-                break;
-            }
-            uint32_t start = *n;
-            ibuf sub = { in.p, in.p + len, NULL };
-            decode_items(&sub, in.p + len, rel, n, cap, depth + 1);
-            if (sub.what) {
-                in.what = sub.what;
-                break;
-            }
-            in.p += len;
-            uint32_t blen = *n - start;
-            if (blen == 0) {
-                in.what = "a non-empty loop body";
-                break;
-            }
-            if ((count - 1) * (uint64_t)blen > (uint64_t)(cap - *n)) {
-                in.what = "no more ops than the class declares";
-                break;
-            }
-            for (uint64_t k = 1; k < count; k++) {
-                memcpy(rel + *n, rel + start, (size_t)blen * sizeof *rel);
-                *n += blen;
-            }
-            continue;
-        }
-        rs_op o;
-        memset(&o, 0, sizeof o);
-        o.kind = (uint8_t)tag;
-        o.stream = (uint8_t)get_range(&in, 0, RS_STREAMS_MAX - 1, "a stream below 16");
-        o.dim = (uint8_t)get_range(&in, 0, RS_DIM_COUNT - 1, "a dimension (0-5)");
-        o.coll = (uint8_t)get_range(&in, 0, RS_COLL_NOPS - 1, "a collective kind (0-4)");
-        uint64_t slot = get_range(&in, 0, RS_TRACE_MAX_SLOTS, "a slot");
-        o.comm = slot ? (uint32_t)(slot - 1) : RS_NONE;
-        o.label = (uint32_t)get_range(&in, 0, UINT32_MAX - 1, "a label");
-        o.dep[0] = (uint32_t)get_range(&in, 0, UINT32_MAX - 1, "a dependency distance");
-        o.dep[1] = (uint32_t)get_range(&in, 0, UINT32_MAX - 1, "a dependency distance");
-        o.bytes = get_u64(&in, "a byte count");
-        o.duration = get_u64(&in, "a duration");
-        if (in.what)
-            break;
-        if (*n >= cap) {
-            in.what = "no more ops than the class declares";
-            break;
-        }
-        rel[(*n)++] = o;
-    }
-    if (in.what)
-        b->what = in.what;
-}
-
-/* ---- payload ------------------------------------------------------------------ */
-
-#define MAGIC "RSTRACE"  /* 8 bytes with the NUL */
-#define VERSION 1u
-#define HEADER_BYTES 44u
-
-int rs_trace_payload_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_err *err)
-{
-    *buf = NULL;
-    *len = 0;
-    if (!t->finished)
-        return rs_err_set(err, RS_EINVAL, "trace: encode before rs_trace_finish");
-    obuf b = { 0 };
-    const rs_trace_iter *it = &t->iter;
-    put_u64(&b, t->nranks);
-    put_u64(&b, t->ngpus);
-    put_u64(&b, t->nslots);
-    put_u64(&b, t->nstrings);
-    put_u64(&b, t->ncomms);
-    put_u64(&b, t->nclasses);
-    put_u64(&b, t->name_id == RS_NONE ? 0 : (uint64_t)t->name_id + 1);
-    put_u64(&b, it->tokens);
-    put_f64(&b, it->model_flops);
-    put_f64(&b, it->peak_flops);
-    put_f64(&b, it->efficiency);
-    put_u64(&b, it->micro_batches);
-    put_u64(&b, it->layers);
-    put_u64(&b, it->tp);
-    put_u64(&b, it->pp);
-    put_u64(&b, it->dp);
-    put_u64(&b, it->cp);
-    put_u64(&b, it->ep);
-    put_u64(&b, it->zero);
-    for (uint32_t i = 0; i < t->nstrings; i++) {
-        size_t n = strlen(t->strs[i]);
-        put_u64(&b, n);
-        put_bytes(&b, t->strs[i], n);
-    }
-    int64_t prev_first = 0;
-    for (uint32_t c = 0; c < t->ncomms; c++) {
-        uint64_t o = t->comm_off[c], n = t->comm_off[c + 1] - o;
-        put_u64(&b, t->comm_dim[c]);
-        put_u64(&b, n);
-        int64_t prev = prev_first;
-        for (uint64_t m = 0; m < n; m++) {
-            int64_t v = t->members[o + m];
-            put_u64(&b, zigzag(v - prev));
-            if (m == 0)
-                prev_first = v;
-            prev = v;
-        }
-    }
-    for (uint32_t c = 0; c < t->nclasses; c++) {
-        obuf code = { 0 };
-        if (encode_program(t->class_ops[c], t->class_nops[c], &code) || code.oom) {
-            free(code.p);
-            free(b.p);
-            return rs_err_set(err, RS_ENOMEM, "trace: out of memory while encoding");
-        }
-        put_u64(&b, t->class_nops[c]);
-        put_u64(&b, code.n);
-        put_bytes(&b, code.p, (size_t)code.n);
-        free(code.p);
-    }
-    /* Ranks column by column: runs of equal deltas compress to nothing. */
-    int64_t prev = -1;
-    for (uint32_t r = 0; r < t->nranks; r++) {
-        put_u64(&b, zigzag((int64_t)t->rank_gpu[r] - prev - 1));
-        prev = t->rank_gpu[r];
-    }
-    for (uint32_t r = 0; r < t->nranks; r++)
-        put_u64(&b, t->rank_class[r]);
-    for (uint32_t s = 0; s < t->nslots; s++) {
-        prev = 0;
-        for (uint32_t r = 0; r < t->nranks; r++) {
-            uint32_t v = t->slots[(size_t)r * t->nslots + s];
-            int64_t w = v == RS_NONE ? 0 : (int64_t)v + 1;
-            put_u64(&b, zigzag(w - prev));
-            prev = w;
-        }
-    }
-    if (b.oom) {
-        free(b.p);
-        return rs_err_set(err, RS_ENOMEM, "trace: out of memory while encoding");
-    }
-    *buf = b.p;
-    *len = (size_t)b.n;
-    return RS_OK;
-}
-
-static int corrupt(rs_err *err, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int corrupt(rs_err *err, const char *name, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: %s", name, what);
-}
-
-int rs_trace_payload_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out, rs_err *err)
-{
-    *out = NULL;
-    ibuf b = { buf, buf + len, NULL };
-    uint32_t nranks = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a rank count from 1 to 2^24");
-    uint32_t ngpus = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a GPU count from 1 to 2^24");
-    uint32_t nslots = (uint32_t)get_range(&b, 0, RS_TRACE_MAX_SLOTS, "a slot count of at most 64");
-    uint32_t nstrings = (uint32_t)get_range(&b, 0, MAX_STRINGS, "a string count of at most 2^20");
-    uint32_t ncomms = (uint32_t)get_range(&b, 0, MAX_COMMS, "a communicator count of at most 2^24");
-    uint32_t nclasses = (uint32_t)get_range(&b, 1, RS_TRACE_MAX_RANKS, "a class count from 1 to 2^24");
-    uint64_t name1 = get_u64(&b, "the name's string id");
-    rs_trace_iter it;
-    memset(&it, 0, sizeof it);
-    it.tokens = get_u64(&b, "the tokens per iteration");
-    it.model_flops = get_f64(&b, "the model FLOPs");
-    it.peak_flops = get_f64(&b, "the peak FLOP/s");
-    it.efficiency = get_f64(&b, "the efficiency");
-    uint32_t *f32[] = { &it.micro_batches, &it.layers, &it.tp, &it.pp, &it.dp, &it.cp, &it.ep, &it.zero };
-    for (size_t i = 0; i < sizeof f32 / sizeof f32[0]; i++)
-        *f32[i] = (uint32_t)get_range(&b, 0, UINT32_MAX, "an iteration field below 2^32");
-    if (b.what)
-        return corrupt(err, name, "the header section ends early or is out of range: expected %s", b.what);
-    /* Every element below takes at least one byte: counts beyond the bytes
-     * left are lies, and are refused before anything is allocated. */
-    uint64_t left = (uint64_t)(b.end - b.p);
-    if (nstrings > left || ncomms > left || nclasses > left || nranks > left || nclasses > nranks)
-        return corrupt(err, name, "%u ranks, %u classes, %u communicators and %u strings do not fit in %llu bytes",
-                       nranks, nclasses, ncomms, nstrings, (unsigned long long)left);
-    if (!(it.model_flops >= 0) || !(it.peak_flops >= 0) || !(it.efficiency >= 0))
-        return corrupt(err, name, "expected non-negative FLOP figures");
-
-    rs_trace *t = NULL;
-    rs_op *rel = NULL;
-    uint32_t *tmp = NULL;
-    rs_err e2;
-    int rc = rs_trace_create(nranks, nslots, &t, &e2);
-    if (rc)
-        return rs_err_set(err, rc, "%s: %s", name, e2.msg);
-    for (uint32_t i = 0; i < nstrings; i++) {
-        uint64_t n = get_range(&b, 0, MAX_STRLEN, "a string length of at most 255");
-        if (b.what || n > (uint64_t)(b.end - b.p)) {
-            rc = corrupt(err, name, "string %u: expected %s", i, b.what ? b.what : "its bytes within the file");
-            goto fail;
-        }
-        char s[MAX_STRLEN + 1];
-        memcpy(s, b.p, (size_t)n);
-        s[n] = '\0';
-        b.p += n;
-        uint32_t id;
-        if (strlen(s) != n || (rc = string_push(t, s, &id, &e2))) {
-            if (rc == RS_ENOMEM)
-                goto oom;
-            rc = corrupt(err, name, "string %u: expected text without control characters", i);
-            goto fail;
-        }
-    }
-    tmp = malloc((size_t)nranks * sizeof *tmp);
-    if (!tmp)
-        goto oom;
-    int64_t prev_first = 0;
-    for (uint32_t c = 0; c < ncomms; c++) {
-        uint32_t dim = (uint32_t)get_range(&b, 1, RS_DIM_COUNT - 1, "a dimension (1-5)");
-        uint32_t n = (uint32_t)get_range(&b, 1, nranks, "a member count from 1 to the rank count");
-        if (b.what || n > (uint64_t)(b.end - b.p)) {
-            rc = corrupt(err, name, "communicator %u: expected %s", c, b.what ? b.what : "its members within the file");
-            goto fail;
-        }
-        int64_t prev = prev_first;
-        for (uint32_t m = 0; m < n; m++) {
-            int64_t v = prev + get_delta(&b, "a member");
-            if (v < 0 || v >= nranks) {
-                if (!b.what)
-                    b.what = "a member rank below the rank count";
-                break;
-            }
-            tmp[m] = (uint32_t)v;
-            if (m == 0)
-                prev_first = v;
-            prev = v;
-        }
-        if (b.what) {
-            rc = corrupt(err, name, "communicator %u: expected %s", c, b.what);
-            goto fail;
-        }
-        uint32_t id;
-        if ((rc = rs_trace_add_comm(t, (rs_dim)dim, tmp, n, &id, &e2))) {
-            rc = rc == RS_ENOMEM ? RS_ENOMEM : corrupt(err, name, "%s", e2.msg);
-            if (rc == RS_ENOMEM)
-                goto oom;
-            goto fail;
-        }
-    }
-    uint64_t total = 0;
-    for (uint32_t c = 0; c < nclasses; c++) {
-        uint32_t nops = (uint32_t)get_range(&b, 0, MAX_OPS_TOTAL, "an op count of at most 2^24");
-        uint64_t clen = get_u64(&b, "a program length");
-        if (!b.what && clen > (uint64_t)(b.end - b.p))
-            b.what = "the program within the file";
-        if (!b.what && total + nops > MAX_OPS_TOTAL)
-            b.what = "at most 2^24 ops over all classes";
-        if (b.what) {
-            rc = corrupt(err, name, "class %u: expected %s", c, b.what);
-            goto fail;
-        }
-        total += nops;
-        rel = malloc((size_t)(nops ? nops : 1) * sizeof *rel);
-        if (!rel)
-            goto oom;
-        uint32_t n = 0;
-        ibuf pb = { b.p, b.p + clen, NULL };
-        decode_items(&pb, b.p + clen, rel, &n, nops, 0);
-        if (!pb.what && n != nops)
-            pb.what = "as many ops as the class declares";
-        for (uint32_t i = 0; !pb.what && i < n; i++)
-            for (int k = 0; k < 2; k++) {
-                uint32_t d = rel[i].dep[k];
-                if (d > i)
-                    pb.what = "dependencies on earlier ops only";
-                rel[i].dep[k] = d == 0 ? RS_NONE : i - d;
-            }
-        if (pb.what) {
-            rc = corrupt(err, name, "class %u program: expected %s", c, pb.what);
-            goto fail;
-        }
-        b.p += clen;
-        uint32_t id;
-        if ((rc = class_push(t, rel, n, program_hash(rel, n), &id, &e2))) {
-            if (rc == RS_ENOMEM)
-                goto oom;
-            rc = corrupt(err, name, "%s", e2.msg);
-            goto fail;
-        }
-        free(rel);
-        rel = NULL;
-    }
-    int64_t prev = -1;
-    for (uint32_t r = 0; r < nranks && !b.what; r++) {
-        int64_t g = prev + 1 + get_delta(&b, "a GPU id");
-        if (g < 0 || g >= ngpus)
-            b.what = "a GPU id below the GPU count";
-        t->rank_gpu[r] = (uint32_t)g;
-        prev = g;
-    }
-    for (uint32_t r = 0; r < nranks && !b.what; r++)
-        t->rank_class[r] = (uint32_t)get_range(&b, 0, nclasses - 1, "a class below the class count");
-    for (uint32_t s = 0; s < nslots && !b.what; s++) {
-        int64_t p = 0;
-        for (uint32_t r = 0; r < nranks && !b.what; r++) {
-            int64_t w = p + get_delta(&b, "a slot value");
-            if (w < 0 || w > (int64_t)UINT32_MAX)
-                b.what = "a slot value below 2^32";
-            t->slots[(size_t)r * nslots + s] = w == 0 ? RS_NONE : (uint32_t)(w - 1);
-            p = w;
-        }
-    }
-    if (b.what) {
-        rc = corrupt(err, name, "rank table: expected %s", b.what);
-        goto fail;
-    }
-    if (b.p != b.end) {
-        rc = corrupt(err, name, "%zu bytes after the rank table, expected none", (size_t)(b.end - b.p));
-        goto fail;
-    }
-    if (name1 > nstrings) {
-        rc = corrupt(err, name, "the name is string %llu, expected one below %u", (unsigned long long)name1 - 1,
-                     nstrings);
-        goto fail;
-    }
-    t->iter = it;
-    t->ngpus = ngpus;
-    t->name_id = name1 ? (uint32_t)(name1 - 1) : RS_NONE;
-    if ((rc = rs_trace_finish(t, &e2))) {
-        if (rc == RS_ENOMEM)
-            goto oom;
-        rc = corrupt(err, name, "%s", e2.msg);
-        goto fail;
-    }
-    free(tmp);
-    *out = t;
-    return RS_OK;
-oom:
-    rc = rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading the trace", name);
-fail:
-    free(rel);
-    free(tmp);
-    rs_trace_destroy(t);
-    return rc;
-}
-
-/* ---- file ---------------------------------------------------------------------- */
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t expanded_bytes(const rs_trace *t)
-{
-    uint64_t n = 0;
-    for (uint32_t r = 0; r < t->nranks; r++)
-        n += t->class_nops[t->rank_class[r]];
-    return n * sizeof(rs_op);
-}
-
-/* Header (44 bytes, little-endian):
- *   0  magic "RSTRACE\0"     8  version (u32)     12 flags (u32, 0)
- *   16 payload bytes (u64)   24 zlib bytes (u64)  32 CRC-32 of the payload
- *   36 CRC-32 of the zlib stream (zlib itself ignores the padding bits of
- *      its last byte, so a flip there would pass without it)
- *   40 CRC-32 of bytes 0..39
- * then the zlib stream of the payload. */
-int rs_trace_encode(const rs_trace *t, uint8_t **buf, size_t *len, rs_trace_file_stats *st, rs_err *err)
-{
-    *buf = NULL;
-    *len = 0;
-    uint8_t *pl;
-    size_t pn;
-    int rc = rs_trace_payload_encode(t, &pl, &pn, err);
-    if (rc)
-        return rc;
-    uLongf zn = compressBound((uLong)pn);
-    uint8_t *f = malloc(HEADER_BYTES + (size_t)zn);
-    if (!f) {
-        free(pl);
-        return rs_err_set(err, RS_ENOMEM, "trace: out of memory while compressing");
-    }
-    if (compress2(f + HEADER_BYTES, &zn, pl, (uLong)pn, 9) != Z_OK) {
-        free(pl);
-        free(f);
-        return rs_err_set(err, RS_ENOMEM, "trace: zlib could not compress the payload");
-    }
-    memcpy(f, MAGIC, 8);
-    put_le(f + 8, VERSION, 4);
-    put_le(f + 12, 0, 4);
-    put_le(f + 16, pn, 8);
-    put_le(f + 24, zn, 8);
-    put_le(f + 32, crc32(0L, pl, (uInt)pn), 4);
-    put_le(f + 36, crc32(0L, f + HEADER_BYTES, (uInt)zn), 4);
-    put_le(f + 40, crc32(0L, f, 40), 4);
-    free(pl);
-    *buf = f;
-    *len = HEADER_BYTES + (size_t)zn;
-    if (st) {
-        st->file_bytes = *len;
-        st->payload_bytes = pn;
-        st->expanded_bytes = expanded_bytes(t);
-    }
-    return RS_OK;
-}
-
-int rs_trace_decode(const uint8_t *buf, size_t len, const char *name, rs_trace **out, rs_trace_file_stats *st,
-                    rs_err *err)
-{
-    *out = NULL;
-    if (len < 8 || memcmp(buf, MAGIC, 8) != 0)
-        return rs_err_set(err, RS_EFORMAT, "%s: not a railsim trace file: expected the magic \"RSTRACE\"", name);
-    if (len < HEADER_BYTES)
-        return rs_err_set(err, RS_EFORMAT, "%s: truncated trace file: %zu bytes, expected a %u-byte header",
-                          name, len, HEADER_BYTES);
-    if (get_le(buf + 40, 4) != crc32(0L, buf, 40))
-        return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: the header checksum does not match", name);
-    uint64_t version = get_le(buf + 8, 4);
-    if (version != VERSION)
-        return rs_err_set(err, RS_EFORMAT, "%s: trace format version %llu, expected version %u", name,
-                          (unsigned long long)version, VERSION);
-    if (get_le(buf + 12, 4) != 0)
-        return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: header flags set, expected 0", name);
-    uint64_t pn = get_le(buf + 16, 8), zn = get_le(buf + 24, 8);
-    if (zn != len - HEADER_BYTES)
-        return rs_err_set(err, RS_EFORMAT, "%s: truncated or padded trace file: %zu bytes, expected %llu",
-                          name, len, (unsigned long long)(zn + HEADER_BYTES));
-    if (pn > MAX_PAYLOAD || pn == 0)
-        return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: payload of %llu bytes, expected 1 to 2^30",
-                          name, (unsigned long long)pn);
-    if (get_le(buf + 36, 4) != crc32(0L, buf + HEADER_BYTES, (uInt)zn))
-        return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: the compressed payload's checksum does not "
-                          "match", name);
-    uint8_t *pl = malloc((size_t)pn);
-    if (!pl)
-        return rs_err_set(err, RS_ENOMEM, "%s: out of memory for a %llu-byte payload", name, (unsigned long long)pn);
-    uLongf got = (uLongf)pn;
-    int zrc = uncompress(pl, &got, buf + HEADER_BYTES, (uLong)zn);
-    if (zrc != Z_OK || got != pn || get_le(buf + 32, 4) != crc32(0L, pl, (uInt)pn)) {
-        free(pl);
-        if (zrc == Z_MEM_ERROR)
-            return rs_err_set(err, RS_ENOMEM, "%s: out of memory while decompressing", name);
-        return rs_err_set(err, RS_EFORMAT, "%s: corrupt trace file: the compressed payload does not decompress "
-                          "to %llu bytes with a matching checksum", name, (unsigned long long)pn);
-    }
-    int rc = rs_trace_payload_decode(pl, (size_t)pn, name, out, err);
-    free(pl);
-    if (!rc && st) {
-        st->file_bytes = len;
-        st->payload_bytes = pn;
-        st->expanded_bytes = expanded_bytes(*out);
-    }
-    return rc;
-}
-
-int rs_trace_write(const rs_trace *t, const char *path, rs_trace_file_stats *st, rs_err *err)
-{
-    uint8_t *buf;
-    size_t len;
-    int rc = rs_trace_encode(t, &buf, &len, st, err);
-    if (rc)
-        return rc;
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-        free(buf);
-        return rs_err_set(err, RS_EIO, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        free(buf);
-        return rs_err_set(err, RS_EIO, "%s: cannot write trace file: %s", path, strerror(e));
-    }
-    int ok = fwrite(buf, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    free(buf);
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return rs_err_set(err, RS_EIO, "%s: cannot write trace file: %s", path, strerror(e));
-    }
-    return RS_OK;
-}
-
-int rs_trace_read(const char *path, rs_trace **out, rs_trace_file_stats *st, rs_err *err)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rs_err_set(err, RS_EIO, "%s: cannot open trace file: %s", path, strerror(errno));
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = RS_OK;
-    for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? cap * 2 : 65536;
-            if (nc > MAX_PAYLOAD + HEADER_BYTES + 1) {
-                rc = rs_err_set(err, RS_EFORMAT, "%s: trace file larger than 1 GiB, expected a railsim trace",
-                                path);
-                break;
-            }
-            uint8_t *nb = realloc(buf, nc);
-            if (!nb) {
-                rc = rs_err_set(err, RS_ENOMEM, "%s: out of memory while reading", path);
-                break;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = rs_err_set(err, RS_EIO, "%s: cannot read trace file: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (!rc)
-        rc = rs_trace_decode(buf, len, path, out, st, err);
-    free(buf);
-    return rc;
 }

@@ -1,11 +1,11 @@
 /*
- * fuzz_chakra.c - the Chakra ET importer (traces/chakra.c) on hostile
- * input. One input is a bundle of rank files: byte 0 gives the rank count
- * (1 + b % 8); then, for every rank but the last, a 16-bit little-endian
- * length and that many bytes; the last rank takes what is left. The seed
- * corpus (corpus/chakra) bundles the e2e fixtures and railsim exports.
- * Every input must be refused with a message or give a trace that passes
- * rs_trace_finish and survives export.
+ * fuzz_chakra.c - the Chakra ET importer (traces/chakra_import.c and the
+ * chakra_*.c it calls) on hostile input. One input is a bundle of rank
+ * files: byte 0 gives the rank count (1 + b % 8); then, for every rank but
+ * the last, a 16-bit little-endian length and that many bytes; the last
+ * rank takes what is left. The seed corpus (corpus/chakra) bundles the e2e
+ * fixtures and railsim exports. Every input must be refused with a message
+ * or give a trace that passes rs_trace_finish and survives export.
  */
 #include <stdlib.h>
 #include <string.h>

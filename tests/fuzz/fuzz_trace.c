@@ -1,10 +1,10 @@
 /*
- * fuzz_trace.c - the trace reader (traces/trace.c) on hostile input. An
- * input that starts with the file magic goes through the whole file path
- * (header, CRCs, zlib); any other input is fed to the payload parser
- * directly, so the fuzzer reaches it without forging checksums. Either
- * must be rejected or yield a trace whose programs can be walked the way
- * replay walks them.
+ * fuzz_trace.c - the trace reader (traces/trace_file.c, trace_codec.c) on
+ * hostile input. An input that starts with the file magic goes through the
+ * whole file path (header, CRCs, zlib); any other input is fed to the
+ * payload parser directly, so the fuzzer reaches it without forging
+ * checksums. Either must be rejected or yield a trace whose programs can
+ * be walked the way replay walks them.
  */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * test_chakra.c - the Chakra ET importer and exporter (traces/chakra.c).
+ * test_chakra.c - the Chakra ET importer and exporter (traces/chakra_*.c).
  * Inputs are written byte by byte with a small protobuf wire encoder of
  * the test's own, so the tests do not depend on protobuf-c's encoder.
  */

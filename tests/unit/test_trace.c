@@ -1,7 +1,8 @@
 /*
- * test_trace.c - the in-memory trace and its file format (traces/trace.c):
- * round trips, rank classes, and a reader that rejects every truncation
- * and corruption without crashing (run under ASan in CI).
+ * test_trace.c - the in-memory trace and its file format (traces/trace.c,
+ * trace_codec.c, trace_file.c): round trips, rank classes, and a reader
+ * that rejects every truncation and corruption without crashing (run
+ * under ASan in CI).
  */
 #include <stdio.h>
 #include <stdlib.h>
