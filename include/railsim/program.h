@@ -1,6 +1,6 @@
 /*
  * program.h - the op representation of one rank's training iteration: the
- * contract between the trace generator and codec (trace.c, gen.c) and the
+ * contract between the trace generator and codec (trace_codec.c, gen.c) and the
  * replay driver (replay.c). Plain data, no functions beyond names.
  *
  * A trace (trace.h) holds one program per rank CLASS; every rank of a class

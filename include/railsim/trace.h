@@ -1,6 +1,6 @@
 /*
  * trace.h - a collective trace in memory, and its compressed file format
- * (docs/trace-format.md). zlib is used only by trace.c.
+ * (docs/trace-format.md). zlib is used only by trace_file.c.
  *
  * A trace is:
  *   - ranks 0..nranks-1, each placed on a GPU (rank -> GPU id, distinct,
