@@ -15,6 +15,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "fault.h"
 #include "fluid.h"
 #include "net.h"
@@ -212,32 +213,10 @@ static void test_mmf_flow_cap_takes_cap_and_leaves_the_rest(void)
 
 /* -- the backend ---------------------------------------------------------- */
 
-static rs_net *mk(const rs_net_config *c)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
-}
-
 static void cfg(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix, rs_fidelity fid)
 {
-    rs_net_config_default(c);
-    c->gpus = gpus;
-    c->hb_size = hb;
-    c->radix = radix;
+    rs_fx_config(c, gpus, hb, radix);
     c->fidelity = fid;
-}
-
-static rs_time only_fct(rs_net *net)
-{
-    size_t n;
-    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
-    CU_ASSERT_EQUAL_FATAL(n, 1);
-    return t[0].end - t[0].start;
 }
 
 /* RoCE wire bytes of a message, framed as transport.c does: payloads padded
@@ -272,10 +251,10 @@ static void test_fluid_single_flow_time_is_exact(void)
         for (int fid = 0; fid < 2; fid++) {
             rs_net_config c;
             cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-            rs_net *net = mk(&c);
+            rs_net *net = rs_fx_net(&c);
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-            t[fid] = only_fct(net);
+            t[fid] = rs_fx_only_fct(net);
             if (fid) {
                 uint64_t mw, w = roce_wire(sizes[i], c.mtu, &mw);
                 rs_time want = 1000000 + 500000 + mw * 20 + w * 20;
@@ -310,10 +289,10 @@ static void test_fluid_hb_flow_matches_packet_within_rounding(void)
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
         cfg(&c, 8, 8, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 6, bytes, NULL, NULL, 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        t[fid] = only_fct(net);
+        t[fid] = rs_fx_only_fct(net);
         rs_net_destroy(net);
     }
     uint64_t units = bytes / 65536;
@@ -347,7 +326,7 @@ static void test_fluid_incast_gets_equal_shares(void)
     for (uint32_t n = 2; n <= 7; n++) {
         rs_net_config c;
         cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         for (uint32_t s = 1; s <= n; s++)
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s), RS_OK);
         rate_probe p = { .nflows = n };
@@ -382,7 +361,7 @@ static void test_fluid_paths_equal_packet_paths(void)
     rs_net_config c;
     cfg(&c, 64, 1, 8, RS_FIDELITY_PACKET);
     c.transport = RS_TRANSPORT_IDEAL;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_topo_info ti;
     rs_net_topo_info_get(net, &ti);
     CU_ASSERT_EQUAL_FATAL(ti.tiers, 3);
@@ -462,7 +441,7 @@ static void test_fluid_incremental_equals_full_during_run(void)
         rs_net_config c;
         cfg(&c, kind ? 32 : 64, kind ? 4 : 1, 8, RS_FIDELITY_FLOW);
         c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         rs_rng rng;
         rs_rng_init(&rng, 11, 0, 0);
         uint32_t n = c.gpus;
@@ -505,7 +484,7 @@ static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
         cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0), RS_OK);
         rs_net_at(net, (4194 + 9 * 4178) * 20 - 1000, send_later, NULL, 0ull << 40 | 1ull << 20 | (1u << 20) / 64);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -535,7 +514,7 @@ static void shifted_permutation(rs_ecmp_mode mode, rs_time *lo, rs_time *hi, rs_
     cfg(&c, 128, 1, 16, RS_FIDELITY_FLOW);
     c.ecmp = mode;
     c.cc = RS_CC_NONE;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     for (uint32_t i = 0; i < 128; i++)
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, i, (i + 64) % 128, 2u << 20, NULL, NULL, i), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -611,7 +590,7 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 
 static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes)
 {
-    rs_net *net = mk(c);
+    rs_net *net = rs_fx_net(c);
     rs_comm *comm;
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c->gpus, &comm, &err), RS_OK);
@@ -707,7 +686,7 @@ static void test_fluid_ring_of_one_piece_per_slice_streams_and_agrees(void)
                 rs_net_config c;
                 cfg(&c, cases[i].gpus, cases[i].hb, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
                 c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-                rs_net *net = mk(&c);
+                rs_net *net = rs_fx_net(&c);
                 rs_comm *comm;
                 rs_err err;
                 CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c.gpus, &comm, &err), RS_OK);
@@ -819,7 +798,7 @@ static void test_fluid_is_deterministic(void)
         rs_net_config c;
         cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
         c.kind = RS_TOPO_RAIL_ONLY;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         rs_comm *comm;
         rs_err err;
         CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
@@ -849,11 +828,7 @@ static void test_fluid_rejects_unknown_fidelity(void)
 {
     rs_net_config c;
     cfg(&c, 8, 1, 8, (rs_fidelity)7);
-    rs_net *net = NULL;
-    rs_err err;
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NULL(net);
-    CU_ASSERT(strstr(err.msg, "fidelity") != NULL);
+    rs_fx_refused(&c, "fidelity");
 }
 
 static const rs_cu_test mmf_tests[] = {
@@ -896,7 +871,7 @@ static void test_fluid_records_follow_transfers_in_flight(void)
         rs_net_config c;
         cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
         c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         chain ch[4];
         for (int i = 0; i < 4; i++) {
             ch[i] = (chain){ 5000, 32, (uint64_t)i + 1 };
@@ -959,7 +934,7 @@ static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void
     const uint64_t bytes = 8u << 20;
     rs_net_config c;
     cfg(&c, 32, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     int n = 0;
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
     rs_time lat, free_fct;
@@ -971,7 +946,7 @@ static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void
     uplink_of_flow0(net, up, sizeof up, &dead);
     rs_net_destroy(net);
 
-    net = mk(&c);
+    net = rs_fx_net(&c);
     snprintf(sched, sizeof sched, "50us link-down %s", up);
     CU_ASSERT_EQUAL_FATAL(faults(net, sched, 5), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
@@ -989,7 +964,7 @@ static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void
     CU_ASSERT_EQUAL(rs_fluid_check(net), 0);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(only_fct(net), free_fct + 5000000 + 2 * lat);
+    CU_ASSERT_EQUAL(rs_fx_only_fct(net), free_fct + 5000000 + 2 * lat);
     rs_net_fault_info fi;
     CU_ASSERT_EQUAL(rs_net_fault_info_get(net, 0, &fi), RS_OK);
     CU_ASSERT_EQUAL(fi.flows_hit, 1);
@@ -1010,7 +985,7 @@ static void test_fluid_fault_rates_resolved_after_reroute(void)
 {
     rs_net_config c;
     cfg(&c, 32, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 0), RS_OK);
     int n = 0;
     for (uint32_t g = 0; g < 4; g++)
@@ -1042,7 +1017,7 @@ static void test_fluid_fault_rail_only_nic_down_goes_through_hb(void)
     rs_net_config c;
     cfg(&c, 16, 8, 64, RS_FIDELITY_FLOW);
     c.kind = RS_TOPO_RAIL_ONLY;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "0 nic-down gpu8", 0), RS_OK);
     int n = 0;
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 1u << 20, count_done, &n, 0), RS_OK);
@@ -1063,7 +1038,7 @@ static void test_fluid_fault_partition_stops_naming_gpus(void)
 {
     rs_net_config c;
     cfg(&c, 16, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0; 2us switch-down spine1", 0), RS_OK);
     int n = 0;
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
@@ -1073,7 +1048,7 @@ static void test_fluid_fault_partition_stops_naming_gpus(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 0->15"));
     rs_net_destroy(net);
 
-    net = mk(&c);
+    net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0 1s; 2us switch-down spine1 1s", 0), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
@@ -1092,7 +1067,7 @@ static void test_fluid_fault_degrade_halves_rate_for_the_window(void)
     for (int k = 0; k < 2; k++) {
         rs_net_config c;
         cfg(&c, 2, 1, 8, RS_FIDELITY_FLOW);
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         if (k)
             CU_ASSERT_EQUAL_FATAL(faults(net, "10us link-degrade gpu0.nic 10us", 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 2u << 20, NULL, NULL, 0), RS_OK);
@@ -1106,7 +1081,7 @@ static void test_fluid_fault_degrade_halves_rate_for_the_window(void)
             CU_ASSERT_EQUAL(bps, 400 * G);
         }
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        t[k] = only_fct(net);
+        t[k] = rs_fx_only_fct(net);
         rs_net_destroy(net);
     }
     CU_ASSERT_EQUAL(t[1], t[0] + 5000000);
@@ -1127,25 +1102,25 @@ static void test_fluid_fault_tail_in_flight_waits_for_the_timeout(void)
         uint32_t dead;
         rs_time lat;
         uint64_t wire;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
         uplink_of_flow0(net, up, sizeof up, &dead);
         CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        rs_time done = only_fct(net);
+        rs_time done = rs_fx_only_fct(net);
         rto = net->rto;
         rs_net_destroy(net);
         /* The flow level's tail: the last lat before it completes; the
          * packet level's last frames leave ~lat before its own end. */
         rs_time cut = done - lat / 2;
-        net = mk(&c);
+        net = rs_fx_net(&c);
         snprintf(sched, sizeof sched, "%llups link-down %s", (unsigned long long)cut, up);
         CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
         int n = 0;
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         CU_ASSERT_EQUAL(n, 1);
-        fct[fid] = only_fct(net);
+        fct[fid] = rs_fx_only_fct(net);
         if (fid) {
             CU_ASSERT_EQUAL(fct[1], cut + rto + lat / 2 + lat);
             rs_net_stats st;
@@ -1168,11 +1143,11 @@ static void test_fluid_fault_unreliable_flow_is_lost(void)
         c.transport = RS_TRANSPORT_IDEAL;
         char up[48], sched[96];
         uint32_t dead;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
         uplink_of_flow0(net, up, sizeof up, &dead);
         rs_net_destroy(net);
-        net = mk(&c);
+        net = rs_fx_net(&c);
         snprintf(sched, sizeof sched, "50us link-down %s", up);
         CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
         int n = 0;
@@ -1206,7 +1181,7 @@ static void test_fluid_fault_agrees_with_packet_level(void)
             rs_time fct[2];
             char up[48], sched[96];
             for (int f = 0; f < 2; f++) {
-                rs_net *net = mk(&c);
+                rs_net *net = rs_fx_net(&c);
                 CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
                 if (f == 0) {
                     uint32_t dead;
@@ -1216,7 +1191,7 @@ static void test_fluid_fault_agrees_with_packet_level(void)
                     CU_ASSERT_EQUAL_FATAL(faults(net, sched, conv[k]), RS_OK);
                 }
                 CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-                fct[f] = only_fct(net);
+                fct[f] = rs_fx_only_fct(net);
                 rs_net_destroy(net);
             }
             add[fid] = fct[1] - fct[0];
@@ -1247,11 +1222,11 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
             cfg(&c, 16, 8, 64, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
             c.kind = RS_TOPO_RAIL_ONLY;
             c.relay_pipeline = v == 1;
-            rs_net *net = mk(&c);
+            rs_net *net = rs_fx_net(&c);
 
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-            t[v] = only_fct(net);
+            t[v] = rs_fx_only_fct(net);
             rs_net_stats_get(net, &st[v]);
             rs_net_destroy(net);
         }
@@ -1290,7 +1265,7 @@ static rs_time fault_fct(rs_fidelity fid, rs_topo_kind kind, uint32_t dst, const
     else
         cfg(&c, 32, 1, 8, fid);
     c.kind = kind;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
     int n = 0;
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, dst, 8u << 20, count_done, &n, 0), RS_OK);
@@ -1303,7 +1278,7 @@ static rs_time fault_fct(rs_fidelity fid, rs_topo_kind kind, uint32_t dst, const
     if (fid == RS_FIDELITY_FLOW)
         CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
     *frames = st.data_pkts;
-    rs_time t = only_fct(net);
+    rs_time t = rs_fx_only_fct(net);
     rs_net_destroy(net);
     return t;
 }
@@ -1377,7 +1352,7 @@ static void test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer(void
     rs_net_config c;
     cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
     const rs_time at[5] = { 30 * US, 65 * US, 90 * US, 140 * US, 190 * US };
@@ -1428,7 +1403,7 @@ static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
         rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
         if (v == 1)
             c.cc = RS_CC_NONE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 1u << 20, NULL, NULL, 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
         cc_probe p[2];

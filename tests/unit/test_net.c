@@ -10,57 +10,17 @@
 
 #include "cost.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "net.h"
 #include "netint.h" /* wire overhead constants (RS_WIRE_*) and entities, to compute expected times */
 #include "rng.h"
-
-static rs_net *mk(const rs_net_config *c)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
-}
-
-static void cfg_flat(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix)
-{
-    rs_net_config_default(c);
-    c->gpus = gpus;
-    c->hb_size = hb;
-    c->radix = radix;
-}
-
-/* Run to idle and check conservation: every packet forwarded, delivered
- * or dropped; nothing left alive. */
-static void run_idle(rs_net *net)
-{
-    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.pkts_in_flight, 0);
-    CU_ASSERT_EQUAL(st.pkts_sent, st.pkts_delivered + st.pkts_dropped);
-}
-
-static rs_time only_fct(rs_net *net)
-{
-    size_t n;
-    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
-    CU_ASSERT_EQUAL_FATAL(n, 1);
-    return t[0].end - t[0].start;
-}
 
 /* -- topology ----------------------------------------------------------- */
 
 /* A network of the given kind and size; *ti gets its topology facts. */
 static rs_net *mk_topo(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix, rs_net_topo_info *ti)
 {
-    rs_net_config c;
-    cfg_flat(&c, gpus, hb, radix);
-    c.kind = kind;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_topo(kind, gpus, hb, radix);
     rs_net_topo_info_get(net, ti);
     return net;
 }
@@ -109,8 +69,8 @@ static void test_topo_rail_only_counts(void)
 static void test_topo_hop_counts_fat_tree(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 1024, 1, 16);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 1024, 1, 16);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL(rs_net_path_links(net, 5, 5), 0);
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 7), 2);   /* same leaf */
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 8), 4);   /* same pod */
@@ -122,9 +82,9 @@ static void test_topo_hop_counts_fat_tree(void)
 static void test_topo_rail_only_has_no_path_between_rails(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 1024, 8, 32);
+    rs_fx_config(&c, 1024, 8, 32);
     c.kind = RS_TOPO_RAIL_ONLY;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     for (uint32_t a = 0; a < 1024; a += 37)
         for (uint32_t b = 0; b < 1024; b += 41) {
             int l = rs_net_path_links(net, a, b);
@@ -141,20 +101,10 @@ static void test_topo_rail_only_has_no_path_between_rails(void)
     rs_net_destroy(net);
     /* The rail-optimized fat tree joins every pair. */
     c.kind = RS_TOPO_FAT_TREE;
-    net = mk(&c);
+    net = rs_fx_net(&c);
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 4); /* rails 0 and 1 share pod 0 */
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1023), 6);
     rs_net_destroy(net);
-}
-
-/* rs_net_create refuses *c, builds nothing, and names key. */
-static void expect_refused(const rs_net_config *c, const char *key)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    CU_ASSERT_EQUAL(rs_net_create(c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NULL(net);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, key));
 }
 
 /* Deeper than three tiers: the k-ary recursion (each tier multiplies the
@@ -225,7 +175,7 @@ static void check_deep(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t r
         for (uint32_t d = 0; d < gpus; d++)
             if (a != d)
                 CU_ASSERT_EQUAL(rs_net_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs_done, (uint64_t)gpus * (gpus - 1));
@@ -240,8 +190,8 @@ static void test_topo_four_tier_fat_tree(void)
     check_topo(RS_TOPO_FAT_TREE, 32, 1, 4, 56, 128, 4);
     check_deep(RS_TOPO_FAT_TREE, 32, 1, 4, 4, 56, ft);
     rs_net_config c;
-    cfg_flat(&c, 32, 1, 4);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 32, 1, 4);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);  /* same leaf */
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 2), 4);  /* same pod */
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 4), 6);  /* same tier-3 block */
@@ -275,21 +225,21 @@ static void test_topo_four_tier_rail_only(void)
 static void test_topo_rejects_bad_config_naming_key(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 10, 8, 64);
-    expect_refused(&c, "topology.gpus");
+    rs_fx_config(&c, 10, 8, 64);
+    rs_fx_refused(&c, "topology.gpus");
     /* Tiers are unbounded, so only 2-port switches (a tier of them adds
      * no reach) cannot join the leaves: 8 GPUs need 8 leaves of one. */
-    cfg_flat(&c, 8, 1, 2);
-    expect_refused(&c, "topology.radix");
-    cfg_flat(&c, 8, 1, 8);
+    rs_fx_config(&c, 8, 1, 2);
+    rs_fx_refused(&c, "topology.radix");
+    rs_fx_config(&c, 8, 1, 8);
     c.link_gbps = 0;
-    expect_refused(&c, "topology.link_gbps");
-    cfg_flat(&c, 8, 1, 8);
+    rs_fx_refused(&c, "topology.link_gbps");
+    rs_fx_config(&c, 8, 1, 8);
     c.buffer_bytes = 100;
-    expect_refused(&c, "topology.buffer_bytes");
-    cfg_flat(&c, 8, 1, 8);
+    rs_fx_refused(&c, "topology.buffer_bytes");
+    rs_fx_config(&c, 8, 1, 8);
     c.mtu = 1001; /* not an InfiniBand MTU: no RoCE NIC sends such frames */
-    expect_refused(&c, "topology.mtu: expected an InfiniBand MTU");
+    rs_fx_refused(&c, "topology.mtu: expected an InfiniBand MTU");
 }
 
 /* -- exact timing ------------------------------------------------------- */
@@ -329,36 +279,36 @@ static uint32_t roce_wire(uint64_t bytes, uint32_t mtu, uint32_t *w)
 static void test_single_packet_one_switch_exact(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 2, 1, 4);
+    rs_fx_config(&c, 2, 1, 4);
     c.transport = RS_TRANSPORT_IDEAL;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1000, NULL, NULL, 0), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     /* 1000 B + 82 B RoCE/Ethernet overhead + 16 B RETH = 1098 B = 21960 ps
      * at 400 Gb/s, twice; 500 ns per link, 500 ns switch pipeline. */
-    CU_ASSERT_EQUAL(only_fct(net), 2 * 21960 + 2 * 500000 + 500000);
+    CU_ASSERT_EQUAL(rs_fx_only_fct(net), 2 * 21960 + 2 * 500000 + 500000);
     rs_net_destroy(net);
 }
 
 static void multihop_case(rs_transport_kind tr, double nic_gbps)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 4); /* k = 4 fat tree: GPU 0 -> 15 crosses 6 links */
+    rs_fx_config(&c, 16, 1, 4); /* k = 4 fat tree: GPU 0 -> 15 crosses 6 links */
     c.transport = tr;
     c.nic_gbps = nic_gbps;
     c.link_latency_ns = 700;
     c.switch_latency_ns = 300;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 10 * 4096 + 100;
     CU_ASSERT_EQUAL(rs_net_send(net, 0, 15, bytes, NULL, NULL, 0), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     uint32_t w[64];
     uint32_t n = roce_wire(bytes, 4096, w);
     uint64_t nic = (uint64_t)(nic_gbps * 1e9), sw = 400000000000ULL;
     const uint64_t rate[6] = { nic, sw, sw, sw, sw, nic };
     const rs_time prop[6] = { 1000000, 1000000, 1000000, 1000000, 1000000, 700000 };
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 15), 6);
-    CU_ASSERT_EQUAL(only_fct(net), pipeline_time(w, n, rate, prop, 6));
+    CU_ASSERT_EQUAL(rs_fx_only_fct(net), pipeline_time(w, n, rate, prop, 6));
     rs_net_destroy(net);
 }
 
@@ -369,16 +319,16 @@ static void test_multihop_message_exact_slow_nic(void) { multihop_case(RS_TRANSP
 static void test_hb_transfer_exact_with_rounding(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 8, 8, 64);
+    rs_fx_config(&c, 8, 8, 64);
     c.hb_latency_ns = 333.333; /* 333333 ps: 166666 + 166667 */
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 100000;
     CU_ASSERT_EQUAL(rs_net_send(net, 2, 5, bytes, NULL, NULL, 0), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     const uint32_t w[2] = { 65536 + RS_WIRE_HB, 34464 + RS_WIRE_HB };
     const uint64_t rate[2] = { 3600000000000ULL, 3600000000000ULL };
     const rs_time prop[2] = { 166666, 166667 };
-    CU_ASSERT_EQUAL(only_fct(net), pipeline_time(w, 2, rate, prop, 2));
+    CU_ASSERT_EQUAL(rs_fx_only_fct(net), pipeline_time(w, 2, rate, prop, 2));
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.hb_bytes, bytes);
@@ -414,13 +364,13 @@ static void posted_left(void *ctx, rs_net *net, uint64_t tag)
 static void test_posted_send_leaves_then_the_next_follows_back_to_back(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 2, 1, 4);
+    rs_fx_config(&c, 2, 1, 4);
     c.transport = RS_TRANSPORT_IDEAL;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 10 * 4096 + 100;
     struct posted p = { 0 };
     CU_ASSERT_EQUAL_FATAL(rs_net_send_posted(net, 0, 1, bytes, posted_done, posted_left, &p, 0, NULL), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     uint32_t w[64];
     uint32_t n = roce_wire(bytes, 4096, w);
     rs_time wire = 0;
@@ -443,12 +393,12 @@ static void test_posted_send_leaves_then_the_next_follows_back_to_back(void)
 static void test_send_to_self_completes_at_once(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 8, 8, 64);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 8, 8, 64);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL(rs_net_send(net, 3, 3, 12345, NULL, NULL, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_send(net, 3, 8, 1, NULL, NULL, 0), RS_EINVAL);
-    run_idle(net);
-    CU_ASSERT_EQUAL(only_fct(net), 0);
+    rs_fx_run_idle(net);
+    CU_ASSERT_EQUAL(rs_fx_only_fct(net), 0);
     rs_net_destroy(net);
 }
 
@@ -473,8 +423,8 @@ static void timer_note(void *ctx, rs_net *net, uint64_t arg)
 static void test_gpu_timer_is_an_event_of_its_node(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 8, 8, 64);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 8, 8, 64);
+    rs_net *net = rs_fx_net(&c);
     timer_seen ts = { 0 };
     rs_net_at(net, 1000, timer_note, &ts, 0);
     rs_net_at_gpu(net, 5, 2000, timer_note, &ts, 0);
@@ -492,7 +442,7 @@ static void test_gpu_timer_is_an_event_of_its_node(void)
     CU_ASSERT_NOT_EQUAL(ts.ent[1], ts.ent[2]);
     rs_net_destroy(net);
 
-    net = mk(&c);
+    net = rs_fx_net(&c);
     ts.n = 0;
     rs_net_at_gpu(net, 8, 1000, timer_note, &ts, 0); /* 8 GPUs: 0..7 */
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EINTERNAL);
@@ -523,16 +473,16 @@ static void chain_next(void *ctx, rs_net *net, uint64_t src)
 static void chain_case(rs_recovery_kind rec, double loss)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.recovery = rec;
     c.loss_rate = loss;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     chain ch = { .gpus = 16, .bytes = 20000 };
     for (uint32_t g = 0; g < 16; g++) {
         ch.left[g] = 200;
         chain_next(&ch, net, g);
     }
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 16 * 200);
@@ -554,14 +504,14 @@ static void test_flow_records_follow_in_flight_lossy_selective(void) { chain_cas
 static void test_two_flows_share_bottleneck_fairly(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 3, 1, 4);
+    rs_fx_config(&c, 3, 1, 4);
     c.transport = RS_TRANSPORT_IDEAL;
     c.buffer_bytes = 64u << 20;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 4u << 20;
     rs_net_send(net, 1, 0, bytes, NULL, NULL, 0);
     rs_net_send(net, 2, 0, bytes, NULL, NULL, 1);
-    run_idle(net);
+    rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
     CU_ASSERT_EQUAL_FATAL(n, 2);
@@ -580,16 +530,16 @@ static void test_two_flows_share_bottleneck_fairly(void)
 static rs_time shifted_permutation_max_fct(rs_ecmp_mode mode, rs_time *single)
 {
     rs_net_config c;
-    cfg_flat(&c, 128, 1, 16); /* 16 leaves of 8, 8 spines */
+    rs_fx_config(&c, 128, 1, 16); /* 16 leaves of 8, 8 spines */
     c.transport = RS_TRANSPORT_IDEAL;
     c.buffer_bytes = 64u << 20;
     c.ecmp = mode;
     c.seed = 7;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 1u << 20;
     for (uint32_t i = 0; i < 128; i++)
         rs_net_send(net, i, (i + 64) % 128, bytes, NULL, NULL, i);
-    run_idle(net);
+    rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
     CU_ASSERT_EQUAL(n, 128);
@@ -599,12 +549,12 @@ static rs_time shifted_permutation_max_fct(rs_ecmp_mode mode, rs_time *single)
             mx = t[i].end - t[i].start;
     rs_net_destroy(net);
 
-    cfg_flat(&c, 128, 1, 16);
+    rs_fx_config(&c, 128, 1, 16);
     c.transport = RS_TRANSPORT_IDEAL;
-    net = mk(&c);
+    net = rs_fx_net(&c);
     rs_net_send(net, 0, 64, bytes, NULL, NULL, 0);
-    run_idle(net);
-    *single = only_fct(net);
+    rs_fx_run_idle(net);
+    *single = rs_fx_only_fct(net);
     rs_net_destroy(net);
     return mx;
 }
@@ -631,14 +581,14 @@ static void test_flow_hash_permutation_shows_collisions(void)
 static int uplinks_used(rs_ecmp_mode mode, double flowlet_gap_us)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.ecmp = mode;
     c.flowlet_gap_us = flowlet_gap_us;
     c.recovery = RS_RECOVERY_SELECTIVE;
     c.dupthresh = 64; /* spread packets arrive out of order; nothing is lost */
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs_done, 1);
@@ -680,23 +630,23 @@ static void test_flowlet_sticks_within_the_gap_and_moves_past_it(void)
 static void test_adaptive_avoids_the_queued_uplink(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 8, 1, 4); /* 4 leaves of 2 GPUs, 2 uplinks each */
+    rs_fx_config(&c, 8, 1, 4); /* 4 leaves of 2 GPUs, 2 uplinks each */
     c.transport = RS_TRANSPORT_IDEAL;
     c.ecmp = RS_ECMP_ADAPTIVE;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
     rs_net_send(net, 1, 3, 1u << 20, NULL, NULL, 1);
-    run_idle(net);
+    rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
     CU_ASSERT_EQUAL_FATAL(n, 2);
     rs_time worst = t[0].end - t[0].start > t[1].end - t[1].start ? t[0].end - t[0].start : t[1].end - t[1].start;
     rs_net_destroy(net);
     rs_net_config one = c;
-    net = mk(&one);
+    net = rs_fx_net(&one);
     rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
-    run_idle(net);
-    rs_time alone = only_fct(net);
+    rs_fx_run_idle(net);
+    rs_time alone = rs_fx_only_fct(net);
     rs_net_destroy(net);
     /* Per packet, so the two interleave on both uplinks at first: within
      * a few frames of a lone message, far from the 2x of a shared link. */
@@ -708,30 +658,30 @@ static void test_adaptive_avoids_the_queued_uplink(void)
 static void test_rail_only_cross_rail_crosses_hb_domain(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 64, 8, 64);
+    rs_fx_config(&c, 64, 8, 64);
     c.kind = RS_TOPO_RAIL_ONLY;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 3u << 20;
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 9), -1);
     rs_net_send(net, 0, 9, bytes, NULL, NULL, 0); /* domain 0 rail 0 -> domain 1 rail 1 */
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs_done, 1);
     CU_ASSERT_EQUAL(st.hb_bytes, bytes);  /* GPU 0 -> GPU 1 over NVSwitch */
     CU_ASSERT_EQUAL(st.nic_bytes, bytes); /* GPU 1 -> GPU 9 over rail 1 */
-    rs_time relayed = only_fct(net);
+    rs_time relayed = rs_fx_only_fct(net);
     rs_net_destroy(net);
 
     c.kind = RS_TOPO_FAT_TREE;
     c.pxn = RS_PXN_OFF; /* directly from gpu0's NIC across the spine */
-    net = mk(&c);
+    net = rs_fx_net(&c);
     rs_net_send(net, 0, 9, bytes, NULL, NULL, 0);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.hb_bytes, 0);
     CU_ASSERT_EQUAL(st.nic_bytes, bytes);
-    rs_time direct = only_fct(net);
+    rs_time direct = rs_fx_only_fct(net);
     /* The pipelined relay adds one chunk over NVLink, not a copy of the
      * whole message, and its network leg runs at line rate: chunks go back
      * to back, each posted as the one before leaves the NIC (it used to
@@ -760,16 +710,16 @@ static void count_done(void *ctx, rs_net *net, uint64_t tag)
 static rs_time relay_time(uint64_t chunk, double loss, rs_recovery_kind rec, uint64_t bytes)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 8, 64);
+    rs_fx_config(&c, 16, 8, 64);
     c.kind = RS_TOPO_RAIL_ONLY;
     c.relay_chunk_bytes = chunk;
     c.loss_rate = loss;
     c.recovery = rec;
     c.seed = 3;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     int n = 0;
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, bytes, count_done, &n, 0), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(n, 1);
@@ -777,7 +727,7 @@ static rs_time relay_time(uint64_t chunk, double loss, rs_recovery_kind rec, uin
     CU_ASSERT(st.goodput_bytes >= bytes); /* the HB leg's and the rail's, resends not counted twice */
     if (loss > 0)
         CU_ASSERT(st.pkts_retransmitted > 0);
-    rs_time t = only_fct(net);
+    rs_time t = rs_fx_only_fct(net);
     rs_net_destroy(net);
     return t;
 }
@@ -841,17 +791,17 @@ static void test_tally_sums_per_port_and_grows(void)
 static void check_tally_cross_rail(rs_topo_kind kind, rs_pxn_mode pxn, rs_fidelity fid)
 {
     rs_net_config c;
-    cfg_flat(&c, 64, 8, 64);
+    rs_fx_config(&c, 64, 8, 64);
     c.kind = kind;
     c.pxn = pxn;
     c.fidelity = fid;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_tally *t;
     CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
     uint64_t b = 3u << 20;
     CU_ASSERT_EQUAL(rs_net_send_tallied(net, 0, 9, b, NULL, NULL, 0, t), RS_OK); /* domain 0 rail 0 -> domain 1 rail 1 */
     CU_ASSERT_EQUAL(rs_net_send_tallied(net, 2, 3, b / 2, NULL, NULL, 0, t), RS_OK); /* inside domain 0 */
-    run_idle(net);
+    rs_fx_run_idle(net);
     int relay = pxn != RS_PXN_OFF;
     CU_ASSERT_EQUAL(rs_tally_get(t, 0, RS_TALLY_HB_TX), relay ? b : 0);
     CU_ASSERT_EQUAL(rs_tally_get(t, 1, RS_TALLY_HB_RX), relay ? b : 0);
@@ -887,8 +837,8 @@ static void test_tally_counts_relay_legs_where_they_go(void)
 static void test_tally_bound_of_hb_bytes(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 8, 64);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 16, 8, 64);
+    rs_net *net = rs_fx_net(&c);
     rs_tally *t;
     CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
     CU_ASSERT_EQUAL(rs_net_tally_bound(net, t), 0);
@@ -910,17 +860,17 @@ static void send_from(void *ctx, rs_net *net, uint64_t src)
 static void test_lossy_incast_drops_and_recovers_every_byte_once(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 1, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.pfc = 0;
     c.buffer_bytes = 64u << 10;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 256u << 10;
     /* Staggered starts: with all senders in lock step, tail drop always
      * admits the same sender first and the others lose whole tails (a
      * phase effect, recovered by timeout, see the next test). */
     for (uint32_t s = 1; s <= 8; s++)
         rs_net_at(net, s * 37000, send_from, NULL, s);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT(st.pkts_dropped > 0);
@@ -937,15 +887,15 @@ static void test_lossy_incast_drops_and_recovers_every_byte_once(void)
 static void tail_loss_case(rs_recovery_kind rec)
 {
     rs_net_config c;
-    cfg_flat(&c, 3, 1, 4);
+    rs_fx_config(&c, 3, 1, 4);
     c.pfc = 0;
     c.buffer_bytes = 4096 + RS_WIRE_ROCE + RS_WIRE_RETH;
     c.rto_us = 20;
     c.recovery = rec;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 1, 0, 64u << 10, NULL, NULL, 0);
     rs_net_send(net, 2, 0, 64u << 10, NULL, NULL, 1);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs_done, 2);
@@ -965,13 +915,13 @@ static void test_tail_loss_recovers_by_timeout(void) { tail_loss_case(RS_RECOVER
 static rs_net_stats lossy_message(rs_recovery_kind rec)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.loss_rate = 0.01;
     c.recovery = rec;
     c.rto_us = 100;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     rs_net_destroy(net);
@@ -1008,14 +958,14 @@ static void test_selective_takes_reordering_for_what_it_is(void)
     rs_net_stats st[2];
     for (int k = 0; k < 2; k++) {
         rs_net_config c;
-        cfg_flat(&c, 128, 1, 16);
+        rs_fx_config(&c, 128, 1, 16);
         c.ecmp = RS_ECMP_PACKET;
         c.recovery = k ? RS_RECOVERY_SELECTIVE : RS_RECOVERY_GBN;
         c.dupthresh = 256;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         for (uint32_t i = 0; i < 128; i++)
             rs_net_send(net, i, (i + 64) % 128, 1u << 20, NULL, NULL, i);
-        run_idle(net);
+        rs_fx_run_idle(net);
         rs_net_stats_get(net, &st[k]);
         rs_net_destroy(net);
         CU_ASSERT_EQUAL(st[k].msgs_done, 128);
@@ -1033,20 +983,20 @@ static void test_selective_takes_reordering_for_what_it_is(void)
 static void test_selective_window_caps_what_is_in_flight(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 2, 1, 4);
+    rs_fx_config(&c, 2, 1, 4);
     c.recovery = RS_RECOVERY_SELECTIVE;
     c.sack_window = 64;
     c.link_latency_ns = 20000; /* 80 us round trip: far above 64 packets' 21 us */
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
-    run_idle(net);
-    rs_time capped = only_fct(net);
+    rs_fx_run_idle(net);
+    rs_time capped = rs_fx_only_fct(net);
     rs_net_destroy(net);
     c.recovery = RS_RECOVERY_GBN;
-    net = mk(&c);
+    net = rs_fx_net(&c);
     rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
-    run_idle(net);
-    rs_time free_run = only_fct(net);
+    rs_fx_run_idle(net);
+    rs_time free_run = rs_fx_only_fct(net);
     rs_net_destroy(net);
     /* Four windows: three round trips waiting for ACKs, then the last
      * window's one-way trip. */
@@ -1057,19 +1007,19 @@ static void test_selective_window_caps_what_is_in_flight(void)
 static void test_routing_recovery_and_loss_keys_are_checked(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 8, 1, 4);
+    rs_fx_config(&c, 8, 1, 4);
     c.sack_window = 100;
-    expect_refused(&c, "transport.sack_window");
-    cfg_flat(&c, 8, 1, 4);
+    rs_fx_refused(&c, "transport.sack_window");
+    rs_fx_config(&c, 8, 1, 4);
     c.dupthresh = 0;
-    expect_refused(&c, "transport.dupthresh");
-    cfg_flat(&c, 8, 1, 4);
+    rs_fx_refused(&c, "transport.dupthresh");
+    rs_fx_config(&c, 8, 1, 4);
     c.flowlet_gap_us = 0;
-    expect_refused(&c, "routing.flowlet_gap_us");
-    cfg_flat(&c, 8, 1, 4);
+    rs_fx_refused(&c, "routing.flowlet_gap_us");
+    rs_fx_config(&c, 8, 1, 4);
     c.loss_rate = 0.01;
     c.fidelity = RS_FIDELITY_FLOW; /* no loss at flow level: refused, not ignored */
-    expect_refused(&c, "topology.loss_rate");
+    rs_fx_refused(&c, "topology.loss_rate");
 }
 
 static void test_same_seed_same_results(void)
@@ -1077,14 +1027,14 @@ static void test_same_seed_same_results(void)
     rs_net_stats a, b;
     for (int round = 0; round < 2; round++) {
         rs_net_config c;
-        cfg_flat(&c, 128, 1, 16);
+        rs_fx_config(&c, 128, 1, 16);
         c.buffer_bytes = 256u << 10;
         c.pfc = 0;
         c.seed = 99;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         for (uint32_t i = 0; i < 128; i++)
             rs_net_send(net, i, (i * 37 + 11) % 128, 300000, NULL, NULL, i);
-        run_idle(net);
+        rs_fx_run_idle(net);
         rs_net_stats_get(net, round ? &b : &a);
         rs_net_destroy(net);
     }
@@ -1122,12 +1072,12 @@ static void sample_queue(void *ctx, rs_net *net, uint64_t arg)
  * mean queue toward the receiver after 1 ms. */
 static double incast8(rs_net_config *c, uint64_t bytes, rs_net_stats *st)
 {
-    rs_net *net = mk(c);
+    rs_net *net = rs_fx_net(c);
     for (uint32_t s = 1; s <= 8; s++)
         rs_net_send(net, s, 0, bytes, NULL, NULL, s);
     queue_sampler qs = { net->leaf_port[0], 1000000000ULL, 0, 0 };
     rs_net_at(net, 0, sample_queue, &qs, 0);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats_get(net, st);
     rs_net_destroy(net);
     return qs.n ? qs.sum / (double)qs.n : 0;
@@ -1140,12 +1090,12 @@ static double incast8(rs_net_config *c, uint64_t bytes, rs_net_stats *st)
 static void test_ecn_marks_count_each_packet_once(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.cc = RS_CC_NONE; /* keep the queues up: every packet is marked somewhere */
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     for (uint32_t s = 4; s < 16; s++)
         rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT(st.ecn_marked > 0);
@@ -1163,7 +1113,7 @@ static void test_ecn_marks_count_each_packet_once(void)
 static void test_pfc_incast_is_lossless(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 1, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.buffer_bytes = 256u << 10; /* smaller than what arrives */
     c.cc = RS_CC_NONE;
     rs_net_stats st;
@@ -1184,12 +1134,12 @@ static void test_pfc_incast_is_lossless(void)
 static void test_pfc_pauses_are_sent_by_switches_and_received_upstream(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 1, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.cc = RS_CC_NONE;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     for (uint32_t s = 1; s <= 8; s++)
         rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
-    run_idle(net);
+    rs_fx_run_idle(net);
     /* Every pause a switch port sent was received by the NIC across the
      * cable; the receiver's own NIC never sent one. */
     uint64_t sent = 0, recv = 0;
@@ -1218,7 +1168,7 @@ static void test_dcqcn_cuts_pfc_pauses(void)
     /* The paper's constants: a cut holds for a rate timer, so the 8:1
      * incast settles below PFC's threshold. */
     rs_net_config c;
-    cfg_flat(&c, 9, 1, 16);
+    rs_fx_config(&c, 9, 1, 16);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net_stats with, without;
     c.cc = RS_CC_NONE;
@@ -1239,7 +1189,7 @@ static void test_dcqcn_holds_queue_in_marking_band(void)
      * (g = 1/16, 1 us, CNP every 4 us): the standing queue sits between
      * Kmin and Kmax. Without congestion control PFC holds it far above. */
     rs_net_config c;
-    cfg_flat(&c, 9, 1, 16);
+    rs_fx_config(&c, 9, 1, 16);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     c.dcqcn.g = 1.0 / 16;
     c.dcqcn.alpha_period_us = 1;
@@ -1267,9 +1217,9 @@ static void test_dcqcn_target_clamp_by_profile(void)
 {
     for (int k = 0; k < 2; k++) {
         rs_net_config c;
-        cfg_flat(&c, 2, 1, 4);
+        rs_fx_config(&c, 2, 1, 4);
         rs_dcqcn_profile_set(&c.dcqcn, k ? RS_DCQCN_PAPER_2015 : RS_DCQCN_CONNECTX);
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         rs_dcqcn_rp rp;
         rs_dcqcn_init(net, &rp);
         rs_dcqcn_cut(net, &rp, 0); /* alpha 1: halves, Rt = 400 either way (clamped or line rate) */
@@ -1316,14 +1266,14 @@ static void test_dcqcn_flows_converge_to_fair_share(void)
      * 1.5 ms later DCQCN (the paper's constants) has brought both to about
      * half the link. */
     rs_net_config c;
-    cfg_flat(&c, 3, 1, 16);
+    rs_fx_config(&c, 3, 1, 16);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_send(net, 1, 0, 64u << 20, NULL, NULL, 0);
     rs_net_at(net, 500000000ULL, start_second, NULL, 0);
     rate_probe r = { 0, 0 };
     rs_net_at(net, 2000000000ULL, probe_rates, &r, 0);
-    run_idle(net);
+    rs_fx_run_idle(net);
     double lo = r.a < r.b ? r.a : r.b, hi = r.a > r.b ? r.a : r.b;
     CU_ASSERT(hi > 0);
     CU_ASSERT(lo / hi > 0.9);
@@ -1344,16 +1294,16 @@ static void send_random(rs_net *net)
         uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
     }
-    run_idle(net);
+    rs_fx_run_idle(net);
 }
 
 static void fct_run_records(size_t keep, int records, rs_net_fct *f, rs_net_msg_time *first, size_t *nkept)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.transport = RS_TRANSPORT_IDEAL;
     c.msg_records = records;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     net->msg_times_keep = keep;
     send_random(net);
     CU_ASSERT_EQUAL(rs_net_fct_get(net, f), RS_OK);
@@ -1385,9 +1335,9 @@ static void test_fct_percentiles_exact_with_and_without_records(void)
     rs_net_msg_time none[100];
     size_t n, n0;
     rs_net_config c;
-    cfg_flat(&c, 16, 1, 8);
+    rs_fx_config(&c, 16, 1, 8);
     c.transport = RS_TRANSPORT_IDEAL;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     send_random(net);
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
     CU_ASSERT_EQUAL_FATAL(n, 3000);
@@ -1450,8 +1400,8 @@ static void noop_done(void *ctx, rs_net *net, uint64_t tag)
 static void test_send_that_cannot_start_leaves_nothing(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 16, 4, 8);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 16, 4, 8);
+    rs_net *net = rs_fx_net(&c);
     uint64_t huge = (2ull << 30) * 4096 + 1;
     CU_ASSERT_NOT_EQUAL(rs_net_send(net, 1, 5, huge, noop_done, NULL, 1), RS_OK); /* one flow on rail 1 */
     rs_net_stats st;
@@ -1459,7 +1409,7 @@ static void test_send_that_cannot_start_leaves_nothing(void)
     CU_ASSERT_EQUAL(st.msgs, 0);
     CU_ASSERT_EQUAL(st.msg_bytes, 0);
     CU_ASSERT_EQUAL(rs_net_send(net, 1, 5, 100000, noop_done, NULL, 2), RS_OK);
-    run_idle(net);
+    rs_fx_run_idle(net);
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 1);
     CU_ASSERT_EQUAL(st.msgs_done, 1);
@@ -1567,8 +1517,8 @@ static void cb_other(void *ctx, rs_net *net, uint32_t index)
 static void test_callback_indices_found_reserved_and_resolved(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 4, 1, 8);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 4, 1, 8);
+    rs_net *net = rs_fx_net(&c);
     /* Many registrations: each found by its (fn, ctx), the latest of a pair. */
     static char ctxs[300];
     uint32_t idx[300];
