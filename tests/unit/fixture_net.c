@@ -15,6 +15,12 @@ void rs_fx_config(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix)
     c->radix = radix;
 }
 
+void rs_fx_config_at(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix, rs_fidelity fid)
+{
+    rs_fx_config(c, gpus, hb, radix);
+    c->fidelity = fid;
+}
+
 rs_net *rs_fx_net(const rs_net_config *c)
 {
     rs_net *net = NULL;

@@ -16,6 +16,9 @@
  * radix (the topology stays the default, a fat tree). */
 void rs_fx_config(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix);
 
+/* rs_fx_config at the given fidelity (packet or flow level). */
+void rs_fx_config_at(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix, rs_fidelity fid);
+
 /* The network of c. If rs_net_create refuses c, prints its message and
  * fails the running test fatally. */
 rs_net *rs_fx_net(const rs_net_config *c);

@@ -717,8 +717,7 @@ static void test_fault_overlapping_downs_hold_traffic_at_both_fidelities(void)
 {
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
-        rs_fx_config(&c, 16, 1, 8);
-        c.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        rs_fx_config_at(&c, 16, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
         rs_net *net = rs_fx_net(&c);
         rs_err err;
         CU_ASSERT_EQUAL_FATAL(start(net, overlap_sched, 0, &err), RS_OK);
