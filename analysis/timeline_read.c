@@ -27,7 +27,6 @@
 #include <string.h>
 
 #define BUF_INIT (64u * 1024u)
-#define FORMAT_NAME "railsim-timeline"
 
 struct rs_tlread {
     FILE *f;
@@ -601,18 +600,18 @@ static int read_header(rs_tlread *r, rs_an_err *err)
                     "%s is not a railsim timeline: it should start with a msgpack map, found %s.",
                     r->path, type_name(h.type));
     const msgpack_object *fmt = find_key(&h, "format");
-    if (!fmt || fmt->type != MSGPACK_OBJECT_STR || fmt->via.str.size != strlen(FORMAT_NAME) ||
-        memcmp(fmt->via.str.ptr, FORMAT_NAME, strlen(FORMAT_NAME)) != 0)
+    if (!fmt || fmt->type != MSGPACK_OBJECT_STR || fmt->via.str.size != strlen(RS_TIMELINE_FORMAT) ||
+        memcmp(fmt->via.str.ptr, RS_TIMELINE_FORMAT, strlen(RS_TIMELINE_FORMAT)) != 0)
         return fail(r, err, RS_AN_EFORMAT,
-                    "%s is not a railsim timeline: its header has no \"format\": \"" FORMAT_NAME "\".",
+                    "%s is not a railsim timeline: its header has no \"format\": \"" RS_TIMELINE_FORMAT "\".",
                     r->path);
     const msgpack_object *ver = find_key(&h, "version");
     if (hdr_want(r, err, "version", ver, MSGPACK_OBJECT_POSITIVE_INTEGER, "an unsigned integer"))
         return r->fail_code;
-    if (ver->via.u64 != RS_TLREAD_VERSION)
+    if (ver->via.u64 != RS_TIMELINE_VERSION)
         return fail(r, err, RS_AN_EFORMAT,
                     "%s: timeline version %" PRIu64 " is not supported; this reader reads version %d.",
-                    r->path, ver->via.u64, RS_TLREAD_VERSION);
+                    r->path, ver->via.u64, RS_TIMELINE_VERSION);
 
     const msgpack_object *partial = find_key(&h, "partial");
     const msgpack_object *minor = find_key(&h, "version_minor");
@@ -648,7 +647,7 @@ static int read_header(rs_tlread *r, rs_an_err *err)
     if (!r->topo || !r->hdr_strs)
         return fail(r, err, RS_AN_ENOMEM, "%s: out of memory reading the header.", r->path);
     char *p = r->hdr_strs;
-    r->hdr.version = RS_TLREAD_VERSION;
+    r->hdr.version = RS_TIMELINE_VERSION;
     r->hdr.version_minor = (uint32_t)minor->via.u64;
     r->hdr.partial = partial->via.boolean;
     r->hdr.seed = seed->via.u64;

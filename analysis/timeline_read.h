@@ -48,8 +48,6 @@ typedef struct rs_an_err {
  * engine's rs_err_set: it never links the simulator). */
 int rs_an_errf(rs_an_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The one major version this reader reads. */
-#define RS_TLREAD_VERSION 1
 /* Largest single msgpack object (the header or one record) accepted. */
 #define RS_TLREAD_MAX_OBJECT (16u * 1024u * 1024u)
 /* Most msgpack values inside one object (bounds msgpack-c's allocation,
@@ -69,7 +67,7 @@ typedef struct rs_tlread_kv {
 /* The header. Strings are NUL-terminated and owned by the reader, valid
  * until rs_tlread_close. */
 typedef struct rs_tlread_header {
-    uint32_t version;       /* always RS_TLREAD_VERSION */
+    uint32_t version;       /* always RS_TIMELINE_VERSION (tlformat.h), the one major this reader reads */
     uint32_t version_minor;
     int partial;            /* 1: the run was interrupted (see the format doc) */
     uint64_t seed;

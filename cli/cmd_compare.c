@@ -593,16 +593,23 @@ static int sweeps_check(char **specs, int nspecs, sweep *sw, int nwork, int *npr
     return RS_EXIT_OK;
 }
 
-int rs_cmd_compare(int argc, char **argv)
+/* One compare command: its arguments, then its cases. */
+typedef struct compare {
+    const char *path, *outdir;
+    char **sets;       /* --set values, with room after them for a case's own */
+    char **faults;     /* --fault strings */
+    char *specs[MAX_SWEEPS]; /* --sweep values */
+    int nsets, nfaults, nspecs, quiet;
+    unsigned parallel;
+    sweep sw[MAX_SWEEPS];
+    int nwork, nsweep, ncases; /* workloads (2 built-in, else 1) x sweep cases */
+    run_pair *cases;
+    char (*sweep_sets)[256]; /* a case's KEY=VALUE of each sweep */
+} compare;
+
+/* argv into c (its sets and faults arrays already allocated). An exit code. */
+static int parse_args(compare *c, int argc, char **argv)
 {
-    const char *path = NULL, *outdir = NULL;
-    char *specs[MAX_SWEEPS];
-    int quiet = 0, nsets = 0, nfaults = 0, nspecs = 0;
-    unsigned parallel = 1;
-    char **sets = calloc(2 * (size_t)argc + 4, sizeof *sets);
-    if (!sets)
-        return RS_EXIT_RUN_FAILED;
-    char **faults = sets + argc + 4; /* --fault strings */
     int code = RS_EXIT_OK;
     for (int i = 0; i < argc && code == RS_EXIT_OK; i++) {
         const char *a = argv[i];
@@ -610,127 +617,111 @@ int rs_cmd_compare(int argc, char **argv)
              !strcmp(a, "--fault") || !strcmp(a, "-j")) && i + 1 >= argc)
             code = rs_cli_bad_input("%s: expected a value after it", a);
         else if (!strcmp(a, "-j"))
-            code = rs_jobs_parse("compare", argv[++i], &parallel);
+            code = rs_jobs_parse("compare", argv[++i], &c->parallel);
         else if (!strcmp(a, "--fault"))
-            faults[nfaults++] = argv[++i];
+            c->faults[c->nfaults++] = argv[++i];
         else if (!strcmp(a, "--set") || !strcmp(a, "-s"))
-            sets[nsets++] = argv[++i];
+            c->sets[c->nsets++] = argv[++i];
         else if (!strcmp(a, "-o"))
-            outdir = argv[++i];
-        else if (!strcmp(a, "--sweep") && nspecs == MAX_SWEEPS)
+            c->outdir = argv[++i];
+        else if (!strcmp(a, "--sweep") && c->nspecs == MAX_SWEEPS)
             code = rs_cli_bad_input("--sweep %s: more than 8 swept keys; expected at most 8", argv[++i]);
         else if (!strcmp(a, "--sweep"))
-            specs[nspecs++] = argv[++i];
+            c->specs[c->nspecs++] = argv[++i];
         else if (!strcmp(a, "-q"))
-            quiet = 1;
+            c->quiet = 1;
         else if (a[0] == '-')
             code = rs_cli_bad_input("compare: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --sweep "
                                     "KEY=V1,V2,..., -j N, -o DIR or -q", a);
-        else if (!path)
-            path = a;
+        else if (!c->path)
+            c->path = a;
         else
             code = rs_cli_bad_input("compare: unexpected argument '%s'; expected at most one scenario file", a);
     }
-    /* Cases: the built-in workloads, or the scenario as given; times the
-     * cartesian product of the sweeps' values (the last key varies
-     * fastest). */
+    return code;
+}
+
+/* Load and check case v of workload w into p: the built-in workload w (or
+ * the scenario as given), value (v / stride) % n of each sweep (the last
+ * key varies fastest), the --fault entries; its label, the settings that
+ * decide its verdict and both topologies' bill of materials. An exit
+ * code; err's message is printed here. */
+static int case_load(compare *c, int w, int v, run_pair *p)
+{
     /* 128 GPUs, radix 64: the fat tree needs a spine tier, while each
      * 16-GPU rail fits in (a quarter of) one switch. */
     static const char *const builtin[] = { "workload.plan=demo-dense", "workload.plan=demo-moe" };
     static char builtin_gpus[] = "topology.gpus=128";
-    int nwork = path || nsets ? 1 : 2, nsweep = 1;
-    sweep sw[MAX_SWEEPS];
-    if (code == RS_EXIT_OK)
-        code = sweeps_check(specs, nspecs, sw, nwork, &nsweep);
-    if (code != RS_EXIT_OK) {
-        free(sets);
-        return code;
+    rs_err err;
+    char **sets = c->sets;
+    int n = c->nsets;
+    if (c->nwork == 2) {
+        sets[n++] = builtin_gpus;
+        sets[n++] = (char *)builtin[w];
     }
-    int ncases = nwork * nsweep;
-    run_pair *cases = calloc((size_t)ncases, sizeof *cases);
-    char (*sweep_sets)[256] = calloc((size_t)nspecs + 1, 256);
-    if (!cases || !sweep_sets) {
-        free(sets);
-        free(cases);
-        free(sweep_sets);
+    int stride = c->nsweep;
+    for (int k = 0; k < c->nspecs; k++) {
+        stride /= c->sw[k].n;
+        snprintf(c->sweep_sets[k], 256, "%.127s=%.127s", c->sw[k].key, c->sw[k].vals[v / stride % c->sw[k].n]);
+        sets[n++] = c->sweep_sets[k];
+    }
+    if (rs_scenario_load(&p->sc, c->path, sets, n, &err) != RS_OK ||
+        rs_run_add_faults(&p->sc, c->faults, c->nfaults, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        return RS_EXIT_BAD_INPUT;
+    }
+    /* One schedule for two topologies: a class one of them lacks applies
+     * to the other (faults_precheck). */
+    p->sc.faults.absent_ok = 1;
+    /* One network level per case: fidelity=both is railsim validate's
+     * comparison of the levels, not a network. */
+    if (p->sc.fidelity == RS_LEVEL_BOTH)
+        return rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
+                                "(railsim validate compares the levels)", "both");
+    const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
+                     : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
+    /* Truncation only shortens a label (never more than 640 bytes). */
+    size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
+    for (int k = 0; k < c->nspecs && nl < sizeof p->label; k++)
+        nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", c->sweep_sets[k]);
+    if (!(p->settings = settings_json(&p->sc))) {
+        fprintf(stderr, "railsim: out of memory describing the settings\n");
         return RS_EXIT_RUN_FAILED;
     }
-    rs_err err;
-    /* Load and validate every case before running any. */
-    for (int w = 0; w < nwork && code == RS_EXIT_OK; w++)
-        for (int v = 0; v < nsweep && code == RS_EXIT_OK; v++) {
-            run_pair *p = &cases[w * nsweep + v];
-            int n = nsets;
-            if (nwork == 2) {
-                sets[n++] = builtin_gpus;
-                sets[n++] = (char *)builtin[w];
-            }
-            /* Case v takes value (v / stride) % n of each sweep. */
-            int stride = nsweep;
-            for (int k = 0; k < nspecs; k++) {
-                stride /= sw[k].n;
-                snprintf(sweep_sets[k], 256, "%.127s=%.127s", sw[k].key, sw[k].vals[v / stride % sw[k].n]);
-                sets[n++] = sweep_sets[k];
-            }
-            if (rs_scenario_load(&p->sc, path, sets, n, &err) != RS_OK ||
-                rs_run_add_faults(&p->sc, faults, nfaults, &err) != RS_OK) {
-                fprintf(stderr, "railsim: %s\n", err.msg);
-                code = RS_EXIT_BAD_INPUT;
-                break;
-            }
-            /* One schedule for two topologies: a class one of them lacks
-             * applies to the other (faults_precheck). */
-            p->sc.faults.absent_ok = 1;
-            /* One network level per case: fidelity=both is railsim
-             * validate's comparison of the levels, not a network. */
-            if (p->sc.fidelity == RS_LEVEL_BOTH) {
-                code = rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
-                                        "(railsim validate compares the levels)", "both");
-                break;
-            }
-            const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
-                             : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
-            /* Truncation only shortens a label (never more than 640 bytes). */
-            size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
-            for (int k = 0; k < nspecs && nl < sizeof p->label; k++)
-                nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", sweep_sets[k]);
-            if (!(p->settings = settings_json(&p->sc))) {
-                fprintf(stderr, "railsim: out of memory describing the settings\n");
-                code = RS_EXIT_RUN_FAILED;
-                break;
-            }
-            rs_cost_input in;
-            rs_cost_input_default(&in);
-            in.gpus = p->sc.net.gpus;
-            in.hb_size = p->sc.net.hb_size;
-            in.radix = p->sc.net.radix;
-            in.nic_gbps = p->sc.net.nic_gbps;
-            in.oversubscription = p->sc.net.oversubscription;
-            rs_parts parts;
-            rs_parts_default(&parts);
-            if (rs_cost_compute(&in, &parts, &p->bom[1], &p->bom[0], &err) != RS_OK) {
-                fprintf(stderr, "railsim: %s\n", err.msg);
-                code = RS_EXIT_BAD_INPUT;
-            }
-        }
-    for (int i = 0; i < ncases && code == RS_EXIT_OK; i++)
-        if (cases[i].sc.faults.schedule[0] || cases[i].sc.faults.mtbf_us > 0)
-            code = faults_precheck(&cases[i]);
-    if (code == RS_EXIT_OK && outdir && rs_output_mkdir(outdir, &err) != RS_OK) {
+    rs_cost_input in;
+    rs_cost_input_default(&in);
+    in.gpus = p->sc.net.gpus;
+    in.hb_size = p->sc.net.hb_size;
+    in.radix = p->sc.net.radix;
+    in.nic_gbps = p->sc.net.nic_gbps;
+    in.oversubscription = p->sc.net.oversubscription;
+    rs_parts parts;
+    rs_parts_default(&parts);
+    if (rs_cost_compute(&in, &parts, &p->bom[1], &p->bom[0], &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
-        code = RS_EXIT_BAD_INPUT;
+        return RS_EXIT_BAD_INPUT;
     }
-    /* Every case on both topologies: independent runs, -j N at a time. */
-    rs_job *jobs = code == RS_EXIT_OK ? calloc(2 * (size_t)ncases, sizeof *jobs) : NULL;
+    return RS_EXIT_OK;
+}
+
+/* Every case on both topologies: independent runs, -j N at a time; their
+ * summaries into the cases, in order, as one after another: the first
+ * failure is the answer. An exit code. */
+static int cases_run(compare *c)
+{
+    int ncases = c->ncases, code = RS_EXIT_OK;
+    const char *outdir = c->outdir;
+    rs_job *jobs = calloc(2 * (size_t)ncases, sizeof *jobs);
     char (*subs)[4096] = jobs ? calloc(2 * (size_t)ncases, sizeof *subs) : NULL;
-    if (code == RS_EXIT_OK && !subs) {
+    if (!subs) {
         fprintf(stderr, "railsim: out of memory listing the runs\n");
-        code = RS_EXIT_RUN_FAILED;
+        free(jobs);
+        return RS_EXIT_RUN_FAILED;
     }
-    for (int i = 0; i < ncases && code == RS_EXIT_OK; i++)
+    for (int i = 0; i < ncases; i++)
         for (int k = 0; k < 2; k++) {
             rs_job *j = &jobs[2 * i + k];
-            j->sc = cases[i].sc;
+            j->sc = c->cases[i].sc;
             j->sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
             if (ncases == 1)
                 snprintf(subs[2 * i + k], sizeof subs[0], "%s/%s", outdir ? outdir : "", kinds[k]);
@@ -738,14 +729,12 @@ int rs_cmd_compare(int argc, char **argv)
                 snprintf(subs[2 * i + k], sizeof subs[0], "%s/case%d/%s", outdir ? outdir : "", i, kinds[k]);
             j->outdir = outdir ? subs[2 * i + k] : NULL;
             j->quiet = 1;
-            if (!quiet)
-                snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", cases[i].label, kinds[k]);
+            if (!c->quiet)
+                snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", c->cases[i].label, kinds[k]);
         }
-    if (code == RS_EXIT_OK)
-        code = rs_jobs_run(jobs, 2 * (size_t)ncases, parallel, path);
-    /* In order, as one after another: the first failure is the answer. */
+    code = rs_jobs_run(jobs, 2 * (size_t)ncases, c->parallel, c->path);
     for (int i = 0; i < ncases && code == RS_EXIT_OK; i++) {
-        run_pair *p = &cases[i];
+        run_pair *p = &c->cases[i];
         for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
             rs_job *j = &jobs[2 * i + k];
             p->sc.net.kind = j->sc.net.kind;
@@ -762,55 +751,113 @@ int rs_cmd_compare(int argc, char **argv)
                 code = RS_EXIT_RUN_FAILED;
         }
     }
-    for (size_t i = 0; jobs && i < 2 * (size_t)ncases; i++)
+    for (size_t i = 0; i < 2 * (size_t)ncases; i++)
         json_decref(jobs[i].summary);
     free(jobs);
     free(subs);
-    if (code == RS_EXIT_OK) {
-        if (!quiet)
-            for (int i = 0; i < ncases; i++)
-                table(stdout, 0, &cases[i]);
-        if (outdir && rs_jobs_root()) { /* under MPI, rank 0 writes the comparison */
-            json_t *root = json_object(), *arr = json_array();
-            json_object_set_new(root, "format", json_string("railsim-compare"));
-            json_object_set_new(root, "version", json_integer(1));
-            for (int i = 0; i < ncases; i++)
-                json_array_append_new(arr, pair_json(&cases[i]));
-            json_object_set_new(root, "cases", arr);
-            char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-            char *md = NULL;
-            size_t mdlen = 0;
-            FILE *mf = open_memstream(&md, &mdlen);
-            if (mf) {
-                fprintf(mf, "# railsim compare\n\nrail-only vs rail-optimized fat tree; same seed, same workload.\n\n");
-                for (int i = 0; i < ncases; i++)
-                    table(mf, 1, &cases[i]);
-                fclose(mf);
-            }
-            const char *names[2] = { "compare.json", "compare.md" }, *datas[2] = { text, md };
-            size_t lens[2] = { text ? strlen(text) : 0, mdlen };
-            if (!text || !md || rs_output_write_set(outdir, names, datas, lens, 2, &err) != RS_OK) {
-                fprintf(stderr, "railsim: %s\n", text && md ? err.msg : "out of memory writing the comparison");
-                code = RS_EXIT_BAD_INPUT;
-            }
-            free(text);
-            free(md);
-            json_decref(root);
-        }
+    return code;
+}
+
+/* DIR/compare.json and DIR/compare.md, every case. An exit code. */
+static int outputs_write(const compare *c)
+{
+    json_t *root = json_object(), *arr = json_array();
+    json_object_set_new(root, "format", json_string("railsim-compare"));
+    json_object_set_new(root, "version", json_integer(1));
+    for (int i = 0; i < c->ncases; i++)
+        json_array_append_new(arr, pair_json(&c->cases[i]));
+    json_object_set_new(root, "cases", arr);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *md = NULL;
+    size_t mdlen = 0;
+    FILE *mf = open_memstream(&md, &mdlen);
+    if (mf) {
+        fprintf(mf, "# railsim compare\n\nrail-only vs rail-optimized fat tree; same seed, same workload.\n\n");
+        for (int i = 0; i < c->ncases; i++)
+            table(mf, 1, &c->cases[i]);
+        fclose(mf);
     }
+    const char *names[2] = { "compare.json", "compare.md" }, *datas[2] = { text, md };
+    size_t lens[2] = { text ? strlen(text) : 0, mdlen };
+    rs_err err;
+    int code = RS_EXIT_OK;
+    if (!text || !md || rs_output_write_set(c->outdir, names, datas, lens, 2, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", text && md ? err.msg : "out of memory writing the comparison");
+        code = RS_EXIT_BAD_INPUT;
+    }
+    free(text);
+    free(md);
+    json_decref(root);
+    return code;
+}
+
+/* Load and check every case, its faults resolved on both topologies,
+ * then make the output directory: all before running any. An exit code. */
+static int cases_load(compare *c)
+{
+    int code = RS_EXIT_OK;
+    for (int w = 0; w < c->nwork && code == RS_EXIT_OK; w++)
+        for (int v = 0; v < c->nsweep && code == RS_EXIT_OK; v++)
+            code = case_load(c, w, v, &c->cases[w * c->nsweep + v]);
+    for (int i = 0; i < c->ncases && code == RS_EXIT_OK; i++)
+        if (c->cases[i].sc.faults.schedule[0] || c->cases[i].sc.faults.mtbf_us > 0)
+            code = faults_precheck(&c->cases[i]);
+    rs_err err;
+    if (code == RS_EXIT_OK && c->outdir && rs_output_mkdir(c->outdir, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        code = RS_EXIT_BAD_INPUT;
+    }
+    return code;
+}
+
+int rs_cmd_compare(int argc, char **argv)
+{
+    compare c = { .parallel = 1 };
+    c.sets = calloc(2 * (size_t)argc + 4, sizeof *c.sets);
+    if (!c.sets)
+        return RS_EXIT_RUN_FAILED;
+    c.faults = c.sets + argc + 4;
+    int code = parse_args(&c, argc, argv);
+    /* Cases: the built-in workloads, or the scenario as given; times the
+     * cartesian product of the sweeps' values. */
+    c.nwork = c.path || c.nsets ? 1 : 2;
+    c.nsweep = 1;
+    if (code == RS_EXIT_OK)
+        code = sweeps_check(c.specs, c.nspecs, c.sw, c.nwork, &c.nsweep);
+    if (code != RS_EXIT_OK) {
+        free(c.sets);
+        return code;
+    }
+    c.ncases = c.nwork * c.nsweep;
+    c.cases = calloc((size_t)c.ncases, sizeof *c.cases);
+    c.sweep_sets = calloc((size_t)c.nspecs + 1, 256);
+    if (!c.cases || !c.sweep_sets) {
+        free(c.sets);
+        free(c.cases);
+        free(c.sweep_sets);
+        return RS_EXIT_RUN_FAILED;
+    }
+    code = cases_load(&c);
+    if (code == RS_EXIT_OK)
+        code = cases_run(&c);
+    if (code == RS_EXIT_OK && !c.quiet)
+        for (int i = 0; i < c.ncases; i++)
+            table(stdout, 0, &c.cases[i]);
+    if (code == RS_EXIT_OK && c.outdir && rs_jobs_root()) /* under MPI, rank 0 writes the comparison */
+        code = outputs_write(&c);
     /* Plots, from compare.json and the run directories: DIR/plots/compare.png
      * (the two topologies side by side) and each run's own (iteration
      * breakdown, link utilisation, FCT and collective CDFs) next to its
      * summary and timeline; plots.py skips a side its faults stopped. */
-    if (code == RS_EXIT_OK && outdir && rs_jobs_root())
-        code = rs_cli_plot(outdir, quiet);
-    for (int i = 0; i < ncases; i++) {
-        json_decref(cases[i].s[0]);
-        json_decref(cases[i].s[1]);
-        json_decref(cases[i].settings);
+    if (code == RS_EXIT_OK && c.outdir && rs_jobs_root())
+        code = rs_cli_plot(c.outdir, c.quiet);
+    for (int i = 0; i < c.ncases; i++) {
+        json_decref(c.cases[i].s[0]);
+        json_decref(c.cases[i].s[1]);
+        json_decref(c.cases[i].settings);
     }
-    free(cases);
-    free(sweep_sets);
-    free(sets);
+    free(c.cases);
+    free(c.sweep_sets);
+    free(c.sets);
     return code;
 }

@@ -95,63 +95,80 @@ static uint64_t trial_seed(uint64_t seed, uint32_t count, uint32_t trial)
     return (rs_rng_next(&r) >> 1) | 1;
 }
 
-/* One topology: the baseline, then every count and trial. Appends the
- * topology's object to arr; prints its rows unless quiet. Exit code. */
-static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, json_t *arr, FILE *md)
+/* One topology's sweep, as its steps read it. */
+typedef struct topo_sweep {
+    const sweep_opts *o;
+    int k;              /* the topology: 0 rail-only, 1 fat tree (topo_names) */
+    rs_scenario sc;     /* what every run starts from: the scenario on topology k, without faults */
+    double t0;          /* the fault-free run's headline time */
+    rs_job *jobs;       /* the faulted trials, by count then trial */
+    size_t njobs, next; /* how many; the next one to read */
+    double *sl;         /* a row's slowdowns (room for trials + 1) */
+    json_t *rows;       /* the topology's rows in sweep.json */
+    FILE *md;           /* sweep.md */
+} topo_sweep;
+
+/* The fault-free run of base on ts->k, with what the trials set unset
+ * (ts->sc): its headline time into ts->t0, and the topology's object,
+ * with ts->rows, appended to arr. An exit code: a run that fails or has
+ * no time to compare fails the sweep. */
+static int fault_free(topo_sweep *ts, const rs_scenario *base, json_t *arr)
 {
-    rs_scenario sc = *base;
-    sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-    sc.faults.schedule[0] = '\0';
-    sc.faults.baseline = 0;
-    sc.net.relay_pipeline = 1; /* the fault-free run relays as the faulted ones do (rs_run_execute) */
-    sc.capture.ports[0] = '\0';
+    const sweep_opts *o = ts->o;
+    rs_scenario *sc = &ts->sc;
+    *sc = *base;
+    sc->net.kind = ts->k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+    sc->faults.schedule[0] = '\0';
+    sc->faults.baseline = 0;
+    sc->net.relay_pipeline = 1; /* the fault-free run relays as the faulted ones do (rs_run_execute) */
+    sc->capture.ports[0] = '\0';
     if (!o->quiet)
-        fprintf(stderr, "railsim faults sweep: %s: fault-free run\n", topo_names[k]);
+        fprintf(stderr, "railsim faults sweep: %s: fault-free run\n", topo_names[ts->k]);
     json_t *bs = NULL;
-    int code = rs_run_execute(&sc, o->path, NULL, 1, 0, &bs);
+    int code = rs_run_execute(sc, o->path, NULL, 1, 0, &bs);
     const char *what = "sim_end";
-    double t0 = bs ? rs_run_headline_ps(bs, &what) : -1;
+    ts->t0 = bs ? rs_run_headline_ps(bs, &what) : -1;
     json_decref(bs);
-    if (code != RS_EXIT_OK || t0 <= 0) {
+    if (code != RS_EXIT_OK || ts->t0 <= 0) {
         fprintf(stderr, "railsim: faults sweep: the fault-free run on %s %s; expected a run that completes\n",
-                topo_names[k], code == RS_EXIT_OK ? "has no time to compare" : "failed");
+                topo_names[ts->k], code == RS_EXIT_OK ? "has no time to compare" : "failed");
         return code == RS_EXIT_OK ? RS_EXIT_RUN_FAILED : code;
     }
-    json_t *tj = json_object(), *rows = json_array();
-    json_object_set_new(tj, "topology", json_string(topo_names[k]));
+    json_t *tj = json_object();
+    ts->rows = json_array();
+    json_object_set_new(tj, "topology", json_string(topo_names[ts->k]));
     json_object_set_new(tj, "time_of", json_string(what));
-    json_object_set_new(tj, "fault_free_time_ps", json_integer((json_int_t)t0));
-    json_object_set_new(tj, "rows", rows);
+    json_object_set_new(tj, "fault_free_time_ps", json_integer((json_int_t)ts->t0));
+    json_object_set_new(tj, "rows", ts->rows);
     json_array_append_new(arr, tj);
+    return RS_EXIT_OK;
+}
+
+/* Every faulted trial is an independent run: ts->jobs gets one per count
+ * and trial, count entries of --kind on --class at --at (else uniform
+ * times before the fault-free run's end), with the trial's seed. An exit
+ * code. */
+static int trials_list(topo_sweep *ts)
+{
+    const sweep_opts *o = ts->o;
     rs_time at = 0, dur = 0;
     if (o->at)
         rs_fault_parse_time(o->at, &at);
     if (o->duration)
         rs_fault_parse_time(o->duration, &dur);
-    double *sl = malloc(((size_t)o->trials + 1) * sizeof *sl);
-    /* Every faulted trial is an independent run: list them all, run them
-     * (-j N at a time), then read them in order. */
-    size_t njobs = 0;
-    for (int c = 0; c < o->ncounts; c++)
-        njobs += o->counts[c] ? o->trials : 0;
-    rs_job *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
-    if (!sl || (njobs && !jobs)) {
-        free(sl);
-        free(jobs);
-        return RS_EXIT_RUN_FAILED;
-    }
+    int code = RS_EXIT_OK;
     size_t nj = 0;
     for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++)
         for (uint32_t t = 0; o->counts[c] && t < o->trials; t++) {
             uint32_t count = o->counts[c];
-            rs_job *j = &jobs[nj++];
-            j->sc = sc;
-            uint64_t seed = trial_seed(base->net.seed, count, t);
+            rs_job *j = &ts->jobs[nj++];
+            j->sc = ts->sc;
+            uint64_t seed = trial_seed(ts->sc.net.seed, count, t);
             rs_rng r;
             rs_rng_init(&r, seed, 0, 0x7133u);
             size_t len = 0, cap = sizeof j->sc.faults.schedule;
             for (uint32_t i = 0; i < count && len < cap; i++) {
-                rs_time when = o->at ? at : (rs_time)(rs_rng_unit(&r) * t0);
+                rs_time when = o->at ? at : (rs_time)(rs_rng_unit(&r) * ts->t0);
                 len += (size_t)snprintf(j->sc.faults.schedule + len, cap - len, "%s%llups %s %s", i ? ";" : "",
                                         (unsigned long long)when, o->kind, o->cls);
                 if (o->duration && len < cap)
@@ -164,115 +181,168 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
             j->quiet = 2;
             if (!o->quiet)
                 snprintf(j->progress, sizeof j->progress, "railsim faults sweep: %s: %u fault(s), trial %u of %u",
-                         topo_names[k], count, t + 1, o->trials);
+                         topo_names[ts->k], count, t + 1, o->trials);
         }
-    if (code == RS_EXIT_OK)
-        code = rs_jobs_run(jobs, njobs, o->parallel, o->path);
-    nj = 0;
-    for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++) {
-        uint32_t count = o->counts[c], runs = count ? o->trials : 1, done = 0, stopped = 0, failed = 0;
-        json_t *row = json_object(), *tr = json_array();
-        size_t nsl = 0;
-        for (uint32_t t = 0; t < runs && code == RS_EXIT_OK; t++) {
-            json_t *trial = json_object();
-            if (count == 0) { /* no fault: the fault-free run itself */
-                sl[nsl++] = 1.0;
-                done++;
-                json_object_set_new(trial, "status", json_string("complete"));
-                json_object_set_new(trial, "time_ps", json_integer((json_int_t)t0));
-                json_object_set_new(trial, "slowdown", json_real(1.0));
-                json_array_append_new(tr, trial);
-                continue;
-            }
-            rs_job *j = &jobs[nj++];
-            uint64_t seed = j->sc.faults.seed;
-            json_t *s = j->summary;
-            j->summary = NULL;
-            int rc = j->code;
-            json_object_set_new(trial, "seed", json_integer((json_int_t)seed));
-            json_t *targets = json_array(), *times = json_array();
-            uint8_t *flap_seen = calloc(count, 1);
-            if (!flap_seen) {
-                json_decref(targets);
-                json_decref(times);
-                json_decref(trial);
-                json_decref(s);
-                code = RS_EXIT_RUN_FAILED;
-                break;
-            }
-            const json_t *f;
-            size_t i;
-            json_array_foreach(json_object_get(s, "faults"), i, f) {
-                /* The trial's own entries, not their repairs: kind as
-                 * given without "=VALUE". */
-                const char *fk = json_string_value(json_object_get(f, "kind"));
-                const char *org = json_string_value(json_object_get(f, "origin"));
-                size_t fl = fk ? strlen(fk) : 0;
-                /* A flap is listed by its first transition (summary
-                 * entries of one flap share `entry`, 1..count). */
-                json_int_t entry = json_integer_value(json_object_get(f, "entry"));
-                int flap_start = org && !strcmp(org, "flap") && fk && !strcmp(fk, "link-down") &&
-                                 !strncmp(o->kind, "link-flap", 9) && entry >= 1 && entry <= (json_int_t)count &&
-                                 !flap_seen[entry - 1]++;
-                if (!flap_start && (!fk || strncmp(fk, o->kind, fl) || (o->kind[fl] != '\0' && o->kind[fl] != '=')))
-                    continue;
-                json_array_append(targets, json_object_get(f, "target"));
-                json_array_append(times, json_object_get(f, "time_ps"));
-            }
-            free(flap_seen);
-            json_object_set_new(trial, "targets", targets);
-            json_object_set_new(trial, "times_ps", times);
-            const char *w;
-            double tt = s ? rs_run_headline_ps(s, &w) : -1;
-            if (rc == RS_EXIT_OK && tt >= 0) {
-                done++;
-                sl[nsl++] = tt / t0;
-                json_object_set_new(trial, "status", json_string("complete"));
-                json_object_set_new(trial, "time_ps", json_integer((json_int_t)tt));
-                json_object_set_new(trial, "slowdown", json_real(tt / t0));
-            } else if (rc == RS_EXIT_RUN_FAILED && s && json_object_get(s, "faults_stop")) {
-                stopped++;
-                json_object_set_new(trial, "status", json_string("stopped"));
-                json_object_set(trial, "faults_stop", json_object_get(s, "faults_stop"));
-            } else if (rc == RS_EXIT_RUN_FAILED) {
-                failed++;
-                json_object_set_new(trial, "status", json_string("failed"));
-            } else {
-                code = rc; /* bad input (a class this topology lacks, too few members) */
-            }
-            json_decref(s);
-            json_array_append_new(tr, trial);
-        }
-        json_object_set_new(row, "count", json_integer(count));
-        json_object_set_new(row, "runs", json_integer(runs));
-        json_object_set_new(row, "completed", json_integer(done));
-        json_object_set_new(row, "stopped", json_integer(stopped));
-        json_object_set_new(row, "failed", json_integer(failed));
-        json_t *st = stats(sl, nsl);
-        json_object_set_new(row, "slowdown", st);
-        json_object_set_new(row, "trials", tr);
-        json_array_append_new(rows, row);
-        char m[3][24];
-        const char *keys[3] = { "median", "p95", "worst" };
-        for (int q = 0; q < 3; q++) {
-            const json_t *v = json_object_get(st, keys[q]);
-            if (json_is_real(v))
-                snprintf(m[q], sizeof m[q], "%.4fx", json_real_value(v));
-            else
-                snprintf(m[q], sizeof m[q], "-");
-        }
-        char tf[RS_FMT_LEN];
-        rs_fmt_time(tf, sizeof tf, t0);
-        if (!o->quiet)
-            printf("  %-10s %6u %6u %13s %10s %10s %10s %9u %8u %7u\n", topo_names[k], count, runs, tf, m[0],
-                   m[1], m[2], done, stopped, failed);
-        fprintf(md, "| %s | %u | %u | %s | %s | %s | %s | %u | %u | %u |\n", topo_names[k], count, runs, tf,
-                m[0], m[1], m[2], done, stopped, failed);
+    return code;
+}
+
+/* A trial's own entries as its summary s resolved them, not their
+ * repairs: "targets" and "times_ps" of trial. RS_EXIT_OK, or
+ * RS_EXIT_RUN_FAILED out of memory (nothing set). */
+static int trial_faults(const sweep_opts *o, const json_t *s, uint32_t count, json_t *trial)
+{
+    json_t *targets = json_array(), *times = json_array();
+    uint8_t *flap_seen = calloc(count, 1);
+    if (!flap_seen) {
+        json_decref(targets);
+        json_decref(times);
+        return RS_EXIT_RUN_FAILED;
     }
-    for (size_t i = 0; i < njobs; i++)
-        json_decref(jobs[i].summary);
-    free(jobs);
-    free(sl);
+    const json_t *f;
+    size_t i;
+    json_array_foreach(json_object_get(s, "faults"), i, f) {
+        /* Kind as given without "=VALUE". */
+        const char *fk = json_string_value(json_object_get(f, "kind"));
+        const char *org = json_string_value(json_object_get(f, "origin"));
+        size_t fl = fk ? strlen(fk) : 0;
+        /* A flap is listed by its first transition (summary entries of
+         * one flap share `entry`, 1..count). */
+        json_int_t entry = json_integer_value(json_object_get(f, "entry"));
+        int flap_start = org && !strcmp(org, "flap") && fk && !strcmp(fk, "link-down") &&
+                         !strncmp(o->kind, "link-flap", 9) && entry >= 1 && entry <= (json_int_t)count &&
+                         !flap_seen[entry - 1]++;
+        if (!flap_start && (!fk || strncmp(fk, o->kind, fl) || (o->kind[fl] != '\0' && o->kind[fl] != '=')))
+            continue;
+        json_array_append(targets, json_object_get(f, "target"));
+        json_array_append(times, json_object_get(f, "time_ps"));
+    }
+    free(flap_seen);
+    json_object_set_new(trial, "targets", targets);
+    json_object_set_new(trial, "times_ps", times);
+    return RS_EXIT_OK;
+}
+
+/* A row's line: unless quiet on stdout, and in sweep.md. */
+static void row_print(const topo_sweep *ts, uint32_t count, uint32_t runs, const json_t *st, uint32_t done,
+                      uint32_t stopped, uint32_t failed)
+{
+    char m[3][24];
+    const char *keys[3] = { "median", "p95", "worst" };
+    for (int q = 0; q < 3; q++) {
+        const json_t *v = json_object_get(st, keys[q]);
+        if (json_is_real(v))
+            snprintf(m[q], sizeof m[q], "%.4fx", json_real_value(v));
+        else
+            snprintf(m[q], sizeof m[q], "-");
+    }
+    char tf[RS_FMT_LEN];
+    rs_fmt_time(tf, sizeof tf, ts->t0);
+    const char *topo = topo_names[ts->k];
+    if (!ts->o->quiet)
+        printf("  %-10s %6u %6u %13s %10s %10s %10s %9u %8u %7u\n", topo, count, runs, tf, m[0], m[1], m[2], done,
+               stopped, failed);
+    fprintf(ts->md, "| %s | %u | %u | %s | %s | %s | %s | %u | %u | %u |\n", topo, count, runs, tf, m[0], m[1],
+            m[2], done, stopped, failed);
+}
+
+/* The row of `count` faults: each trial's status, seed, faults, time and
+ * slowdown, read from the next jobs (count 0: the fault-free run itself);
+ * how many completed, stopped or failed; the slowdowns' median, p95 and
+ * worst. Appended to ts->rows and printed. An exit code. */
+static int count_row(topo_sweep *ts, uint32_t count)
+{
+    uint32_t runs = count ? ts->o->trials : 1, done = 0, stopped = 0, failed = 0;
+    json_t *row = json_object(), *tr = json_array();
+    size_t nsl = 0;
+    int code = RS_EXIT_OK;
+    for (uint32_t t = 0; t < runs && code == RS_EXIT_OK; t++) {
+        json_t *trial = json_object();
+        if (count == 0) { /* no fault: the fault-free run itself */
+            ts->sl[nsl++] = 1.0;
+            done++;
+            json_object_set_new(trial, "status", json_string("complete"));
+            json_object_set_new(trial, "time_ps", json_integer((json_int_t)ts->t0));
+            json_object_set_new(trial, "slowdown", json_real(1.0));
+            json_array_append_new(tr, trial);
+            continue;
+        }
+        rs_job *j = &ts->jobs[ts->next++];
+        json_t *s = j->summary;
+        j->summary = NULL;
+        int rc = j->code;
+        json_object_set_new(trial, "seed", json_integer((json_int_t)j->sc.faults.seed));
+        if (trial_faults(ts->o, s, count, trial) != RS_EXIT_OK) {
+            json_decref(trial);
+            json_decref(s);
+            code = RS_EXIT_RUN_FAILED;
+            break;
+        }
+        const char *w;
+        double tt = s ? rs_run_headline_ps(s, &w) : -1;
+        if (rc == RS_EXIT_OK && tt >= 0) {
+            done++;
+            ts->sl[nsl++] = tt / ts->t0;
+            json_object_set_new(trial, "status", json_string("complete"));
+            json_object_set_new(trial, "time_ps", json_integer((json_int_t)tt));
+            json_object_set_new(trial, "slowdown", json_real(tt / ts->t0));
+        } else if (rc == RS_EXIT_RUN_FAILED && s && json_object_get(s, "faults_stop")) {
+            stopped++;
+            json_object_set_new(trial, "status", json_string("stopped"));
+            json_object_set(trial, "faults_stop", json_object_get(s, "faults_stop"));
+        } else if (rc == RS_EXIT_RUN_FAILED) {
+            failed++;
+            json_object_set_new(trial, "status", json_string("failed"));
+        } else {
+            code = rc; /* bad input (a class this topology lacks, too few members) */
+        }
+        json_decref(s);
+        json_array_append_new(tr, trial);
+    }
+    json_object_set_new(row, "count", json_integer(count));
+    json_object_set_new(row, "runs", json_integer(runs));
+    json_object_set_new(row, "completed", json_integer(done));
+    json_object_set_new(row, "stopped", json_integer(stopped));
+    json_object_set_new(row, "failed", json_integer(failed));
+    json_t *st = stats(ts->sl, nsl);
+    json_object_set_new(row, "slowdown", st);
+    json_object_set_new(row, "trials", tr);
+    json_array_append_new(ts->rows, row);
+    row_print(ts, count, runs, st, done, stopped, failed);
+    return code;
+}
+
+/* One topology: the baseline, then every count and trial. Appends the
+ * topology's object to arr; prints its rows unless quiet. Exit code. */
+static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, json_t *arr, FILE *md)
+{
+    topo_sweep *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return RS_EXIT_RUN_FAILED;
+    ts->o = o;
+    ts->k = k;
+    ts->md = md;
+    int code = fault_free(ts, base, arr);
+    if (code != RS_EXIT_OK) {
+        free(ts);
+        return code;
+    }
+    for (int c = 0; c < o->ncounts; c++)
+        ts->njobs += o->counts[c] ? o->trials : 0;
+    ts->sl = malloc(((size_t)o->trials + 1) * sizeof *ts->sl);
+    ts->jobs = ts->njobs ? calloc(ts->njobs, sizeof *ts->jobs) : NULL;
+    if (!ts->sl || (ts->njobs && !ts->jobs))
+        code = RS_EXIT_RUN_FAILED;
+    if (code == RS_EXIT_OK)
+        code = trials_list(ts);
+    if (code == RS_EXIT_OK)
+        code = rs_jobs_run(ts->jobs, ts->njobs, o->parallel, o->path);
+    for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++)
+        code = count_row(ts, o->counts[c]);
+    for (size_t i = 0; i < ts->njobs && ts->jobs; i++)
+        json_decref(ts->jobs[i].summary);
+    free(ts->jobs);
+    free(ts->sl);
+    free(ts);
     return code;
 }
 

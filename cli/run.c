@@ -4,7 +4,9 @@
  * or a training replay), run to idle, build the summary and write
  * DIR/summary.json, DIR/timeline.msgpack and captures. Everything is
  * checked before any output exists; nothing here prints: errors go to the
- * caller's rs_err, how the run ended to the result.
+ * caller's rs_err, how the run ended to the result. A run split over MPI
+ * processes (rs_run_opts.part) is run_split.c's; each step of a run takes
+ * the run's context (run_split.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,14 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collrun.h"
 #include "fmt.h"
-#include "guard.h"
 #include "output.h"
-#include "replay.h"
+#include "run_split.h"
 #include "runner.h"
-#include "scenario.h"
-#include "summary.h"
 #include "synth.h"
 
 struct rs_result {
@@ -73,71 +71,36 @@ void rs_run_opts_default(rs_run_opts *o)
     memset(o, 0, sizeof *o);
 }
 
-/* The run loop's hook into the caller's progress callback. */
-typedef struct progress {
-    const rs_run_opts *o;
-    rs_sim *sim;
-    /* Where the end is known, the share done (rs_replay_progress,
-     * rs_collrun_progress); both NULL for synthetic traffic. */
-    const rs_replay *replay;
-    const rs_collrun *coll;
-} progress;
-
+/* The run loop's hook into the caller's progress callback (ctx: the
+ * run): where the end is known, the share done (rs_replay_progress,
+ * rs_collrun_progress); -1 for synthetic traffic. */
 static void on_progress(void *ctx, rs_time now, uint64_t events)
 {
-    progress *p = ctx;
-    if (!p->o->progress)
+    rs_run_ctx *r = ctx;
+    if (!r->o->progress)
         return;
-    double done = p->replay ? rs_replay_progress(p->replay) : p->coll ? rs_collrun_progress(p->coll) : -1.0;
-    if (p->o->progress(p->o->ctx, now, events, done))
-        rs_sim_stop(p->sim, RS_EINTR);
+    double done = r->replay ? rs_replay_progress(r->replay) : r->coll ? rs_collrun_progress(r->coll) : -1.0;
+    if (r->o->progress(r->o->ctx, now, events, done))
+        rs_sim_stop(rs_net_sim(r->net), RS_EINTR);
 }
 
-/* The kinds a scenario's timeline writes. */
-static uint32_t tl_mask(const rs_scenario *sc)
+/* Create DIR/timeline.msgpack (r->tl) and make the network, the replay and
+ * the collective driver write into it (a split run's network: into r->tlp,
+ * opened here for rank 0). On error nothing is left on disk, r->tl and
+ * r->tlp are NULL and err says why. */
+static int timeline_open(rs_run_ctx *r, rs_err *err)
 {
-    return sc->timeline.heavy ? RS_TL_ALL : RS_TL_ALL & ~RS_TL_HEAVY;
-}
-
-/* A split run's timeline: process r's part of it, DIR/.timeline.msgpack.partR. */
-static void part_path(char *buf, size_t n, const char *outdir, uint32_t r)
-{
-    snprintf(buf, n, "%s/.timeline.msgpack.part%u", outdir, r);
-}
-
-/* A split run: this process's part, which its network writes into. */
-static int timeline_part_open(const rs_scenario *sc, rs_net *net, const char *outdir, uint32_t rank,
-                              rs_time sample_ps, rs_timeline **out, rs_err *err)
-{
-    char path[4200];
-    part_path(path, sizeof path, outdir, rank);
-    int rc = rs_net_timeline_part(net, path, tl_mask(sc), out, err);
-    if (rc == RS_OK && (rc = rs_net_timeline_start(net, *out, sample_ps, err)) != RS_OK) {
-        rs_timeline_abort(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
-/* Create DIR/timeline.msgpack and make the network, the replay and the
- * collective driver write into it (a split run's network: into *part,
- * opened here for rank 0). On error nothing is left on disk, *out is NULL
- * and err says why. */
-static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, rs_collrun *coll,
-                         const char *outdir, rs_time sample_ps, rs_timeline **part, rs_timeline **out,
-                         rs_err *err)
-{
-    *out = NULL;
+    const rs_scenario *sc = &r->sc;
     char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/timeline.msgpack", outdir) >= sizeof path)
-        return rs_err_set(err, RS_EIO, "%.200s...: output directory name too long", outdir);
+    if ((size_t)snprintf(path, sizeof path, "%s/timeline.msgpack", r->outdir) >= sizeof path)
+        return rs_err_set(err, RS_EIO, "%.200s...: output directory name too long", r->outdir);
     json_t *j = rs_scenario_to_json(sc);
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     if (!text)
         return rs_err_set(err, RS_ENOMEM, "out of memory writing the timeline header");
     rs_net_topo_info ti;
-    rs_net_topo_info_get(net, &ti);
+    rs_net_topo_info_get(r->net, &ti);
     const rs_timeline_kv topo[] = {
         { "gpus", sc->net.gpus },     { "hb_size", sc->net.hb_size }, { "switches", ti.switches_physical },
         { "switches_logical", ti.switches },
@@ -152,39 +115,39 @@ static int timeline_open(const rs_scenario *sc, rs_net *net, rs_replay *replay, 
     free(text);
     if (rc != RS_OK)
         return rc;
-    rs_timeline_set_enabled(tl, tl_mask(sc));
-    if (part) {
+    rs_timeline_set_enabled(tl, rs_run_tl_mask(sc));
+    if (r->split) {
         /* Rank 0's part takes what the collective driver writes (its
          * iterations finish there, rs_collrun_part_finish). */
-        if ((rc = timeline_part_open(sc, net, outdir, 0, sample_ps, part, err)) == RS_OK)
-            rs_net_faults_timeline_catchup(net); /* as below; rank 0's part has the records */
-        if (rc == RS_OK && ((coll && (rc = rs_collrun_set_timeline(coll, *part, err)) != RS_OK) ||
-                            (replay && (rc = rs_replay_set_timeline_part(replay, *part, 1, err)) != RS_OK))) {
-            rs_net_timeline_stop(net);
-            rs_timeline_abort(*part);
-            *part = NULL;
+        if ((rc = rs_split_part_open(r, 0, &r->tlp, err)) == RS_OK)
+            rs_net_faults_timeline_catchup(r->net); /* as below; rank 0's part has the records */
+        if (rc == RS_OK && ((r->coll && (rc = rs_collrun_set_timeline(r->coll, r->tlp, err)) != RS_OK) ||
+                            (r->replay && (rc = rs_replay_set_timeline_part(r->replay, r->tlp, 1, err)) != RS_OK))) {
+            rs_net_timeline_stop(r->net);
+            rs_timeline_abort(r->tlp);
+            r->tlp = NULL;
         }
         if (rc != RS_OK)
             rs_timeline_abort(tl);
         else
-            *out = tl;
+            r->tl = tl;
         return rc;
     }
     /* The mask is set first: the network starts its sampler only if the
      * timeline wants samples or ECN records. */
-    rc = rs_net_timeline_start(net, tl, sample_ps, err);
+    rc = rs_net_timeline_start(r->net, tl, r->sample_ps, err);
     if (rc == RS_OK)
-        rs_net_faults_timeline_catchup(net); /* faults due at time 0 applied before the timeline existed */
-    if (rc == RS_OK && replay)
-        rc = rs_replay_set_timeline(replay, tl, err);
-    if (rc == RS_OK && coll)
-        rc = rs_collrun_set_timeline(coll, tl, err);
+        rs_net_faults_timeline_catchup(r->net); /* faults due at time 0 applied before the timeline existed */
+    if (rc == RS_OK && r->replay)
+        rc = rs_replay_set_timeline(r->replay, tl, err);
+    if (rc == RS_OK && r->coll)
+        rc = rs_collrun_set_timeline(r->coll, tl, err);
     if (rc != RS_OK) {
-        rs_net_timeline_stop(net);
+        rs_net_timeline_stop(r->net);
         rs_timeline_abort(tl);
         return rc;
     }
-    *out = tl;
+    r->tl = tl;
     return RS_OK;
 }
 
@@ -232,34 +195,35 @@ double rs_run_headline_ps(const json_t *s, const char **what)
     return json_is_integer(v) ? (double)json_integer_value(v) : -1;
 }
 
-/* docs/summary-format.md "fault_free": run sc without its faults (same
- * seed, no outputs) and set res's fault-free figures and slowdown. A
- * failed fault-free run is reported, not fatal to the faulted run's
- * summary: its status is then "failed". Returns RS_OK if it ran. */
-static int add_fault_free(rs_result *res, const rs_scenario *sc, int force)
+/* docs/summary-format.md "fault_free": run r's scenario without its
+ * faults (same seed, no outputs) and set r->res's fault-free figures and
+ * slowdown. A failed fault-free run is reported, not fatal to the faulted
+ * run's summary: its status is then "failed". Returns RS_OK if it ran. */
+static int add_fault_free(rs_run_ctx *r)
 {
-    rs_scenario b = *sc;
+    rs_result *res = r->res;
+    rs_scenario b = r->sc;
     b.faults.schedule[0] = '\0';
     b.capture.ports[0] = '\0';
     rs_run_opts o;
     rs_run_opts_default(&o);
-    o.force = force;
-    rs_result *r = NULL;
+    o.force = r->o->force;
+    rs_result *fr = NULL;
     rs_err err;
-    int rc = rs_run_with(&b, &o, &r, &err);
-    const rs_result_data *bd = r ? &r->store.d : NULL;
+    int rc = rs_run_with(&b, &o, &fr, &err);
+    const rs_result_data *bd = fr ? &fr->store.d : NULL;
     rs_result_fault_free *ff = &res->store.ff;
     const char *what0;
     double t = headline_of(&res->store.d, &ff->time_of), t0 = bd ? headline_of(bd, &what0) : -1;
-    ff->status = bd ? bd->status : "failed"; /* string literals: they outlive r */
+    ff->status = bd ? bd->status : "failed"; /* string literals: they outlive fr */
     ff->sim_end_ps = bd ? (double)bd->sim_end_ps : -1;
     ff->time_ps = t0;
     ff->faulted_time_ps = t;
     ff->slowdown = t >= 0 && t0 > 0 ? t / t0 : -1;
     res->store.d.fault_free = ff;
-    if (rc == RS_OK && r->status != RS_OK)
-        rc = r->status;
-    rs_result_destroy(r);
+    if (rc == RS_OK && fr->status != RS_OK)
+        rc = fr->status;
+    rs_result_destroy(fr);
     return rc;
 }
 
@@ -286,27 +250,19 @@ static char *capture_comment(const rs_scenario *sc, const char *path)
     return s;
 }
 
-/* Everything a run owns; destroyed in this order (the collective driver
- * and the replay after the network: a run that stopped early leaves
- * collectives running; the trace after the replay). */
-typedef struct run {
-    rs_net *net;
-    rs_collrun *coll;
-    rs_replay *replay;
-    rs_trace *trace;
-} run;
-
-static void run_free(run *r)
+/* What the run owns, in the order run_split.h gives. */
+static void run_free(rs_run_ctx *r)
 {
     rs_net_destroy(r->net);
     rs_collrun_destroy(r->coll);
     rs_replay_destroy(r->replay);
     rs_trace_destroy(r->trace);
+    free(r->cap_comment);
 }
 
 /* A setup error: err's message after the scenario's name (when given and
  * the error is about the scenario), everything freed, the code returned. */
-static int setup_failed(run *r, const char *name, int rc, rs_err *err)
+static int setup_failed(rs_run_ctx *r, const char *name, int rc, rs_err *err)
 {
     if (name && err && err->msg[0]) {
         char msg[sizeof err->msg];
@@ -317,105 +273,28 @@ static int setup_failed(run *r, const char *name, int rc, rs_err *err)
     return rc == RS_ENOMEM ? RS_ENOMEM : rc == RS_EIO ? RS_EIO : RS_EINVAL;
 }
 
-static void timelines_abort(rs_net *net, rs_timeline *tl, rs_timeline *tlp)
+/* setup_failed once the run may be split: the other processes are told
+ * first (rs_split_agree), or they would wait in the first window. */
+static int split_failed(rs_run_ctx *r, const char *name, int rc, rs_err *err)
 {
-    if (tl || tlp)
-        rs_net_timeline_stop(net);
-    rs_timeline_abort(tl);
-    rs_timeline_abort(tlp);
-}
-
-/* Rank 0 of a split run, every part closed (all: by every process):
- * the parts into the timeline, in the serial run's order, then removed;
- * late: with rank 0's part of what it learnt at the end, the last one. */
-static int timeline_merge(const rs_run_opts *o, rs_timeline *tl, int late, int all, int partial, rs_err *err)
-{
-    uint32_t R = o->part->ranks + (late ? 1 : 0);
-    char (*paths)[4200] = calloc(R, sizeof *paths);
-    const char **names = calloc(R, sizeof *names);
-    int rc = paths && names ? RS_OK : rs_err_set(err, RS_ENOMEM, "out of memory merging the timeline");
-    for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
-        part_path(paths[r], sizeof paths[r], o->outdir, r);
-        names[r] = paths[r];
-    }
-    if (rc == RS_OK && !all)
-        rc = rs_err_set(err, RS_EIO, "an MPI rank could not write its part of the timeline");
-    if (rc == RS_OK)
-        rc = rs_timeline_merge(tl, names, R, err);
-    if (rc == RS_OK)
-        rc = rs_timeline_close(tl, partial, err);
-    else
-        rs_timeline_abort(tl);
-    for (uint32_t r = 0; paths && r < R; r++)
-        unlink(paths[r]);
-    free(paths);
-    free(names);
-    return rc == RS_OK ? RS_OK : RS_EIO;
-}
-
-/* A split run of a collective or a replay: rank 0 finishes its iteration
- * from every process's completions (rs_collrun_part_finish,
- * rs_replay_part_finish), before its timeline part closes. */
-static int coll_merge(const rs_run_opts *o, rs_collrun *coll, rs_replay *replay, rs_timeline *late)
-{
-    uint32_t R = o->part->ranks;
-    void *mine = NULL, *all = NULL;
-    size_t n = 0;
-    int rc = coll ? rs_collrun_part_pack(coll, &mine, &n) : rs_replay_part_pack(replay, &mine, &n);
-    size_t *len = calloc(R, sizeof *len);
-    const void **parts = calloc(R, sizeof *parts);
-    if (rc != RS_OK || !len || !parts) {
-        free(mine);
-        free(len);
-        free(parts);
-        return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
-    }
-    rc = o->part->gather(o->part->ctx, mine, n, &all, len);
-    if (rc == RS_OK && o->part->rank == 0) {
-        size_t off = 0;
-        for (uint32_t i = 0; i < R; i++) {
-            parts[i] = (const char *)all + off;
-            off += len[i];
-        }
-        if (late && coll)
-            rs_collrun_timeline_move(coll, late);
-        /* A part that did not survive the trip is ours to explain: internal. */
-        int frc = coll ? rs_collrun_part_finish(coll, parts, len, R)
-                       : rs_replay_part_finish(replay, parts, len, R, late);
-        if (frc != RS_OK)
-            rc = frc == RS_ENOMEM ? RS_ENOMEM : RS_EINTERNAL;
-    }
-    free(mine);
-    free(all);
-    free(len);
-    free(parts);
-    return rc;
-}
-
-/* A split run starts only if every process set up its part: one that
- * fails (rank 0's output directory, memory) says so to the others, which
- * would otherwise wait for it in the first window. Returns whether all
- * did; a process that failed passes ok = 0 and returns its own error. */
-static int split_agree(const rs_run_opts *o, int split, int ok)
-{
-    if (!split)
-        return ok;
-    uint64_t failed = !ok;
-    if (o->part->allreduce(o->part->ctx, &failed, 1, 1) != RS_OK)
-        return 0;
-    return failed == 0;
-}
-
-static int split_failed(const rs_run_opts *o, int split, run *r, const char *name, int rc, rs_err *err)
-{
-    split_agree(o, split, 0);
+    rs_split_agree(r, 0);
     return setup_failed(r, name, rc, err);
 }
 
-/* Why a run that did not end RS_OK ended so, into res->message. */
-static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32_t iters_done, int rstatus,
-                    const rs_err *rerr)
+static void timelines_abort(rs_run_ctx *r)
 {
+    if (r->tl || r->tlp)
+        rs_net_timeline_stop(r->net);
+    rs_timeline_abort(r->tl);
+    rs_timeline_abort(r->tlp);
+}
+
+/* Why a run that did not end RS_OK ended so, into its result's message. */
+static void explain(const rs_run_ctx *r)
+{
+    rs_result *res = r->res;
+    const rs_net_stats *st = &r->st;
+    uint32_t iters_done = r->iters_done;
     char *m = res->message;
     size_t n = sizeof res->message;
     char now[RS_FMT_LEN];
@@ -430,8 +309,8 @@ static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32
          * the operation: what each blocked rank waits on (a replay), or
          * the collective. */
         char op[640] = "";
-        if (r->replay && rstatus != RS_OK)
-            snprintf(op, sizeof op, "; %s", rerr->msg);
+        if (r->replay && r->replay_status != RS_OK)
+            snprintf(op, sizeof op, "; %s", r->replay_err.msg);
         else if (r->coll)
             snprintf(op, sizeof op, "; operation: %s (%s) over %u ranks, %llu bytes, iteration %u of %u",
                      rs_coll_op_name(rs_collrun_op(r->coll)), rs_coll_algo_name(rs_collrun_algo(r->coll)),
@@ -439,8 +318,8 @@ static void explain(rs_result *res, const run *r, const rs_net_stats *st, uint32
                      rs_collrun_iters(r->coll));
         snprintf(m, n, "run stopped: %s%s", rs_net_fault_errmsg(r->net), op);
         res->by_faults = 1;
-    } else if (r->replay && rstatus != RS_OK)
-        snprintf(m, n, "run failed: %s", rerr->msg);
+    } else if (r->replay && r->replay_status != RS_OK)
+        snprintf(m, n, "run failed: %s", r->replay_err.msg);
     else if (r->coll && rs_collrun_errmsg(r->coll)[0])
         snprintf(m, n, "run failed: %s", rs_collrun_errmsg(r->coll));
     else if (r->coll && res->status == RS_EINCOMPLETE && st->msgs_done == st->msgs)
@@ -483,273 +362,258 @@ int rs_run(const rs_scenario *sc, rs_result **out, rs_err *err)
     return rs_run_with(sc, &o, out, err);
 }
 
-int rs_run_with(const rs_scenario *scp, const rs_run_opts *o, rs_result **out, rs_err *err)
+/* Settle what the scenario leaves to the run: relays as chunk pipelines
+ * under faults, the flow level's sampling interval, and r->sample_ps.
+ * RS_EINVAL with err (named after the scenario) for fidelity=both or an
+ * interval out of range; nothing is owned yet. */
+static int run_settle(rs_run_ctx *r, rs_err *err)
 {
-    rs_err_clear(err);
-    *out = NULL;
-    rs_scenario sc = *scp;
-    const char *name = o->name, *outdir = o->outdir;
-    run r = { NULL, NULL, NULL, NULL };
-    int rc;
-    if (sc.fidelity == RS_LEVEL_BOTH)
+    rs_scenario *sc = &r->sc;
+    const char *name = r->o->name;
+    if (sc->fidelity == RS_LEVEL_BOTH)
         return rs_err_set(err, RS_EINVAL, "%s%sfidelity: 'both' is two runs (railsim validate); expected packet "
                           "or flow", name ? name : "", name ? ": " : "");
     /* With faults, relays at flow level run as the packet level's chunk
      * pipelines: a failover keeps the chunks that crossed, and the
      * fault-free baseline (add_fault_free, faults sweep) relays the same
      * way, so a slowdown compares one model with itself. */
-    if (sc.faults.schedule[0] || sc.faults.mtbf_us > 0)
-        sc.net.relay_pipeline = 1;
+    if (sc->faults.schedule[0] || sc->faults.mtbf_us > 0)
+        sc->net.relay_pipeline = 1;
     /* Where transfers are rates (the flow level) every port a flow crosses
      * is sampled at every tick, over runs of simulated seconds: unless
      * given, every 1 ms there. */
     rs_net_traits nt;
-    if (rs_net_config_traits(&sc.net, &nt) == RS_OK && !nt.packets && !sc.timeline.sample_set)
-        sc.timeline.sample_us = RS_FLOW_SAMPLE_US;
+    if (rs_net_config_traits(&sc->net, &nt) == RS_OK && !nt.packets && !sc->timeline.sample_set)
+        sc->timeline.sample_us = RS_FLOW_SAMPLE_US;
     /* The sampling interval: 0, or at least a nanosecond (a sampler event
      * every few picoseconds would only burn time). */
-    rs_time sample_ps = 0;
-    if (sc.timeline.sample_us > 0 &&
-        (rs_time_from_us(sc.timeline.sample_us, &sample_ps) != RS_OK || sample_ps < 1000))
+    if (sc->timeline.sample_us > 0 &&
+        (rs_time_from_us(sc->timeline.sample_us, &r->sample_ps) != RS_OK || r->sample_ps < 1000))
         return rs_err_set(err, RS_EINVAL, "%s%stimeline.sample_us: expected 0 (no samples) or at least 0.001 us, "
-                          "got %g", name ? name : "", name ? ": " : "", sc.timeline.sample_us);
-    rs_guard_est est;
-    if ((rc = rs_guard_check(&sc, NULL, o->force, &est, err)) != RS_OK)
-        return setup_failed(&r, name, RS_EINVAL, err);
-    if ((rc = rs_net_create(&sc.net, &r.net, err)) != RS_OK)
-        return setup_failed(&r, name, rc, err);
+                          "got %g", name ? name : "", name ? ": " : "", sc->timeline.sample_us);
+    return RS_OK;
+}
+
+/* Build the network, resolve its faults, start the workload and check
+ * the captures asked. On error everything is freed (setup_failed). */
+static int run_build(rs_run_ctx *r, rs_err *err)
+{
+    rs_scenario *sc = &r->sc;
+    const char *name = r->o->name;
+    int rc;
+    if ((rc = rs_guard_check(sc, NULL, r->o->force, &r->est, err)) != RS_OK)
+        return setup_failed(r, name, RS_EINVAL, err);
+    if ((rc = rs_net_create(&sc->net, &r->net, err)) != RS_OK)
+        return setup_failed(r, name, rc, err);
     /* Faults first: one at time 0 comes before the traffic's first packet. */
-    if ((rc = rs_net_faults_start(r.net, &sc.faults, err)) != RS_OK)
-        return setup_failed(&r, name, rc, err);
+    if ((rc = rs_net_faults_start(r->net, &sc->faults, err)) != RS_OK)
+        return setup_failed(r, name, rc, err);
     /* A straggler slows compute, and only a replayed workload computes. */
-    for (uint32_t i = 0; !rs_workload_active(&sc.workload) && i < rs_net_fault_count(r.net); i++) {
+    for (uint32_t i = 0; !rs_workload_active(&sc->workload) && i < rs_net_fault_count(r->net); i++) {
         rs_net_fault_info fi;
-        rs_net_fault_info_get(r.net, i, &fi);
+        rs_net_fault_info_get(r->net, i, &fi);
         if (!strcmp(fi.kind, "straggler")) {
             rs_err_set(err, RS_EINVAL, "faults.schedule: straggler %s slows compute, but this scenario has none; "
                        "expected workload.plan or workload.trace", fi.target);
-            return setup_failed(&r, name, RS_EINVAL, err);
+            return setup_failed(r, name, RS_EINVAL, err);
         }
     }
     /* A workload replaces the synthetic traffic. */
-    if (rs_workload_active(&sc.workload)) {
-        rc = rs_workload_load(&sc.workload, rs_net_gpus(r.net), &r.trace, err);
+    if (rs_workload_active(&sc->workload)) {
+        rc = rs_workload_load(&sc->workload, rs_net_gpus(r->net), &r->trace, err);
         if (rc == RS_OK) {
-            rs_replay_opts ro = { .iterations = sc.workload.iterations, .algo = sc.workload.algo, .coll = NULL,
-                                  .sync = sc.workload.sync };
-            rc = rs_guard_check(&sc, r.trace, o->force, &est, err);
+            rs_replay_opts ro = { .iterations = sc->workload.iterations, .algo = sc->workload.algo, .coll = NULL,
+                                  .sync = sc->workload.sync };
+            rc = rs_guard_check(sc, r->trace, r->o->force, &r->est, err);
             if (rc == RS_OK)
-                rc = rs_replay_create(r.trace, r.net, &ro, &r.replay, err);
+                rc = rs_replay_create(r->trace, r->net, &ro, &r->replay, err);
         }
-    } else if (sc.traffic.kind == RS_SYNTH_COLLECTIVE) {
-        rc = rs_collrun_create(&sc.traffic, r.net, &r.coll, err);
+    } else if (sc->traffic.kind == RS_SYNTH_COLLECTIVE) {
+        rc = rs_collrun_create(&sc->traffic, r->net, &r->coll, err);
     } else {
-        rc = rs_synth_start(&sc.traffic, r.net, sc.net.seed, err);
+        rc = rs_synth_start(&sc->traffic, r->net, sc->net.seed, err);
     }
     if (rc != RS_OK)
-        return setup_failed(&r, name, rc, err);
-    uint32_t ncap = 0;
-    char *cap_comment = NULL;
-    if (sc.capture.ports[0]) {
-        if (!outdir) {
-            rs_err_set(err, RS_EINVAL, "capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
-                       sc.capture.ports);
-            return setup_failed(&r, NULL, RS_EINVAL, err);
-        }
-        if (rs_net_capture_start(r.net, NULL, &sc.capture, NULL, &ncap, err) != RS_OK)
-            return setup_failed(&r, name, RS_EINVAL, err);
-        if (sc.capture.format == RS_CAPTURE_PCAPNG && !(cap_comment = capture_comment(&sc, name))) {
-            rs_err_set(err, RS_ENOMEM, "out of memory");
-            return setup_failed(&r, NULL, RS_ENOMEM, err);
-        }
+        return setup_failed(r, name, rc, err);
+    if (!sc->capture.ports[0])
+        return RS_OK;
+    if (!r->o->outdir) {
+        rs_err_set(err, RS_EINVAL, "capture.ports: '%s' asks for captures; expected an output directory (-o DIR)",
+                   sc->capture.ports);
+        return setup_failed(r, NULL, RS_EINVAL, err);
     }
-    /* A partitioned run (o->part): decided alike in every process, from
-     * the scenario and whether outputs were asked, not from the rank. */
-    char part_why[200] = "";
-    int split = 0; /* from rs_net_part_start on: every process agrees before the run */
-    if (o->part && o->part->ranks > 1) {
-        char cwhy[160];
-        if (r.replay && !rs_replay_splits(r.replay, cwhy, sizeof cwhy))
-            snprintf(part_why, sizeof part_why, "the workload: %s", cwhy);
-        else if (r.coll && !rs_collrun_splits(r.coll, cwhy, sizeof cwhy))
-            snprintf(part_why, sizeof part_why, "the collective: %s", cwhy);
-        else
-            rs_net_part_possible(r.net, part_why, sizeof part_why);
-        if (part_why[0] && o->part->rank != 0) {
-            free(cap_comment);
-            run_free(&r);
-            return RS_OK; /* rank 0 runs it alone; *out stays NULL here */
-        }
-        split = !part_why[0];
-        if (split && (rc = rs_net_part_start(r.net, o->part, err)) != RS_OK) {
-            free(cap_comment);
-            return split_failed(o, split, &r, name, rc, err);
-        }
-        if (o->part->rank != 0)
-            outdir = NULL; /* rank 0 writes; each process adds its ports' captures and its part of the timeline */
+    if (rs_net_capture_start(r->net, NULL, &sc->capture, NULL, &r->ncap, err) != RS_OK)
+        return setup_failed(r, name, RS_EINVAL, err);
+    if (sc->capture.format == RS_CAPTURE_PCAPNG && !(r->cap_comment = capture_comment(sc, name))) {
+        rs_err_set(err, RS_ENOMEM, "out of memory");
+        return setup_failed(r, NULL, RS_ENOMEM, err);
     }
-    if (rs_guard_disk(&sc, &est, outdir, o->force, err) != RS_OK) {
-        free(cap_comment);
-        return split_failed(o, split, &r, name, RS_EINVAL, err);
-    }
-    /* Everything is validated: only now may the output directory appear.
-     * An output that cannot be created is the user's environment: bad
-     * input, like a bad key. */
-    char capdir[4096];
-    if (outdir) {
-        snprintf(capdir, sizeof capdir, "%s/pcap", outdir);
-        rc = rs_output_mkdir(outdir, err);
-        if (rc == RS_OK && ncap && (rc = rs_output_mkdir(capdir, err)) == RS_OK)
-            rc = rs_net_capture_start(r.net, capdir, &sc.capture, cap_comment, &ncap, err);
-        if (rc != RS_OK) {
-            free(cap_comment);
-            return split_failed(o, split, &r, NULL, RS_EINVAL, err);
-        }
-    }
-    free(cap_comment);
-    rs_timeline *tl = NULL, *tlp = NULL; /* the timeline; a split run's part of it */
-    int want_tl = o->outdir && sc.timeline.enabled;
-    if (outdir && want_tl &&
-        (rc = timeline_open(&sc, r.net, r.replay, r.coll, outdir, sample_ps, split ? &tlp : NULL, &tl, err)) != RS_OK)
-        return split_failed(o, split, &r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
+    return RS_OK;
+}
 
-    rs_result *res = calloc(1, sizeof *res);
-    if (!res) {
-        timelines_abort(r.net, tl, tlp);
-        rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
-        return split_failed(o, split, &r, NULL, RS_ENOMEM, err);
+/* Everything is validated: only now may the output directory appear, with
+ * the captures and the timeline. An output that cannot be created is the
+ * user's environment: bad input, like a bad key. On error everything is
+ * freed and the other processes of a split run are told. */
+static int outputs_open(rs_run_ctx *r, rs_err *err)
+{
+    const rs_scenario *sc = &r->sc;
+    if (rs_guard_disk(sc, &r->est, r->outdir, r->o->force, err) != RS_OK)
+        return split_failed(r, r->o->name, RS_EINVAL, err);
+    int rc = RS_OK;
+    if (r->outdir) {
+        char capdir[4096];
+        snprintf(capdir, sizeof capdir, "%s/pcap", r->outdir);
+        rc = rs_output_mkdir(r->outdir, err);
+        if (rc == RS_OK && r->ncap && (rc = rs_output_mkdir(capdir, err)) == RS_OK)
+            rc = rs_net_capture_start(r->net, capdir, &sc->capture, r->cap_comment, &r->ncap, err);
+        if (rc != RS_OK)
+            return split_failed(r, NULL, RS_EINVAL, err);
     }
-    int agreed = split_agree(o, split, 1);
-    if (agreed && split && (ncap || want_tl)) {
-        /* Rank 0 made the output directory: the others open their ports'
-         * capture files (or their part of the pcapng) and their part of
-         * the timeline in it. */
-        int mine = RS_OK;
-        if (o->part->rank != 0 && ncap) {
-            char pdir[4096];
-            snprintf(pdir, sizeof pdir, "%s/pcap", o->outdir);
-            mine = rs_net_capture_start(r.net, pdir, &sc.capture, NULL, &ncap, err);
-        }
-        if (o->part->rank != 0 && want_tl && mine == RS_OK)
-            mine = timeline_part_open(&sc, r.net, o->outdir, o->part->rank, sample_ps, &tlp, err);
-        if (o->part->rank != 0 && tlp && r.replay && mine == RS_OK)
-            mine = rs_replay_set_timeline_part(r.replay, tlp, 0, err);
-        agreed = split_agree(o, split, mine == RS_OK);
-    }
-    if (!agreed) {
-        /* Another process could not start its part; it says why. */
-        rs_result_destroy(res);
-        timelines_abort(r.net, tl, tlp);
-        rs_err_set(err, RS_EIO, "another MPI rank could not start its part of the run");
-        return setup_failed(&r, NULL, RS_EIO, err);
-    }
-    snprintf(res->part_note, sizeof res->part_note, "%s", part_why);
-    progress pr = { o, rs_net_sim(r.net), r.replay, r.coll };
-    if (!o->part || o->part->rank == 0)
-        rs_sim_set_progress(rs_net_sim(r.net), 1u << 16, on_progress, &pr);
+    free(r->cap_comment);
+    r->cap_comment = NULL;
+    r->want_tl = r->o->outdir && sc->timeline.enabled;
+    if (r->outdir && r->want_tl && (rc = timeline_open(r, err)) != RS_OK)
+        return split_failed(r, NULL, rc == RS_ENOMEM ? RS_ENOMEM : RS_EINVAL, err);
+    return RS_OK;
+}
+
+/* Run to idle, with the caller's progress on rank 0, then gather a split
+ * collective's or replay's completions: r->info's status and wall time. */
+static void run_loop(rs_run_ctx *r)
+{
+    if (rs_split_rank(r) == 0)
+        rs_sim_set_progress(rs_net_sim(r->net), 1u << 16, on_progress, r);
     double t0 = wall_now();
-    rs_run_info info = { .estimate = &est };
-    info.status = rs_net_run(r.net, RS_TIME_MAX);
-    info.wall_s = wall_now() - t0;
-    /* What rank 0 learns at the end (a split collective's completion) is
-     * written into a part of its own, DIR/.timeline.msgpack.partR with R
-     * the number of ranks: rank 0's part is in key order already. */
-    rs_timeline *tll = NULL;
-    if (split && (r.coll || r.replay)) {
-        char lpath[4200];
-        if (tl)
-            part_path(lpath, sizeof lpath, o->outdir, o->part->ranks);
-        rs_err lerr;
-        int lrc = tl ? rs_net_timeline_part(r.net, lpath, tl_mask(&sc), &tll, &lerr) : RS_OK;
-        int mrc = coll_merge(o, r.coll, r.replay, tll);
-        if ((mrc != RS_OK || lrc != RS_OK) && info.status == RS_OK)
-            info.status = lrc != RS_OK ? RS_EIO : mrc;
+    r->info.status = rs_net_run(r->net, RS_TIME_MAX);
+    r->info.wall_s = wall_now() - t0;
+    int gathered = rs_split_gather(r);
+    if (r->info.status == RS_OK)
+        r->info.status = gathered;
+}
+
+/* After the run: its status from what was left undelivered, the replay
+ * and the collective driver; the captures and the timeline closed (a
+ * failed run keeps its timeline, marked partial). Returns RS_OK, or
+ * RS_EIO with err when the timeline could not be written; a capture that
+ * could not be is the run's status, with the result's message. */
+static int run_close(rs_run_ctx *r, rs_err *err)
+{
+    rs_run_info *info = &r->info;
+    rs_net_stats_get(r->net, &r->st);
+    if (info->status == RS_OK && r->st.msgs_done < r->st.msgs)
+        info->status = RS_EINCOMPLETE;
+    rs_err_clear(&r->replay_err);
+    r->replay_status = RS_OK;
+    if (r->replay) {
+        info->replay = r->replay;
+        r->replay_status = rs_replay_finish(r->replay, &r->replay_err);
+        if (info->status == RS_OK)
+            info->status = r->replay_status;
     }
-    rs_net_stats st;
-    rs_net_stats_get(r.net, &st);
-    if (info.status == RS_OK && st.msgs_done < st.msgs)
-        info.status = RS_EINCOMPLETE;
-    uint32_t iters_done = 0;
-    rs_err rerr;
-    rs_err_clear(&rerr);
-    int rstatus = RS_OK;
-    if (r.replay) {
-        info.replay = r.replay;
-        rstatus = rs_replay_finish(r.replay, &rerr);
-        if (info.status == RS_OK)
-            info.status = rstatus;
-    }
-    if (r.coll) {
-        info.coll = r.coll;
-        rs_collrun_times(r.coll, &iters_done);
-        if (info.status == RS_OK && rs_collrun_status(r.coll) != RS_OK)
-            info.status = rs_collrun_status(r.coll);
-        if (info.status == RS_OK && iters_done < rs_collrun_iters(r.coll))
-            info.status = RS_EINCOMPLETE;
+    if (r->coll) {
+        info->coll = r->coll;
+        rs_collrun_times(r->coll, &r->iters_done);
+        if (info->status == RS_OK && rs_collrun_status(r->coll) != RS_OK)
+            info->status = rs_collrun_status(r->coll);
+        if (info->status == RS_OK && r->iters_done < rs_collrun_iters(r->coll))
+            info->status = RS_EINCOMPLETE;
     }
     rs_err cerr;
     rs_err_clear(&cerr);
-    if (ncap && rs_net_capture_finish(r.net, 1, &cerr) != RS_OK) {
-        info.status = RS_EIO;
-        snprintf(res->message, sizeof res->message, "%s", cerr.msg);
+    if (r->ncap && rs_net_capture_finish(r->net, 1, &cerr) != RS_OK) {
+        info->status = RS_EIO;
+        snprintf(r->res->message, sizeof r->res->message, "%s", cerr.msg);
     }
-    int code = RS_OK;
-    if (tlp) {
-        /* A split run: every part closed, then rank 0 merges them. */
-        rs_net_timeline_stop(r.net);
-        int mine = rs_timeline_close(tlp, 0, err) == RS_OK;
-        if (tll && rs_timeline_close(tll, 0, err) != RS_OK)
-            mine = 0;
-        int all = split_agree(o, split, mine);
-        if (tl)
-            code = timeline_merge(o, tl, tll != NULL, all, info.status != RS_OK, err);
-    } else if (tl) {
-        /* A failed run keeps its timeline, marked partial. */
-        rs_net_timeline_stop(r.net);
-        if (rs_timeline_close(tl, info.status != RS_OK, err) != RS_OK)
-            code = RS_EIO;
-    }
+    if (r->tlp) /* a split run: every part closed, then rank 0 merges them */
+        return rs_split_timeline_close(r, info->status != RS_OK, err);
+    if (!r->tl)
+        return RS_OK;
+    rs_net_timeline_stop(r->net);
+    return rs_timeline_close(r->tl, info->status != RS_OK, err) != RS_OK ? RS_EIO : RS_OK;
+}
 
-    if (o->part && o->part->rank != 0 && !part_why[0]) {
-        /* Its part is merged into rank 0's network, which reports. */
-        rs_result_destroy(res);
-        run_free(&r);
-        return info.status == RS_OK || info.status == RS_EINCOMPLETE ? RS_OK : info.status;
-    }
-    res->status = info.status;
-    int collected = rs_summary_collect(&sc, r.net, &info, &res->store) == RS_OK;
-    if (collected && sc.faults.schedule[0] && sc.faults.baseline && info.status != RS_EINTR &&
-        add_fault_free(res, &sc, o->force) != RS_OK)
+/* The result: the summary (with the fault-free run and a split run's
+ * figures), the headline figures and DIR/summary.json; r freed. Returns
+ * code, RS_EIO with err when summary.json could not be written, or
+ * RS_ENOMEM with *out NULL. */
+static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
+{
+    rs_result *res = r->res;
+    res->status = r->info.status;
+    int collected = rs_summary_collect(&r->sc, r->net, &r->info, &res->store) == RS_OK;
+    if (collected && r->sc.faults.schedule[0] && r->sc.faults.baseline && r->info.status != RS_EINTR &&
+        add_fault_free(r) != RS_OK)
         snprintf(res->warning, sizeof res->warning,
                  "the fault-free run (faults.baseline) failed; summary fault_free.status says so");
     /* The peak is read once the summary's big part (the ports) exists:
      * what it costs counts, only the final copy of its text does not. */
-    if (collected && o->part && o->part->ranks > 1 && !part_why[0]) {
-        res->store.d.parallel_valid = 1;
-        rs_net_part_stats_get(r.net, &res->store.d.parallel);
-    }
+    if (collected)
+        rs_split_stats(r, &res->store.d);
     char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
     res->store.d.peak_rss_bytes = peak_rss();
     if (ports)
-        res->summary = rs_summary_json(&sc, &res->store.d);
+        res->summary = rs_summary_json(&r->sc, &res->store.d);
     if (res->summary)
         res->summary_text = rs_summary_text(res->summary, ports);
     free(ports);
     if (!res->summary_text) {
         rs_result_destroy(res);
         rs_err_set(err, RS_ENOMEM, "out of memory building the summary");
-        run_free(&r);
+        run_free(r);
         return RS_ENOMEM;
     }
     figures(res);
-    if (code == RS_OK && outdir &&
-        rs_output_write(outdir, "summary.json", res->summary_text, strlen(res->summary_text), err) != RS_OK)
+    if (code == RS_OK && r->outdir &&
+        rs_output_write(r->outdir, "summary.json", res->summary_text, strlen(res->summary_text), err) != RS_OK)
         code = RS_EIO;
     if (res->status != RS_OK)
-        explain(res, &r, &st, iters_done, rstatus, &rerr);
-    run_free(&r);
+        explain(r);
+    run_free(r);
     *out = res;
     return code;
+}
+
+int rs_run_with(const rs_scenario *sc, const rs_run_opts *o, rs_result **out, rs_err *err)
+{
+    rs_err_clear(err);
+    *out = NULL;
+    rs_run_ctx r = { .o = o, .sc = *sc, .outdir = o->outdir };
+    int rc, idle;
+    if ((rc = run_settle(&r, err)) != RS_OK || (rc = run_build(&r, err)) != RS_OK)
+        return rc;
+    /* A run over o->part: split, or run by rank 0 alone (the others idle). */
+    if ((rc = rs_split_begin(&r, &idle, err)) != RS_OK)
+        return split_failed(&r, o->name, rc, err);
+    if (idle) {
+        run_free(&r);
+        return RS_OK; /* rank 0 runs it alone; *out stays NULL here */
+    }
+    if ((rc = outputs_open(&r, err)) != RS_OK)
+        return rc;
+    if (!(r.res = calloc(1, sizeof *r.res))) {
+        timelines_abort(&r);
+        rs_err_set(err, RS_ENOMEM, "out of memory starting the run");
+        return split_failed(&r, NULL, RS_ENOMEM, err);
+    }
+    if (!rs_split_parts_start(&r, err)) {
+        /* Another process could not start its part; it says why. */
+        rs_result_destroy(r.res);
+        timelines_abort(&r);
+        rs_err_set(err, RS_EIO, "another MPI rank could not start its part of the run");
+        return setup_failed(&r, NULL, RS_EIO, err);
+    }
+    snprintf(r.res->part_note, sizeof r.res->part_note, "%s", r.part_why);
+    r.info.estimate = &r.est;
+    run_loop(&r);
+    int code = run_close(&r, err);
+    if (rs_split_rank(&r) != 0) {
+        /* Its part is merged into rank 0's network, which reports. */
+        rs_result_destroy(r.res);
+        run_free(&r);
+        return r.info.status == RS_OK || r.info.status == RS_EINCOMPLETE ? RS_OK : r.info.status;
+    }
+    return result_build(&r, code, out, err);
 }
 
 void rs_result_destroy(rs_result *r)

@@ -237,20 +237,42 @@ bool rs_keys_suggest(const rs_key_table *t, const char *name, char *out, size_t 
 
 /* ---- error messages ---------------------------------------------------- */
 
-/* "scenario.json: topology.gpus: " or, path NULL, "--set topology.gpus: ". */
+int rs_keys_vfail(rs_err *err, const char *where, const char *key, const char *fmt, va_list ap)
+{
+    char what[400];
+    vsnprintf(what, sizeof what, fmt, ap);
+    if (where)
+        return rs_err_set(err, RS_EINVAL, "%s: %s: %s", where, key, what);
+    return rs_err_set(err, RS_EINVAL, "%s: %s", key, what);
+}
+
+int rs_keys_fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = rs_keys_vfail(err, where, key, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* rs_keys_fail about key of the file at path: "scenario.json:
+ * topology.gpus: ..." or, path NULL (a KEY=VALUE string), "--set
+ * topology.gpus: ...". */
 static int fail_key(const char *path, const char *key, rs_err *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static int fail_key(const char *path, const char *key, rs_err *err, const char *fmt, ...)
 {
-    char what[384];
+    char set[272];
+    if (!path) {
+        snprintf(set, sizeof set, "--set %s", key);
+        key = set;
+    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = rs_keys_vfail(err, path, key, fmt, ap);
     va_end(ap);
-    if (path)
-        return rs_err_set(err, RS_EINVAL, "%s: %s: %s", path, key, what);
-    return rs_err_set(err, RS_EINVAL, "--set %s: %s", key, what);
+    return rc;
 }
 
 static int fail_unknown(const rs_key_table *t, const char *path, const char *name_in, rs_err *err)

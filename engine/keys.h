@@ -21,6 +21,7 @@
 #ifndef RS_KEYS_H
 #define RS_KEYS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,17 @@ typedef struct rs_key_table {
      * file (NULL for a KEY=VALUE string); a failure is returned as is. */
     int (*given)(const rs_key *k, void *base, void *ctx, const char *path, rs_err *err);
 } rs_key_table;
+
+/* The one shape of a message about a key, for the readers above and for
+ * the checks their callers make afterwards (rs_plan_validate): "WHERE:
+ * KEY: WHAT", or "KEY: WHAT" when where is NULL, WHAT from fmt (at most
+ * 399 characters of it). Sets err (which may be NULL) and returns
+ * RS_EINVAL. */
+int rs_keys_fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same with the arguments of fmt as a va_list. */
+int rs_keys_vfail(rs_err *err, const char *where, const char *key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* The key named name, or NULL. */
 const rs_key *rs_keys_find(const rs_key_table *t, const char *name);

@@ -20,6 +20,7 @@
 #include "cost.h"
 
 #include "clos.h"
+#include "net.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -28,11 +29,23 @@
 
 /* -- parts table -------------------------------------------------------- */
 
-/* Every part once: the key list and the offsets come from this list. */
-#define RS_PARTS(X) X(switch_port_usd) X(switch_port_w) X(switch_usd) X(switch_w) \
-    X(transceiver_usd) X(transceiver_w) X(fiber_usd) X(dac_usd) X(dac_w) X(whole_switches)
-#define PART_NAME(f) #f,
-#define PART_OFF(f) offsetof(rs_parts, f),
+/* Every part once, in the order of rs_parts, with its default (400 Gb/s
+ * figures; sources and estimates in docs/cost.md): the keys, their
+ * fields and rs_parts_default all come from this list. */
+#define RS_PARTS(X)                                                                       \
+    X(switch_port_usd, 748.0) /* given by the issue */                                    \
+    X(switch_port_w, 15.0)    /* estimate: ~1 kW for a 64 x 400G switch without optics */ \
+    X(switch_usd, 0.0)                                                                    \
+    X(switch_w, 0.0)                                                                      \
+    X(transceiver_usd, 374.0) /* given by the issue */                                    \
+    X(transceiver_w, 12.0)    /* 400G QSFP-DD FR4/DR4 datasheet maximum */                \
+    X(fiber_usd, 0.0)                                                                     \
+    X(dac_usd, 150.0)         /* estimate: passive 400G DAC, a few metres */              \
+    X(dac_w, 0.0)             /* passive copper draws nothing itself */                   \
+    X(whole_switches, 1.0)
+#define PART_NAME(f, d) #f,
+#define PART_OFF(f, d) offsetof(rs_parts, f),
+#define PART_DEFAULT(f, d) p->f = d;
 
 static const char *const key_names[] = { RS_PARTS(PART_NAME) NULL };
 static const size_t key_offs[] = { RS_PARTS(PART_OFF) };
@@ -41,14 +54,7 @@ static const size_t key_offs[] = { RS_PARTS(PART_OFF) };
 void rs_parts_default(rs_parts *p)
 {
     memset(p, 0, sizeof *p);
-    /* 400 Gb/s figures; sources and estimates in docs/cost.md. */
-    p->switch_port_usd = 748.0; /* given by the issue */
-    p->transceiver_usd = 374.0; /* given by the issue */
-    p->switch_port_w = 15.0;    /* estimate: ~1 kW for a 64 x 400G switch without optics */
-    p->transceiver_w = 12.0;    /* 400G QSFP-DD FR4/DR4 datasheet maximum */
-    p->dac_usd = 150.0;         /* estimate: passive 400G DAC, a few metres */
-    p->dac_w = 0.0;             /* passive copper draws nothing itself */
-    p->whole_switches = 1.0;
+    RS_PARTS(PART_DEFAULT)
 }
 
 const char *const *rs_parts_keys(void)
@@ -101,12 +107,16 @@ int rs_parts_get(const rs_parts *p, const char *key, double *v)
 
 void rs_cost_input_default(rs_cost_input *in)
 {
+    /* The topology keys at the simulator's defaults, from the one place
+     * that sets them. */
+    rs_net_config c;
+    rs_net_config_default(&c);
     memset(in, 0, sizeof *in);
-    in->gpus = 64;
-    in->hb_size = 8;
-    in->radix = 64;
-    in->nic_gbps = 400.0;
-    in->oversubscription = 1.0;
+    in->gpus = c.gpus;
+    in->hb_size = c.hb_size;
+    in->radix = c.radix;
+    in->nic_gbps = c.nic_gbps;
+    in->oversubscription = c.oversubscription;
     in->nic_copper = 0;
     in->pack_rails = 1;
 }

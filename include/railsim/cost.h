@@ -84,9 +84,9 @@ typedef struct rs_cost_input {
                                  share switches; default 1; 0 counts as the simulator builds */
 } rs_cost_input;
 
-/* The simulator's defaults where they exist (rs_net_config_default):
- * 64 GPUs, K = 8, R = 64, 400 Gb/s, oversubscription 1; optical NIC
- * cables; rail packing on. */
+/* The simulator's defaults where they exist, taken from
+ * rs_net_config_default (gpus, hb_size, radix, nic_gbps,
+ * oversubscription); optical NIC cables; rail packing on. */
 RS_API void rs_cost_input_default(rs_cost_input *in);
 
 /* Deepest plane the model counts (clos.h's bound: 32 tiers join 2^32

@@ -66,11 +66,17 @@ typedef struct rs_run_opts {
     int force;            /* run even when the memory or disk estimate says it will not fit */
     rs_run_progress_fn progress; /* NULL: none */
     void *ctx;            /* progress's */
-    /* Split the run over these processes (net.h rs_net_part_start), when
-     * the scenario allows it (synthetic traffic, no timeline, captures or
-     * faults: rs_result_parallel_note says why not). Every process calls
-     * rs_run_with with the same scenario and options; only process 0
-     * writes outputs and gets a result. NULL: a serial run. */
+    /* Split the run over these processes (net.h rs_net_part_start) when
+     * it can be (docs/parallel.md, `railsim run --help`): at packet level,
+     * timelines and captures included, without faults but link degrades,
+     * synthetic traffic, one iteration of a ring, tree, direct all-to-all
+     * or send/recv collective, and a replay under workload.sync=rank whose
+     * collectives are rings, trees or hierarchical (without faults or
+     * transfers by PXN relays). Otherwise process 0 runs it alone and
+     * rs_result_parallel_note says why. Every process calls rs_run_with
+     * with the same scenario and options; only process 0 gets a result and
+     * writes the summary (each process adds its ports' captures and its
+     * part of the timeline, which process 0 merges). NULL: a serial run. */
     const rs_net_comm *part;
 } rs_run_opts;
 
@@ -114,7 +120,8 @@ RS_API int rs_result_stopped_by_faults(const rs_result *r);
 RS_API const char *rs_result_warning(const rs_result *r);
 
 /* rs_run_opts.part was given but the run was not split ("" when it was,
- * or when no part was asked): why, one clause ("a timeline is written"). */
+ * or when no part was asked): why, one clause ("only a packet-level run is
+ * partitioned"). */
 RS_API const char *rs_result_parallel_note(const rs_result *r);
 
 /* The headline figures. */

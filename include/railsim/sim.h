@@ -5,8 +5,9 @@
  * decide) that affect each other only through scheduled events. Each event
  * names the entity that scheduled it; equal-time events run in (source
  * entity id, per-source sequence) order. That order does not depend on how
- * entities are later split across processes, which keeps runs
- * deterministic for a seed and a future parallel run equal to the serial.
+ * entities are split across processes, which keeps runs deterministic for
+ * a seed and a parallel run (over MPI processes, docs/parallel.md) equal
+ * to the serial one.
  *
  * The engine knows nothing of packets: an event is a handler, an object
  * and a 64-bit argument.

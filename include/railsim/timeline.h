@@ -40,10 +40,8 @@ RS_BEGIN_DECLS
 
 typedef struct rs_timeline rs_timeline;
 
-/* File format identity, written in the header. */
-#define RS_TIMELINE_FORMAT "railsim-timeline"
-#define RS_TIMELINE_VERSION 1       /* major: readers reject other majors */
-#define RS_TIMELINE_VERSION_MINOR 0 /* minor: adds kinds/trailing fields only */
+/* The format's identity (RS_TIMELINE_FORMAT, RS_TIMELINE_VERSION,
+ * RS_TIMELINE_VERSION_MINOR) and record kinds are tlformat.h's. */
 
 /* Size of the writer's one packing buffer. */
 #define RS_TIMELINE_BUFSZ (64u * 1024u)

@@ -1,13 +1,18 @@
 /*
- * tlformat.h - the record kinds of a railsim timeline
- * (docs/timeline-format.md): the one definition the writer (timeline.h,
- * the engine) and the reader (analysis/timeline_read.h, which never links
- * the simulator) both use. Nothing but constants.
+ * tlformat.h - the identity (format name, versions) and the record kinds
+ * of a railsim timeline (docs/timeline-format.md): the one definition the
+ * writer (timeline.h, the engine) and the reader (analysis/timeline_read.h,
+ * which never links the simulator) both use. Nothing but constants.
  */
 #ifndef RS_TLFORMAT_H
 #define RS_TLFORMAT_H
 
 #include <stdint.h>
+
+/* File format identity, written in the header. */
+#define RS_TIMELINE_FORMAT "railsim-timeline"
+#define RS_TIMELINE_VERSION 1       /* major: readers reject other majors */
+#define RS_TIMELINE_VERSION_MINOR 0 /* minor: adds kinds/trailing fields only */
 
 /* Record kinds: the first element of every record array. Values are part
  * of the file format and never change or get reused. */

@@ -13,6 +13,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "fault.h"
 #include "partition.h"
 
@@ -25,23 +26,9 @@ static double nic_payload_Bps(double gbps) { return gbps * 1e9 / 8 * 4096.0 / (4
 static void cfg(rs_net_config *c, rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix,
                 rs_transport_kind tr)
 {
-    rs_net_config_default(c);
+    rs_fx_config(c, gpus, hb, radix);
     c->kind = kind;
-    c->gpus = gpus;
-    c->hb_size = hb;
-    c->radix = radix;
     c->transport = tr;
-}
-
-static rs_net *mk(const rs_net_config *c)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
 }
 
 typedef struct run_result {
@@ -66,7 +53,7 @@ static run_result run_coll(const rs_net_config *nc, const rs_comm *comm, rs_coll
 {
     run_result r;
     memset(&r, 0, sizeof r);
-    rs_net *net = mk(nc);
+    rs_net *net = rs_fx_net(nc);
     rs_coll *coll = NULL;
     rs_err err;
     int rc = rs_coll_start(net, comm, op, algo, bytes, o, count_done, &r, 77, &coll, &err);
@@ -219,7 +206,7 @@ static void test_coll_progress_rises_to_one(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     rs_comm *comm = comm_rail(64, 8, 0);
     rs_coll *coll = NULL;
     rs_err err;
@@ -560,7 +547,7 @@ static void test_auto_rule_picks_documented_algorithms(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_RAIL_ONLY, 64, 8, 64, RS_TRANSPORT_IDEAL);
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     rs_comm *all = comm_all(64), *rail = comm_rail(64, 8, 1), *dom = NULL;
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(64, 8, 1, &dom, &err), RS_OK);
@@ -585,7 +572,7 @@ static void test_start_rejects_algorithm_that_does_not_fit(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_FAT_TREE, 64, 8, 64, RS_TRANSPORT_IDEAL);
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     rs_comm *all = comm_all(64), *dom = NULL, *one = NULL;
     rs_err err;
     rs_coll *coll = (rs_coll *)1;
@@ -705,7 +692,7 @@ static void test_ring_survives_a_piece_held_back_by_a_fault(void)
         rs_net_config nc;
         cfg(&nc, RS_TOPO_FAT_TREE, 128, 1, 16, RS_TRANSPORT_ROCE);
         nc.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
-        rs_net *net = mk(&nc);
+        rs_net *net = rs_fx_net(&nc);
         rs_fault_config fc;
         rs_fault_config_default(&fc);
         /* A link that carries a piece's tail at 5 us: which one follows
@@ -740,7 +727,7 @@ static void test_splits_names_what_a_split_run_can_run(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_FAT_TREE, 32, 4, 16, RS_TRANSPORT_ROCE);
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     rs_comm *comm;
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
@@ -825,7 +812,7 @@ static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op
     CU_ASSERT_FATAL(j->n <= 64);
     for (uint32_t m = 0; m < 64; m++)
         j->done_at[m] = RS_TIME_MAX;
-    rs_net *net = mk(nc);
+    rs_net *net = rs_fx_net(nc);
     rs_err err;
     int rc = rs_coll_create(net, comm, op, algo, bytes, NULL, join_member_done, join_done, j, 78, &j->coll, &err);
     if (rc != RS_OK)
@@ -960,7 +947,7 @@ static void test_create_refuses_what_members_cannot_join(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_FAT_TREE, 16, 4, 8, RS_TRANSPORT_IDEAL);
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     rs_comm *all = comm_all(16);
     rs_coll *c = NULL;
     rs_err err;
@@ -993,7 +980,7 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
     rs_err err;
     const rs_coll_algo algos[] = { RS_ALGO_RING, RS_ALGO_TREE, RS_ALGO_HIERARCHICAL };
     for (int a = 0; a < 3; a++) {
-        rs_net *net = mk(&nc);
+        rs_net *net = rs_fx_net(&nc);
         rs_coll_size sz;
         CU_ASSERT_EQUAL_FATAL(rs_coll_name_size(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &sz, &err),
                               RS_OK);
@@ -1032,7 +1019,7 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         rs_coll_destroy(j.coll);
         rs_net_destroy(net);
     }
-    rs_net *net = mk(&nc);
+    rs_net *net = rs_fx_net(&nc);
     CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLGATHER, RS_ALGO_AUTO, 64 * MiB, NULL), RS_ALGO_RING);
     CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 4096, NULL), RS_ALGO_TREE);
     CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL), RS_ALGO_PAIRWISE);

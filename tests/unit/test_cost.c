@@ -10,6 +10,7 @@
 
 #include "cost.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "net.h"
 
 static void input(rs_cost_input *in, uint32_t gpus, uint32_t hb, uint32_t radix)
@@ -304,18 +305,10 @@ static void check_against_sim(const sim_case *sc, int pack)
     compute(&in, &p, &bom[0], &bom[1]);
     for (int kind = 0; kind < 2; kind++) {
         rs_net_config c;
-        rs_net_config_default(&c);
+        rs_fx_config(&c, sc->gpus, sc->hb, sc->radix);
         c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        c.gpus = sc->gpus;
-        c.hb_size = sc->hb;
-        c.radix = sc->radix;
         c.oversubscription = sc->o;
-        rs_net *net = NULL;
-        rs_err err;
-        int rc = rs_net_create(&c, &net, &err);
-        if (rc != RS_OK)
-            fprintf(stderr, "rs_net_create: %s\n", err.msg);
-        CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+        rs_net *net = rs_fx_net(&c);
         rs_net_topo_info ti;
         rs_net_topo_info_get(net, &ti);
         const rs_bom *b = &bom[kind];
@@ -664,16 +657,9 @@ static void test_cost_rejects_radix_too_small_like_simulator(void)
     input(&in, 8, 1, 2);
     expect_error(&in, "topology.radix");
     rs_net_config c;
-    rs_net_config_default(&c);
+    rs_fx_config(&c, 8, 1, 2);
     c.kind = RS_TOPO_RAIL_ONLY;
-    c.gpus = 8;
-    c.hb_size = 1;
-    c.radix = 2;
-    rs_net *net = NULL;
-    rs_err err;
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "topology.radix"));
-    rs_net_destroy(net);
+    rs_fx_refused(&c, "topology.radix");
     /* 4 GPUs in 2 domains at R = 2: each rail of 2 is one switch, the fat
      * tree needs 4 leaves of one. Asking for rail-only alone succeeds. */
     rs_parts p;

@@ -4,6 +4,7 @@
  * rail-only reroute through the HB domain, failover of messages in flight.
  */
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "compute.h"
 #include "fault.h"
 #include "net.h"
@@ -31,22 +32,10 @@ void *calloc(size_t n, size_t size)
 static rs_net *mk_pxn(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix, rs_pxn_mode pxn)
 {
     rs_net_config c;
-    rs_net_config_default(&c);
-    c.pxn = pxn;
+    rs_fx_config(&c, gpus, hb, radix);
     c.kind = kind;
-    c.gpus = gpus;
-    c.hb_size = hb;
-    c.radix = radix;
-    rs_net *net = NULL;
-    rs_err err;
-    if (rs_net_create(&c, &net, &err) != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    return net;
-}
-
-static rs_net *mk(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix)
-{
-    return mk_pxn(kind, gpus, hb, radix, RS_PXN_AUTO);
+    c.pxn = pxn;
+    return rs_fx_net(&c);
 }
 
 static int start(rs_net *net, const char *sched, double conv, rs_err *err)
@@ -115,7 +104,7 @@ static void test_fault_check_rejects_naming_label(void)
 
 static void test_fault_resolves_names_and_repairs_in_time_order(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "5us switch-down spine1 10us; 2us nic-down gpu3", 0, &err), RS_OK);
     CU_ASSERT_EQUAL(rs_net_fault_count(net), 3);
@@ -133,7 +122,7 @@ static void test_fault_resolves_names_and_repairs_in_time_order(void)
 
 static void test_fault_unknown_target_names_key(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL(start(net, "1us link-down nvs0.p1", 0, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "faults.schedule: entry 1"));
@@ -148,14 +137,14 @@ static void test_fault_unknown_target_names_key(void)
 static void test_fault_absent_class_is_skipped_only_when_allowed(void)
 {
     const char *sched = "3us link-down any-spine-link; 1us nic-down gpu3; 2us switch-down any-spine 5us";
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 32, 4, 16);
     rs_err err;
     CU_ASSERT_EQUAL(start(net, sched, 0, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "entry 1: class 'any-spine-link' has no member in this topology"));
     CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 0);
     rs_net_destroy(net);
 
-    net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 32, 4, 16);
     rs_fault_config fc;
     rs_fault_config_default(&fc);
     snprintf(fc.schedule, sizeof fc.schedule, "%s", sched);
@@ -182,7 +171,7 @@ static void test_fault_absent_class_is_skipped_only_when_allowed(void)
     rs_net_destroy(net);
 
     /* The fat tree of the same GPUs has spines: nothing is absent there. */
-    net = mk(RS_TOPO_FAT_TREE, 32, 4, 16);
+    net = rs_fx_topo(RS_TOPO_FAT_TREE, 32, 4, 16);
     CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
     CU_ASSERT_EQUAL(rs_net_fault_absent_count(net), 0);
     CU_ASSERT_EQUAL(rs_net_fault_count(net), 4); /* the switch-down has its repair */
@@ -190,7 +179,7 @@ static void test_fault_absent_class_is_skipped_only_when_allowed(void)
 
     /* Every entry absent: no fault at all (UBSan once caught the empty
      * schedule being sorted through a NULL array). */
-    net = mk(RS_TOPO_RAIL_ONLY, 32, 4, 16);
+    net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 32, 4, 16);
     snprintf(fc.schedule, sizeof fc.schedule, "3us link-down any-spine-link");
     CU_ASSERT_EQUAL_FATAL(rs_net_faults_start(net, &fc, &err), RS_OK);
     CU_ASSERT_EQUAL(rs_net_fault_count(net), 0);
@@ -201,7 +190,7 @@ static void test_fault_absent_class_is_skipped_only_when_allowed(void)
 
 static void test_fault_link_down_removes_path_and_up_restores(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 15), 4);
     CU_ASSERT_EQUAL_FATAL(start(net, "0 nic-down gpu15 1us", 0, &err), RS_OK);
@@ -213,7 +202,7 @@ static void test_fault_link_down_removes_path_and_up_restores(void)
 
 static void test_fault_partition_stops_naming_gpus(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "2us switch-down spine0; 2us switch-down spine1", 0, &err), RS_OK);
     int n = 0;
@@ -227,7 +216,7 @@ static void test_fault_partition_stops_naming_gpus(void)
 
 static void test_fault_link_failure_conserves_packets(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     /* Every uplink of leaf0 but one fails mid-message, routes 3 us later. */
     CU_ASSERT_EQUAL_FATAL(start(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 3, &err), RS_OK);
@@ -247,7 +236,7 @@ static void test_fault_link_failure_conserves_packets(void)
 
 static void test_fault_rail_only_nic_down_goes_through_hb(void)
 {
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 8, 64);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 16, 8, 64);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "0 nic-down gpu8", 0, &err), RS_OK);
     CU_ASSERT_EQUAL(send_run(net, 0, 8, 1 << 20), 1);
@@ -338,7 +327,7 @@ static void test_fault_failover_relayed_message_keeps_crossed_chunks(void)
      * 512 KiB chunks. gpu5's NIC fails at 40 us: chunks that crossed rail
      * 1 are kept, the rest go from 0 over rail 0 to 4, then 4 -> 5. The
      * message completes once, every packet accounted for. */
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 16, 4, 16);
     int n = 0;
     uint64_t g0 = 0;
     CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu5", 40000000, 0, 5, &n, &g0), RS_OK);
@@ -360,7 +349,7 @@ static void test_fault_failover_twice(void)
 {
     /* 1 -> 5 on rail 1 moves to rail 0 when gpu1's NIC fails (40 us), and
      * again to rail 2 when gpu0's fails (60 us): completes once. */
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 16, 4, 16);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 16, 4, 16);
     int n = 0;
     uint64_t g0 = 0;
     CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1; 60us nic-down gpu0", 40000000, 1, 5, &n, &g0),
@@ -386,7 +375,7 @@ static void test_fault_no_live_rail_waits_for_the_repair(void)
      * rail 0 when gpu1's fails, then has no rail left when gpu0's does, but
      * repairs are coming: it waits. gpu1's repair (140 us, applied before
      * gpu0's) gives it rail 1 back: it fails over there, with no timeout. */
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 8, 2, 16);
     int n = 0;
     uint64_t g0 = 0;
     CU_ASSERT_EQUAL_FATAL(failover_run(net, "40us nic-down gpu1 100us; 40us nic-down gpu0 100us", 40000000, 1, 5,
@@ -404,7 +393,7 @@ static void test_fault_no_live_rail_waits_for_the_repair(void)
 static void test_fault_failover_without_live_rail_stops(void)
 {
     /* Both NICs of gpu1's HB domain fail: no rail is left for 1 -> 5. */
-    rs_net *net = mk(RS_TOPO_RAIL_ONLY, 8, 2, 16);
+    rs_net *net = rs_fx_topo(RS_TOPO_RAIL_ONLY, 8, 2, 16);
     int n = 0;
     uint64_t g0 = 0;
     CU_ASSERT_EQUAL(failover_run(net, "40us nic-down gpu1; 40us nic-down gpu0", 40000000, 1, 5, &n, &g0),
@@ -429,7 +418,7 @@ static uint32_t port_named(const rs_net *net, const char *name)
 
 static void test_fault_frames_on_the_wire_are_lost(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     /* Down for 1 ps while gpu0's NIC streams 4 KiB frames (82 ns each)
      * into a 500 ns + 500 ns link: no frame starts in that picosecond,
@@ -480,7 +469,7 @@ static void hold(rs_net *net, uint32_t eg, uint32_t in_port, unsigned q)
  * pauses for bytes waiting in leaf1.p6. NULL if it cannot be built. */
 static rs_net *pfc_cycle_net(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     if (!net || start(net, "0 link-down leaf3.p4", 0, &err) != RS_OK)
         goto bad;
@@ -559,7 +548,7 @@ static void test_fault_pfc_check_survives_allocation_failure(void)
 
 static void test_fault_flap_expands_to_its_transitions(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     /* Down 3 us of every 10 us from 1 us for 25 us: down at 1, 11, 21 us,
      * up 3 us after each. */
@@ -591,15 +580,10 @@ static void test_fault_flap_expands_to_its_transitions(void)
 static uint32_t draw(const char *cls, uint64_t seed, double mttr_us, rs_net_fault_info *out, uint32_t max)
 {
     rs_net_config c;
-    rs_net_config_default(&c);
-    c.gpus = 32;
-    c.hb_size = 1;
-    c.radix = 8;
+    rs_fx_config(&c, 32, 1, 8);
     c.seed = seed;
-    rs_net *net = NULL;
+    rs_net *net = rs_fx_net(&c);
     rs_err err;
-    if (rs_net_create(&c, &net, &err) != RS_OK)
-        return 0;
     rs_fault_config fc;
     rs_fault_config_default(&fc);
     fc.mtbf_us = 500;
@@ -664,7 +648,7 @@ static const char *const overlap_sched = "0 switch-down leaf0 1ms; 1us nic-down 
  * switch-down, and joined again at the end. */
 static void check_held_by_switch(const char *sched, rs_time at)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
     CU_ASSERT_EQUAL_FATAL(start(net, sched, 0, &err), RS_OK);
@@ -695,7 +679,7 @@ static void test_fault_overlapping_downs_hold_the_cable_until_the_last_repair(vo
  * two link-downs need two ups. */
 static void test_fault_written_up_cancels_one_down_of_its_kind(void)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "0 switch-down leaf0; 1us link-up gpu0.nic; 1us nic-up gpu1; 2us switch-up leaf0",
                                 0, &err), RS_OK);
@@ -705,7 +689,7 @@ static void test_fault_written_up_cancels_one_down_of_its_kind(void)
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);
     rs_net_destroy(net);
 
-    net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     char peer[48];
     rs_topo_port_name(net, net->ports[net->nodes[0].port_base].peer_port, peer, sizeof peer);
     CU_ASSERT_STRING_EQUAL(peer, "leaf0.p0"); /* the other end of gpu0's NIC cable */
@@ -733,14 +717,9 @@ static void test_fault_overlapping_downs_hold_traffic_at_both_fidelities(void)
 {
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
-        rs_net_config_default(&c);
-        c.gpus = 16;
-        c.hb_size = 1;
-        c.radix = 8;
-        c.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
-        rs_net *net = NULL;
+        rs_fx_config_at(&c, 16, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_net *net = rs_fx_net(&c);
         rs_err err;
-        CU_ASSERT_EQUAL_FATAL(rs_net_create(&c, &net, &err), RS_OK);
         CU_ASSERT_EQUAL_FATAL(start(net, overlap_sched, 0, &err), RS_OK);
         rs_time done = RS_TIME_MAX;
         CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1 << 20, done_at_cb, &done, 0), RS_OK);
@@ -763,7 +742,7 @@ static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
         { "0 link-degrade=200 gpu0.nic 3us; 1us link-degrade=100 gpu0.nic 9us", 100, 100, 400 },
     };
     for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+        rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
         rs_err err;
         const rs_port *p = &net->ports[net->nodes[0].port_base], *q = &net->ports[p->peer_port];
         CU_ASSERT_EQUAL_FATAL(p->rate_bps, 400000000000ull);
@@ -784,7 +763,7 @@ static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
  * overlapping: a network with that schedule. */
 static rs_net *stragglers(unsigned n, const char *factor, const char *dur)
 {
-    rs_net *net = mk(RS_TOPO_FAT_TREE, 16, 1, 8);
+    rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
     char sched[1024] = "";
     for (unsigned k = 0; k < n; k++)
         snprintf(sched + strlen(sched), sizeof sched - strlen(sched), "%s0 straggler=%s gpu1 %s", k ? "; " : "",

@@ -4,8 +4,9 @@
  * equals full), then the backend behind rs_net: a lone flow's exact time,
  * fair shares on a bottleneck, paths equal to the packet level's port by
  * port, incremental rates equal to a full solve during a run, and packet-
- * vs-flow agreement on ring AllReduce. Nothing here is timed: the speed-up
- * is measured by the bench (docs/fidelity.md).
+ * vs-flow agreement on ring AllReduce, relays and DCQCN. Faults at flow
+ * level are in test_fluid_fault.c. Nothing here is timed: the speed-up is
+ * measured by the bench (docs/fidelity.md).
  */
 #include <CUnit/CUnit.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "fault.h"
 #include "fluid.h"
 #include "net.h"
@@ -212,34 +214,6 @@ static void test_mmf_flow_cap_takes_cap_and_leaves_the_rest(void)
 
 /* -- the backend ---------------------------------------------------------- */
 
-static rs_net *mk(const rs_net_config *c)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
-}
-
-static void cfg(rs_net_config *c, uint32_t gpus, uint32_t hb, uint32_t radix, rs_fidelity fid)
-{
-    rs_net_config_default(c);
-    c->gpus = gpus;
-    c->hb_size = hb;
-    c->radix = radix;
-    c->fidelity = fid;
-}
-
-static rs_time only_fct(rs_net *net)
-{
-    size_t n;
-    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
-    CU_ASSERT_EQUAL_FATAL(n, 1);
-    return t[0].end - t[0].start;
-}
-
 /* RoCE wire bytes of a message, framed as transport.c does: payloads padded
  * to 4, 82 bytes of headers and gap, RETH on the first, 84-byte minimum;
  * *max_wire gets the largest frame. */
@@ -271,11 +245,11 @@ static void test_fluid_single_flow_time_is_exact(void)
         rs_time t[2];
         for (int fid = 0; fid < 2; fid++) {
             rs_net_config c;
-            cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-            rs_net *net = mk(&c);
+            rs_fx_config_at(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            rs_net *net = rs_fx_net(&c);
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-            t[fid] = only_fct(net);
+            t[fid] = rs_fx_only_fct(net);
             if (fid) {
                 uint64_t mw, w = roce_wire(sizes[i], c.mtu, &mw);
                 rs_time want = 1000000 + 500000 + mw * 20 + w * 20;
@@ -309,11 +283,11 @@ static void test_fluid_hb_flow_matches_packet_within_rounding(void)
     rs_time t[2];
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
-        cfg(&c, 8, 8, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        rs_net *net = mk(&c);
+        rs_fx_config_at(&c, 8, 8, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 6, bytes, NULL, NULL, 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        t[fid] = only_fct(net);
+        t[fid] = rs_fx_only_fct(net);
         rs_net_destroy(net);
     }
     uint64_t units = bytes / 65536;
@@ -346,8 +320,8 @@ static void test_fluid_incast_gets_equal_shares(void)
 {
     for (uint32_t n = 2; n <= 7; n++) {
         rs_net_config c;
-        cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
-        rs_net *net = mk(&c);
+        rs_fx_config_at(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+        rs_net *net = rs_fx_net(&c);
         for (uint32_t s = 1; s <= n; s++)
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s), RS_OK);
         rate_probe p = { .nflows = n };
@@ -380,9 +354,9 @@ static void test_fluid_incast_gets_equal_shares(void)
 static void test_fluid_paths_equal_packet_paths(void)
 {
     rs_net_config c;
-    cfg(&c, 64, 1, 8, RS_FIDELITY_PACKET);
+    rs_fx_config_at(&c, 64, 1, 8, RS_FIDELITY_PACKET);
     c.transport = RS_TRANSPORT_IDEAL;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_net_topo_info ti;
     rs_net_topo_info_get(net, &ti);
     CU_ASSERT_EQUAL_FATAL(ti.tiers, 3);
@@ -460,9 +434,9 @@ static void test_fluid_incremental_equals_full_during_run(void)
 {
     for (int kind = 0; kind < 2; kind++) {
         rs_net_config c;
-        cfg(&c, kind ? 32 : 64, kind ? 4 : 1, 8, RS_FIDELITY_FLOW);
+        rs_fx_config_at(&c, kind ? 32 : 64, kind ? 4 : 1, 8, RS_FIDELITY_FLOW);
         c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         rs_rng rng;
         rs_rng_init(&rng, 11, 0, 0);
         uint32_t n = c.gpus;
@@ -504,8 +478,8 @@ static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
     rs_time end[2][2] = { { 0, 0 }, { 0, 0 } };
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
-        cfg(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        rs_net *net = mk(&c);
+        rs_fx_config_at(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0), RS_OK);
         rs_net_at(net, (4194 + 9 * 4178) * 20 - 1000, send_later, NULL, 0ull << 40 | 1ull << 20 | (1u << 20) / 64);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -532,10 +506,10 @@ static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
 static void shifted_permutation(rs_ecmp_mode mode, rs_time *lo, rs_time *hi, rs_net **keep)
 {
     rs_net_config c;
-    cfg(&c, 128, 1, 16, RS_FIDELITY_FLOW);
+    rs_fx_config_at(&c, 128, 1, 16, RS_FIDELITY_FLOW);
     c.ecmp = mode;
     c.cc = RS_CC_NONE;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     for (uint32_t i = 0; i < 128; i++)
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, i, (i + 64) % 128, 2u << 20, NULL, NULL, i), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -611,7 +585,7 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag)
 
 static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes)
 {
-    rs_net *net = mk(c);
+    rs_net *net = rs_fx_net(c);
     rs_comm *comm;
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c->gpus, &comm, &err), RS_OK);
@@ -638,7 +612,7 @@ static void ring_agreement(uint32_t gpus, uint64_t bytes, rs_transport_kind tr, 
         rs_time t[2];
         for (int fid = 0; fid < 2; fid++) {
             rs_net_config c;
-            cfg(&c, gpus, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+            rs_fx_config_at(&c, gpus, 4, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
             c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
             c.transport = tr;
             t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, bytes);
@@ -676,7 +650,7 @@ static void test_fluid_ring_of_single_pieces_agrees_with_packet_level(void)
     rs_time t[2];
     for (int fid = 0; fid < 2; fid++) {
         rs_net_config c;
-        cfg(&c, 32, 1, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+        rs_fx_config_at(&c, 32, 1, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
         t[fid] = run_coll(&c, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8u << 20);
     }
     double err = ((double)t[1] - (double)t[0]) / (double)t[0];
@@ -705,9 +679,9 @@ static void test_fluid_ring_of_one_piece_per_slice_streams_and_agrees(void)
             uint64_t transfers[2];
             for (int fid = 0; fid < 2; fid++) {
                 rs_net_config c;
-                cfg(&c, cases[i].gpus, cases[i].hb, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
+                rs_fx_config_at(&c, cases[i].gpus, cases[i].hb, 16, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
                 c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-                rs_net *net = mk(&c);
+                rs_net *net = rs_fx_net(&c);
                 rs_comm *comm;
                 rs_err err;
                 CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c.gpus, &comm, &err), RS_OK);
@@ -796,7 +770,7 @@ static void test_fluid_reproduces_rail_only_paper_model(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rs_net_config c;
-        cfg(&c, 128, 8, 64, RS_FIDELITY_FLOW);
+        rs_fx_config_at(&c, 128, 8, 64, RS_FIDELITY_FLOW);
         c.kind = RS_TOPO_RAIL_ONLY;
         c.nic_gbps = c.link_gbps = cases[i].nic;
         uint64_t bytes = 1ull << 30;
@@ -817,9 +791,9 @@ static void test_fluid_is_deterministic(void)
     size_t n0 = 0;
     for (int run = 0; run < 2; run++) {
         rs_net_config c;
-        cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
+        rs_fx_config_at(&c, 32, 4, 8, RS_FIDELITY_FLOW);
         c.kind = RS_TOPO_RAIL_ONLY;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         rs_comm *comm;
         rs_err err;
         CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
@@ -848,12 +822,8 @@ static void test_fluid_is_deterministic(void)
 static void test_fluid_rejects_unknown_fidelity(void)
 {
     rs_net_config c;
-    cfg(&c, 8, 1, 8, (rs_fidelity)7);
-    rs_net *net = NULL;
-    rs_err err;
-    CU_ASSERT_EQUAL(rs_net_create(&c, &net, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NULL(net);
-    CU_ASSERT(strstr(err.msg, "fidelity") != NULL);
+    rs_fx_config_at(&c, 8, 1, 8, (rs_fidelity)7);
+    rs_fx_refused(&c, "fidelity");
 }
 
 static const rs_cu_test mmf_tests[] = {
@@ -894,9 +864,9 @@ static void test_fluid_records_follow_transfers_in_flight(void)
 {
     for (int kind = 0; kind < 2; kind++) {
         rs_net_config c;
-        cfg(&c, 32, 4, 8, RS_FIDELITY_FLOW);
+        rs_fx_config_at(&c, 32, 4, 8, RS_FIDELITY_FLOW);
         c.kind = kind ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         chain ch[4];
         for (int i = 0; i < 4; i++) {
             ch[i] = (chain){ 5000, 32, (uint64_t)i + 1 };
@@ -917,319 +887,6 @@ static void test_fluid_records_follow_transfers_in_flight(void)
     }
 }
 
-
-/* -- faults at flow level ------------------------------------------------- */
-
-static int faults(rs_net *net, const char *sched, double conv)
-{
-    rs_fault_config fc;
-    rs_fault_config_default(&fc);
-    snprintf(fc.schedule, sizeof fc.schedule, "%s", sched);
-    fc.convergence_us = conv;
-    rs_err err;
-    int rc = rs_net_faults_start(net, &fc, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_faults_start: %s\n", err.msg);
-    return rc;
-}
-
-static void count_done(void *ctx, rs_net *net, uint64_t tag)
-{
-    (void)net;
-    (void)tag;
-    (*(int *)ctx)++;
-}
-
-/* The leaf uplink (second hop) transport flow 0 takes: "leaf0.p6". */
-static void uplink_of_flow0(rs_net *net, char *name, size_t n, uint32_t *port)
-{
-    uint32_t ports[RS_MMF_MAX_HOPS];
-    CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_path(net, 0, ports, RS_MMF_MAX_HOPS), 4);
-    *port = ports[1];
-    rs_topo_port_name(net, ports[1], name, n);
-}
-
-/* 8 MiB from gpu0 to gpu8 (leaf0 -> leaf2 over a spine) on a 32-GPU fat
- * tree at 400 Gb/s everywhere (20 ps per byte). The spine link it uses
- * fails at 50 us; routes change 5 us later. The flow stops at the cut,
- * resumes one round trip (2 x its path latency) after the routes on
- * another spine, at full rate: it ends exactly 5 us + 2 x lat late. */
-static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void)
-{
-    const uint64_t bytes = 8u << 20;
-    rs_net_config c;
-    cfg(&c, 32, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
-    int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
-    rs_time lat, free_fct;
-    uint64_t wire;
-    CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
-    free_fct = lat + wire * 20;
-    char up[48], sched[96];
-    uint32_t dead;
-    uplink_of_flow0(net, up, sizeof up, &dead);
-    rs_net_destroy(net);
-
-    net = mk(&c);
-    snprintf(sched, sizeof sched, "50us link-down %s", up);
-    CU_ASSERT_EQUAL_FATAL(faults(net, sched, 5), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
-    /* Stalled between the cut and the resume. */
-    CU_ASSERT_EQUAL(rs_net_run(net, 52000000), RS_OK);
-    CU_ASSERT_EQUAL(rs_fluid_parked(net), 1);
-    CU_ASSERT_EQUAL(rs_net_run(net, 55000000 + 2 * lat + 1), RS_OK);
-    CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
-    uint64_t bps = 0;
-    CU_ASSERT_EQUAL(rs_fluid_flow_rate(net, 0, &bps), RS_OK);
-    CU_ASSERT_EQUAL(bps, 400 * G);
-    uint32_t ports[RS_MMF_MAX_HOPS];
-    CU_ASSERT_EQUAL(rs_fluid_flow_path(net, 0, ports, RS_MMF_MAX_HOPS), 4);
-    CU_ASSERT_NOT_EQUAL(ports[1], dead);
-    CU_ASSERT_EQUAL(rs_fluid_check(net), 0);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(only_fct(net), free_fct + 5000000 + 2 * lat);
-    rs_net_fault_info fi;
-    CU_ASSERT_EQUAL(rs_net_fault_info_get(net, 0, &fi), RS_OK);
-    CU_ASSERT_EQUAL(fi.flows_hit, 1);
-    CU_ASSERT_EQUAL(fi.packets_lost, 0);
-    CU_ASSERT_EQUAL(fi.packets_retransmitted, 0);
-    CU_ASSERT_EQUAL(fi.routes_recomputed_at, 55000000);
-    CU_ASSERT_EQUAL(fi.time_to_recover_ps, free_fct + 5000000 + 2 * lat - 50000000);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.goodput_bytes, bytes);
-    rs_net_destroy(net);
-}
-
-/* Four flows leave leaf0 for leaf2; two of leaf0's four uplinks fail at
- * once: after the routes change every flow runs over the two left, and the
- * incremental rates equal a full solve; all complete. */
-static void test_fluid_fault_rates_resolved_after_reroute(void)
-{
-    rs_net_config c;
-    cfg(&c, 32, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
-    CU_ASSERT_EQUAL_FATAL(faults(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 0), RS_OK);
-    int n = 0;
-    for (uint32_t g = 0; g < 4; g++)
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, g, 8 + g, 4u << 20, count_done, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, 40000000), RS_OK);
-    CU_ASSERT_EQUAL(rs_fluid_check(net), 0);
-    uint64_t sum = 0;
-    for (uint32_t f = 0; f < 4; f++) {
-        uint32_t ports[RS_MMF_MAX_HOPS];
-        uint64_t bps;
-        CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_rate(net, f, &bps), RS_OK);
-        CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_path(net, f, ports, RS_MMF_MAX_HOPS), 4);
-        char name[48];
-        rs_topo_port_name(net, ports[1], name, sizeof name);
-        CU_ASSERT(strcmp(name, "leaf0.p4") && strcmp(name, "leaf0.p5"));
-        sum += bps;
-    }
-    /* Two uplinks left: at most 800 Gb/s out of leaf0, at least one full. */
-    CU_ASSERT(sum <= 800 * G && sum >= 400 * G);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    CU_ASSERT_EQUAL(n, 4);
-    rs_net_destroy(net);
-}
-
-/* Rail-only, GPU 8's NIC down from the start: 1 MiB from GPU 0 to GPU 8
- * crosses both HB domains and rail 1 (GPU 1 -> GPU 9), as at packet level. */
-static void test_fluid_fault_rail_only_nic_down_goes_through_hb(void)
-{
-    rs_net_config c;
-    cfg(&c, 16, 8, 64, RS_FIDELITY_FLOW);
-    c.kind = RS_TOPO_RAIL_ONLY;
-    rs_net *net = mk(&c);
-    CU_ASSERT_EQUAL_FATAL(faults(net, "0 nic-down gpu8", 0), RS_OK);
-    int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 1u << 20, count_done, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    CU_ASSERT_EQUAL(n, 1);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.hb_bytes, 2u << 20);
-    CU_ASSERT_EQUAL(st.nic_bytes, 1u << 20);
-    CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
-    rs_net_destroy(net);
-}
-
-/* Both spines of a 16-GPU fat tree fail mid-message with no repair: the
- * run stops naming the cut-off GPUs; with a repair scheduled 1 s later the
- * watchdog stops it after faults.watchdog_us without progress. */
-static void test_fluid_fault_partition_stops_naming_gpus(void)
-{
-    rs_net_config c;
-    cfg(&c, 16, 1, 8, RS_FIDELITY_FLOW);
-    rs_net *net = mk(&c);
-    CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0; 2us switch-down spine1", 0), RS_OK);
-    int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
-    CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "switch-down spine1"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 0->15"));
-    rs_net_destroy(net);
-
-    net = mk(&c);
-    CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0 1s; 2us switch-down spine1 1s", 0), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
-    CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "watchdog: no progress for 20000.000 us"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), " 0->15"));
-    rs_net_destroy(net);
-}
-
-/* A lone 2 MiB flow over its NIC (400 Gb/s, 20 ps per byte), the NIC's
- * cable at half rate from 10 us to 20 us: 250,000 bytes go in that window
- * instead of 500,000, so it ends exactly 5 us late. */
-static void test_fluid_fault_degrade_halves_rate_for_the_window(void)
-{
-    rs_time t[2];
-    for (int k = 0; k < 2; k++) {
-        rs_net_config c;
-        cfg(&c, 2, 1, 8, RS_FIDELITY_FLOW);
-        rs_net *net = mk(&c);
-        if (k)
-            CU_ASSERT_EQUAL_FATAL(faults(net, "10us link-degrade gpu0.nic 10us", 0), RS_OK);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 2u << 20, NULL, NULL, 0), RS_OK);
-        if (k) {
-            uint64_t bps;
-            CU_ASSERT_EQUAL(rs_net_run(net, 15000000), RS_OK);
-            CU_ASSERT_EQUAL(rs_fluid_flow_rate(net, 0, &bps), RS_OK);
-            CU_ASSERT_EQUAL(bps, 200 * G);
-            CU_ASSERT_EQUAL(rs_net_run(net, 25000000), RS_OK);
-            CU_ASSERT_EQUAL(rs_fluid_flow_rate(net, 0, &bps), RS_OK);
-            CU_ASSERT_EQUAL(bps, 400 * G);
-        }
-        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        t[k] = only_fct(net);
-        rs_net_destroy(net);
-    }
-    CU_ASSERT_EQUAL(t[1], t[0] + 5000000);
-}
-
-/* The spine link fails while the flow's last frames are in flight (half
- * its latency before it completes): nothing follows them to draw a NAK,
- * so it resends what was in flight (lat / 2 at 400 Gb/s) after a
- * retransmit timeout and completes its latency later, exactly. The packet
- * level also waits for the timeout there. */
-static void test_fluid_fault_tail_in_flight_waits_for_the_timeout(void)
-{
-    rs_time fct[2], rto = 0;
-    for (int fid = 0; fid < 2; fid++) {
-        rs_net_config c;
-        cfg(&c, 32, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        char up[48], sched[96];
-        uint32_t dead;
-        rs_time lat;
-        uint64_t wire;
-        rs_net *net = mk(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
-        uplink_of_flow0(net, up, sizeof up, &dead);
-        CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
-        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        rs_time done = only_fct(net);
-        rto = net->rto;
-        rs_net_destroy(net);
-        /* The flow level's tail: the last lat before it completes; the
-         * packet level's last frames leave ~lat before its own end. */
-        rs_time cut = done - lat / 2;
-        net = mk(&c);
-        snprintf(sched, sizeof sched, "%llups link-down %s", (unsigned long long)cut, up);
-        CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
-        int n = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
-        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        CU_ASSERT_EQUAL(n, 1);
-        fct[fid] = only_fct(net);
-        if (fid) {
-            CU_ASSERT_EQUAL(fct[1], cut + rto + lat / 2 + lat);
-            rs_net_stats st;
-            rs_net_stats_get(net, &st);
-            CU_ASSERT_EQUAL(st.goodput_bytes, 8u << 20); /* counted once */
-        }
-        rs_net_destroy(net);
-    }
-    CU_ASSERT(fct[0] > rto && fct[1] > rto);
-}
-
-/* transport.kind=ideal has no retransmission: a flow cut mid-transfer
- * never completes, at flow level as at packet level; the run goes idle
- * with the message undelivered and the fault's recovery unknown. */
-static void test_fluid_fault_unreliable_flow_is_lost(void)
-{
-    for (int fid = 0; fid < 2; fid++) {
-        rs_net_config c;
-        cfg(&c, 32, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-        c.transport = RS_TRANSPORT_IDEAL;
-        char up[48], sched[96];
-        uint32_t dead;
-        rs_net *net = mk(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
-        uplink_of_flow0(net, up, sizeof up, &dead);
-        rs_net_destroy(net);
-        net = mk(&c);
-        snprintf(sched, sizeof sched, "50us link-down %s", up);
-        CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
-        int n = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
-        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-        CU_ASSERT_EQUAL(n, 0);
-        rs_net_fault_info fi;
-        CU_ASSERT_EQUAL(rs_net_fault_info_get(net, 0, &fi), RS_OK);
-        CU_ASSERT_EQUAL(fi.flows_hit, 1);
-        CU_ASSERT_EQUAL(fi.time_to_recover_ps, RS_TIME_MAX);
-        CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
-        rs_net_destroy(net);
-    }
-}
-
-/* Packet vs flow with a spine-link failure under one 8 MiB flow: the time
- * the failure adds. Routes after 0 us: the packet level resends what was
- * lost after a NAK, the flow level pays one round trip (measured: +8.44 us
- * packet, +7.50 us flow). Routes after 140 us: the flow had pushed all its
- * bytes into the dead link, both wait for the retransmit timeout
- * (measured: +1007.3 us packet, +1000.0 us flow). Tolerance: the added
- * time within 2 us or 2%, whichever is larger. */
-static void test_fluid_fault_agrees_with_packet_level(void)
-{
-    const double conv[2] = { 0, 140 };
-    for (int k = 0; k < 2; k++) {
-        rs_time add[2];
-        for (int fid = 0; fid < 2; fid++) {
-            rs_net_config c;
-            cfg(&c, 32, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
-            rs_time fct[2];
-            char up[48], sched[96];
-            for (int f = 0; f < 2; f++) {
-                rs_net *net = mk(&c);
-                CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
-                if (f == 0) {
-                    uint32_t dead;
-                    uplink_of_flow0(net, up, sizeof up, &dead);
-                } else {
-                    snprintf(sched, sizeof sched, "50us link-down %s", up);
-                    CU_ASSERT_EQUAL_FATAL(faults(net, sched, conv[k]), RS_OK);
-                }
-                CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-                fct[f] = only_fct(net);
-                rs_net_destroy(net);
-            }
-            add[fid] = fct[1] - fct[0];
-        }
-        printf("\n  spine link down under 8 MiB, routes after %g us: added packet %.2f us, flow %.2f us\n", conv[k],
-               (double)add[0] / 1e6, (double)add[1] / 1e6);
-        double d = (double)add[1] - (double)add[0], tol = (double)add[0] * 0.02;
-        if (tol < 2e6)
-            tol = 2e6;
-        CU_ASSERT(d <= tol && -d <= tol);
-    }
-}
-
 /* A relayed message (rail-only, GPU 0 -> GPU 9 through GPU 1) at flow
  * level is one fluid flow over both legs; with relay_pipeline it runs as
  * the chunk pipeline instead (one flow per chunk and leg). Alone, the two
@@ -1244,14 +901,14 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
         rs_net_stats st[3];
         for (int v = 0; v < 3; v++) { /* one flow, chunk pipeline, packet level */
             rs_net_config c;
-            cfg(&c, 16, 8, 64, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
+            rs_fx_config_at(&c, 16, 8, 64, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
             c.kind = RS_TOPO_RAIL_ONLY;
             c.relay_pipeline = v == 1;
-            rs_net *net = mk(&c);
+            rs_net *net = rs_fx_net(&c);
 
             CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-            t[v] = only_fct(net);
+            t[v] = rs_fx_only_fct(net);
             rs_net_stats_get(net, &st[v]);
             rs_net_destroy(net);
         }
@@ -1271,78 +928,6 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
             CU_ASSERT(e > -0.005 && e < 0.005);
         }
     }
-}
-
-/* Failover at flow level: on rail-only, GPU 8's NIC fails (for good) 20 us
- * into an 8 MiB message 0 -> 8 on rail 0. When routes are recomputed the
- * message moves to another rail through both HB domains, resending from
- * what the fluid had carried; it completes exactly once (the abandoned
- * flow leaves the fluid: it used to complete as well, finishing the
- * message twice) and within 2% of the packet level's failover. */
-/* One 8 MiB message src -> dst under fault schedule sched on a 32-GPU
- * network (rail-only HB 8 radix 64, or a fat tree HB 1 radix 8): it
- * completes once; its time, and its data frames in *frames. */
-static rs_time fault_fct(rs_fidelity fid, rs_topo_kind kind, uint32_t dst, const char *sched, uint64_t *frames)
-{
-    rs_net_config c;
-    if (kind == RS_TOPO_RAIL_ONLY)
-        cfg(&c, 32, 8, 64, fid);
-    else
-        cfg(&c, 32, 1, 8, fid);
-    c.kind = kind;
-    rs_net *net = mk(&c);
-    CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
-    int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, dst, 8u << 20, count_done, &n, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
-    CU_ASSERT_EQUAL(n, 1);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.msgs, 1);
-    CU_ASSERT_EQUAL(st.msgs_done, 1);
-    if (fid == RS_FIDELITY_FLOW)
-        CU_ASSERT_EQUAL(rs_fluid_parked(net), 0);
-    *frames = st.data_pkts;
-    rs_time t = only_fct(net);
-    rs_net_destroy(net);
-    return t;
-}
-
-/* Time within 2% of the packet level's, data frames within 2% (the flow
- * level has no retransmissions of its own). */
-static void fault_agrees(rs_topo_kind kind, uint32_t dst, const char *sched)
-{
-    uint64_t fp, ff;
-    rs_time p = fault_fct(RS_FIDELITY_PACKET, kind, dst, sched, &fp);
-    rs_time f = fault_fct(RS_FIDELITY_FLOW, kind, dst, sched, &ff);
-    printf("\n  %s under 8 MiB: packet %.2f us %llu frames, flow %.2f us %llu frames\n", sched, (double)p / 1e6,
-           (unsigned long long)fp, (double)f / 1e6, (unsigned long long)ff);
-    double d = ((double)f - (double)p) / (double)p, df = ((double)ff - (double)fp) / (double)fp;
-    CU_ASSERT(d > -0.02 && d < 0.02);
-    CU_ASSERT(df > -0.02 && df < 0.02);
-}
-
-/* Failover at flow level: on rail-only, GPU 8's NIC fails under an 8 MiB
- * message 0 -> 8 on rail 0. When routes are recomputed the message moves
- * to another rail through both HB domains, resending from what had
- * arrived; it completes exactly once (the abandoned flow leaves the fluid:
- * it used to complete as well, finishing the message twice), and what the
- * abandoned flow had delivered counts. At 171.215 us its last frames are
- * in flight: what they carried is resent (it used to restart from 0). */
-static void test_fluid_fault_failover_completes_once_as_at_packet_level(void)
-{
-    const char *sched[3] = { "20us nic-down gpu8", "20us nic-down gpu8 100us", "171215ns nic-down gpu8" };
-    for (int k = 0; k < 3; k++)
-        fault_agrees(RS_TOPO_RAIL_ONLY, 8, sched[k]);
-}
-
-/* A cable fails just behind a flow's last frames (they crossed it): at
- * packet level nothing is lost. The flow level used to take the tail back
- * and wait for a retransmit timeout (1178.6 us against 174.9), and to
- * count its frames twice when it moved. */
-static void test_fluid_fault_behind_the_last_frame_costs_nothing(void)
-{
-    fault_agrees(RS_TOPO_FAT_TREE, 8, "173883ns link-down leaf0.p7 1000300ns");
 }
 
 /* -- DCQCN at flow level ------------------------------------------------------ */
@@ -1375,9 +960,9 @@ static void probe_cc(void *ctx, rs_net *net, uint64_t f)
 static void test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer(void)
 {
     rs_net_config c;
-    cfg(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+    rs_fx_config_at(&c, 8, 1, 8, RS_FIDELITY_FLOW);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
     const rs_time at[5] = { 30 * US, 65 * US, 90 * US, 140 * US, 190 * US };
@@ -1424,11 +1009,11 @@ static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
     rs_time fct[3];
     for (int v = 0; v < 3; v++) {
         rs_net_config c;
-        cfg(&c, 8, 1, 8, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
+        rs_fx_config_at(&c, 8, 1, 8, v == 2 ? RS_FIDELITY_PACKET : RS_FIDELITY_FLOW);
         rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
         if (v == 1)
             c.cc = RS_CC_NONE;
-        rs_net *net = mk(&c);
+        rs_net *net = rs_fx_net(&c);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 1u << 20, NULL, NULL, 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
         cc_probe p[2];
@@ -1472,17 +1057,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_ring_streams_agree_with_packet_level),
     RS_CU_TEST(test_fluid_ring_of_one_piece_per_slice_streams_and_agrees),
     RS_CU_TEST(test_fluid_reproduces_rail_only_paper_model),
-    RS_CU_TEST(test_fluid_fault_spine_link_down_reroutes_over_remaining_spines),
-    RS_CU_TEST(test_fluid_fault_rates_resolved_after_reroute),
-    RS_CU_TEST(test_fluid_fault_rail_only_nic_down_goes_through_hb),
-    RS_CU_TEST(test_fluid_fault_partition_stops_naming_gpus),
-    RS_CU_TEST(test_fluid_fault_degrade_halves_rate_for_the_window),
-    RS_CU_TEST(test_fluid_fault_agrees_with_packet_level),
-    RS_CU_TEST(test_fluid_fault_unreliable_flow_is_lost),
-    RS_CU_TEST(test_fluid_fault_tail_in_flight_waits_for_the_timeout),
     RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
-    RS_CU_TEST(test_fluid_fault_failover_completes_once_as_at_packet_level),
-    RS_CU_TEST(test_fluid_fault_behind_the_last_frame_costs_nothing),
     RS_CU_TEST(test_fluid_adaptive_pools_equal_cost_ports),
     RS_CU_TEST(test_fluid_packet_spraying_pools_too),
     RS_CU_TEST(test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer),

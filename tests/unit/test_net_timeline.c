@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "net.h"
 #include "netint.h" /* leaf_port, to find the incast's bottleneck */
 #include "timeline.h"
@@ -135,25 +136,6 @@ static void free_tl(tl_read *t)
 
 /* -- networks ------------------------------------------------------------- */
 
-static rs_net *mk(const rs_net_config *c)
-{
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
-}
-
-static void cfg_flat(rs_net_config *c, uint32_t gpus, uint32_t radix)
-{
-    rs_net_config_default(c);
-    c->gpus = gpus;
-    c->hb_size = 1;
-    c->radix = radix;
-}
-
 static rs_timeline *open_tl(const char *name, uint32_t mask)
 {
     rs_timeline_header h = { 0 };
@@ -187,7 +169,7 @@ static rs_fidelity incast_fidelity = RS_FIDELITY_PACKET;
 static rs_net *incast(incast_kind kind, const char *name, uint32_t mask, rs_time interval_ps)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.fidelity = incast_fidelity;
     if (kind == INCAST_PFC) {
         c.cc = RS_CC_NONE;
@@ -197,7 +179,7 @@ static rs_net *incast(incast_kind kind, const char *name, uint32_t mask, rs_time
         c.buffer_bytes = 64u << 10;
         c.ecn = 0;
     }
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_timeline *tl = name ? open_tl(name, mask) : NULL;
     if (tl) {
         rs_err err;
@@ -564,8 +546,8 @@ static void test_sampler_sleeps_while_idle(void)
 {
     const rs_time us = 1000000;
     rs_net_config c;
-    cfg_flat(&c, 9, 16);
-    rs_net *net = mk(&c);
+    rs_fx_config(&c, 9, 1, 16);
+    rs_net *net = rs_fx_net(&c);
     rs_timeline *tl = open_tl("idle.tl", RS_TL_ALL);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, us, &err), RS_OK);
@@ -618,11 +600,11 @@ static void test_sampler_sleeps_while_idle(void)
 static void test_sampler_does_not_keep_a_stuck_run_alive(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.transport = RS_TRANSPORT_IDEAL;
     c.pfc = 0;
     c.buffer_bytes = 64u << 10;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_timeline *tl = open_tl("stuck.tl", RS_TL_ALL);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, 1000000, &err), RS_OK);
@@ -643,9 +625,9 @@ static void test_sampler_does_not_keep_a_stuck_run_alive(void)
 static void test_stop_and_restart(void)
 {
     rs_net_config c;
-    cfg_flat(&c, 9, 16);
+    rs_fx_config(&c, 9, 1, 16);
     c.cc = RS_CC_NONE;
-    rs_net *net = mk(&c);
+    rs_net *net = rs_fx_net(&c);
     rs_timeline *tl = open_tl("part1.tl", RS_TL_ALL);
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, 1000000, &err), RS_OK);

@@ -14,6 +14,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "fixture_net.h"
 #include "compute.h"
 #include "fault.h"
 #include "gen.h"
@@ -30,13 +31,7 @@ static rs_net *mk_net(uint32_t gpus, uint32_t hb, rs_transport_kind tr)
     c.gpus = gpus;
     c.hb_size = hb;
     c.transport = tr;
-    rs_net *net = NULL;
-    rs_err err;
-    int rc = rs_net_create(&c, &net, &err);
-    if (rc != RS_OK)
-        fprintf(stderr, "\n  rs_net_create: %s\n", err.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
-    return net;
+    return rs_fx_net(&c);
 }
 
 typedef struct result {

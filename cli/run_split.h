@@ -1,0 +1,111 @@
+/*
+ * run_split.h - one run's context, and the run split over MPI processes
+ * (rs_run_opts.part). Private to run.c and run_split.c.
+ *
+ * rs_run_with (run.c) fills one rs_run_ctx and hands it to each step of
+ * the run instead of its options and pieces one by one. run_split.c holds
+ * everything about a split run (docs/parallel.md): deciding alike in
+ * every process whether it splits, starting this process's part, the
+ * agreement before the run, each process's part of the timeline and its
+ * merge on process 0, and process 0 finishing a split collective or
+ * replay from every process's completions. Nothing here prints.
+ */
+#ifndef RS_RUN_SPLIT_H
+#define RS_RUN_SPLIT_H
+
+#include "collrun.h"
+#include "guard.h"
+#include "replay.h"
+#include "run.h"
+#include "scenario.h"
+#include "summary.h"
+
+/* One run, from rs_run_with's start to its result. */
+typedef struct rs_run_ctx {
+    const rs_run_opts *o; /* the caller's, read only */
+    rs_scenario sc;       /* the scenario as run (relay pipeline and sampling settled) */
+    const char *outdir;   /* where this process writes: o->outdir, NULL on a split run's processes but 0 */
+    rs_time sample_ps;    /* the timeline's sampling interval; 0: none */
+    rs_guard_est est;     /* the resource guard's estimate */
+    /* What the run owns, freed by run_free in this order (the collective
+     * driver and the replay after the network: a run that stopped early
+     * leaves collectives running; the trace after the replay). */
+    rs_net *net;
+    rs_collrun *coll;
+    rs_replay *replay;
+    rs_trace *trace;
+    char *cap_comment;    /* the pcapng section comment; NULL: none */
+    uint32_t ncap;        /* ports captured */
+    int want_tl;          /* o->outdir and timeline.enabled: a timeline is written */
+    rs_timeline *tl;      /* DIR/timeline.msgpack (process 0) */
+    rs_timeline *tlp;     /* a split run: this process's part of it */
+    rs_timeline *tll;     /* a split run: process 0's part of what it learns at the end */
+    /* o->part: */
+    int split;            /* the run is split (from rs_net_part_start on: every process agrees) */
+    char part_why[200];   /* why a run over o->part is not split; "" when it is, or serial */
+    /* The run and how it ended (run.c). */
+    rs_result *res;       /* what rs_run_with hands out */
+    rs_run_info info;     /* the run's status, wall time and workload, for the summary */
+    rs_net_stats st;      /* the network's counters at the end */
+    uint32_t iters_done;  /* a collective's iterations completed */
+    int replay_status;    /* rs_replay_finish's code, and its message: */
+    rs_err replay_err;
+} rs_run_ctx;
+
+/* The kinds a scenario's timeline writes. */
+static inline uint32_t rs_run_tl_mask(const rs_scenario *sc)
+{
+    return sc->timeline.heavy ? RS_TL_ALL : RS_TL_ALL & ~RS_TL_HEAVY;
+}
+
+/* This process's rank in a split run; 0 in any other. */
+static inline uint32_t rs_split_rank(const rs_run_ctx *r)
+{
+    return r->split ? r->o->part->rank : 0;
+}
+
+/* With r->o->part over more than one process: decide, alike in every
+ * process (from the scenario and whether outputs were asked, not from the
+ * rank), whether the run splits, and start this process's part if so
+ * (r->split; on processes but 0, r->outdir becomes NULL: process 0 writes
+ * the outputs, each process adds its ports' captures and its part of the
+ * timeline). When it does not split, r->part_why says why, and *idle is 1
+ * on the processes but 0: process 0 runs it alone. RS_OK, or the error of
+ * rs_net_part_start (r->split is then 1: the caller says so to the others,
+ * rs_split_agree). */
+int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err);
+
+/* A split run starts only if every process set up its part: one that
+ * fails (process 0's output directory, memory) says so to the others,
+ * which would otherwise wait for it in the first window. Returns whether
+ * all did; a process that failed passes ok = 0. Not split: ok. */
+int rs_split_agree(const rs_run_ctx *r, int ok);
+
+/* Open this process's part of the timeline, DIR/.timeline.msgpack.partR
+ * for rank R, into which its network writes. On error nothing is left
+ * open and *out is NULL. */
+int rs_split_part_open(rs_run_ctx *r, uint32_t rank, rs_timeline **out, rs_err *err);
+
+/* Once process 0 made the output directory, the other processes open
+ * their ports' capture files (or their part of the pcapng) and their
+ * part of the timeline in it, and every process agrees that all did.
+ * Returns whether all did (1 when not split); err says why this one did
+ * not. */
+int rs_split_parts_start(rs_run_ctx *r, rs_err *err);
+
+/* After the run of a split collective or replay: process 0 finishes its
+ * iterations from every process's completions, writing what it learns
+ * into a late part of the timeline (r->tll). RS_OK (also when there is
+ * nothing to gather), RS_EIO when the late part could not be opened, or
+ * the gather's error. */
+int rs_split_gather(rs_run_ctx *r);
+
+/* Close this process's parts of the timeline; when every process closed
+ * its own, process 0 merges them into r->tl in the serial run's order and
+ * closes it (marked partial if partial). RS_OK, or RS_EIO with err. */
+int rs_split_timeline_close(rs_run_ctx *r, int partial, rs_err *err);
+
+/* A split run's figures into d (summary "parallel"). */
+void rs_split_stats(const rs_run_ctx *r, rs_result_data *d);
+
+#endif

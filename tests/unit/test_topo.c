@@ -1,0 +1,259 @@
+/*
+ * test_topo.c - the topologies the packet-level network builds (models/):
+ * switch, link and tier counts of the fat tree and rail-only, against
+ * closed forms and the cost model, hop counts and reachability, port names
+ * past three tiers, and the configurations rs_net_create refuses.
+ */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "cu_main.h"
+#include "fixture_net.h"
+#include "net.h"
+
+/* -- topology ----------------------------------------------------------- */
+
+/* A network of the given kind and size; *ti gets its topology facts. */
+static rs_net *mk_topo(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix, rs_net_topo_info *ti)
+{
+    rs_net *net = rs_fx_topo(kind, gpus, hb, radix);
+    rs_net_topo_info_get(net, ti);
+    return net;
+}
+
+static void check_topo(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix,
+                       uint32_t switches, uint32_t links, uint32_t tiers)
+{
+    rs_net_topo_info ti;
+    rs_net *net = mk_topo(kind, gpus, hb, radix, &ti);
+    CU_ASSERT_EQUAL(ti.switches, switches);
+    CU_ASSERT_EQUAL(ti.links, links);
+    CU_ASSERT_EQUAL(ti.tiers, tiers);
+    rs_net_destroy(net);
+}
+
+static void test_topo_kary_fat_tree_counts(void)
+{
+    /* k = 16: k^3/4 hosts, 5k^2/4 switches, 3 * k^3/4 links. */
+    check_topo(RS_TOPO_FAT_TREE, 1024, 1, 16, 320, 3072, 3);
+    /* k = 4, 16 hosts: 20 switches, 48 links. */
+    check_topo(RS_TOPO_FAT_TREE, 16, 1, 4, 20, 48, 3);
+    /* Fits in one switch. */
+    check_topo(RS_TOPO_FAT_TREE, 16, 1, 16, 1, 16, 1);
+}
+
+static void test_topo_rail_optimized_fat_tree_counts(void)
+{
+    /* 64 GPUs fit in one 64-port switch: full bisection with one tier. */
+    check_topo(RS_TOPO_FAT_TREE, 64, 8, 64, 1, 64, 1);
+    /* 128 GPUs, 8 rails of 16: one 32-down leaf per rail (8 leaves), each
+     * with 32 uplinks; 8*32 uplinks need 4 spines (8 parallel links each). */
+    check_topo(RS_TOPO_FAT_TREE, 128, 8, 64, 12, 128 + 256, 2);
+    /* 1024 GPUs, radix 32: 64 rail-pure leaves of 16, 4 pods of 16 leaves
+     * with 16 aggregation switches each, 16 core groups of 2. */
+    check_topo(RS_TOPO_FAT_TREE, 1024, 8, 32, 160, 3072, 3);
+}
+
+static void test_topo_rail_only_counts(void)
+{
+    /* Each rail of 8 GPUs is one switch; no spine at all. */
+    check_topo(RS_TOPO_RAIL_ONLY, 64, 8, 64, 8, 64, 1);
+    /* Rails of 128 GPUs at radix 32: 8 leaves + 4 spines per rail. */
+    check_topo(RS_TOPO_RAIL_ONLY, 1024, 8, 32, 96, 1024 + 8 * 8 * 16, 2);
+}
+
+static void test_topo_hop_counts_fat_tree(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 1024, 1, 16);
+    rs_net *net = rs_fx_net(&c);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 5, 5), 0);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 7), 2);   /* same leaf */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 8), 4);   /* same pod */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 64), 6);  /* across the core */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 1023, 0), 6);
+    rs_net_destroy(net);
+}
+
+static void test_topo_rail_only_has_no_path_between_rails(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 1024, 8, 32);
+    c.kind = RS_TOPO_RAIL_ONLY;
+    rs_net *net = rs_fx_net(&c);
+    for (uint32_t a = 0; a < 1024; a += 37)
+        for (uint32_t b = 0; b < 1024; b += 41) {
+            int l = rs_net_path_links(net, a, b);
+            if (a == b) {
+                CU_ASSERT_EQUAL(l, 0);
+            } else if (a % 8 != b % 8) {
+                CU_ASSERT_EQUAL(l, -1);
+            } else {
+                CU_ASSERT(l == 2 || l == 4);
+            }
+        }
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 8), 2);       /* same leaf of rail 0 */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 16 * 8), 4);  /* next leaf of rail 0 */
+    rs_net_destroy(net);
+    /* The rail-optimized fat tree joins every pair. */
+    c.kind = RS_TOPO_FAT_TREE;
+    net = rs_fx_net(&c);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 4); /* rails 0 and 1 share pod 0 */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1023), 6);
+    rs_net_destroy(net);
+}
+
+/* Deeper than three tiers: the k-ary recursion (each tier multiplies the
+ * reach by R/2). Checks the counts against the cost model (which counts
+ * the same shape in closed form), that every port name is unique (names
+ * work for any tier count), the hop counts of each tier, and that every
+ * GPU reaches every GPU, by path and by a packet-level message. */
+static void check_deep(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t radix, uint32_t tiers,
+                       uint32_t switches, const char *const *names)
+{
+    rs_net_topo_info ti;
+    rs_net *net = mk_topo(kind, gpus, hb, radix, &ti);
+    CU_ASSERT_EQUAL(ti.tiers, tiers);
+    CU_ASSERT_EQUAL(ti.switches, switches);
+    rs_cost_input in;
+    rs_cost_input_default(&in);
+    in.gpus = gpus;
+    in.hb_size = hb;
+    in.radix = radix;
+    in.pack_rails = 0;
+    rs_parts parts;
+    rs_parts_default(&parts);
+    rs_bom fat, rail;
+    CU_ASSERT_EQUAL_FATAL(rs_cost_compute(&in, &parts, &fat, &rail, NULL), RS_OK);
+    const rs_bom *b = kind == RS_TOPO_FAT_TREE ? &fat : &rail;
+    CU_ASSERT_EQUAL(b->tiers, ti.tiers);
+    CU_ASSERT_EQUAL(b->switches_logical, ti.switches);
+    CU_ASSERT_EQUAL(b->links, ti.links);
+
+    uint32_t np = rs_net_port_count(net);
+    char (*nm)[48] = calloc(np, sizeof *nm);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
+    for (uint32_t i = 0; i < np; i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        memcpy(nm[i], pi.name, sizeof nm[i]);
+    }
+    uint32_t dup = 0;
+    for (uint32_t i = 0; i < np; i++)
+        for (uint32_t j = i + 1; j < np; j++)
+            dup += strcmp(nm[i], nm[j]) == 0;
+    CU_ASSERT_EQUAL(dup, 0);
+    for (const char *const *w = names; *w; w++) {
+        uint32_t found = 0;
+        for (uint32_t i = 0; i < np; i++)
+            found += strcmp(nm[i], *w) == 0;
+        if (found != 1)
+            fprintf(stderr, "\nport %s: found %u times\n", *w, found);
+        CU_ASSERT_EQUAL(found, 1);
+    }
+    free(nm);
+
+    /* Same rail everywhere on rail-only; across rails it relays. */
+    int longest = 0;
+    for (uint32_t a = 0; a < gpus; a++)
+        for (uint32_t d = 0; d < gpus; d++) {
+            int l = rs_net_path_links(net, a, d);
+            if (kind == RS_TOPO_RAIL_ONLY && a % hb != d % hb) {
+                CU_ASSERT_EQUAL(l, -1);
+            } else {
+                CU_ASSERT(a == d ? l == 0 : l >= 2 && l <= 2 * (int)tiers);
+            }
+            if (l > longest)
+                longest = l;
+        }
+    CU_ASSERT_EQUAL(longest, 2 * (int)tiers); /* up to the top and down */
+    for (uint32_t a = 0; a < gpus; a++)
+        for (uint32_t d = 0; d < gpus; d++)
+            if (a != d)
+                CU_ASSERT_EQUAL(rs_net_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
+    rs_fx_run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs_done, (uint64_t)gpus * (gpus - 1));
+    rs_net_destroy(net);
+}
+
+static void test_topo_four_tier_fat_tree(void)
+{
+    /* k = 4, 4 tiers: 2 (k/2)^4 = 32 hosts; N/(k/2) = 16 switches in each
+     * of the three lower tiers and N/k = 8 at the top, 4N links. */
+    static const char *const ft[] = { "leaf15.p3", "agg2-15.p3", "agg3-15.p3", "core7.p3", NULL };
+    check_topo(RS_TOPO_FAT_TREE, 32, 1, 4, 56, 128, 4);
+    check_deep(RS_TOPO_FAT_TREE, 32, 1, 4, 4, 56, ft);
+    rs_net_config c;
+    rs_fx_config(&c, 32, 1, 4);
+    rs_net *net = rs_fx_net(&c);
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);  /* same leaf */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 2), 4);  /* same pod */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 4), 6);  /* same tier-3 block */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 8), 8);  /* across the top */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 31, 0), 8);
+    rs_net_destroy(net);
+    /* Rail-optimized, 8 rails of 64 at R = 8: 128 rail-pure leaves of 4
+     * (4 tiers reach 8 * 4 * 4), each rail in rail-only 16 leaves (3). */
+    static const char *const none[] = { NULL };
+    rs_net_topo_info ti;
+    net = mk_topo(RS_TOPO_FAT_TREE, 512, 8, 8, &ti);
+    CU_ASSERT_EQUAL(ti.tiers, 4);
+    CU_ASSERT_EQUAL(ti.switches, 128 * 3 + 64); /* N/4 per tier below the top, N/8 at it */
+    CU_ASSERT_EQUAL(ti.links, 4 * 512);
+    rs_net_destroy(net);
+    /* Partial tiers: 24 hosts in 12 leaves, 6 pods, 3 tier-3 blocks of 4
+     * switches; at the top, each of the 4 positions has a group of
+     * divisor(2, ceil(3 * 2 / 4)) = 2. Then 5 tiers for 64 hosts. */
+    check_deep(RS_TOPO_FAT_TREE, 24, 1, 4, 4, 12 + 12 + 12 + 8, none);
+    check_deep(RS_TOPO_FAT_TREE, 64, 1, 4, 5, 4 * 32 + 16, none);
+}
+
+static void test_topo_four_tier_rail_only(void)
+{
+    /* 2 rails of 32 GPUs at R = 4: each rail is a 4-tier k = 4 fat tree. */
+    static const char *const ro[] = { "rail0-leaf15.p3", "rail1-agg2-15.p3", "rail1-agg3-0.p0",
+                                      "rail1-core7.p3", NULL };
+    check_deep(RS_TOPO_RAIL_ONLY, 64, 2, 4, 4, 2 * 56, ro);
+}
+
+static void test_topo_rejects_bad_config_naming_key(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 10, 8, 64);
+    rs_fx_refused(&c, "topology.gpus");
+    /* Tiers are unbounded, so only 2-port switches (a tier of them adds
+     * no reach) cannot join the leaves: 8 GPUs need 8 leaves of one. */
+    rs_fx_config(&c, 8, 1, 2);
+    rs_fx_refused(&c, "topology.radix");
+    rs_fx_config(&c, 8, 1, 8);
+    c.link_gbps = 0;
+    rs_fx_refused(&c, "topology.link_gbps");
+    rs_fx_config(&c, 8, 1, 8);
+    c.buffer_bytes = 100;
+    rs_fx_refused(&c, "topology.buffer_bytes");
+    rs_fx_config(&c, 8, 1, 8);
+    c.mtu = 1001; /* not an InfiniBand MTU: no RoCE NIC sends such frames */
+    rs_fx_refused(&c, "topology.mtu: expected an InfiniBand MTU");
+}
+
+static const rs_cu_test topo_tests[] = {
+    RS_CU_TEST(test_topo_kary_fat_tree_counts),
+    RS_CU_TEST(test_topo_rail_optimized_fat_tree_counts),
+    RS_CU_TEST(test_topo_rail_only_counts),
+    RS_CU_TEST(test_topo_hop_counts_fat_tree),
+    RS_CU_TEST(test_topo_rail_only_has_no_path_between_rails),
+    RS_CU_TEST(test_topo_rejects_bad_config_naming_key),
+    RS_CU_TEST(test_topo_four_tier_fat_tree),
+    RS_CU_TEST(test_topo_four_tier_rail_only),
+};
+
+static void register_suites(void)
+{
+    RS_CU_SUITE("topo", topo_tests);
+}
+
+int main(void) { return rs_cu_run(register_suites); }
