@@ -229,20 +229,6 @@ uint32_t rs_plan_gpus(const rs_plan *p)
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-static int fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rs_err *err, const char *where, const char *key, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (where)
-        return rs_err_set(err, RS_EINVAL, "%s: %s: %s", where, key, what);
-    return rs_err_set(err, RS_EINVAL, "%s: %s", key, what);
-}
-
 /* Placement dimension names in default order, and their sizes. */
 static const char *const dim_names[5] = { "tp", "cp", "ep", "dp", "pp" };
 
@@ -271,26 +257,26 @@ static int parse_order(const rs_plan *p, int perm[5], const char *where, rs_err 
             if (len == 2 && strncmp(s, dim_names[i], 2) == 0)
                 d = i;
         if (d < 0)
-            return fail(err, where, "placement.order", "unknown dimension '%.*s'; expected a comma-separated "
-                        "list of tp, cp, ep, dp, pp, innermost first", (int)(len > 20 ? 20 : len), s);
+            return rs_keys_fail(err, where, "placement.order", "unknown dimension '%.*s'; expected a comma-separated "
+                                "list of tp, cp, ep, dp, pp, innermost first", (int)(len > 20 ? 20 : len), s);
         if (seen[d])
-            return fail(err, where, "placement.order", "'%s' listed twice; expected each dimension once",
-                        dim_names[d]);
+            return rs_keys_fail(err, where, "placement.order", "'%s' listed twice; expected each dimension once",
+                                dim_names[d]);
         seen[d] = true;
         perm[n++] = d;
         s += len;
         if (*s == ',') {
             s++;
             if (!*s)
-                return fail(err, where, "placement.order", "ends with a comma; expected a dimension after it");
+                return rs_keys_fail(err, where, "placement.order", "ends with a comma; expected a dimension after it");
         }
     }
     for (int i = 0; i < 5; i++) {
         if (seen[i])
             continue;
         if (sz[i] > 1)
-            return fail(err, where, "placement.order", "omits '%s' although its size is %u; expected every "
-                        "dimension larger than 1", dim_names[i], sz[i]);
+            return rs_keys_fail(err, where, "placement.order", "omits '%s' although its size is %u; expected every "
+                                "dimension larger than 1", dim_names[i], sz[i]);
         perm[n++] = i;
     }
     return RS_OK;
@@ -315,62 +301,62 @@ int rs_plan_validate(const rs_plan *p, const char *where, rs_err *err)
     };
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++)
         if (pos[i].v == 0)
-            return fail(err, where, pos[i].key, "expected a positive integer, got 0");
+            return rs_keys_fail(err, where, pos[i].key, "expected a positive integer, got 0");
     if (m->hidden % m->heads)
-        return fail(err, where, "model.heads", "%u does not divide model.hidden (%u)", m->heads, m->hidden);
+        return rs_keys_fail(err, where, "model.heads", "%u does not divide model.hidden (%u)", m->heads, m->hidden);
     uint32_t kv = m->kv_heads ? m->kv_heads : m->heads;
     if (kv > m->heads || m->heads % kv)
-        return fail(err, where, "model.kv_heads", "%u does not divide model.heads (%u)", kv, m->heads);
+        return rs_keys_fail(err, where, "model.kv_heads", "%u does not divide model.heads (%u)", kv, m->heads);
     if (m->precision_bytes > 8)
-        return fail(err, where, "model.precision_bytes", "expected 1 to 8 bytes, got %u", m->precision_bytes);
+        return rs_keys_fail(err, where, "model.precision_bytes", "expected 1 to 8 bytes, got %u", m->precision_bytes);
     if (m->top_k > 0 && m->experts == 0)
-        return fail(err, where, "model.top_k", "%u needs an MoE model (model.experts above 0)", m->top_k);
+        return rs_keys_fail(err, where, "model.top_k", "%u needs an MoE model (model.experts above 0)", m->top_k);
     if (m->experts > 0 && (m->top_k == 0 || m->top_k > m->experts))
-        return fail(err, where, "model.top_k", "expected 1 to model.experts (%u) for an MoE model, got %u",
-                    m->experts, m->top_k);
+        return rs_keys_fail(err, where, "model.top_k", "expected 1 to model.experts (%u) for an MoE model, got %u",
+                            m->experts, m->top_k);
     if (q->zero > 3)
-        return fail(err, where, "parallelism.zero", "expected 0, 1, 2 or 3, got %u", q->zero);
+        return rs_keys_fail(err, where, "parallelism.zero", "expected 0, 1, 2 or 3, got %u", q->zero);
     uint64_t n = (uint64_t)q->tp * q->pp * q->dp * q->cp;
     if (n > (1u << 24))
-        return fail(err, where, "parallelism", "tp x pp x dp x cp = %llu GPUs, expected at most 16777216",
-                    (unsigned long long)n);
+        return rs_keys_fail(err, where, "parallelism", "tp x pp x dp x cp = %llu GPUs, expected at most 16777216",
+                            (unsigned long long)n);
     if (p->gpus && n != p->gpus)
-        return fail(err, where, "gpus", "%u, but parallelism.tp x pp x dp x cp = %u x %u x %u x %u = %llu",
-                    p->gpus, q->tp, q->pp, q->dp, q->cp, (unsigned long long)n);
+        return rs_keys_fail(err, where, "gpus", "%u, but parallelism.tp x pp x dp x cp = %u x %u x %u x %u = %llu",
+                            p->gpus, q->tp, q->pp, q->dp, q->cp, (unsigned long long)n);
     if (m->heads % q->tp)
-        return fail(err, where, "parallelism.tp", "%u does not divide model.heads (%u)", q->tp, m->heads);
+        return rs_keys_fail(err, where, "parallelism.tp", "%u does not divide model.heads (%u)", q->tp, m->heads);
     if (m->ffn % q->tp)
-        return fail(err, where, "parallelism.tp", "%u does not divide model.ffn (%u)", q->tp, m->ffn);
+        return rs_keys_fail(err, where, "parallelism.tp", "%u does not divide model.ffn (%u)", q->tp, m->ffn);
     if (m->layers % q->pp)
-        return fail(err, where, "parallelism.pp", "%u does not divide model.layers (%u)", q->pp, m->layers);
+        return rs_keys_fail(err, where, "parallelism.pp", "%u does not divide model.layers (%u)", q->pp, m->layers);
     if (m->seq_len % q->cp)
-        return fail(err, where, "parallelism.cp", "%u does not divide model.seq_len (%u)", q->cp, m->seq_len);
+        return rs_keys_fail(err, where, "parallelism.cp", "%u does not divide model.seq_len (%u)", q->cp, m->seq_len);
     if (q->ep > 1 && m->experts == 0)
-        return fail(err, where, "parallelism.ep", "%u needs an MoE model (model.experts above 0)", q->ep);
+        return rs_keys_fail(err, where, "parallelism.ep", "%u needs an MoE model (model.experts above 0)", q->ep);
     if (m->experts && m->experts % q->ep)
-        return fail(err, where, "parallelism.ep", "%u does not divide model.experts (%u)", q->ep, m->experts);
+        return rs_keys_fail(err, where, "parallelism.ep", "%u does not divide model.experts (%u)", q->ep, m->experts);
     if (q->dp % q->ep)
-        return fail(err, where, "parallelism.ep", "%u does not divide parallelism.dp (%u); expert parallelism "
-                    "is carved out of data parallelism", q->ep, q->dp);
+        return rs_keys_fail(err, where, "parallelism.ep", "%u does not divide parallelism.dp (%u); expert parallelism "
+                            "is carved out of data parallelism", q->ep, q->dp);
     uint64_t per = (uint64_t)q->micro_batch * q->dp;
     if (q->global_batch % per)
-        return fail(err, where, "parallelism.global_batch", "%u is not a multiple of micro_batch x dp "
-                    "(%u x %u = %llu)", q->global_batch, q->micro_batch, q->dp, (unsigned long long)per);
+        return rs_keys_fail(err, where, "parallelism.global_batch", "%u is not a multiple of micro_batch x dp "
+                            "(%u x %u = %llu)", q->global_batch, q->micro_batch, q->dp, (unsigned long long)per);
     if (q->global_batch / per > (1u << 20))
-        return fail(err, where, "parallelism.global_batch", "gives %llu micro-batches per pipeline, expected "
-                    "at most 1048576", (unsigned long long)(q->global_batch / per));
+        return rs_keys_fail(err, where, "parallelism.global_batch", "gives %llu micro-batches per pipeline, expected "
+                            "at most 1048576", (unsigned long long)(q->global_batch / per));
     if ((uint64_t)q->micro_batch * m->seq_len > (1ull << 32))
-        return fail(err, where, "parallelism.micro_batch", "%u sequences of %u tokens, expected at most 2^32 "
-                    "tokens per micro-batch", q->micro_batch, m->seq_len);
+        return rs_keys_fail(err, where, "parallelism.micro_batch", "%u sequences of %u tokens, expected at most 2^32 "
+                            "tokens per micro-batch", q->micro_batch, m->seq_len);
     if (q->bucket_bytes == 0)
-        return fail(err, where, "parallelism.bucket_bytes", "expected a positive size, got 0");
+        return rs_keys_fail(err, where, "parallelism.bucket_bytes", "expected a positive size, got 0");
     if (!(p->peak_flops > 0) || !isfinite(p->peak_flops))
-        return fail(err, where, "gpu.peak_flops", "expected a positive FLOP/s figure");
+        return rs_keys_fail(err, where, "gpu.peak_flops", "expected a positive FLOP/s figure");
     if (!(p->mem_bw > 0) || !isfinite(p->mem_bw))
-        return fail(err, where, "gpu.memory_bw", "expected a positive bytes/s figure");
+        return rs_keys_fail(err, where, "gpu.memory_bw", "expected a positive bytes/s figure");
     if (!(p->efficiency > 0 && p->efficiency <= 1))
-        return fail(err, where, "gpu.efficiency", "expected a fraction above 0 and at most 1, got %g",
-                    p->efficiency);
+        return rs_keys_fail(err, where, "gpu.efficiency", "expected a fraction above 0 and at most 1, got %g",
+                            p->efficiency);
     int perm[5];
     return parse_order(p, perm, where, err);
 }
