@@ -27,6 +27,7 @@
  *                                   NVLink and NIC hops overlap fully.
  */
 #include "coll_int.h"
+#include "versioned.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,56 +66,73 @@ static int groups_resolve(rs_coll *c, const rs_net *net)
     return groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size);
 }
 
-rs_coll_algo rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
-                                  uint64_t bytes, const rs_coll_opts *o)
+/* The library's version of the caller's *req (versioned.h); RS_EINVAL
+ * for a req of no known size. */
+static int req_take(rs_coll_req *out, const rs_coll_req *req)
 {
-    if (algo != RS_ALGO_AUTO)
-        return algo;
-    rs_coll_opts def;
-    if (!o) {
-        rs_coll_opts_default(&def);
-        o = &def;
-    }
-    /* The rule rs_coll_start applies, on the same group. */
+    rs_coll_req_init(out, RS_COLL_ALLREDUCE, 0);
+    return rs_versioned_take(out, sizeof *out, req, RS_SIZE_V1(rs_coll_req, reserved));
+}
+
+/* The algorithm of req over gpus[0..n): its own, or the auto rule's;
+ * RS_ALGO_AUTO when out of memory. */
+static rs_coll_algo algo_of(const rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_req *req)
+{
+    if (req->algo != RS_ALGO_AUTO)
+        return req->algo;
+    /* The rule rs_coll_launch applies, on the same group. */
     rs_coll c;
     memset(&c, 0, sizeof c);
-    c.op = op;
-    c.bytes = bytes;
-    c.n = rs_comm_size(comm);
-    c.gpu = (uint32_t *)rs_comm_gpus(comm); /* read only */
-    c.o = *o;
+    c.op = req->op;
+    c.bytes = req->bytes;
+    c.n = n;
+    c.gpu = (uint32_t *)gpus; /* read only */
+    if (req->opts)
+        c.o = *req->opts;
+    else
+        rs_coll_opts_default(&c.o);
     if (groups_resolve(&c, net) != RS_OK)
         return RS_ALGO_AUTO;
-    algo = auto_algo(&c);
+    rs_coll_algo algo = auto_algo(&c);
     free(c.g.dom_off);
     free(c.g.dom_rank);
     return algo;
 }
 
-int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                   const rs_coll_opts *o, char *why, size_t n)
+int rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_algo *out)
 {
-    rs_coll_opts def;
-    if (!o) {
-        rs_coll_opts_default(&def);
-        o = &def;
-    }
-    if ((algo = rs_coll_algo_resolve(net, comm, op, algo, bytes, o)) == RS_ALGO_AUTO) {
+    rs_coll_req r;
+    if (req_take(&r, req) != RS_OK)
+        return RS_EINVAL;
+    *out = algo_of(net, rs_comm_gpus(comm), rs_comm_size(comm), &r);
+    return *out == RS_ALGO_AUTO ? RS_ENOMEM : RS_OK;
+}
+
+int rs_coll_splits(rs_net *net, const rs_comm *comm, const rs_coll_req *req, char *why, size_t n)
+{
+    rs_coll_req r;
+    rs_coll_algo algo;
+    int rc = req_take(&r, req);
+    if (rc == RS_OK)
+        rc = rs_coll_algo_resolve(net, comm, &r, &algo);
+    if (rc != RS_OK) {
         if (why)
-            snprintf(why, n, "out of memory");
+            snprintf(why, n, "%s", rc == RS_ENOMEM ? "out of memory" : "a collective of no known size");
         return 0;
     }
-    const char *r = NULL;
-    if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && o->a2a_peers != 0)
-        r = "a direct all-to-all with a window of peers sends as sends finish";
+    rs_coll_op op = r.op;
+    uint32_t a2a_peers = r.opts ? r.opts->a2a_peers : 0;
+    const char *w = NULL;
+    if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && a2a_peers != 0)
+        w = "a direct all-to-all with a window of peers sends as sends finish";
     else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING &&
              algo != RS_ALGO_TREE)
-        r = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
+        w = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
                                      : "a hierarchical collective is not split yet (only ring, tree, direct "
                                        "all-to-all and send/recv)";
-    if (r && why)
-        snprintf(why, n, "%s %s: %s", rs_coll_op_name(op), rs_coll_algo_name(algo), r);
-    return r == NULL;
+    if (w && why)
+        snprintf(why, n, "%s %s: %s", rs_coll_op_name(op), rs_coll_algo_name(algo), w);
+    return w == NULL;
 }
 
 /* A part: the completions, the latest's place, then the tally. */
@@ -301,7 +319,7 @@ static int join_check(const rs_coll *c, rs_err *err)
     const char *r = NULL;
     int empty = c->n == 1 || c->bytes == 0; /* each member done as it joins: nothing crosses processes */
     if (c->split && !empty && c->cb0 == RS_COLL_NONE)
-        r = "a network split over processes without a name (rs_coll_create_named)";
+        r = "a network split over processes without a name (rs_coll_create with a reservation)";
     else if (c->split && !empty && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE &&
              c->algo != RS_ALGO_HIERARCHICAL)
         r = "an all-to-all split over processes (its postings are not named alike yet)";
@@ -318,12 +336,15 @@ static int join_check(const rs_coll *c, rs_err *err)
 
 /* -- start and destroy -------------------------------------------------- */
 
-int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, const rs_coll_name *name, rs_coll_size *probe, rs_coll **out,
-                rs_err *err)
+int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_req *req, rs_coll *parent,
+                   rs_coll_needs *probe, rs_coll **out, rs_err *err)
 {
     *out = NULL;
+    rs_coll_op op = req->op;
+    rs_coll_algo algo = req->algo;
+    uint64_t bytes = req->bytes;
+    rs_coll_member_fn member = req->member_done;
+    const rs_coll_opts *o = req->opts;
     if ((unsigned)op >= RS_COLL_NOPS)
         return rs_err_set(err, RS_EINVAL, "collective: unknown operation %d", (int)op);
     if ((unsigned)algo >= RS_COLL_NALGOS)
@@ -362,17 +383,17 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op,
     c->algo = algo;
     c->bytes = bytes;
     c->o = *o;
-    c->done = done;
-    c->ctx = ctx;
-    c->tag = tag;
+    c->done = req->done;
+    c->ctx = req->ctx;
+    c->tag = req->tag;
     c->parent = parent;
     c->n = n;
     c->t_start = rs_net_now(net);
     c->t_end = RS_TIME_MAX;
     c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
     c->split = !probe && rs_net_part_ranks(net) > 1;
-    c->serial0 = name ? name->serial0 : UINT64_MAX;
-    c->cb0 = name ? name->cb0 : RS_COLL_NONE;
+    c->serial0 = req->reserved ? req->reserved->serial0 : UINT64_MAX;
+    c->cb0 = req->reserved ? req->reserved->cb0 : RS_COLL_NONE;
     c->probe = probe;
     c->gpu = malloc((size_t)n * sizeof *c->gpu);
     if (!c->gpu || (!parent && (rs_tally_create(&c->tally) != RS_OK || rs_tally_reserve(c->tally, n) != RS_OK)))
@@ -446,34 +467,17 @@ fail:
     return rc;
 }
 
-int rs_coll_start(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
-                  uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
-                  uint64_t tag, rs_coll **out, rs_err *err)
-{
-    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, NULL, done,
-                       ctx, tag, NULL, NULL, NULL, out, err);
-}
-
-int rs_coll_create(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                   const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
-                   uint64_t tag, rs_coll **out, rs_err *err)
+int rs_coll_create(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll **out, rs_err *err)
 {
     *out = NULL;
-    if (!member_done)
-        return rs_err_set(err, RS_EINVAL, "collective: members joining one by one need a member_done callback");
-    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, member_done, done,
-                          ctx, tag, NULL, NULL, NULL, out, err);
-}
-
-int rs_coll_create_named(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                         const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
-                         uint64_t tag, const rs_coll_name *name, rs_coll **out, rs_err *err)
-{
-    *out = NULL;
-    if (!member_done)
-        return rs_err_set(err, RS_EINVAL, "collective: members joining one by one need a member_done callback");
-    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, member_done, done,
-                          ctx, tag, NULL, name, NULL, out, err);
+    rs_coll_req r;
+    if (req_take(&r, req) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "collective: a request of no known size (initialise it with "
+                          "rs_coll_req_init)");
+    if (r.reserved && !r.member_done)
+        return rs_err_set(err, RS_EINVAL, "collective: a reservation is for members joining one by one "
+                          "(member_done)");
+    return rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), &r, NULL, NULL, out, err);
 }
 
 static void probe_member(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
@@ -484,18 +488,25 @@ static void probe_member(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
     (void)pos;
 }
 
-int rs_coll_name_size(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                      const rs_coll_opts *o, rs_coll_size *out, rs_err *err)
+int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out, rs_err *err)
 {
     memset(out, 0, sizeof *out);
+    rs_coll_req r;
+    if (req_take(&r, req) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "collective: a request of no known size (initialise it with "
+                          "rs_coll_req_init)");
+    r.member_done = probe_member;
+    r.done = NULL;
+    r.ctx = NULL;
+    r.tag = 0;
+    r.reserved = NULL;
     rs_coll *c;
-    int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), op, algo, bytes, o, probe_member, NULL,
-                            NULL, 0, NULL, NULL, out, &c, err);
+    int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), &r, NULL, out, &c, err);
     rs_coll_destroy(c);
     return rc;
 }
 
-int rs_coll_name_bind(rs_coll *c, uint32_t i)
+int rs_coll_bind(rs_coll *c, uint32_t i)
 {
     if (c->cb0 == RS_COLL_NONE || i < c->cb0)
         return RS_EINVAL;

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
+
 /* 4 segments hide most of the shorter phases (NVLink is ~9x faster than a
  * NIC) while each segment stays large enough to keep the rings efficient. */
 #define HIER_SEGMENTS 4u
@@ -37,22 +39,27 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag);
 
 static uint32_t phases(const rs_coll *c) { return c->op == RS_COLL_ALLREDUCE ? 3 : 2; }
 
+/* A sub-collective of c over gpus[0..n), reserved as *reserved (NULL:
+ * not named). */
 static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
                   uint64_t bytes, rs_coll_member_fn member, rs_coll_done_fn done, uint64_t tag,
-                  const rs_coll_name *name, rs_coll **out, rs_err *err)
+                  const rs_coll_reservation *reserved, rs_coll **out, rs_err *err)
 {
-    if (c->nkids == c->nkids_cap) {
-        uint32_t cap = c->nkids_cap ? 2 * c->nkids_cap : 16;
-        rs_coll **k = realloc(c->kids, (size_t)cap * sizeof *k);
-        if (!k)
-            return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
-        c->kids = k;
-        c->nkids_cap = cap;
-    }
+    if (rs_array_reserve32(&c->kids, &c->nkids_cap, c->nkids + 1, sizeof *c->kids, 16) != RS_OK)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
     rs_coll *kid;
     /* Sub-collectives inherit the options (channels 0 stays auto, so
      * each phase picks its own) and the resolved HB size. */
-    int rc = rs_coll_launch(c->net, gpus, n, op, algo, bytes, &c->o, member, done, c, tag, c, name, NULL, &kid, err);
+    rs_coll_req req;
+    rs_coll_req_init(&req, op, bytes);
+    req.algo = algo;
+    req.opts = &c->o;
+    req.member_done = member;
+    req.done = done;
+    req.ctx = c;
+    req.tag = tag;
+    req.reserved = reserved;
+    int rc = rs_coll_launch(c->net, gpus, n, &req, c, NULL, &kid, err);
     if (rc != RS_OK)
         return rc;
     c->kids[c->nkids++] = kid;
@@ -195,7 +202,7 @@ static int hier_kid(rs_coll *c, uint32_t s, uint32_t p, uint32_t g, rs_err *err)
     if (!buf)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
     uint64_t bytes = kid_group(c, s, intra, g, buf, &n);
-    rs_coll_name name = { UINT64_MAX, RS_COLL_NONE };
+    rs_coll_reservation name = { UINT64_MAX, RS_COLL_NONE };
     if (c->serial0 != UINT64_MAX)
         name.serial0 = c->serial0 + c->hk_serial[q];
     if (c->cb0 != RS_COLL_NONE && c->hk_cb[q] != RS_COLL_NONE)
@@ -259,7 +266,7 @@ static int hier_names(rs_coll *c, rs_err *err)
         free(buf);
         return rs_err_set(err, RS_ENOMEM, "out of memory naming a hierarchical collective");
     }
-    rs_coll_size total = { 0, 0, 0 }, last = { 0, 0, 0 };
+    rs_coll_needs total = { 0, 0, 0 }, last = { 0, 0, 0 };
     uint64_t last_bytes = UINT64_MAX;
     uint32_t last_p = UINT32_MAX;
     for (size_t q = 0; q < Q && rc == RS_OK; q++) {
@@ -277,15 +284,20 @@ static int hier_names(rs_coll *c, rs_err *err)
         /* A rail group off one rail would cross by PXN relays (its
          * members' order aside: the group's GPUs are in other domains). */
         for (uint32_t i = 1; c->probe && !intra && i < n; i++)
-            if (rs_net_send_relayed(c->net, buf[0], buf[i])) {
+            if (rs_net_relayed(c->net, buf[0], buf[i])) {
                 c->probe->relayed++;
                 break;
             }
         if (p != last_p || bytes != last_bytes) {
             rs_coll *kid;
             memset(&last, 0, sizeof last);
-            rc = rs_coll_launch(c->net, buf, n, op, algo, bytes, &c->o, hier_member_done, NULL, c, 0, c, NULL, &last,
-                                &kid, err);
+            rs_coll_req req;
+            rs_coll_req_init(&req, op, bytes);
+            req.algo = algo;
+            req.opts = &c->o;
+            req.member_done = hier_member_done;
+            req.ctx = c;
+            rc = rs_coll_launch(c->net, buf, n, &req, c, &last, &kid, err);
             rs_coll_destroy(kid);
             last_p = p;
             last_bytes = bytes;

@@ -102,10 +102,10 @@ struct rs_coll {
     uint32_t hgroups;        /* hierarchical: max(domains, GPUs per domain) */
     uint32_t net_hb;         /* GPUs per HB domain of the network (members joining) */
 
-    /* Named (rs_coll_create_named): serials and callback indices given. */
+    /* Named (rs_coll_create with a reservation): serials and callback indices given. */
     uint64_t serial0;        /* UINT64_MAX: reserve at start */
     uint32_t cb0;            /* RS_COLL_NONE: register at start (a split collective) */
-    rs_coll_size *probe;     /* rs_coll_name_size: count serials and callbacks here, reserve and register nothing */
+    rs_coll_needs *probe;    /* rs_coll_needs_get: count serials and callbacks here, reserve and register nothing */
     uint64_t *hk_serial;     /* hierarchical, named or probed: [nseg][phases][groups] each sub-collective's first
                                 serial, from serial0 */
     uint32_t *hk_cb;         /* the same for its first callback index, from cb0; RS_COLL_NONE: no such group */
@@ -142,10 +142,10 @@ static inline uint64_t coll_split(uint64_t total, uint64_t parts, uint64_t i)
  * stops the run and returns it. */
 int rs_coll_send(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, uint64_t tag);
 /* The same, telling left(c, net, tag) once it has left rank a
- * (rs_net_send_posted): a connection's sends go one after the other. */
+ * (rs_net_msg.left): a connection's sends go one after the other. */
 int rs_coll_send_posted(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
                         uint64_t tag);
-/* The same with its flow's serial given (rs_net_send_named); UINT64_MAX:
+/* The same with its flow's serial given (rs_net_msg.serial); UINT64_MAX:
  * the next in creation order. */
 int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_net_done_fn fn, rs_net_done_fn left,
                        uint64_t tag, uint64_t serial);
@@ -188,19 +188,20 @@ int rs_coll_sendrecv_start(rs_coll *c, rs_err *err);
 int rs_coll_hier_start(rs_coll *c, rs_err *err);
 void rs_coll_hier_free(rs_coll *c);
 
-/* coll.c: build a collective without starting it (for sub-collectives). */
-/* member non-NULL: members join one by one (rs_coll_create). */
-int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
-                uint64_t bytes, const rs_coll_opts *o, rs_coll_member_fn member, rs_coll_done_fn done, void *ctx,
-                uint64_t tag, rs_coll *parent, const rs_coll_name *name, rs_coll_size *probe, rs_coll **out,
-                rs_err *err);
+/* coll.c: the collective *req (the library's version of it) over
+ * gpus[0..n): every member started now, or (req->member_done) none; a
+ * sub-collective of parent (NULL: none); with probe, only what its
+ * reservation needs is counted into *probe (nothing is reserved,
+ * registered or sent). */
+int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_req *req, rs_coll *parent,
+                   rs_coll_needs *probe, rs_coll **out, rs_err *err);
 /* Member x starts its part (the algorithm's own join). */
 int rs_coll_ring_join(rs_coll *c, uint32_t x);
 int rs_coll_tree_join(rs_coll *c, uint32_t x);
 int rs_coll_a2a_join(rs_coll *c, uint32_t x);
 int rs_coll_hier_join(rs_coll *c, uint32_t x);
 /* A split run: make the sub-collective whose callbacks start at cb0 + off
- * (rs_coll_name_bind). */
+ * (rs_coll_bind). */
 int rs_coll_hier_bind(rs_coll *c, uint32_t off);
 
 #endif

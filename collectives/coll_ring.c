@@ -492,7 +492,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
          * in every one (the ring starts from a shared event). */
         for (uint32_t ch = 0; c->probe && ch < nch; ch++)
             for (uint32_t pos = 0; pos < n; pos++)
-                c->probe->relayed += (uint32_t)rs_net_send_relayed(c->net, pos_gpu(c, ch, pos),
+                c->probe->relayed += (uint32_t)rs_net_relayed(c->net, pos_gpu(c, ch, pos),
                                                                    pos_gpu(c, ch, pos + 1 == n ? 0 : pos + 1));
         if ((c->split || c->probe) && rs_coll_name_cbs(c, ring_arrived, ring_credit) != RS_OK)
             return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);

@@ -35,9 +35,18 @@ int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_ne
     const rs_coll *root = c;
     while (root->parent)
         root = root->parent;
-    int rc = serial == UINT64_MAX
-                 ? rs_net_send_posted(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally)
-                 : rs_net_send_named(c->net, c->gpu[a], c->gpu[b], bytes, fn, left, c, tag, root->tally, serial);
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = c->gpu[a];
+    m.dst = c->gpu[b];
+    m.bytes = bytes;
+    m.done = fn;
+    m.left = left;
+    m.ctx = c;
+    m.tag = tag;
+    m.tally = root->tally; /* the whole collective's, sub-collectives included */
+    m.serial = serial;
+    int rc = rs_net_send(c->net, &m);
     if (rc != RS_OK) {
         rs_coll_fail(c, rc);
         return rc;

@@ -461,8 +461,8 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
     for (uint32_t q = 0; c->probe && q < c->ntree; q++)
         for (uint32_t x = 0; x < n; x++)
             if (T(c, q, x)->parent != RS_COLL_NONE)
-                c->probe->relayed += (uint32_t)(rs_net_send_relayed(c->net, c->gpu[x], c->gpu[T(c, q, x)->parent]) ||
-                                                rs_net_send_relayed(c->net, c->gpu[T(c, q, x)->parent], c->gpu[x]));
+                c->probe->relayed += (uint32_t)(rs_net_relayed(c->net, c->gpu[x], c->gpu[T(c, q, x)->parent]) ||
+                                                rs_net_relayed(c->net, c->gpu[T(c, q, x)->parent], c->gpu[x]));
     if ((c->split || c->probe) && rs_coll_name_cbs(c, tree_arrived, tree_credit) != RS_OK)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a tree over %u ranks", n);
     for (uint32_t q = 0; q < c->ntree && !c->member_done; q++)

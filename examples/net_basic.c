@@ -35,8 +35,17 @@ int main(void)
     }
     /* GPU 0 to GPU 8: the same rail (0) in the next HB domain, over the
      * rail's switch. GPU 0 to GPU 3: over NVLink inside domain 0. */
-    if (rs_net_send(net, 0, 8, 1 << 20, done, NULL, 1) != RS_OK ||
-        rs_net_send(net, 0, 3, 1 << 20, done, NULL, 2) != RS_OK) {
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = 0;
+    m.dst = 8;
+    m.bytes = 1 << 20;
+    m.done = done;
+    m.tag = 1;
+    int sent = rs_net_send(net, &m);
+    m.dst = 3;
+    m.tag = 2;
+    if (sent != RS_OK || rs_net_send(net, &m) != RS_OK) {
         fprintf(stderr, "net_basic: send failed\n");
         rs_net_destroy(net);
         return 1;

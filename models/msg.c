@@ -79,7 +79,7 @@ uint64_t rs_msg_chunk_bytes(const rs_net *net, const rs_msg *msg, uint32_t c)
 }
 
 /* Count `bytes` crossing from GPU a to GPU b, over the HB domain (hb) or
- * the network, into message m's tally (rs_net_send_tallied). Called as
+ * the network, into message m's tally (rs_net_msg.tally). Called as
  * each transfer starts, so relays and failovers count where they go. */
 int rs_msg_tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t bytes, int hb)
 {
@@ -196,9 +196,10 @@ static void msg_fill(rs_net *net, uint32_t m, uint32_t src, uint32_t dst, uint64
         net->msgs_mine++;
 }
 
-int rs_msg_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                    rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
+int rs_msg_send(rs_net *net, const rs_net_msg *req)
 {
+    uint32_t src = req->src, dst = req->dst;
+    uint64_t bytes = req->bytes, serial = req->serial;
     if (src >= net->gpus || dst >= net->gpus)
         return RS_EINVAL;
     int own = 0; /* a split run: made by this process's own event, its frames crossing processes */
@@ -212,11 +213,11 @@ int rs_msg_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_
         return RS_ENOMEM;
     msg_fill(net, m, src, dst, bytes, rs_sim_now(net->sim), serial);
     rs_msg *msg = &net->msgs[m];
-    msg->tag = tag;
-    msg->done = done;
-    msg->left = left;
-    msg->ctx = ctx;
-    msg->tally = tally;
+    msg->tag = req->tag;
+    msg->done = req->done;
+    msg->left = req->left;
+    msg->ctx = req->ctx;
+    msg->tally = req->tally;
 
     uint32_t K = net->hb_size;
     if (src == dst)

@@ -23,9 +23,9 @@ typedef struct rs_msg {
     uint64_t bytes;
     uint64_t tag;
     rs_net_done_fn done;
-    rs_net_done_fn left;     /* rs_net_send_posted: told once it has left its source, or NULL */
+    rs_net_done_fn left;     /* rs_net_msg.left: told once it has left its source, or NULL */
     void *ctx;
-    rs_tally *tally;         /* counts its legs' bytes per GPU port (rs_net_send_tallied), or NULL */
+    rs_tally *tally;         /* counts its legs' bytes per GPU port (rs_net_msg.tally), or NULL */
     rs_time start;
     uint64_t off;            /* bytes delivered before the pipeline (a failover's restart point) */
     uint64_t serial0;        /* pipe: flow serials reserved for its chunks: leg k chunk c is serial0 + k * nchunks + c */
@@ -46,7 +46,7 @@ typedef struct rs_msg {
     uint8_t finished;        /* completed (msg_finish ran) */
     uint8_t left_told;       /* `left` ran */
     uint8_t failing_over;    /* the old pipeline drains, then restarts at off */
-    uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_send_named) */
+    uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_msg.serial) */
     uint8_t freed;           /* handed back (msg_release) */
     uint8_t premade;         /* pipe: its chunk flows were made at the send (the partition's premade_relays) */
 } rs_msg;
@@ -79,10 +79,8 @@ static inline uint64_t rs_chunked_frames(uint64_t bytes, uint64_t chunk, uint64_
 }
 
 /* msg.c */
-/* Send `bytes` from GPU src to dst, starting now (rs_net_send's rules),
- * its flow's serial given (UINT64_MAX: the next in creation order). */
-int rs_msg_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial);
+/* Send *m, starting now (rs_net_send: m is the library's version). */
+int rs_msg_send(rs_net *net, const rs_net_msg *m);
 /* Message m's last byte has arrived (or it went to itself): its
  * completion is kept and its callbacks run from an event of their own. */
 int rs_msg_finish(rs_net *net, uint32_t m);
@@ -148,7 +146,7 @@ void rs_msg_flow_done(rs_net *net, uint32_t f);
 /* The sender's side of a relay's network-leg chunk (flow f): its last
  * frame has left the NIC (the next chunk may go), and its last ACK has
  * come (its relay slot is free). flow_left also tells a posted message's
- * sender (rs_net_send_posted) that its flow has left. No-ops for any
+ * sender (rs_net_msg.left) that its flow has left. No-ops for any
  * other flow. */
 void rs_msg_flow_left(rs_net *net, uint32_t f);
 void rs_msg_flow_acked(rs_net *net, uint32_t f);

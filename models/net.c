@@ -12,6 +12,7 @@
  * callback may send again without re-entering the packet path.
  */#include "backend.h"
 #include "netint.h"
+#include "versioned.h"
 #include "cost.h"
 #include "fluid.h"
 
@@ -165,30 +166,13 @@ int rs_net_hop_estimate(const rs_net *net, uint32_t a, uint32_t b, uint64_t byte
 
 /* -- sending ------------------------------------------------------------ */
 
-int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                rs_net_done_fn done, void *ctx, uint64_t tag)
+int rs_net_send(rs_net *net, const rs_net_msg *req)
 {
-    return rs_net_send_tallied(net, src, dst, bytes, done, ctx, tag, NULL);
-}
-
-int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                        rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally)
-{
-    return rs_net_send_posted(net, src, dst, bytes, done, NULL, ctx, tag, tally);
-}
-
-int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                       rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally)
-{
-    return rs_msg_send(net, src, dst, bytes, done, left, ctx, tag, tally, UINT64_MAX);
-}
-
-int rs_net_send_named(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                      rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
-{
-    if (serial == UINT64_MAX)
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    if (rs_versioned_take(&m, sizeof m, req, RS_SIZE_V1(rs_net_msg, serial)) != RS_OK)
         return RS_EINVAL;
-    return rs_msg_send(net, src, dst, bytes, done, left, ctx, tag, tally, serial);
+    return rs_msg_send(net, &m);
 }
 
 uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
@@ -198,7 +182,7 @@ uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
     return first;
 }
 
-int rs_net_send_relayed(const rs_net *net, uint32_t src, uint32_t dst)
+int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K && src % K != dst % K &&

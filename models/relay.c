@@ -194,7 +194,7 @@ static rs_msg *relay_chunk(rs_net *net, uint32_t fid)
 void rs_msg_flow_left(rs_net *net, uint32_t fid)
 {
     const rs_flow *f = &net->flows[fid];
-    if (f->chunk == RS_NONE) { /* a whole message's flow: tell its sender (rs_net_send_posted) */
+    if (f->chunk == RS_NONE) { /* a whole message's flow: tell its sender (rs_net_msg.left) */
         rs_msg *pm = f->msg < net->nmsgs ? &net->msgs[f->msg] : NULL;
         if (!pm || pm->finished || pm->pipe || pm->flow1 != fid || !pm->left || pm->left_told || f->gone)
             return;

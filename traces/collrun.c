@@ -178,12 +178,24 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
         iter_start(r);
 }
 
+/* The collective of every iteration: traffic.op of traffic.bytes, the
+ * algorithm asked for (auto: the rule's), default options. */
+static void coll_req(const rs_collrun *r, rs_coll_req *out)
+{
+    rs_coll_req_init(out, r->op, r->bytes);
+    out->algo = r->algo_req;
+}
+
 static void iter_start(rs_collrun *r)
 {
     rs_err e;
     rs_err_clear(&e);
-    int rc = rs_coll_start(r->net, r->comm, r->op, r->algo_req, r->bytes, NULL, iter_done, r,
-                           r->done, &r->coll, &e);
+    rs_coll_req req;
+    coll_req(r, &req);
+    req.done = iter_done;
+    req.ctx = r;
+    req.tag = r->done;
+    int rc = rs_coll_create(r->net, r->comm, &req, &r->coll, &e);
     if (rc != RS_OK) {
         /* Not caught by the probe: out of memory, a size too large to cut
          * into pieces, or a send the network refused (RS_EUNREACH between
@@ -269,7 +281,12 @@ int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, r
 
     /* The collectives layer validates op, algorithm and group as it starts;
      * with zero bytes it sends nothing and completes from an event now. */
-    rc = rs_coll_start(net, r->comm, r->op, r->algo_req, 0, NULL, probe_done, r, 0, &r->coll, err);
+    rs_coll_req probe;
+    rs_coll_req_init(&probe, r->op, 0);
+    probe.algo = r->algo_req;
+    probe.done = probe_done;
+    probe.ctx = r;
+    rc = rs_coll_create(net, r->comm, &probe, &r->coll, err);
     if (rc == RS_EINVAL)
         rekey(err, r->op == RS_COLL_SENDRECV && rs_comm_size(r->comm) < 2 ? "traffic.group"
                                                                            : "traffic.algo");
@@ -342,7 +359,9 @@ int rs_collrun_splits(const rs_collrun *r, char *why, size_t n)
                      "GPU", r->iters);
         return 0;
     }
-    return rs_coll_splits(r->net, r->comm, r->op, r->algo_req, r->bytes, NULL, why, n);
+    rs_coll_req req;
+    coll_req(r, &req);
+    return rs_coll_splits(r->net, r->comm, &req, why, n);
 }
 
 int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len)

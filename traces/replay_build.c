@@ -202,14 +202,15 @@ static int names_build(rs_replay *r, rs_err *err)
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1]; j++) {
             const rs_op *o = r->call_op[j];
-            rs_coll_size need = { 0, 0, 0 };
+            rs_coll_needs need = { 0, 0, 0 };
             r->call_serial[j] = off;
             r->call_cb[j] = (uint32_t)cbs;
             if (!o)
                 continue;
             rs_err e;
-            int rc = rs_coll_name_size(r->net, r->cm[c].comm, (rs_coll_op)o->coll,
-                                       rs_replay_pick_algo(r, c, (rs_coll_op)o->coll), o->bytes, &r->copts, &need, &e);
+            rs_coll_req req;
+            rs_replay_coll_req(r, c, o->coll, o->bytes, &req);
+            int rc = rs_coll_needs_get(r->net, r->cm[c].comm, &req, &need, &e);
             if (rc != RS_OK)
                 return rs_err_set(err, rc, "communicator %u, call %u (%s of %llu bytes): %.400s", c,
                                   j - r->call_base[c] + 1, rs_coll_op_name((rs_coll_op)o->coll),

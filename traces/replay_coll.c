@@ -16,7 +16,7 @@ static void coll_done(void *ctx, rs_net *net, uint64_t tag);
 static void member_done(void *ctx, rs_net *net, uint64_t tag, uint32_t pos);
 static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j);
 
-rs_coll_algo rs_replay_pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
+static rs_coll_algo pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
 {
     int reduce_like = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
     switch (r->algo) {
@@ -32,6 +32,13 @@ rs_coll_algo rs_replay_pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op o
     default:
         return RS_ALGO_AUTO;
     }
+}
+
+void rs_replay_coll_req(const rs_replay *r, uint32_t comm, uint8_t op, uint64_t bytes, rs_coll_req *out)
+{
+    rs_coll_req_init(out, (rs_coll_op)op, bytes);
+    out->algo = pick_algo(r, comm, (rs_coll_op)op);
+    out->opts = &r->copts;
 }
 
 void rs_replay_coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
@@ -83,8 +90,11 @@ void rs_replay_coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
     in->next = NULL;
     rs_err e;
     rs_err_clear(&e);
-    int rc = rs_coll_start(r->net, cm->comm, (rs_coll_op)in->op, rs_replay_pick_algo(r, comm, (rs_coll_op)in->op),
-                           in->bytes, &r->copts, coll_done, in, 0, &in->coll, &e);
+    rs_coll_req req;
+    rs_replay_coll_req(r, comm, in->op, in->bytes, &req);
+    req.done = coll_done;
+    req.ctx = in;
+    int rc = rs_coll_create(r->net, cm->comm, &req, &in->coll, &e);
     if (rc != RS_OK)
         rs_replay_fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s",
                        rank, j, rs_replay_label(r, o), rs_coll_op_name((rs_coll_op)in->op),
@@ -125,14 +135,18 @@ static int coll_begin(rs_replay *r, inst *in, uint32_t rank, uint32_t j)
     rs_err e;
     rs_err_clear(&e);
     uint32_t P = r->call_base[in->comm + 1] - r->call_base[in->comm];
-    rs_coll_name name = { UINT64_MAX, RS_NONE };
+    rs_coll_reservation name = { UINT64_MAX, RS_NONE };
     if (r->call_serial)
         name.serial0 = r->ser_base + in->k / P * r->ser_iter + r->call_serial[r->call_base[in->comm] + in->k % P];
     if (r->cb_base != RS_NONE)
         name.cb0 = r->cb_base + (uint32_t)(in->k / P) * r->cb_iter + r->call_cb[r->call_base[in->comm] + in->k % P];
-    int rc = rs_coll_create_named(r->net, r->cm[in->comm].comm, (rs_coll_op)in->op,
-                                  rs_replay_pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes, &r->copts,
-                                  member_done, coll_done, in, 0, &name, &in->coll, &e);
+    rs_coll_req req;
+    rs_replay_coll_req(r, in->comm, in->op, in->bytes, &req);
+    req.member_done = member_done;
+    req.done = coll_done;
+    req.ctx = in;
+    req.reserved = &name;
+    int rc = rs_coll_create(r->net, r->cm[in->comm].comm, &req, &in->coll, &e);
     if (rc != RS_OK && rank != RS_NONE)
         rs_replay_fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not start: %s",
                        rank, j, rs_replay_label(r, &r->cls[r->rk[rank].cls].ops[j]),
@@ -185,7 +199,7 @@ void rs_replay_inst_resolve(void *ctx, rs_net *net, uint32_t index)
             return;
     }
     if (in->coll)
-        rs_coll_name_bind(in->coll, index);
+        rs_coll_bind(in->coll, index);
 }
 
 static void unlink_live(rs_replay *r, inst *in)
@@ -201,10 +215,14 @@ static void unlink_live(rs_replay *r, inst *in)
 void rs_replay_tl_coll(rs_replay *r, rs_timeline *tl, const inst *in, rs_time start, rs_time end)
 {
     const comm_st *cm = &r->cm[in->comm];
-    rs_coll_algo algo = in->coll ? rs_coll_algo_used(in->coll)
-                                 : rs_coll_algo_resolve(r->net, cm->comm, (rs_coll_op)in->op,
-                                                        rs_replay_pick_algo(r, in->comm, (rs_coll_op)in->op), in->bytes,
-                                                        &r->copts);
+    rs_coll_algo algo = RS_ALGO_AUTO; /* out of memory resolving it: said as is */
+    if (in->coll) {
+        algo = rs_coll_algo_used(in->coll);
+    } else {
+        rs_coll_req req;
+        rs_replay_coll_req(r, in->comm, in->op, in->bytes, &req);
+        rs_coll_algo_resolve(r->net, cm->comm, &req, &algo);
+    }
     rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
                                  .start_ps = start, .end_ps = end, .op = rs_coll_op_name((rs_coll_op)in->op),
                                  .algo = rs_coll_algo_name(algo) };

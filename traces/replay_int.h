@@ -228,9 +228,10 @@ int rs_replay_build(rs_replay *r, rs_err *err);
 
 /* ---- collectives (replay_coll.c) ------------------------------------------------ */
 
-/* The algorithm workload.algo asks for a collective `op` on communicator
- * comm: the override where it applies, else auto. */
-rs_coll_algo rs_replay_pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op);
+/* The collective the replay runs for `bytes` of op on communicator comm:
+ * the algorithm workload.algo asks for where it applies (else auto), the
+ * replay's options; no callbacks. */
+void rs_replay_coll_req(const rs_replay *r, uint32_t comm, uint8_t op, uint64_t bytes, rs_coll_req *out);
 
 /* Rank issues its COLL op j. */
 void rs_replay_coll_arrive(rs_replay *r, uint32_t rank, uint32_t j);

@@ -185,26 +185,30 @@ void rs_replay_send_start(rs_replay *r, uint32_t rank, uint32_t j)
 {
     const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
     uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
-    int rc;
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = r->gpu[rank];
+    m.dst = r->gpu[peer];
+    m.bytes = o->bytes;
+    m.ctx = r;
     if (r->sync == RS_SYNC_RANK) {
         uint32_t i = p2p_get(r, rank, j);
         if (i == UINT32_MAX)
             return;
+        m.done = rs_replay_p2p_done;
+        m.left = p2p_left;
+        m.tag = r->p2p[i].tag;
+        m.tally = r->p2p[i].tally;
         /* At packet level its serial is its name: (rank, slot, message). */
-        uint64_t tag = r->p2p[i].tag;
-        rc = r->p2p_off ? rs_net_send_named(r->net, r->gpu[rank], r->gpu[peer], o->bytes, rs_replay_p2p_done,
-                                            p2p_left, r, tag, r->p2p[i].tally,
-                                            r->p2p_base + r->p2p_off[(size_t)rank * r->nslots + o->comm] +
-                                                p2p_tag_k(tag))
-                        : rs_net_send_posted(r->net, r->gpu[rank], r->gpu[peer], o->bytes, rs_replay_p2p_done,
-                                             p2p_left, r, r->p2p[i].tag, r->p2p[i].tally);
+        if (r->p2p_off)
+            m.serial = r->p2p_base + r->p2p_off[(size_t)rank * r->nslots + o->comm] + p2p_tag_k(m.tag);
     } else {
-        rs_tally *t = send_tally(r, rank, o->stream);
-        if (!t)
+        if (!(m.tally = send_tally(r, rank, o->stream)))
             return;
-        rc = rs_net_send_tallied(r->net, r->gpu[rank], r->gpu[peer], o->bytes, msg_done, r,
-                                 (uint64_t)rank << 32 | j, t);
+        m.done = msg_done;
+        m.tag = (uint64_t)rank << 32 | j;
     }
+    int rc = rs_net_send(r->net, &m);
     if (rc != RS_OK)
         rs_replay_fail(r, rc, "rank %u op %u (send \"%s\", %llu bytes to rank %u, GPU %u -> %u) could not start: %s%s",
                        rank, j, rs_replay_label(r, o), (unsigned long long)o->bytes, peer, r->gpu[rank], r->gpu[peer],

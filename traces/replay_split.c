@@ -29,7 +29,7 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
         for (uint32_t i = 0; i < ci->nops; i++) {
             const rs_op *o = &ci->ops[i];
             uint32_t peer = o->kind == RS_OP_SEND ? rs_trace_slot(r->t, rank, o->comm) : RS_NONE;
-            if (peer != RS_NONE && rs_net_send_relayed(r->net, r->gpu[rank], r->gpu[peer])) {
+            if (peer != RS_NONE && rs_net_relayed(r->net, r->gpu[rank], r->gpu[peer])) {
                 snprintf(buf, sizeof buf, "rank %u's sends to rank %u cross rails by PXN relays, which are not split "
                          "from a rank's own events yet", rank, peer);
                 w = buf;
@@ -43,8 +43,10 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
             const rs_op *o = r->call_op[j];
             if (!o || o->bytes == 0)
                 continue;
-            rs_coll_algo a = rs_coll_algo_resolve(r->net, cm->comm, (rs_coll_op)o->coll,
-                                                  rs_replay_pick_algo(r, c, (rs_coll_op)o->coll), o->bytes, &r->copts);
+            rs_coll_req req;
+            rs_coll_algo a = RS_ALGO_AUTO;
+            rs_replay_coll_req(r, c, o->coll, o->bytes, &req);
+            rs_coll_algo_resolve(r->net, cm->comm, &req, &a);
             if (a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL) {
                 snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees and "
                          "hierarchical ones)",

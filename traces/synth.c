@@ -40,10 +40,23 @@ static void derangement(uint32_t *perm, uint32_t n, rs_rng *r)
     }
 }
 
+/* A message of synthetic traffic: nobody waits for it (the run goes to
+ * idle); its tag is its index in the pattern. */
+static int synth_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
+{
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = src;
+    m.dst = dst;
+    m.bytes = bytes;
+    m.tag = tag;
+    return rs_net_send(net, &m);
+}
+
 static int send_all(rs_net *net, const uint32_t *src, const uint32_t *dst, size_t n, uint64_t bytes)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = rs_net_send(net, src[i], dst[i], bytes, NULL, NULL, i);
+        int rc = synth_send(net, src[i], dst[i], bytes, i);
         if (rc != RS_OK)
             return rc;
     }
@@ -58,7 +71,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
     int rc = RS_OK;
     switch (c->kind) {
     case RS_SYNTH_SINGLE:
-        return rs_net_send(net, c->src, c->dst, c->bytes, NULL, NULL, 0);
+        return synth_send(net, c->src, c->dst, c->bytes, 0);
     case RS_SYNTH_PERMUTATION: {
         uint32_t *perm = malloc((size_t)n * sizeof *perm);
         uint32_t *ids = malloc((size_t)n * sizeof *ids);
@@ -79,7 +92,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
          * implementations do, so no receiver is hit by everyone first. */
         for (uint32_t k = 1; k < n && rc == RS_OK; k++)
             for (uint32_t i = 0; i < n && rc == RS_OK; i++)
-                rc = rs_net_send(net, i, (i + k) % n, c->bytes, NULL, NULL, (uint64_t)k * n + i);
+                rc = synth_send(net, i, (i + k) % n, c->bytes, (uint64_t)k * n + i);
         return rc;
     case RS_SYNTH_INCAST: {
         /* fan_in distinct senders other than dst: a partial Fisher-Yates. */
@@ -95,7 +108,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
             uint32_t t = cand[i];
             cand[i] = cand[j];
             cand[j] = t;
-            rc = rs_net_send(net, cand[i], c->dst, c->bytes, NULL, NULL, i);
+            rc = synth_send(net, cand[i], c->dst, c->bytes, i);
         }
         free(cand);
         return rc;

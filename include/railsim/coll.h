@@ -52,10 +52,9 @@ typedef enum {
  *                    writes one output from HBM (3.35 TB/s on H100) on a few
  *                    SMs; 0 makes reductions free.
  *   hb_size 0      = take the HB domain size from the network.
- *   window         = 2 transfers in flight per rank per connection (NCCL
- *                    allows up to 8 slots, but the network shares a NIC
- *                    round robin among messages, so 2 keeps the link busy
- *                    without stretching each chunk's latency). 1..64.
+ *   window         = 8: the receiver's buffer slots per connection, as
+ *                    NCCL's NCCL_STEPS; a piece goes only into a free slot
+ *                    (docs/collectives.md). 1..64.
  *   a2a_peers      = 0: a direct all-to-all posts every rank's n-1 sends at
  *                    once (NCCL's grouped send/receive). k > 0: each rank
  *                    keeps at most k sends in flight, to its peers in
@@ -100,94 +99,128 @@ RS_API void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, doubl
 
 typedef struct rs_coll rs_coll;
 typedef void (*rs_coll_done_fn)(void *ctx, rs_net *net, uint64_t tag);
+typedef void (*rs_coll_member_fn)(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
 
-/* Start collective `op` over communicator c on net, now. `bytes` is the
- * size nccl-tests reports for the op: AllReduce the buffer, AllGather the
- * output buffer, ReduceScatter the input buffer, all-to-all the buffer of
- * each rank, send/recv the message (rank 0 -> rank 1 of c). done(ctx, net,
- * tag) runs, from a network event, when every rank has finished; a
- * collective with nothing to move (one rank, zero bytes) completes from an
- * event at the current time. o may be NULL (defaults).
+/* What the creator of a collective reserved for it, alike in every
+ * process of a split run (docs/parallel.md, "Replays"): such a collective
+ * is built by whichever of its members' events comes first in each
+ * process, at different times, so what it registers and the serials of
+ * its transfers cannot come from creation order. rs_coll_needs_get says
+ * how much to reserve. */
+typedef struct rs_coll_reservation {
+    uint64_t serial0; /* first of the needed serials (rs_net_serials_reserve); UINT64_MAX: taken at creation,
+                         in creation order */
+    uint32_t cb0;     /* first of the needed callback indices (rs_net_cb_reserve); UINT32_MAX: none (then it
+                         cannot run split) */
+} rs_coll_reservation;
+
+/* A collective (rs_coll_create and the calls that ask about one before
+ * it exists). Initialise with rs_coll_req_init, then set what differs;
+ * the library reads the first `size` bytes (docs/library.md, "Versioned
+ * structs"). */
+typedef struct rs_coll_req {
+    uint32_t size;            /* sizeof(rs_coll_req) where the caller was compiled */
+    rs_coll_op op;
+    /* RS_ALGO_AUTO (default): the auto rule (docs/collectives.md). Tree is
+     * AllReduce only, direct/pairwise all-to-all or send/recv only,
+     * hierarchical needs a group spanning HB domains with the same number
+     * of GPUs in each. */
+    rs_coll_algo algo;
+    /* The size nccl-tests reports for the op: AllReduce the buffer,
+     * AllGather the output buffer, ReduceScatter the input buffer,
+     * all-to-all the buffer of each rank, send/recv the message (rank 0 ->
+     * rank 1 of the communicator). */
+    uint64_t bytes;
+    const rs_coll_opts *opts; /* NULL (default): rs_coll_opts_default; copied */
+    /* NULL (default): every member starts now, as a group. Else members
+     * join one by one (rs_coll_join), as NCCL's ranks do: member_done(ctx,
+     * net, tag, m) runs once m's part is done (docs/collectives.md,
+     * "Members joining"). */
+    rs_coll_member_fn member_done;
+    /* Runs, from a network event, when every member has finished (a
+     * collective with nothing to move, one rank or zero bytes, completes
+     * from an event at the current time). NULL: not told. */
+    rs_coll_done_fn done;
+    void *ctx;                /* done's and member_done's; borrowed until done has run */
+    uint64_t tag;
+    /* Members joining: what its creator reserved for it (NULL, default:
+     * serials and callbacks taken at creation, in creation order). On a
+     * network split over processes, a ring, tree or hierarchical
+     * collective with a reservation runs split: each process runs its
+     * GPUs' part, member_done runs for them, done never runs (no process
+     * sees every member), and the creator merges after the run
+     * (rs_coll_tally). Borrowed during rs_coll_create. */
+    const rs_coll_reservation *reserved;
+} rs_coll_req;
+
+/* *r for `bytes` of op: algorithm auto, default options, every member at
+ * once, no callbacks, no reservation. Inline so that `size` is the
+ * caller's. */
+static inline void rs_coll_req_init(rs_coll_req *r, rs_coll_op op, uint64_t bytes)
+{
+    r->size = (uint32_t)sizeof *r;
+    r->op = op;
+    r->algo = RS_ALGO_AUTO;
+    r->bytes = bytes;
+    r->opts = NULL;
+    r->member_done = NULL;
+    r->done = NULL;
+    r->ctx = NULL;
+    r->tag = 0;
+    r->reserved = NULL;
+}
+
+/* Create collective *req over communicator c on net, now: with
+ * req->member_done NULL every member starts at once; else none has, and
+ * rs_coll_join starts each (joining members post their receive buffers,
+ * which their senders across HB domains learn a path latency later: a
+ * credit, as NCCL's receiver proxy posts its FIFO entries; inside a domain
+ * the slots persist from the last collective and a sender may fill them
+ * before the member joins). Members joining: ring, tree, direct
+ * all-to-all (no window of peers) and hierarchical; pairwise all-to-all,
+ * a window of peers and send/recv are refused, and so is a network split
+ * over processes without a reservation.
  *
  * Errors (nothing started, *out NULL): RS_EINVAL with err naming the
- * problem for an algorithm that does not implement op (tree is AllReduce
- * only, direct/pairwise all-to-all or send/recv only, hierarchical needs a
- * group spanning HB domains with the same number of GPUs in each), send/
- * recv on fewer than 2 ranks, GPU ids beyond the network, bad opts;
- * RS_ENOMEM; a send refused by the network (RS_EUNREACH on rail-only with
- * PXN off) is returned as is.
+ * problem (an algorithm that does not implement op, send/recv on fewer
+ * than 2 ranks, GPU ids beyond the network, bad options, a req whose size
+ * is below its first version's); RS_ENOMEM; a send refused by the network
+ * (RS_EUNREACH on rail-only with PXN off) is returned as is.
  *
- * c is copied (the caller may destroy it at once); net, ctx are borrowed
- * until done has run. *out is owned by the caller: rs_coll_destroy, after
- * done ran (from inside done is fine) or after the network is destroyed,
- * never while it still runs. */
-RS_API int rs_coll_start(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo,
-                  uint64_t bytes, const rs_coll_opts *o, rs_coll_done_fn done, void *ctx,
-                  uint64_t tag, rs_coll **out, rs_err *err);
+ * c and req are only read during the call; net and req->ctx are borrowed
+ * until done has run. *out is the caller's: rs_coll_destroy, after done
+ * ran (from inside done is fine) or after the network is destroyed, never
+ * while it still runs. */
+RS_API int rs_coll_create(rs_net *net, const rs_comm *c, const rs_coll_req *req, rs_coll **out, rs_err *err);
 RS_API void rs_coll_destroy(rs_coll *coll); /* NULL is a no-op */
 
-/* Members joining one by one, as NCCL's ranks do: each rank's part of a
- * collective starts when that rank calls it and ends when its own part is
- * done (docs/collectives.md, "Members joining"). rs_coll_create builds the
- * collective with no member started; rs_coll_join(coll, m) starts member
- * m (its communicator rank) now: it posts its receive buffers, which its
- * senders across HB domains learn a path latency later (a credit, as
- * NCCL's receiver proxy posts its FIFO entries; inside a domain the
- * slots persist from the last collective and a sender may fill them
- * before m joins), takes in what arrived and sends what it can.
- * member_done(ctx, net, tag, m) runs once m's receives have all arrived
- * (and been reduced) and its sends have all been issued: from a network
- * event, or from inside rs_coll_join(coll, m) when what reached m before
- * it joined completes its part (a small one inside an HB domain); done
- * runs after the last member's, always from an event. Ring, tree,
- * direct all-to-all (no window of peers) and hierarchical collectives;
- * pairwise all-to-all, a window of peers, send/recv and a network split
- * over processes are refused (RS_EINVAL). Otherwise as rs_coll_start;
- * join each member once (RS_EINVAL for a member out of
- * range or joined twice). */
-typedef void (*rs_coll_member_fn)(void *ctx, rs_net *net, uint64_t tag, uint32_t member);
-RS_API int rs_coll_create(rs_net *net, const rs_comm *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                          const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done, void *ctx,
-                          uint64_t tag, rs_coll **out, rs_err *err);
+/* Start member m (its communicator rank) of a collective whose members
+ * join one by one, now: it takes in what arrived and sends what it can;
+ * member_done may run from inside this call when what reached m before it
+ * joined completes its part (a small one inside an HB domain); done runs
+ * after the last member's, always from an event. RS_EINVAL for a
+ * collective whose members do not join, a member out of range or joined
+ * twice. */
 RS_API int rs_coll_join(rs_coll *coll, uint32_t member);
 
-/* A collective named alike in every process of a partitioned run
- * (docs/parallel.md, "Replays"): built by whichever of its members'
- * events comes first in each process, at different times, so what it
- * registers and the serials of its transfers cannot come from creation
- * order. The creator reserves both at setup, alike everywhere. */
-typedef struct rs_coll_name {
-    uint64_t serial0; /* first of the rs_coll_name_size serials its transfers take; UINT64_MAX: reserved at
-                         creation, in creation order */
-    uint32_t cb0;     /* first of the rs_coll_name_size callback indices (rs_net_cb_reserve); UINT32_MAX:
-                         none (then it cannot run split) */
-} rs_coll_name;
-/* What a name takes: serials (at packet level; 0 at flow level) and
- * callback indices (2 for a ring or tree, 2 per sub-collective of a
- * hierarchical one, 0 otherwise). */
-typedef struct rs_coll_size {
+/* What a collective's reservation must hold: serials (at packet level; 0
+ * at flow level) and callback indices (2 for a ring or tree, 2 per
+ * sub-collective of a hierarchical one, 0 otherwise). */
+typedef struct rs_coll_needs {
     uint64_t serials;
     uint32_t cbs;
     uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups) that would go by a PXN
-                         relay (rs_net_send_relayed), which a split run cannot send from a member's event */
-} rs_coll_size;
-/* rs_coll_create with a name (NULL: as rs_coll_create). On a partitioned
- * network a named ring, tree or hierarchical collective runs split: each process runs its GPUs'
- * part, member_done runs for them, done never runs (no process sees
- * every member); the creator merges after the run (rs_coll_tally). Other
- * algorithms on a partitioned network: RS_EINVAL. */
-RS_API int rs_coll_create_named(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                                const rs_coll_opts *o, rs_coll_member_fn member_done, rs_coll_done_fn done,
-                                void *ctx, uint64_t tag, const rs_coll_name *name, rs_coll **out, rs_err *err);
-/* What such a collective's name takes, without making it. RS_EINVAL /
- * RS_ENOMEM as rs_coll_create. */
-RS_API int rs_coll_name_size(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                             const rs_coll_opts *o, rs_coll_size *out, rs_err *err);
-/* Another process named callback index i of c's name before any member
- * here joined the part it belongs to (a hierarchical collective's
+                         relay (rs_net_relayed), which a split run cannot send from a member's event */
+} rs_coll_needs;
+/* What collective *req (members joining) over comm needs reserved,
+ * without making it. RS_EINVAL / RS_ENOMEM as rs_coll_create. */
+RS_API int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out,
+                             rs_err *err);
+/* Another process named callback index i of c's reservation before any
+ * member here joined the part it belongs to (a hierarchical collective's
  * sub-collective): make that part now, so the index is bound
  * (rs_net_cb_reserve's resolver calls this). RS_EINVAL: not one of c's. */
-RS_API int rs_coll_name_bind(rs_coll *c, uint32_t i);
+RS_API int rs_coll_bind(rs_coll *c, uint32_t i);
 /* Its transfers' bytes per GPU port so far, this process's sources
  * (rs_net_tally_bound); NULL once finished (the bound is kept). */
 RS_API const rs_tally *rs_coll_tally(const rs_coll *coll);
@@ -227,14 +260,13 @@ RS_API uint64_t rs_coll_transfers(const rs_coll *coll);
  * run, rank 0 finishes it from every process's part, at the last
  * completion anywhere, with its records placed there. */
 
-/* The algorithm rs_coll_start would run for algo (RS_ALGO_AUTO: its
- * rule, on net's HB domains); RS_ALGO_AUTO when out of memory. */
-RS_API rs_coll_algo rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
-                                         uint64_t bytes, const rs_coll_opts *o);
-/* Can this collective (over gpus[0..n), `bytes`, options o or NULL for the
- * defaults) run split on net? 1, or 0 with the reason in why. */
-RS_API int rs_coll_splits(rs_net *net, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo, uint64_t bytes,
-                          const rs_coll_opts *o, char *why, size_t n);
+/* The algorithm rs_coll_create would run for *req (RS_ALGO_AUTO: its
+ * rule, on net's HB domains) into *out. RS_EINVAL for a req of no known
+ * size, RS_ENOMEM. */
+RS_API int rs_coll_algo_resolve(const rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_algo *out);
+/* Can collective *req over comm run split on net? 1, or 0 with the reason
+ * in why (out of memory among them). */
+RS_API int rs_coll_splits(rs_net *net, const rs_comm *comm, const rs_coll_req *req, char *why, size_t n);
 /* This process's part of a split collective (the completions it saw,
  * where the latest ran, its sources' bytes on each GPU port), as *len
  * bytes at *buf (malloc'ed; free it). RS_ENOMEM. */

@@ -219,34 +219,67 @@ typedef void (*rs_net_done_fn)(void *ctx, rs_net *net, uint64_t tag);
 /* Called at a scheduled time. */
 typedef void (*rs_net_timer_fn)(void *ctx, rs_net *net, uint64_t arg);
 
-/* Send `bytes` (0 allowed: one empty packet) from GPU src to GPU dst,
- * starting now; done(ctx, net, tag) runs when the last byte has arrived.
- * src == dst completes at once (after no network time). RS_EINVAL for a GPU
- * id out of range, RS_EUNREACH between rails of a rail-only network with
- * routing.pxn=off, RS_ENOMEM. ctx is borrowed until done runs. */
-RS_API int rs_net_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                rs_net_done_fn done, void *ctx, uint64_t tag);
+/* A message to send (rs_net_send). Initialise one with rs_net_msg_init,
+ * then set what differs from its defaults: the library reads the first
+ * `size` bytes, so a caller compiled against this header keeps working
+ * when a later library adds fields (they take their defaults). */
+typedef struct rs_net_msg {
+    uint32_t size;       /* sizeof(rs_net_msg) where the caller was compiled (rs_net_msg_init) */
+    uint32_t src, dst;   /* GPUs: from src's NIC or HB port to dst */
+    uint64_t bytes;      /* payload; 0 allowed: one empty packet */
+    /* Runs when the last byte has arrived at dst: from a network event of
+     * its own, so it may send again. NULL: not told. */
+    rs_net_done_fn done;
+    /* Runs once the message has left its source, before done: when the
+     * source's port (NIC, or HB port inside a domain) starts its last
+     * frame for the first time at packet level, when its last byte has
+     * gone into the fluid at flow level; a relayed or failed-over message
+     * (a chunk pipeline) leaves when it completes. A sender that posts its
+     * next message from `left` sends back to back, as a QP runs its work
+     * requests in order. NULL: not told. */
+    rs_net_done_fn left;
+    void *ctx;           /* done's and left's first argument; borrowed until done runs */
+    uint64_t tag;        /* done's and left's last argument */
+    /* The payload is counted into *tally (tally.h) on every GPU-side port
+     * it crosses, as its transfers start: the network leg on the sending
+     * GPU's NIC_TX and the receiving GPU's NIC_RX (for a PXN relay, the
+     * relay GPU's), each HB crossing on HB_TX and HB_RX (a relay's source
+     * leg, a failover's detour, a message inside one HB domain). A
+     * failover's restart counts the bytes it sends again; retransmissions
+     * are not counted (the same payload). Borrowed until done runs. NULL:
+     * not counted. */
+    rs_tally *tally;
+    /* The serial of its flow (its entropy, its captured QPN): a collective
+     * names its transfers from a block it reserved (partition.h,
+     * rs_net_serials_reserve), so the serial does not depend on the order
+     * in which transfers are made, which a run split over processes cannot
+     * know. RS_NET_SERIAL_NEXT: the next in creation order. */
+    uint64_t serial;
+} rs_net_msg;
 
-/* rs_net_send, and the message's payload is counted into *tally (may be
- * NULL: not counted) on every GPU-side port it crosses (tally.h), as its
- * transfers start: the network leg on the sending GPU's NIC_TX and the
- * receiving GPU's NIC_RX (for a PXN relay, the relay GPU's), each HB
- * crossing on HB_TX and HB_RX (a relay's source leg, a failover's
- * detour, a message inside one HB domain). A failover's restart counts
- * the bytes it sends again; retransmissions are not counted (the same
- * payload). tally is borrowed until done runs. */
-RS_API int rs_net_send_tallied(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
-                        rs_net_done_fn done, void *ctx, uint64_t tag, rs_tally *tally);
+#define RS_NET_SERIAL_NEXT UINT64_MAX
 
-/* rs_net_send_tallied, and left(ctx, net, tag) runs once the message has
- * left its source, before done: when the source's port (NIC, or HB port
- * inside a domain) starts its last frame for the first time at packet
- * level, when its last byte has gone into the fluid at flow level. A
- * sender that posts its next message from `left` sends its messages back
- * to back, one after the other, as a QP runs its work requests in order. A relayed or failed-over message (a chunk pipeline)
- * is said to have left when it completes. left may be NULL. */
-RS_API int rs_net_send_posted(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                              rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally);
+/* *m with its size, no callbacks, no tally, the next serial; src, dst and
+ * bytes 0. Inline so that `size` is the caller's. */
+static inline void rs_net_msg_init(rs_net_msg *m)
+{
+    m->size = (uint32_t)sizeof *m;
+    m->src = m->dst = 0;
+    m->bytes = 0;
+    m->done = m->left = NULL;
+    m->ctx = NULL;
+    m->tag = 0;
+    m->tally = NULL;
+    m->serial = RS_NET_SERIAL_NEXT;
+}
+
+/* Send *m, starting now (m is only read during the call). A message
+ * between different rails of different HB domains goes by a PXN relay
+ * unless routing.pxn=off (see the top of this file); src == dst completes
+ * at once (after no network time). RS_EINVAL for a GPU out of range or a
+ * size smaller than the first version of rs_net_msg, RS_EUNREACH between
+ * rails of a rail-only network with routing.pxn=off, RS_ENOMEM. */
+RS_API int rs_net_send(rs_net *net, const rs_net_msg *m);
 
 /* The network-only lower bound of the transfers counted in t, in ps: the
  * largest over GPU-side ports of its bytes over the port's payload rate,
@@ -280,14 +313,7 @@ RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_t
 /* 1 when a message from GPU src to dst goes by a PXN relay (through src's
  * HB domain onto dst's rail: different domains and rails, routing.pxn
  * not off), which fault rerouting aside is decided by the GPUs alone. */
-RS_API int rs_net_send_relayed(const rs_net *net, uint32_t src, uint32_t dst);
-/* rs_net_send_posted with the serial of its flow given (entropy, captured
- * QPNs): a collective names its transfers from a block it reserved
- * (rs_net_serials_reserve), so the serial does not depend on the order in
- * which transfers are made, which a partitioned run cannot know.
- * RS_EINVAL for UINT64_MAX. */
-RS_API int rs_net_send_named(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
-                             rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial);
+RS_API int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst);
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
 RS_API int rs_net_run(rs_net *net, rs_time until);

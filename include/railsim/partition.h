@@ -125,7 +125,8 @@ RS_API int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx)
  * a partitioned one, for the GPUs of its HB domains (rs_net_part_start).
  * A workload starts only its own GPUs' work (docs/parallel.md). */
 RS_API int rs_net_gpu_local(const rs_net *net, uint32_t gpu);
-/* The first of n consecutive flow serials, taken for rs_net_send_named. */
+/* The first of n consecutive flow serials, for messages that name theirs
+ * (rs_net_msg.serial). */
 RS_API uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n);
 
 /* A partitioned run (docs/parallel.md): this process's part of the

@@ -206,7 +206,7 @@ RS_API int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
  * clause: "its alltoall direct on communicator 8 is not split yet ...")
  * in why: workload.sync=rank at packet level, collectives run as rings, trees or
  * hierarchical ones (as the algorithm rule picks them), no send by a PXN
- * relay (rs_net_send_relayed). */
+ * relay (rs_net_relayed). */
 RS_API int rs_replay_splits(const rs_replay *r, char *why, size_t n);
 /* This process's part, *len bytes at *buf (malloc'ed). RS_ENOMEM. */
 RS_API int rs_replay_part_pack(const rs_replay *r, void **buf, size_t *len);

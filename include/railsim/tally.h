@@ -1,7 +1,7 @@
 /*
  * tally.h - payload bytes per GPU-side port (NIC transmit and receive, HB
  * transmit and receive) of a group of transfers. The network counts into
- * a tally the legs of every message sent with it (rs_net_send_tallied:
+ * a tally the legs of every message sent with it (rs_net_msg.tally:
  * the source's HB crossing of a PXN relay, the network leg, a failover's
  * detour), so a collective learns what each port had to carry for it
  * whatever its algorithm, relays or faults did with the bytes, and from

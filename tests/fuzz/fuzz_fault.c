@@ -83,9 +83,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * relay chunks: as cheap to run, and longer in flight for faults. */
     uint8_t done[16] = { 0 };
     uint64_t bytes = c.fidelity == RS_FIDELITY_FLOW ? 2u << 20 : 64u << 10;
-    for (uint32_t g = 0; g < c.gpus; g++)
-        if (rs_net_send(net, g, (g + 4 + (g & 1)) % c.gpus, bytes, done_cb, done, g) != RS_OK)
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.bytes = bytes;
+    m.done = done_cb;
+    m.ctx = done;
+    for (uint32_t g = 0; g < c.gpus; g++) {
+        m.src = g;
+        m.dst = (g + 4 + (g & 1)) % c.gpus;
+        m.tag = g;
+        if (rs_net_send(net, &m) != RS_OK)
             abort();
+    }
     int rc = rs_net_run(net, 3 * RS_PS_PER_MS);
     rs_net_stats st;
     rs_net_stats_get(net, &st);

@@ -66,3 +66,26 @@ rs_time rs_fx_only_fct(rs_net *net)
     CU_ASSERT_EQUAL_FATAL(n, 1);
     return t[0].end - t[0].start;
 }
+
+int rs_fx_send_full(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                    rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial)
+{
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = src;
+    m.dst = dst;
+    m.bytes = bytes;
+    m.done = done;
+    m.left = left;
+    m.ctx = ctx;
+    m.tag = tag;
+    m.tally = tally;
+    m.serial = serial;
+    return rs_net_send(net, &m);
+}
+
+int rs_fx_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done, void *ctx,
+               uint64_t tag)
+{
+    return rs_fx_send_full(net, src, dst, bytes, done, NULL, ctx, tag, NULL, RS_NET_SERIAL_NEXT);
+}

@@ -39,4 +39,13 @@ void rs_fx_run_idle(rs_net *net);
  * fails the running test fatally if it recorded another number. */
 rs_time rs_fx_only_fct(rs_net *net);
 
+/* rs_net_send of `bytes` from GPU src to dst, done(ctx, net, tag) when
+ * it has arrived (done NULL: not told). */
+int rs_fx_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done, void *ctx,
+               uint64_t tag);
+/* The same with every field of rs_net_msg: left, a tally, a serial
+ * (RS_NET_SERIAL_NEXT: the next). */
+int rs_fx_send_full(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, rs_net_done_fn done,
+                    rs_net_done_fn left, void *ctx, uint64_t tag, rs_tally *tally, uint64_t serial);
+
 #endif

@@ -13,6 +13,7 @@
 
 #include "coll.h"
 #include "cu_main.h"
+#include "fixture_coll.h"
 #include "fixture_net.h"
 #include "fault.h"
 #include "partition.h"
@@ -56,9 +57,9 @@ static run_result run_coll(const rs_net_config *nc, const rs_comm *comm, rs_coll
     rs_net *net = rs_fx_net(nc);
     rs_coll *coll = NULL;
     rs_err err;
-    int rc = rs_coll_start(net, comm, op, algo, bytes, o, count_done, &r, 77, &coll, &err);
+    int rc = rs_fx_coll(net, comm, op, algo, bytes, o, NULL, count_done, &r, 77, NULL, &coll, &err);
     if (rc != RS_OK)
-        fprintf(stderr, "rs_coll_start: %s\n", err.msg);
+        fprintf(stderr, "rs_coll_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     r.finished = rs_coll_finished(coll);
@@ -210,8 +211,8 @@ static void test_coll_progress_rises_to_one(void)
     rs_comm *comm = comm_rail(64, 8, 0);
     rs_coll *coll = NULL;
     rs_err err;
-    CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, NULL, NULL, 0,
-                                        &coll, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, NULL, NULL, NULL, 0,
+                                     NULL, &coll, &err), RS_OK);
     CU_ASSERT_DOUBLE_EQUAL(rs_coll_progress(coll), 0.0, 0);
     double last = 0;
     int between = 0, steps = 0;
@@ -534,8 +535,8 @@ static rs_coll_algo auto_of(rs_net *net, const rs_comm *comm, rs_coll_op op, uin
 {
     rs_coll *coll = NULL;
     rs_err err;
-    CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, op, RS_ALGO_AUTO, bytes, NULL, NULL, NULL, 0,
-                                        &coll, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, op, RS_ALGO_AUTO, bytes, NULL, NULL, NULL, NULL, 0, NULL, &coll,
+                                     &err), RS_OK);
     rs_coll_algo a = rs_coll_algo_used(coll);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT(rs_coll_finished(coll));
@@ -579,22 +580,22 @@ static void test_start_rejects_algorithm_that_does_not_fit(void)
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_domain(64, 8, 0, &dom, &err), RS_OK);
     const uint32_t g[1] = { 3 };
     CU_ASSERT_EQUAL_FATAL(rs_comm_create(g, 1, 64, &one, &err), RS_OK);
-    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLGATHER, RS_ALGO_TREE, MiB, NULL, NULL,
-                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLGATHER, RS_ALGO_TREE, MiB, NULL, NULL, NULL, NULL, 0, NULL,
+                               &coll, &err), RS_EINVAL);
     CU_ASSERT_PTR_NULL(coll);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tree"));
-    CU_ASSERT_EQUAL(rs_coll_start(net, dom, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL,
-                                  NULL, NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, dom, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL, NULL, NULL, NULL, 0,
+                               NULL, &coll, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "HB domains"));
-    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLTOALL, RS_ALGO_RING, MiB, NULL, NULL,
-                                  NULL, 0, &coll, &err), RS_EINVAL);
-    CU_ASSERT_EQUAL(rs_coll_start(net, one, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, NULL,
-                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_RING, MiB, NULL, NULL, NULL, NULL, 0, NULL, &coll,
+                               &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, one, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, NULL, NULL, NULL, 0, NULL, &coll,
+                               &err), RS_EINVAL);
     rs_coll_opts o;
     rs_coll_opts_default(&o);
     o.chunk_bytes = 0;
-    CU_ASSERT_EQUAL(rs_coll_start(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, &o, NULL,
-                                  NULL, 0, &coll, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, &o, NULL, NULL, NULL, 0, NULL, &coll,
+                               &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "chunk_bytes"));
     /* Nothing was started. */
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -706,8 +707,8 @@ static void test_ring_survives_a_piece_held_back_by_a_fault(void)
         run_result r;
         memset(&r, 0, sizeof r);
         rs_coll *coll = NULL;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, count_done, &r,
-                                            77, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, count_done, &r,
+                                         77, NULL, &coll, &err), RS_OK);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         CU_ASSERT(rs_coll_finished(coll));
         CU_ASSERT_EQUAL(r.done_calls, 1);
@@ -721,7 +722,7 @@ static void test_ring_survives_a_piece_held_back_by_a_fault(void)
 
 /* What a run split over processes can run (rs_coll_splits): a ring, a
  * tree, a direct all-to-all without a window of peers and a send/recv;
- * auto as rs_coll_start resolves it; the refusals name the op and the
+ * auto as rs_coll_create resolves it; the refusals name the op and the
  * algorithm. */
 static void test_splits_names_what_a_split_run_can_run(void)
 {
@@ -732,30 +733,30 @@ static void test_splits_names_what_a_split_run_can_run(void)
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
     char why[160];
-    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
-    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
-    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_TREE, MiB, NULL, why, sizeof why));
-    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, NULL, why, sizeof why));
-    CU_ASSERT(rs_coll_splits(net, comm, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, why, sizeof why));
-    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_fx_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_fx_coll_splits(net, comm, RS_COLL_ALLGATHER, RS_ALGO_RING, 8 * MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_fx_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_TREE, MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_fx_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, NULL, why, sizeof why));
+    CU_ASSERT(rs_fx_coll_splits(net, comm, RS_COLL_SENDRECV, RS_ALGO_AUTO, MiB, NULL, why, sizeof why));
+    CU_ASSERT(!rs_fx_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_HIERARCHICAL, MiB, NULL, why, sizeof why));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "allreduce hierarchical"));
-    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, why, sizeof why));
+    CU_ASSERT(!rs_fx_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, why, sizeof why));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "alltoall pairwise"));
     rs_coll_opts o;
     rs_coll_opts_default(&o);
     o.a2a_peers = 2;
-    CU_ASSERT(!rs_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, why, sizeof why));
+    CU_ASSERT(!rs_fx_coll_splits(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, why, sizeof why));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "window of peers"));
-    /* auto, resolved as rs_coll_start resolves it: 64 KiB over 32 ranks in
+    /* auto, resolved as rs_coll_create resolves it: 64 KiB over 32 ranks in
      * 8 domains is a tree (splits), 1 MiB hierarchical (does not), 64 MiB a
      * ring (splits). */
     const uint64_t sizes[3] = { 64 * 1024, MiB, 64 * MiB };
     for (int i = 0; i < 3; i++) {
         rs_coll *c = NULL;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, NULL, NULL, 0,
-                                            &c, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, NULL, NULL,
+                                         NULL, 0, NULL, &c, &err), RS_OK);
         rs_coll_algo a = rs_coll_algo_used(c);
-        int splits = rs_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, why, sizeof why);
+        int splits = rs_fx_coll_splits(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, sizes[i], NULL, why, sizeof why);
         CU_ASSERT_EQUAL(splits, a == RS_ALGO_RING || a == RS_ALGO_TREE);
         CU_ASSERT_EQUAL(a, i == 0 ? RS_ALGO_TREE : i == 1 ? RS_ALGO_HIERARCHICAL : RS_ALGO_RING);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -814,7 +815,7 @@ static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op
         j->done_at[m] = RS_TIME_MAX;
     rs_net *net = rs_fx_net(nc);
     rs_err err;
-    int rc = rs_coll_create(net, comm, op, algo, bytes, NULL, join_member_done, join_done, j, 78, &j->coll, &err);
+    int rc = rs_fx_coll(net, comm, op, algo, bytes, NULL, join_member_done, join_done, j, 78, NULL, &j->coll, &err);
     if (rc != RS_OK)
         fprintf(stderr, "rs_coll_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
@@ -837,7 +838,7 @@ static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op
 }
 
 /* Every algorithm members can join: joined together at 0 they take what
- * rs_coll_start takes plus the first buffers' posting across HB domains
+ * rs_coll_create (every member at once) takes plus the first buffers' posting across HB domains
  * (a few path latencies; the hierarchical's per phase; nothing inside
  * one domain, whose slots are free from the last collective), every
  * member ends, the last one when the collective does. With member 0
@@ -942,7 +943,9 @@ static void test_members_joining_flow_streams_agree_with_packets(void)
     rs_comm_destroy(rail);
 }
 
-/* What members cannot join one by one yet is refused with a sentence. */
+/* What members cannot join one by one yet is refused with a sentence; a
+ * reservation without members joining, and a join of a collective whose
+ * members all started at once, are refused too. */
 static void test_create_refuses_what_members_cannot_join(void)
 {
     rs_net_config nc;
@@ -951,27 +954,35 @@ static void test_create_refuses_what_members_cannot_join(void)
     rs_comm *all = comm_all(16);
     rs_coll *c = NULL;
     rs_err err;
-    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, join_member_done,
-                                   join_done, NULL, 0, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, join_member_done, join_done,
+                               NULL, 0, NULL, &c, &err), RS_EINVAL);
     CU_ASSERT_PTR_NULL(c);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "pairwise"));
     rs_coll_opts o;
     rs_coll_opts_default(&o);
     o.a2a_peers = 2;
-    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, join_member_done,
-                                   join_done, NULL, 0, &c, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, join_member_done, join_done,
+                               NULL, 0, NULL, &c, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "window of peers"));
-    CU_ASSERT_EQUAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, join_done, NULL, 0,
-                                   &c, &err), RS_EINVAL);
+    rs_coll_reservation res = { UINT64_MAX, UINT32_MAX };
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, join_done, NULL, 0, &res,
+                               &c, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "member_done"));
+    CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, NULL, NULL, 0, NULL,
+                                     &c, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_coll_join(c, 0), RS_EINVAL);
+    rs_fx_run_idle(net);
+    CU_ASSERT(rs_coll_finished(c));
+    rs_coll_destroy(c);
     rs_comm_destroy(all);
     rs_net_destroy(net);
 }
 
-/* A named collective (rs_coll_create_named) takes its transfers' serials
- * from the block its name gives, as many as rs_coll_name_size says and as
+/* A collective with a reservation takes its transfers' serials
+ * from the block its name gives, as many as rs_coll_needs_get says and as
  * an unnamed one reserves at creation; it reserves none itself, and runs
  * as the unnamed one does (serials move only entropy: same bytes, every
- * member done). rs_coll_algo_resolve is the rule rs_coll_start applies. */
+ * member done). rs_coll_algo_resolve is the rule rs_coll_create applies. */
 static void test_named_collective_takes_the_serials_it_is_given(void)
 {
     rs_net_config nc;
@@ -981,8 +992,8 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
     const rs_coll_algo algos[] = { RS_ALGO_RING, RS_ALGO_TREE, RS_ALGO_HIERARCHICAL };
     for (int a = 0; a < 3; a++) {
         rs_net *net = rs_fx_net(&nc);
-        rs_coll_size sz;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_name_size(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &sz, &err),
+        rs_coll_needs sz;
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll_needs(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, &sz, &err),
                               RS_OK);
         uint64_t need = sz.serials;
         CU_ASSERT(need > 16);
@@ -992,8 +1003,8 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         uint64_t before = rs_net_serials_reserve(net, 0);
         if (a < 2) { /* a hierarchical one reserves its sub-collectives' as they are made */
             rs_coll *c = NULL;
-            CU_ASSERT_EQUAL_FATAL(rs_coll_create(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL,
-                                                 join_member_done, join_done, NULL, 0, &c, &err), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, join_member_done,
+                                             join_done, NULL, 0, NULL, &c, &err), RS_OK);
             CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0) - before, need);
             rs_coll_destroy(c);
         }
@@ -1002,10 +1013,10 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         j.n = 16;
         for (uint32_t m = 0; m < 64; m++)
             j.done_at[m] = RS_TIME_MAX;
-        rs_coll_name name = { rs_net_serials_reserve(net, need), UINT32_MAX };
+        rs_coll_reservation name = { rs_net_serials_reserve(net, need), UINT32_MAX };
         before = rs_net_serials_reserve(net, 0);
-        CU_ASSERT_EQUAL_FATAL(rs_coll_create_named(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL,
-                                                   join_member_done, join_done, &j, 78, &name, &j.coll, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, algos[a], 4 * MiB, NULL, join_member_done,
+                                         join_done, &j, 78, &name, &j.coll, &err), RS_OK);
         CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0), before);
         for (uint32_t m = 0; m < 16; m++)
             rs_net_at(net, 0, join_timer, &j, m);
@@ -1020,9 +1031,9 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         rs_net_destroy(net);
     }
     rs_net *net = rs_fx_net(&nc);
-    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLGATHER, RS_ALGO_AUTO, 64 * MiB, NULL), RS_ALGO_RING);
-    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 4096, NULL), RS_ALGO_TREE);
-    CU_ASSERT_EQUAL(rs_coll_algo_resolve(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL), RS_ALGO_PAIRWISE);
+    CU_ASSERT_EQUAL(rs_fx_coll_algo(net, all, RS_COLL_ALLGATHER, RS_ALGO_AUTO, 64 * MiB, NULL), RS_ALGO_RING);
+    CU_ASSERT_EQUAL(rs_fx_coll_algo(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 4096, NULL), RS_ALGO_TREE);
+    CU_ASSERT_EQUAL(rs_fx_coll_algo(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL), RS_ALGO_PAIRWISE);
     rs_net_destroy(net);
     rs_comm_destroy(all);
 }

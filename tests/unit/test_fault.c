@@ -59,7 +59,7 @@ static void done_cb(void *ctx, rs_net *net, uint64_t tag)
 static int send_run(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes)
 {
     int n = 0;
-    if (rs_net_send(net, src, dst, bytes, done_cb, &n, 0) != RS_OK)
+    if (rs_fx_send(net, src, dst, bytes, done_cb, &n, 0) != RS_OK)
         return -1;
     return rs_net_run(net, RS_TIME_MAX) == RS_OK ? n : -1;
 }
@@ -206,7 +206,7 @@ static void test_fault_partition_stops_naming_gpus(void)
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(start(net, "2us switch-down spine0; 2us switch-down spine1", 0, &err), RS_OK);
     int n = 0;
-    CU_ASSERT_EQUAL(rs_net_send(net, 0, 15, 1 << 22, done_cb, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 0, 15, 1 << 22, done_cb, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "switch-down spine1"));
@@ -222,7 +222,7 @@ static void test_fault_link_failure_conserves_packets(void)
     CU_ASSERT_EQUAL_FATAL(start(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 3, &err), RS_OK);
     int n = 0;
     for (uint32_t g = 0; g < 4; g++)
-        CU_ASSERT_EQUAL(rs_net_send(net, g, 15 - g, 1 << 21, done_cb, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_fx_send(net, g, 15 - g, 1 << 21, done_cb, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL(n, 4);
     check_conserved(net, 4u << 21);
@@ -259,7 +259,7 @@ static int failover_run(rs_net *net, const char *sched, rs_time t, uint32_t src,
     rs_err err;
     if (start(net, sched, 0, &err) != RS_OK)
         return -1;
-    if (rs_net_send(net, src, dst, 8u << 20, done_cb, done, 0) != RS_OK)
+    if (rs_fx_send(net, src, dst, 8u << 20, done_cb, done, 0) != RS_OK)
         return -1;
     int rc = rs_net_run(net, t); /* the fault at t included */
     rs_net_stats st;
@@ -722,7 +722,7 @@ static void test_fault_overlapping_downs_hold_traffic_at_both_fidelities(void)
         rs_err err;
         CU_ASSERT_EQUAL_FATAL(start(net, overlap_sched, 0, &err), RS_OK);
         rs_time done = RS_TIME_MAX;
-        CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1 << 20, done_at_cb, &done, 0), RS_OK);
+        CU_ASSERT_EQUAL(rs_fx_send(net, 0, 1, 1 << 20, done_at_cb, &done, 0), RS_OK);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         CU_ASSERT(done > 1000000000ull && done < RS_TIME_MAX);
         rs_net_stats st;

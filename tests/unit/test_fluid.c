@@ -16,6 +16,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "cu_main.h"
+#include "fixture_coll.h"
 #include "fixture_net.h"
 #include "fault.h"
 #include "fluid.h"
@@ -247,7 +248,7 @@ static void test_fluid_single_flow_time_is_exact(void)
             rs_net_config c;
             rs_fx_config_at(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
             rs_net *net = rs_fx_net(&c);
-            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, sizes[i], NULL, NULL, 0), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 1, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
             t[fid] = rs_fx_only_fct(net);
             if (fid) {
@@ -285,7 +286,7 @@ static void test_fluid_hb_flow_matches_packet_within_rounding(void)
         rs_net_config c;
         rs_fx_config_at(&c, 8, 8, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
         rs_net *net = rs_fx_net(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 6, bytes, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 1, 6, bytes, NULL, NULL, 0), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         t[fid] = rs_fx_only_fct(net);
         rs_net_destroy(net);
@@ -323,7 +324,7 @@ static void test_fluid_incast_gets_equal_shares(void)
         rs_fx_config_at(&c, 8, 1, 8, RS_FIDELITY_FLOW);
         rs_net *net = rs_fx_net(&c);
         for (uint32_t s = 1; s <= n; s++)
-            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, s, 0, 1u << 20, NULL, NULL, s), RS_OK);
         rate_probe p = { .nflows = n };
         rs_net_at(net, 1000, probe_rates, &p, 0);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -373,7 +374,7 @@ static void test_fluid_paths_equal_packet_paths(void)
             rs_net_port_info_get(net, p, &pi);
             before[p] = pi.tx_pkts;
         }
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 3 * 4096, NULL, NULL, i), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, a, b, 3 * 4096, NULL, NULL, i), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         /* Its record was handed back at the end (packet level reuses
          * them) and still describes it: the last one on the free stack. */
@@ -423,7 +424,7 @@ static void send_later(void *ctx, rs_net *net, uint64_t arg)
     (void)ctx;
     uint32_t a = (uint32_t)(arg >> 40), b = (uint32_t)(arg >> 20) & 0xfffff;
     uint64_t bytes = (arg & 0xfffff) * 64;
-    CU_ASSERT_EQUAL(rs_net_send(net, a, b, bytes, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, a, b, bytes, NULL, NULL, 0), RS_OK);
 }
 
 /* Random messages over a rail-only network (network flows and PXN relays
@@ -480,7 +481,7 @@ static void test_fluid_first_joined_leaves_round_robin_a_frame_early(void)
         rs_net_config c;
         rs_fx_config_at(&c, 2, 1, 8, fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET);
         rs_net *net = rs_fx_net(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 1, 1u << 20, NULL, NULL, 0), RS_OK);
         rs_net_at(net, (4194 + 9 * 4178) * 20 - 1000, send_later, NULL, 0ull << 40 | 1ull << 20 | (1u << 20) / 64);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         size_t k;
@@ -511,7 +512,7 @@ static void shifted_permutation(rs_ecmp_mode mode, rs_time *lo, rs_time *hi, rs_
     c.cc = RS_CC_NONE;
     rs_net *net = rs_fx_net(&c);
     for (uint32_t i = 0; i < 128; i++)
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, i, (i + 64) % 128, 2u << 20, NULL, NULL, i), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, i, (i + 64) % 128, 2u << 20, NULL, NULL, i), RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
@@ -591,9 +592,9 @@ static rs_time run_coll(rs_net_config *c, rs_coll_op op, rs_coll_algo algo, uint
     CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c->gpus, &comm, &err), RS_OK);
     rs_coll *coll;
     int done = 0;
-    int rc = rs_coll_start(net, comm, op, algo, bytes, NULL, coll_done, &done, 0, &coll, &err);
+    int rc = rs_fx_coll(net, comm, op, algo, bytes, NULL, NULL, coll_done, &done, 0, NULL, &coll, &err);
     if (rc != RS_OK)
-        fprintf(stderr, "rs_coll_start: %s\n", err.msg);
+        fprintf(stderr, "rs_coll_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL_FATAL(done, 1);
@@ -687,8 +688,8 @@ static void test_fluid_ring_of_one_piece_per_slice_streams_and_agrees(void)
                 CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(c.gpus, &comm, &err), RS_OK);
                 rs_coll *coll;
                 int done = 0;
-                CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, cases[i].bytes, NULL,
-                                                    coll_done, &done, 0, &coll, &err), RS_OK);
+                CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_RING, cases[i].bytes, NULL,
+                                                 NULL, coll_done, &done, 0, NULL, &coll, &err), RS_OK);
                 CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
                 CU_ASSERT_EQUAL_FATAL(done, 1);
                 t[fid] = rs_coll_end_time(coll) - rs_coll_start_time(coll);
@@ -799,8 +800,8 @@ static void test_fluid_is_deterministic(void)
         CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(32, &comm, &err), RS_OK);
         rs_coll *coll;
         int done = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_coll_start(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 8u << 20, NULL,
-                                            coll_done, &done, 0, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 8u << 20, NULL, NULL,
+                                         coll_done, &done, 0, NULL, &coll, &err), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         size_t n;
         const rs_net_msg_time *t = rs_net_msg_times(net, &n);
@@ -854,7 +855,7 @@ static void chain_next(void *ctx, rs_net *net, uint64_t tag)
     c->x = c->x * 6364136223846793005ull + 1442695040888963407ull;
     uint32_t a = (uint32_t)(c->x >> 33) % c->gpus, b = (uint32_t)(c->x >> 17) % c->gpus;
     uint64_t bytes = 1 + (c->x >> 40) % (3u << 20);
-    CU_ASSERT_EQUAL(rs_net_send(net, a, b, bytes, chain_next, c, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, a, b, bytes, chain_next, c, 0), RS_OK);
 }
 
 /* Memory follows the transfers in flight: 4 chains of 5,000 messages each
@@ -906,7 +907,7 @@ static void test_fluid_relay_as_one_flow_equals_chunk_pipeline(void)
             c.relay_pipeline = v == 1;
             rs_net *net = rs_fx_net(&c);
 
-            CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, sizes[i], NULL, NULL, 0), RS_OK);
+            CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 9, sizes[i], NULL, NULL, 0), RS_OK);
             CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
             t[v] = rs_fx_only_fct(net);
             rs_net_stats_get(net, &st[v]);
@@ -963,8 +964,8 @@ static void test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer(void
     rs_fx_config_at(&c, 8, 1, 8, RS_FIDELITY_FLOW);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net *net = rs_fx_net(&c);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 1, 0, 8u << 20, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
     const rs_time at[5] = { 30 * US, 65 * US, 90 * US, 140 * US, 190 * US };
     cc_probe p[5];
     for (int i = 0; i < 5; i++)
@@ -1014,8 +1015,8 @@ static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
         if (v == 1)
             c.cc = RS_CC_NONE;
         rs_net *net = rs_fx_net(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 1, 0, 1u << 20, NULL, NULL, 0), RS_OK);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 1, 0, 1u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 2, 0, 8u << 20, NULL, NULL, 1), RS_OK);
         cc_probe p[2];
         if (v < 2) {
             rs_net_at(net, 58 * US, probe_cc, &p[0], 1);

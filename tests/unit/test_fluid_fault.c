@@ -61,7 +61,7 @@ static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void
     rs_fx_config_at(&c, 32, 1, 8, RS_FIDELITY_FLOW);
     rs_net *net = rs_fx_net(&c);
     int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
     rs_time lat, free_fct;
     uint64_t wire;
     CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
@@ -74,7 +74,7 @@ static void test_fluid_fault_spine_link_down_reroutes_over_remaining_spines(void
     net = rs_fx_net(&c);
     snprintf(sched, sizeof sched, "50us link-down %s", up);
     CU_ASSERT_EQUAL_FATAL(faults(net, sched, 5), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, bytes, count_done, &n, 0), RS_OK);
     /* Stalled between the cut and the resume. */
     CU_ASSERT_EQUAL(rs_net_run(net, 52000000), RS_OK);
     CU_ASSERT_EQUAL(rs_fluid_parked(net), 1);
@@ -114,7 +114,7 @@ static void test_fluid_fault_rates_resolved_after_reroute(void)
     CU_ASSERT_EQUAL_FATAL(faults(net, "20us link-down leaf0.p4; 20us link-down leaf0.p5", 0), RS_OK);
     int n = 0;
     for (uint32_t g = 0; g < 4; g++)
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, g, 8 + g, 4u << 20, count_done, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, g, 8 + g, 4u << 20, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, 40000000), RS_OK);
     CU_ASSERT_EQUAL(rs_fluid_check(net), 0);
     uint64_t sum = 0;
@@ -145,7 +145,7 @@ static void test_fluid_fault_rail_only_nic_down_goes_through_hb(void)
     rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "0 nic-down gpu8", 0), RS_OK);
     int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 1u << 20, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 1u << 20, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL(n, 1);
     rs_net_stats st;
@@ -166,7 +166,7 @@ static void test_fluid_fault_partition_stops_naming_gpus(void)
     rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0; 2us switch-down spine1", 0), RS_OK);
     int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "switch-down spine1"));
@@ -175,7 +175,7 @@ static void test_fluid_fault_partition_stops_naming_gpus(void)
 
     net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, "2us switch-down spine0 1s; 2us switch-down spine1 1s", 0), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 15, 1u << 22, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EUNREACH);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(rs_net_fault_errmsg(net), "watchdog: no progress for 20000.000 us"));
@@ -195,7 +195,7 @@ static void test_fluid_fault_degrade_halves_rate_for_the_window(void)
         rs_net *net = rs_fx_net(&c);
         if (k)
             CU_ASSERT_EQUAL_FATAL(faults(net, "10us link-degrade gpu0.nic 10us", 0), RS_OK);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 1, 2u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 1, 2u << 20, NULL, NULL, 0), RS_OK);
         if (k) {
             uint64_t bps;
             CU_ASSERT_EQUAL(rs_net_run(net, 15000000), RS_OK);
@@ -228,7 +228,7 @@ static void test_fluid_fault_tail_in_flight_waits_for_the_timeout(void)
         rs_time lat;
         uint64_t wire;
         rs_net *net = rs_fx_net(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
         uplink_of_flow0(net, up, sizeof up, &dead);
         CU_ASSERT_EQUAL_FATAL(rs_fluid_flow_cost(net, 0, &lat, &wire), RS_OK);
         CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
@@ -242,7 +242,7 @@ static void test_fluid_fault_tail_in_flight_waits_for_the_timeout(void)
         snprintf(sched, sizeof sched, "%llups link-down %s", (unsigned long long)cut, up);
         CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
         int n = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         CU_ASSERT_EQUAL(n, 1);
         fct[fid] = rs_fx_only_fct(net);
@@ -269,14 +269,14 @@ static void test_fluid_fault_unreliable_flow_is_lost(void)
         char up[48], sched[96];
         uint32_t dead;
         rs_net *net = rs_fx_net(&c);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
         uplink_of_flow0(net, up, sizeof up, &dead);
         rs_net_destroy(net);
         net = rs_fx_net(&c);
         snprintf(sched, sizeof sched, "50us link-down %s", up);
         CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
         int n = 0;
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 8u << 20, count_done, &n, 0), RS_OK);
         CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
         CU_ASSERT_EQUAL(n, 0);
         rs_net_fault_info fi;
@@ -307,7 +307,7 @@ static void test_fluid_fault_agrees_with_packet_level(void)
             char up[48], sched[96];
             for (int f = 0; f < 2; f++) {
                 rs_net *net = rs_fx_net(&c);
-                CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
+                CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 8, 8u << 20, NULL, NULL, 0), RS_OK);
                 if (f == 0) {
                     uint32_t dead;
                     uplink_of_flow0(net, up, sizeof up, &dead);
@@ -344,7 +344,7 @@ static rs_time fault_fct(rs_fidelity fid, rs_topo_kind kind, uint32_t dst, const
     rs_net *net = rs_fx_net(&c);
     CU_ASSERT_EQUAL_FATAL(faults(net, sched, 0), RS_OK);
     int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, dst, 8u << 20, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, dst, 8u << 20, count_done, &n, 0), RS_OK);
     CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     CU_ASSERT_EQUAL(n, 1);
     rs_net_stats st;

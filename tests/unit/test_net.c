@@ -56,7 +56,7 @@ static void test_single_packet_one_switch_exact(void)
     rs_fx_config(&c, 2, 1, 4);
     c.transport = RS_TRANSPORT_IDEAL;
     rs_net *net = rs_fx_net(&c);
-    CU_ASSERT_EQUAL(rs_net_send(net, 0, 1, 1000, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 0, 1, 1000, NULL, NULL, 0), RS_OK);
     rs_fx_run_idle(net);
     /* 1000 B + 82 B RoCE/Ethernet overhead + 16 B RETH = 1098 B = 21960 ps
      * at 400 Gb/s, twice; 500 ns per link, 500 ns switch pipeline. */
@@ -74,7 +74,7 @@ static void multihop_case(rs_transport_kind tr, double nic_gbps)
     c.switch_latency_ns = 300;
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 10 * 4096 + 100;
-    CU_ASSERT_EQUAL(rs_net_send(net, 0, 15, bytes, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 0, 15, bytes, NULL, NULL, 0), RS_OK);
     rs_fx_run_idle(net);
     uint32_t w[64];
     uint32_t n = roce_wire(bytes, 4096, w);
@@ -97,7 +97,7 @@ static void test_hb_transfer_exact_with_rounding(void)
     c.hb_latency_ns = 333.333; /* 333333 ps: 166666 + 166667 */
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 100000;
-    CU_ASSERT_EQUAL(rs_net_send(net, 2, 5, bytes, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 2, 5, bytes, NULL, NULL, 0), RS_OK);
     rs_fx_run_idle(net);
     const uint32_t w[2] = { 65536 + RS_WIRE_HB, 34464 + RS_WIRE_HB };
     const uint64_t rate[2] = { 3600000000000ULL, 3600000000000ULL };
@@ -110,7 +110,7 @@ static void test_hb_transfer_exact_with_rounding(void)
     rs_net_destroy(net);
 }
 
-/* rs_net_send_posted: `left` runs once, when the NIC starts the
+/* rs_net_msg.left: `left` runs once, when the NIC starts the
  * message's last frame, before `done`. A message posted from
  * there follows the first back to back: on an idle path it ends exactly
  * its own lone time after the first left. */
@@ -132,7 +132,8 @@ static void posted_left(void *ctx, rs_net *net, uint64_t tag)
     p->left[tag] = rs_net_now(net);
     p->lefts++;
     if (tag == 0)
-        CU_ASSERT_EQUAL(rs_net_send_posted(net, 0, 1, 10 * 4096 + 100, posted_done, posted_left, p, 1, NULL), RS_OK);
+        CU_ASSERT_EQUAL(rs_fx_send_full(net, 0, 1, 10 * 4096 + 100, posted_done, posted_left, p, 1, NULL,
+                                        RS_NET_SERIAL_NEXT), RS_OK);
 }
 
 static void test_posted_send_leaves_then_the_next_follows_back_to_back(void)
@@ -143,7 +144,8 @@ static void test_posted_send_leaves_then_the_next_follows_back_to_back(void)
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 10 * 4096 + 100;
     struct posted p = { 0 };
-    CU_ASSERT_EQUAL_FATAL(rs_net_send_posted(net, 0, 1, bytes, posted_done, posted_left, &p, 0, NULL), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send_full(net, 0, 1, bytes, posted_done, posted_left, &p, 0, NULL,
+                                          RS_NET_SERIAL_NEXT), RS_OK);
     rs_fx_run_idle(net);
     uint32_t w[64];
     uint32_t n = roce_wire(bytes, 4096, w);
@@ -169,8 +171,8 @@ static void test_send_to_self_completes_at_once(void)
     rs_net_config c;
     rs_fx_config(&c, 8, 8, 64);
     rs_net *net = rs_fx_net(&c);
-    CU_ASSERT_EQUAL(rs_net_send(net, 3, 3, 12345, NULL, NULL, 0), RS_OK);
-    CU_ASSERT_EQUAL(rs_net_send(net, 3, 8, 1, NULL, NULL, 0), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 3, 3, 12345, NULL, NULL, 0), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 3, 8, 1, NULL, NULL, 0), RS_EINVAL);
     rs_fx_run_idle(net);
     CU_ASSERT_EQUAL(rs_fx_only_fct(net), 0);
     rs_net_destroy(net);
@@ -237,7 +239,8 @@ static void chain_next(void *ctx, rs_net *net, uint64_t src)
 {
     chain *ch = ctx;
     if (ch->left[src]-- > 0)
-        CU_ASSERT_EQUAL(rs_net_send(net, (uint32_t)src, (uint32_t)((src + 1) % ch->gpus), ch->bytes, chain_next, ch, src),
+        CU_ASSERT_EQUAL(rs_fx_send(net, (uint32_t)src, (uint32_t)((src + 1) % ch->gpus), ch->bytes, chain_next, ch,
+                                   src),
                         RS_OK);
 }
 
@@ -283,8 +286,8 @@ static void test_two_flows_share_bottleneck_fairly(void)
     c.buffer_bytes = 64u << 20;
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 4u << 20;
-    rs_net_send(net, 1, 0, bytes, NULL, NULL, 0);
-    rs_net_send(net, 2, 0, bytes, NULL, NULL, 1);
+    rs_fx_send(net, 1, 0, bytes, NULL, NULL, 0);
+    rs_fx_send(net, 2, 0, bytes, NULL, NULL, 1);
     rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
@@ -312,7 +315,7 @@ static rs_time shifted_permutation_max_fct(rs_ecmp_mode mode, rs_time *single)
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 1u << 20;
     for (uint32_t i = 0; i < 128; i++)
-        rs_net_send(net, i, (i + 64) % 128, bytes, NULL, NULL, i);
+        rs_fx_send(net, i, (i + 64) % 128, bytes, NULL, NULL, i);
     rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
@@ -326,7 +329,7 @@ static rs_time shifted_permutation_max_fct(rs_ecmp_mode mode, rs_time *single)
     rs_fx_config(&c, 128, 1, 16);
     c.transport = RS_TRANSPORT_IDEAL;
     net = rs_fx_net(&c);
-    rs_net_send(net, 0, 64, bytes, NULL, NULL, 0);
+    rs_fx_send(net, 0, 64, bytes, NULL, NULL, 0);
     rs_fx_run_idle(net);
     *single = rs_fx_only_fct(net);
     rs_net_destroy(net);
@@ -361,7 +364,7 @@ static int uplinks_used(rs_ecmp_mode mode, double flowlet_gap_us)
     c.recovery = RS_RECOVERY_SELECTIVE;
     c.dupthresh = 64; /* spread packets arrive out of order; nothing is lost */
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -408,8 +411,8 @@ static void test_adaptive_avoids_the_queued_uplink(void)
     c.transport = RS_TRANSPORT_IDEAL;
     c.ecmp = RS_ECMP_ADAPTIVE;
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
-    rs_net_send(net, 1, 3, 1u << 20, NULL, NULL, 1);
+    rs_fx_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 1, 3, 1u << 20, NULL, NULL, 1);
     rs_fx_run_idle(net);
     size_t n;
     const rs_net_msg_time *t = rs_net_msg_times(net, &n);
@@ -418,7 +421,7 @@ static void test_adaptive_avoids_the_queued_uplink(void)
     rs_net_destroy(net);
     rs_net_config one = c;
     net = rs_fx_net(&one);
-    rs_net_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 0, 2, 1u << 20, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_time alone = rs_fx_only_fct(net);
     rs_net_destroy(net);
@@ -437,7 +440,7 @@ static void test_rail_only_cross_rail_crosses_hb_domain(void)
     rs_net *net = rs_fx_net(&c);
     uint64_t bytes = 3u << 20;
     CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 9), -1);
-    rs_net_send(net, 0, 9, bytes, NULL, NULL, 0); /* domain 0 rail 0 -> domain 1 rail 1 */
+    rs_fx_send(net, 0, 9, bytes, NULL, NULL, 0); /* domain 0 rail 0 -> domain 1 rail 1 */
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -450,7 +453,7 @@ static void test_rail_only_cross_rail_crosses_hb_domain(void)
     c.kind = RS_TOPO_FAT_TREE;
     c.pxn = RS_PXN_OFF; /* directly from gpu0's NIC across the spine */
     net = rs_fx_net(&c);
-    rs_net_send(net, 0, 9, bytes, NULL, NULL, 0);
+    rs_fx_send(net, 0, 9, bytes, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.hb_bytes, 0);
@@ -492,7 +495,7 @@ static rs_time relay_time(uint64_t chunk, double loss, rs_recovery_kind rec, uin
     c.seed = 3;
     rs_net *net = rs_fx_net(&c);
     int n = 0;
-    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, 0, 9, bytes, count_done, &n, 0), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 0, 9, bytes, count_done, &n, 0), RS_OK);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -573,8 +576,10 @@ static void check_tally_cross_rail(rs_topo_kind kind, rs_pxn_mode pxn, rs_fideli
     rs_tally *t;
     CU_ASSERT_EQUAL_FATAL(rs_tally_create(&t), RS_OK);
     uint64_t b = 3u << 20;
-    CU_ASSERT_EQUAL(rs_net_send_tallied(net, 0, 9, b, NULL, NULL, 0, t), RS_OK); /* domain 0 rail 0 -> domain 1 rail 1 */
-    CU_ASSERT_EQUAL(rs_net_send_tallied(net, 2, 3, b / 2, NULL, NULL, 0, t), RS_OK); /* inside domain 0 */
+    CU_ASSERT_EQUAL(rs_fx_send_full(net, 0, 9, b, NULL, NULL, NULL, 0, t, RS_NET_SERIAL_NEXT),
+                                    RS_OK); /* domain 0 rail 0 -> domain 1 rail 1 */
+    CU_ASSERT_EQUAL(rs_fx_send_full(net, 2, 3, b / 2, NULL, NULL, NULL, 0, t, RS_NET_SERIAL_NEXT),
+                                    RS_OK); /* inside domain 0 */
     rs_fx_run_idle(net);
     int relay = pxn != RS_PXN_OFF;
     CU_ASSERT_EQUAL(rs_tally_get(t, 0, RS_TALLY_HB_TX), relay ? b : 0);
@@ -634,7 +639,7 @@ static void send_random(rs_net *net)
     rs_rng_init(&r, 7, 0, 0);
     for (uint32_t i = 0; i < 3000; i++) {
         uint32_t a = (uint32_t)(rs_rng_next(&r) % 16), b = (uint32_t)(rs_rng_next(&r) % 16);
-        CU_ASSERT_EQUAL_FATAL(rs_net_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, a, b, 1 + rs_rng_next(&r) % 200000, NULL, NULL, i), RS_OK);
     }
     rs_fx_run_idle(net);
 }
@@ -745,12 +750,12 @@ static void test_send_that_cannot_start_leaves_nothing(void)
     rs_fx_config(&c, 16, 4, 8);
     rs_net *net = rs_fx_net(&c);
     uint64_t huge = (2ull << 30) * 4096 + 1;
-    CU_ASSERT_NOT_EQUAL(rs_net_send(net, 1, 5, huge, noop_done, NULL, 1), RS_OK); /* one flow on rail 1 */
+    CU_ASSERT_NOT_EQUAL(rs_fx_send(net, 1, 5, huge, noop_done, NULL, 1), RS_OK); /* one flow on rail 1 */
     rs_net_stats st;
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 0);
     CU_ASSERT_EQUAL(st.msg_bytes, 0);
-    CU_ASSERT_EQUAL(rs_net_send(net, 1, 5, 100000, noop_done, NULL, 2), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, 1, 5, 100000, noop_done, NULL, 2), RS_OK);
     rs_fx_run_idle(net);
     rs_net_stats_get(net, &st);
     CU_ASSERT_EQUAL(st.msgs, 1);

@@ -156,7 +156,7 @@ static void close_tl(rs_net *net, rs_timeline *tl)
 static void send_from(void *ctx, rs_net *net, uint64_t src)
 {
     uint64_t bytes = *(const uint64_t *)ctx;
-    CU_ASSERT_EQUAL(rs_net_send(net, (uint32_t)src, 0, bytes, NULL, NULL, src), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, (uint32_t)src, 0, bytes, NULL, NULL, src), RS_OK);
 }
 
 typedef enum { INCAST_PFC, INCAST_DCQCN, INCAST_LOSSY } incast_kind;
@@ -189,7 +189,7 @@ static rs_net *incast(incast_kind kind, const char *name, uint32_t mask, rs_time
         if (kind == INCAST_LOSSY) /* staggered, as in test_net's lossy incast */
             rs_net_at(net, s * 37000, send_from, &incast_bytes, s);
         else
-            rs_net_send(net, s, 0, incast_bytes, NULL, NULL, s);
+            rs_fx_send(net, s, 0, incast_bytes, NULL, NULL, s);
     }
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     if (tl)
@@ -553,7 +553,7 @@ static void test_sampler_sleeps_while_idle(void)
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, us, &err), RS_OK);
     CU_ASSERT_EQUAL(rs_net_timeline_start(net, tl, us, &err), RS_EINVAL); /* only one */
     static uint64_t bytes = 1u << 20;
-    rs_net_send(net, 1, 0, bytes, NULL, NULL, 1);
+    rs_fx_send(net, 1, 0, bytes, NULL, NULL, 1);
     rs_net_at(net, 5000 * us, send_from, &bytes, 2); /* 5 ms later */
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     size_t n;
@@ -609,7 +609,7 @@ static void test_sampler_does_not_keep_a_stuck_run_alive(void)
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, 1000000, &err), RS_OK);
     for (uint32_t s = 1; s <= 8; s++)
-        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+        rs_fx_send(net, s, 0, 1u << 20, NULL, NULL, s);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -632,7 +632,7 @@ static void test_stop_and_restart(void)
     rs_err err;
     CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, 1000000, &err), RS_OK);
     for (uint32_t s = 1; s <= 8; s++)
-        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+        rs_fx_send(net, s, 0, 1u << 20, NULL, NULL, s);
     CU_ASSERT_EQUAL_FATAL(rs_net_run(net, 50000000), RS_OK); /* 50 us */
     close_tl(net, tl);
     tl = open_tl("part2.tl", RS_TL_ALL);

@@ -17,7 +17,7 @@
 static void send_from(void *ctx, rs_net *net, uint64_t src)
 {
     (void)ctx;
-    CU_ASSERT_EQUAL(rs_net_send(net, (uint32_t)src, 0, 256u << 10, NULL, NULL, src), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_send(net, (uint32_t)src, 0, 256u << 10, NULL, NULL, src), RS_OK);
 }
 
 static void test_lossy_incast_drops_and_recovers_every_byte_once(void)
@@ -56,8 +56,8 @@ static void tail_loss_case(rs_recovery_kind rec)
     c.rto_us = 20;
     c.recovery = rec;
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 1, 0, 64u << 10, NULL, NULL, 0);
-    rs_net_send(net, 2, 0, 64u << 10, NULL, NULL, 1);
+    rs_fx_send(net, 1, 0, 64u << 10, NULL, NULL, 0);
+    rs_fx_send(net, 2, 0, 64u << 10, NULL, NULL, 1);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -83,7 +83,7 @@ static rs_net_stats lossy_message(rs_recovery_kind rec)
     c.recovery = rec;
     c.rto_us = 100;
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 0, 15, 4u << 20, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -127,7 +127,7 @@ static void test_selective_takes_reordering_for_what_it_is(void)
         c.dupthresh = 256;
         rs_net *net = rs_fx_net(&c);
         for (uint32_t i = 0; i < 128; i++)
-            rs_net_send(net, i, (i + 64) % 128, 1u << 20, NULL, NULL, i);
+            rs_fx_send(net, i, (i + 64) % 128, 1u << 20, NULL, NULL, i);
         rs_fx_run_idle(net);
         rs_net_stats_get(net, &st[k]);
         rs_net_destroy(net);
@@ -151,13 +151,13 @@ static void test_selective_window_caps_what_is_in_flight(void)
     c.sack_window = 64;
     c.link_latency_ns = 20000; /* 80 us round trip: far above 64 packets' 21 us */
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_time capped = rs_fx_only_fct(net);
     rs_net_destroy(net);
     c.recovery = RS_RECOVERY_GBN;
     net = rs_fx_net(&c);
-    rs_net_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 0, 1, 1u << 20, NULL, NULL, 0);
     rs_fx_run_idle(net);
     rs_time free_run = rs_fx_only_fct(net);
     rs_net_destroy(net);
@@ -196,7 +196,7 @@ static void test_same_seed_same_results(void)
         c.seed = 99;
         rs_net *net = rs_fx_net(&c);
         for (uint32_t i = 0; i < 128; i++)
-            rs_net_send(net, i, (i * 37 + 11) % 128, 300000, NULL, NULL, i);
+            rs_fx_send(net, i, (i * 37 + 11) % 128, 300000, NULL, NULL, i);
         rs_fx_run_idle(net);
         rs_net_stats_get(net, round ? &b : &a);
         rs_net_destroy(net);
@@ -237,7 +237,7 @@ static double incast8(rs_net_config *c, uint64_t bytes, rs_net_stats *st)
 {
     rs_net *net = rs_fx_net(c);
     for (uint32_t s = 1; s <= 8; s++)
-        rs_net_send(net, s, 0, bytes, NULL, NULL, s);
+        rs_fx_send(net, s, 0, bytes, NULL, NULL, s);
     queue_sampler qs = { net->leaf_port[0], 1000000000ULL, 0, 0 };
     rs_net_at(net, 0, sample_queue, &qs, 0);
     rs_fx_run_idle(net);
@@ -257,7 +257,7 @@ static void test_ecn_marks_count_each_packet_once(void)
     c.cc = RS_CC_NONE; /* keep the queues up: every packet is marked somewhere */
     rs_net *net = rs_fx_net(&c);
     for (uint32_t s = 4; s < 16; s++)
-        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+        rs_fx_send(net, s, 0, 1u << 20, NULL, NULL, s);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
@@ -301,7 +301,7 @@ static void test_pfc_pauses_are_sent_by_switches_and_received_upstream(void)
     c.cc = RS_CC_NONE;
     rs_net *net = rs_fx_net(&c);
     for (uint32_t s = 1; s <= 8; s++)
-        rs_net_send(net, s, 0, 1u << 20, NULL, NULL, s);
+        rs_fx_send(net, s, 0, 1u << 20, NULL, NULL, s);
     rs_fx_run_idle(net);
     /* Every pause a switch port sent was received by the NIC across the
      * cable; the receiver's own NIC never sent one. */
@@ -420,7 +420,7 @@ static void start_second(void *ctx, rs_net *net, uint64_t arg)
 {
     (void)ctx;
     (void)arg;
-    rs_net_send(net, 2, 0, 64u << 20, NULL, NULL, 1);
+    rs_fx_send(net, 2, 0, 64u << 20, NULL, NULL, 1);
 }
 
 static void test_dcqcn_flows_converge_to_fair_share(void)
@@ -432,7 +432,7 @@ static void test_dcqcn_flows_converge_to_fair_share(void)
     rs_fx_config(&c, 3, 1, 16);
     rs_dcqcn_profile_set(&c.dcqcn, RS_DCQCN_PAPER_2015);
     rs_net *net = rs_fx_net(&c);
-    rs_net_send(net, 1, 0, 64u << 20, NULL, NULL, 0);
+    rs_fx_send(net, 1, 0, 64u << 20, NULL, NULL, 0);
     rs_net_at(net, 500000000ULL, start_second, NULL, 0);
     rate_probe r = { 0, 0 };
     rs_net_at(net, 2000000000ULL, probe_rates, &r, 0);

@@ -172,7 +172,7 @@ static void check_deep(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t r
     for (uint32_t a = 0; a < gpus; a++)
         for (uint32_t d = 0; d < gpus; d++)
             if (a != d)
-                CU_ASSERT_EQUAL(rs_net_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
+                CU_ASSERT_EQUAL(rs_fx_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
     rs_fx_run_idle(net);
     rs_net_stats st;
     rs_net_stats_get(net, &st);
