@@ -39,6 +39,20 @@ static void kid_done(void *ctx, rs_net *net, uint64_t tag);
 
 static uint32_t phases(const rs_coll *c) { return c->op == RS_COLL_ALLREDUCE ? 3 : 2; }
 
+/* The request of a sub-collective of c: its members join (member), told
+ * to c. Sub-collectives inherit the options (channels 0 stays auto, so
+ * each phase picks its own) and the resolved HB size. */
+static rs_coll_req kid_req(rs_coll *c, rs_coll_op op, rs_coll_algo algo, uint64_t bytes, rs_coll_member_fn member)
+{
+    rs_coll_req req;
+    rs_coll_req_init(&req, op, bytes);
+    req.algo = algo;
+    req.opts = &c->o;
+    req.member_done = member;
+    req.ctx = c;
+    return req;
+}
+
 /* A sub-collective of c over gpus[0..n), reserved as *reserved (NULL:
  * not named). */
 static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, rs_coll_algo algo,
@@ -48,15 +62,8 @@ static int launch(rs_coll *c, const uint32_t *gpus, uint32_t n, rs_coll_op op, r
     if (rs_array_reserve32(&c->kids, &c->nkids_cap, c->nkids + 1, sizeof *c->kids, 16) != RS_OK)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting a hierarchical phase");
     rs_coll *kid;
-    /* Sub-collectives inherit the options (channels 0 stays auto, so
-     * each phase picks its own) and the resolved HB size. */
-    rs_coll_req req;
-    rs_coll_req_init(&req, op, bytes);
-    req.algo = algo;
-    req.opts = &c->o;
-    req.member_done = member;
+    rs_coll_req req = kid_req(c, op, algo, bytes, member);
     req.done = done;
-    req.ctx = c;
     req.tag = tag;
     req.reserved = reserved;
     int rc = rs_coll_launch(c->net, gpus, n, &req, c, NULL, &kid, err);
@@ -291,12 +298,7 @@ static int hier_names(rs_coll *c, rs_err *err)
         if (p != last_p || bytes != last_bytes) {
             rs_coll *kid;
             memset(&last, 0, sizeof last);
-            rs_coll_req req;
-            rs_coll_req_init(&req, op, bytes);
-            req.algo = algo;
-            req.opts = &c->o;
-            req.member_done = hier_member_done;
-            req.ctx = c;
+            rs_coll_req req = kid_req(c, op, algo, bytes, hier_member_done);
             rc = rs_coll_launch(c->net, buf, n, &req, c, &last, &kid, err);
             rs_coll_destroy(kid);
             last_p = p;
