@@ -19,6 +19,7 @@
 #include "fmt.h"
 #include "output.h"
 #include "run_split.h"
+#include "versioned.h"
 #include "runner.h"
 #include "synth.h"
 
@@ -66,9 +67,12 @@ static uint64_t peak_rss(void)
     return (uint64_t)ru.ru_maxrss * 1024u;
 }
 
-void rs_run_opts_default(rs_run_opts *o)
+void rs_run_opts_init(rs_run_opts *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    rs_run_opts d;
+    memset(&d, 0, sizeof d);
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+    o->size = (uint32_t)size;
 }
 
 /* The run loop's hook into the caller's progress callback (ctx: the
@@ -422,8 +426,11 @@ static int run_build(rs_run_ctx *r, rs_err *err)
     if (rs_workload_active(&sc->workload)) {
         rc = rs_workload_load(&sc->workload, rs_net_gpus(r->net), &r->trace, err);
         if (rc == RS_OK) {
-            rs_replay_opts ro = { .iterations = sc->workload.iterations, .algo = sc->workload.algo, .coll = NULL,
-                                  .sync = sc->workload.sync };
+            rs_replay_opts ro;
+            rs_replay_opts_default(&ro);
+            ro.iterations = sc->workload.iterations;
+            ro.algo = sc->workload.algo;
+            ro.sync = sc->workload.sync;
             rc = rs_guard_check(sc, r->trace, r->o->force, &r->est, err);
             if (rc == RS_OK)
                 rc = rs_replay_create(r->trace, r->net, &ro, &r->replay, err);
@@ -574,17 +581,21 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     return code;
 }
 
-int rs_run_with(const rs_scenario *sc, const rs_run_opts *o, rs_result **out, rs_err *err)
+int rs_run_with(const rs_scenario *sc, const rs_run_opts *opts, rs_result **out, rs_err *err)
 {
     rs_err_clear(err);
     *out = NULL;
-    rs_run_ctx r = { .o = o, .sc = *sc, .outdir = o->outdir };
+    rs_run_opts o;
+    rs_run_opts_default(&o);
+    if (rs_versioned_take(&o, sizeof o, opts, RS_SIZE_V1(rs_run_opts, part)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "run options: of no known size (initialise them with rs_run_opts_default)");
+    rs_run_ctx r = { .o = &o, .sc = *sc, .outdir = o.outdir };
     int rc, idle;
     if ((rc = run_settle(&r, err)) != RS_OK || (rc = run_build(&r, err)) != RS_OK)
         return rc;
     /* A run over o->part: split, or run by rank 0 alone (the others idle). */
     if ((rc = rs_split_begin(&r, &idle, err)) != RS_OK)
-        return split_failed(&r, o->name, rc, err);
+        return split_failed(&r, o.name, rc, err);
     if (idle) {
         run_free(&r);
         return RS_OK; /* rank 0 runs it alone; *out stays NULL here */
@@ -631,7 +642,11 @@ const char *rs_result_message(const rs_result *r) { return r->message; }
 const char *rs_result_warning(const rs_result *r) { return r->warning; }
 const char *rs_result_parallel_note(const rs_result *r) { return r->part_note; }
 int rs_result_stopped_by_faults(const rs_result *r) { return r->by_faults; }
-void rs_result_figures_get(const rs_result *r, rs_result_figures *out) { *out = r->fig; }
+void rs_result_figures_fill(const rs_result *r, rs_result_figures *out, size_t size)
+{
+    memcpy(out, &r->fig, size < sizeof r->fig ? size : sizeof r->fig);
+    out->size = (uint32_t)size;
+}
 const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }
 const json_t *rs_result_summary(const rs_result *r) { return r->summary; }
 const rs_result_data *rs_result_data_get(const rs_result *r) { return &r->store.d; }

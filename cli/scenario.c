@@ -427,12 +427,12 @@ void rs_scenario_destroy(rs_scenario *sc)
     free(sc);
 }
 
-char *rs_scenario_dump(const rs_scenario *sc)
+int rs_scenario_dump(const rs_scenario *sc, char **out)
 {
     json_t *j = rs_scenario_to_json(sc);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    *out = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
-    return text;
+    return *out ? RS_OK : RS_ENOMEM;
 }
 
 json_t *rs_scenario_to_json(const rs_scenario *sc)

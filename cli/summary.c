@@ -135,6 +135,10 @@ static void collect_ports(rs_net *net, rs_summary_store *s, int *ok)
 int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *info, rs_summary_store *s)
 {
     memset(s, 0, sizeof *s);
+    s->d.size = (uint32_t)sizeof s->d;
+    s->coll.size = (uint32_t)sizeof s->coll;
+    s->it.size = (uint32_t)sizeof s->it;
+    s->ff.size = (uint32_t)sizeof s->ff;
     rs_result_data *d = &s->d;
     int ok = 1;
     rs_net_stats_get(net, &d->net);

@@ -87,10 +87,8 @@ static rs_coll_algo algo_of(const rs_net *net, const uint32_t *gpus, uint32_t n,
     c.bytes = req->bytes;
     c.n = n;
     c.gpu = (uint32_t *)gpus; /* read only */
-    if (req->opts)
-        c.o = *req->opts;
-    else
-        rs_coll_opts_default(&c.o);
+    if (rs_coll_opts_take(&c.o, req->opts) != RS_OK)
+        return RS_ALGO_AUTO;
     if (groups_resolve(&c, net) != RS_OK)
         return RS_ALGO_AUTO;
     rs_coll_algo algo = auto_algo(&c);
@@ -344,16 +342,15 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     rs_coll_algo algo = req->algo;
     uint64_t bytes = req->bytes;
     rs_coll_member_fn member = req->member_done;
-    const rs_coll_opts *o = req->opts;
+    rs_coll_opts opts;
+    const rs_coll_opts *o = &opts;
+    if (rs_coll_opts_take(&opts, req->opts) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "collective: options of no known size (initialise them with "
+                          "rs_coll_opts_default)");
     if ((unsigned)op >= RS_COLL_NOPS)
         return rs_err_set(err, RS_EINVAL, "collective: unknown operation %d", (int)op);
     if ((unsigned)algo >= RS_COLL_NALGOS)
         return rs_err_set(err, RS_EINVAL, "collective: unknown algorithm %d", (int)algo);
-    rs_coll_opts def;
-    if (!o) {
-        rs_coll_opts_default(&def);
-        o = &def;
-    }
     if (o->chunk_bytes == 0)
         return rs_err_set(err, RS_EINVAL, "collective: chunk_bytes must be at least 1");
     if (o->window == 0 || o->window > 64)

@@ -188,6 +188,11 @@ int rs_coll_sendrecv_start(rs_coll *c, rs_err *err);
 int rs_coll_hier_start(rs_coll *c, rs_err *err);
 void rs_coll_hier_free(rs_coll *c);
 
+/* coll_opts.c: the library's version of the caller's options (NULL: the
+ * defaults), options it lacks at their defaults. RS_EINVAL for a size
+ * below the first version's. */
+int rs_coll_opts_take(rs_coll_opts *out, const rs_coll_opts *o);
+
 /* coll.c: the collective *req (the library's version of it) over
  * gpus[0..n): every member started now, or (req->member_done) none; a
  * sub-collective of parent (NULL: none); with probe, only what its

@@ -4,6 +4,7 @@
  * nccl-tests' bus bandwidth factors. Nothing here needs a network.
  */
 #include "coll_int.h"
+#include "versioned.h"
 
 #include <string.h>
 #include <strings.h>
@@ -16,15 +17,24 @@ static const char *const algo_names[RS_COLL_NALGOS] = {
 };
 
 
-void rs_coll_opts_default(rs_coll_opts *o)
+void rs_coll_opts_init(rs_coll_opts *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
-    o->channels = 0;
-    o->chunk_bytes = 512u << 10;
-    o->reduce_gbps = 16000;
-    o->hb_size = 0;
-    o->window = 8;
-    o->a2a_peers = 0;
+    rs_coll_opts d;
+    memset(&d, 0, sizeof d);
+    d.channels = 0;
+    d.chunk_bytes = 512u << 10;
+    d.reduce_gbps = 16000;
+    d.hb_size = 0;
+    d.window = 8;
+    d.a2a_peers = 0;
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+    o->size = (uint32_t)size;
+}
+
+int rs_coll_opts_take(rs_coll_opts *out, const rs_coll_opts *o)
+{
+    rs_coll_opts_default(out);
+    return o ? rs_versioned_take(out, sizeof *out, o, RS_SIZE_V1(rs_coll_opts, a2a_peers)) : RS_OK;
 }
 
 const char *rs_coll_op_name(rs_coll_op op)

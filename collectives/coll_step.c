@@ -129,9 +129,9 @@ int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit
         return rs_net_cb_set(c->net, c->cb0, arrived, c) == RS_OK && rs_net_cb_set(c->net, c->cb0 + 1, credit, c) == RS_OK
                    ? RS_OK
                    : RS_ENOMEM;
-    return rs_net_cb_register(c->net, arrived, c) == UINT32_MAX || rs_net_cb_register(c->net, credit, c) == UINT32_MAX
-               ? RS_ENOMEM
-               : RS_OK;
+    uint32_t i;
+    int rc = rs_net_cb_register(c->net, arrived, c, &i);
+    return rc == RS_OK ? rs_net_cb_register(c->net, credit, c, &i) : rc;
 }
 
 void rs_coll_member_step(rs_coll *c, uint32_t x)

@@ -27,14 +27,14 @@ struct rs_sim {
     void *progress_ctx;
 };
 
-rs_sim *rs_sim_create(void)
+int rs_sim_create(rs_sim **out)
 {
-    rs_sim *sim = calloc(1, sizeof *sim);
+    rs_sim *sim = *out = calloc(1, sizeof *sim);
     if (!sim)
-        return NULL;
+        return RS_ENOMEM;
     rs_evq_init(&sim->q);
     sim->cur_own = RS_SIM_SHARED;
-    return sim;
+    return RS_OK;
 }
 
 void rs_sim_destroy(rs_sim *sim)

@@ -87,28 +87,30 @@ static void cbh_remove(rs_net *net, uint32_t i)
         }
 }
 
-uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx)
+int rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx, uint32_t *index)
 {
     if (rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + 1, sizeof *net->cbs, 16) != RS_OK)
-        return RS_NONE;
+        return RS_ENOMEM;
     net->cbs[net->ncbs] = (struct rs_net_cb){ fn, ctx };
     if (cbh_insert(net, net->ncbs) != RS_OK)
-        return RS_NONE;
-    return net->ncbs++;
+        return RS_ENOMEM;
+    *index = net->ncbs++;
+    return RS_OK;
 }
 
-uint32_t rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx)
+int rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx, uint32_t *first)
 {
     if ((net->cb_resolve && (net->cb_resolve != resolve || net->cb_resolve_ctx != ctx)) ||
-        n > UINT32_MAX - 2 - net->ncbs ||
-        rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + n, sizeof *net->cbs, 16) != RS_OK)
-        return RS_NONE;
+        n > UINT32_MAX - 2 - net->ncbs)
+        return RS_EINVAL;
+    if (rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + n, sizeof *net->cbs, 16) != RS_OK)
+        return RS_ENOMEM;
     net->cb_resolve = resolve;
     net->cb_resolve_ctx = ctx;
     memset(net->cbs + net->ncbs, 0, (size_t)n * sizeof *net->cbs);
-    uint32_t first = net->ncbs;
+    *first = net->ncbs;
     net->ncbs += n;
-    return first;
+    return RS_OK;
 }
 
 int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx)

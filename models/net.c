@@ -49,13 +49,18 @@ static int check_routing(const rs_net_config *c, rs_time *flowlet_gap, uint64_t 
     return RS_OK;
 }
 
-int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
+int rs_net_create(const rs_net_config *config, rs_net **out, rs_err *err)
 {
     *out = NULL;
+    rs_net_config cfg;
+    if (rs_net_config_take(&cfg, config) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "network configuration: of no known size (initialise it with "
+                          "rs_net_config_default)");
     rs_net *net = calloc(1, sizeof *net);
     if (!net)
         return rs_err_set(err, RS_ENOMEM, "out of memory creating the network");
-    net->cfg = *c;
+    net->cfg = cfg;
+    const rs_net_config *c = &net->cfg;
     net->msg_times_keep = RS_NET_MSG_TIMES_KEEP;
     net->flow_home = RS_NONE;
     rs_part_init(net);
@@ -63,8 +68,7 @@ int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err)
     rs_pool_init_aligned(&net->pkts, sizeof(rs_pkt), ((2u << 20) - 64) / sizeof(rs_pkt), 64);
     rs_pool_init(&net->timers, sizeof(timer_rec), 0);
     int rc = RS_ENOMEM;
-    net->sim = rs_sim_create();
-    if (!net->sim)
+    if (rs_sim_create(&net->sim) != RS_OK)
         goto fail;
     if ((rc = check_routing(c, &net->flowlet_gap, &net->loss_below, err)) != RS_OK)
         goto fail;

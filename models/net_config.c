@@ -6,12 +6,14 @@
  */
 #include "backend.h"
 #include "netint.h"
+#include "versioned.h"
 
 #include <string.h>
 
-void rs_net_config_default(rs_net_config *c)
+static void defaults(rs_net_config *c)
 {
     memset(c, 0, sizeof *c);
+    c->size = (uint32_t)sizeof *c;
     c->seed = 1;
     c->kind = RS_TOPO_FAT_TREE;
     c->gpus = 64;
@@ -62,6 +64,20 @@ void rs_net_config_default(rs_net_config *c)
     c->ecn_pmax = 0.2;
     c->cc = RS_CC_DCQCN;
     rs_dcqcn_profile_set(&c->dcqcn, RS_DCQCN_CONNECTX);
+}
+
+void rs_net_config_init(rs_net_config *c, size_t size)
+{
+    rs_net_config d;
+    defaults(&d);
+    memcpy(c, &d, size < sizeof d ? size : sizeof d);
+    c->size = (uint32_t)size;
+}
+
+int rs_net_config_take(rs_net_config *out, const rs_net_config *c)
+{
+    defaults(out);
+    return rs_versioned_take(out, sizeof *out, c, RS_SIZE_V1(rs_net_config, fidelity));
 }
 
 void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p)

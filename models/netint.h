@@ -188,6 +188,11 @@ static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint
     return rs_route_hashed_at(net, n, rs_route_entry(net, n, dst), src, dst, entropy);
 }
 
+/* net_config.c: the library's version of the caller's configuration *c,
+ * keys it lacks at their defaults (versioned.h). RS_EINVAL for a size
+ * below the first version's. */
+int rs_net_config_take(rs_net_config *out, const rs_net_config *c);
+
 /* callbacks.c: the names of callbacks (rs_net_cb_register): the index
  * registered for (fn, ctx), RS_NONE when none; index i as another process
  * named it (bound now through the resolver when reserved and unset), NULL

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "versioned.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -273,10 +274,16 @@ static void ev_start(void *ctx, rs_net *net, uint64_t arg)
         }
 }
 
-int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs_replay **out, rs_err *err)
+int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts, rs_replay **out, rs_err *err)
 {
     *out = NULL;
-    if (!o || o->iterations == 0)
+    rs_replay_opts ro;
+    const rs_replay_opts *o = &ro;
+    rs_replay_opts_default(&ro);
+    if (rs_versioned_take(&ro, sizeof ro, opts, RS_SIZE_V1(rs_replay_opts, sync)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "replay options: of no known size (initialise them with "
+                          "rs_replay_opts_default)");
+    if (o->iterations == 0)
         return rs_err_set(err, RS_EINVAL, "workload.iterations: expected at least 1 iteration, got 0");
     if ((unsigned)o->algo >= RS_COLL_NALGOS)
         return rs_err_set(err, RS_EINVAL, "workload.algo: unknown algorithm %d", (int)o->algo);
@@ -303,10 +310,14 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *o, rs
     r->algo = o->algo;
     r->sync = o->sync;
     r->p2p_free = UINT32_MAX;
-    if (o->coll)
-        r->copts = *o->coll;
-    else
-        rs_coll_opts_default(&r->copts);
+    rs_coll_opts_default(&r->copts);
+    if (o->coll &&
+        rs_versioned_take(&r->copts, sizeof r->copts, o->coll, RS_SIZE_V1(rs_coll_opts, a2a_peers)) != RS_OK) {
+        rs_err_set(err, RS_EINVAL, "replay options: collective options of no known size (initialise them with "
+                   "rs_coll_opts_default)");
+        rc = RS_EINVAL;
+        goto fail;
+    }
     r->iterations = o->iterations;
     r->nranks = rs_trace_nranks(t);
     r->nslots = rs_trace_nslots(t);

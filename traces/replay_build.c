@@ -180,7 +180,7 @@ static int names_build(rs_replay *r, rs_err *err)
         return RS_OK; /* the flow level is never split and names no serials */
     if (nmsg) {
         if (!(r->p2p_off = calloc((size_t)r->nranks * r->nslots, sizeof *r->p2p_off)) ||
-            (r->p2p_cb = rs_net_cb_register(r->net, rs_replay_p2p_done, r)) == RS_NONE)
+            rs_net_cb_register(r->net, rs_replay_p2p_done, r, &r->p2p_cb) != RS_OK)
             return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's sends");
         uint64_t off = 0;
         for (uint32_t rank = 0; rank < r->nranks; rank++) {
@@ -227,7 +227,7 @@ static int names_build(rs_replay *r, rs_err *err)
     uint64_t ncb = cbs * r->iterations;
     r->cb_iter = (uint32_t)cbs;
     if (ncb > UINT32_MAX / 2 ||
-        (r->cb_base = rs_net_cb_reserve(r->net, (uint32_t)ncb, rs_replay_inst_resolve, r)) == RS_NONE)
+        rs_net_cb_reserve(r->net, (uint32_t)ncb, rs_replay_inst_resolve, r, &r->cb_base) != RS_OK)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's %llu collectives",
                           (unsigned long long)r->inst_base[C]);
     return RS_OK;

@@ -63,6 +63,7 @@ typedef enum {
  *                    x 256 MiB: k = 16 is at the NIC bound, k = 8 +1.7%,
  *                    k = 2 +109%). */
 typedef struct rs_coll_opts {
+    uint32_t size;          /* sizeof(rs_coll_opts) where the caller was compiled (rs_coll_opts_default) */
     uint32_t channels;
     uint64_t chunk_bytes;
     double reduce_gbps;
@@ -73,7 +74,13 @@ typedef struct rs_coll_opts {
 
 #define RS_COLL_MAX_CHANNELS 32u
 
-RS_API void rs_coll_opts_default(rs_coll_opts *o);
+/* *o (its first `size` bytes) with every option at its default, and its
+ * size. */
+RS_API void rs_coll_opts_init(rs_coll_opts *o, size_t size);
+static inline void rs_coll_opts_default(rs_coll_opts *o)
+{
+    rs_coll_opts_init(o, sizeof *o);
+}
 
 /* What collectives hand the network, counted before a run (the resource
  * guard): transfers, those that cross the network, and their bytes over

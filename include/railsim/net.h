@@ -96,9 +96,12 @@ typedef struct rs_dcqcn_config {
 /* Every constant of *d from profile p (d->profile = p). */
 RS_API void rs_dcqcn_profile_set(rs_dcqcn_config *d, rs_dcqcn_profile p);
 
-/* Every field is a scenario key (docs/scenario-format.md names them); the
- * defaults come from rs_net_config_default. Plain value type. */
+/* Every field but size is a scenario key (docs/scenario-format.md names
+ * them); the defaults come from rs_net_config_default. A plain value type
+ * that grows with new keys: it starts with its size, and the library
+ * reads only that many bytes (docs/library.md, "Versioned structs"). */
 typedef struct rs_net_config {
+    uint32_t size;               /* sizeof(rs_net_config) where the caller was compiled */
     uint64_t seed;
     rs_topo_kind kind;           /* topology.kind */
     uint32_t gpus;               /* topology.gpus */
@@ -147,7 +150,13 @@ typedef struct rs_net_config {
     rs_fidelity fidelity;        /* fidelity: packet (default) or flow */
 } rs_net_config;
 
-RS_API void rs_net_config_default(rs_net_config *c);
+/* *c (its first `size` bytes) with every key at its default, and its size. */
+RS_API void rs_net_config_init(rs_net_config *c, size_t size);
+/* rs_net_config_init with the caller's size: every key at its default. */
+static inline void rs_net_config_default(rs_net_config *c)
+{
+    rs_net_config_init(c, sizeof *c);
+}
 
 /* How a message between different rails of different HB domains travels
  * on a network of configuration *c (routing.pxn resolved for c->kind), by

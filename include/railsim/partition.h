@@ -105,8 +105,8 @@ RS_API int rs_net_rec_key_less(const rs_net_rec_key *a, const rs_net_rec_key *b)
 /* Name callback fn with ctx for the processes of a partitioned run: every
  * process registers the same ones in the same order (from the shared
  * driver's events), and a callback crossing processes (a mirrored send's
- * done, rs_net_at_gpu_for) goes by its index. UINT32_MAX when out of memory. */
-RS_API uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx);
+ * done, rs_net_at_gpu_for) goes by its index, *index. RS_ENOMEM. */
+RS_API int rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx, uint32_t *index);
 /* For callbacks whose owner is made later, at different times in
  * different processes (a collective whose members join one by one, built
  * by its first member there): reserve n consecutive indices, unset, alike
@@ -114,10 +114,10 @@ RS_API uint32_t rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx);
  * owner exists. An unset index named by another process (a mirrored
  * send's done, a shipped timer) is first given to resolve(ctx, net,
  * index), which must set it (else the run stops with RS_EINTERNAL). One
- * resolver per network. The first index, or UINT32_MAX (out of memory,
- * or another resolver is installed). */
+ * resolver per network. *first gets the first index. RS_EINVAL when
+ * another resolver is installed or n is too many, RS_ENOMEM. */
 typedef void (*rs_net_cb_resolve_fn)(void *ctx, rs_net *net, uint32_t index);
-RS_API uint32_t rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx);
+RS_API int rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx, uint32_t *first);
 /* Bind (fn NULL: unbind) reserved or registered index i. RS_EINVAL for an
  * index never given out, RS_ENOMEM. */
 RS_API int rs_net_cb_set(rs_net *net, uint32_t i, rs_net_timer_fn fn, void *ctx);

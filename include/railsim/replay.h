@@ -76,7 +76,11 @@ RS_API int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace
 
 /* ---- replay ----------------------------------------------------------------- */
 
+/* How a trace is replayed. Initialise with rs_replay_opts_default; the
+ * library reads the first `size` bytes (docs/library.md, "Versioned
+ * structs"). */
 typedef struct rs_replay_opts {
+    uint32_t size;       /* sizeof(rs_replay_opts) where the caller was compiled */
     uint32_t iterations; /* >= 1 */
     /* RS_ALGO_AUTO: the collectives layer picks per collective. Otherwise
      * used for every collective it applies to (ring: AllGather,
@@ -91,6 +95,17 @@ typedef struct rs_replay_opts {
      * all-to-all peers. */
     rs_replay_sync sync;
 } rs_replay_opts;
+
+/* 1 iteration, algorithm auto, the collectives' default options,
+ * workload.sync=collective; inline so that `size` is the caller's. */
+static inline void rs_replay_opts_default(rs_replay_opts *o)
+{
+    o->size = (uint32_t)sizeof *o;
+    o->iterations = 1;
+    o->algo = RS_ALGO_AUTO;
+    o->coll = NULL;
+    o->sync = RS_SYNC_COLLECTIVE;
+}
 
 typedef struct rs_replay rs_replay;
 

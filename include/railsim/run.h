@@ -47,10 +47,10 @@ RS_API int rs_scenario_load(rs_scenario *sc, const char *path, char *const *sets
  * in messages. */
 RS_API int rs_scenario_load_string(rs_scenario *sc, const char *json, char *const *sets, int nsets,
                                    rs_err *err);
-/* The scenario as JSON text, every key, in the file format: loading it
- * gives back the same scenario. The caller frees it (free); NULL when out
- * of memory. */
-RS_API char *rs_scenario_dump(const rs_scenario *sc);
+/* The scenario as JSON text, every key, in the file format (loading it
+ * gives back the same scenario), into *out, the caller's to free (free).
+ * RS_ENOMEM. */
+RS_API int rs_scenario_dump(const rs_scenario *sc, char **out);
 
 /* ---- runs ---------------------------------------------------------------- */
 
@@ -60,7 +60,11 @@ RS_API char *rs_scenario_dump(const rs_scenario *sc);
  * with status RS_EINTR, its outputs closed and marked partial. */
 typedef int (*rs_run_progress_fn)(void *ctx, rs_time now, uint64_t events, double done);
 
+/* How rs_run_with runs a scenario. Initialise with rs_run_opts_default;
+ * the library reads the first `size` bytes (docs/library.md, "Versioned
+ * structs"). */
 typedef struct rs_run_opts {
+    uint32_t size;        /* sizeof(rs_run_opts) where the caller was compiled */
     const char *outdir;   /* summary.json, timeline.msgpack, pcap/ go here; NULL: no files */
     const char *name;     /* what messages call the scenario (its file); NULL: nothing */
     int force;            /* run even when the memory or disk estimate says it will not fit */
@@ -80,8 +84,13 @@ typedef struct rs_run_opts {
     const rs_net_comm *part;
 } rs_run_opts;
 
-/* No output directory, no name, not forced, no progress. */
-RS_API void rs_run_opts_default(rs_run_opts *o);
+/* *o (its first `size` bytes): no output directory, no name, not forced,
+ * no progress, serial; and its size. */
+RS_API void rs_run_opts_init(rs_run_opts *o, size_t size);
+static inline void rs_run_opts_default(rs_run_opts *o)
+{
+    rs_run_opts_init(o, sizeof *o);
+}
 
 typedef struct rs_result rs_result;
 
@@ -124,8 +133,9 @@ RS_API const char *rs_result_warning(const rs_result *r);
  * partitioned"). */
 RS_API const char *rs_result_parallel_note(const rs_result *r);
 
-/* The headline figures. */
+/* The headline figures (a versioned struct: docs/library.md). */
 typedef struct rs_result_figures {
+    uint32_t size;            /* sizeof(rs_result_figures) where the caller was compiled */
     rs_time sim_end_ps;       /* the last activity */
     double wall_s;            /* wall-clock seconds of the run */
     uint64_t events;          /* simulated events */
@@ -140,7 +150,12 @@ typedef struct rs_result_figures {
     double bound_ps;          /* the network-only lower bound of that time, -1 when none */
     double exposed_comm_ps;   /* iteration: communication not hidden by compute (mean), else -1 */
 } rs_result_figures;
-RS_API void rs_result_figures_get(const rs_result *r, rs_result_figures *out);
+/* The figures into *out's first `size` bytes (its size set to it). */
+RS_API void rs_result_figures_fill(const rs_result *r, rs_result_figures *out, size_t size);
+static inline void rs_result_figures_get(const rs_result *r, rs_result_figures *out)
+{
+    rs_result_figures_fill(r, out, sizeof *out);
+}
 
 /* Everything the run measured, as summary.json holds it
  * (docs/summary-format.md): JSON text owned by the result. */
@@ -148,8 +163,11 @@ RS_API const char *rs_result_summary_json(const rs_result *r);
 
 /* The same as C values: summary.json is written from this. Every member
  * is summary.json's member of the same name (docs/summary-format.md);
- * -1 stands for its null. Owned by the result. */
+ * -1 stands for its null. Owned by the result. Each struct starts with
+ * the library's sizeof of it and only grows at its end: a caller reads a
+ * field a later version added only when size reaches past it. */
 typedef struct rs_result_collective {
+    uint32_t size;
     const char *op, *algo;    /* rs_coll_op_name, rs_coll_algo_name */
     uint32_t ranks, iters;
     uint64_t bytes;
@@ -160,14 +178,16 @@ typedef struct rs_result_collective {
 } rs_result_collective;
 
 typedef struct rs_result_iteration {
+    uint32_t size;
     const char *name;         /* the trace's */
-    rs_replay_stats st;       /* replay.h: times, compute, exposed comm, bound, by dimension */
     uint32_t ntimes;
     const rs_time *times_ps;  /* [ntimes] */
     int tokens_valid, mfu_valid; /* st.tokens_per_s and st.mfu mean something */
+    rs_replay_stats st;       /* replay.h: times, compute, exposed comm, bound, by dimension */
 } rs_result_iteration;
 
 typedef struct rs_result_fault_free {
+    uint32_t size;
     const char *status;       /* the fault-free run's status, or "failed" */
     double sim_end_ps;
     const char *time_of;      /* "iteration", "collective" or "sim_end" */
@@ -175,6 +195,7 @@ typedef struct rs_result_fault_free {
 } rs_result_fault_free;
 
 typedef struct rs_result_data {
+    uint32_t size;
     const char *status;       /* "complete", "interrupted" or "incomplete" */
     rs_time sim_end_ps;
     rs_topo_kind kind;

@@ -27,9 +27,9 @@ typedef void (*rs_event_fn)(rs_sim *sim, void *obj, uint64_t arg);
 /* Entity ids fit in 24 bits; each entity may schedule 2^40 events. */
 #define RS_SIM_MAX_ENTITIES (1u << 24)
 
-/* Create an empty simulation at time 0 with no entities. NULL on ENOMEM.
- * Free with rs_sim_destroy. */
-RS_API rs_sim *rs_sim_create(void);
+/* An empty simulation at time 0 with no entities, *out the caller's
+ * (rs_sim_destroy). RS_ENOMEM. */
+RS_API int rs_sim_create(rs_sim **out);
 RS_API void rs_sim_destroy(rs_sim *sim); /* NULL is a no-op */
 
 /* Reserve n new consecutive entity ids; *first gets the first. RS_ERANGE

@@ -804,18 +804,20 @@ static void test_callback_indices_found_reserved_and_resolved(void)
     static char ctxs[300];
     uint32_t idx[300];
     for (int i = 0; i < 300; i++)
-        CU_ASSERT_NOT_EQUAL_FATAL(idx[i] = rs_net_cb_register(net, cb_note, &ctxs[i]), UINT32_MAX);
+        CU_ASSERT_EQUAL_FATAL(rs_net_cb_register(net, cb_note, &ctxs[i], &idx[i]), RS_OK);
     for (int i = 0; i < 300; i++)
         CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[i]), idx[i]);
-    uint32_t again = rs_net_cb_register(net, cb_note, &ctxs[7]);
+    uint32_t again, base, next;
+    CU_ASSERT_EQUAL_FATAL(rs_net_cb_register(net, cb_note, &ctxs[7], &again), RS_OK);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[7]), again);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &c), RS_NONE);
     /* Reserved: unset until bound; one resolver per network. */
     cb_seen seen = { 0 };
-    uint32_t base = rs_net_cb_reserve(net, 4, cb_bind, &seen);
+    CU_ASSERT_EQUAL_FATAL(rs_net_cb_reserve(net, 4, cb_bind, &seen, &base), RS_OK);
     CU_ASSERT_EQUAL_FATAL(base, again + 1);
-    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_other, NULL), UINT32_MAX);
-    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_bind, &seen), base + 4);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_other, NULL, &next), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_bind, &seen, &next), RS_OK);
+    CU_ASSERT_EQUAL(next, base + 4);
     CU_ASSERT_EQUAL(rs_net_cb_set(net, base + 6, cb_note, &seen), RS_EINVAL);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), RS_NONE);
     /* A timer naming an unset index (as one shipped from another process

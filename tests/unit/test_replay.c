@@ -51,7 +51,12 @@ static result replay_sync(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_
     result res;
     memset(&res, 0, sizeof res);
     rs_net *net = mk_net(gpus, hb, RS_TRANSPORT_IDEAL);
-    rs_replay_opts o = { .iterations = iters, .algo = algo, .coll = co, .sync = sync };
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.iterations = iters;
+    o.algo = algo;
+    o.coll = co;
+    o.sync = sync;
     rs_replay *r = NULL;
     rs_err err;
     int rc;
@@ -501,7 +506,11 @@ static void test_replay_refuses_trace_larger_than_network(void)
     p.par.global_batch = 4;
     rs_trace *t = gen_plan(&p);
     rs_net *net = mk_net(2, 1, RS_TRANSPORT_IDEAL);
-    rs_replay_opts o = { .iterations = 1, .algo = RS_ALGO_AUTO, .coll = NULL };
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.iterations = 1;
+    o.algo = RS_ALGO_AUTO;
+    o.coll = NULL;
     rs_replay *r = NULL;
     rs_err err;
     CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &r, &err), RS_EINVAL);
@@ -627,7 +636,11 @@ static void test_replay_rank_sync_members_start_and_end_on_their_own(void)
     CU_ASSERT(r1.st.time_ps < c.st.time_ps * 1.1 && r1.st.time_ps > c.st.time_ps * 0.9);
 
     rs_net *net = mk_net(8, 4, RS_TRANSPORT_IDEAL);
-    rs_replay_opts o = { .iterations = 1, .algo = RS_ALGO_PAIRWISE, .sync = RS_SYNC_RANK };
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.iterations = 1;
+    o.algo = RS_ALGO_PAIRWISE;
+    o.sync = RS_SYNC_RANK;
     rs_replay *rp = NULL;
     CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &rp, &err), RS_EINVAL);
     CU_ASSERT_PTR_NULL(rp);

@@ -285,8 +285,8 @@ static void log_fn(rs_sim *sim, void *obj, uint64_t arg)
 
 static rs_sim *sim_with_entities(uint32_t n)
 {
-    rs_sim *sim = rs_sim_create();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sim);
+    rs_sim *sim = NULL;
+    CU_ASSERT_EQUAL_FATAL(rs_sim_create(&sim), RS_OK);
     uint32_t first = 99;
     CU_ASSERT_EQUAL_FATAL(rs_sim_entities_add(sim, n, &first), RS_OK);
     CU_ASSERT_EQUAL_FATAL(first, 0);
@@ -687,8 +687,8 @@ static void test_sim_key_of_a_same_instant_child_is_its_parents(void)
 
 static void test_sim_entities_add_gives_consecutive_ids(void)
 {
-    rs_sim *sim = rs_sim_create();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sim);
+    rs_sim *sim = NULL;
+    CU_ASSERT_EQUAL_FATAL(rs_sim_create(&sim), RS_OK);
     uint32_t first = 99;
     CU_ASSERT_EQUAL(rs_sim_entities(sim), 0);
     CU_ASSERT_EQUAL(rs_sim_entities_add(sim, 3, &first), RS_OK);

@@ -50,8 +50,10 @@ PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, c
 
 
 class RunOpts(ctypes.Structure):
-    """rs_run_opts (run.h), filled by rs_run_opts_default before use."""
-    _fields_ = [("outdir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("force", ctypes.c_int),
+    """rs_run_opts (run.h), filled by rs_run_opts_init with its own size
+    before use: a library with a larger rs_run_opts reads only these
+    fields (docs/library.md, "Versioned structs")."""
+    _fields_ = [("size", ctypes.c_uint32), ("outdir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("force", ctypes.c_int),
                 ("progress", PROGRESS_FN), ("ctx", ctypes.c_void_p), ("part", ctypes.c_void_p)]
 
 
@@ -106,7 +108,7 @@ def _declare(lib):
         "rs_scenario_destroy": (None, [c_void_p]),
         "rs_scenario_load": (c_int, [c_void_p, c_char_p, sets, c_int, err_p]),
         "rs_scenario_load_string": (c_int, [c_void_p, c_char_p, sets, c_int, err_p]),
-        "rs_run_opts_default": (None, [ctypes.POINTER(RunOpts)]),
+        "rs_run_opts_init": (None, [ctypes.POINTER(RunOpts), ctypes.c_size_t]),
         "rs_run_with": (c_int, [c_void_p, ctypes.POINTER(RunOpts), handle_p, err_p]),
         "rs_result_destroy": (None, [c_void_p]),
         "rs_result_status": (c_int, [c_void_p]),

@@ -276,7 +276,7 @@ def _execute(lib, sc, name, outdir, force, progress):
         outdir = tmp.name
     outdir = os.fspath(outdir)
     opts = _lib.RunOpts()
-    lib.rs_run_opts_default(ctypes.byref(opts))
+    lib.rs_run_opts_init(ctypes.byref(opts), ctypes.sizeof(opts))
     opts.outdir = os.fsencode(outdir)
     opts.name = os.fsencode(name) if name else None
     opts.force = 1 if force else 0
