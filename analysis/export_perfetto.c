@@ -27,6 +27,7 @@
  * those links as counters.
  */
 #include "export.h"
+#include "array.h"
 #include "export_int.h"
 
 #include "tables.h"
@@ -87,14 +88,8 @@ static const char *name_of(const ctx *c, uint32_t space, uint64_t id)
 
 static int push_span(spans *s, const span *x)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 1024;
-        span *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (rs_array_reserve(&s->v, &s->cap, s->n + 1, sizeof *s->v, 1024) != RS_OK)
+        return -1;
     s->v[s->n++] = *x;
     return 0;
 }
@@ -207,14 +202,8 @@ static int place(ctx *c, uint64_t start, uint64_t end)
             c->depth[k]--;
         if (c->depth[k] && end > c->stack[k][c->depth[k] - 1] && k + 1 < RS_EXPORT_MAX_LANES)
             continue;
-        if (c->depth[k] == c->cap[k]) {
-            size_t cap = c->cap[k] ? c->cap[k] * 2 : 16;
-            uint64_t *s = realloc(c->stack[k], cap * sizeof *s);
-            if (!s)
-                return -1;
-            c->stack[k] = s;
-            c->cap[k] = cap;
-        }
+        if (rs_array_reserve(&c->stack[k], &c->cap[k], c->depth[k] + 1, sizeof *c->stack[k], 16) != RS_OK)
+            return -1;
         /* The last lane takes what fits nowhere (improperly nested there). */
         if (!c->depth[k] || end <= c->stack[k][c->depth[k] - 1])
             c->stack[k][c->depth[k]++] = end;
@@ -363,9 +352,8 @@ static int choose_links(ctx *c, uint32_t links)
     if (!v)
         return -1;
     size_t n = 0;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->used[i])
-            v[n++] = (port_max){ (uint32_t)m->keys[i], m->vals[i] };
+    for (size_t i = 0; i < m->count; i++)
+        v[n++] = (port_max){ (uint32_t)m->keys[i], m->vals[i] };
     qsort(v, n, sizeof *v, cmp_port);
     for (size_t i = 0; i < n && i < links; i++)
         if (!rs_u64map_upsert(&c->charted, v[i].port, 1)) {

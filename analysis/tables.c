@@ -2,10 +2,12 @@
  * tables.c - string intern table and uint64 map (tables.h).
  *
  * Strings live in chunks that are never moved (so rs_strtab_str pointers
- * stay valid); the table holds pointers to them plus an open-addressing
- * hash index of ids.
+ * stay valid); the table holds pointers to them plus the hash index of
+ * their ids (hindex.h). The map keeps keys and values in insertion order,
+ * indexed the same way.
  */
 #include "tables.h"
+#include "array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +23,25 @@ typedef struct chunk {
 struct rs_strtab {
     const char **strs;   /* id -> string */
     uint32_t n, cap;
-    uint32_t *index;     /* hash slot -> id + 1 (0 = empty) */
-    size_t icap;
+    rs_hindex idx;       /* a string's hash -> its id */
     chunk *chunks;
 };
 
-static uint64_t hash_str(const char *s)
+static uint64_t str_hash_of(const void *ctx, uint32_t id)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return rs_hash_str(((const rs_strtab *)ctx)->strs[id]);
 }
 
-static uint64_t hash_u64(uint64_t x)
+/* The lookup's key and the table, for the index's equality test. */
+typedef struct str_key {
+    const rs_strtab *t;
+    const char *s;
+} str_key;
+
+static int str_eq(const void *ctx, uint32_t id)
 {
-    x ^= x >> 33; /* splitmix64 finalizer */
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
+    const str_key *k = ctx;
+    return strcmp(k->t->strs[id], k->s) == 0;
 }
 
 rs_strtab *rs_strtab_create(void)
@@ -65,7 +65,7 @@ void rs_strtab_destroy(rs_strtab *t)
         free(c);
     }
     free(t->strs);
-    free(t->index);
+    rs_hindex_fini(&t->idx);
     free(t);
 }
 
@@ -88,58 +88,24 @@ static char *store(rs_strtab *t, const char *s, size_t len)
     return p;
 }
 
-static int reindex(rs_strtab *t, size_t icap)
-{
-    uint32_t *idx = calloc(icap, sizeof *idx);
-    if (!idx)
-        return -1;
-    for (uint32_t id = 0; id < t->n; id++) {
-        size_t i = hash_str(t->strs[id]) & (icap - 1);
-        while (idx[i])
-            i = (i + 1) & (icap - 1);
-        idx[i] = id + 1;
-    }
-    free(t->index);
-    t->index = idx;
-    t->icap = icap;
-    return 0;
-}
-
 uint32_t rs_strtab_intern(rs_strtab *t, const char *s)
 {
     if (!s)
         s = "";
-    if (t->icap == 0 && reindex(t, 64) != 0)
+    uint64_t h = rs_hash_str(s);
+    str_key k = { t, s };
+    uint32_t id = rs_hindex_find(&t->idx, h, str_eq, &k);
+    if (id != UINT32_MAX)
+        return id;
+    if (t->n == UINT32_MAX - 1 || rs_array_reserve32(&t->strs, &t->cap, t->n + 1, sizeof *t->strs, 64) != RS_OK)
         return UINT32_MAX;
-    uint64_t h = hash_str(s);
-    size_t i = h & (t->icap - 1);
-    for (; t->index[i]; i = (i + 1) & (t->icap - 1))
-        if (strcmp(t->strs[t->index[i] - 1], s) == 0)
-            return t->index[i] - 1;
-    if (t->n == UINT32_MAX - 1)
-        return UINT32_MAX;
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 64;
-        const char **ns = realloc(t->strs, cap * sizeof *ns);
-        if (!ns)
-            return UINT32_MAX;
-        t->strs = ns;
-        t->cap = cap;
-    }
     char *copy = store(t, s, strlen(s));
     if (!copy)
         return UINT32_MAX;
-    uint32_t id = t->n++;
-    t->strs[id] = copy;
-    if ((size_t)t->n * 2 > t->icap) {
-        if (reindex(t, t->icap * 2) != 0) {
-            t->n--;
-            return UINT32_MAX;
-        }
-    } else {
-        t->index[i] = id + 1;
-    }
-    return id;
+    t->strs[t->n] = copy;
+    if (rs_hindex_insert(&t->idx, h, t->n, str_hash_of, t) != RS_OK)
+        return UINT32_MAX;
+    return t->n++;
 }
 
 const char *rs_strtab_str(const rs_strtab *t, uint32_t id)
@@ -150,65 +116,55 @@ const char *rs_strtab_str(const rs_strtab *t, uint32_t id)
 void rs_u64map_init(rs_u64map *m)
 {
     memset(m, 0, sizeof *m);
+    rs_hindex_init(&m->idx);
 }
 
 void rs_u64map_fini(rs_u64map *m)
 {
     free(m->keys);
     free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
+    rs_hindex_fini(&m->idx);
+    rs_u64map_init(m);
 }
 
-static size_t slot_of(const rs_u64map *m, uint64_t key)
+static uint64_t key_hash_of(const void *ctx, uint32_t i)
 {
-    size_t i = hash_u64(key) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
+    return rs_hash_u64(((const rs_u64map *)ctx)->keys[i]);
 }
 
-static int grow(rs_u64map *m)
+typedef struct u64_key {
+    const rs_u64map *m;
+    uint64_t key;
+} u64_key;
+
+static int key_eq(const void *ctx, uint32_t i)
 {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    rs_u64map n = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint64_t)),
-                    calloc(cap, 1), cap, 0 };
-    if (!n.keys || !n.vals || !n.used) {
-        rs_u64map_fini(&n);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
-            continue;
-        size_t j = slot_of(&n, m->keys[i]);
-        n.used[j] = 1;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-        n.count++;
-    }
-    rs_u64map_fini(m);
-    *m = n;
-    return 0;
+    const u64_key *k = ctx;
+    return k->m->keys[i] == k->key;
 }
 
 uint64_t *rs_u64map_upsert(rs_u64map *m, uint64_t key, uint64_t init)
 {
-    if ((m->count + 1) * 2 > m->cap && grow(m) != 0)
+    uint64_t h = rs_hash_u64(key);
+    u64_key k = { m, key };
+    uint32_t i = rs_hindex_find(&m->idx, h, key_eq, &k);
+    if (i != UINT32_MAX)
+        return &m->vals[i];
+    size_t kc = m->cap, vc = m->cap;
+    if (m->count >= UINT32_MAX - 1 || rs_array_reserve(&m->keys, &kc, m->count + 1, sizeof *m->keys, 64) != RS_OK ||
+        rs_array_reserve(&m->vals, &vc, m->count + 1, sizeof *m->vals, 64) != RS_OK)
         return NULL;
-    size_t i = slot_of(m, key);
-    if (!m->used[i]) {
-        m->used[i] = 1;
-        m->keys[i] = key;
-        m->vals[i] = init;
-        m->count++;
-    }
-    return &m->vals[i];
+    m->cap = kc;
+    m->keys[m->count] = key;
+    m->vals[m->count] = init;
+    if (rs_hindex_insert(&m->idx, h, (uint32_t)m->count, key_hash_of, m) != RS_OK)
+        return NULL;
+    return &m->vals[m->count++];
 }
 
 uint64_t *rs_u64map_get(const rs_u64map *m, uint64_t key)
 {
-    if (!m->cap)
-        return NULL;
-    size_t i = slot_of(m, key);
-    return m->used[i] ? &m->vals[i] : NULL;
+    u64_key k = { m, key };
+    uint32_t i = rs_hindex_find(&m->idx, rs_hash_u64(key), key_eq, &k);
+    return i == UINT32_MAX ? NULL : &m->vals[i];
 }

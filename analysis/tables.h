@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
+
 /* ---- string intern table ---------------------------------------------- */
 
 typedef struct rs_strtab rs_strtab;
@@ -37,9 +39,9 @@ const char *rs_strtab_str(const rs_strtab *t, uint32_t id);
 /* ---- uint64 -> uint64 map --------------------------------------------- */
 
 typedef struct rs_u64map {
-    uint64_t *keys, *vals;
-    unsigned char *used;
+    uint64_t *keys, *vals; /* [count], in insertion order */
     size_t cap, count;
+    rs_hindex idx;         /* key's hash -> its entry */
 } rs_u64map;
 
 /* Caller-owned storage: init to empty, fini frees. */

@@ -16,6 +16,7 @@
  * every call returns `fail_code` with the stored message.
  */
 #include "timeline_read.h"
+#include "array.h"
 
 #include <msgpack.h>
 
@@ -239,13 +240,10 @@ static int read_object(rs_tlread *r, msgpack_object *obj, rs_an_err *err)
                 return fail(r, err, RS_AN_EFORMAT,
                             "%s: %s is larger than %u bytes, the reader's limit for one object (the file is corrupt).",
                             r->path, where(r, w, sizeof w), RS_TLREAD_MAX_OBJECT);
-            size_t ncap = r->cap * 2 > RS_TLREAD_MAX_OBJECT ? RS_TLREAD_MAX_OBJECT : r->cap * 2;
-            unsigned char *nb = realloc(r->buf, ncap);
-            if (!nb)
+            /* BUF_INIT and the limit are powers of two: doubling reaches the limit exactly. */
+            if (rs_array_reserve(&r->buf, &r->cap, r->cap + 1, 1, BUF_INIT) != RS_OK)
                 return fail(r, err, RS_AN_ENOMEM, "%s: out of memory reading %s.", r->path,
                             where(r, w, sizeof w));
-            r->buf = nb;
-            r->cap = ncap;
         }
         size_t got = fread(r->buf + r->end, 1, r->cap - r->end, r->f);
         r->end += got;
@@ -528,14 +526,9 @@ int rs_tlread_next(rs_tlread *r, rs_tlread_rec *rec, rs_an_err *err)
             return finish(r, &c, err);
         /* Strings of one record fit in the record's length plus NULs. */
         size_t need = (size_t)(r->off - roff) + 16;
-        if (need > r->strs_cap) {
-            char *ns = realloc(r->strs, need);
-            if (!ns)
-                return fail(r, err, RS_AN_ENOMEM, "%s: out of memory reading record %" PRIu64 ".",
-                            r->path, r->index);
-            r->strs = ns;
-            r->strs_cap = need;
-        }
+        if (rs_array_reserve(&r->strs, &r->strs_cap, need, 1, 256) != RS_OK)
+            return fail(r, err, RS_AN_ENOMEM, "%s: out of memory reading record %" PRIu64 ".", r->path,
+                        r->index);
         r->strs_used = 0;
         memset(rec, 0, sizeof *rec);
         rec->kind = (rs_tlread_kind)k;

@@ -9,6 +9,7 @@
  * communication spans separately: exposed = |comm| - |comm n compute|.
  */
 #include "tlstats.h"
+#include "array.h"
 
 #include "tables.h"
 
@@ -54,19 +55,6 @@ typedef struct owner {
     rs_strtab *strs;
 } owner;
 
-static int grow_array(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
-
 /* The aggregate for (a, b) in index idx over array arr; NULL without memory. */
 static agg *agg_get(rs_u64map *idx, agg **arr, size_t *n, size_t *cap, uint32_t a, uint32_t b)
 {
@@ -75,7 +63,7 @@ static agg *agg_get(rs_u64map *idx, agg **arr, size_t *n, size_t *cap, uint32_t 
     if (!slot)
         return NULL;
     if (*slot == UINT64_MAX) {
-        if (grow_array((void **)arr, cap, *n, sizeof **arr))
+        if (rs_array_reserve(arr, cap, *n + 1, sizeof **arr, 256))
             return NULL;
         agg *g = &(*arr)[*n];
         memset(g, 0, sizeof *g);
@@ -159,7 +147,7 @@ static int add_record(builder *b, const rs_tlread_rec *r)
             return -1;
         agg *g = agg_get(&b->op_idx, &b->ops, &b->n_ops, &b->cap_ops, op, 0);
         agg *d = agg_get(&b->dim_idx, &b->dims, &b->n_dims, &b->cap_dims, dim, op);
-        if (!g || !d || grow_array((void **)&b->iv, &b->cap_iv, b->n_iv, sizeof *b->iv))
+        if (!g || !d || rs_array_reserve(&b->iv, &b->cap_iv, b->n_iv + 1, sizeof *b->iv, 256))
             return -1;
         agg_add(g, dur, r->u.op.bytes);
         agg_add(d, dur, r->u.op.bytes);
@@ -179,7 +167,7 @@ static int add_record(builder *b, const rs_tlread_rec *r)
         return 0;
     }
     case RS_TL_FLOW:
-        if (grow_array((void **)&b->fct, &b->cap_fct, b->n_fct, sizeof *b->fct))
+        if (rs_array_reserve(&b->fct, &b->cap_fct, b->n_fct + 1, sizeof *b->fct, 256))
             return -1;
         b->fct[b->n_fct++] = r->u.flow.end_ps - r->u.flow.start_ps;
         return 0;
@@ -188,7 +176,7 @@ static int add_record(builder *b, const rs_tlread_rec *r)
         if (!slot)
             return -1;
         if (*slot == UINT64_MAX) {
-            if (grow_array((void **)&b->ports, &b->cap_ports, b->n_ports, sizeof *b->ports))
+            if (rs_array_reserve(&b->ports, &b->cap_ports, b->n_ports + 1, sizeof *b->ports, 256))
                 return -1;
             memset(&b->ports[b->n_ports], 0, sizeof *b->ports);
             b->ports[b->n_ports].port = r->u.sample.port;

@@ -13,6 +13,7 @@
  * on the e2e scenarios, 2.7x over on gpt3-175b at flow level).
  */
 #include "guard.h"
+#include "array.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -119,14 +120,9 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
     for (uint32_t c = 0; rc == RS_OK && c < ncomms; c++) {
         uint32_t n;
         const uint32_t *ranks = rs_trace_comm_ranks(tr, c, &n);
-        if (n > gcap) {
-            uint32_t *g = realloc(gpus, (size_t)n * sizeof *g);
-            if (!g) {
-                rc = RS_ENOMEM;
-                break;
-            }
-            gpus = g;
-            gcap = n;
+        if (rs_array_reserve32(&gpus, &gcap, n, sizeof *gpus, 64) != RS_OK) {
+            rc = RS_ENOMEM;
+            break;
         }
         for (uint32_t i = 0; i < n; i++)
             gpus[i] = rs_trace_rank_gpu(tr, ranks[i]);

@@ -50,37 +50,18 @@ void rs_evq_fini(rs_evq *q)
 /* Room for at least `need` events in v; v is unchanged on failure. */
 __attribute__((noinline)) static int vec_grow(rs_evq_vec *v, size_t need)
 {
-    size_t cap = v->cap ? (size_t)v->cap * 2 : 16;
-    while (cap < need)
-        cap *= 2;
-    if (cap > UINT32_MAX)
-        return RS_ENOMEM;
-    rs_event *e = realloc(v->ev, cap * sizeof *e);
-    if (!e)
-        return RS_ENOMEM;
-    v->ev = e;
-    v->cap = (uint32_t)cap;
-    return RS_OK;
+    return need > UINT32_MAX ? RS_ENOMEM : rs_array_reserve32(&v->ev, &v->cap, (uint32_t)need, sizeof *v->ev, 16);
 }
 
 /* front and scratch for at least `need` events; fcap grows only when
  * both did (a bigger block with the old fcap is still consistent). */
 __attribute__((noinline)) static int front_grow(rs_evq *q, size_t need)
 {
-    size_t cap = q->fcap ? (size_t)q->fcap * 2 : 1024;
-    while (cap < need)
-        cap *= 2;
-    if (cap > UINT32_MAX)
+    uint32_t fc = q->fcap, sc = q->fcap;
+    if (need > UINT32_MAX || rs_array_reserve32(&q->front, &fc, (uint32_t)need, sizeof *q->front, 1024) != RS_OK ||
+        rs_array_reserve32(&q->scratch, &sc, (uint32_t)need, sizeof *q->scratch, 1024) != RS_OK)
         return RS_ENOMEM;
-    rs_event *f = realloc(q->front, cap * sizeof *f);
-    if (!f)
-        return RS_ENOMEM;
-    q->front = f;
-    rs_event *s = realloc(q->scratch, cap * sizeof *s);
-    if (!s)
-        return RS_ENOMEM;
-    q->scratch = s;
-    q->fcap = (uint32_t)cap;
+    q->fcap = fc; /* the same as sc: both grew by the same rule from the same capacity */
     return RS_OK;
 }
 

@@ -5,6 +5,7 @@
  * row cannot write outside its field.
  */
 #include "keys.h"
+#include "array.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -700,19 +701,13 @@ int rs_keys_apply_text(const rs_key_table *t, void *base, void *ctx, const char 
  * with errno kept. */
 static int slurp(FILE *f, char **buf, size_t *len)
 {
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    if (!b)
-        return RS_ENOMEM;
+    size_t cap = 0, n = 0;
+    char *b = NULL;
     for (;;) {
-        if (n == cap) {
-            char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                return RS_ENOMEM;
-            }
-            b = nb;
-            cap *= 2;
+        /* At most 2 GiB: a scenario, plan or parts file is kilobytes. */
+        if (n == cap && (cap > ((size_t)1 << 30) || rs_array_reserve(&b, &cap, n + 1, 1, 4096) != RS_OK)) {
+            free(b);
+            return RS_ENOMEM;
         }
         size_t r = fread(b + n, 1, cap - n, f);
         n += r;

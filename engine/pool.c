@@ -12,39 +12,6 @@
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
-int rs_array_reserve(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
-{
-    if (need <= *cap)
-        return RS_OK;
-    size_t c = *cap ? *cap : (first ? first : 1);
-    while (c < need) {
-        if (c > SIZE_MAX / 2)
-            return RS_ENOMEM;
-        c *= 2;
-    }
-    if (elem && c > SIZE_MAX / elem)
-        return RS_ENOMEM;
-    void *p = realloc(*(void **)arr, c * elem);
-    if (!p)
-        return RS_ENOMEM;
-    *(void **)arr = p;
-    *cap = c;
-    return RS_OK;
-}
-
-int rs_array_reserve32(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
-{
-    size_t c = *cap;
-    int rc = rs_array_reserve(arr, &c, need, elem, first);
-    if (rc == RS_OK && c > UINT32_MAX) {
-        /* Past a 32-bit capacity: keep what fits (need did fit). */
-        c = UINT32_MAX;
-    }
-    if (rc == RS_OK)
-        *cap = (uint32_t)c;
-    return rc;
-}
-
 void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab)
 {
     rs_pool_init_aligned(p, obj_size, per_slab, 8);

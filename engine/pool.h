@@ -13,6 +13,7 @@
 #ifndef RS_POOL_H
 #define RS_POOL_H
 
+#include "array.h" /* rs_array_reserve: growable arrays, the one growth rule */
 #include "base.h"
 
 RS_BEGIN_DECLS
@@ -37,16 +38,6 @@ RS_API void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab);
  * packet). */
 RS_API void rs_pool_init_aligned(rs_pool *p, size_t obj_size, size_t per_slab, size_t align);
 RS_API void rs_pool_fini(rs_pool *p); /* frees every slab, live objects too */
-
-/* Growable arrays: make room for `need` elements of elem bytes in the
- * array *arr (a pointer to the array's pointer) of capacity *cap. The
- * capacity doubles, from `first` when it is 0, until it holds need, so
- * arrays grow amortized, never element by element. RS_ENOMEM (also for a
- * capacity past SIZE_MAX / elem) leaves array and capacity as they were.
- * The one growth rule of every array railsim keeps; rs_array_reserve32
- * is the same for 32-bit capacities (at most UINT32_MAX). */
-RS_API int rs_array_reserve(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
-RS_API int rs_array_reserve32(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first);
 
 RS_API void *rs_pool_grow_get(rs_pool *p); /* slow path: NULL on ENOMEM */
 

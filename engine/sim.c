@@ -51,16 +51,8 @@ int rs_sim_entities_add(rs_sim *sim, uint32_t n, uint32_t *first)
     if (n > RS_SIM_MAX_ENTITIES - sim->nent)
         return RS_ERANGE;
     uint32_t need = sim->nent + n;
-    if (need > sim->capent) {
-        uint32_t cap = sim->capent ? sim->capent : 64;
-        while (cap < need)
-            cap *= 2;
-        uint64_t *s = realloc(sim->seq, (size_t)cap * sizeof *s);
-        if (!s)
-            return RS_ENOMEM;
-        sim->seq = s;
-        sim->capent = cap;
-    }
+    if (rs_array_reserve32(&sim->seq, &sim->capent, need, sizeof *sim->seq, 64) != RS_OK)
+        return RS_ENOMEM;
     for (uint32_t i = sim->nent; i < need; i++)
         sim->seq[i] = 0;
     *first = sim->nent;

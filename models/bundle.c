@@ -31,6 +31,7 @@
  * solver as a link (fluid.c).
  */
 #include "bundle.h"
+#include "hindex.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ typedef struct bundle {
 /* A cached stage list, from the source's leaf on (stage 0, the NIC port,
  * is the flow's own). */
 typedef struct path_ent {
-    uint64_t key;           /* (source leaf switch + 1) << 32 | destination leaf index; 0 = empty */
+    uint64_t key;           /* (source leaf switch + 1) << 32 | destination leaf index */
     uint32_t n;
     uint32_t link[RS_BUNDLE_MAX_STAGES];
 } path_ent;
@@ -56,10 +57,11 @@ struct rs_bundles {
     uint32_t *mem;
     uint32_t nmem;
     size_t capmem;
-    uint32_t *bhash;        /* open addressing: bundle index + 1, 0 = empty */
-    uint32_t capbhash;      /* a power of 2, kept above twice nb */
-    path_ent *path;
-    uint32_t npath, cappath; /* a power of 2, kept above twice npath */
+    rs_hindex bidx;         /* a member set's hash -> its bundle */
+    path_ent *path;         /* [npath] cached stage lists, in the order computed */
+    uint32_t npath;
+    size_t cappath;
+    rs_hindex pidx;         /* a path key's hash -> its cached stage list */
     /* Scratch of one path computation: a stage's ports and nodes, and a
      * stamp per port and node so each goes in once. */
     uint32_t *sports, *snodes, *nstamp, *pstamp, stamp;
@@ -96,8 +98,9 @@ void rs_bundles_destroy(rs_bundles *b)
         return;
     free(b->b);
     free(b->mem);
-    free(b->bhash);
+    rs_hindex_fini(&b->bidx);
     free(b->path);
+    rs_hindex_fini(&b->pidx);
     free(b->sports);
     free(b->snodes);
     free(b->nstamp);
@@ -128,21 +131,24 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int rehash(rs_bundles *b, uint32_t cap)
+static uint64_t bundle_hash_of(const void *b, uint32_t i)
 {
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t)
-        return RS_ENOMEM;
-    for (uint32_t i = 0; i < b->nb; i++) {
-        uint32_t s = (uint32_t)b->b[i].hash & (cap - 1);
-        while (t[s])
-            s = (s + 1) & (cap - 1);
-        t[s] = i + 1;
-    }
-    free(b->bhash);
-    b->bhash = t;
-    b->capbhash = cap;
-    return RS_OK;
+    return ((const rs_bundles *)b)->b[i].hash;
+}
+
+/* A member set looked up: the bundles, the set and its hash. */
+typedef struct set_key {
+    const rs_bundles *b;
+    const uint32_t *p;
+    uint32_t n;
+    uint64_t hash;
+} set_key;
+
+static int set_eq(const void *key, uint32_t i)
+{
+    const set_key *k = key;
+    const bundle *x = &k->b->b[i];
+    return x->hash == k->hash && x->n == k->n && !memcmp(&k->b->mem[x->first], k->p, k->n * sizeof *k->p);
 }
 
 /* The bundle of ports p[0..n) (sorted, n >= 2): its link id, created if
@@ -151,17 +157,12 @@ static int bundle_of(rs_bundles *b, const uint32_t *p, uint32_t n, uint32_t *lin
 {
     uint64_t h = set_hash(p, n);
     *created = 0;
-    if (b->capbhash) {
-        for (uint32_t s = (uint32_t)h & (b->capbhash - 1); b->bhash[s]; s = (s + 1) & (b->capbhash - 1)) {
-            const bundle *x = &b->b[b->bhash[s] - 1];
-            if (x->hash == h && x->n == n && !memcmp(&b->mem[x->first], p, n * sizeof *p)) {
-                *link = b->nports + b->bhash[s] - 1;
-                return RS_OK;
-            }
-        }
+    set_key k = { b, p, n, h };
+    uint32_t i = rs_hindex_find(&b->bidx, h, set_eq, &k);
+    if (i != UINT32_MAX) {
+        *link = b->nports + i;
+        return RS_OK;
     }
-    if ((b->nb + 1) * 2 > b->capbhash && rehash(b, b->capbhash ? b->capbhash * 2 : 64) != RS_OK)
-        return RS_ENOMEM;
     if (reserve(&b->b, &b->capb, (size_t)b->nb + 1, sizeof *b->b) != RS_OK ||
         reserve(&b->mem, &b->capmem, (size_t)b->nmem + n, sizeof *b->mem) != RS_OK)
         return RS_ENOMEM;
@@ -170,12 +171,10 @@ static int bundle_of(rs_bundles *b, const uint32_t *p, uint32_t n, uint32_t *lin
     x->n = n;
     x->hash = h;
     memcpy(&b->mem[b->nmem], p, n * sizeof *p);
+    if (rs_hindex_insert(&b->bidx, h, b->nb, bundle_hash_of, b) != RS_OK)
+        return RS_ENOMEM;
     b->nmem += n;
-    uint32_t s = (uint32_t)h & (b->capbhash - 1);
-    while (b->bhash[s])
-        s = (s + 1) & (b->capbhash - 1);
-    b->bhash[s] = ++b->nb;
-    *link = b->nports + b->nb - 1;
+    *link = b->nports + b->nb++;
     *created = 1;
     return RS_OK;
 }
@@ -248,22 +247,37 @@ static int stages(rs_bundles *b, const rs_net *net, uint32_t leaf, uint32_t dst,
     return RS_OK;
 }
 
+static uint64_t path_hash_of(const void *b, uint32_t i)
+{
+    return rs_mix64(((const rs_bundles *)b)->path[i].key);
+}
+
+typedef struct path_key {
+    const rs_bundles *b;
+    uint64_t key;
+} path_key;
+
+static int path_eq(const void *key, uint32_t i)
+{
+    const path_key *k = key;
+    return k->b->path[i].key == k->key;
+}
+
 int rs_bundles_path(rs_bundles *b, const rs_net *net, uint32_t leaf, uint32_t dst, uint32_t *links,
                     uint32_t max, uint32_t *n, uint32_t *created)
 {
     *created = 0;
     uint64_t key = ((uint64_t)leaf + 1) << 32 | net->leaf_index_of_gpu[dst];
-    if (b->cappath) {
-        for (uint32_t s = (uint32_t)rs_mix64(key) & (b->cappath - 1); b->path[s].key;
-             s = (s + 1) & (b->cappath - 1))
-            if (b->path[s].key == key) {
-                if (b->path[s].n + 1 > max)
-                    return RS_ERANGE;
-                memcpy(links, b->path[s].link, b->path[s].n * sizeof *links);
-                links[b->path[s].n] = net->leaf_port[dst];
-                *n = b->path[s].n + 1;
-                return RS_OK;
-            }
+    path_key k = { b, key };
+    uint32_t i = rs_hindex_find(&b->pidx, rs_mix64(key), path_eq, &k);
+    if (i != UINT32_MAX) {
+        const path_ent *c = &b->path[i];
+        if (c->n + 1 > max)
+            return RS_ERANGE;
+        memcpy(links, c->link, c->n * sizeof *links);
+        links[c->n] = net->leaf_port[dst];
+        *n = c->n + 1;
+        return RS_OK;
     }
     path_ent e = { key, 0, { 0 } };
     int rc = stages(b, net, leaf, dst, e.link, &e.n, created);
@@ -276,27 +290,12 @@ int rs_bundles_path(rs_bundles *b, const rs_net *net, uint32_t leaf, uint32_t ds
     if (RS_NEVER(e.n == 0 || e.link[e.n - 1] != net->leaf_port[dst]))
         return RS_EINTERNAL;
     e.n--; /* the last stage is the destination's own port: not cached */
-    /* Cache it (a full table only means recomputing next time). */
-    if ((b->npath + 1) * 2 > b->cappath) {
-        uint32_t cap = b->cappath ? b->cappath * 2 : 256;
-        path_ent *t = calloc(cap, sizeof *t);
-        if (!t)
-            return RS_OK;
-        for (uint32_t i = 0; i < b->cappath; i++)
-            if (b->path[i].key) {
-                uint32_t s = (uint32_t)rs_mix64(b->path[i].key) & (cap - 1);
-                while (t[s].key)
-                    s = (s + 1) & (cap - 1);
-                t[s] = b->path[i];
-            }
-        free(b->path);
-        b->path = t;
-        b->cappath = cap;
+    /* Cache it (out of memory only means recomputing next time). */
+    if (b->npath < UINT32_MAX - 1 &&
+        rs_array_reserve(&b->path, &b->cappath, (size_t)b->npath + 1, sizeof *b->path, 256) == RS_OK) {
+        b->path[b->npath] = e;
+        if (rs_hindex_insert(&b->pidx, rs_mix64(key), b->npath, path_hash_of, b) == RS_OK)
+            b->npath++;
     }
-    uint32_t s = (uint32_t)rs_mix64(key) & (b->cappath - 1);
-    while (b->path[s].key)
-        s = (s + 1) & (b->cappath - 1);
-    b->path[s] = e;
-    b->npath++;
     return RS_OK;
 }

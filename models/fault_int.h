@@ -92,7 +92,7 @@ struct rs_faults {
     uint32_t gen;
     /* cfg.absent_ok: schedule entries whose class has no member here. */
     struct absent { rs_time t; uint32_t entry; uint8_t kind; char spec[24]; } *absent;
-    uint32_t nabsent;
+    uint32_t nabsent, capabsent;
     char errmsg[1024];
 };
 

@@ -198,14 +198,9 @@ static int parse_all(const char *s, const char *label, rs_err *err, pentry **out
             i++;
         idx++;
         if (i < len) {
-            if (cnt == cap) {
-                cap = cap ? cap * 2 : 8;
-                pentry *g = realloc(v, cap * sizeof *g);
-                if (!g) {
-                    free(v);
-                    return rs_err_set(err, RS_ENOMEM, "out of memory reading %s", label);
-                }
-                v = g;
+            if (rs_array_reserve32(&v, &cap, cnt + 1, sizeof *v, 8) != RS_OK) {
+                free(v);
+                return rs_err_set(err, RS_ENOMEM, "out of memory reading %s", label);
             }
             int rc = parse_entry(p, len, &v[cnt], label, idx, err);
             if (rc != RS_OK) {
@@ -338,11 +333,9 @@ static int note_absent(const rs_net *net, struct rs_faults *F, const pentry *pe,
         c++;
     if (!F->cfg.absent_ok || !rs_fault_class_names[c] || candidates(net, c, NULL) > 0)
         return 0;
-    struct absent *a = realloc(F->absent, ((size_t)F->nabsent + 1) * sizeof *a); /* once per entry, at start */
-    if (!a)
+    if (rs_array_reserve32(&F->absent, &F->capabsent, F->nabsent + 1, sizeof *F->absent, 8) != RS_OK)
         return -1;
-    F->absent = a;
-    a += F->nabsent++;
+    struct absent *a = &F->absent[F->nabsent++];
     a->t = pe->t;
     a->entry = i + 1;
     a->kind = (uint8_t)pe->kind;

@@ -159,23 +159,15 @@ static int add_bundle_links(rs_fluid *fl, uint32_t created)
             return RS_EINTERNAL;
     }
     if (fl->qlen && net->nports + nb + 1 > fl->capq) {
-        uint32_t c = fl->capq;
-        while (c < net->nports + nb + 1)
-            c *= 2;
-        unsigned __int128 *ql = realloc(fl->qlen, (size_t)c * sizeof *ql);
-        if (ql)
-            fl->qlen = ql;
-        int64_t *qs = realloc(fl->qslope, (size_t)c * sizeof *qs);
-        if (qs)
-            fl->qslope = qs;
-        uint32_t *st = realloc(fl->qstamp, (size_t)c * sizeof *st);
-        if (st) {
-            memset(st + fl->capq, 0, (size_t)(c - fl->capq) * sizeof *st);
-            fl->qstamp = st;
-        }
-        if (!ql || !qs || !st)
+        /* Three arrays of one capacity: each grows by the same rule from
+         * it; one that fails leaves the others larger, which is harmless. */
+        uint32_t need = net->nports + nb + 1, c1 = fl->capq, c2 = fl->capq, c3 = fl->capq;
+        if (rs_array_reserve32(&fl->qlen, &c1, need, sizeof *fl->qlen, 0) != RS_OK ||
+            rs_array_reserve32(&fl->qslope, &c2, need, sizeof *fl->qslope, 0) != RS_OK ||
+            rs_array_reserve32(&fl->qstamp, &c3, need, sizeof *fl->qstamp, 0) != RS_OK)
             return RS_ENOMEM;
-        fl->capq = c;
+        memset(fl->qstamp + fl->capq, 0, (size_t)(c3 - fl->capq) * sizeof *fl->qstamp);
+        fl->capq = c1;
     }
     return RS_OK;
 }

@@ -80,29 +80,18 @@ void rs_mmf_destroy(rs_mmf *m)
 int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id)
 {
     if (m->nlinks + 1 > m->caplinks) {
-        /* Every per-link array grows together; one that fails leaves the
-         * others larger, which is harmless. */
-        uint32_t c = m->caplinks;
-        if (c > UINT32_MAX / 2)
+        /* Every per-link array grows together, each by the same rule from
+         * the one capacity; one that fails leaves the others larger, which
+         * is harmless. */
+        uint32_t need = m->nlinks + 1, c[5] = { m->caplinks, m->caplinks, m->caplinks, m->caplinks, m->caplinks };
+        if (rs_array_reserve32(&m->capv, &c[0], need, sizeof *m->capv, 64) != RS_OK ||
+            rs_array_reserve32(&m->links, &c[1], need, sizeof *m->links, 64) != RS_OK ||
+            rs_array_reserve32(&m->comp_links, &c[2], need, sizeof *m->comp_links, 64) != RS_OK ||
+            rs_array_reserve32(&m->stack, &c[3], need, sizeof *m->stack, 64) != RS_OK ||
+            rs_array_reserve32(&m->dirty, &c[4], need, sizeof *m->dirty, 64) != RS_OK)
             return RS_ENOMEM;
-        c *= 2;
-        uint64_t *capv = realloc(m->capv, (size_t)c * sizeof *capv);
-        if (!capv)
-            return RS_ENOMEM;
-        m->capv = capv;
-        mmf_link *links = realloc(m->links, (size_t)c * sizeof *links);
-        if (!links)
-            return RS_ENOMEM;
-        memset(links + m->caplinks, 0, (size_t)(c - m->caplinks) * sizeof *links);
-        m->links = links;
-        uint32_t **arr[3] = { &m->comp_links, &m->stack, &m->dirty };
-        for (int i = 0; i < 3; i++) {
-            uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
-            if (!q)
-                return RS_ENOMEM;
-            *arr[i] = q;
-        }
-        m->caplinks = c;
+        memset(m->links + m->caplinks, 0, (size_t)(c[1] - m->caplinks) * sizeof *m->links);
+        m->caplinks = c[0];
     }
     uint32_t l = m->nlinks++;
     memset(&m->links[l], 0, sizeof m->links[l]);

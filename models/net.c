@@ -144,7 +144,7 @@ void rs_net_destroy(rs_net *net)
     free(net->plane_tiers);
     free(net->flows);
     free(net->cbs);
-    free(net->cbh);
+    rs_hindex_fini(&net->cbh);
     free(net->flow_free.ids);
     free(net->msgs);
     free(net->msg_free.ids);

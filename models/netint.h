@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 
+#include "hindex.h"
 #include "msg_int.h"
 #include "partition.h"
 #include "pool.h"
@@ -88,8 +89,7 @@ struct rs_net {
     /* Callbacks named by index between processes (rs_net_cb_register). */
     struct rs_net_cb { rs_net_timer_fn fn; void *ctx; } *cbs;
     uint32_t ncbs, capcbs;
-    uint32_t *cbh;             /* open-addressed (fn, ctx) -> index, for rs_net_cb_find */
-    uint32_t capcbh, ncbh;     /* slots (a power of two, or 0); slots not empty, tombstones included */
+    rs_hindex cbh;             /* (fn, ctx) -> index, for rs_net_cb_find */
     rs_net_cb_resolve_fn cb_resolve; /* binds a reserved index named before it was set (rs_net_cb_reserve) */
     void *cb_resolve_ctx;
     uint64_t msgs_mine;        /* messages to GPUs of this process (their completions are counted here) */

@@ -54,14 +54,8 @@ typedef struct builder {
 static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint32_t *id)
 {
     rs_net *net = b->net;
-    if (net->nnodes == b->capnodes) {
-        uint32_t cap = b->capnodes ? b->capnodes * 2 : 1024;
-        rs_node *n = realloc(net->nodes, (size_t)cap * sizeof *n);
-        if (!n)
-            return RS_ENOMEM;
-        net->nodes = n;
-        b->capnodes = cap;
-    }
+    if (rs_array_reserve32(&net->nodes, &b->capnodes, net->nnodes + 1, sizeof *net->nodes, 1024) != RS_OK)
+        return RS_ENOMEM;
     rs_node *n = &net->nodes[net->nnodes];
     memset(n, 0, sizeof *n);
     n->kind = kind;
@@ -77,14 +71,8 @@ static int add_node(builder *b, uint8_t kind, uint8_t tier, uint16_t plane, uint
 
 static int add_cable(builder *b, uint32_t x, uint32_t y, uint8_t kind)
 {
-    if (b->ncables == b->capcables) {
-        size_t cap = b->capcables ? b->capcables * 2 : 4096;
-        cable *c = realloc(b->cables, cap * sizeof *c);
-        if (!c)
-            return RS_ENOMEM;
-        b->cables = c;
-        b->capcables = cap;
-    }
+    if (rs_array_reserve(&b->cables, &b->capcables, b->ncables + 1, sizeof *b->cables, 4096) != RS_OK)
+        return RS_ENOMEM;
     b->cables[b->ncables++] = (cable){ x, y, kind };
     return RS_OK;
 }
@@ -426,13 +414,8 @@ int rs_topo_route(rs_net *net)
                 continue;
             if (net->nh_len + n->nports + 1 >= RS_ROUTE_DIRECT)
                 goto out2; /* route entries keep offsets below 2^31 */
-            if (net->nh_len + n->nports + 1 > cap) {
-                cap *= 2;
-                uint32_t *g = realloc(net->nh, cap * sizeof *g);
-                if (!g)
-                    goto out2;
-                net->nh = g;
-            }
+            if (rs_array_reserve(&net->nh, &cap, net->nh_len + n->nports + 1, sizeof *net->nh, 4096) != RS_OK)
+                goto out2;
             uint32_t off = (uint32_t)net->nh_len, cnt = 0;
             uint64_t h = 0;
             for (uint32_t i = 0; i < n->nports; i++) {

@@ -322,46 +322,38 @@ static int slot_of(imp *im, rank_in *ri, const nd *d, uint32_t *slot)
     return RS_OK;
 }
 
-static uint32_t str_hash(const char *s)
+static uint64_t str_hash_of(const void *im, uint32_t i)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return rs_hash_str(((const imp *)im)->strs[i]);
+}
+
+typedef struct str_key {
+    const imp *im;
+    const char *s;
+} str_key;
+
+static int str_eq(const void *key, uint32_t i)
+{
+    const str_key *k = key;
+    return !strcmp(k->im->strs[i], k->s);
 }
 
 /* Intern s in the import's own table (the trace is created only once the
  * slot count is known); *id its index. */
 static int str_intern(imp *im, const char *s, uint32_t *id)
 {
-    if (im->nstrs * 2 >= im->hcap) {
-        uint32_t nc = im->hcap ? im->hcap * 2 : 64;
-        uint32_t *nh = calloc(nc, sizeof *nh);
-        if (!nh)
-            return -1;
-        for (uint32_t i = 0; i < im->nstrs; i++) {
-            uint32_t h = str_hash(im->strs[i]) & (nc - 1);
-            while (nh[h])
-                h = (h + 1) & (nc - 1);
-            nh[h] = i + 1;
-        }
-        free(im->shash);
-        im->shash = nh;
-        im->hcap = nc;
-    }
-    uint32_t h = str_hash(s) & (im->hcap - 1);
-    while (im->shash[h]) {
-        if (!strcmp(im->strs[im->shash[h] - 1], s)) {
-            *id = im->shash[h] - 1;
-            return 0;
-        }
-        h = (h + 1) & (im->hcap - 1);
-    }
+    uint64_t h = rs_hash_str(s);
+    str_key k = { im, s };
+    if ((*id = rs_hindex_find(&im->sidx, h, str_eq, &k)) != UINT32_MAX)
+        return 0;
     if (rs_array_reserve32(&im->strs, &im->capstrs, im->nstrs + 1, sizeof *im->strs, 16))
         return -1;
     if (!(im->strs[im->nstrs] = strdup(s)))
         return -1;
-    im->shash[h] = im->nstrs + 1;
+    if (rs_hindex_insert(&im->sidx, h, im->nstrs, str_hash_of, im) != RS_OK) {
+        free(im->strs[im->nstrs]);
+        return -1;
+    }
     *id = im->nstrs++;
     return 0;
 }

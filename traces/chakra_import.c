@@ -554,7 +554,7 @@ static void imp_free(imp *im)
     for (uint32_t i = 0; i < im->nstrs; i++)
         free(im->strs[i]);
     free(im->strs);
-    free(im->shash);
+    rs_hindex_fini(&im->sidx);
 }
 
 /* A railsim export's iteration facts (GlobalMetadata "railsim_*"

@@ -12,6 +12,7 @@
 #ifndef RS_CHAKRA_INT_H
 #define RS_CHAKRA_INT_H
 
+#include "hindex.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,8 +103,8 @@ typedef struct imp {
     cev *cevs;
     size_t ncevs, capcevs;
     char **strs;         /* labels, interned here until the trace is made */
-    uint32_t *shash;     /* open addressing: index + 1, 0 = empty */
-    uint32_t nstrs, capstrs, hcap;
+    rs_hindex sidx;      /* a label's hash -> its index */
+    uint32_t nstrs, capstrs;
     rs_trace *t;
     rs_chakra_stats *st;
     double flops;

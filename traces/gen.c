@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "coll.h"
 
 /* Adam with mixed precision touches ~32 bytes of HBM per parameter per step
@@ -147,20 +148,14 @@ static uint32_t emit(gen *g, rs_op o)
 {
     if (g->rc)
         return RS_NONE;
-    if (g->n == g->cap) {
-        uint32_t c = g->cap ? g->cap * 2 : 1024;
-        if (c > (1u << 24)) {
-            g->rc = rs_err_set(g->err, RS_EINVAL, "plan %s: a pipeline stage needs more than 16777216 ops "
-                               "(fewer micro-batches or layers per stage, please)", g->p->name);
-            return RS_NONE;
-        }
-        rs_op *q = realloc(g->ops, (size_t)c * sizeof *q);
-        if (!q) {
-            g->rc = rs_err_set(g->err, RS_ENOMEM, "plan %s: out of memory while generating", g->p->name);
-            return RS_NONE;
-        }
-        g->ops = q;
-        g->cap = c;
+    if (g->n == g->cap && g->cap >= (1u << 24)) {
+        g->rc = rs_err_set(g->err, RS_EINVAL, "plan %s: a pipeline stage needs more than 16777216 ops "
+                           "(fewer micro-batches or layers per stage, please)", g->p->name);
+        return RS_NONE;
+    }
+    if (rs_array_reserve32(&g->ops, &g->cap, g->n + 1, sizeof *g->ops, 1024) != RS_OK) {
+        g->rc = rs_err_set(g->err, RS_ENOMEM, "plan %s: out of memory while generating", g->p->name);
+        return RS_NONE;
     }
     /* Compact the deps: dep[0] first, no duplicates. */
     if (o.dep[0] == RS_NONE || o.dep[0] == o.dep[1]) {
@@ -374,15 +369,10 @@ static void bucket_flush(gen *g, int force)
     if (expert && g->has_edp)
         coll(g, zero ? L_EDP_RS : L_EDP_AR, RS_STREAM_DP_REDUCE, RS_DIM_DP,
              zero ? RS_COLL_REDUCESCATTER : RS_COLL_ALLREDUCE, RS_GEN_SLOT_EDP, expert, g->lastc, RS_NONE);
-    if (g->nbucket + 1 > g->bucket_cap) {
-        uint32_t c = g->bucket_cap ? g->bucket_cap * 2 : 64;
-        uint64_t *b = realloc(g->bucket, (size_t)c * 2 * sizeof *b);
-        if (!b) {
-            g->rc = rs_err_set(g->err, RS_ENOMEM, "plan %s: out of memory while generating", p->name);
-            return;
-        }
-        g->bucket = b;
-        g->bucket_cap = c;
+    /* A bucket is a pair: dense and expert bytes. */
+    if (rs_array_reserve32(&g->bucket, &g->bucket_cap, g->nbucket + 1, 2 * sizeof *g->bucket, 64) != RS_OK) {
+        g->rc = rs_err_set(g->err, RS_ENOMEM, "plan %s: out of memory while generating", p->name);
+        return;
     }
     g->bucket[2 * g->nbucket] = g->has_dp ? dense : 0;
     g->bucket[2 * g->nbucket + 1] = g->has_edp ? expert : 0;

@@ -202,7 +202,7 @@ static int merge_own_tallies(rs_replay *r)
         const rs_tally *t = in->coll ? rs_coll_tally(in->coll) : NULL;
         if (rs_tally_create(&in->merged) != RS_OK)
             return RS_ENOMEM;
-        for (uint32_t g = 0; t && g < rs_tally_gpus(t); g++)
+        for (uint32_t g = 0; t && g < rs_net_gpus(r->net); g++)
             for (unsigned q = 0; q < RS_TALLY_NPORTS; q++) {
                 uint64_t v = rs_tally_get(t, g, (rs_tally_port)q);
                 if (v && rs_tally_add(in->merged, g, (rs_tally_port)q, v) != RS_OK)

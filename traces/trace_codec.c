@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "hindex.h"
 #include "pool.h"
 #include "trace_int.h"
 
@@ -200,18 +201,34 @@ static void encode_range(const enc *e, uint32_t a, uint32_t b, int depth, obuf *
     }
 }
 
+/* The index's key of op i is its hash (h[i]) shifted; ops match by hash. */
+static uint64_t op_hash_of(const void *h, uint32_t i)
+{
+    return ((const uint64_t *)h)[i] >> 7;
+}
+
+typedef struct op_key {
+    const uint64_t *h; /* every op's hash */
+    uint64_t want;     /* the one looked for */
+} op_key;
+
+static int op_hash_eq(const void *key, uint32_t i)
+{
+    const op_key *k = key;
+    return k->h[i] == k->want;
+}
+
 static int encode_program(const rs_op *ops, uint32_t n, obuf *out)
 {
     rs_op *rel = malloc((size_t)(n ? n : 1) * sizeof *rel);
     uint64_t *h = malloc((size_t)(n ? n : 1) * sizeof *h);
     uint32_t *next = malloc((size_t)(n ? n : 1) * sizeof *next);
-    /* open-addressing table: hash -> last index seen, for the next[] chains */
-    uint32_t tsize = 1;
-    while (tsize < 2 * (n ? n : 1))
-        tsize <<= 1;
-    uint32_t *tab = malloc((size_t)tsize * sizeof *tab);
+    /* The hash index (hindex.h): an op's hash -> the latest op seen with
+     * it, for the next[] chains. */
+    rs_hindex tab;
+    rs_hindex_init(&tab);
     int rc = RS_OK;
-    if (!rel || !h || !next || !tab) {
+    if (!rel || !h || !next || rs_hindex_rehash(&tab, 2 * (n ? n : 1), op_hash_of, h) != RS_OK) {
         rc = RS_ENOMEM;
         goto done;
     }
@@ -222,20 +239,23 @@ static int encode_program(const rs_op *ops, uint32_t n, obuf *out)
         h[i] = rs_trace_op_hash(&rel[i]);
         next[i] = UINT32_MAX;
     }
-    memset(tab, 0xff, (size_t)tsize * sizeof *tab);
-    for (uint32_t i = n; i-- > 0;) {
-        uint32_t s = (uint32_t)(h[i] >> 7) & (tsize - 1);
-        while (tab[s] != UINT32_MAX && h[tab[s]] != h[i])
-            s = (s + 1) & (tsize - 1);
-        next[i] = tab[s];
-        tab[s] = i;
+    for (uint32_t i = n; i-- > 0 && rc == RS_OK;) {
+        /* next[i]: the next op after i with the same hash (UINT32_MAX: none). */
+        uint64_t key = h[i] >> 7;
+        op_key k = { h, h[i] };
+        next[i] = rs_hindex_find(&tab, key, op_hash_eq, &k);
+        if (next[i] != UINT32_MAX)
+            rs_hindex_remove(&tab, key, next[i]);
+        rc = rs_hindex_insert(&tab, key, i, op_hash_of, h);
     }
+    if (rc != RS_OK)
+        goto done;
     encode_range(&(enc){ rel, h, next, n }, 0, n, 0, out);
 done:
     free(rel);
     free(h);
     free(next);
-    free(tab);
+    rs_hindex_fini(&tab);
     return rc;
 }
 

@@ -7,7 +7,7 @@
  * whatever its algorithm, relays or faults did with the bytes, and from
  * that its network-only bound (rs_net_tally_bound).
  *
- * A tally is an open-addressing hash table keyed by GPU id, at most half
+ * A tally is one entry per GPU found by a hash index of GPU ids, at most half
  * full: memory follows the GPUs its transfers touched (40 bytes each, x2
  * for the load factor, x2 while growing), not the cluster, and nothing is
  * kept per message. Adding is O(1) amortised; the table grows by doubling
