@@ -125,7 +125,7 @@ static int fault_free(topo_sweep *ts, const rs_scenario *base, json_t *arr)
     if (!o->quiet)
         fprintf(stderr, "railsim faults sweep: %s: fault-free run\n", topo_names[ts->k]);
     json_t *bs = NULL;
-    int code = rs_run_execute(sc, o->path, NULL, 1, 0, &bs);
+    int code = rs_run_execute(sc, o->path, NULL, 1, 0, NULL, &bs);
     const char *what = "sim_end";
     ts->t0 = bs ? rs_run_headline_ps(bs, &what) : -1;
     json_decref(bs);

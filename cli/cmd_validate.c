@@ -237,7 +237,7 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
         }
         if (!quiet)
             fprintf(stderr, "railsim validate: %s level\n", names[k]);
-        code = rs_run_execute(&sc, path, outdir ? sub : NULL, 1, force, &s[k]);
+        code = rs_run_execute(&sc, path, outdir ? sub : NULL, 1, force, NULL, &s[k]);
         if (code == RS_EXIT_OK && !s[k])
             code = RS_EXIT_RUN_FAILED;
     }

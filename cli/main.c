@@ -11,14 +11,6 @@
 #include "jobs.h"
 #include "scenario.h"
 
-int rs_cli_bad_input(const char *fmt, const char *a)
-{
-    fprintf(stderr, "railsim: ");
-    fprintf(stderr, fmt, a);
-    fputc('\n', stderr);
-    return RS_EXIT_BAD_INPUT;
-}
-
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv)

@@ -21,11 +21,12 @@ const json_t *rs_result_summary(const rs_result *r);
 /* Returns an exit code (cli.h). path names the scenario file in messages
  * (may be NULL). quiet: 0 print the human summary, 1 not, 2 not and no
  * "run stopped" line when the faults stop the run (the summary's
- * faults_stop holds it). With summary non-NULL, *summary gets the summary object
+ * faults_stop holds it). part: the processes to split the run over
+ * (under mpirun, `railsim run`), NULL: serial. With summary non-NULL, *summary gets the summary object
  * (caller: json_decref; NULL if none was built). force skips the memory
  * guard (guard.h). */
-int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet,
-                   int force, json_t **summary);
+int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet, int force,
+                   const rs_net_comm *part, json_t **summary);
 
 /* --fault SPEC strings: each checked (rs_fault_check, named "--fault")
  * and appended to sc->faults.schedule. RS_EINVAL with err on a bad entry
