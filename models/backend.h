@@ -2,11 +2,12 @@
  * backend.h - the seam between the network's bookkeeping and how a
  * transfer crosses the fabric.
  *
- * net.c keeps messages, their relays through the HB domain and their
- * failover; fault.c applies faults to cables and routes; net_timeline.c samples
- * ports. None of them knows how bytes move: they call the network's
- * backend, one table of operations chosen once by rs_net_create from
- * topology's fidelity (rs_backend_select, net.c). Two backends exist:
+ * msg.c keeps messages, relay.c their relays through the HB domain and
+ * failover.c their failover; fault.c applies faults to cables and routes;
+ * net_timeline.c samples ports. None of them knows how bytes move: they
+ * call the network's backend, one table of operations chosen once by
+ * rs_net_create from topology's fidelity (rs_backend_select,
+ * net_config.c). Two backends exist:
  *
  *   packet (packet.c over fabric.c and transport.c): every frame, queue,
  *     PFC pause, ECN mark and ACK;
@@ -16,9 +17,9 @@
  * more case in rs_backend_select: collectives, traces and the cli see only
  * net.h, whose rs_net_streams tells them what they may rely on.
  *
- * A "transfer" is a transport flow record (rs_flow, netint.h) made by
- * rs_flow_new; the backend calls rs_msg_flow_done(net, f) when its last
- * byte has arrived.
+ * A "transfer" is a transport flow record (rs_flow, flow_int.h) made by
+ * rs_flow_new (flows.c); the backend calls rs_msg_flow_done(net, f) when
+ * its last byte has arrived.
  */
 #ifndef RS_BACKEND_H
 #define RS_BACKEND_H

@@ -300,7 +300,7 @@ void rs_port_kick(rs_net *net, rs_port *p)
         pkt->next = NULL;
         net->st.packet_hops++;
         if (RS_UNLIKELY(p->cut)) {
-            rs_part_ship(net, pkt, t_arr); /* the receiver is another process's (part.c) */
+            rs_part_ship(net, pkt, t_arr); /* the receiver is another process's (split.c) */
         } else {
             if (p->fly_tail) {
                 p->fly_tail->next = pkt;

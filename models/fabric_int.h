@@ -142,7 +142,7 @@ typedef struct rs_port {
     uint8_t kind;
     uint8_t paused;            /* bit p: priority p paused by the peer's PFC */
     uint8_t pfc_xoff, pfc_xon; /* PFC frame to send: classes to pause / resume */
-    uint8_t cut;               /* partitioned run: its link ends in another process (part.c) */
+    uint8_t cut;               /* partitioned run: its link ends in another process (split.c) */
     /* line 1: counters touched per packet, ingress-side PFC state */
     uint64_t tx_pkts, tx_bytes, max_qbytes, max_ing_bytes;
     rs_pcap *cap;              /* capture file, or NULL (almost always) */

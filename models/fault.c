@@ -32,7 +32,7 @@
  *
  * Failover: after routes change, every unfinished message whose network
  * leg has no path moves to a live rail through the HB domains
- * (rs_msg_failover, net.c), faults.reroute_hb permitting.
+ * (rs_msg_failover, failover.c), faults.reroute_hb permitting.
  *
  * Stopping: after that, every unfinished message whose network leg still
  * has no path (rs_msg_cut) is cut off; if no repair is still
@@ -263,7 +263,7 @@ static void ev_converge(rs_sim *sim, void *obj, uint64_t i)
     routes_changed(obj, (uint32_t)i);
 }
 
-/* A partitioned run (part.c) applies faults that only change link rates:
+/* A partitioned run (split.c) applies faults that only change link rates:
  * every process applies them alike from their shared events. Not yet a
  * cable, NIC or switch that fails: the frames on a wire between two
  * processes are lost by a mark the receiving one has not, failover and

@@ -38,7 +38,7 @@ typedef struct rs_flow {
     uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
     uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
     uint32_t relay_src;      /* flow level: a whole relayed message as one flow from this GPU across
-                              * its HB domain to src, then the network (net.c); RS_NONE: a plain flow */
+                              * its HB domain to src, then the network (relay.c); RS_NONE: a plain flow */
     uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks, QPN */
     uint32_t pkts_live;      /* packet level: its packets (data and control) not yet delivered or dropped */
     /* transport.recovery=selective (sack.c). The bitmaps exist only while
@@ -57,7 +57,7 @@ typedef struct rs_flow {
     uint8_t sleeping;        /* paced out of the round robin until next_tx */
     uint8_t cc_timer;        /* a DCQCN timer event is pending */
     uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
-    uint8_t gone;            /* abandoned by a failover (net.c): its packets are discarded */
+    uint8_t gone;            /* abandoned by a failover (failover.c): its packets are discarded */
     uint8_t freed;           /* handed back (rs_flow_release): its pending timers are stale */
     rs_dcqcn_rp cc;          /* DCQCN reaction point (sender) */
     uint64_t cc_bytes;       /* bytes sent since the last byte-counter event */
@@ -66,12 +66,12 @@ typedef struct rs_flow {
     rs_time last_cnp;        /* notification point (receiver): last CNP sent */
     /* A partitioned run: a flow made by one process's own event (not the
      * shared driver's) has its id there (home, home_id); the others hold a
-     * mirror under ids of their own (part.c). RS_NONE: made everywhere
+     * mirror under ids of their own (split.c). RS_NONE: made everywhere
      * under the same id. */
     uint32_t home, home_id;
     /* A partitioned run: its packets made and freed in this process; at its
      * home the others' reported sums, in a mirror what it reported so far
-     * (part.c: a flow made by a process's own event is reused everywhere
+     * (split.c: a flow made by a process's own event is reused everywhere
      * once every packet it ever had is gone). */
     uint32_t pmade, pfreed, rmade, rfreed;
     uint8_t part_mark;       /* on this process's list to report (mirror) or to check (home) */

@@ -76,7 +76,7 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->msg = msg;
     f->chunk = chunk;
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
-    f->home = net->flow_home; /* a partitioned run: this process's own send (net.c), else RS_NONE */
+    f->home = net->flow_home; /* a partitioned run: this process's own send (msg.c), else RS_NONE */
     f->home_id = id;
     f->next_active = RS_NONE;
     f->reliable = !via_hb && net->cfg.transport == RS_TRANSPORT_ROCE;

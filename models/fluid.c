@@ -19,17 +19,17 @@
  *
  * Relays. On rail-only without faults, a relayed message (PXN: across the
  * source's HB domain to the GPU on the destination's rail, then that rail)
- * is one flow over both legs' ports (net.c start_relay_flow) instead of
+ * is one flow over both legs' ports (relay.c, rs_relay_start_whole) instead of
  * the packet level's chunk pipeline: the network leg carries the chunks
  * back to back, each posted as the previous one left the NIC, while the
  * HB leg runs ahead at NVLink rate. So the flow's wire bytes are the
  * chunks' network frames, and its latency is chunk 0's HB crossing plus
- * the last chunk's network latency (relay_setup). Alone it completes when
+ * the last chunk's network latency (fluid_path.c, rs_fluid_relay_setup). Alone it completes when
  * the chunk pipeline at flow level does, within a picosecond per chunk;
  * sharing a link, it is one flow where the pipeline's chunks are flows
  * of their own. A quarter of
  * the events of the pipeline (docs/fidelity.md). A failover restarts
- * what it had not carried as a chunk pipeline over a live rail (net.c);
+ * what it had not carried as a chunk pipeline over a live rail (failover.c);
  * rs_net_config.relay_pipeline keeps the pipeline (tests compare).
  *
  * A flow that shares its bottleneck leaves the fluid early by one largest
@@ -65,7 +65,6 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_solve(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_complete(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_flow_left(rs_sim *sim, void *obj, uint64_t fid);
-static void ev_resume(rs_sim *sim, void *obj, uint64_t arg);
 static void ev_watch(rs_sim *sim, void *obj, uint64_t arg);
 
 int rs_fluid_create(rs_net *net)
@@ -127,276 +126,10 @@ void rs_fluid_destroy(rs_fluid *fl)
     free(fl);
 }
 
-/* -- paths and costs -- */
 
 
 
-/* Per-packet routing at flow level: every equal-cost path at once, as
- * bundles (bundle.c), in runs without faults (with faults, flows keep
- * their hashed path: docs/fidelity.md). */
-static inline int multipath(const rs_net *net)
-{
-    return (net->cfg.ecmp == RS_ECMP_PACKET || net->cfg.ecmp == RS_ECMP_ADAPTIVE) && net->flt == NULL;
-}
 
-/* The solver's links for the bundles the last path made: bundle b is link
- * nports + b, of its members' summed capacity; the DCQCN queue cache grows
- * with them. */
-static int add_bundle_links(rs_fluid *fl, uint32_t created)
-{
-    const rs_net *net = fl->net;
-    uint32_t nb = rs_bundles_count(fl->bund);
-    for (uint32_t b = nb - created; b < nb; b++) {
-        uint32_t n, id;
-        const uint32_t *mem = rs_bundle_members(fl->bund, net->nports + b, &n);
-        uint64_t cap = 0;
-        for (uint32_t i = 0; i < n; i++)
-            cap += net->ports[mem[i]].rate_bps;
-        int rc = rs_mmf_add_link(fl->mmf, cap, &id);
-        if (rc != RS_OK)
-            return rc;
-        if (RS_NEVER(id != net->nports + b))
-            return RS_EINTERNAL;
-    }
-    if (fl->qlen && net->nports + nb + 1 > fl->capq) {
-        /* Three arrays of one capacity: each grows by the same rule from
-         * it; one that fails leaves the others larger, which is harmless. */
-        uint32_t need = net->nports + nb + 1, c1 = fl->capq, c2 = fl->capq, c3 = fl->capq;
-        if (rs_array_reserve32(&fl->qlen, &c1, need, sizeof *fl->qlen, 0) != RS_OK ||
-            rs_array_reserve32(&fl->qslope, &c2, need, sizeof *fl->qslope, 0) != RS_OK ||
-            rs_array_reserve32(&fl->qstamp, &c3, need, sizeof *fl->qstamp, 0) != RS_OK)
-            return RS_ENOMEM;
-        memset(fl->qstamp + fl->capq, 0, (size_t)(c3 - fl->capq) * sizeof *fl->qstamp);
-        fl->capq = c1;
-    }
-    return RS_OK;
-}
-
-/* Flow fid's links under multipath: a relayed message's HB crossing, its
- * NIC port, then the stages from its leaf (an HB-only flow: its hashed
- * path, which has no choices). */
-static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uint32_t max)
-{
-    rs_fluid *fl = fluid_of(net);
-    const rs_flow *f = &net->flows[fid];
-    int h = rs_fluid_flow_path(net, fid, links, max);
-    if (h < 0 || net->ports[f->port].kind == RS_PORT_GPU_HB)
-        return h;
-    uint32_t nic = 0;
-    while (nic < (uint32_t)h && links[nic] != f->port)
-        nic++;
-    if (RS_NEVER(nic == (uint32_t)h))
-        return RS_EINTERNAL;
-    if (!fl->bund && rs_bundles_create(net, &fl->bund) != RS_OK)
-        return RS_ENOMEM;
-    uint32_t n, created;
-    int rc = rs_bundles_path(fl->bund, net, net->ports[f->port].peer_node, f->dst, links + nic + 1,
-                             max - nic - 1, &n, &created);
-    if (rc == RS_OK && created)
-        rc = add_bundle_links(fl, created);
-    return rc == RS_OK ? (int)(nic + 1 + n) : rc;
-}
-
-
-static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint32_t max)
-{
-    const rs_port *p = &net->ports[f->port];
-    if (max < 1)
-        return RS_ERANGE;
-    uint32_t n = 0;
-    if (f->relay_src != RS_NONE) {
-        /* A whole relayed message: the source's HB crossing to f->src first. */
-        const rs_port *hb = &net->ports[net->nodes[f->relay_src].port_base + 1];
-        if (max < 3)
-            return RS_ERANGE;
-        ports[n++] = (uint32_t)(hb - net->ports);
-        ports[n++] = net->nodes[hb->peer_node].port_base + f->src % net->hb_size;
-    }
-    ports[n++] = f->port;
-    if (p->kind == RS_PORT_GPU_HB) {
-        /* NVSwitch port k faces local GPU k. */
-        if (max < 2)
-            return RS_ERANGE;
-        ports[1] = net->nodes[p->peer_node].port_base + f->dst % net->hb_size;
-        return 2;
-    }
-    uint32_t node = p->peer_node;
-    while (net->nodes[node].kind == RS_NODE_SWITCH) {
-        /* The flow level keeps the hashed path under routing.ecmp=packet
-         * (the packet level sprays; docs/fidelity.md). */
-        uint32_t out = rs_route_hashed(net, &net->nodes[node], f->src, f->dst, f->entropy);
-        if (out == RS_NONE)
-            return RS_EUNREACH;
-        if (n == max)
-            return RS_ERANGE;
-        ports[n++] = out;
-        node = net->ports[out].peer_node;
-    }
-    return node == f->dst ? (int)n : RS_EUNREACH;
-}
-
-int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
-{
-    return fid < net->nflows ? walk_path(net, &net->flows[fid], ports, max) : RS_EINVAL;
-}
-
-/* Wire bytes of the whole flow and of its largest frame, as transport.c
- * frames it: RoCE payloads padded to 4 bytes, 82 bytes of headers and
- * gap, RETH on the first packet, 84-byte minimum frames; HB units carry 16
- * bytes of header. The first frame is the largest (full payload, RETH). */
-static void flow_wire(const rs_flow *f, int hb, uint64_t *wire, uint32_t *max_wire)
-{
-    uint64_t n = f->npkts, mtu = f->mtu, last = f->bytes - (n - 1) * mtu;
-    if (hb) {
-        *wire = f->bytes + n * RS_WIRE_HB;
-        *max_wire = (uint32_t)(n > 1 ? mtu : last) + RS_WIRE_HB;
-        return;
-    }
-    uint64_t full = ((mtu + 3) & ~3ull) + RS_WIRE_ROCE;
-    uint64_t lw = ((last + 3) & ~3ull) + RS_WIRE_ROCE + (n == 1 ? RS_WIRE_RETH : 0);
-    if (lw < RS_ETH_MIN_FRAME + 20)
-        lw = RS_ETH_MIN_FRAME + 20;
-    *wire = (n - 1) * full + (n > 1 ? RS_WIRE_RETH : 0) + lw;
-    *max_wire = (uint32_t)(n > 1 ? full + RS_WIRE_RETH : lw);
-}
-
-/* Latency of a transfer whose largest frame is mw wire bytes over ports
- * ports[0..h): every hop's propagation and, after the first, one frame's
- * serialisation (store and forward). */
-static rs_time path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t mw)
-{
-    rs_time t = 0;
-    for (uint32_t i = 0; i < h; i++) {
-        const rs_port *p = link_port(net, ports[i]);
-        t += p->prop;
-        if (i > 0)
-            t += port_ser(p, mw);
-    }
-    return t;
-}
-
-/* Wire bytes and latency of a whole relayed message (flow f, path ports
- * [HB egress, NVSwitch port, network ...]), as the packet level's chunk
- * pipeline takes it: chunk 0 crosses the HB domain alone, then the network
- * carries the chunks back to back, each its own RDMA write (the next is
- * posted once the previous one has left the NIC), and the last one's
- * latency ends it. HB chunks run ahead at NVLink rate, so after the first
- * they never hold the network leg back. The fluid carries the network's
- * wire bytes at one rate over both legs; the rest is latency. */
-static void relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *ports, uint32_t h, rs_time *lat,
-                        uint64_t *wire, uint32_t *max_frame)
-{
-    uint64_t ch = net->cfg.relay_chunk_bytes, nfull = f->bytes / ch, last = f->bytes % ch;
-    rs_flow c = *f; /* one chunk, as transport.c frames it */
-    uint64_t w_full = 0, w_last = 0, w_hb;
-    uint32_t mw_full = 0, mw_last = 0, mw_hb;
-    c.mtu = net->cfg.mtu;
-    if (nfull) {
-        c.bytes = ch;
-        c.npkts = (uint32_t)((ch + c.mtu - 1) / c.mtu);
-        flow_wire(&c, 0, &w_full, &mw_full);
-    }
-    if (last || !nfull) {
-        c.bytes = last;
-        c.npkts = last ? (uint32_t)((last + c.mtu - 1) / c.mtu) : 1;
-        flow_wire(&c, 0, &w_last, &mw_last);
-    }
-    /* Chunk 0 over the HB domain: its latency and its time at the HB line rate. */
-    c.bytes = nfull ? ch : last;
-    c.mtu = net->cfg.hb_mtu;
-    c.npkts = c.bytes ? (uint32_t)((c.bytes + c.mtu - 1) / c.mtu) : 1;
-    flow_wire(&c, 1, &w_hb, &mw_hb);
-    const rs_port *h0 = &net->ports[ports[0]], *h1 = &net->ports[ports[1]];
-    uint64_t hb_bps = h0->rate_bps < h1->rate_bps ? h0->rate_bps : h1->rate_bps;
-    rs_time t = path_lat(net, ports, 2, mw_hb) + rs_ser_time(w_hb, hb_bps);
-    /* The last chunk's latency, or, when it is a short one, the full chunk
-     * ahead of it arriving later still (the message is delivered in order). */
-    rs_time net_lat = path_lat(net, ports + 2, h - 2, last || !nfull ? mw_last : mw_full);
-    if (nfull && last) {
-        rs_time ahead = path_lat(net, ports + 2, h - 2, mw_full), behind = rs_ser_time(w_last, net->ports[ports[2]].rate_bps);
-        if (ahead > behind && ahead - behind > net_lat)
-            net_lat = ahead - behind;
-    }
-    t += net_lat;
-    *wire = nfull * w_full + w_last;
-    *lat = t;
-    *max_frame = mw_full > mw_last ? mw_full : mw_last;
-}
-
-static int flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops,
-                      rs_time *lat, uint64_t *wire, uint32_t *max_frame)
-{
-    int h = multipath(net) ? multipath_links(net, fid, ports, RS_MMF_MAX_HOPS)
-                           : rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
-    if (h < 0)
-        return h;
-    const rs_flow *f = &net->flows[fid];
-    *nhops = (uint32_t)h;
-    if (f->relay_src != RS_NONE) {
-        relay_setup(net, f, ports, (uint32_t)h, lat, wire, max_frame);
-        return RS_OK;
-    }
-    flow_wire(f, net->ports[ports[0]].kind == RS_PORT_GPU_HB, wire, max_frame);
-    *lat = path_lat(net, ports, (uint32_t)h, *max_frame);
-    return RS_OK;
-}
-
-int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wire)
-{
-    uint32_t ports[RS_MMF_MAX_HOPS], h, mf;
-    return flow_setup(net, f, ports, &h, lat, wire, &mf);
-}
-
-/* One leg of rs_fluid_lone_time: a flow from a (its NIC, or its HB port
- * when b shares its domain) to b, as transport.c would frame it. */
-static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
-{
-    int hb = a / net->hb_size == b / net->hb_size;
-    rs_flow f;
-    memset(&f, 0, sizeof f);
-    f.src = a;
-    f.dst = b;
-    f.bytes = bytes;
-    f.port = net->nodes[a].port_base + (hb ? 1 : 0);
-    f.mtu = hb ? net->cfg.hb_mtu : net->cfg.mtu;
-    f.npkts = bytes ? (uint32_t)((bytes + f.mtu - 1) / f.mtu) : 1;
-    f.relay_src = RS_NONE;
-    f.entropy = 0xc000;
-    uint32_t ports[RS_MMF_MAX_HOPS];
-    int h = walk_path(net, &f, ports, RS_MMF_MAX_HOPS);
-    if (h < 0)
-        return h;
-    uint64_t wire;
-    uint32_t mw;
-    flow_wire(&f, hb, &wire, &mw);
-    *lat = path_lat(net, ports, (uint32_t)h, mw);
-    *ser = 0;
-    for (int i = 0; i < h; i++) {
-        rs_time t = port_ser(&net->ports[ports[i]], wire);
-        if (t > *ser)
-            *ser = t;
-    }
-    return RS_OK;
-}
-
-int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
-{
-    if (a >= net->gpus || b >= net->gpus || a == b)
-        return RS_EINVAL;
-    uint32_t K = net->hb_size;
-    if (a / K == b / K || a % K == b % K || rs_net_cross_rail(&net->cfg) != RS_XRAIL_PXN)
-        return lone_leg(net, a, b, bytes, ser, lat);
-    /* PXN: the HB domain to the GPU on b's rail, then that rail; counted
-     * as the whole message over each leg in turn. */
-    uint32_t via = a - a % K + b % K;
-    rs_time s0, l0;
-    int rc = lone_leg(net, a, via, bytes, &s0, &l0);
-    if (rc == RS_OK)
-        rc = lone_leg(net, via, b, bytes, ser, lat);
-    if (rc == RS_OK)
-        *lat += l0 + s0;
-    return rc;
-}
 
 /* -- finish heap (solver ids, by finish time then transport flow serial) -- */
 
@@ -442,7 +175,7 @@ static void fh_down(rs_fluid *fl, uint32_t i)
     fh_set(fl, i, id);
 }
 
-static void fh_remove(rs_fluid *fl, uint32_t id)
+void rs_fluid_heap_remove(rs_fluid *fl, uint32_t id)
 {
     uint32_t i = fl->rec[id].hidx, last = fl->heap[--fl->nheap];
     fl->rec[id].hidx = RS_NONE;
@@ -476,8 +209,8 @@ void rs_fluid_want_solve(rs_fluid *fl)
 
 /* Put transport flow fid into the fluid on path ports[0..h) with `rem`
  * wire bits x 10^12 to go; a solve follows at this instant. */
-static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, rs_time lat, uint64_t wire,
-                 uint32_t mf, unsigned __int128 rem)
+int rs_fluid_enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, rs_time lat, uint64_t wire,
+                   uint32_t mf, unsigned __int128 rem)
 {
     rs_net *net = fl->net;
     uint32_t id;
@@ -509,14 +242,14 @@ static int enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, 
 
 /* Flow f never completes (no route, or cut with an unreliable transport):
  * its data frames count as sent and dropped. */
-static void count_lost(rs_net *net, const rs_flow *f)
+void rs_fluid_count_lost(rs_net *net, const rs_flow *f)
 {
     net->st.pkts_sent += f->npkts;
     net->st.data_pkts += f->npkts;
     net->st.pkts_dropped += f->npkts;
 }
 
-static int path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t *dead)
+int rs_fluid_path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t *dead)
 {
     for (uint32_t i = 0; i < h; i++)
         if (!net->ports[ports[i]].up) {
@@ -526,7 +259,6 @@ static int path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_
     return 1;
 }
 
-static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead);
 
 int rs_fluid_flow_start(rs_net *net, uint32_t fid)
 {
@@ -538,23 +270,23 @@ int rs_fluid_flow_start(rs_net *net, uint32_t fid)
     if (rs_array_reserve32((void **)&fl->of_flow, &fl->capof, fid + 1, sizeof *fl->of_flow, 16) != RS_OK)
         return RS_ENOMEM;
     fl->of_flow[fid] = RS_NONE;
-    int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
+    int rc = rs_fluid_flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
     if (RS_UNLIKELY(net->flt != NULL) &&
-        (rc == RS_EUNREACH || (rc == RS_OK && !path_up(net, ports, h, &dead)))) {
+        (rc == RS_EUNREACH || (rc == RS_OK && !rs_fluid_path_up(net, ports, h, &dead)))) {
         /* Into a dead link (routes not yet recomputed) or no route: its
          * frames would be lost at packet level; it waits for a path. */
         if (rc == RS_EUNREACH)
-            flow_wire(f, net->ports[f->port].kind == RS_PORT_GPU_HB, &wire, &mf);
-        return park(fl, fid, (unsigned __int128)wire * 8u * RS_PS_PER_S, net->ports[f->port].rate_bps,
+            rs_fluid_flow_wire(f, net->ports[f->port].kind == RS_PORT_GPU_HB, &wire, &mf);
+        return rs_fluid_park(fl, fid, (unsigned __int128)wire * 8u * RS_PS_PER_S, net->ports[f->port].rate_bps,
                     dead == RS_NONE ? NULL : &net->ports[dead]);
     }
     if (rc == RS_EUNREACH) {
-        count_lost(net, f); /* the packet level drops these at the switch with no route */
+        rs_fluid_count_lost(net, f); /* the packet level drops these at the switch with no route */
         return RS_OK;
     }
     if (rc != RS_OK)
         return rc;
-    return enter(fl, fid, ports, h, lat, wire, mf, (unsigned __int128)wire * 8u * RS_PS_PER_S);
+    return rs_fluid_enter(fl, fid, ports, h, lat, wire, mf, (unsigned __int128)wire * 8u * RS_PS_PER_S);
 }
 
 static int fin_cmp(const void *a, const void *b)
@@ -582,7 +314,7 @@ static void set_finish(rs_fluid *fl, fl_rec *r, rs_time fin)
  * move on to now and their rate sums change. A port that starts carrying
  * is touched for the timeline's sampler (net_timeline.c keeps it touched while
  * its sum is above 0). */
-static void port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs_time now)
+void rs_fluid_port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs_time now)
 {
     if (from == to)
         return;
@@ -616,7 +348,7 @@ uint64_t rs_fluid_port_bytes(const rs_net *net, uint32_t port, rs_time now, uint
     return (uint64_t)(a / (8u * (unsigned __int128)RS_PS_PER_S));
 }
 
-static void moving(rs_fluid *fl, int up, rs_time now)
+void rs_fluid_moving(rs_fluid *fl, int up, rs_time now)
 {
     if (up) {
         fl->nmoving++;
@@ -628,7 +360,7 @@ static void moving(rs_fluid *fl, int up, rs_time now)
 /* The fault watchdog at flow level: no retransmit timer fires here, so
  * when every flow still to deliver is stalled (parked, or at rate 0) an
  * event looks again faults.watchdog_us after the last one moved. */
-static void watch(rs_fluid *fl)
+void rs_fluid_watch(rs_fluid *fl)
 {
     rs_net *net = fl->net;
     rs_time wd = rs_fault_watchdog_ps(net);
@@ -649,7 +381,7 @@ static void ev_watch(rs_sim *sim, void *obj, uint64_t arg)
     if (fl->nmoving > 0 || fl->nheap + fl->npark == 0)
         return;
     if (now - fl->still_since < rs_fault_watchdog_ps(fl->net)) {
-        watch(fl); /* something moved since it was armed */
+        rs_fluid_watch(fl); /* something moved since it was armed */
         return;
     }
     rs_fault_watchdog_stop(fl->net, fl->still_since);
@@ -706,8 +438,8 @@ static int solve_now(rs_fluid *fl)
         r->rem = done < r->rem ? r->rem - done : 0;
         r->t0 = now;
         if ((r->rate > 0) != (rate > 0))
-            moving(fl, rate > 0, now);
-        port_rates(fl, t[i], r->rate, rate, now);
+            rs_fluid_moving(fl, rate > 0, now);
+        rs_fluid_port_rates(fl, t[i], r->rate, rate, now);
         r->rate = rate;
         rs_time end = RS_TIME_MAX;
         if (rate) {
@@ -737,7 +469,7 @@ static int solve_now(rs_fluid *fl)
         rs_fluid_dq_solved(fl, t, n, now);
     arm(fl);
     if (RS_UNLIKELY(fl->net->flt != NULL))
-        watch(fl);
+        rs_fluid_watch(fl);
     return RS_OK;
 }
 
@@ -806,15 +538,7 @@ static int keep_tail(rs_fluid *fl, const fl_rec *r, const mmf_flow *mf, rs_time 
     return RS_OK;
 }
 
-/* What flow f delivers, as the summary counts it: its data frames (a
- * relayed message's HB frames too, hb_frames of them) and its payload per
- * counter (goodput once per leg). count_sent adds it; a tail lost for
- * good takes it back. */
-typedef struct fl_delivered {
-    uint64_t frames, hb_frames, hb, nic, goodput;
-} fl_delivered;
-
-static fl_delivered delivered(const rs_net *net, const rs_flow *f)
+fl_delivered rs_fluid_delivered(const rs_net *net, const rs_flow *f)
 {
     fl_delivered d = { f->npkts, 0, 0, 0, f->bytes };
     if (f->relay_src != RS_NONE) {
@@ -836,7 +560,7 @@ static fl_delivered delivered(const rs_net *net, const rs_flow *f)
  * hops carry its HB chunks' frames, as its legs would. */
 static void count_sent(rs_net *net, const rs_flow *f, const uint32_t *link, uint32_t h, uint64_t wire)
 {
-    fl_delivered d = delivered(net, f);
+    fl_delivered d = rs_fluid_delivered(net, f);
     uint32_t hb_hops = f->relay_src != RS_NONE ? 2 : 0;
     for (uint32_t k = 0; k < h; k++) {
         int hb = k < hb_hops;
@@ -873,7 +597,7 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
     while (fl->nheap && fl->rec[fl->heap[0]].finish <= now) {
         uint32_t id = fl->heap[0];
         fl_rec *r = &fl->rec[id];
-        fh_remove(fl, id);
+        rs_fluid_heap_remove(fl, id);
         if (r->end > now)
             hand_over(fl, id, now);
         const rs_flow *f = &net->flows[r->flow];
@@ -889,8 +613,8 @@ static void ev_finish(rs_sim *sim, void *obj, uint64_t arg)
             count_sent(net, f, mf->link, h, r->wire);
         fl->of_flow[r->flow] = RS_NONE;
         if (r->rate > 0)
-            moving(fl, 0, now);
-        port_rates(fl, id, r->rate, 0, now);
+            rs_fluid_moving(fl, 0, now);
+        rs_fluid_port_rates(fl, id, r->rate, 0, now);
         rs_sim_at(sim, now + r->lat, fl->ent, ev_complete, net, r->flow);
         if (f->chunk != RS_NONE ? f->leg == 1 : net->msgs[f->msg].left != NULL)
             rs_sim_at(sim, now, fl->ent, ev_flow_left, net, r->flow); /* a relay's next chunk or message may go */
@@ -928,335 +652,10 @@ static void ev_complete(rs_sim *sim, void *obj, uint64_t fid)
     rs_flow_release(net, (uint32_t)fid); /* nothing refers to it any more */
 }
 
-/* -- faults (fault.c's hooks) -- */
 
-/* Park transport flow fid (not in the fluid) with rem to go; it was
- * pushing at `rate` when it stopped. `dead`: the down port its path
- * crossed (NULL: no route), whose fault it is charged to. An unreliable
- * flow is lost instead. */
-static int park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead)
-{
-    rs_net *net = fl->net;
-    if (!net->flows[fid].reliable) {
-        /* transport.kind=ideal: no retransmission, what was lost stays
-         * lost and the message never completes, as at packet level. */
-        rs_fault_note_flow_hit(net, dead, fid);
-        count_lost(net, &net->flows[fid]);
-        net->st.last_activity = rs_sim_now(net->sim);
-        return RS_OK;
-    }
-    if (rs_array_reserve32((void **)&fl->park, &fl->cappark, fl->npark + 1, sizeof *fl->park, 16) != RS_OK)
-        return RS_ENOMEM;
-    fl->park[fl->npark++] = (fl_park){ rem, rs_sim_now(net->sim), RS_TIME_MAX, rate, fid, 0 };
-    rs_fault_note_flow_hit(net, dead, fid);
-    watch(fl);
-    return RS_OK;
-}
 
 /* Take solver flow id out of the fluid; *out gets its record with the
  * progress made until now. */
-/* Park flow fid, just taken out of the fluid as *r: a resent tail (its
- * frames counted already) parks as a tail again, so it is neither counted
- * twice nor resumed as if it had bytes left to send. */
-static int repark(rs_fluid *fl, uint32_t fid, const fl_rec *r, uint64_t rate, const rs_port *dead)
-{
-    uint32_t n = fl->npark;
-    int rc = park(fl, fid, r->rem, rate, dead);
-    if (rc == RS_OK && fl->npark > n && r->counted)
-        fl->park[fl->npark - 1].tail = 1;
-    return rc;
-}
-
-static void leave(rs_fluid *fl, uint32_t id, fl_rec *out)
-{
-    rs_time now = rs_sim_now(fl->net->sim);
-    fl_rec r = fl->rec[id];
-    unsigned __int128 done = (unsigned __int128)r.rate * (now - r.t0);
-    r.rem = done < r.rem ? r.rem - done : 0;
-    r.t0 = now;
-    if (r.rate > 0)
-        moving(fl, 0, now);
-    port_rates(fl, id, r.rate, 0, now);
-    fh_remove(fl, id);
-    rs_mmf_remove(fl->mmf, id);
-    fl->of_flow[r.flow] = RS_NONE;
-    rs_fluid_want_solve(fl);
-    *out = r;
-}
-
-/* When parked flow p moves again, given a path of latency lat is back
- * now. A flow that was still sending when the path came back pays one
- * round trip: its first frame on the new path arrives out of order, the
- * receiver's NAK comes back and the sender goes back (go-back-N) to the
- * first lost frame. One that had pushed all its bytes into the dead link
- * meanwhile has nothing left to trigger a NAK: it resumes at its next
- * retransmit timeout, transport.rto_us after the cut or a multiple of it
- * (docs/fidelity.md, "Faults at flow level"). */
-static rs_time resume_at(const rs_fluid *fl, const fl_park *p, rs_time now, rs_time lat)
-{
-    rs_time rto = fl->net->rto, dt = now - p->cut_at;
-    if (rto == 0 || (!p->tail && p->rem > (unsigned __int128)p->rate * dt))
-        return rs_time_add_sat(now, 2 * lat);
-    rs_time k = dt / rto + (dt % rto != 0 || dt == 0);
-    return k > (RS_TIME_MAX - p->cut_at) / rto ? RS_TIME_MAX : p->cut_at + k * rto;
-}
-
-/* Parked flows whose path is back (routes recomputed, a cable up, a
- * retransmit timeout due) go back into the fluid, in the order parked. */
-static int retry_parked(rs_fluid *fl)
-{
-    rs_net *net = fl->net;
-    rs_time now = rs_sim_now(net->sim), next = RS_TIME_MAX;
-    uint32_t k = 0;
-    int rc = RS_OK;
-    for (uint32_t i = 0; i < fl->npark; i++) {
-        fl_park p = fl->park[i];
-        uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead;
-        rs_time lat;
-        uint64_t wire;
-        int ok = rc == RS_OK && flow_setup(net, p.flow, ports, &h, &lat, &wire, &mf) == RS_OK &&
-                 path_up(net, ports, h, &dead);
-        if (!ok)
-            p.go = RS_TIME_MAX; /* lost again: decided afresh when a path is back */
-        else if (p.go == RS_TIME_MAX)
-            p.go = resume_at(fl, &p, now, lat);
-        rs_time at = p.go;
-        if (ok && at <= now) {
-            rc = enter(fl, p.flow, ports, h, lat, wire, mf, p.rem);
-            if (rc == RS_OK) {
-                fl->rec[fl->of_flow[p.flow]].counted = p.tail;
-                continue;
-            }
-        }
-        if (at < next)
-            next = at;
-        fl->park[k++] = p;
-    }
-    fl->npark = k;
-    if (next != RS_TIME_MAX && (fl->resume_armed <= now || next < fl->resume_armed)) {
-        fl->resume_armed = next;
-        rs_sim_at(net->sim, next, fl->ent, ev_resume, fl, 0);
-    }
-    watch(fl);
-    return rc;
-}
-
-static void ev_resume(rs_sim *sim, void *obj, uint64_t arg)
-{
-    (void)arg;
-    rs_fluid *fl = obj;
-    if (fl->resume_armed <= rs_sim_now(sim))
-        fl->resume_armed = RS_TIME_MAX;
-    int rc = retry_parked(fl);
-    if (rc != RS_OK)
-        rs_sim_stop(sim, rc);
-}
-
-int rs_fluid_cable_changed(rs_net *net, uint32_t port)
-{
-    rs_fluid *fl = fluid_of(net);
-    const rs_port *p = &net->ports[port];
-    const rs_port *q = &net->ports[p->peer_port];
-    rs_mmf_set_cap(fl->mmf, port, p->up ? p->rate_bps : 0);
-    rs_mmf_set_cap(fl->mmf, p->peer_port, q->up ? q->rate_bps : 0);
-    rs_fluid_want_solve(fl);
-    if (p->up)
-        return retry_parked(fl);
-    /* Flows crossing the cable stop where they are: their frames are lost
-     * from now until a path is back. Ascending transport flow id (the
-     * link's list order depends on past removals). */
-    for (uint32_t fid = 0; fid < fl->capof && fid < net->nflows; fid++) {
-        uint32_t id = fl->of_flow[fid];
-        if (id == RS_NONE)
-            continue;
-        const mmf_flow *mf = &fl->mmf->flows[id];
-        int hit = 0;
-        for (uint32_t k = 0; k < mf->nhops; k++)
-            hit |= mf->link[k] == port || mf->link[k] == p->peer_port;
-        if (!hit)
-            continue;
-        fl_rec r;
-        uint64_t rate = fl->rec[id].rate;
-        leave(fl, id, &r);
-        int rc = repark(fl, fid, &r, rate, p);
-        if (rc != RS_OK)
-            return rc;
-    }
-    /* Flows whose last frames are in flight on it lose them: nothing comes
-     * after them to draw a NAK, so they are resent (go-back-N from the
-     * last acknowledged frame: about what is in flight, rate x the latency
-     * left) after a retransmit timeout. */
-    rs_time now = rs_sim_now(net->sim);
-    for (uint32_t fid = 0; fid < fl->captail; fid++) {
-        fl_tail *t = &fl->tail[fid];
-        if (t->done_at == RS_TIME_MAX || t->done_at <= now)
-            continue;
-        /* Hit if its last frame has not yet crossed the cable: it left the
-         * source lat before done_at and crosses hop k a prefix's latency
-         * later. */
-        int hit = 0;
-        rs_time left = t->done_at - path_lat(net, t->link, t->nhops, t->max_frame);
-        for (uint32_t k = 0; k < t->nhops; k++)
-            if (t->link[k] == port || t->link[k] == p->peer_port)
-                hit |= now < left + path_lat(net, t->link, k + 1, t->max_frame);
-        if (!hit)
-            continue;
-        unsigned __int128 rem = (unsigned __int128)t->rate * (t->done_at - now),
-                          all = (unsigned __int128)t->wire * 8u * RS_PS_PER_S;
-        t->done_at = RS_TIME_MAX;
-        const rs_flow *f = &net->flows[fid];
-        if (!f->reliable) {
-            /* Lost for good: take back what count_sent counted as delivered. */
-            rs_fault_note_flow_hit(net, p, fid);
-            fl_delivered d = delivered(net, f);
-            net->st.pkts_delivered -= d.frames;
-            net->st.pkts_dropped += d.frames;
-            net->st.goodput_bytes -= d.goodput;
-            net->st.hb_bytes -= d.hb;
-            net->st.nic_bytes -= d.nic;
-            continue;
-        }
-        int rc = park(fl, fid, rem < all ? rem : all, t->rate, p);
-        if (rc != RS_OK)
-            return rc;
-        fl->park[fl->npark - 1].tail = 1;
-    }
-    return RS_OK;
-}
-
-/* Wire bytes of flow fid the fluid has carried by now, all of them but
- * what is still to send or lost: in the fluid, its progress; parked, all
- * but what it had left (or, a tail taken back, what was in flight); its
- * last frames in flight, all but them (its rate x the latency left). */
-static uint64_t carried_wire(const rs_fluid *fl, uint32_t fid, uint64_t wire)
-{
-    rs_time now = rs_sim_now(fl->net->sim);
-    unsigned __int128 all = (unsigned __int128)wire * 8u * RS_PS_PER_S, rem = all;
-    uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
-    if (id != RS_NONE) {
-        const fl_rec *r = &fl->rec[id];
-        unsigned __int128 done = (unsigned __int128)r->rate * (now - r->t0);
-        rem = done < r->rem ? r->rem - done : 0;
-    } else if (fid < fl->captail && fl->tail[fid].done_at != RS_TIME_MAX && fl->tail[fid].done_at > now) {
-        rem = (unsigned __int128)fl->tail[fid].rate * (fl->tail[fid].done_at - now);
-    } else {
-        for (uint32_t i = 0; i < fl->npark; i++)
-            if (fl->park[i].flow == fid)
-                rem = fl->park[i].rem;
-    }
-    return (uint64_t)((all - (rem < all ? rem : all)) / (8u * (unsigned __int128)RS_PS_PER_S));
-}
-
-uint32_t rs_fluid_flow_delivered(const rs_net *net, uint32_t fid)
-{
-    const rs_flow *f = &net->flows[fid];
-    if (f->port >= net->nports || net->ports[f->port].kind == RS_PORT_GPU_HB)
-        return 0;
-    uint64_t wire;
-    uint32_t first;
-    flow_wire(f, 0, &wire, &first);
-    if (f->relay_src != RS_NONE) {
-        /* Its chunks' frames (each chunk its own message: its frames are
-         * counted as if in one, RETHs aside). */
-        uint32_t ports[RS_MMF_MAX_HOPS];
-        rs_time lat;
-        int h = rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
-        if (h < 3)
-            return 0;
-        relay_setup(net, f, ports, (uint32_t)h, &lat, &wire, &first);
-    }
-    uint64_t done = carried_wire(fluid_of(net), fid, wire), full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
-    if (done < first)
-        return 0;
-    uint64_t n = 1 + (done - first) / full;
-    return n < f->npkts ? (uint32_t)n : f->npkts - 1; /* the last goes again: it had not arrived */
-}
-
-/* The counters of the first `frames` data frames of flow f, abandoned by
- * a failover before count_sent counted it, over its path links[0..h):
- * what the packet level counts for the frames that had arrived. */
-static void count_partial(rs_net *net, const rs_flow *f, const uint32_t *link, uint32_t h, uint32_t frames)
-{
-    uint64_t payload = (uint64_t)frames * f->mtu, full = ((f->mtu + 3ull) & ~3ull) + RS_WIRE_ROCE;
-    if (payload > f->bytes)
-        payload = f->bytes;
-    for (uint32_t k = 0; k < h; k++) {
-        net->ports[link[k]].tx_pkts += frames;
-        net->ports[link[k]].tx_bytes += frames * full;
-        net->st.packet_hops += frames;
-    }
-    net->st.pkts_sent += frames;
-    net->st.data_pkts += frames;
-    net->st.pkts_delivered += frames;
-    net->st.goodput_bytes += payload;
-    net->st.nic_bytes += payload;
-}
-
-void rs_fluid_flow_abandon(rs_net *net, uint32_t fid)
-{
-    rs_fluid *fl = fluid_of(net);
-    const rs_flow *f = &net->flows[fid];
-    uint32_t id = fid < fl->capof ? fl->of_flow[fid] : RS_NONE;
-    /* Counted already when it left the fluid (its last frames in flight,
-     * or resent after being taken back); else what had arrived counts. */
-    int counted = id != RS_NONE ? fl->rec[id].counted : 1;
-    for (uint32_t i = 0; i < fl->npark; i++)
-        if (fl->park[i].flow == fid)
-            counted = fl->park[i].tail;
-    if (!counted && net->ports[f->port].kind != RS_PORT_GPU_HB) {
-        uint32_t frames = rs_fluid_flow_delivered(net, fid), ports[RS_MMF_MAX_HOPS];
-        int h = id != RS_NONE ? (int)fl->mmf->flows[id].nhops : rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
-        count_partial(net, f, id != RS_NONE ? fl->mmf->flows[id].link : ports, h > 0 ? (uint32_t)h : 0, frames);
-    }
-    if (id != RS_NONE) {
-        fl_rec r;
-        leave(fl, id, &r);
-    }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < fl->npark; i++)
-        if (fl->park[i].flow != fid)
-            fl->park[k++] = fl->park[i];
-    fl->npark = k;
-    if (fid < fl->captail)
-        fl->tail[fid].done_at = RS_TIME_MAX; /* its pending completion does nothing */
-    watch(fl);
-    rs_flow_release(net, fid);
-}
-
-int rs_fluid_routes_changed(rs_net *net)
-{
-    rs_fluid *fl = fluid_of(net);
-    /* Flows whose hashed path moved follow the new tables, as the packet
-     * level's next frame would; the bytes they carried stay delivered. */
-    for (uint32_t fid = 0; fid < fl->capof && fid < net->nflows; fid++) {
-        uint32_t id = fl->of_flow[fid];
-        if (id == RS_NONE)
-            continue;
-        uint32_t ports[RS_MMF_MAX_HOPS], h, mf, dead = RS_NONE;
-        rs_time lat;
-        uint64_t wire;
-        int rc = flow_setup(net, fid, ports, &h, &lat, &wire, &mf);
-        const mmf_flow *m = &fl->mmf->flows[id];
-        if (rc == RS_OK && h == m->nhops && !memcmp(ports, m->link, h * sizeof *ports))
-            continue;
-        fl_rec r;
-        uint64_t rate = fl->rec[id].rate;
-        leave(fl, id, &r);
-        if (rc == RS_OK && path_up(net, ports, h, &dead)) {
-            rc = enter(fl, fid, ports, h, lat, r.wire, r.max_frame, r.rem);
-            if (rc == RS_OK)
-                fl->rec[fl->of_flow[fid]].counted = r.counted; /* a resent tail stays counted */
-        } else {
-            rc = repark(fl, fid, &r, rate, dead == RS_NONE ? NULL : &net->ports[dead]);
-        }
-        if (rc != RS_OK)
-            return rc;
-    }
-    return retry_parked(fl);
-}
-
-uint32_t rs_fluid_parked(const rs_net *net) { return fluid_of(net) ? fluid_of(net)->npark : 0; }
-
 /* -- inspection -- */
 
 int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)

@@ -157,8 +157,49 @@ static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
     return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
 }
 
-/* fluid.c: a solve at this instant, after every callback of it. */
+/* What flow f delivers, as the summary counts it: its data frames (a
+ * relayed message's HB frames too, hb_frames of them) and its payload per
+ * counter (goodput once per leg). count_sent adds it; a tail lost for
+ * good takes it back. */
+typedef struct fl_delivered {
+    uint64_t frames, hb_frames, hb, nic, goodput;
+} fl_delivered;
+
+/* fluid.c: the fluid itself. */
+/* A solve at this instant, after every callback of it. */
 void rs_fluid_want_solve(rs_fluid *fl);
+/* Transport flow fid joins the fluid on ports[0..h) with latency lat, wire
+ * bytes, largest frame mf and rem (bits x 10^12) still to carry. RS_ENOMEM. */
+int rs_fluid_enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h, rs_time lat, uint64_t wire,
+                   uint32_t mf, unsigned __int128 rem);
+/* Solver flow id out of the finish heap. */
+void rs_fluid_heap_remove(rs_fluid *fl, uint32_t id);
+/* A flow started (up) or stopped moving bytes at now: the watchdog's count. */
+void rs_fluid_moving(rs_fluid *fl, int up, rs_time now);
+/* The watchdog's event armed, when faults.watchdog_us asks for one. */
+void rs_fluid_watch(rs_fluid *fl);
+/* Solver flow id's rate on its ports goes from `from` to `to` bit/s at now. */
+void rs_fluid_port_rates(rs_fluid *fl, uint32_t id, uint64_t from, uint64_t to, rs_time now);
+/* Flow f lost for good (unreliable, its path down): counted as dropped. */
+void rs_fluid_count_lost(rs_net *net, const rs_flow *f);
+fl_delivered rs_fluid_delivered(const rs_net *net, const rs_flow *f);
+/* Are ports[0..h) all up? 0 with *dead the first down one (RS_NONE: no route). */
+int rs_fluid_path_up(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t *dead);
+
+/* fluid_path.c: what flow fid crosses (ports[0..*nhops)) and costs: its
+ * latency, wire bytes and largest frame. RS_EUNREACH (no route), RS_ERANGE
+ * (a path longer than the room). */
+int rs_fluid_flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops, rs_time *lat,
+                        uint64_t *wire, uint32_t *max_frame);
+void rs_fluid_flow_wire(const rs_flow *f, int hb, uint64_t *wire, uint32_t *max_wire);
+rs_time rs_fluid_path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t mw);
+void rs_fluid_relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *ports, uint32_t h, rs_time *lat,
+                          uint64_t *wire, uint32_t *max_frame);
+
+/* fluid_fault.c: park flow fid (out of the fluid) with rem to go, stopped
+ * at down port dead (NULL: no route) while at `rate`; an unreliable flow
+ * is lost instead. */
+int rs_fluid_park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t rate, const rs_port *dead);
 
 /* fluid_dcqcn.c (fl->dq set: transport.cc=dcqcn with ECN, RoCE):
  * solver flow id joins the fluid (RS_ENOMEM); a solve recomputed flows

@@ -5,7 +5,7 @@
  * Nothing here is on the per-packet path. The packet path calls in only
  * where something rare happens, behind a test of net->tl that is false when
  * no timeline is set: a PFC frame is built (fabric.c pfc_frame), a packet is
- * dropped (rs_fabric_drop), a message completes (net.c msg_finish), a flow
+ * dropped (rs_fabric_drop), a message completes (msg.c rs_msg_finish), a flow
  * is created or a retransmit timeout restarts one (transport.c, to wake the
  * sampler). Everything that grows with packets (link and queue samples,
  * ECN marks, CNPs) is read off the ports' own counters by one periodic
@@ -304,7 +304,7 @@ void rs_net_tl_wake(rs_net *net)
     wake_at(net, s, now);
 }
 
-/* -- a split run (part.c's windows) ---------------------------------------- */
+/* -- a split run (split.c's windows) ---------------------------------------- */
 
 rs_time rs_net_tl_window_cap(const rs_net *net, rs_time start)
 {

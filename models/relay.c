@@ -74,7 +74,7 @@ int rs_relay_premake(rs_net *net, uint32_t m)
  * overlap, so one rate over both
  * legs carries it, and the pipeline's fill goes into the flow's latency.
  * Its frames are its chunks' (each chunk is an RDMA write of its own).
- * ECMP inside a rail hashes it once, not per chunk. To the rest of net.c
+ * ECMP inside a rail hashes it once, not per chunk. To the rest of the message code
  * it is a single-flow message (a failover restarts its rest as a chunk
  * pipeline over a live rail). */
 int rs_relay_start_whole(rs_net *net, uint32_t m)

@@ -942,7 +942,7 @@ void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
         memset(out, 0, sizeof *out);
 }
 
-/* A send from GPU src to dst (net.c send_msg). A send from the shared
+/* A send from GPU src to dst (msg.c rs_msg_send). A send from the shared
  * driver, made everywhere under the same ids, must come before any
  * process made records of its own: after that ids differ between
  * processes. A send from a process's own event must be named (its serial
