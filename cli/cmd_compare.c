@@ -695,8 +695,8 @@ static int case_load(compare *c, int w, int v, run_pair *p)
     in.radix = p->sc.net.radix;
     in.nic_gbps = p->sc.net.nic_gbps;
     in.oversubscription = p->sc.net.oversubscription;
-    rs_parts parts;
-    rs_parts_default(&parts);
+    rs_catalog parts;
+    rs_catalog_default(&parts);
     if (rs_cost_compute(&in, &parts, &p->bom[1], &p->bom[0], &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;

@@ -4,7 +4,7 @@
  * parameters (include/railsim/cost.h; the model is docs/cost.md).
  *
  * This file only parses options and the parts table (a flat JSON object of
- * rs_parts keys -> numbers) and prints; every count comes from
+ * rs_catalog keys -> numbers) and prints; every count comes from
  * rs_cost_compute. Bad input exits 2 with one sentence naming the option or
  * the parts file and key.
  */
@@ -98,7 +98,7 @@ static json_t *bom_json(const rs_bom *b, uint32_t radix)
     return o;
 }
 
-static int print_json(const rs_cost_input *in, const rs_parts *parts, const rs_bom *fat,
+static int print_json(const rs_cost_input *in, const rs_catalog *parts, const rs_bom *fat,
                       const rs_bom *rail)
 {
     json_t *root = json_object(), *input = json_object(), *pj = json_object(),
@@ -120,10 +120,10 @@ static int print_json(const rs_cost_input *in, const rs_parts *parts, const rs_b
     json_object_set_new(input, "oversubscription", json_real(in->oversubscription));
     json_object_set_new(input, "nic_copper", json_boolean(in->nic_copper));
     json_object_set_new(input, "pack_rails", json_boolean(in->pack_rails));
-    const char *const *keys = rs_parts_keys();
+    const char *const *keys = rs_catalog_keys();
     for (size_t i = 0; keys[i]; i++) {
         double v = 0;
-        rs_parts_get(parts, keys[i], &v);
+        rs_catalog_get(parts, keys[i], &v);
         json_object_set_new(pj, keys[i], json_real(v));
     }
     json_object_set_new(saving, "cost", json_real(rs_cost_saving_pct(fat, rail)));
@@ -228,8 +228,8 @@ int rs_cmd_cost(int argc, char **argv)
 {
     rs_cost_input in;
     rs_cost_input_default(&in);
-    rs_parts parts;
-    rs_parts_default(&parts);
+    rs_catalog parts;
+    rs_catalog_default(&parts);
     const char *parts_path = NULL;
     int json = 0;
     for (int i = 0; i < argc; i++) {
@@ -274,7 +274,7 @@ int rs_cmd_cost(int argc, char **argv)
     if (parts_path) {
         rs_err perr;
         rs_err_clear(&perr);
-        if (rs_parts_load(parts_path, &parts, &perr) != RS_OK)
+        if (rs_catalog_load(parts_path, &parts, &perr) != RS_OK)
             return bad("%s", perr.msg);
     }
     rs_bom fat, rail;

@@ -1,8 +1,8 @@
 /*
  * parts.c - the parts-table reader (parts.h): a key table of the parts
- * rs_parts_keys names, read with the key-table reader (engine/keys.h) that
+ * rs_catalog_keys names, read with the key-table reader (engine/keys.h) that
  * scenarios and plans use too. Each value lands in a scratch slot and goes
- * on to rs_parts_set, which owns the parts' ranges.
+ * on to rs_catalog_set, which owns the parts' ranges.
  */
 #include "parts.h"
 
@@ -14,7 +14,7 @@
 
 #include "keys.h"
 
-/* More than rs_parts has fields (10). */
+/* More than rs_catalog has fields (10). */
 #define MAX_PARTS 64
 
 /* The known part closest to key (edit distance up to a third of its
@@ -48,15 +48,15 @@ static int set_part(const rs_key *k, void *base, void *ctx, const char *path, rs
     memcpy(&v, (const char *)base + k->off, sizeof v);
     rs_err sub;
     rs_err_clear(&sub);
-    if (rs_parts_set(ctx, k->name, v, &sub) != RS_OK)
+    if (rs_catalog_set(ctx, k->name, v, &sub) != RS_OK)
         return rs_err_set(err, sub.code ? sub.code : RS_EINVAL, "%s: %s", path, sub.msg);
     return RS_OK;
 }
 
-int rs_parts_load(const char *path, rs_parts *p, rs_err *err)
+int rs_catalog_load(const char *path, rs_catalog *p, rs_err *err)
 {
     /* One row per part: any JSON number, into slot i of values. */
-    const char *const *names = rs_parts_keys();
+    const char *const *names = rs_catalog_keys();
     rs_key keys[MAX_PARTS];
     double values[MAX_PARTS];
     size_t n = 0;

@@ -1,5 +1,5 @@
 /*
- * parts.h - the parts-table reader: a flat JSON object of rs_parts keys
+ * parts.h - the parts-table reader: a flat JSON object of rs_catalog keys
  * (include/railsim/cost.h) to numbers, applied over the defaults. docs/cost.md
  * describes the file.
  */
@@ -12,6 +12,6 @@
 /* Apply the parts table at path to *p (keys it does not name keep their
  * values). RS_OK, or RS_EIO / RS_EINVAL with err one sentence naming the
  * file and the key and what was expected; *p may then be partly applied. */
-int rs_parts_load(const char *path, rs_parts *p, rs_err *err);
+int rs_catalog_load(const char *path, rs_catalog *p, rs_err *err);
 
 #endif

@@ -29,10 +29,10 @@
 
 /* -- parts table -------------------------------------------------------- */
 
-/* Every part once, in the order of rs_parts, with its default (400 Gb/s
+/* Every part once, in the order of rs_catalog, with its default (400 Gb/s
  * figures; sources and estimates in docs/cost.md): the keys, their
- * fields and rs_parts_default all come from this list. */
-#define RS_PARTS(X)                                                                       \
+ * fields and rs_catalog_default all come from this list. */
+#define RS_CATALOG(X)                                                                       \
     X(switch_port_usd, 748.0) /* given by the issue */                                    \
     X(switch_port_w, 15.0)    /* estimate: ~1 kW for a 64 x 400G switch without optics */ \
     X(switch_usd, 0.0)                                                                    \
@@ -44,20 +44,20 @@
     X(dac_w, 0.0)             /* passive copper draws nothing itself */                   \
     X(whole_switches, 1.0)
 #define PART_NAME(f, d) #f,
-#define PART_OFF(f, d) offsetof(rs_parts, f),
+#define PART_OFF(f, d) offsetof(rs_catalog, f),
 #define PART_DEFAULT(f, d) p->f = d;
 
-static const char *const key_names[] = { RS_PARTS(PART_NAME) NULL };
-static const size_t key_offs[] = { RS_PARTS(PART_OFF) };
+static const char *const key_names[] = { RS_CATALOG(PART_NAME) NULL };
+static const size_t key_offs[] = { RS_CATALOG(PART_OFF) };
 #define NPARTS (sizeof key_offs / sizeof key_offs[0])
 
-void rs_parts_default(rs_parts *p)
+void rs_catalog_default(rs_catalog *p)
 {
     memset(p, 0, sizeof *p);
-    RS_PARTS(PART_DEFAULT)
+    RS_CATALOG(PART_DEFAULT)
 }
 
-const char *const *rs_parts_keys(void)
+const char *const *rs_catalog_keys(void)
 {
     return key_names;
 }
@@ -71,7 +71,7 @@ static int find_key(const char *key)
     return -1;
 }
 
-int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err)
+int rs_catalog_set(rs_catalog *p, const char *key, double v, rs_err *err)
 {
     int k = find_key(key);
     if (k < 0) {
@@ -88,13 +88,13 @@ int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err)
     }
     if (!(v >= 0.0 && v <= 1e12)) /* also rejects NaN and infinities */
         return rs_err_set(err, RS_EINVAL, "parts.%s: expected a number from 0 to 1e12, got %g", key, v);
-    if (key_offs[k] == offsetof(rs_parts, whole_switches) && v != 0.0 && v != 1.0)
+    if (key_offs[k] == offsetof(rs_catalog, whole_switches) && v != 0.0 && v != 1.0)
         return rs_err_set(err, RS_EINVAL, "parts.whole_switches: expected 0 or 1, got %g", v);
     *(double *)((char *)p + key_offs[k]) = v;
     return RS_OK;
 }
 
-int rs_parts_get(const rs_parts *p, const char *key, double *v)
+int rs_catalog_get(const rs_catalog *p, const char *key, double *v)
 {
     int k = find_key(key);
     if (k < 0)
@@ -139,7 +139,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 
 _Static_assert(RS_COST_MAX_TIERS == RS_CLOS_MAX_TIERS, "one tier bound for the cost model and the builder");
 
-static void price(rs_bom *b, const rs_cost_input *in, const rs_parts *p)
+static void price(rs_bom *b, const rs_cost_input *in, const rs_catalog *p)
 {
     uint64_t N = in->gpus;
     b->switch_ports = b->switches * in->radix;
@@ -181,7 +181,7 @@ uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uint32_t r
     return per ? (uint32_t)per : 1;
 }
 
-int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
+int rs_cost_compute(const rs_cost_input *in, const rs_catalog *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err)
 {
     int rc = check_input(in, err);

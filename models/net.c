@@ -361,8 +361,8 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
     in.oversubscription = c->oversubscription;
     in.pack_rails = 0; /* as built */
     rs_bom ft, ro;
-    rs_parts parts;
-    rs_parts_default(&parts);
+    rs_catalog parts;
+    rs_catalog_default(&parts);
     int rc = rs_cost_compute(&in, &parts, c->kind == RS_TOPO_FAT_TREE ? &ft : NULL,
                              c->kind == RS_TOPO_RAIL_ONLY ? &ro : NULL, err);
     if (rc != RS_OK)

@@ -20,7 +20,7 @@
  *
  * Everything here is plain value types and pure functions: nothing
  * allocates, nothing is kept. The module never reads files; the CLI reads
- * a parts table (JSON) and fills rs_parts through rs_parts_set.
+ * a parts table (JSON) and fills rs_catalog through rs_catalog_set.
  */
 #ifndef RS_COST_H
 #define RS_COST_H
@@ -31,12 +31,14 @@
 
 RS_BEGIN_DECLS
 
-/* Price and power of the parts. Prices are US dollars, power watts, all
+/* The catalog: price and power of every part a network is built of (its
+ * "parts table"; "part" alone names a process's share of a split run,
+ * partition.h). Prices are US dollars, power watts, all
  * per unit at the configured link speed (one price per port and per
  * transceiver; nothing is scaled by speed: for a speed other than 400 Gb/s
  * set the prices of that speed). Every field is a parts-table key of the
- * same name (rs_parts_keys). Plain value type. */
-typedef struct rs_parts {
+ * same name (rs_catalog_keys). Plain value type. */
+typedef struct rs_catalog {
     double switch_port_usd;  /* per switch port */
     double switch_port_w;    /* per switch port: ASIC share, SerDes, fans, PSU loss; optics excluded */
     double switch_usd;       /* per switch, on top of its ports (chassis, CPU); default 0 */
@@ -49,25 +51,25 @@ typedef struct rs_parts {
     double whole_switches;   /* 1: a switch costs and draws power for all R ports, cabled
                                 or not (switches are bought whole); 0: only cabled ports
                                 count (the per-port accounting of published comparisons) */
-} rs_parts;
+} rs_catalog;
 
 /* Fill *p with the defaults of docs/cost.md: $748 and 15 W per switch
  * port, $374 and 12 W per transceiver, $150 and 0 W per DAC, whole
  * switches, the rest 0. */
-RS_API void rs_parts_default(rs_parts *p);
+RS_API void rs_catalog_default(rs_catalog *p);
 
-/* The parts-table keys, NULL-terminated, in the order of rs_parts. Static
+/* The parts-table keys, NULL-terminated, in the order of rs_catalog. Static
  * storage; never freed. */
-RS_API const char *const *rs_parts_keys(void);
+RS_API const char *const *rs_catalog_keys(void);
 
 /* Set the part named key to v. RS_EINVAL with err naming the key for an
  * unknown key (the message lists the known ones), for a value that is
  * negative, not finite or above 1e12, and for whole_switches other than
  * 0 or 1. *p is unchanged on error. err may be NULL. */
-RS_API int rs_parts_set(rs_parts *p, const char *key, double v, rs_err *err);
+RS_API int rs_catalog_set(rs_catalog *p, const char *key, double v, rs_err *err);
 
 /* Read the part named key into *v: RS_OK, or RS_EINVAL for an unknown key. */
-RS_API int rs_parts_get(const rs_parts *p, const char *key, double *v);
+RS_API int rs_catalog_get(const rs_catalog *p, const char *key, double *v);
 
 /* What to cost. Field names follow the scenario keys (topology.*) so
  * errors name those keys. Plain value type; start from
@@ -129,7 +131,7 @@ RS_API uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uin
  * checks and words as rs_net_create, including a radix that cannot join
  * the leaves at any number of tiers: 2 ports with more than 2 leaves) and
  * leaves the outputs untouched. err may be NULL. */
-RS_API int rs_cost_compute(const rs_cost_input *in, const rs_parts *parts,
+RS_API int rs_cost_compute(const rs_cost_input *in, const rs_catalog *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err);
 
 /* Saving of rail-only over the fat tree in percent of the fat tree's

@@ -12,11 +12,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_file(data, size);
-    rs_parts p;
-    rs_parts_default(&p);
+    rs_catalog p;
+    rs_catalog_default(&p);
     rs_err err;
     rs_err_clear(&err);
-    if (rs_parts_load(path, &p, &err) != RS_OK) {
+    if (rs_catalog_load(path, &p, &err) != RS_OK) {
         if (err.msg[0] == '\0')
             abort();
         return 0;

@@ -21,7 +21,7 @@ static void input(rs_cost_input *in, uint32_t gpus, uint32_t hb, uint32_t radix)
     in->radix = radix;
 }
 
-static void compute(const rs_cost_input *in, const rs_parts *parts, rs_bom *fat, rs_bom *rail)
+static void compute(const rs_cost_input *in, const rs_catalog *parts, rs_bom *fat, rs_bom *rail)
 {
     rs_err err;
     int rc = rs_cost_compute(in, parts, fat, rail, &err);
@@ -33,9 +33,9 @@ static void compute(const rs_cost_input *in, const rs_parts *parts, rs_bom *fat,
 static void compute_default(uint32_t gpus, uint32_t hb, uint32_t radix, rs_bom *fat, rs_bom *rail)
 {
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     input(&in, gpus, hb, radix);
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     compute(&in, &p, fat, rail);
 }
 
@@ -194,11 +194,11 @@ static void test_cost_oversubscription_shrinks_uplinks(void)
      * > 64: pods of 32 -> 3 pods, 3 * 16 aggregation, core groups of
      * divisor(32, ceil(96/64) = 2) = 2 -> 32 core. */
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     rs_bom f, r;
     input(&in, 4096, 8, 64);
     in.oversubscription = 3.0;
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     compute(&in, &p, &f, &r);
     CU_ASSERT_EQUAL(f.switches_per_tier[0], 88);
     CU_ASSERT_EQUAL(f.switches_per_tier[1], 48);
@@ -296,12 +296,12 @@ typedef struct sim_case {
 static void check_against_sim(const sim_case *sc, int pack)
 {
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     rs_bom bom[2];
     input(&in, sc->gpus, sc->hb, sc->radix);
     in.oversubscription = sc->o;
     in.pack_rails = pack;
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     compute(&in, &p, &bom[0], &bom[1]);
     for (int kind = 0; kind < 2; kind++) {
         rs_net_config c;
@@ -381,9 +381,9 @@ static void test_cost_counts_equal_simulated_topology(void)
 static void test_cost_rail_only_packs_small_rails(void)
 {
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     rs_bom f, r;
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     /* 256 GPUs, K = 8, R = 64: rails of 32, two per switch: 4 physical
      * switches for the simulator's 8; cables and cabled ports unchanged;
      * installed ports (and so price) halve. */
@@ -404,7 +404,7 @@ static void test_cost_rail_only_packs_small_rails(void)
     CU_ASSERT_NEAR(r.switch_usd, 512 * 748.0);
     /* Per-port accounting (whole_switches = 0) prices cabled ports only,
      * so packing changes the switch count but not the price. */
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "whole_switches", 0, NULL), RS_OK);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "whole_switches", 0, NULL), RS_OK);
     compute(&in, &p, &f, &r);
     CU_ASSERT_NEAR(r.switch_usd, 256 * 748.0);
     in.pack_rails = 1;
@@ -412,7 +412,7 @@ static void test_cost_rail_only_packs_small_rails(void)
     CU_ASSERT_NEAR(r.switch_usd, 256 * 748.0);
 
     /* Rails of exactly R GPUs, or of R/2 + 1, cannot share a switch. */
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     input(&in, 512, 8, 64);
     compute(&in, &p, &f, &r);
     CU_ASSERT_EQUAL(r.rails_per_switch, 1);
@@ -449,9 +449,9 @@ static void test_cost_nic_copper_drops_nic_transceivers(void)
      * uplinks each, 4 spines (8 parallel cables per leaf): 128 NIC cables,
      * 256 switch cables. Rail-only: rails of 16 packed 4 per switch. */
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     rs_bom f, r;
-    rs_parts_default(&p);
+    rs_catalog_default(&p);
     input(&in, 128, 8, 64);
     in.nic_copper = 1;
     compute(&in, &p, &f, &r);
@@ -474,7 +474,7 @@ static void test_cost_every_part_is_priced(void)
      * R = 64, fat tree: 12 switches, 768 ports (640 cabled), 384 optical
      * cables, 768 transceivers. */
     rs_cost_input in;
-    rs_parts p;
+    rs_catalog p;
     rs_bom f;
     input(&in, 128, 8, 64);
     const struct { const char *key; double usd, w; } want[] = {
@@ -486,7 +486,7 @@ static void test_cost_every_part_is_priced(void)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         memset(&p, 0, sizeof p);
         p.whole_switches = 1;
-        CU_ASSERT_EQUAL(rs_parts_set(&p, want[i].key, 1.0, NULL), RS_OK);
+        CU_ASSERT_EQUAL(rs_catalog_set(&p, want[i].key, 1.0, NULL), RS_OK);
         compute(&in, &p, &f, NULL);
         CU_ASSERT_NEAR(f.cost_usd, want[i].usd);
         CU_ASSERT_NEAR(f.power_w, want[i].w);
@@ -549,52 +549,52 @@ static void test_cost_worked_example_1024_gpus(void)
 
 static void test_parts_defaults_and_keys(void)
 {
-    rs_parts p;
-    rs_parts_default(&p);
+    rs_catalog p;
+    rs_catalog_default(&p);
     CU_ASSERT_NEAR(p.switch_port_usd, 748.0);
     CU_ASSERT_NEAR(p.transceiver_usd, 374.0);
     CU_ASSERT_NEAR(p.switch_port_w, 15.0);
     CU_ASSERT_NEAR(p.transceiver_w, 12.0);
     CU_ASSERT_NEAR(p.whole_switches, 1.0);
-    const char *const *keys = rs_parts_keys();
+    const char *const *keys = rs_catalog_keys();
     size_t n = 0;
     for (; keys[n]; n++) {
         double v = -1;
-        CU_ASSERT_EQUAL(rs_parts_get(&p, keys[n], &v), RS_OK);
+        CU_ASSERT_EQUAL(rs_catalog_get(&p, keys[n], &v), RS_OK);
         CU_ASSERT(v >= 0.0);
         /* Each key reaches its own field. */
-        rs_parts q = p;
+        rs_catalog q = p;
         int flag = strcmp(keys[n], "whole_switches") == 0; /* 0 or 1 only */
-        CU_ASSERT_EQUAL(rs_parts_set(&q, keys[n], 12345.0, NULL), flag ? RS_EINVAL : RS_OK);
+        CU_ASSERT_EQUAL(rs_catalog_set(&q, keys[n], 12345.0, NULL), flag ? RS_EINVAL : RS_OK);
         if (!flag) {
-            CU_ASSERT_EQUAL(rs_parts_get(&q, keys[n], &v), RS_OK);
+            CU_ASSERT_EQUAL(rs_catalog_get(&q, keys[n], &v), RS_OK);
             CU_ASSERT_NEAR(v, 12345.0);
             CU_ASSERT_EQUAL(memcmp(&q, &p, sizeof p) != 0, 1);
         }
     }
-    CU_ASSERT_EQUAL(n, sizeof(rs_parts) / sizeof(double));
+    CU_ASSERT_EQUAL(n, sizeof(rs_catalog) / sizeof(double));
 }
 
 static void test_parts_set_rejects_bad_keys_and_values(void)
 {
-    rs_parts p, before;
-    rs_parts_default(&p);
+    rs_catalog p, before;
+    rs_catalog_default(&p);
     before = p;
     rs_err err;
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "switch_price", 1.0, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "switch_price", 1.0, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "parts.switch_price"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "switch_port_usd")); /* lists the known keys */
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "transceiver_usd", -1.0, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "transceiver_usd", -1.0, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "parts.transceiver_usd"));
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "transceiver_w", NAN, &err), RS_EINVAL);
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "transceiver_w", INFINITY, &err), RS_EINVAL);
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "whole_switches", 0.5, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "transceiver_w", NAN, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "transceiver_w", INFINITY, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "whole_switches", 0.5, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "parts.whole_switches"));
-    CU_ASSERT_EQUAL(rs_parts_set(&p, NULL, 1.0, NULL), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, NULL, 1.0, NULL), RS_EINVAL);
     CU_ASSERT_EQUAL(memcmp(&p, &before, sizeof p), 0);
     double v;
-    CU_ASSERT_EQUAL(rs_parts_get(&p, "nope", &v), RS_EINVAL);
-    CU_ASSERT_EQUAL(rs_parts_set(&p, "switch_port_usd", 0.0, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_catalog_get(&p, "nope", &v), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_catalog_set(&p, "switch_port_usd", 0.0, &err), RS_OK);
     CU_ASSERT_NEAR(p.switch_port_usd, 0.0);
 }
 
@@ -602,8 +602,8 @@ static void test_parts_set_rejects_bad_keys_and_values(void)
 
 static void expect_error(const rs_cost_input *in, const char *key)
 {
-    rs_parts p;
-    rs_parts_default(&p);
+    rs_catalog p;
+    rs_catalog_default(&p);
     rs_bom f, r;
     memset(&f, 0xab, sizeof f);
     rs_bom untouched = f;
@@ -662,8 +662,8 @@ static void test_cost_rejects_radix_too_small_like_simulator(void)
     rs_fx_refused(&c, "topology.radix");
     /* 4 GPUs in 2 domains at R = 2: each rail of 2 is one switch, the fat
      * tree needs 4 leaves of one. Asking for rail-only alone succeeds. */
-    rs_parts p;
-    rs_parts_default(&p);
+    rs_catalog p;
+    rs_catalog_default(&p);
     rs_bom r;
     input(&in, 4, 2, 2);
     expect_error(&in, "fat tree");

@@ -123,8 +123,8 @@ static void check_deep(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t r
     in.hb_size = hb;
     in.radix = radix;
     in.pack_rails = 0;
-    rs_parts parts;
-    rs_parts_default(&parts);
+    rs_catalog parts;
+    rs_catalog_default(&parts);
     rs_bom fat, rail;
     CU_ASSERT_EQUAL_FATAL(rs_cost_compute(&in, &parts, &fat, &rail, NULL), RS_OK);
     const rs_bom *b = kind == RS_TOPO_FAT_TREE ? &fat : &rail;
