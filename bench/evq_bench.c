@@ -50,12 +50,8 @@ static int ref_less(const rs_event *a, const rs_event *b)
 
 static void ref_push(ref_heap *r, const rs_event *ev)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 1024;
-        r->h = realloc(r->h, r->cap * sizeof *r->h);
-        if (!r->h)
-            abort();
-    }
+    if (rs_array_reserve(&r->h, &r->cap, r->n + 1, sizeof *r->h, 1024) != RS_OK)
+        abort();
     size_t i = r->n++;
     while (i > 0 && ref_less(ev, &r->h[(i - 1) / 2])) {
         r->h[i] = r->h[(i - 1) / 2];
