@@ -71,8 +71,7 @@ void rs_run_opts_init(rs_run_opts *o, size_t size)
 {
     rs_run_opts d;
     memset(&d, 0, sizeof d);
-    memcpy(o, &d, size < sizeof d ? size : sizeof d);
-    o->size = (uint32_t)size;
+    rs_versioned_give(o, size, &d, sizeof d);
 }
 
 /* The run loop's hook into the caller's progress callback (ctx: the
@@ -644,8 +643,7 @@ const char *rs_result_parallel_note(const rs_result *r) { return r->part_note; }
 int rs_result_stopped_by_faults(const rs_result *r) { return r->by_faults; }
 void rs_result_figures_fill(const rs_result *r, rs_result_figures *out, size_t size)
 {
-    memcpy(out, &r->fig, size < sizeof r->fig ? size : sizeof r->fig);
-    out->size = (uint32_t)size;
+    rs_versioned_give(out, size, &r->fig, sizeof r->fig);
 }
 const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }
 const json_t *rs_result_summary(const rs_result *r) { return r->summary; }

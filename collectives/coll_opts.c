@@ -27,8 +27,7 @@ void rs_coll_opts_init(rs_coll_opts *o, size_t size)
     d.hb_size = 0;
     d.window = 8;
     d.a2a_peers = 0;
-    memcpy(o, &d, size < sizeof d ? size : sizeof d);
-    o->size = (uint32_t)size;
+    rs_versioned_give(o, size, &d, sizeof d);
 }
 
 int rs_coll_opts_take(rs_coll_opts *out, const rs_coll_opts *o)

@@ -39,19 +39,15 @@ static inline int rs_versioned_take(void *dst, size_t dst_size, const void *src,
     return RS_OK;
 }
 
-/* The library's *src into the caller's *dst, whose size field says how
- * many bytes it has room for (at least min_size); dst keeps its size. */
-static inline int rs_versioned_give(void *dst, const void *src, size_t src_size, size_t min_size)
+/* The library's *src (src_size bytes: its defaults, or its result) into
+ * the caller's *dst, `size` bytes long (the sizeof where the caller was
+ * compiled), and dst's size field set to size: the caller's share of a
+ * struct that may have grown since. */
+static inline void rs_versioned_give(void *dst, size_t size, const void *src, size_t src_size)
 {
-    if (!dst)
-        return RS_EINVAL;
-    uint32_t dst_size;
-    memcpy(&dst_size, dst, sizeof dst_size);
-    if (dst_size < min_size)
-        return RS_EINVAL;
-    memcpy((char *)dst + sizeof dst_size, (const char *)src + sizeof dst_size,
-           (dst_size < src_size ? dst_size : src_size) - sizeof dst_size);
-    return RS_OK;
+    memcpy(dst, src, size < src_size ? size : src_size);
+    uint32_t own = (uint32_t)size;
+    memcpy(dst, &own, sizeof own);
 }
 
 #endif

@@ -70,8 +70,7 @@ void rs_net_config_init(rs_net_config *c, size_t size)
 {
     rs_net_config d;
     defaults(&d);
-    memcpy(c, &d, size < sizeof d ? size : sizeof d);
-    c->size = (uint32_t)size;
+    rs_versioned_give(c, size, &d, sizeof d);
 }
 
 int rs_net_config_take(rs_net_config *out, const rs_net_config *c)

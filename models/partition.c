@@ -21,12 +21,12 @@ static int serial_run(rs_net *net, rs_time until)
     return rc;
 }
 
-const rs_part_ops rs_part_serial = { .run = serial_run };
+static const rs_part_ops serial_ops = { .run = serial_run };
 
 void rs_part_init(rs_net *net)
 {
     memset(&net->pt, 0, sizeof net->pt);
-    net->pt.ops = &rs_part_serial;
+    net->pt.ops = &serial_ops;
     net->pt.ranks = 1;
 }
 

@@ -91,8 +91,8 @@ typedef struct rs_partition {
     int ev_pinned;            /* rs_net_rec_key_pin: records go at ev_* until unpinned */
 } rs_partition;
 
-/* The trivial partition of a serial run (partition.c). */
-extern const rs_part_ops rs_part_serial;
+/* The trivial partition of a serial run (partition.c), as every network
+ * starts. */
 void rs_part_init(struct rs_net *net);
 
 /* The running event's place, for what it writes: its time, key, the flow

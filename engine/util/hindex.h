@@ -114,17 +114,8 @@ static inline void rs_hindex_remove(rs_hindex *x, uint64_t h, uint32_t id)
         }
 }
 
-/* Hashes for keys: FNV-1a over bytes (strings), splitmix64's finalizer
- * over 64-bit words. */
-static inline uint64_t rs_hash_bytes(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
+/* Hashes for keys: FNV-1a over strings, splitmix64's finalizer over
+ * 64-bit words. */
 static inline uint64_t rs_hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
