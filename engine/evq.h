@@ -112,20 +112,20 @@ typedef struct rs_evq {
     rs_evq_slot wheel[RS_EVQ_WHEEL];  /* slot b & (WHEEL - 1): bucket b events */
 } rs_evq;
 
-RS_API void rs_evq_init(rs_evq *q);
-RS_API void rs_evq_fini(rs_evq *q);
+void rs_evq_init(rs_evq *q);
+void rs_evq_fini(rs_evq *q);
 
 /* Insert a copy of *ev; ev->t must be >= the t of the last popped event.
  * RS_ENOMEM if the arrays could not grow (the queue is unchanged then). */
-RS_API int rs_evq_push(rs_evq *q, const rs_event *ev);
+int rs_evq_push(rs_evq *q, const rs_event *ev);
 
 /* rs_evq_push with the event's fields as arguments, which the scheduler
  * uses: they arrive in registers and are stored once, where the event
  * goes. */
-RS_API int rs_evq_add(rs_evq *q, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg);
+int rs_evq_add(rs_evq *q, rs_time t, uint64_t key, rs_event_fn fn, void *obj, uint64_t arg);
 
 /* Remove the least event into *out; q must not be empty. Never allocates. */
-RS_API void rs_evq_pop(rs_evq *q, rs_event *out);
+void rs_evq_pop(rs_evq *q, rs_event *out);
 
 static inline size_t rs_evq_size(const rs_evq *q) { return q->n; }
 
@@ -143,7 +143,7 @@ static inline int rs_evq_unsettled(const rs_evq *q) { return q->fi == q->fn && q
 
 /* If unsettled, make the next non-empty bucket the front (rs_evq_top_time
  * and rs_evq_pop do it when needed). */
-RS_API void rs_evq_settle(rs_evq *q);
+void rs_evq_settle(rs_evq *q);
 
 /* Time of the least event; RS_TIME_MAX if q is empty. Settles q first. */
 static inline rs_time rs_evq_top_time(rs_evq *q)

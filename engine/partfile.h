@@ -23,13 +23,13 @@ RS_BEGIN_DECLS
 #define RS_PART_HDR (8 * RS_PART_KEY_WORDS + 8)
 
 /* The header of a record of len bytes with key key[0..RS_PART_KEY_WORDS). */
-RS_API void rs_part_hdr_put(unsigned char *h, const uint64_t *key, uint64_t len);
+void rs_part_hdr_put(unsigned char *h, const uint64_t *key, uint64_t len);
 
 /* Records of the closed parts paths[0..n), smallest key first, each to
  * emit(ctx, bytes, len), which returns RS_OK or its error (with err set).
  * A record longer than max_len, or cut short, is RS_EIO naming its part
  * as "<what> part PATH"; so is a part that cannot be opened; RS_ENOMEM. */
-RS_API int rs_part_merge(const char *const *paths, size_t n, size_t max_len, const char *what,
+int rs_part_merge(const char *const *paths, size_t n, size_t max_len, const char *what,
                          int (*emit)(void *ctx, const void *rec, size_t len), void *ctx, rs_err *err);
 
 RS_END_DECLS

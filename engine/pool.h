@@ -30,16 +30,16 @@ typedef struct rs_pool {
 
 /* obj_size: bytes per object; per_slab: objects per allocation (0: a
  * default sized for about 64 KiB slabs). */
-RS_API void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab);
+void rs_pool_init(rs_pool *p, size_t obj_size, size_t per_slab);
 
 /* The same with objects aligned to `align` (a power of two >= 8) and their
  * size rounded up to it: a 64-byte object aligned to 64 never straddles
  * two cache lines (packet descriptors: a hop touches one line of its
  * packet). */
-RS_API void rs_pool_init_aligned(rs_pool *p, size_t obj_size, size_t per_slab, size_t align);
-RS_API void rs_pool_fini(rs_pool *p); /* frees every slab, live objects too */
+void rs_pool_init_aligned(rs_pool *p, size_t obj_size, size_t per_slab, size_t align);
+void rs_pool_fini(rs_pool *p); /* frees every slab, live objects too */
 
-RS_API void *rs_pool_grow_get(rs_pool *p); /* slow path: NULL on ENOMEM */
+void *rs_pool_grow_get(rs_pool *p); /* slow path: NULL on ENOMEM */
 
 /* An object of obj_size bytes, contents undefined. NULL on ENOMEM. */
 static inline void *rs_pool_get(rs_pool *p)
@@ -52,7 +52,7 @@ static inline void *rs_pool_get(rs_pool *p)
     return o;
 }
 
-RS_API void rs_pool_poison(rs_pool *p, void *o);
+void rs_pool_poison(rs_pool *p, void *o);
 
 /* Return an object obtained from rs_pool_get on this pool. */
 static inline void rs_pool_put(rs_pool *p, void *o)
