@@ -2,8 +2,8 @@
  * keys.h - the JSON key-table reader: one table of known keys (name, type,
  * field, bounds or names, meaning) drives reading a JSON object into a C
  * struct, reading one KEY=VALUE string, writing the struct back as JSON and
- * printing the table for help. Scenarios (cli/scenario.c), training plans
- * (traces/plan.c) and parts tables (cli/parts.c) are read with it, so the
+ * printing the table for help. Scenarios (run/scenario.c), training plans
+ * (traces/plan.c) and parts tables (run/parts.c) are read with it, so the
  * three files reject unknown keys, wrong types and out-of-range values the
  * same way and in the same words.
  *

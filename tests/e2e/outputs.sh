@@ -21,7 +21,7 @@ export PYTHONDONTWRITEBYTECODE=1
 
 # 1. The scenario schema is what scripts/scenario-schema makes of this
 # binary's `railsim help keys`: a key added, renamed or re-ranged in
-# cli/scenario.c without regenerating it fails here.
+# run/scenario.c without regenerating it fails here.
 if "$PY" "$SRC/scripts/scenario-schema" "$RS" >"$TMP/scenario.schema.json" 2>"$TMP/stderr" &&
    diff -u "$SCHEMA/scenario.schema.json" "$TMP/scenario.schema.json" >"$TMP/diff"; then
     ok "scenario schema matches railsim help keys"

@@ -1,5 +1,5 @@
 /*
- * fuzz_parts.c - the parts-table reader (cli/parts.c) on hostile JSON,
+ * fuzz_parts.c - the parts-table reader (run/parts.c) on hostile JSON,
  * then the cost model on the table it accepts: loading returns RS_OK or
  * an error with a message; an accepted table prices both designs or
  * rejects the combination with a message.

@@ -1,5 +1,5 @@
 /*
- * test_scenario.c - CUnit suite "scenario": the scenario reader (cli/scenario.c).
+ * test_scenario.c - CUnit suite "scenario": the scenario reader (run/scenario.c).
  * Pins defaults, nested-file and --set application, every rejection path
  * with its return code and the words of its message, and the JSON round
  * trip. A standalone executable, test_scenario; exits with the number of

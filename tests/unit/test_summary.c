@@ -1,5 +1,5 @@
 /*
- * test_summary.c - summary.json's text (cli/summary.c): the ports array,
+ * test_summary.c - summary.json's text (run/summary.c): the ports array,
  * built a port at a time, comes out byte for byte as jansson dumps the
  * whole tree, for no port, one and several.
  */
