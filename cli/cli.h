@@ -6,11 +6,61 @@
 #ifndef RS_CLI_H
 #define RS_CLI_H
 
+#include <jansson.h>
+
+#include "run.h"
+
 enum { RS_EXIT_OK = 0, RS_EXIT_RUN_FAILED = 1, RS_EXIT_BAD_INPUT = 2 };
 
 /* Print "railsim: " + fmt (with one %s argument a) to stderr; returns
  * RS_EXIT_BAD_INPUT. */
 int rs_cli_bad_input(const char *fmt, const char *a);
+
+/* Scenario key `key`'s value (rs_scenario_get) as a JSON value, the
+ * caller's (json_decref); NULL for a key scenarios do not have. */
+json_t *rs_cli_key(const rs_scenario *sc, const char *key);
+/* Every key of *sc (rs_scenario_dump) as a JSON object, the caller's
+ * (json_decref); NULL out of memory. */
+json_t *rs_cli_scenario_json(const rs_scenario *sc);
+/* 1 when string key `key` of *sc is `value`, else 0. */
+int rs_cli_key_is(const rs_scenario *sc, const char *key, const char *value);
+/* Apply one "KEY=VALUE" the command itself chose (the topology of one
+ * side of a comparison, the level of one side of a validation): RS_OK or
+ * the exit code, err's sentence on stderr. */
+int rs_cli_set(rs_scenario *sc, const char *set);
+
+/* A summary's headline time in ps and what it is (rs_summary_headline):
+ * -1 when the run has none. */
+double rs_cli_headline_ps(const json_t *summary, const char **what);
+/* What *sc runs, for labels: workload.plan, else workload.trace, else
+ * "traffic"; into buf (n bytes, truncated), returned. */
+const char *rs_cli_workload_name(const rs_scenario *sc, char *buf, size_t n);
+
+/* How rs_run_execute runs a scenario and what it prints. */
+typedef struct rs_cli_run {
+    const char *path;   /* the scenario file, in messages (NULL: built-in defaults) */
+    const char *outdir; /* summary.json and the rest go here (NULL: nothing is written) */
+    int quiet;          /* 0 print the human summary, 1 not, 2 not and no "run stopped" line when the
+                         * faults stop the run (the summary's faults_stop holds it) */
+    int force;          /* skip the memory guard */
+    unsigned flags;     /* rs_run_opts.flags (RS_RUN_*) */
+    const rs_net_comm *part; /* split the run over these processes (`railsim run` under mpirun); NULL: serial */
+} rs_cli_run;
+
+/* rs_run_with, printed (execute.c): the progress line, SIGINT and SIGTERM
+ * stopping the run, the human summary unless quiet, and what went wrong
+ * on stderr. Returns an exit code. With summary non-NULL, *summary gets
+ * the summary without its "ports" (rs_result_summary_brief; caller:
+ * json_decref; NULL if none was built). */
+int rs_run_execute(const rs_scenario *sc, const rs_cli_run *how, json_t **summary);
+
+/* fidelity=both (and `railsim validate`): run *sc at packet level, then at
+ * flow level (fidelity is overridden), print the flow level's relative
+ * error against the packet level and the speed-up unless quiet; with
+ * outdir, the runs go to outdir/packet/ and outdir/flow/ and the
+ * comparison to outdir/validate.json. Returns an exit code. Faults apply
+ * at both levels. cmd_validate.c. */
+int rs_validate_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet, int force);
 
 /* Subcommands: argv[0] is the first argument after the command name. */
 int rs_cmd_run(int argc, char **argv);

@@ -36,8 +36,6 @@
 #include "fmt.h"
 #include "output.h"
 #include "jobs.h"
-#include "runner.h"
-#include "scenario.h"
 
 #define MAX_CASES 64
 
@@ -47,7 +45,7 @@ typedef struct run_pair {
     json_t *settings; /* what decides the verdict (settings_json) */
     int stopped[2]; /* the faults stopped that run (summary faults_stop) */
     rs_bom bom[2];
-    rs_scenario sc;
+    rs_scenario *sc;
 } run_pair;
 
 static const char *const kinds[2] = { "rail-only", "fat-tree" };
@@ -68,7 +66,7 @@ static double num(const json_t *o, const char *path)
 static double run_time_ps(const json_t *s)
 {
     const char *what;
-    double t = rs_run_headline_ps(s, &what);
+    double t = rs_cli_headline_ps(s, &what);
     return t >= 0 ? t : NAN;
 }
 
@@ -112,9 +110,15 @@ static int faults_precheck(const run_pair *p)
     uint32_t *absent = NULL, nabsent = 0;
     int code = RS_EXIT_OK;
     for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
-        rs_net *net;
+        rs_net *net = NULL;
+        rs_scenario *sc = NULL;
         rs_err err;
-        int rc = rs_run_faults_probe(&p->sc, k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, &net, &err);
+        char kind[64], *set = kind;
+        snprintf(kind, sizeof kind, "topology.kind=%s", kinds[k]);
+        int rc = rs_scenario_clone(&sc, p->sc, &err);
+        if (rc == RS_OK && (rc = rs_scenario_set(sc, &set, 1, &err)) == RS_OK)
+            rc = rs_scenario_net_create(sc, RS_RUN_FAULTS_ABSENT_OK, &net, &err);
+        rs_scenario_destroy(sc);
         if (rc != RS_OK) {
             fprintf(stderr, "railsim: %s: %s\n", kinds[k], err.msg);
             code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
@@ -141,6 +145,15 @@ static int faults_precheck(const run_pair *p)
     }
     free(absent);
     return code;
+}
+
+/* 1 when the case's scenario lists faults (faults.schedule). */
+static int has_schedule(const rs_scenario *sc)
+{
+    json_t *v = rs_cli_key(sc, "faults.schedule");
+    int has = json_string_length(v) > 0;
+    json_decref(v);
+    return has;
 }
 
 /* The network-only bound of a run (docs/summary-format.md): the
@@ -204,10 +217,15 @@ static json_t *settings_json(const rs_scenario *sc)
 {
     /* DCQCN's constants are judged against the profile the scenario
      * names, so "at the profile's values" reads as such. */
-    rs_scenario def;
-    rs_scenario_default(&def);
-    rs_dcqcn_profile_set(&def.net.dcqcn, sc->net.dcqcn.profile);
-    json_t *o = json_object(), *j = rs_scenario_to_json(sc), *dj = rs_scenario_to_json(&def);
+    json_t *o = json_object(), *j = rs_cli_scenario_json(sc), *dj = NULL;
+    const char *profile = json_string_value(key_value(j, "transport.dcqcn.profile"));
+    rs_scenario *def = NULL;
+    char set[96], *one = set;
+    rs_err err;
+    snprintf(set, sizeof set, "transport.dcqcn.profile=%s", profile ? profile : "");
+    if (rs_scenario_create(&def, &err) == RS_OK && rs_scenario_load(def, NULL, &one, 1, &err) == RS_OK)
+        dj = rs_cli_scenario_json(def);
+    rs_scenario_destroy(def);
     if (!o || !j || !dj) {
         json_decref(o);
         json_decref(j);
@@ -226,7 +244,8 @@ static json_t *settings_json(const rs_scenario *sc)
         json_object_set_new(o, settings[i].member, m[i]);
     }
     for (int k = 0; k < 2; k++) {
-        rs_net_config c = sc->net;
+        rs_net_config c;
+        rs_scenario_net(sc, &c);
         c.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
         json_object_set_new(m[ST_FORWARDING], k == 0 ? "rail_only" : "fat_tree",
                             json_string(rs_xrail_name(rs_net_cross_rail(&c))));
@@ -392,7 +411,9 @@ static void row_q(FILE *f, int md, const char *name, double ro, double ft, quant
 
 static void table(FILE *f, int md, const run_pair *p)
 {
-    const rs_net_config *c = &p->sc.net;
+    rs_net_config nc;
+    rs_scenario_net(p->sc, &nc);
+    const rs_net_config *c = &nc;
     const json_t *ro = p->s[0], *ft = p->s[1];
     if (md)
         fprintf(f, "## %s\n\n%u GPUs, HB domains of %u, radix %u, %g Gb/s NICs, seed %llu\n\n"
@@ -403,7 +424,7 @@ static void table(FILE *f, int md, const run_pair *p)
                    "  %-28s %16s %16s %14s\n",
                 p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, "", "rail-only", "fat tree", "difference");
     int iter = json_object_get(ro, "iteration") != NULL;
-    if (p->sc.faults.schedule[0]) {
+    if (has_schedule(p->sc)) {
         char fr[2][512];
         for (int k = 0; k < 2; k++) {
             int n = p->stopped[k] ? snprintf(fr[k], sizeof fr[k], "STOPPED, cut off after: ") : 0;
@@ -488,7 +509,7 @@ static json_t *pair_json(const run_pair *p)
         json_object_set(side, "pfc", json_object_get(s, "pfc"));
         json_object_set(side, "cnp", json_object_get(s, "cnp"));
         json_object_set(side, "topology", json_object_get(s, "topology"));
-        if (p->sc.faults.schedule[0]) {
+        if (has_schedule(p->sc)) {
             json_object_set(side, "faults", json_object_get(s, "faults") ? json_object_get(s, "faults") : json_null());
             json_object_set_new(side, "faults_absent", json_object_get(s, "faults_absent")
                                                            ? json_incref(json_object_get(s, "faults_absent"))
@@ -569,10 +590,14 @@ static int sweeps_check(char **specs, int nspecs, sweep *sw, int nwork, int *npr
         for (int v = 0; v < sw[i].n; v++) {
             char set[256];
             char *one = set;
-            rs_scenario tmp;
+            rs_scenario *tmp = NULL;
             rs_err err;
             snprintf(set, sizeof set, "%.127s=%.127s", sw[i].key, sw[i].vals[v]);
-            if (rs_scenario_load(&tmp, NULL, &one, 1, &err) != RS_OK) {
+            int rc = rs_scenario_create(&tmp, &err);
+            if (rc == RS_OK)
+                rc = rs_scenario_load(tmp, NULL, &one, 1, &err);
+            rs_scenario_destroy(tmp);
+            if (rc != RS_OK) {
                 fprintf(stderr, "railsim: %s%s\n", strncmp(err.msg, "--set ", 6) ? "" : "--sweep ",
                         err.msg + (strncmp(err.msg, "--set ", 6) ? 0 : 6));
                 return RS_EXIT_BAD_INPUT;
@@ -665,36 +690,37 @@ static int case_load(compare *c, int w, int v, run_pair *p)
         snprintf(c->sweep_sets[k], 256, "%.127s=%.127s", c->sw[k].key, c->sw[k].vals[v / stride % c->sw[k].n]);
         sets[n++] = c->sweep_sets[k];
     }
-    if (rs_scenario_load(&p->sc, c->path, sets, n, &err) != RS_OK ||
-        rs_run_add_faults(&p->sc, c->faults, c->nfaults, &err) != RS_OK) {
+    int rc = rs_scenario_create(&p->sc, &err);
+    if (rc == RS_OK && (rc = rs_scenario_load(p->sc, c->path, sets, n, &err)) == RS_OK)
+        rc = rs_scenario_add_faults(p->sc, c->faults, c->nfaults, &err);
+    if (rc != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
-        return RS_EXIT_BAD_INPUT;
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
-    /* One schedule for two topologies: a class one of them lacks applies
-     * to the other (faults_precheck). */
-    p->sc.faults.absent_ok = 1;
     /* One network level per case: fidelity=both is railsim validate's
      * comparison of the levels, not a network. */
-    if (p->sc.fidelity == RS_LEVEL_BOTH)
+    if (rs_cli_key_is(p->sc, "fidelity", "both"))
         return rs_cli_bad_input("fidelity: compare runs one level per case; expected packet or flow, got %s "
                                 "(railsim validate compares the levels)", "both");
-    const char *wl = p->sc.workload.plan[0] ? p->sc.workload.plan
-                     : p->sc.workload.trace[0] ? p->sc.workload.trace : "traffic";
+    char wl[256];
+    rs_cli_workload_name(p->sc, wl, sizeof wl);
     /* Truncation only shortens a label (never more than 640 bytes). */
     size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
     for (int k = 0; k < c->nspecs && nl < sizeof p->label; k++)
         nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", c->sweep_sets[k]);
-    if (!(p->settings = settings_json(&p->sc))) {
+    if (!(p->settings = settings_json(p->sc))) {
         fprintf(stderr, "railsim: out of memory describing the settings\n");
         return RS_EXIT_RUN_FAILED;
     }
+    rs_net_config nc;
+    rs_scenario_net(p->sc, &nc);
     rs_cost_input in;
     rs_cost_input_default(&in);
-    in.gpus = p->sc.net.gpus;
-    in.hb_size = p->sc.net.hb_size;
-    in.radix = p->sc.net.radix;
-    in.nic_gbps = p->sc.net.nic_gbps;
-    in.oversubscription = p->sc.net.oversubscription;
+    in.gpus = nc.gpus;
+    in.hb_size = nc.hb_size;
+    in.radix = nc.radix;
+    in.nic_gbps = nc.nic_gbps;
+    in.oversubscription = nc.oversubscription;
     rs_catalog parts;
     rs_catalog_default(&parts);
     if (rs_cost_compute(&in, &parts, &p->bom[1], &p->bom[0], &err) != RS_OK) {
@@ -721,8 +747,17 @@ static int cases_run(compare *c)
     for (int i = 0; i < ncases; i++)
         for (int k = 0; k < 2; k++) {
             rs_job *j = &jobs[2 * i + k];
-            j->sc = c->cases[i].sc;
-            j->sc.net.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+            char kind[64], *set = kind;
+            rs_err err;
+            snprintf(kind, sizeof kind, "topology.kind=%s", kinds[k]);
+            if (rs_scenario_clone(&j->sc, c->cases[i].sc, &err) != RS_OK ||
+                rs_scenario_set(j->sc, &set, 1, &err) != RS_OK) {
+                fprintf(stderr, "railsim: %s\n", err.msg);
+                code = RS_EXIT_RUN_FAILED;
+            }
+            /* One schedule for two topologies: a class one of them lacks
+             * applies to the other (faults_precheck). */
+            j->flags = RS_RUN_FAULTS_ABSENT_OK;
             if (ncases == 1)
                 snprintf(subs[2 * i + k], sizeof subs[0], "%s/%s", outdir ? outdir : "", kinds[k]);
             else
@@ -732,12 +767,12 @@ static int cases_run(compare *c)
             if (!c->quiet)
                 snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", c->cases[i].label, kinds[k]);
         }
-    code = rs_jobs_run(jobs, 2 * (size_t)ncases, c->parallel, c->path);
+    if (code == RS_EXIT_OK)
+        code = rs_jobs_run(jobs, 2 * (size_t)ncases, c->parallel, c->path);
     for (int i = 0; i < ncases && code == RS_EXIT_OK; i++) {
         run_pair *p = &c->cases[i];
         for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
             rs_job *j = &jobs[2 * i + k];
-            p->sc.net.kind = j->sc.net.kind;
             p->s[k] = j->summary;
             j->summary = NULL;
             code = j->code;
@@ -751,8 +786,10 @@ static int cases_run(compare *c)
                 code = RS_EXIT_RUN_FAILED;
         }
     }
-    for (size_t i = 0; i < 2 * (size_t)ncases; i++)
+    for (size_t i = 0; i < 2 * (size_t)ncases; i++) {
         json_decref(jobs[i].summary);
+        rs_scenario_destroy(jobs[i].sc);
+    }
     free(jobs);
     free(subs);
     return code;
@@ -800,7 +837,7 @@ static int cases_load(compare *c)
         for (int v = 0; v < c->nsweep && code == RS_EXIT_OK; v++)
             code = case_load(c, w, v, &c->cases[w * c->nsweep + v]);
     for (int i = 0; i < c->ncases && code == RS_EXIT_OK; i++)
-        if (c->cases[i].sc.faults.schedule[0] || c->cases[i].sc.faults.mtbf_us > 0)
+        if (rs_scenario_has_faults(c->cases[i].sc))
             code = faults_precheck(&c->cases[i]);
     rs_err err;
     if (code == RS_EXIT_OK && c->outdir && rs_output_mkdir(c->outdir, &err) != RS_OK) {
@@ -855,6 +892,7 @@ int rs_cmd_compare(int argc, char **argv)
         json_decref(c.cases[i].s[0]);
         json_decref(c.cases[i].s[1]);
         json_decref(c.cases[i].settings);
+        rs_scenario_destroy(c.cases[i].sc);
     }
     free(c.cases);
     free(c.sweep_sets);

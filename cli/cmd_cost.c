@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "cost.h"
 #include "fmt.h"
-#include "parts.h"
+#include "run.h"
 
 /* Print "railsim: " + formatted sentence; returns RS_EXIT_BAD_INPUT. */
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

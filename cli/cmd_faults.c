@@ -16,7 +16,7 @@
  * A trial whose faults cut GPUs off (summary faults_stop) is counted as
  * stopped and left out of the slowdown figures, as is one that failed
  * otherwise. Nothing is estimated: every slowdown is a run's headline time
- * (rs_run_headline_ps) over the baseline's.
+ * (rs_summary_headline) over the baseline's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,8 +28,6 @@
 #include "jobs.h"
 #include "output.h"
 #include "rng.h"
-#include "runner.h"
-#include "scenario.h"
 
 #define MAX_COUNTS 32
 
@@ -99,7 +97,7 @@ static uint64_t trial_seed(uint64_t seed, uint32_t count, uint32_t trial)
 typedef struct topo_sweep {
     const sweep_opts *o;
     int k;              /* the topology: 0 rail-only, 1 fat tree (topo_names) */
-    rs_scenario sc;     /* what every run starts from: the scenario on topology k, without faults */
+    rs_scenario *sc;    /* what every run starts from: the scenario on topology k, without faults */
     double t0;          /* the fault-free run's headline time */
     rs_job *jobs;       /* the faulted trials, by count then trial */
     size_t njobs, next; /* how many; the next one to read */
@@ -115,19 +113,24 @@ typedef struct topo_sweep {
 static int fault_free(topo_sweep *ts, const rs_scenario *base, json_t *arr)
 {
     const sweep_opts *o = ts->o;
-    rs_scenario *sc = &ts->sc;
-    *sc = *base;
-    sc->net.kind = ts->k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-    sc->faults.schedule[0] = '\0';
-    sc->faults.baseline = 0;
-    sc->net.relay_pipeline = 1; /* the fault-free run relays as the faulted ones do (rs_run_execute) */
-    sc->capture.ports[0] = '\0';
+    char kind[64];
+    snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[ts->k]);
+    char *sets[4] = { kind, "faults.schedule=", "faults.baseline=false", "capture.ports=" };
+    rs_err err;
+    if (rs_scenario_clone(&ts->sc, base, &err) != RS_OK || rs_scenario_set(ts->sc, sets, 4, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        return RS_EXIT_RUN_FAILED;
+    }
     if (!o->quiet)
         fprintf(stderr, "railsim faults sweep: %s: fault-free run\n", topo_names[ts->k]);
     json_t *bs = NULL;
-    int code = rs_run_execute(sc, o->path, NULL, 1, 0, NULL, &bs);
+    /* The fault-free run is modelled as the faulted ones are (flow-level
+     * relays as chunk pipelines), so a slowdown compares one model with
+     * itself. */
+    rs_cli_run how = { .path = o->path, .quiet = 1, .flags = RS_RUN_AS_FAULTED };
+    int code = rs_run_execute(ts->sc, &how, &bs);
     const char *what = "sim_end";
-    ts->t0 = bs ? rs_run_headline_ps(bs, &what) : -1;
+    ts->t0 = bs ? rs_cli_headline_ps(bs, &what) : -1;
     json_decref(bs);
     if (code != RS_EXIT_OK || ts->t0 <= 0) {
         fprintf(stderr, "railsim: faults sweep: the fault-free run on %s %s; expected a run that completes\n",
@@ -156,28 +159,37 @@ static int trials_list(topo_sweep *ts)
         rs_fault_parse_time(o->at, &at);
     if (o->duration)
         rs_fault_parse_time(o->duration, &dur);
+    rs_net_config nc;
+    rs_scenario_net(ts->sc, &nc);
+    /* "faults.schedule=" and a schedule as long as the key takes. */
+    enum { PFX = 16, CAP = sizeof ((rs_fault_config *)0)->schedule };
+    char set[PFX + CAP], seed_set[64];
+    char *sets[2] = { set, seed_set };
     int code = RS_EXIT_OK;
     size_t nj = 0;
     for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++)
-        for (uint32_t t = 0; o->counts[c] && t < o->trials; t++) {
+        for (uint32_t t = 0; o->counts[c] && t < o->trials && code == RS_EXIT_OK; t++) {
             uint32_t count = o->counts[c];
             rs_job *j = &ts->jobs[nj++];
-            j->sc = ts->sc;
-            uint64_t seed = trial_seed(ts->sc.net.seed, count, t);
+            uint64_t seed = trial_seed(nc.seed, count, t);
             rs_rng r;
             rs_rng_init(&r, seed, 0, 0x7133u);
-            size_t len = 0, cap = sizeof j->sc.faults.schedule;
-            for (uint32_t i = 0; i < count && len < cap; i++) {
+            char *sched = set + PFX;
+            size_t len = 0;
+            memcpy(set, "faults.schedule=", PFX);
+            sched[0] = '\0';
+            for (uint32_t i = 0; i < count && len < CAP; i++) {
                 rs_time when = o->at ? at : (rs_time)(rs_rng_unit(&r) * ts->t0);
-                len += (size_t)snprintf(j->sc.faults.schedule + len, cap - len, "%s%llups %s %s", i ? ";" : "",
+                len += (size_t)snprintf(sched + len, CAP - len, "%s%llups %s %s", i ? ";" : "",
                                         (unsigned long long)when, o->kind, o->cls);
-                if (o->duration && len < cap)
-                    len += (size_t)snprintf(j->sc.faults.schedule + len, cap - len, " %llups",
-                                            (unsigned long long)dur);
+                if (o->duration && len < CAP)
+                    len += (size_t)snprintf(sched + len, CAP - len, " %llups", (unsigned long long)dur);
             }
-            if (RS_NEVER(len >= cap)) /* precheck sized the longest schedule */
+            snprintf(seed_set, sizeof seed_set, "faults.seed=%llu", (unsigned long long)seed);
+            rs_err err;
+            if (RS_NEVER(len >= CAP) || /* precheck sized the longest schedule */
+                rs_scenario_clone(&j->sc, ts->sc, &err) != RS_OK || rs_scenario_set(j->sc, sets, 2, &err) != RS_OK)
                 code = RS_EXIT_RUN_FAILED;
-            j->sc.faults.seed = seed;
             j->quiet = 2;
             if (!o->quiet)
                 snprintf(j->progress, sizeof j->progress, "railsim faults sweep: %s: %u fault(s), trial %u of %u",
@@ -270,7 +282,9 @@ static int count_row(topo_sweep *ts, uint32_t count)
         json_t *s = j->summary;
         j->summary = NULL;
         int rc = j->code;
-        json_object_set_new(trial, "seed", json_integer((json_int_t)j->sc.faults.seed));
+        json_t *seed = rs_cli_key(j->sc, "faults.seed");
+        json_object_set_new(trial, "seed", json_is_integer(seed) ? json_incref(seed) : json_null());
+        json_decref(seed);
         if (trial_faults(ts->o, s, count, trial) != RS_EXIT_OK) {
             json_decref(trial);
             json_decref(s);
@@ -278,7 +292,7 @@ static int count_row(topo_sweep *ts, uint32_t count)
             break;
         }
         const char *w;
-        double tt = s ? rs_run_headline_ps(s, &w) : -1;
+        double tt = s ? rs_cli_headline_ps(s, &w) : -1;
         if (rc == RS_EXIT_OK && tt >= 0) {
             done++;
             ts->sl[nsl++] = tt / ts->t0;
@@ -323,6 +337,7 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
     ts->md = md;
     int code = fault_free(ts, base, arr);
     if (code != RS_EXIT_OK) {
+        rs_scenario_destroy(ts->sc);
         free(ts);
         return code;
     }
@@ -338,10 +353,13 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
         code = rs_jobs_run(ts->jobs, ts->njobs, o->parallel, o->path);
     for (int c = 0; c < o->ncounts && code == RS_EXIT_OK; c++)
         code = count_row(ts, o->counts[c]);
-    for (size_t i = 0; i < ts->njobs && ts->jobs; i++)
+    for (size_t i = 0; i < ts->njobs && ts->jobs; i++) {
         json_decref(ts->jobs[i].summary);
+        rs_scenario_destroy(ts->jobs[i].sc);
+    }
     free(ts->jobs);
     free(ts->sl);
+    rs_scenario_destroy(ts->sc);
     free(ts);
     return code;
 }
@@ -354,33 +372,40 @@ static int precheck(const sweep_opts *o, const rs_scenario *base)
     uint32_t most = 0;
     for (int c = 0; c < o->ncounts; c++)
         most = o->counts[c] > most ? o->counts[c] : most;
-    rs_scenario sc = *base;
-    size_t len = 0, cap = sizeof sc.faults.schedule;
-    sc.faults.schedule[0] = '\0';
-    for (uint32_t i = 0; i < most && len < cap; i++)
-        len += (size_t)snprintf(sc.faults.schedule + len, cap - len, "%s0 %s %s%s%s", i ? ";" : "", o->kind, o->cls,
+    enum { PFX = 16, CAP = sizeof ((rs_fault_config *)0)->schedule };
+    char set[PFX + CAP], kind[64];
+    char *sched = set + PFX, *sets[2] = { kind, set };
+    size_t len = 0;
+    memcpy(set, "faults.schedule=", PFX);
+    sched[0] = '\0';
+    for (uint32_t i = 0; i < most && len < CAP; i++)
+        len += (size_t)snprintf(sched + len, CAP - len, "%s0 %s %s%s%s", i ? ";" : "", o->kind, o->cls,
                                 o->duration ? " " : "", o->duration ? o->duration : "");
     /* A trial writes its times in ps, up to 20 digits each: the longest
      * schedule it can write must fit too. */
     size_t widest = (size_t)snprintf(NULL, 0, ";%llups %s %s%s", ~0ull, o->kind, o->cls,
                                      o->duration ? " 18446744073709551615ps" : "");
-    if (len >= cap || (size_t)most * widest >= cap) {
+    if (len >= CAP || (size_t)most * widest >= CAP) {
         char n[32];
         snprintf(n, sizeof n, "%u", most);
         return rs_cli_bad_input("faults sweep: --count: %s faults do not fit in one schedule (4095 characters); "
                                 "expected fewer", n);
     }
-    if (!strncmp(o->kind, "straggler", 9) && (o->kind[9] == '\0' || o->kind[9] == '=') &&
-        !rs_workload_active(&base->workload))
+    if (!strncmp(o->kind, "straggler", 9) && (o->kind[9] == '\0' || o->kind[9] == '=') && !rs_scenario_replays(base))
         return rs_cli_bad_input("faults sweep: --kind %s slows compute, but this scenario has none; expected "
                                 "workload.plan or workload.trace", o->kind);
     for (int k = 0; k < 2; k++) {
         if (!(o->topo_mask & (1 << k)) || most == 0)
             continue;
-        rs_net *net;
+        snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[k]);
+        rs_scenario *sc = NULL;
+        rs_net *net = NULL;
         rs_err err;
-        int rc = rs_run_faults_probe(&sc, k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE, &net, &err);
+        int rc = rs_scenario_clone(&sc, base, &err);
+        if (rc == RS_OK && (rc = rs_scenario_set(sc, sets, 2, &err)) == RS_OK)
+            rc = rs_scenario_net_create(sc, 0, &net, &err);
         rs_net_destroy(net);
+        rs_scenario_destroy(sc);
         if (rc != RS_OK) {
             fprintf(stderr, "railsim: faults sweep: %s, %u x '%s %s': %s\n", topo_names[k], most, o->kind, o->cls,
                     err.msg);
@@ -389,6 +414,8 @@ static int precheck(const sweep_opts *o, const rs_scenario *base)
     }
     return RS_EXIT_OK;
 }
+
+static int sweep(const sweep_opts *po, const rs_scenario *sc);
 
 static int cmd_sweep(int argc, char **argv)
 {
@@ -450,20 +477,36 @@ static int cmd_sweep(int argc, char **argv)
     if (code == RS_EXIT_OK && !o.cls)
         code = rs_cli_bad_input("faults sweep: %sexpected --class CLASS (any-network-link, any-spine-link, "
                                 "any-rail-uplink, any-spine, any-rail-switch, any-nic or any-gpu)", "");
-    rs_scenario sc;
+    rs_scenario *sc = NULL;
     rs_err err;
     rs_err_clear(&err);
-    if (code == RS_EXIT_OK && rs_scenario_load(&sc, o.path, sets, nsets, &err) != RS_OK) {
+    int rc = RS_OK;
+    if (code == RS_EXIT_OK && ((rc = rs_scenario_create(&sc, &err)) != RS_OK ||
+                               (rc = rs_scenario_load(sc, o.path, sets, nsets, &err)) != RS_OK)) {
         fprintf(stderr, "railsim: %s\n", err.msg);
-        code = RS_EXIT_BAD_INPUT;
+        code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
     free(sets);
+    if (code == RS_EXIT_OK)
+        code = sweep(&o, sc);
+    rs_scenario_destroy(sc);
+    return code;
+}
+
+/* The sweep of scenario sc as o asks, its arguments read. An exit code. */
+static int sweep(const sweep_opts *po, const rs_scenario *sc)
+{
+    sweep_opts o = *po;
+    int code = RS_EXIT_OK;
+    rs_err err;
     if (code == RS_EXIT_OK && strncmp(o.cls, "any-", 4))
         code = rs_cli_bad_input("faults sweep: --class '%s': expected a class (any-network-link, any-spine-link, "
                                 "any-rail-uplink, any-spine, any-rail-switch, any-nic or any-gpu)", o.cls);
-    if (code == RS_EXIT_OK && sc.faults.schedule[0])
+    json_t *given = rs_cli_key(sc, "faults.schedule");
+    if (code == RS_EXIT_OK && json_string_length(given))
         code = rs_cli_bad_input("faults sweep: the scenario has faults.schedule '%.200s'; expected none (the sweep "
-                                "makes each trial's schedule)", sc.faults.schedule);
+                                "makes each trial's schedule)", json_string_value(given));
+    json_decref(given);
     /* The entry as a trial writes it, checked once here. */
     char probe[256];
     rs_time tmp;
@@ -480,7 +523,7 @@ static int cmd_sweep(int argc, char **argv)
         }
     }
     if (code == RS_EXIT_OK)
-        code = precheck(&o, &sc);
+        code = precheck(&o, sc);
     if (code != RS_EXIT_OK)
         return code;
 
@@ -489,14 +532,16 @@ static int cmd_sweep(int argc, char **argv)
     FILE *md = open_memstream(&mdtext, &mdlen);
     if (!md)
         return RS_EXIT_RUN_FAILED;
-    const char *label = o.path ? o.path : sc.workload.plan[0] ? sc.workload.plan
-                        : sc.workload.trace[0] ? sc.workload.trace : "traffic";
+    char wl[4096];
+    const char *label = o.path ? o.path : rs_cli_workload_name(sc, wl, sizeof wl);
+    rs_net_config nc;
+    rs_scenario_net(sc, &nc);
     fprintf(md, "# railsim faults sweep\n\n%s: %s on %s%s%s, %s%s; %u trial(s) per count, seed %llu\n\n"
                 "| topology | faults | runs | fault-free time | median slowdown | p95 | worst | completed | stopped | "
                 "failed |\n|---|---|---|---|---|---|---|---|---|---|\n",
             label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "",
             o.at ? "at " : "at times drawn in the fault-free run", o.at ? o.at : "", o.trials,
-            (unsigned long long)sc.net.seed);
+            (unsigned long long)nc.seed);
     if (!o.quiet)
         printf("railsim faults sweep: %s: %s on %s%s%s, %u trial(s) per count\n  %-10s %6s %6s %13s %10s %10s %10s %9s "
                "%8s %7s\n", label, o.kind, o.cls, o.duration ? " for " : "", o.duration ? o.duration : "", o.trials, "topology", "faults", "runs", "fault-free", "median", "p95",
@@ -513,11 +558,11 @@ static int cmd_sweep(int argc, char **argv)
     json_object_set_new(root, "duration_ps", o.duration && rs_fault_parse_time(o.duration, &t) == RS_OK
                                                  ? json_integer((json_int_t)t) : json_null());
     json_object_set_new(root, "trials", json_integer(o.trials));
-    json_object_set_new(root, "seed", json_integer((json_int_t)sc.net.seed));
+    json_object_set_new(root, "seed", json_integer((json_int_t)nc.seed));
     json_object_set_new(root, "topologies", arr);
     for (int k = 0; k < 2 && code == RS_EXIT_OK; k++)
         if (o.topo_mask & (1 << k))
-            code = sweep_topology(&o, &sc, k, arr, md);
+            code = sweep_topology(&o, sc, k, arr, md);
     fclose(md);
     if (code == RS_EXIT_OK && o.outdir && rs_jobs_root()) { /* under MPI, rank 0 writes the sweep */
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -3,7 +3,7 @@
  * traffic or replay its workload (workload.plan / workload.trace, which
  * replace traffic.*), run to idle, print a human summary and write
  * DIR/summary.json, DIR/timeline.msgpack (timeline.*) and captures: the
- * printer over rs_run_with (run.c), which validates everything before
+ * printer over rs_run_with (librailsim, run.h), which validates everything before
  * creating any output (execute.c runs it and prints).
  */
 #include <errno.h>
@@ -13,8 +13,6 @@
 
 #include "cli.h"
 #include "jobs.h"
-#include "runner.h"
-#include "scenario.h"
 
 /* "KEY=VALUE" into buf (n bytes); 0 if it does not fit. */
 static int as_set(char *buf, size_t n, const char *key, const char *value)
@@ -95,21 +93,30 @@ int rs_cmd_run(int argc, char **argv)
         sets[nsets++] = capture_set;
     if (capfmt)
         sets[nsets++] = capfmt_set;
-    rs_scenario sc;
+    rs_scenario *sc = NULL;
     rs_err err;
     rs_err_clear(&err);
-    int rc = rs_scenario_load(&sc, path, sets, nsets, &err);
+    int rc = rs_scenario_create(&sc, &err);
     if (rc == RS_OK)
-        rc = rs_run_add_faults(&sc, faults, nfaults, &err);
+        rc = rs_scenario_load(sc, path, sets, nsets, &err);
+    if (rc == RS_OK)
+        rc = rs_scenario_add_faults(sc, faults, nfaults, &err);
     free(sets);
     if (rc != RS_OK) {
         if (rs_jobs_root()) /* under mpirun every rank read the same input: rank 0 says it */
             fprintf(stderr, "railsim: %s\n", err.msg);
-        return RS_EXIT_BAD_INPUT;
+        rs_scenario_destroy(sc);
+        return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
-    if (sc.fidelity == RS_LEVEL_BOTH)
-        return rs_jobs_root() ? rs_validate_execute(&sc, path, outdir, quiet, force) : RS_EXIT_OK;
-    /* Under mpirun every rank comes here: the run is split over them when
-     * it can be, else rank 0 runs it alone (docs/parallel.md). */
-    return rs_run_execute(&sc, path, outdir, quiet, force, rs_jobs_comm(), NULL);
+    int code;
+    if (rs_cli_key_is(sc, "fidelity", "both")) {
+        code = rs_jobs_root() ? rs_validate_execute(sc, path, outdir, quiet, force) : RS_EXIT_OK;
+    } else {
+        /* Under mpirun every rank comes here: the run is split over them
+         * when it can be, else rank 0 runs it alone (docs/parallel.md). */
+        rs_cli_run how = { .path = path, .outdir = outdir, .quiet = quiet, .force = force, .part = rs_jobs_comm() };
+        code = rs_run_execute(sc, &how, NULL);
+    }
+    rs_scenario_destroy(sc);
+    return code;
 }

@@ -23,8 +23,6 @@
 #include "cli.h"
 #include "fmt.h"
 #include "output.h"
-#include "runner.h"
-#include "scenario.h"
 
 #define MAX_METRICS 16
 
@@ -113,9 +111,11 @@ static void cell(char *buf, size_t n, double ps, double ref_ps)
 static void table(FILE *f, const char *path, const rs_scenario *sc, const json_t *pk, const json_t *fl,
                   const metric *m, int nm)
 {
+    rs_net_config c;
+    rs_scenario_net(sc, &c);
     fprintf(f, "railsim validate: %s (%u GPUs, %s, seed %llu): flow level against packet level\n",
-            path ? path : "built-in defaults", sc->net.gpus,
-            sc->net.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat tree", (unsigned long long)sc->net.seed);
+            path ? path : "built-in defaults", c.gpus, c.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat tree",
+            (unsigned long long)c.seed);
     fprintf(f, "  %-28s %16s %16s %10s\n", "", "packet", "flow", "error");
     for (int i = 0; i < nm; i++) {
         double a = num(pk, m[i].key), b = num(fl, m[i].key), e = err_pct(a, b);
@@ -209,27 +209,35 @@ int rs_cmd_validate(int argc, char **argv)
         else
             code = rs_cli_bad_input("validate: unexpected argument '%s'; expected at most one scenario file", a);
     }
-    rs_scenario sc;
+    rs_scenario *sc = NULL;
     rs_err err;
-    if (code == RS_EXIT_OK && rs_scenario_load(&sc, path, sets, nsets, &err) != RS_OK) {
+    int rc = RS_OK;
+    if (code == RS_EXIT_OK && ((rc = rs_scenario_create(&sc, &err)) != RS_OK ||
+                               (rc = rs_scenario_load(sc, path, sets, nsets, &err)) != RS_OK)) {
         fprintf(stderr, "railsim: %s\n", err.msg);
-        code = RS_EXIT_BAD_INPUT;
+        code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
     }
     free(sets);
-    if (code != RS_EXIT_OK)
-        return code;
-    return rs_validate_execute(&sc, path, outdir, quiet, 0);
+    if (code == RS_EXIT_OK)
+        code = rs_validate_execute(sc, path, outdir, quiet, 0);
+    rs_scenario_destroy(sc);
+    return code;
 }
 
 int rs_validate_execute(const rs_scenario *scp, const char *path, const char *outdir, int quiet, int force)
 {
-    rs_scenario sc = *scp;
+    rs_scenario *sc;
     rs_err err;
+    if (rs_scenario_clone(&sc, scp, &err) != RS_OK) {
+        fprintf(stderr, "railsim: %s\n", err.msg);
+        return RS_EXIT_RUN_FAILED;
+    }
     int code = RS_EXIT_OK;
     static const char *const names[2] = { "packet", "flow" };
     json_t *s[2] = { NULL, NULL };
     for (int k = 0; k < 2 && code == RS_EXIT_OK; k++) {
-        rs_scenario_set_level(&sc, k == 0 ? RS_LEVEL_PACKET : RS_LEVEL_FLOW);
+        if ((code = rs_cli_set(sc, k == 0 ? "fidelity=packet" : "fidelity=flow")) != RS_EXIT_OK)
+            break;
         char sub[4096];
         if (outdir && (size_t)snprintf(sub, sizeof sub, "%s/%s", outdir, names[k]) >= sizeof sub) {
             code = rs_cli_bad_input("-o %s: directory name too long", outdir);
@@ -237,7 +245,8 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
         }
         if (!quiet)
             fprintf(stderr, "railsim validate: %s level\n", names[k]);
-        code = rs_run_execute(&sc, path, outdir ? sub : NULL, 1, force, NULL, &s[k]);
+        rs_cli_run how = { .path = path, .outdir = outdir ? sub : NULL, .quiet = 1, .force = force };
+        code = rs_run_execute(sc, &how, &s[k]);
         if (code == RS_EXIT_OK && !s[k])
             code = RS_EXIT_RUN_FAILED;
     }
@@ -245,7 +254,7 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
         metric m[MAX_METRICS];
         int nm = pick_metrics(s[0], s[1], m);
         if (!quiet)
-            table(stdout, path, &sc, s[0], s[1], m, nm);
+            table(stdout, path, sc, s[0], s[1], m, nm);
         if (outdir) {
             json_t *root = result_json(path, s[0], s[1], m, nm);
             char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
@@ -262,5 +271,6 @@ int rs_validate_execute(const rs_scenario *scp, const char *path, const char *ou
     }
     json_decref(s[0]);
     json_decref(s[1]);
+    rs_scenario_destroy(sc);
     return code;
 }

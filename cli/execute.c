@@ -1,5 +1,5 @@
 /*
- * execute.c - one scenario run and printed (runner.h, rs_run_execute): a
+ * execute.c - one scenario run and printed (cli.h, rs_run_execute): a
  * progress line for a person watching, SIGINT and SIGTERM stopping the
  * run through its progress callback, the human summary, and the one line
  * on stderr of what went wrong. `railsim run`, `faults sweep`, `validate`
@@ -15,8 +15,6 @@
 
 #include "cli.h"
 #include "fmt.h"
-#include "runner.h"
-#include "summary.h"
 
 typedef struct progress {
     double t0;
@@ -184,21 +182,23 @@ static void print_human(FILE *f, const json_t *s)
 
 /* rs_run_with, printed: the human summary unless quiet, and what went
  * wrong on stderr. */
-int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, int quiet, int force,
-                   const rs_net_comm *part, json_t **summary)
+int rs_run_execute(const rs_scenario *sc, const rs_cli_run *how, json_t **summary)
 {
     if (summary)
         *summary = NULL;
+    int quiet = how->quiet;
+    const char *outdir = how->outdir;
     progress pr = { .t0 = wall_now(), .show = progress_wanted(quiet) };
     pr.last = pr.t0;
     rs_run_opts o;
     rs_run_opts_default(&o);
     o.outdir = outdir;
-    o.name = path;
-    o.force = force;
+    o.name = how->path;
+    o.force = how->force;
+    o.flags = how->flags;
     o.progress = show_progress;
     o.ctx = &pr;
-    o.part = part;
+    o.part = how->part;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -231,7 +231,14 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
                 rs_result_parallel_note(res));
     if (rs_result_warning(res)[0])
         fprintf(stderr, "railsim: %s\n", rs_result_warning(res));
-    const json_t *s = rs_result_summary(res);
+    char *text = NULL;
+    json_t *s = rs_result_summary_brief(res, &text) == RS_OK ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!s) {
+        fprintf(stderr, "railsim: out of memory reading the run's summary\n");
+        rs_result_destroy(res);
+        return RS_EXIT_RUN_FAILED;
+    }
     if (!quiet)
         print_human(stdout, s);
     int status = rs_result_status(res);
@@ -248,7 +255,9 @@ int rs_run_execute(const rs_scenario *sc, const char *path, const char *outdir, 
         code = RS_EXIT_RUN_FAILED;
     }
     if (summary)
-        *summary = json_incref((json_t *)s);
+        *summary = s;
+    else
+        json_decref(s);
     rs_result_destroy(res);
     return code;
 }

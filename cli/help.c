@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "scenario.h"
+#include "cli.h"
 
 typedef struct cmd_help {
     const char *name;     /* "run", "trace", ... */
@@ -297,9 +297,10 @@ static void print_keys(FILE *f, const json_t *o, const char *prefix)
 
 int rs_help_completion(FILE *f)
 {
-    rs_scenario sc;
-    rs_scenario_default(&sc);
-    json_t *j = rs_scenario_to_json(&sc);
+    rs_scenario *sc = NULL;
+    rs_err err;
+    json_t *j = rs_scenario_create(&sc, &err) == RS_OK ? rs_cli_scenario_json(sc) : NULL;
+    rs_scenario_destroy(sc);
     if (!j)
         return -1;
     fputs("# bash completion for railsim (railsim help --completion > /etc/bash_completion.d/railsim)\n"

@@ -16,7 +16,6 @@
 #include "jobs.h"
 
 #include "cli.h"
-#include "runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -206,14 +205,16 @@ static void run_here(rs_job *j, const char *path)
     if (j->progress[0])
         fprintf(stderr, "%s\n", j->progress);
     j->summary = NULL;
-    j->code = rs_run_execute(&j->sc, path, j->outdir, j->quiet, 0, NULL, &j->summary);
+    rs_cli_run how = { .path = path, .outdir = j->outdir, .quiet = j->quiet, .flags = j->flags };
+    j->code = rs_run_execute(j->sc, &how, &j->summary);
 }
 
 /* In the child: run, pass the result back, exit (never returns). */
 static void child(rs_job *j, const char *path, FILE *f)
 {
     json_t *s = NULL;
-    int code = rs_run_execute(&j->sc, path, j->outdir, j->quiet, 0, NULL, &s);
+    rs_cli_run how = { .path = path, .outdir = j->outdir, .quiet = j->quiet, .flags = j->flags };
+    int code = rs_run_execute(j->sc, &how, &s);
     int bad = fprintf(f, "%d\n", code) < 0 || (s ? json_dumpf(s, f, JSON_COMPACT) : fputs("null", f)) < 0;
     bad |= fflush(f) != 0;
     fflush(NULL);

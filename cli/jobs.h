@@ -11,12 +11,13 @@
 #include <jansson.h>
 
 #include "net.h"
-#include "scenario.h"
+#include "run.h"
 
 typedef struct rs_job {
-    rs_scenario sc;       /* the run, the caller's copy */
+    rs_scenario *sc;      /* the run, the caller's */
     const char *outdir;   /* rs_run_execute's outdir (NULL: none), the caller's */
     int quiet;            /* rs_run_execute's quiet */
+    unsigned flags;       /* rs_run_opts.flags (RS_RUN_*) */
     char progress[768];   /* printed to stderr as the run starts ("": nothing) */
     int code;             /* out: its exit code (cli.h) */
     json_t *summary;      /* out: its summary, or NULL (the caller's: json_decref) */

@@ -9,7 +9,6 @@
 #include "cli.h"
 #include "help.h"
 #include "jobs.h"
-#include "scenario.h"
 
 static int dispatch(int argc, char **argv);
 

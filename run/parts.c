@@ -4,7 +4,7 @@
  * scenarios and plans use too. Each value lands in a scratch slot and goes
  * on to rs_catalog_set, which owns the parts' ranges.
  */
-#include "parts.h"
+#include "run.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -20,7 +20,6 @@
 #include "output.h"
 #include "run_split.h"
 #include "versioned.h"
-#include "runner.h"
 #include "synth.h"
 
 struct rs_result {
@@ -37,7 +36,7 @@ struct rs_result {
 
 /* The headline time of a run: a training iteration, else a collective,
  * else the last activity; *what names it. -1 when absent. The same as
- * rs_run_headline_ps reads from summary.json. */
+ * rs_summary_headline reads from summary.json. */
 static double headline_of(const rs_result_data *d, const char **what)
 {
     if (d->iteration) {
@@ -154,36 +153,48 @@ static int timeline_open(rs_run_ctx *r, rs_err *err)
     return RS_OK;
 }
 
-int rs_run_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
+int rs_scenario_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err)
 {
+    rs_err_clear(err);
+    char *sched = sc->faults.schedule;
+    size_t len0 = strlen(sched), cap = sizeof sc->faults.schedule;
     int rc = RS_OK;
     for (int i = 0; rc == RS_OK && i < n; i++) {
-        size_t len = strlen(sc->faults.schedule);
-        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK &&
-            len + strlen(faults[i]) + 2 >= sizeof sc->faults.schedule)
+        size_t len = strlen(sched);
+        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK && len + strlen(faults[i]) + 2 >= cap)
             rc = rs_err_set(err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
-                            "in all", sizeof sc->faults.schedule - 1);
+                            "in all", cap - 1);
         if (rc == RS_OK)
-            snprintf(sc->faults.schedule + len, sizeof sc->faults.schedule - len, "%s%s", len ? ";" : "", faults[i]);
+            snprintf(sched + len, cap - len, "%s%s", len ? ";" : "", faults[i]);
     }
+    if (rc != RS_OK)
+        sched[len0] = '\0'; /* unchanged */
     return rc;
 }
 
-int rs_run_faults_probe(const rs_scenario *sc, rs_topo_kind kind, rs_net **net, rs_err *err)
+int rs_scenario_net_create(const rs_scenario *sc, unsigned flags, rs_net **net, rs_err *err)
 {
-    rs_net_config c = sc->net;
-    c.kind = kind;
     rs_err_clear(err);
-    int rc = rs_net_create(&c, net, err);
-    if (rc == RS_OK && (rc = rs_net_faults_start(*net, &sc->faults, err)) != RS_OK) {
+    *net = NULL;
+    rs_fault_config fc = sc->faults;
+    fc.absent_ok = fc.absent_ok || (flags & RS_RUN_FAULTS_ABSENT_OK);
+    int rc = rs_net_create(&sc->net, net, err);
+    if (rc == RS_OK && (rc = rs_net_faults_start(*net, &fc, err)) != RS_OK) {
         rs_net_destroy(*net);
         *net = NULL;
     }
     return rc;
 }
 
-double rs_run_headline_ps(const json_t *s, const char **what)
+int rs_summary_headline(const char *summary_json, const char **what, double *time_ps)
 {
+    json_t *s = summary_json ? json_loads(summary_json, 0, NULL) : NULL;
+    *what = "sim_end";
+    *time_ps = -1;
+    if (!json_is_object(s)) {
+        json_decref(s);
+        return RS_EINVAL;
+    }
     const json_t *v;
     if (json_object_get(s, "iteration")) {
         v = json_object_get(json_object_get(s, "iteration"), "time_ps");
@@ -193,9 +204,10 @@ double rs_run_headline_ps(const json_t *s, const char **what)
         *what = "collective";
     } else {
         v = json_object_get(s, "sim_end_ps");
-        *what = "sim_end";
     }
-    return json_is_integer(v) ? (double)json_integer_value(v) : -1;
+    *time_ps = json_is_integer(v) ? (double)json_integer_value(v) : -1;
+    json_decref(s);
+    return RS_OK;
 }
 
 /* docs/summary-format.md "fault_free": run r's scenario without its
@@ -380,8 +392,10 @@ static int run_settle(rs_run_ctx *r, rs_err *err)
      * pipelines: a failover keeps the chunks that crossed, and the
      * fault-free baseline (add_fault_free, faults sweep) relays the same
      * way, so a slowdown compares one model with itself. */
-    if (sc->faults.schedule[0] || sc->faults.mtbf_us > 0)
+    if (rs_scenario_has_faults(sc) || (r->o->flags & RS_RUN_AS_FAULTED))
         sc->net.relay_pipeline = 1;
+    if (r->o->flags & RS_RUN_FAULTS_ABSENT_OK)
+        sc->faults.absent_ok = 1;
     /* Where transfers are rates (the flow level) every port a flow crosses
      * is sampled at every tick, over runs of simulated seconds: unless
      * given, every 1 ms there. */
@@ -646,5 +660,9 @@ void rs_result_figures_fill(const rs_result *r, rs_result_figures *out, size_t s
     rs_versioned_give(out, size, &r->fig, sizeof r->fig);
 }
 const char *rs_result_summary_json(const rs_result *r) { return r->summary_text; }
-const json_t *rs_result_summary(const rs_result *r) { return r->summary; }
+int rs_result_summary_brief(const rs_result *r, char **out)
+{
+    *out = json_dumps(r->summary, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    return *out ? RS_OK : RS_ENOMEM;
+}
 const rs_result_data *rs_result_data_get(const rs_result *r) { return &r->store.d; }

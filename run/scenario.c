@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "keys.h"
+#include "versioned.h"
 
 /* Rows of the table below (engine/keys.h): BOOL is an enum of {false, true}
  * that also takes JSON booleans, STR a NUL-terminated char array whose size
@@ -425,6 +426,100 @@ int rs_scenario_create(rs_scenario **out, rs_err *err)
 void rs_scenario_destroy(rs_scenario *sc)
 {
     free(sc);
+}
+
+int rs_scenario_clone(rs_scenario **out, const rs_scenario *sc, rs_err *err)
+{
+    int rc = rs_scenario_create(out, err);
+    if (rc == RS_OK)
+        **out = *sc;
+    return rc;
+}
+
+/* sets[0..nsets) over base into *out: as load's second pass, the DCQCN
+ * constants start from the profile the sets end on when they change it. */
+static int set_over(const rs_scenario *base, char *const *sets, int nsets, rs_scenario *out, rs_err *err)
+{
+    rs_dcqcn_profile profile = base->net.dcqcn.profile;
+    for (int pass = 0; pass < 2; pass++) {
+        *out = *base;
+        if (pass)
+            rs_dcqcn_profile_set(&out->net.dcqcn, profile);
+        for (int i = 0; i < nsets; i++) {
+            int rc = apply_set(out, sets[i], err);
+            if (rc)
+                return rc;
+        }
+        if (out->net.dcqcn.profile == base->net.dcqcn.profile)
+            break;
+        profile = out->net.dcqcn.profile;
+    }
+    return RS_OK;
+}
+
+int rs_scenario_set(rs_scenario *sc, char *const *sets, int nsets, rs_err *err)
+{
+    rs_err_clear(err);
+    int rc = check_args("rs_scenario_set", sc, sets, nsets, err);
+    if (rc)
+        return rc;
+    rs_scenario *tmp = malloc(sizeof *tmp);
+    if (!tmp)
+        return rs_err_set(err, RS_ENOMEM, "out of memory setting scenario keys");
+    if ((rc = set_over(sc, sets, nsets, tmp, err)) == RS_OK) {
+        rs_scenario_set_level(tmp, tmp->fidelity);
+        rc = rs_fault_config_check(&tmp->faults, err);
+    }
+    if (rc == RS_OK)
+        *sc = *tmp;
+    free(tmp);
+    return rc;
+}
+
+int rs_scenario_get(const rs_scenario *sc, const char *key, char **out, rs_err *err)
+{
+    rs_err_clear(err);
+    *out = NULL;
+    json_t *j = rs_scenario_to_json(sc);
+    if (!j)
+        return rs_err_set(err, RS_ENOMEM, "out of memory reading scenario key %s", key);
+    /* rs_keys_to_json's nesting: the section is all before the last dot. */
+    const char *dot = strrchr(key, '.');
+    const json_t *v = NULL;
+    if (!dot) {
+        v = json_object_get(j, key);
+    } else {
+        char section[128];
+        if ((size_t)(dot - key) < sizeof section) {
+            snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+            v = json_object_get(json_object_get(j, section), dot + 1);
+        }
+    }
+    int rc = RS_OK;
+    if (!v || json_is_object(v)) {
+        char got[80];
+        rs_quote_text(got, sizeof got, key);
+        rc = rs_err_set(err, RS_EINVAL, "%s: no such scenario key (railsim help keys lists them)", got);
+    } else if (!(*out = json_dumps(v, JSON_ENCODE_ANY))) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory reading scenario key %s", key);
+    }
+    json_decref(j);
+    return rc;
+}
+
+void rs_scenario_net_fill(const rs_scenario *sc, rs_net_config *out, size_t size)
+{
+    rs_versioned_give(out, size, &sc->net, sizeof sc->net);
+}
+
+int rs_scenario_replays(const rs_scenario *sc)
+{
+    return rs_workload_active(&sc->workload);
+}
+
+int rs_scenario_has_faults(const rs_scenario *sc)
+{
+    return sc->faults.schedule[0] != '\0' || sc->faults.mtbf_us > 0;
 }
 
 int rs_scenario_dump(const rs_scenario *sc, char **out)

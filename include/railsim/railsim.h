@@ -42,6 +42,8 @@
 #include "synth.h"
 #include "trace.h"
 
+#include "fmt.h"
 #include "run.h"
+#include "output.h"
 
 #endif

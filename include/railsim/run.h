@@ -19,7 +19,10 @@
 #ifndef RS_RUN_H
 #define RS_RUN_H
 
+#include <stdio.h>
+
 #include "base.h"
+#include "cost.h"
 #include "fault.h"
 #include "net.h"
 #include "partition.h"
@@ -52,6 +55,45 @@ RS_API int rs_scenario_load_string(rs_scenario *sc, const char *json, char *cons
  * RS_ENOMEM. */
 RS_API int rs_scenario_dump(const rs_scenario *sc, char **out);
 
+/* A copy of *sc into *out, the caller's (rs_scenario_destroy). RS_ENOMEM. */
+RS_API int rs_scenario_clone(rs_scenario **out, const rs_scenario *sc, rs_err *err);
+
+/* Each "KEY=VALUE" of sets[0..nsets) applied to *sc as it stands, in
+ * order (rs_scenario_load without the reset to the defaults); a change of
+ * transport.dcqcn.profile among them starts the DCQCN constants from the
+ * new profile, then the sets' own transport.dcqcn.* apply. RS_EINVAL
+ * naming the key and what was expected; *sc is then unchanged. */
+RS_API int rs_scenario_set(rs_scenario *sc, char *const *sets, int nsets, rs_err *err);
+
+/* Scenario key `key`'s value as JSON text ("64", "\"rail-only\"",
+ * "true") into *out, the caller's (free). RS_EINVAL for a key scenarios
+ * do not have, RS_ENOMEM; *out is NULL then. */
+RS_API int rs_scenario_get(const rs_scenario *sc, const char *key, char **out, rs_err *err);
+
+/* Fault entries (docs/faults-format.md, one each, as `--fault`) checked
+ * and appended to faults.schedule. RS_EINVAL naming "--fault" for a bad
+ * entry or a schedule that would be full; *sc is then unchanged. */
+RS_API int rs_scenario_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *err);
+
+/* The network configuration *sc describes, into the first `size` bytes
+ * of *out (a versioned struct: docs/library.md). */
+RS_API void rs_scenario_net_fill(const rs_scenario *sc, rs_net_config *out, size_t size);
+static inline void rs_scenario_net(const rs_scenario *sc, rs_net_config *out)
+{
+    rs_scenario_net_fill(sc, out, sizeof *out);
+}
+
+/* 1 when *sc replays a workload (workload.plan or workload.trace, which
+ * replace traffic.*), else 0. */
+RS_API int rs_scenario_replays(const rs_scenario *sc);
+/* 1 when *sc injects faults (faults.schedule, or random failures by
+ * faults.mtbf_us), else 0. */
+RS_API int rs_scenario_has_faults(const rs_scenario *sc);
+
+/* Every scenario key with its type, default, range and meaning, as
+ * `railsim help keys` prints them. */
+RS_API void rs_scenario_print_keys(FILE *f);
+
 /* ---- runs ---------------------------------------------------------------- */
 
 /* Called every 2^16 simulated events with the simulated time, the events
@@ -82,7 +124,20 @@ typedef struct rs_run_opts {
      * writes the summary (each process adds its ports' captures and its
      * part of the timeline, which process 0 merges). NULL: a serial run. */
     const rs_net_comm *part;
+    unsigned flags;       /* RS_RUN_* below; 0: none */
 } rs_run_opts;
+
+/* rs_run_opts.flags. */
+enum {
+    /* A fault entry whose class this topology lacks (a spine link on
+     * rail-only) is listed in the summary's faults_absent, not refused:
+     * one schedule for two topologies (railsim compare). */
+    RS_RUN_FAULTS_ABSENT_OK = 1u << 0,
+    /* Model the run as its faulted runs are modelled though it has no
+     * faults (at flow level, relays as chunk pipelines): the fault-free
+     * run that faulted runs are measured against (railsim faults sweep). */
+    RS_RUN_AS_FAULTED = 1u << 1,
+};
 
 /* *o (its first `size` bytes): no output directory, no name, not forced,
  * no progress, serial; and its size. */
@@ -109,6 +164,13 @@ typedef struct rs_result rs_result;
 RS_API int rs_run_with(const rs_scenario *sc, const rs_run_opts *o, rs_result **out, rs_err *err);
 /* rs_run_with with rs_run_opts_default: nothing is written. */
 RS_API int rs_run(const rs_scenario *sc, rs_result **out, rs_err *err);
+
+/* The network of *sc built and its faults resolved on it (every schedule
+ * entry's target found), nothing run: the check of a fault schedule
+ * before runs, or a look at the topology (net.h). flags: RS_RUN_* (only
+ * RS_RUN_FAULTS_ABSENT_OK matters here). RS_OK with *out the caller's
+ * (rs_net_destroy); else err says why and *out is NULL. */
+RS_API int rs_scenario_net_create(const rs_scenario *sc, unsigned flags, rs_net **out, rs_err *err);
 
 RS_API void rs_result_destroy(rs_result *r); /* NULL is a no-op */
 
@@ -160,6 +222,18 @@ static inline void rs_result_figures_get(const rs_result *r, rs_result_figures *
 /* Everything the run measured, as summary.json holds it
  * (docs/summary-format.md): JSON text owned by the result. */
 RS_API const char *rs_result_summary_json(const rs_result *r);
+/* The same without its "ports" array (the ports' figures are in
+ * rs_result_data_get), as compact JSON text into *out, the caller's
+ * (free): what a program that reads the figures back needs, at a size
+ * that does not grow with the network. RS_ENOMEM. */
+RS_API int rs_result_summary_brief(const rs_result *r, char **out);
+
+/* The headline time of a summary (summary.json's text, with or without
+ * its ports): iteration.time_ps, else collective.time_ps, else
+ * sim_end_ps, into *time_ps (-1 when the run has none: no iteration
+ * finished), and *what "iteration", "collective" or "sim_end". RS_EINVAL
+ * for text that is not a JSON object. */
+RS_API int rs_summary_headline(const char *summary_json, const char **what, double *time_ps);
 
 /* The same as C values: summary.json is written from this. Every member
  * is summary.json's member of the same name (docs/summary-format.md);
@@ -224,6 +298,14 @@ typedef struct rs_result_data {
     const rs_result_fault_free *fault_free; /* NULL: no fault-free run (faults.baseline) */
 } rs_result_data;
 RS_API const rs_result_data *rs_result_data_get(const rs_result *r);
+
+/* ---- parts tables --------------------------------------------------------- */
+
+/* Apply the parts table at path (docs/cost.md: a flat JSON object of
+ * rs_catalog keys to numbers) to *p; keys it does not name keep their
+ * values. RS_OK, or RS_EIO / RS_EINVAL with err one sentence naming the
+ * file and the key and what was expected; *p may then be partly applied. */
+RS_API int rs_catalog_load(const char *path, rs_catalog *p, rs_err *err);
 
 RS_END_DECLS
 

@@ -233,10 +233,10 @@ cat >"$TMP/layout.c" <<'EOF'
 int main(void)
 {
     printf("rs_err %zu %zu %zu\n", sizeof(rs_err), offsetof(rs_err, code), offsetof(rs_err, msg));
-    printf("rs_run_opts %zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(rs_run_opts), offsetof(rs_run_opts, size),
+    printf("rs_run_opts %zu %zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(rs_run_opts), offsetof(rs_run_opts, size),
            offsetof(rs_run_opts, outdir),
            offsetof(rs_run_opts, name), offsetof(rs_run_opts, force), offsetof(rs_run_opts, progress),
-           offsetof(rs_run_opts, ctx), offsetof(rs_run_opts, part));
+           offsetof(rs_run_opts, ctx), offsetof(rs_run_opts, part), offsetof(rs_run_opts, flags));
     return 0;
 }
 EOF

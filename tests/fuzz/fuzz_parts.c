@@ -5,7 +5,7 @@
  * rejects the combination with a message.
  */
 #include "fuzz_util.h"
-#include "parts.h"
+#include "run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

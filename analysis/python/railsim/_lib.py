@@ -54,7 +54,8 @@ class RunOpts(ctypes.Structure):
     before use: a library with a larger rs_run_opts reads only these
     fields (docs/library.md, "Versioned structs")."""
     _fields_ = [("size", ctypes.c_uint32), ("outdir", ctypes.c_char_p), ("name", ctypes.c_char_p), ("force", ctypes.c_int),
-                ("progress", PROGRESS_FN), ("ctx", ctypes.c_void_p), ("part", ctypes.c_void_p)]
+                ("progress", PROGRESS_FN), ("ctx", ctypes.c_void_p), ("part", ctypes.c_void_p),
+                ("flags", ctypes.c_uint)]
 
 
 _lock = threading.Lock()

@@ -114,7 +114,7 @@ def _raise(rc, err):
 
 
 def _headline(s):
-    """(what, time_ps) as rs_run_headline_ps reads a summary: the mean
+    """(what, time_ps) as rs_summary_headline reads a summary: the mean
     iteration, else the mean collective, else sim_end_ps; time None when
     the run has none."""
     if s.get("iteration") is not None:

@@ -22,36 +22,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
+RS_BEGIN_DECLS
+
 #define RS_FMT_LEN 48
 
 /* ps -> "950.000 ns", "12.345 us", "1.500 ms", "6.112 s" (ns below 1 us;
  * exactly 0 is "0 s"). */
-const char *rs_fmt_time(char *buf, size_t n, double ps);
+RS_API const char *rs_fmt_time(char *buf, size_t n, double ps);
 /* ps in the unit rs_fmt_time would pick for ref_ps: the cells of one
  * table row share a unit, so they compare at a glance. */
-const char *rs_fmt_time_like(char *buf, size_t n, double ps, double ref_ps);
+RS_API const char *rs_fmt_time_like(char *buf, size_t n, double ps, double ref_ps);
 
 /* bytes -> "512 B", "1.50 KiB", "18.53 TiB" (binary units). */
-const char *rs_fmt_bytes(char *buf, size_t n, double bytes);
-const char *rs_fmt_bytes_like(char *buf, size_t n, double bytes, double ref_bytes);
+RS_API const char *rs_fmt_bytes(char *buf, size_t n, double bytes);
+RS_API const char *rs_fmt_bytes_like(char *buf, size_t n, double bytes, double ref_bytes);
 
 /* 1234567 -> "1,234,567" (negative values keep their sign). */
-const char *rs_fmt_count(char *buf, size_t n, double v);
+RS_API const char *rs_fmt_count(char *buf, size_t n, double v);
 /* US dollars, rounded to the dollar: "$1,234,567". */
-const char *rs_fmt_usd(char *buf, size_t n, double usd);
+RS_API const char *rs_fmt_usd(char *buf, size_t n, double usd);
 /* watts -> "950 W", "12.35 kW", "1.23 MW". */
-const char *rs_fmt_power(char *buf, size_t n, double w);
-const char *rs_fmt_power_like(char *buf, size_t n, double w, double ref_w);
+RS_API const char *rs_fmt_power(char *buf, size_t n, double w);
+RS_API const char *rs_fmt_power_like(char *buf, size_t n, double w, double ref_w);
 
 /* Wall-clock seconds as a duration a person waits: "42 s", "3 min 05 s",
  * "2 h 07 min". */
-const char *rs_fmt_wait(char *buf, size_t n, double s);
+RS_API const char *rs_fmt_wait(char *buf, size_t n, double s);
 
 /* The progress line (without "\r"): with 0 <= frac <= 1 known,
  * "  37.5 %, ETA 1 min 02 s; simulated 12.345 ms, 1234567 events,
  * 3.21 M events/s"; with frac < 0 (the end is not known: synthetic
  * traffic) only the part after the ';'. The ETA is wall-clock:
  * wall_s * (1 - frac) / frac, shown once frac > 0. */
-const char *rs_fmt_progress(char *buf, size_t n, double sim_ps, uint64_t events, double wall_s, double frac);
+RS_API const char *rs_fmt_progress(char *buf, size_t n, double sim_ps, uint64_t events, double wall_s, double frac);
+
+RS_END_DECLS
 
 #endif
