@@ -485,7 +485,7 @@ static void probe_member(void *ctx, rs_net *net, uint64_t tag, uint32_t pos)
     (void)pos;
 }
 
-int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out, rs_err *err)
+static int coll_needs_whole(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out, rs_err *err)
 {
     memset(out, 0, sizeof *out);
     rs_coll_req r;
@@ -500,6 +500,17 @@ int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, 
     rs_coll *c;
     int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), &r, NULL, out, &c, err);
     rs_coll_destroy(c);
+    return rc;
+}
+
+int rs_coll_needs_fill(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out, size_t size,
+                       rs_err *err)
+{
+    rs_coll_needs v;
+    memset(&v, 0, sizeof v);
+    int rc = coll_needs_whole(net, comm, req, &v, err);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
     return rc;
 }
 

@@ -273,7 +273,7 @@ static int hier_names(rs_coll *c, rs_err *err)
         free(buf);
         return rs_err_set(err, RS_ENOMEM, "out of memory naming a hierarchical collective");
     }
-    rs_coll_needs total = { 0, 0, 0 }, last = { 0, 0, 0 };
+    rs_coll_needs total = { .size = sizeof total }, last = { .size = sizeof last };
     uint64_t last_bytes = UINT64_MAX;
     uint32_t last_p = UINT32_MAX;
     for (size_t q = 0; q < Q && rc == RS_OK; q++) {

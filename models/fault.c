@@ -51,6 +51,7 @@
 #include "fault_int.h"
 
 #include "backend.h"
+#include "versioned.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -320,7 +321,7 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
 
 uint32_t rs_net_fault_count(const rs_net *net) { return net->flt ? net->flt->n : 0; }
 
-int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+static int net_fault_info_whole(const rs_net *net, uint32_t i, rs_net_fault_info *out)
 {
     if (i >= rs_net_fault_count(net))
         return RS_EINVAL;
@@ -341,9 +342,19 @@ int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
     return RS_OK;
 }
 
+int rs_net_fault_info_fill(const rs_net *net, uint32_t i, rs_net_fault_info *out, size_t size)
+{
+    rs_net_fault_info v;
+    memset(&v, 0, sizeof v);
+    int rc = net_fault_info_whole(net, i, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
+}
+
 uint32_t rs_net_fault_absent_count(const rs_net *net) { return net->flt ? net->flt->nabsent : 0; }
 
-int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+static int net_fault_absent_whole(const rs_net *net, uint32_t i, rs_net_fault_info *out)
 {
     if (i >= rs_net_fault_absent_count(net))
         return RS_EINVAL;
@@ -356,6 +367,16 @@ int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *ou
     out->entry = a->entry;
     out->routes_recomputed_at = out->time_to_recover_ps = RS_TIME_MAX;
     return RS_OK;
+}
+
+int rs_net_fault_absent_fill(const rs_net *net, uint32_t i, rs_net_fault_info *out, size_t size)
+{
+    rs_net_fault_info v;
+    memset(&v, 0, sizeof v);
+    int rc = net_fault_absent_whole(net, i, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
 }
 
 const char *rs_net_fault_errmsg(const rs_net *net) { return net->flt ? net->flt->errmsg : ""; }
@@ -376,7 +397,7 @@ uint32_t rs_net_straggler_count(const rs_net *net)
     return net->flt ? net->flt->nstrag : 0;
 }
 
-int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out)
+static int net_straggler_whole(const rs_net *net, uint32_t i, rs_net_straggler *out)
 {
     const struct rs_faults *F = net->flt;
     if (!F || i >= F->nstrag)
@@ -387,4 +408,14 @@ int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out)
     out->end = rs_time_add_sat(e->t, e->dur);
     out->factor_ppm = e->factor_ppm;
     return RS_OK;
+}
+
+int rs_net_straggler_fill(const rs_net *net, uint32_t i, rs_net_straggler *out, size_t size)
+{
+    rs_net_straggler v;
+    memset(&v, 0, sizeof v);
+    int rc = net_straggler_whole(net, i, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
 }

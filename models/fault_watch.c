@@ -16,6 +16,7 @@
 #include "fault_int.h"
 
 #include "backend.h"
+#include "versioned.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,7 +387,7 @@ int rs_fault_path_ok(const rs_net *net, uint32_t a, uint32_t b) { return rs_net_
 
 uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net) { return net->flt ? net->flt->nstuck : 0; }
 
-int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out)
+static int net_fault_pfc_stuck_whole(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out)
 {
     if (i >= rs_net_fault_pfc_stuck_count(net))
         return RS_EINVAL;
@@ -399,4 +400,14 @@ int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *
     rs_topo_port_name(net, x->behind, out->behind, sizeof out->behind);
     snprintf(out->reason, sizeof out->reason, "%s", wait_names[x->reason]);
     return RS_OK;
+}
+
+int rs_net_fault_pfc_stuck_fill(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out, size_t size)
+{
+    rs_net_pfc_stuck v;
+    memset(&v, 0, sizeof v);
+    int rc = net_fault_pfc_stuck_whole(net, i, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
 }

@@ -9,6 +9,7 @@
  * process's (split.c).
  */
 #include "netint.h"
+#include "versioned.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,7 @@ static uint64_t rank_of(uint64_t n, double q)
     return r < 1 ? 1 : r > n ? n : r;
 }
 
-int rs_net_fct_get(const rs_net *net, rs_net_fct *out)
+static int net_fct_whole(const rs_net *net, rs_net_fct *out)
 {
     memset(out, 0, sizeof *out);
     const struct rs_fct_acc *a = net->fct;
@@ -158,6 +159,16 @@ int rs_net_fct_get(const rs_net *net, rs_net_fct *out)
             }
     }
     return RS_OK;
+}
+
+int rs_net_fct_fill(const rs_net *net, rs_net_fct *out, size_t size)
+{
+    rs_net_fct v;
+    memset(&v, 0, sizeof v);
+    int rc = net_fct_whole(net, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
 }
 
 const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n)

@@ -294,7 +294,7 @@ rs_time rs_net_tally_bound(const rs_net *net, const rs_tally *t)
     return a > b ? a : b;
 }
 
-void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
+static void net_topo_info_whole(const rs_net *net, rs_net_topo_info *out)
 {
     out->switches = net->nswitches;
     out->switches_physical = net->nswitches;
@@ -308,7 +308,15 @@ void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
     out->hb_domains = net->hb_size > 1 ? net->domains : 0;
 }
 
-void rs_net_stats_get(const rs_net *net, rs_net_stats *out)
+void rs_net_topo_info_fill(const rs_net *net, rs_net_topo_info *out, size_t size)
+{
+    rs_net_topo_info v;
+    memset(&v, 0, sizeof v);
+    net_topo_info_whole(net, &v);
+    rs_versioned_give(out, size, &v, sizeof v);
+}
+
+static void net_stats_whole(const rs_net *net, rs_net_stats *out)
 {
     *out = net->st;
     out->max_queue_bytes = 0;
@@ -318,9 +326,17 @@ void rs_net_stats_get(const rs_net *net, rs_net_stats *out)
     out->pkts_in_flight = rs_pool_live(&net->pkts);
 }
 
+void rs_net_stats_fill(const rs_net *net, rs_net_stats *out, size_t size)
+{
+    rs_net_stats v;
+    memset(&v, 0, sizeof v);
+    net_stats_whole(net, &v);
+    rs_versioned_give(out, size, &v, sizeof v);
+}
+
 uint32_t rs_net_port_count(const rs_net *net) { return net->nports; }
 
-int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out)
+static int net_port_info_whole(const rs_net *net, uint32_t port, rs_net_port_info *out)
 {
     if (port >= net->nports)
         return RS_EINVAL;
@@ -338,6 +354,16 @@ int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out
     out->ecn_marked = p->ecn_marked;
     out->cnp_sent = p->cnp_sent;
     return RS_OK;
+}
+
+int rs_net_port_info_fill(const rs_net *net, uint32_t port, rs_net_port_info *out, size_t size)
+{
+    rs_net_port_info v;
+    memset(&v, 0, sizeof v);
+    int rc = net_port_info_whole(net, port, &v);
+    if (rc == RS_OK)
+        rs_versioned_give(out, size, &v, sizeof v);
+    return rc;
 }
 
 /* Records that grow with the messages sent: at most RS_NET_MSG_TIMES_KEEP

@@ -34,6 +34,7 @@
  * taken once), the owner's ports copied, completion times pooled.
  */
 #include "netint.h"
+#include "versioned.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -934,12 +935,20 @@ static size_t split_shipped(const rs_net *net)
     return n; /* reports and reuse notices are bookkeeping: they keep nothing alive */
 }
 
-void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
+static void net_part_stats_whole(const rs_net *net, rs_net_part_stats *out)
 {
     if (net->pt.ops == &split_ops)
         *out = ((const rs_split *)net->pt.state)->st;
     else
         memset(out, 0, sizeof *out);
+}
+
+void rs_net_part_stats_fill(const rs_net *net, rs_net_part_stats *out, size_t size)
+{
+    rs_net_part_stats v;
+    memset(&v, 0, sizeof v);
+    net_part_stats_whole(net, &v);
+    rs_versioned_give(out, size, &v, sizeof v);
 }
 
 /* A send from GPU src to dst (msg.c rs_msg_send). A send from the shared

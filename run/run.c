@@ -161,7 +161,10 @@ int rs_scenario_add_faults(rs_scenario *sc, char *const *faults, int n, rs_err *
     int rc = RS_OK;
     for (int i = 0; rc == RS_OK && i < n; i++) {
         size_t len = strlen(sched);
-        if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK && len + strlen(faults[i]) + 2 >= cap)
+        if (strchr(faults[i], ';') || strspn(faults[i], " \t") == strlen(faults[i]))
+            rc = rs_err_set(err, RS_EINVAL, "--fault: expected one entry TIME KIND TARGET [DURATION] "
+                            "(docs/faults-format.md), got '%.80s'", faults[i]);
+        else if ((rc = rs_fault_check(faults[i], "--fault", err)) == RS_OK && len + strlen(faults[i]) + 2 >= cap)
             rc = rs_err_set(err, RS_EINVAL, "--fault: the schedule is full; expected at most %zu characters "
                             "in all", cap - 1);
         if (rc == RS_OK)

@@ -202,7 +202,7 @@ static int names_build(rs_replay *r, rs_err *err)
     for (uint32_t c = 0; c < C; c++)
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1]; j++) {
             const rs_op *o = r->call_op[j];
-            rs_coll_needs need = { 0, 0, 0 };
+            rs_coll_needs need = { .size = sizeof need };
             r->call_serial[j] = off;
             r->call_cb[j] = (uint32_t)cbs;
             if (!o)

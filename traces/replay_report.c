@@ -5,6 +5,7 @@
  * name, op and coll records.
  */
 #include "replay_int.h"
+#include "versioned.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -157,7 +158,7 @@ static rs_time div_round(unsigned __int128 a, uint64_t b)
     return (rs_time)((a + b / 2) / b);
 }
 
-void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
+static void replay_stats_whole(const rs_replay *r, rs_replay_stats *out)
 {
     memset(out, 0, sizeof *out);
     out->iterations = r->iterations;
@@ -214,6 +215,14 @@ void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
         if (it->peak_flops > 0)
             out->mfu = it->model_flops / (secs * r->nranks * it->peak_flops);
     }
+}
+
+void rs_replay_stats_fill(const rs_replay *r, rs_replay_stats *out, size_t size)
+{
+    rs_replay_stats v;
+    memset(&v, 0, sizeof v);
+    replay_stats_whole(r, &v);
+    rs_versioned_give(out, size, &v, sizeof v);
 }
 
 const rs_time *rs_replay_iter_times(const rs_replay *r, uint32_t *n)

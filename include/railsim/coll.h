@@ -214,6 +214,7 @@ RS_API int rs_coll_join(rs_coll *coll, uint32_t member);
  * at flow level) and callback indices (2 for a ring or tree, 2 per
  * sub-collective of a hierarchical one, 0 otherwise). */
 typedef struct rs_coll_needs {
+    uint32_t size; /* sizeof(rs_coll_needs) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint64_t serials;
     uint32_t cbs;
     uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups) that would go by a PXN
@@ -221,8 +222,13 @@ typedef struct rs_coll_needs {
 } rs_coll_needs;
 /* What collective *req (members joining) over comm needs reserved,
  * without making it. RS_EINVAL / RS_ENOMEM as rs_coll_create. */
-RS_API int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out,
-                             rs_err *err);
+RS_API int rs_coll_needs_fill(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out,
+                              size_t size, rs_err *err);
+static inline int rs_coll_needs_get(rs_net *net, const rs_comm *comm, const rs_coll_req *req, rs_coll_needs *out,
+                                    rs_err *err)
+{
+    return rs_coll_needs_fill(net, comm, req, out, sizeof *out, err);
+}
 /* Another process named callback index i of c's reservation before any
  * member here joined the part it belongs to (a hierarchical collective's
  * sub-collective): make that part now, so the index is bound

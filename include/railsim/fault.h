@@ -84,6 +84,7 @@ RS_API int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *er
 /* The schedule as resolved, repairs of down faults with a DURATION as
  * entries of their own, in time order. */
 typedef struct rs_net_fault_info {
+    uint32_t size; /* sizeof(rs_net_fault_info) where the caller was compiled (docs/library.md, "Versioned structs") */
     rs_time time_ps;
     char kind[24];                /* "link-down", ... */
     char target[48];              /* resolved name: "leaf0.p3" (one end of the cable), "spine1", "gpu5.nic" */
@@ -102,20 +103,29 @@ typedef struct rs_net_fault_info {
 } rs_net_fault_info;
 RS_API uint32_t rs_net_fault_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_count. */
-RS_API int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+RS_API int rs_net_fault_info_fill(const rs_net *net, uint32_t i, rs_net_fault_info *out, size_t size);
+static inline int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+{
+    return rs_net_fault_info_fill(net, i, out, sizeof *out);
+}
 
 /* With c->absent_ok: the schedule entries skipped because their class
  * has no member in this topology, in schedule order. Fills time_ps, kind,
  * spec (the class), entry and origin "absent"; target is "" and applied
  * 0. RS_EINVAL if i >= rs_net_fault_absent_count. */
 RS_API uint32_t rs_net_fault_absent_count(const rs_net *net);
-RS_API int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out);
+RS_API int rs_net_fault_absent_fill(const rs_net *net, uint32_t i, rs_net_fault_info *out, size_t size);
+static inline int rs_net_fault_absent_get(const rs_net *net, uint32_t i, rs_net_fault_info *out)
+{
+    return rs_net_fault_absent_fill(net, i, out, sizeof *out);
+}
 
 /* PFC pauses found that cannot be released (docs/faults-format.md):
  * looked for whenever a switch refreshes a pause during a fault run, and
  * over every paused port when the faults stop the run. At most 256, each
  * (port, priority, reason, fault) once, in the order found. */
 typedef struct rs_net_pfc_stuck {
+    uint32_t size; /* sizeof(rs_net_pfc_stuck) where the caller was compiled (docs/library.md, "Versioned structs") */
     rs_time detected_ps;     /* first seen */
     uint32_t fault;          /* index of the fault entry it is charged to (rs_net_fault_info_get) */
     uint32_t priority;
@@ -126,7 +136,11 @@ typedef struct rs_net_pfc_stuck {
 } rs_net_pfc_stuck;
 RS_API uint32_t rs_net_fault_pfc_stuck_count(const rs_net *net);
 /* RS_EINVAL if i >= rs_net_fault_pfc_stuck_count. */
-RS_API int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out);
+RS_API int rs_net_fault_pfc_stuck_fill(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out, size_t size);
+static inline int rs_net_fault_pfc_stuck_get(const rs_net *net, uint32_t i, rs_net_pfc_stuck *out)
+{
+    return rs_net_fault_pfc_stuck_fill(net, i, out, sizeof *out);
+}
 
 /* Why the faults stopped the run (RS_EUNREACH from rs_net_run): a
  * destination no path reaches, or the watchdog; names the GPUs and the
@@ -145,12 +159,17 @@ RS_API void rs_net_faults_timeline_catchup(rs_net *net);
  * them: nothing in it computes. rs_net_straggler_get: RS_EINVAL when
  * i >= rs_net_straggler_count. */
 typedef struct rs_net_straggler {
+    uint32_t size; /* sizeof(rs_net_straggler) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint32_t gpu;
     rs_time start, end;
     uint64_t factor_ppm;
 } rs_net_straggler;
 RS_API uint32_t rs_net_straggler_count(const rs_net *net);
-RS_API int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out);
+RS_API int rs_net_straggler_fill(const rs_net *net, uint32_t i, rs_net_straggler *out, size_t size);
+static inline int rs_net_straggler_get(const rs_net *net, uint32_t i, rs_net_straggler *out)
+{
+    return rs_net_straggler_fill(net, i, out, sizeof *out);
+}
 
 RS_END_DECLS
 

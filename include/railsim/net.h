@@ -329,6 +329,7 @@ RS_API int rs_net_run(rs_net *net, rs_time until);
 
 /* Topology facts. */
 typedef struct rs_net_topo_info {
+    uint32_t size; /* sizeof(rs_net_topo_info) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint32_t switches;   /* Ethernet switches as built and simulated (rail-only: every
                             rail its own, even a rail of a few GPUs) */
     uint32_t switches_physical; /* switches to buy: rail-only rails of one switch that fit
@@ -340,7 +341,11 @@ typedef struct rs_net_topo_info {
     uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */
     uint32_t hb_domains;
 } rs_net_topo_info;
-RS_API void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out);
+RS_API void rs_net_topo_info_fill(const rs_net *net, rs_net_topo_info *out, size_t size);
+static inline void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)
+{
+    rs_net_topo_info_fill(net, out, sizeof *out);
+}
 
 /* Number of Ethernet links on the shortest network path from the NIC of
  * GPU a to the NIC of GPU b, or -1 if no network path joins them (e.g.
@@ -349,6 +354,7 @@ RS_API int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b);
 
 /* Totals since creation. */
 typedef struct rs_net_stats {
+    uint32_t size; /* sizeof(rs_net_stats) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint64_t msgs, msgs_done, msg_bytes;
     uint64_t pkts_sent;        /* packets put on a first link by an endpoint, ACK/NAK included */
     uint64_t pkts_delivered;   /* packets that reached their destination endpoint */
@@ -372,7 +378,11 @@ typedef struct rs_net_stats {
                                   relay GPU and at the destination) */
     rs_time last_activity;     /* last packet arrival or message completion */
 } rs_net_stats;
-RS_API void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
+RS_API void rs_net_stats_fill(const rs_net *net, rs_net_stats *out, size_t size);
+static inline void rs_net_stats_get(const rs_net *net, rs_net_stats *out)
+{
+    rs_net_stats_fill(net, out, sizeof *out);
+}
 
 /* Ports. Every directed link has an egress port at its sender, named
  * (docs/model.md): "gpu12.nic", "gpu12.hb" (a GPU's NIC and NVLink ports),
@@ -382,6 +392,7 @@ RS_API void rs_net_stats_get(const rs_net *net, rs_net_stats *out);
  * "rail2-leaf0.p4" (rail-only: the plane of rail 2), "nvs1.p3" (the
  * NVSwitch of HB domain 1, port facing its local GPU 3). */
 typedef struct rs_net_port_info {
+    uint32_t size; /* sizeof(rs_net_port_info) where the caller was compiled (docs/library.md, "Versioned structs") */
     char name[48];
     char peer[48];              /* the port at the other end of the cable */
     uint64_t tx_pkts, tx_bytes;  /* frames and wire bytes sent */
@@ -395,7 +406,11 @@ typedef struct rs_net_port_info {
 } rs_net_port_info;
 RS_API uint32_t rs_net_port_count(const rs_net *net);
 /* RS_EINVAL if port >= rs_net_port_count. */
-RS_API int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out);
+RS_API int rs_net_port_info_fill(const rs_net *net, uint32_t port, rs_net_port_info *out, size_t size);
+static inline int rs_net_port_info_get(const rs_net *net, uint32_t port, rs_net_port_info *out)
+{
+    return rs_net_port_info_fill(net, port, out, sizeof *out);
+}
 
 /* Packet capture (docs/pcap.md). Capture only reads: it never changes a
  * result.
@@ -487,11 +502,16 @@ RS_API const rs_net_msg_time *rs_net_msg_times(const rs_net *net, size_t *n);
  * histogram, within 0.1% of the exact value (exact = 0). All zero when
  * nothing finished. RS_OK or RS_ENOMEM. */
 typedef struct rs_net_fct {
+    uint32_t size; /* sizeof(rs_net_fct) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint64_t n;
     rs_time min, mean, p50, p99, max;
     int exact;
 } rs_net_fct;
-RS_API int rs_net_fct_get(const rs_net *net, rs_net_fct *out);
+RS_API int rs_net_fct_fill(const rs_net *net, rs_net_fct *out, size_t size);
+static inline int rs_net_fct_get(const rs_net *net, rs_net_fct *out)
+{
+    return rs_net_fct_fill(net, out, sizeof *out);
+}
 
 RS_END_DECLS
 

@@ -67,6 +67,7 @@ RS_API int rs_net_part_possible(const rs_net *net, char *why, size_t n);
 RS_API int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err);
 
 typedef struct rs_net_part_stats {
+    uint32_t size; /* sizeof(rs_net_part_stats) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint32_t ranks;
     rs_time lookahead_ps;      /* window length: the smallest cut-link latency */
     uint64_t windows;          /* synchronization rounds (two collectives each) */
@@ -78,7 +79,11 @@ typedef struct rs_net_part_stats {
 } rs_net_part_stats;
 
 /* Filled after rs_net_part_start; zeros for a serial run. */
-RS_API void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out);
+RS_API void rs_net_part_stats_fill(const rs_net *net, rs_net_part_stats *out, size_t size);
+static inline void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *out)
+{
+    rs_net_part_stats_fill(net, out, sizeof *out);
+}
 
 /* Processes the run is split over: 1 for a serial run. */
 RS_API uint32_t rs_net_part_ranks(const rs_net *net);

@@ -141,6 +141,7 @@ RS_API int rs_replay_finish(rs_replay *r, rs_err *err);
  * completed iterations (docs/replay.md defines each). Valid after
  * rs_replay_finish; with done == 0 every time and rate below is 0. */
 typedef struct rs_replay_stats {
+    uint32_t size; /* sizeof(rs_replay_stats) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint32_t iterations;      /* asked for */
     uint32_t done;            /* completed by every rank */
     uint32_t ranks;
@@ -167,7 +168,11 @@ typedef struct rs_replay_stats {
     double tokens_per_s;      /* tokens per iteration / time; 0 when the trace has none */
     double mfu;               /* model FLOPs / (time x ranks x peak); 0 when unknown */
 } rs_replay_stats;
-RS_API void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out);
+RS_API void rs_replay_stats_fill(const rs_replay *r, rs_replay_stats *out, size_t size);
+static inline void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)
+{
+    rs_replay_stats_fill(r, out, sizeof *out);
+}
 
 /* Iteration times (E_i - E_{i-1}), *n = completed iterations; borrowed
  * until rs_replay_destroy. */

@@ -29,7 +29,7 @@ other=$(grep -v '^rs_' "$TMP/syms" | head -5 | tr '\n' ' ')
 if [ "$n" -gt 100 ] && [ -z "$other" ]; then ok "$n exported symbols, all rs_"; else
     fail "exported symbols: $n, not rs_: $other"; fi
 for s in rs_net_config_init rs_net_create rs_net_send rs_net_at rs_net_run rs_net_now rs_net_destroy \
-         rs_net_stats_get rs_net_port_info_get rs_coll_create rs_coll_join rs_replay_create; do
+         rs_net_stats_fill rs_net_port_info_fill rs_coll_create rs_coll_join rs_replay_create; do
     grep -qx "$s" "$TMP/syms" || fail "$s is not exported"
 done
 
