@@ -72,6 +72,7 @@ int rs_cmd_report(int argc, char **argv);  /* cmd_report.c */
 int rs_cmd_plot(int argc, char **argv);    /* cmd_report.c */
 int rs_cmd_export(int argc, char **argv);  /* cmd_export.c */
 int rs_cmd_faults(int argc, char **argv);  /* cmd_faults.c: faults sweep */
+int rs_cmd_nccl_tests(int argc, char **argv); /* cmd_nccl_tests.c */
 
 /* Write the PNGs of DIR/plots/ with analysis/plots.py under /usr/bin/python3,
  * listing them on stdout unless quiet; returns an exit code (cmd_report.c). */

@@ -71,6 +71,23 @@ static const cmd_help cmds[] = {
       "  -q\tno table, no progress lines\n",
       "railsim faults sweep --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 "
       "--set traffic.kind=collective --class any-network-link --count 0,1,2 --trials 5\n" },
+    { "nccl-tests",
+      "railsim nccl-tests OP [SCENARIO.json] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] "
+      "[--gpus N] [--set KEY=VALUE]... [-o DIR] [--json] [-q]",
+      "nccl-tests on the simulated cluster: OP (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv) over "
+      "every GPU at each size, printed as nccl-tests prints it (size, count, time, algbw, busbw, avg bus bandwidth)",
+      "  OP	nccl-tests' binary without _perf: all_reduce, all_gather, reduce_scatter, alltoall or sendrecv (2 GPUs)\n"
+      "  -b SIZE, -e SIZE	the smallest and largest size, bytes with K, M or G (default 32M each, as nccl-tests)\n"
+      "  -f FACTOR	multiply the size by FACTOR from one row to the next (default 1: add -i)\n"
+      "  -i STEP	add STEP bytes from one row to the next when -f is 1 (default 1M)\n"
+      "  -n ITERS, -w WARMUP	timed and warm-up iterations per size, back to back (default 20 and 1, as nccl-tests)\n"
+      "  --gpus N, -g N	topology.gpus: the collective spans every GPU\n"
+      "  --set KEY=VALUE, -s	set one scenario key (fidelity=flow runs large sizes fast)\n"
+      "  -o DIR	DIR/nccl-tests.json and DIR/nccl-tests.txt\n"
+      "  --json	the results as one JSON document on stdout instead of the table\n"
+      "  -q	nothing on stdout\n",
+      "railsim nccl-tests all_reduce -b 8 -e 1G -f 4 --gpus 16 --set fidelity=flow\n"
+      "railsim nccl-tests all_gather -b 1M -e 64M -f 2 --gpus 8 -n 2 -w 0\n" },
     { "validate",
       "railsim validate [SCENARIO.json] [--set KEY=VALUE]... [-o DIR] [-q]",
       "run the scenario at packet and at flow level; the flow level's relative error and speed-up",

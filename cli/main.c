@@ -69,6 +69,8 @@ static int dispatch(int argc, char **argv)
         return rs_cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "compare"))
         return rs_cmd_compare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "nccl-tests"))
+        return rs_cmd_nccl_tests(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate"))
         return rs_cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "trace"))
