@@ -82,3 +82,18 @@ json_t *rs_cli_scenario_json(const rs_scenario *sc)
     free(text);
     return j;
 }
+
+int rs_cli_load(const char *path, char *const *sets, int nsets, rs_scenario **out)
+{
+    rs_err err;
+    *out = NULL;
+    int rc = rs_scenario_create(out, &err);
+    if (rc == RS_OK)
+        rc = rs_scenario_load(*out, path, sets, nsets, &err);
+    if (rc == RS_OK)
+        return RS_EXIT_OK;
+    fprintf(stderr, "railsim: %s\n", err.msg);
+    rs_scenario_destroy(*out);
+    *out = NULL;
+    return rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+}

@@ -16,6 +16,11 @@ enum { RS_EXIT_OK = 0, RS_EXIT_RUN_FAILED = 1, RS_EXIT_BAD_INPUT = 2 };
  * RS_EXIT_BAD_INPUT. */
 int rs_cli_bad_input(const char *fmt, const char *a);
 
+/* The scenario file at path (NULL: none) with sets applied over the
+ * defaults (rs_scenario_load) into *out, the caller's: an exit code, the
+ * error's sentence on stderr (*out NULL then). */
+int rs_cli_load(const char *path, char *const *sets, int nsets, rs_scenario **out);
+
 /* Scenario key `key`'s value (rs_scenario_get) as a JSON value, the
  * caller's (json_decref); NULL for a key scenarios do not have. */
 json_t *rs_cli_key(const rs_scenario *sc, const char *key);

@@ -478,14 +478,8 @@ static int cmd_sweep(int argc, char **argv)
         code = rs_cli_bad_input("faults sweep: %sexpected --class CLASS (any-network-link, any-spine-link, "
                                 "any-rail-uplink, any-spine, any-rail-switch, any-nic or any-gpu)", "");
     rs_scenario *sc = NULL;
-    rs_err err;
-    rs_err_clear(&err);
-    int rc = RS_OK;
-    if (code == RS_EXIT_OK && ((rc = rs_scenario_create(&sc, &err)) != RS_OK ||
-                               (rc = rs_scenario_load(sc, o.path, sets, nsets, &err)) != RS_OK)) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
-        code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
-    }
+    if (code == RS_EXIT_OK)
+        code = rs_cli_load(o.path, sets, nsets, &sc);
     free(sets);
     if (code == RS_EXIT_OK)
         code = sweep(&o, sc);

@@ -377,13 +377,8 @@ int rs_cmd_nccl_tests(int argc, char **argv)
         return RS_EXIT_RUN_FAILED;
     int nsets = 0, code = parse_args(&o, argc, argv, sets, &nsets);
     rs_scenario *sc = NULL;
-    rs_err err;
-    int rc = RS_OK;
-    if (code == RS_EXIT_OK && ((rc = rs_scenario_create(&sc, &err)) != RS_OK ||
-                               (rc = rs_scenario_load(sc, o.path, sets, nsets, &err)) != RS_OK)) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
-        code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
-    }
+    if (code == RS_EXIT_OK)
+        code = rs_cli_load(o.path, sets, nsets, &sc);
     free(sets);
     if (code == RS_EXIT_OK && rs_cli_key_is(sc, "fidelity", "both"))
         code = rs_cli_bad_input("fidelity: nccl-tests runs one level; expected packet or flow, got %s", "both");

@@ -210,13 +210,8 @@ int rs_cmd_validate(int argc, char **argv)
             code = rs_cli_bad_input("validate: unexpected argument '%s'; expected at most one scenario file", a);
     }
     rs_scenario *sc = NULL;
-    rs_err err;
-    int rc = RS_OK;
-    if (code == RS_EXIT_OK && ((rc = rs_scenario_create(&sc, &err)) != RS_OK ||
-                               (rc = rs_scenario_load(sc, path, sets, nsets, &err)) != RS_OK)) {
-        fprintf(stderr, "railsim: %s\n", err.msg);
-        code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
-    }
+    if (code == RS_EXIT_OK)
+        code = rs_cli_load(path, sets, nsets, &sc);
     free(sets);
     if (code == RS_EXIT_OK)
         code = rs_validate_execute(sc, path, outdir, quiet, 0);
