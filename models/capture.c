@@ -28,6 +28,7 @@
  * pipeline latency's worth of captured frames (a few per captured port).
  */
 #include "netint.h"
+#include "versioned.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void rs_capture_config_default(rs_capture_config *c)
+static void capture_defaults(rs_capture_config *c)
 {
     memset(c, 0, sizeof *c);
     c->start_ns = 0;
@@ -43,10 +44,20 @@ void rs_capture_config_default(rs_capture_config *c)
     c->snaplen = 0;
 }
 
+void rs_capture_config_init(rs_capture_config *c, size_t size)
+{
+    rs_capture_config d;
+    capture_defaults(&d);
+    d.size = (uint32_t)sizeof d;
+    rs_versioned_give(c, size, &d, sizeof d);
+}
+
 static int matches(const char *patterns, const char *name)
 {
     char buf[sizeof ((rs_capture_config *)0)->ports];
-    snprintf(buf, sizeof buf, "%s", patterns);
+    size_t n = strnlen(patterns, sizeof buf - 1);
+    memcpy(buf, patterns, n);
+    buf[n] = '\0';
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
@@ -170,10 +181,16 @@ static int part_path(const rs_net *net, uint32_t r, char *buf, size_t n)
     return (size_t)snprintf(buf, n, "%s/.capture.pcapng.part%u", net->cap_dir, r) < n ? RS_OK : RS_EIO;
 }
 
-int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *c,
+int rs_net_capture_start(rs_net *net, const char *dir, const rs_capture_config *cfg,
                          const char *comment, uint32_t *nports, rs_err *err)
 {
     *nports = 0;
+    rs_capture_config own;
+    rs_capture_config_default(&own);
+    if (rs_versioned_take(&own, sizeof own, cfg, RS_SIZE_V1(rs_capture_config, format)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "capture: a configuration of no known size (initialise it with "
+                          "rs_capture_config_default)");
+    const rs_capture_config *c = &own;
     if (rs_time_from_ns(c->start_ns, &net->cap_start) != RS_OK ||
         rs_time_from_ns(c->end_ns, &net->cap_end) != RS_OK || net->cap_end <= net->cap_start)
         return rs_err_set(err, RS_EINVAL, "capture.end_ns: expected a time after capture.start_ns");

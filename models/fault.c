@@ -295,10 +295,15 @@ void rs_fault_free(rs_net *net)
     net->flt = NULL;
 }
 
-int rs_net_faults_start(rs_net *net, const rs_fault_config *c, rs_err *err)
+int rs_net_faults_start(rs_net *net, const rs_fault_config *cfg, rs_err *err)
 {
     if (net->flt)
         return rs_err_set(err, RS_EINVAL, "faults.schedule: faults already started");
+    rs_fault_config own;
+    int rc0 = rs_fault_config_take(&own, cfg, err);
+    if (rc0 != RS_OK)
+        return rc0;
+    const rs_fault_config *c = &own;
     struct rs_faults *F;
     int rc = rs_fault_schedule_build(net, c, &F, err);
     if (rc != RS_OK || !F)

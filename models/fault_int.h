@@ -101,6 +101,9 @@ struct rs_faults {
  * *out (rs_fault_state_free); *out is NULL when there is nothing to apply.
  * RS_EINVAL with err naming faults.schedule for a bad entry or target,
  * RS_ENOMEM. */
+/* The caller's *c (its first c->size bytes) over the defaults into *own;
+ * RS_EINVAL for a configuration of no known size. */
+int rs_fault_config_take(rs_fault_config *own, const rs_fault_config *c, rs_err *err);
 int rs_fault_schedule_build(rs_net *net, const rs_fault_config *c, struct rs_faults **out, rs_err *err);
 void rs_fault_state_free(struct rs_faults *F); /* NULL is a no-op */
 

@@ -9,6 +9,7 @@
 #include "fault_int.h"
 
 #include "rng.h"
+#include "versioned.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -29,7 +30,16 @@ const char *const rs_fault_class_names[] = {
 };
 const uint8_t rs_fault_class_target[] = { TGT_LINK, TGT_LINK, TGT_LINK, TGT_SWITCH, TGT_SWITCH, TGT_NIC, TGT_GPU };
 
-void rs_fault_config_default(rs_fault_config *c)
+int rs_fault_config_take(rs_fault_config *own, const rs_fault_config *c, rs_err *err)
+{
+    rs_fault_config_default(own);
+    if (rs_versioned_take(own, sizeof *own, c, RS_SIZE_V1(rs_fault_config, absent_ok)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "faults: a configuration of no known size (initialise it with "
+                          "rs_fault_config_default)");
+    return RS_OK;
+}
+
+static void fault_defaults(rs_fault_config *c)
 {
     memset(c, 0, sizeof *c);
     c->convergence_us = 0;
@@ -38,6 +48,14 @@ void rs_fault_config_default(rs_fault_config *c)
     c->baseline = 1;
     c->mttr_us = 100;
     snprintf(c->random_class, sizeof c->random_class, "any-network-link");
+}
+
+void rs_fault_config_init(rs_fault_config *c, size_t size)
+{
+    rs_fault_config d;
+    fault_defaults(&d);
+    d.size = (uint32_t)sizeof d;
+    rs_versioned_give(c, size, &d, sizeof d);
 }
 
 /* -- parsing --------------------------------------------------------------- */
@@ -229,8 +247,13 @@ int rs_fault_check(const char *schedule, const char *label, rs_err *err)
     return parse_all(schedule ? schedule : "", label, err, NULL, NULL);
 }
 
-int rs_fault_config_check(const rs_fault_config *c, rs_err *err)
+int rs_fault_config_check(const rs_fault_config *cfg, rs_err *err)
 {
+    rs_fault_config own;
+    int rc0 = rs_fault_config_take(&own, cfg, err);
+    if (rc0 != RS_OK)
+        return rc0;
+    const rs_fault_config *c = &own;
     int rc = rs_fault_check(c->schedule, "faults.schedule", err);
     if (rc != RS_OK || !(c->mtbf_us > 0))
         return rc;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "versioned.h"
+
 struct rs_collrun {
     rs_net *net;
     rs_comm *comm;
@@ -241,9 +243,15 @@ static void probe_done(void *ctx, rs_net *net, uint64_t tag)
         rs_net_at(net, r->start, ev_first, r, 0);
 }
 
-int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err)
+int rs_collrun_create(const rs_synth_config *cfg, rs_net *net, rs_collrun **out, rs_err *err)
 {
     *out = NULL;
+    rs_synth_config own;
+    rs_synth_config_default(&own);
+    if (rs_versioned_take(&own, sizeof own, cfg, RS_SIZE_V1(rs_synth_config, group)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "traffic: a configuration of no known size (initialise it with "
+                          "rs_synth_config_default)");
+    const rs_synth_config *c = &own;
     if (c->kind != RS_SYNTH_COLLECTIVE)
         return rs_err_set(err, RS_EINVAL, "traffic.kind: expected collective for the collective driver");
     if (c->iters == 0)

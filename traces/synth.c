@@ -8,10 +8,11 @@
 #include <string.h>
 
 #include "rng.h"
+#include "versioned.h"
 
 enum { SYNTH_RNG_ENTITY = 0x53594e54 /* "SYNT" */ };
 
-void rs_synth_config_default(rs_synth_config *c)
+static void synth_defaults(rs_synth_config *c)
 {
     memset(c, 0, sizeof *c);
     c->kind = RS_SYNTH_PERMUTATION;
@@ -24,6 +25,14 @@ void rs_synth_config_default(rs_synth_config *c)
     c->algo = RS_ALGO_AUTO;
     c->iters = 1;
     strcpy(c->group, "all");
+}
+
+void rs_synth_config_init(rs_synth_config *c, size_t size)
+{
+    rs_synth_config d;
+    synth_defaults(&d);
+    d.size = (uint32_t)sizeof d;
+    rs_versioned_give(c, size, &d, sizeof d);
 }
 
 /* Sattolo's algorithm: a uniformly random cyclic permutation, hence a
@@ -128,6 +137,11 @@ static void ev_start(void *ctx, rs_net *net, uint64_t seed)
 
 int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err)
 {
+    /* c is kept until the start (ev_start), so it is read in place: every
+     * field start_now reads is a first-version field. */
+    if (!c || c->size < RS_SIZE_V1(rs_synth_config, group))
+        return rs_err_set(err, RS_EINVAL, "traffic: a configuration of no known size (initialise it with "
+                          "rs_synth_config_default)");
     uint32_t n = rs_net_gpus(net);
     switch (c->kind) {
     case RS_SYNTH_SINGLE:

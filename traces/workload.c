@@ -9,22 +9,38 @@
 
 #include "gen.h"
 #include "plan.h"
+#include "versioned.h"
 
-void rs_workload_config_default(rs_workload_config *c)
+static void workload_defaults(rs_workload_config *c)
 {
     memset(c, 0, sizeof *c);
     c->iterations = 1;
     c->algo = RS_ALGO_AUTO;
 }
 
-int rs_workload_active(const rs_workload_config *c)
+void rs_workload_config_init(rs_workload_config *c, size_t size)
 {
-    return c->plan[0] != '\0' || c->trace[0] != '\0';
+    rs_workload_config d;
+    workload_defaults(&d);
+    d.size = (uint32_t)sizeof d;
+    rs_versioned_give(c, size, &d, sizeof d);
 }
 
-int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err)
+int rs_workload_active(const rs_workload_config *c)
+{
+    /* plan and trace are first-version fields: read in place. */
+    return c && c->size >= RS_SIZE_V1(rs_workload_config, sync) && (c->plan[0] != '\0' || c->trace[0] != '\0');
+}
+
+int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **out, rs_err *err)
 {
     *out = NULL;
+    rs_workload_config own;
+    rs_workload_config_default(&own);
+    if (rs_versioned_take(&own, sizeof own, cfg, RS_SIZE_V1(rs_workload_config, sync)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "workload: a configuration of no known size (initialise it with "
+                          "rs_workload_config_default)");
+    const rs_workload_config *c = &own;
     rs_err e;
     rs_err_clear(&e);
     int rc;

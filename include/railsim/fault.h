@@ -30,8 +30,10 @@
 
 RS_BEGIN_DECLS
 
-/* Scenario keys faults.* (docs/scenario-format.md). Plain value type. */
+/* Scenario keys faults.* (docs/scenario-format.md). Versioned: start from
+ * rs_fault_config_default (docs/library.md, "Versioned structs"). */
 typedef struct rs_fault_config {
+    uint32_t size; /* sizeof(rs_fault_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     char schedule[4096];   /* faults.schedule: ';'-separated entries, "" = none */
     double convergence_us; /* faults.convergence_us: failure to new routes, 0 = instant */
     double watchdog_us;    /* faults.watchdog_us: stop after this long without progress, 0 = off */
@@ -52,7 +54,11 @@ typedef struct rs_fault_config {
 
 /* No faults, instant convergence, 20 ms watchdog, HB reroute on; no
  * random failures (MTTR 100 us, class any-network-link when enabled). */
-RS_API void rs_fault_config_default(rs_fault_config *c);
+RS_API void rs_fault_config_init(rs_fault_config *c, size_t size);
+static inline void rs_fault_config_default(rs_fault_config *c)
+{
+    rs_fault_config_init(c, sizeof *c);
+}
 
 /* A TIME or DURATION of the schedule ("150us", "0"): RS_OK and *out in
  * ps, or RS_EINVAL / RS_ERANGE. */

@@ -76,7 +76,9 @@ typedef enum {
 typedef enum { RS_DCQCN_CONNECTX = 0, RS_DCQCN_PAPER_2015 = 1 } rs_dcqcn_profile;
 
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
- * rs_net_config_default, documented in docs/scenario-format.md. */
+ * rs_net_config_default, documented in docs/scenario-format.md. Frozen:
+ * part of rs_net_config's first version (docs/library.md, "Versioned
+ * structs"), so a new DCQCN key goes at the end of rs_net_config. */
 typedef struct rs_dcqcn_config {
     rs_dcqcn_profile profile; /* the constants below start from this profile */
     double g;                 /* alpha gain */
@@ -428,13 +430,18 @@ typedef enum {
 } rs_capture_format;
 
 typedef struct rs_capture_config {
+    uint32_t size; /* sizeof(rs_capture_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     char ports[256];   /* capture.ports: comma-separated glob patterns over port names; "" = off */
     double start_ns;   /* capture.start_ns: first frame time captured */
     double end_ns;     /* capture.end_ns: frames from this time on are not */
     uint32_t snaplen;  /* capture.snaplen: bytes kept per frame, 0 = whole frames */
     rs_capture_format format; /* capture.format */
 } rs_capture_config;
-RS_API void rs_capture_config_default(rs_capture_config *c);
+RS_API void rs_capture_config_init(rs_capture_config *c, size_t size);
+static inline void rs_capture_config_default(rs_capture_config *c)
+{
+    rs_capture_config_init(c, sizeof *c);
+}
 
 /* Start capturing every port whose name matches c->ports into directory
  * dir (which must exist); *nports gets how many. dir NULL only checks the

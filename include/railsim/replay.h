@@ -47,8 +47,10 @@ typedef enum rs_replay_sync {
     RS_SYNC_RANK = 1,       /* each member's part starts when it issues it and ends when its part is done */
 } rs_replay_sync;
 
-/* Plain value type; every field is a scenario key (docs/scenario-format.md). */
+/* Every field is a scenario key (docs/scenario-format.md). Versioned: start
+ * from rs_workload_config_default (docs/library.md, "Versioned structs"). */
 typedef struct rs_workload_config {
+    uint32_t size; /* sizeof(rs_workload_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     char plan[RS_WORKLOAD_PATH_MAX];  /* workload.plan: plan file or preset; "" = none */
     char trace[RS_WORKLOAD_PATH_MAX]; /* workload.trace: trace file; "" = none */
     uint32_t iterations;              /* workload.iterations, >= 1 */
@@ -57,7 +59,11 @@ typedef struct rs_workload_config {
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */
-RS_API void rs_workload_config_default(rs_workload_config *c);
+RS_API void rs_workload_config_init(rs_workload_config *c, size_t size);
+static inline void rs_workload_config_default(rs_workload_config *c)
+{
+    rs_workload_config_init(c, sizeof *c);
+}
 
 /* 1 when workload.plan or workload.trace is set. */
 RS_API int rs_workload_active(const rs_workload_config *c);

@@ -35,6 +35,7 @@ typedef enum {
 #define RS_SYNTH_GROUP_MAX 4096
 
 typedef struct rs_synth_config {
+    uint32_t size; /* sizeof(rs_synth_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     rs_synth_kind kind; /* traffic.kind */
     uint64_t bytes;     /* traffic.bytes: per message */
     uint32_t src;       /* traffic.src (single) */
@@ -48,7 +49,11 @@ typedef struct rs_synth_config {
     char group[RS_SYNTH_GROUP_MAX]; /* traffic.group */
 } rs_synth_config;
 
-RS_API void rs_synth_config_default(rs_synth_config *c);
+RS_API void rs_synth_config_init(rs_synth_config *c, size_t size);
+static inline void rs_synth_config_default(rs_synth_config *c)
+{
+    rs_synth_config_init(c, sizeof *c);
+}
 
 /* Check *c against the network (GPU ids in range, fan_in < gpus, ...) and
  * schedule its messages on net at traffic.start_ns. RS_EINVAL with err

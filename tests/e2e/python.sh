@@ -225,7 +225,8 @@ d=$(dirname "$LIB")
 out=$(RAILSIM_LIB=$d "$PY" -c 'import railsim; railsim.run(); print(railsim._lib.path)' 2>&1)
 [ "$out" = "$d/librailsim.so.0" ] && ok "RAILSIM_LIB=DIR loads DIR/librailsim.so.0" || fail "RAILSIM_LIB=DIR: $out"
 
-# 8. The C layouts ctypes mirrors, as the compiler makes them.
+# 8. The C layouts ctypes mirrors, as the compiler makes them, and the
+# timeline major the package reads (tlformat.h's).
 cat >"$TMP/layout.c" <<'EOF'
 #include <stddef.h>
 #include <stdio.h>
@@ -233,6 +234,7 @@ cat >"$TMP/layout.c" <<'EOF'
 int main(void)
 {
     printf("rs_err %zu %zu %zu\n", sizeof(rs_err), offsetof(rs_err, code), offsetof(rs_err, msg));
+    printf("timeline %d\n", RS_TIMELINE_VERSION);
     printf("rs_run_opts %zu %zu %zu %zu %zu %zu %zu %zu %zu\n", sizeof(rs_run_opts), offsetof(rs_run_opts, size),
            offsetof(rs_run_opts, outdir),
            offsetof(rs_run_opts, name), offsetof(rs_run_opts, force), offsetof(rs_run_opts, progress),
@@ -243,11 +245,13 @@ EOF
 if "$CC" -I"$P/include" "$TMP/layout.c" -o "$TMP/layout" 2>"$TMP/cc.err" && "$TMP/layout" >"$TMP/c.txt"; then
     "$PY" -c '
 from railsim import _lib as l
+import railsim
 print("rs_err %d %d %d" % (l.ctypes.sizeof(l.Err), l.Err.code.offset, l.Err.msg.offset))
+print("timeline %d" % railsim.TIMELINE_VERSION)
 print("rs_run_opts %d %s" % (l.ctypes.sizeof(l.RunOpts), " ".join(str(getattr(l.RunOpts, f).offset) for f, _ in l.RunOpts._fields_)))
 ' >"$TMP/py.txt" 2>&1
-    cmp -s "$TMP/c.txt" "$TMP/py.txt" && ok "ctypes layouts = C: $(tr '\n' ';' <"$TMP/c.txt")" ||
-        fail "ctypes layouts differ from the headers (analysis/python/railsim/_lib.py): C $(cat "$TMP/c.txt"), ctypes $(cat "$TMP/py.txt")"
+    cmp -s "$TMP/c.txt" "$TMP/py.txt" && ok "ctypes layouts and timeline version = C: $(tr '\n' ';' <"$TMP/c.txt")" ||
+        fail "ctypes layouts or TIMELINE_VERSION differ from the headers (analysis/python/railsim/_lib.py): C $(cat "$TMP/c.txt"), ctypes $(cat "$TMP/py.txt")"
 else
     fail "layout.c: $(head -5 "$TMP/cc.err")"
 fi

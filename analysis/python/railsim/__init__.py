@@ -34,7 +34,7 @@ __all__ = ["FormatError", "TruncatedError", "read_summary", "read_compare",
 
 SUMMARY_VERSION = 1
 COMPARE_VERSION = 1
-TIMELINE_VERSION = 1
+TIMELINE_VERSION = 1  # RS_TIMELINE_VERSION of tlformat.h (tests/e2e/python.sh checks they agree)
 
 
 class FormatError(ValueError):
