@@ -79,7 +79,7 @@ static char *fb(void)
     return bufs[k++ % 12];
 }
 
-static void print_human(FILE *f, const json_t *s)
+static void print_human(FILE *f, const json_t *s, uint64_t relayed)
 {
     const json_t *fl = json_object_get(s, "flows"), *pk = json_object_get(s, "packets");
     const json_t *fct = json_object_get(fl, "fct_ps"), *topo = json_object_get(s, "topology");
@@ -93,6 +93,12 @@ static void print_human(FILE *f, const json_t *s)
            (long long)json_integer_value(json_object_get(topo, "links")));
     fprintf(f, "  flows      %lld of %lld completed, %s\n", (long long)JI(fl, "completed"), (long long)JI(fl, "count"),
             BYTES(JI(fl, "bytes")));
+    /* Forwarding across rails (docs/model.md, "HB domain and rail-only
+     * forwarding"): NCCL's PXN relays, or synthetic (verbs) traffic
+     * forwarded where rail-only has no path. */
+    if (JI(topo, "hb_domains") > 0 && JI(topo, "gpus") > JI(topo, "hb_domains"))
+        fprintf(f, "  forwarding %llu of %lld messages relayed through an HB domain onto another rail\n",
+                (unsigned long long)relayed, (long long)JI(fl, "count"));
     if (json_is_integer(json_object_get(fct, "p50")))
         fprintf(f, "  FCT        min %s, p50 %s, p99 %s, max %s\n", TIME(JI(fct, "min")), TIME(JI(fct, "p50")),
                 TIME(JI(fct, "p99")), TIME(JI(fct, "max")));
@@ -239,8 +245,10 @@ int rs_run_execute(const rs_scenario *sc, const rs_cli_run *how, json_t **summar
         rs_result_destroy(res);
         return RS_EXIT_RUN_FAILED;
     }
+    rs_result_figures fig;
+    rs_result_figures_get(res, &fig);
     if (!quiet)
-        print_human(stdout, s);
+        print_human(stdout, s, fig.msgs_relayed);
     int status = rs_result_status(res);
     if ((status == RS_EINTR || got_signal) && code == RS_EXIT_OK) {
         rs_result_figures f;

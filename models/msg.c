@@ -224,8 +224,12 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
         return rs_msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
         return send_started(net, m, rs_msg_start_flow(net, src, dst, bytes, m, RS_NONE, 1, 1));
-    int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY;
-    if (src % K != dst % K && rail_only && net->cfg.pxn == RS_PXN_OFF)
+    int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY, xrail = src % K != dst % K;
+    /* Across rails NCCL relays by PXN unless routing.pxn=off; raw verbs
+     * (perftest) leave from the source's NIC and are forwarded only where
+     * no network path joins the rails: on rail-only. */
+    int relay = xrail && (req->verbs ? rail_only : net->cfg.pxn != RS_PXN_OFF);
+    if (xrail && rail_only && !relay)
         return send_started(net, m, RS_EUNREACH);
     if (RS_UNLIKELY(net->flt != NULL) && K > 1 && rs_fault_reroute_hb(net) &&
         (rail_only || !rs_fault_path_ok(net, src, dst))) {
@@ -233,7 +237,7 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
         uint32_t c = rs_failover_rail(net, src, dst);
         msg->leg_src = src / K * K + c;
         msg->leg_dst = dst / K * K + c;
-    } else if (src % K != dst % K && net->cfg.pxn != RS_PXN_OFF) {
+    } else if (relay) {
         /* PXN, NCCL's default on any rail-optimized network
          * (NCCL_P2P_PXN_LEVEL=2): cross the HB domain to the GPU on the
          * destination's rail, then take that rail. */
@@ -241,6 +245,7 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     }
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);
+    net->msgs_relayed += xrail && (msg->leg_src != src || msg->leg_dst != dst) && msg_counted(net, src);
     if (msg->leg_src == src && msg->leg_dst == dst) {
         /* Its first frame may leave (and be shipped) as it starts: it is
          * made this process's own first (rs_flow_new_serial). */

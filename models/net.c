@@ -186,6 +186,11 @@ uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
     return first;
 }
 
+uint64_t rs_net_msgs_relayed(const rs_net *net)
+{
+    return net->msgs_relayed;
+}
+
 int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;

@@ -74,6 +74,7 @@ struct rs_net {
     uint32_t cuts_pending;   /* ports with a cut_tail: arrivals check their link (fault.c) */
     uint32_t cap_in;         /* pcapng capture: arrivals at captured ports are written too */
     rs_net_stats st;         /* counters; derived fields filled by rs_net_stats_get */
+    uint64_t msgs_relayed;   /* rs_net_msgs_relayed */
     rs_time cap_start, cap_end; /* capture window */
     int cap_err;             /* first capture write error */
     rs_pcap *cap_ng;         /* the pcapng file every captured port shares, or NULL */

@@ -670,6 +670,7 @@ typedef struct part_tail {
     uint64_t fct_n, fct_min, fct_max, fct_hist;
     unsigned __int128 fct_sum;
     uint64_t ndone;          /* kept completion times that follow */
+    uint64_t msgs_relayed;   /* rs_net_msgs_relayed: counted where the message starts */
     int32_t status;
 } part_tail;
 
@@ -694,6 +695,7 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         h.fct_hist = a->hist != NULL;
     }
     h.ndone = net->ndone;
+    h.msgs_relayed = net->msgs_relayed;
     size_t n = sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port)) + h.ndone * sizeof(rs_time) +
                (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
     char *b = malloc(n), *w = b;
@@ -833,8 +835,10 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
         done[r] = (const rs_time *)(const void *)b;
         b += h->ndone * sizeof(rs_time);
         hist[r] = h->fct_hist ? (const uint64_t *)(const void *)b : NULL;
-        if (r)
+        if (r) {
             stats_add(&net->st, &h->st);
+            net->msgs_relayed += h->msgs_relayed;
+        }
     }
     if (rc == RS_OK)
         rc = fct_pool(net, t, done, hist, R);

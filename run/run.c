@@ -360,6 +360,7 @@ static void figures(rs_result *res)
     f->events = d->events;
     f->packet_hops = d->net.packet_hops;
     f->peak_rss_bytes = d->peak_rss_bytes;
+    f->msgs_relayed = d->msgs_relayed;
     f->time_ps = headline_of(d, &f->what);
     f->bound_ps = f->exposed_comm_ps = -1;
     if (d->iteration) {

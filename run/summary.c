@@ -142,6 +142,7 @@ int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *in
     rs_result_data *d = &s->d;
     int ok = 1;
     rs_net_stats_get(net, &d->net);
+    d->msgs_relayed = rs_net_msgs_relayed(net);
     rs_net_topo_info_get(net, &d->topology);
     d->status = info->status == RS_OK ? "complete" : info->status == RS_EINTR ? "interrupted" : "incomplete";
     /* A compute-only replay has no network activity: its end counts too. */

@@ -59,6 +59,7 @@ static int synth_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, u
     m.dst = dst;
     m.bytes = bytes;
     m.tag = tag;
+    m.verbs = 1; /* as perftest sends: NIC to NIC, forwarded only where no rail path exists */
     return rs_net_send(net, &m);
 }
 

@@ -266,6 +266,12 @@ typedef struct rs_net_msg {
      * in which transfers are made, which a run split over processes cannot
      * know. RS_NET_SERIAL_NEXT: the next in creation order. */
     uint64_t serial;
+    /* 1: raw RDMA, as perftest's ib_write_bw sends: from the source's own
+     * NIC to the destination's, forwarded through an HB domain only where
+     * no network path joins the two (rail-only, different rails), whatever
+     * routing.pxn says. 0 (rs_net_msg_init): NCCL's forwarding, PXN unless
+     * routing.pxn=off. */
+    uint32_t verbs;
 } rs_net_msg;
 
 #define RS_NET_SERIAL_NEXT UINT64_MAX
@@ -282,6 +288,7 @@ static inline void rs_net_msg_init(rs_net_msg *m)
     m->tag = 0;
     m->tally = NULL;
     m->serial = RS_NET_SERIAL_NEXT;
+    m->verbs = 0;
 }
 
 /* Send *m, starting now (m is only read during the call). A message
@@ -325,6 +332,10 @@ RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_t
  * HB domain onto dst's rail: different domains and rails, routing.pxn
  * not off), which fault rerouting aside is decided by the GPUs alone. */
 RS_API int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst);
+/* Messages sent so far that were forwarded through an HB domain onto
+ * another rail at their start (PXN, or a verbs message on rail-only);
+ * failovers' detours are not counted. */
+RS_API uint64_t rs_net_msgs_relayed(const rs_net *net);
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
 RS_API int rs_net_run(rs_net *net, rs_time until);

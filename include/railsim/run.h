@@ -211,6 +211,7 @@ typedef struct rs_result_figures {
     double time_ps;
     double bound_ps;          /* the network-only lower bound of that time, -1 when none */
     double exposed_comm_ps;   /* iteration: communication not hidden by compute (mean), else -1 */
+    uint64_t msgs_relayed;    /* messages forwarded through an HB domain onto another rail (rs_net_msgs_relayed) */
 } rs_result_figures;
 /* The figures into *out's first `size` bytes (its size set to it). */
 RS_API void rs_result_figures_fill(const rs_result *r, rs_result_figures *out, size_t size);
@@ -296,6 +297,8 @@ typedef struct rs_result_data {
     int parallel_valid;       /* a partitioned run: parallel is set */
     rs_net_part_stats parallel;
     const rs_result_fault_free *fault_free; /* NULL: no fault-free run (faults.baseline) */
+    uint64_t msgs_relayed;    /* rs_net_msgs_relayed: messages forwarded through an HB domain onto another
+                               * rail (not in summary.json; `railsim run` prints it) */
 } rs_result_data;
 RS_API const rs_result_data *rs_result_data_get(const rs_result *r);
 
