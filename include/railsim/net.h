@@ -332,9 +332,10 @@ RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_t
  * HB domain onto dst's rail: different domains and rails, routing.pxn
  * not off), which fault rerouting aside is decided by the GPUs alone. */
 RS_API int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst);
-/* Messages sent so far that were forwarded through an HB domain onto
- * another rail at their start (PXN, or a verbs message on rail-only);
- * failovers' detours are not counted. */
+/* Messages sent so far between different rails that left through an HB
+ * domain at their start: PXN, a verbs message on rail-only, or one that
+ * faults already rerouted through the HB domains when it was sent. A
+ * failover of a message in flight is not counted. */
 RS_API uint64_t rs_net_msgs_relayed(const rs_net *net);
 /* Run until time `until` (RS_TIME_MAX: until nothing is left to do).
  * RS_OK, or RS_ENOMEM / RS_EINTERNAL from the run. */
