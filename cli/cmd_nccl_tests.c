@@ -258,10 +258,10 @@ static void table_head(FILE *f, const nt_opts *o, uint32_t nranks, const rs_scen
 static void table_row(FILE *f, const nt_opts *o, const json_t *r)
 {
     char t[16], a[16], b[16];
-    fprintf(f, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s    N/A  %-12s  %s\n",
+    fprintf(f, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s    N/A  %-12s  %s\n", /* root -1: no rooted op */
             (long long)json_integer_value(json_object_get(r, "size_bytes")),
             (long long)json_integer_value(json_object_get(r, "count")), "float", o->op->redop ? "sum" : "none",
-            !strcmp(o->op->name, "broadcast") || !strcmp(o->op->name, "reduce") ? 0 : -1,
+            -1,
             fit(t, 7, json_real_value(json_object_get(r, "time_us"))),
             fit(a, 6, json_real_value(json_object_get(r, "algbw_GBps"))),
             fit(b, 6, json_real_value(json_object_get(r, "busbw_GBps"))),

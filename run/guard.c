@@ -188,9 +188,11 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
         e->timeline_min_bytes = b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
     }
     double mtu = sc->net.mtu ? sc->net.mtu : 4096, hb_mtu = sc->net.hb_mtu ? sc->net.hb_mtu : 65536;
+    /* Synthetic traffic other than a collective: verbs messages, posted
+     * all at once. */
+    int verbs = !trace && !rs_workload_active(&sc->workload) && sc->traffic.kind != RS_SYNTH_COLLECTIVE;
     if (!traits_of(sc).packets) {
         e->events = t.l.msgs * EV_PER_MSG_FLOW + t.compute_ops * EV_PER_COMPUTE;
-        int verbs = !trace && !rs_workload_active(&sc->workload) && sc->traffic.kind != RS_SYNTH_COLLECTIVE;
         if (sc->net.cc == RS_CC_DCQCN && sc->net.ecn && sc->net.transport == RS_TRANSPORT_ROCE)
             e->events += t.l.net_msgs * (verbs ? EV_PER_NET_MSG_DCQCN_VERBS : EV_PER_NET_MSG_DCQCN);
     }
@@ -201,7 +203,7 @@ int rs_guard_estimate(const rs_scenario *sc, const rs_trace *trace, rs_guard_est
      * collectives and replays send as their steps allow, a few per GPU
      * (the pool allowance). */
     double m = t.l.msgs;
-    int together = !trace && !rs_workload_active(&sc->workload) && sc->traffic.kind != RS_SYNTH_COLLECTIVE;
+    int together = verbs;
     uint64_t mi = m > 1.8e19 ? UINT64_MAX / 1024 : (uint64_t)m;
     return rs_net_estimate_bytes(&sc->net, mi, together ? mi : 0, &e->memory_bytes, err);
 }

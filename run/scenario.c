@@ -354,6 +354,15 @@ static int check_args(const char *fn, const rs_scenario *sc, char *const *sets, 
     return RS_OK;
 }
 
+/* What follows from the keys once they are applied: the network's level
+ * from `fidelity`, and the fault schedule's syntax checked (its targets
+ * need the network: rs_net_faults_start). */
+static int settle(rs_scenario *sc, rs_err *err)
+{
+    rs_scenario_set_level(sc, sc->fidelity);
+    return rs_fault_config_check(&sc->faults, err);
+}
+
 /* rs_scenario_load and rs_scenario_load_string: the JSON text (NULL:
  * none), named path in messages, then the sets. Two passes: the first
  * finds transport.dcqcn.profile, the second starts from that profile's
@@ -380,9 +389,7 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
         }
         profile = tmp.net.dcqcn.profile;
     }
-    rs_scenario_set_level(&tmp, tmp.fidelity); /* the network follows the key */
-    /* The schedule's syntax; its targets need the network (rs_net_faults_start). */
-    int rc = rs_fault_config_check(&tmp.faults, err);
+    int rc = settle(&tmp, err);
     if (rc)
         return rc;
     *sc = tmp;
@@ -466,10 +473,8 @@ int rs_scenario_set(rs_scenario *sc, char *const *sets, int nsets, rs_err *err)
     rs_scenario *tmp = malloc(sizeof *tmp);
     if (!tmp)
         return rs_err_set(err, RS_ENOMEM, "out of memory setting scenario keys");
-    if ((rc = set_over(sc, sets, nsets, tmp, err)) == RS_OK) {
-        rs_scenario_set_level(tmp, tmp->fidelity);
-        rc = rs_fault_config_check(&tmp->faults, err);
-    }
+    if ((rc = set_over(sc, sets, nsets, tmp, err)) == RS_OK)
+        rc = settle(tmp, err);
     if (rc == RS_OK)
         *sc = *tmp;
     free(tmp);
