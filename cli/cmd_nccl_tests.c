@@ -228,9 +228,13 @@ static int run_size(const nt_opts *o, const rs_scenario *base, uint32_t nranks, 
     rs_coll_op_parse(o->op->op, &cop);
     double t_us = sum / (double)o->iters / 1e6, sec = t_us * 1e-6;
     double algbw = sec > 0 ? (double)bytes / 1e9 / sec : 0, busbw = algbw * rs_coll_busbw_factor(cop, nranks);
-    *row = json_pack("{s:I, s:I, s:f, s:f, s:f, s:O, s:n}", "size_bytes", (json_int_t)bytes, "count",
+    /* The protocol and NCCL's predicted time under nccl.model=nccl, else
+     * "-" and null. */
+    const json_t *proto = json_object_get(co, "protocol"), *pred = json_object_get(co, "nccl_predicted_us");
+    *row = json_pack("{s:I, s:I, s:f, s:f, s:f, s:O, s:s, s:o}", "size_bytes", (json_int_t)bytes, "count",
                      (json_int_t)count, "time_us", t_us, "algbw_GBps", algbw, "busbw_GBps", busbw, "algo",
-                     json_object_get(co, "algo"), "protocol");
+                     json_object_get(co, "algo"), "protocol", proto ? json_string_value(proto) : "-",
+                     "nccl_predicted_us", pred ? json_deep_copy(pred) : json_null());
     json_decref(s);
     if (!*row) {
         fprintf(stderr, "railsim: out of memory\n");
@@ -248,7 +252,10 @@ static void table_head(FILE *f, const nt_opts *o, uint32_t nranks, const rs_scen
             c.fidelity == RS_FIDELITY_FLOW ? "flow" : "packet");
     fprintf(f, "# warmup iters: %lu iters: %lu; every size a simulated run, times are simulated time\n", o->warmup,
             o->iters);
-    fprintf(f, "# protocol: railsim models no NCCL protocol yet (docs/nccl-tests.md)\n#\n");
+    if (c.nccl.model == RS_NCCL_NCCL)
+        fprintf(f, "# nccl.model=nccl: NCCL's protocols and tuner (NCCL 2.30.7's cost model, docs/collectives.md)\n#\n");
+    else
+        fprintf(f, "# nccl.model=ideal: bandwidth-perfect collectives, no NCCL protocol (docs/collectives.md)\n#\n");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %-12s  %s\n", "size", "count", "type", "redop", "root",
             "time", "algbw", "busbw", "#wrong", "algo", "proto");
     fprintf(f, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
@@ -265,7 +272,7 @@ static void table_row(FILE *f, const nt_opts *o, const json_t *r)
             fit(t, 7, json_real_value(json_object_get(r, "time_us"))),
             fit(a, 6, json_real_value(json_object_get(r, "algbw_GBps"))),
             fit(b, 6, json_real_value(json_object_get(r, "busbw_GBps"))),
-            json_string_value(json_object_get(r, "algo")), "-");
+            json_string_value(json_object_get(r, "algo")), json_string_value(json_object_get(r, "protocol")));
 }
 
 /* The table (nccl-tests' layout) into text, the JSON document into doc. */

@@ -48,6 +48,22 @@ static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
 static int groups_build(rs_coll *c, uint32_t ndomains);
 static rs_coll_algo auto_algo(const rs_coll *c);
 
+/* 1 when NCCL's tuner picks c's algorithm and protocol: nccl.model=nccl,
+ * a reduction-like op and an algorithm it knows (auto, ring, tree, nvls). */
+static int tuned(const rs_coll *c)
+{
+    if (rs_net_nccl(c->net)->model != RS_NCCL_NCCL)
+        return 0;
+    if (c->op != RS_COLL_ALLGATHER && c->op != RS_COLL_REDUCESCATTER && c->op != RS_COLL_ALLREDUCE)
+        return 0;
+    return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING || c->algo == RS_ALGO_TREE || c->algo == RS_ALGO_NVLS;
+}
+
+static int tune_quiet(rs_coll *c, coll_tune *t)
+{
+    return rs_coll_tune(c, t, NULL);
+}
+
 /* GPUs per HB domain of the network. */
 static uint32_t net_hb_size(const rs_net *net)
 {
@@ -83,15 +99,21 @@ static rs_coll_algo algo_of(const rs_net *net, const uint32_t *gpus, uint32_t n,
     /* The rule rs_coll_launch applies, on the same group. */
     rs_coll c;
     memset(&c, 0, sizeof c);
+    c.net = (rs_net *)net; /* read only: the tuner estimates hops */
     c.op = req->op;
     c.bytes = req->bytes;
     c.n = n;
     c.gpu = (uint32_t *)gpus; /* read only */
+    c.member_done = req->member_done;
+    c.split = rs_net_part_ranks(net) > 1;
     if (rs_coll_opts_take(&c.o, req->opts) != RS_OK)
         return RS_ALGO_AUTO;
     if (groups_resolve(&c, net) != RS_OK)
         return RS_ALGO_AUTO;
     rs_coll_algo algo = auto_algo(&c);
+    coll_tune t;
+    if (tuned(&c) && tune_quiet(&c, &t) == RS_OK)
+        algo = t.algo;
     free(c.g.dom_off);
     free(c.g.dom_rank);
     return algo;
@@ -293,6 +315,14 @@ static int algo_check(const rs_coll *c, rs_err *err)
     case RS_ALGO_PAIRWISE:
         ok = op == RS_COLL_ALLTOALL;
         break;
+    case RS_ALGO_NVLS:
+        ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
+        if (ok && c->g.ndom != 1)
+            return rs_err_set(err, RS_EINVAL,
+                              "collective: nvls %s reduces in one HB domain's NVSwitch (this group spans %u "
+                              "domains; NVLS Tree is not simulated)",
+                              rs_coll_op_name(op), c->g.ndom);
+        break;
     case RS_ALGO_HIERARCHICAL:
         ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
         if (ok && (c->g.ndom < 2 || c->g.kmin != c->g.kmax))
@@ -325,6 +355,8 @@ static int join_check(const rs_coll *c, rs_err *err)
         r = "send/recv (use rs_net_send)";
     else if (c->algo == RS_ALGO_PAIRWISE)
         r = "a pairwise all-to-all (its steps wait for both ends)";
+    else if (c->algo == RS_ALGO_NVLS)
+        r = "NVLS (its reductions wait for every member)";
     else if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1)
         r = "a direct all-to-all with a window of peers";
     if (r)
@@ -398,6 +430,23 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
     if (groups_resolve(c, net) != RS_OK)
         goto nomem;
+    c->nvls_eff = 1; /* nccl.model=ideal: an ideal switch reduction */
+    if (tuned(c)) {
+        coll_tune t;
+        if (member) /* the tuner leaves out NVLS for members joining */
+            c->member_done = member;
+        if ((rc = rs_coll_tune(c, &t, err)) != RS_OK)
+            goto fail;
+        c->member_done = NULL;
+        c->algo = t.algo;
+        c->proto = t.proto;
+        c->predicted_us = t.predicted_us;
+        c->hop_us[0] = t.hop_us[0];
+        c->hop_us[1] = t.hop_us[1];
+        c->nvls_eff = t.nvls_eff;
+        if (rs_time_from_us(t.base_us, &c->base_lat) != RS_OK)
+            c->base_lat = 0;
+    }
     if (c->algo == RS_ALGO_AUTO)
         c->algo = auto_algo(c);
     if ((rc = algo_check(c, err)) != RS_OK)
@@ -412,7 +461,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         if (!c->mleft || !c->joined)
             goto nomem;
     }
-    c->chan = c->o.channels;
+    c->chan = c->o.channels ? c->o.channels : rs_net_nccl(net)->channels;
     if (c->chan == 0)
         c->chan = c->g.ndom >= 2 && c->g.kmax >= 2
                       ? (c->g.kmax < RS_COLL_MAX_CHANNELS ? c->g.kmax : RS_COLL_MAX_CHANNELS)
@@ -443,6 +492,9 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         break;
     case RS_ALGO_HIERARCHICAL:
         rc = rs_coll_hier_start(c, err);
+        break;
+    case RS_ALGO_NVLS:
+        rc = rs_coll_nvls_start(c, err);
         break;
     default:
         rc = RS_EINTERNAL;
@@ -588,6 +640,8 @@ void rs_coll_destroy(rs_coll *c)
 }
 
 rs_coll_algo rs_coll_algo_used(const rs_coll *c) { return c->algo; }
+rs_nccl_proto rs_coll_proto_used(const rs_coll *c) { return c->proto; }
+double rs_coll_predicted_us(const rs_coll *c) { return c->predicted_us; }
 rs_time rs_coll_start_time(const rs_coll *c) { return c->t_start; }
 rs_time rs_coll_end_time(const rs_coll *c) { return c->t_end; }
 int rs_coll_finished(const rs_coll *c) { return c->finished; }

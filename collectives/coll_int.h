@@ -36,6 +36,11 @@ struct rs_coll {
     rs_coll_algo algo;
     uint64_t bytes;
     rs_coll_opts o;          /* as given, hb_size resolved (channels 0 stays auto) */
+    rs_nccl_proto proto;     /* nccl.model=nccl: the protocol run (coll_tune.c); RS_PROTO_AUTO: none */
+    double predicted_us;     /* NCCL's cost model's time for algo and proto (0: ideal) */
+    rs_time base_lat;        /* added once, after the last completion (NCCL's base latency) */
+    double hop_us[2];        /* NCCL's per-step latency over an HB hop [0] and a network hop [1] */
+    double nvls_eff;         /* NVLS: the share of an HB port's rate the NVSwitch's reductions keep */
     uint32_t chan;           /* channels resolved */
     uint64_t reduce_bps;     /* 0: free reductions */
     rs_coll_done_fn done;
@@ -179,6 +184,29 @@ rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to);
 /* Reduction time of `bytes` (0 when reductions are free). */
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes);
 
+/* coll_tune.c: NCCL's cost model (NVIDIA/nccl v2.30.7, src/graph/tuning.cc). */
+#define RS_TUNE_CHANNELS 16u /* channels NCCL's per-channel ceilings are taken over, unless nccl.channels */
+typedef struct coll_tune {
+    rs_coll_algo algo;     /* ring, tree or nvls */
+    rs_nccl_proto proto;   /* simple, ll or ll128 */
+    double predicted_us;   /* NCCL's latency + bytes / bandwidth for them */
+    double base_us;        /* latency once per collective */
+    double hop_us[2];      /* latency per step over an HB hop, a network hop */
+    double nvls_eff;       /* NCCL's nvlsEfficiency for the GPU */
+} coll_tune;
+/* Pick c's algorithm (c->algo, or nccl.algo, when not auto) and
+ * protocol (nccl.protocol when not auto) by NCCL's model for c's op,
+ * size, ranks and HB domains on its network. RS_EINVAL with err when NCCL
+ * would not run what is forced. */
+int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err);
+/* Bytes on the wire for `bytes` of data under c's protocol: LL's 8-byte
+ * lines carry 4, LL128's 128-byte lines 120, Simple all. */
+uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes);
+/* NCCL's per-step latency of a hop from rank a to rank b beyond what the
+ * network simulates of it (a 64-byte message's time on the idle path),
+ * at least 0; 0 under nccl.model=ideal. */
+rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b);
+
 /* Per-algorithm setup: allocate state, set pending, issue first sends
  * (members joining one by one: the per-member counts, no sends). */
 int rs_coll_ring_start(rs_coll *c, rs_err *err);
@@ -186,6 +214,7 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err);
 int rs_coll_a2a_start(rs_coll *c, rs_err *err);
 int rs_coll_sendrecv_start(rs_coll *c, rs_err *err);
 int rs_coll_hier_start(rs_coll *c, rs_err *err);
+int rs_coll_nvls_start(rs_coll *c, rs_err *err);
 void rs_coll_hier_free(rs_coll *c);
 
 /* coll_opts.c: the library's version of the caller's options (NULL: the

@@ -13,8 +13,9 @@ static const char *const op_names[RS_COLL_NOPS] = {
     "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv"
 };
 static const char *const algo_names[RS_COLL_NALGOS] = {
-    "auto", "ring", "tree", "direct", "pairwise", "hierarchical"
+    "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls"
 };
+static const char *const proto_names[RS_NCCL_NPROTOS] = { "-", "simple", "ll", "ll128" };
 
 
 void rs_coll_opts_init(rs_coll_opts *o, size_t size)
@@ -44,6 +45,11 @@ const char *rs_coll_op_name(rs_coll_op op)
 const char *rs_coll_algo_name(rs_coll_algo a)
 {
     return (unsigned)a < RS_COLL_NALGOS ? algo_names[a] : "?";
+}
+
+const char *rs_coll_proto_name(rs_nccl_proto p)
+{
+    return (unsigned)p < RS_NCCL_NPROTOS ? proto_names[p] : "?";
 }
 
 /* Compare ignoring case, '_' and '-': "All_Reduce" matches "allreduce". */

@@ -44,6 +44,7 @@
 struct ring_rank {
     uint64_t rcv_mask;  /* bit b: piece rcv_base + b arrived (and was reduced) */
     rs_time credit_lat; /* a credit's way back from its successor (ring_start) */
+    rs_time hop_extra;  /* NCCL's per-step latency of the hop to its successor beyond the network's */
     uint32_t rcv_base;  /* every piece below arrived (and was reduced): its buffer slots are free */
     uint32_t issued;    /* next piece to send */
     uint32_t credit;    /* its successor's rcv_base as last told (ring_credit) */
@@ -237,7 +238,25 @@ static void ring_take(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     piece_ready(c, ch, next, k);
 }
 
+static void ring_landed(void *ctx, rs_net *net, uint64_t tag);
+
+/* A piece is at its successor: NCCL's per-step latency of the hop beyond
+ * the network's passes before the receiver sees it (nccl.model=nccl). */
 static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    rs_time x = c->rr[(size_t)ch * c->n + pos].hop_extra;
+    if (x) {
+        uint32_t next = pos + 1 == c->n ? 0 : pos + 1;
+        rs_net_at_gpu(net, pos_gpu(c, ch, next), rs_net_now(net) + x, ring_landed, c, tag);
+        return;
+    }
+    ring_landed(ctx, net, tag);
+}
+
+static void ring_landed(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_coll *c = ctx;
@@ -325,7 +344,7 @@ static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
 {
     uint32_t n = c->n, m = c->ch_pieces[ch];
     const uint32_t *ord = c->order + (size_t)ch * n;
-    uint64_t piece = ((c->ch_bytes[ch] + n - 1) / n + m - 1) / m;
+    uint64_t piece = rs_coll_wire_bytes(c, ((c->ch_bytes[ch] + n - 1) / n + m - 1) / m);
     uint32_t reduces = 0;
     for (uint32_t s = 0; s < c->steps; s++)
         reduces += (uint32_t)reduce_step(c, s);
@@ -337,6 +356,7 @@ static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
                                      &ser, &lat);
         if (rc != RS_OK)
             return rc;
+        lat += c->rr[(size_t)ch * n + pos].hop_extra; /* hop_latencies ran first */
         sum += (double)(ser + lat);
         if ((double)(ser + 2 * lat) > max)
             max = (double)(ser + 2 * lat);
@@ -418,6 +438,19 @@ static void build_order(const rs_coll *c, uint32_t ch, uint32_t *ord)
     RS_ASSERT(at == c->n);
 }
 
+/* NCCL's per-step latency of each position's hop beyond the network's. */
+static void hop_latencies(rs_coll *c)
+{
+    uint32_t n = c->n;
+    if (c->proto == RS_PROTO_AUTO)
+        return;
+    for (uint32_t ch = 0; ch < c->nch; ch++) {
+        const uint32_t *ord = c->order + (size_t)ch * n;
+        for (uint32_t pos = 0; pos < n; pos++)
+            c->rr[(size_t)ch * n + pos].hop_extra = rs_coll_hop_extra(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1]);
+    }
+}
+
 /* How long each position's credit takes back from its successor. */
 static void credit_latencies(rs_coll *c)
 {
@@ -458,6 +491,7 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
         pending += (uint64_t)n * c->steps * m;
         build_order(c, ch, c->order + (size_t)ch * n);
     }
+    hop_latencies(c);
     /* Flow level, a long pipelined ring: streams (stream_arrived;
      * docs/fidelity.md, "Ring streams"). */
     c->stream = rs_net_streams(c->net);

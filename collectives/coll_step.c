@@ -39,7 +39,7 @@ int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_ne
     rs_net_msg_init(&m);
     m.src = c->gpu[a];
     m.dst = c->gpu[b];
-    m.bytes = bytes;
+    m.bytes = rs_coll_wire_bytes(c, bytes);
     m.done = fn;
     m.left = left;
     m.ctx = c;
@@ -68,6 +68,13 @@ void rs_coll_finish_at(rs_coll *c, rs_time t)
         c->done(c->ctx, c->net, c->tag);
 }
 
+/* The base latency after the last completion has passed. */
+static void finish_late(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)arg;
+    rs_coll_finish_at(ctx, rs_net_now(net));
+}
+
 void rs_coll_advance(rs_coll *c, uint64_t k)
 {
     RS_ASSERT(c->pending >= k);
@@ -81,8 +88,28 @@ void rs_coll_advance(rs_coll *c, uint64_t k)
         rs_net_rec_key_take(c->net, &c->split_last);
         return;
     }
-    if (c->pending == 0 && !c->finished)
-        rs_coll_finish_at(c, rs_net_now(c->net));
+    if (c->pending == 0 && !c->finished) {
+        /* NCCL's base latency (kernel launch and set-up) once, at the end:
+         * the collective is done that much later (members joining end at
+         * their own completions, without it). */
+        if (c->base_lat && !c->member_done)
+            rs_net_at(c->net, rs_net_now(c->net) + c->base_lat, finish_late, c, 0);
+        else
+            rs_coll_finish_at(c, rs_net_now(c->net));
+    }
+}
+
+rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b)
+{
+    if (c->proto == RS_PROTO_AUTO)
+        return 0;
+    double us = c->hop_us[c->gpu[a] / c->o.hb_size == c->gpu[b] / c->o.hb_size ? 0 : 1];
+    rs_time want, ser = 0, lat = 0;
+    if (rs_time_from_us(us, &want) != RS_OK)
+        return 0;
+    if (rs_net_hop_estimate(c->net, c->gpu[a], c->gpu[b], RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+        return want;
+    return want > ser + lat ? want - (ser + lat) : 0;
 }
 
 rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to)

@@ -38,6 +38,7 @@ struct tree_rank {
     uint32_t up_issued, up_credit;       /* up_credit: the parent's red_done as last told */
     uint32_t dn_issued[3], dn_credit[3]; /* dn_credit: each child's dn_base as last told */
     rs_time up_lat, dn_lat[3];           /* those credits' way back (credit_latencies) */
+    rs_time up_extra, dn_extra[3];       /* NCCL's per-step latency of its edges beyond the network's */
     uint8_t up_posting, dn_posting[3];   /* its last piece on that edge has not left yet (tree_left) */
     uint64_t up_held[3], dn_held;        /* members joining: bit p, piece p arrived over an HB link before it joined */
 };
@@ -253,7 +254,26 @@ static void tree_take(rs_coll *c, uint32_t q, uint32_t dir, uint32_t x, uint32_t
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
+static void tree_landed(void *ctx, rs_net *net, uint64_t tag);
+
+/* A piece is at its receiver: NCCL's per-step latency of the edge beyond
+ * the network's passes before the receiver sees it (nccl.model=nccl). */
 static void tree_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    rs_coll *c = ctx;
+    uint32_t q, dir, x, p;
+    tdecode(tag, &q, &dir, &x, &p);
+    const tree_rank *r = T(c, q, x);
+    rs_time extra = dir == 0 ? r->up_extra : r->dn_extra[dir - 1];
+    if (extra) {
+        uint32_t to = dir == 0 ? r->parent : r->child[dir - 1];
+        rs_net_at_gpu(net, c->gpu[to], rs_net_now(net) + extra, tree_landed, c, tag);
+        return;
+    }
+    tree_landed(ctx, net, tag);
+}
+
+static void tree_landed(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
     rs_coll *c = ctx;
@@ -405,6 +425,20 @@ static void credit_latencies(rs_coll *c, uint32_t q)
     }
 }
 
+/* NCCL's per-step latency of each edge of instance q beyond the network's. */
+static void hop_latencies(rs_coll *c, uint32_t q)
+{
+    if (c->proto == RS_PROTO_AUTO)
+        return;
+    for (uint32_t x = 0; x < c->n; x++) {
+        tree_rank *r = T(c, q, x);
+        if (r->parent != RS_COLL_NONE)
+            r->up_extra = rs_coll_hop_extra(c, x, r->parent);
+        for (uint32_t s = 0; s < r->nchild; s++)
+            r->dn_extra[s] = rs_coll_hop_extra(c, x, r->child[s]);
+    }
+}
+
 int rs_coll_tree_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
@@ -431,6 +465,7 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
                               (unsigned long long)c->bytes);
         c->tree_pieces[q] = (uint32_t)m;
         credit_latencies(c, q);
+        hop_latencies(c, q);
         for (uint32_t x = 0; x < n; x++)
             if (T(c, q, x)->nchild == 0)
                 T(c, q, x)->red_done = (uint32_t)m; /* a leaf's own data needs no reduction */

@@ -216,8 +216,11 @@ bool rs_keys_suggest(const rs_key_table *t, const char *name, char *out, size_t 
         }
     }
 
+    /* Last, a key whose last part is one edit off (or equal): the
+     * closest, the first of equals. */
     best_d = 2;
-    for (size_t i = 0; !best && i < t->nkeys; i++) {
+    const rs_key *before = best;
+    for (size_t i = 0; !before && i < t->nkeys; i++) {
         const char *key = t->keys[i].name;
         size_t ksec = section_len(key);
         const char *kseg = ksec ? key + ksec + 1 : key;

@@ -158,6 +158,7 @@ void rs_net_destroy(rs_net *net)
 }
 
 rs_sim *rs_net_sim(rs_net *net) { return net->sim; }
+const rs_nccl_config *rs_net_nccl(const rs_net *net) { return &net->cfg.nccl; }
 rs_time rs_net_now(const rs_net *net) { return rs_sim_now(net->sim); }
 uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
 rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }

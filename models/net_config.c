@@ -64,6 +64,14 @@ static void defaults(rs_net_config *c)
     c->ecn_pmax = 0.2;
     c->cc = RS_CC_DCQCN;
     rs_dcqcn_profile_set(&c->dcqcn, RS_DCQCN_CONNECTX);
+    /* Bandwidth-perfect collectives unless asked (nccl.model) or a system
+     * preset sets the NCCL model (docs/collectives.md). */
+    c->nccl.model = RS_NCCL_IDEAL;
+    c->nccl.proto = RS_PROTO_AUTO;
+    c->nccl.algo = 0;
+    c->nccl.nvls = RS_NVLS_AUTO;
+    c->nccl.channels = 0;
+    c->nccl.gpu = RS_GPU_H100;
 }
 
 void rs_net_config_init(rs_net_config *c, size_t size)

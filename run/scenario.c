@@ -43,6 +43,7 @@ _Static_assert(sizeof(((rs_scenario_timeline *)0)->enabled) == sizeof(int), "boo
 _Static_assert(sizeof(rs_synth_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_coll_op) == sizeof(int), "enum size");
 _Static_assert(sizeof(rs_coll_algo) == sizeof(int), "enum size");
+_Static_assert(sizeof(((rs_scenario *)0)->preset) == sizeof(int), "enum as int");
 
 /* Names in enum value order (RS_TOPO_FAT_TREE = 0, ...). */
 static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
@@ -59,7 +60,15 @@ static const char *const synth_names[] = { "single", "permutation", "all-to-all"
  * that the summary's op matches traffic.op. */
 static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", NULL };
 static const char *const sync_names[] = { "collective", "rank", NULL };
-static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", NULL };
+static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls",
+                                          NULL };
+static const char *const nccl_model_names[] = { "ideal", "nccl", NULL };
+static const char *const proto_names[] = { "auto", "simple", "ll", "ll128", NULL };
+static const char *const nvls_names[] = { "auto", "on", "off", NULL };
+static const char *const gpu_names[] = { "v100", "a100", "h100", "h200", "b200", "gb200", NULL };
+/* rs_scenario_preset order. */
+static const char *const preset_names[] = { "none", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
+                                            NULL };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RS_COLL_NOPS + 1, "one name per rs_coll_op");
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "one name per rs_coll_algo");
 
@@ -76,6 +85,11 @@ static const rs_key keys[] = {
     ENUM("fidelity", fidelity, fidelity_names,
          "packet: every frame, queue and ACK; flow: max-min fair flows on the same routes; "
          "both: railsim run runs both and reports the flow level's error and speed-up (docs/fidelity.md)"),
+    ENUM("system.preset", preset, preset_names,
+         "a whole system: GPUs per HB domain, NVLink and NIC rates, switch radix, system.gpu and nccl.model=nccl "
+         "as the named NVIDIA system has them (docs/systems.md); applied first, so any other key given overrides it"),
+    ENUM("system.gpu", net.nccl.gpu, gpu_names,
+         "the GPUs, whose generation sets NCCL's tuning constants (docs/collectives.md)"),
     ENUM("topology.kind", net.kind, topo_names,
          "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),
     UINT("topology.gpus", net.gpus, 1, MAX_GPUS,
@@ -161,6 +175,19 @@ static const rs_key keys[] = {
     ENUM("routing.pxn", net.pxn, pxn_names,
          "NCCL PXN: cross-rail messages go through the HB domain to the GPU on the destination's rail; "
          "auto = NCCL's default on both topologies, on = the same, off = from the source's own NIC"),
+    ENUM("nccl.model", net.nccl.model, nccl_model_names,
+         "ideal: collectives cost only their bytes on the simulated network; nccl: NCCL's protocols, per-step and "
+         "launch latencies and its tuner's choice of algorithm and protocol (docs/collectives.md)"),
+    ENUM("nccl.protocol", net.nccl.proto, proto_names,
+         "NCCL_PROTO: the protocol of AllReduce, AllGather and ReduceScatter; auto: NCCL's tuner picks "
+         "(nccl.model=nccl)"),
+    ENUM("nccl.algo", net.nccl.algo, algo_names,
+         "NCCL_ALGO: auto, ring, tree or nvls for AllReduce, AllGather and ReduceScatter when traffic.algo or "
+         "workload.algo is auto (nccl.model=nccl)"),
+    ENUM("nccl.nvls", net.nccl.nvls, nvls_names,
+         "NCCL_NVLS_ENABLE: NVLink SHARP inside one HB domain; auto: on for system.gpu h100 and later"),
+    UINT("nccl.channels", net.nccl.channels, 0, 32,
+         "NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS: channels of rings and trees; 0: railsim's rule (docs/collectives.md)"),
     BOOL("pfc.enabled", net.pfc,
          "IEEE 802.1Qbb PFC: the RoCE priority is lossless (pause frames instead of drops)"),
     UINT("pfc.xoff_bytes", net.pfc_xoff_bytes, 1, (uint64_t)1 << 40,
@@ -363,20 +390,64 @@ static int settle(rs_scenario *sc, rs_err *err)
     return rs_fault_config_check(&sc->faults, err);
 }
 
+/* system.preset p over *sc: what the NVIDIA system has (docs/systems.md
+ * gives each figure's source). NVLink rates are NCCL's per-link
+ * bandwidth (NVIDIA/nccl v2.30.7 src/graph/topo.h: SM80_NVLINK_BW 20.0,
+ * SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s, what NCCL's kernels
+ * move over a link of 25 or 50 GB/s) times the GPU's links (12 on A100,
+ * 18 on H100, H200 and B200), as Gb/s. */
+static void apply_preset(rs_scenario *sc, int p)
+{
+    rs_net_config *n = &sc->net;
+    sc->preset = p;
+    if (p == RS_PRESET_NONE)
+        return;
+    n->nccl.model = RS_NCCL_NCCL;
+    n->hb_size = 8;
+    n->nic_gbps = n->link_gbps = 400; /* ConnectX-7, Quantum-2 NDR */
+    n->radix = 64;                    /* Quantum-2 QM9700: 64 NDR ports */
+    switch (p) {
+    case RS_PRESET_DGX_A100:
+        n->nccl.gpu = RS_GPU_A100;
+        n->hb_gbps = 12 * 20.0 * 8;       /* NVLink 3 */
+        n->nic_gbps = n->link_gbps = 200; /* ConnectX-6, Quantum QM8700 HDR */
+        n->radix = 40;                    /* QM8700: 40 HDR ports */
+        break;
+    case RS_PRESET_DGX_H100:
+    case RS_PRESET_DGX_H200:
+        n->nccl.gpu = p == RS_PRESET_DGX_H100 ? RS_GPU_H100 : RS_GPU_H200;
+        n->hb_gbps = 18 * 20.6 * 8; /* NVLink 4 */
+        break;
+    case RS_PRESET_DGX_B200:
+        n->nccl.gpu = RS_GPU_B200;
+        n->hb_gbps = 18 * 40.1 * 8; /* NVLink 5 */
+        break;
+    case RS_PRESET_GB200_NVL72:
+        n->nccl.gpu = RS_GPU_GB200;
+        n->hb_size = 72;
+        n->gpus = 72; /* one rack; topology.gpus takes multiples of 72 */
+        n->hb_gbps = 18 * 40.1 * 8;
+        break;
+    }
+}
+
 /* rs_scenario_load and rs_scenario_load_string: the JSON text (NULL:
  * none), named path in messages, then the sets. Two passes: the first
- * finds transport.dcqcn.profile, the second starts from that profile's
- * constants, so that every transport.dcqcn.* key given overrides the
- * profile wherever it comes. */
+ * finds system.preset and transport.dcqcn.profile, the second starts from
+ * that preset and that profile's constants, so that every other key given
+ * overrides them wherever it comes. */
 static int load(rs_scenario *sc, const char *path, const char *text, size_t len, char *const *sets, int nsets,
                 rs_err *err)
 {
     rs_scenario tmp;
     rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
+    int preset = RS_PRESET_NONE;
     for (int pass = 0; pass < 2; pass++) {
         rs_scenario_default(&tmp);
-        if (pass)
+        if (pass) {
+            apply_preset(&tmp, preset);
             rs_dcqcn_profile_set(&tmp.net.dcqcn, profile);
+        }
         if (text) {
             int rc = apply_text_json(&tmp, path, text, len, err);
             if (rc)
@@ -388,6 +459,7 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
                 return rc;
         }
         profile = tmp.net.dcqcn.profile;
+        preset = tmp.preset;
     }
     int rc = settle(&tmp, err);
     if (rc)
@@ -443,23 +515,29 @@ int rs_scenario_clone(rs_scenario **out, const rs_scenario *sc, rs_err *err)
     return rc;
 }
 
-/* sets[0..nsets) over base into *out: as load's second pass, the DCQCN
- * constants start from the profile the sets end on when they change it. */
+/* sets[0..nsets) over base into *out: as load's second pass, the system
+ * and the DCQCN constants start from the preset and the profile the sets
+ * end on when they change them. */
 static int set_over(const rs_scenario *base, char *const *sets, int nsets, rs_scenario *out, rs_err *err)
 {
     rs_dcqcn_profile profile = base->net.dcqcn.profile;
+    int preset = base->preset;
     for (int pass = 0; pass < 2; pass++) {
         *out = *base;
-        if (pass)
+        if (pass) {
+            if (preset != base->preset)
+                apply_preset(out, preset);
             rs_dcqcn_profile_set(&out->net.dcqcn, profile);
+        }
         for (int i = 0; i < nsets; i++) {
             int rc = apply_set(out, sets[i], err);
             if (rc)
                 return rc;
         }
-        if (out->net.dcqcn.profile == base->net.dcqcn.profile)
+        if (out->net.dcqcn.profile == base->net.dcqcn.profile && out->preset == base->preset)
             break;
         profile = out->net.dcqcn.profile;
+        preset = out->preset;
     }
     return RS_OK;
 }

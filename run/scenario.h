@@ -49,8 +49,15 @@ void rs_scenario_timeline_default(rs_scenario_timeline *c);
 typedef enum { RS_LEVEL_PACKET = 0, RS_LEVEL_FLOW = 1, RS_LEVEL_BOTH = 2 } rs_level;
 
 /* Plain value type. The run seed lives in net.seed (scenario key "seed"). */
+/* system.preset (docs/systems.md). */
+typedef enum {
+    RS_PRESET_NONE = 0, RS_PRESET_DGX_A100, RS_PRESET_DGX_H100, RS_PRESET_DGX_H200, RS_PRESET_DGX_B200,
+    RS_PRESET_GB200_NVL72
+} rs_scenario_preset;
+
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */
+    int preset;                    /* rs_scenario_preset: system.preset, applied before every other key */
     rs_net_config net;
     rs_synth_config traffic;
     rs_capture_config capture;

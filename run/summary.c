@@ -46,6 +46,8 @@ static void collect_collective(const rs_collrun *r, rs_summary_store *s, int *ok
     rs_coll_op op = rs_collrun_op(r);
     c->op = rs_coll_op_name(op);
     c->algo = rs_coll_algo_name(rs_collrun_algo(r));
+    c->protocol = rs_coll_proto_name(rs_collrun_proto(r));
+    c->predicted_us = rs_collrun_predicted_us(r);
     c->ranks = rs_collrun_ranks(r);
     c->bytes = rs_collrun_bytes(r);
     c->iters = rs_collrun_iters(r);
@@ -347,6 +349,10 @@ static json_t *collective_json(const rs_result_collective *c)
     json_object_set_new(o, "times_ps", times_json(c->times_ps, c->ntimes));
     json_object_set_new(o, "bound_ps", IN(c->bound_ps));
     set_bw(o, c->algbw_GBps, c->busbw_GBps);
+    if (c->predicted_us > 0) { /* nccl.model=nccl */
+        json_object_set_new(o, "protocol", json_string(c->protocol));
+        json_object_set_new(o, "nccl_predicted_us", json_real(c->predicted_us));
+    }
     return o;
 }
 

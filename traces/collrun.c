@@ -25,6 +25,8 @@ struct rs_collrun {
     int running;          /* r->coll is iteration `done` (not the probe) */
     rs_coll_op op;
     rs_coll_algo algo_req, algo_used;
+    rs_nccl_proto proto_used; /* the first iteration's */
+    double predicted_us;      /* NCCL's model's time for it */
     int status;
     rs_time t_end;        /* completion of the last completed iteration */
     rs_timeline *tl;      /* borrowed, or NULL */
@@ -218,8 +220,11 @@ static void iter_start(rs_collrun *r)
         return;
     }
     r->running = 1;
-    if (r->done == 0)
+    if (r->done == 0) {
         r->algo_used = rs_coll_algo_used(r->coll);
+        r->proto_used = rs_coll_proto_used(r->coll);
+        r->predicted_us = rs_coll_predicted_us(r->coll);
+    }
 }
 
 static void ev_first(void *ctx, rs_net *net, uint64_t arg)
@@ -319,6 +324,8 @@ void rs_collrun_destroy(rs_collrun *r)
 
 rs_coll_op rs_collrun_op(const rs_collrun *r) { return r->op; }
 rs_coll_algo rs_collrun_algo(const rs_collrun *r) { return r->algo_used; }
+rs_nccl_proto rs_collrun_proto(const rs_collrun *r) { return r->proto_used; }
+double rs_collrun_predicted_us(const rs_collrun *r) { return r->predicted_us; }
 uint32_t rs_collrun_ranks(const rs_collrun *r) { return rs_comm_size(r->comm); }
 uint64_t rs_collrun_bytes(const rs_collrun *r) { return r->bytes; }
 uint32_t rs_collrun_iters(const rs_collrun *r) { return r->iters; }

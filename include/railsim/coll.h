@@ -34,9 +34,11 @@ typedef enum {
     RS_ALGO_TREE,         /* AllReduce: NCCL's double binary tree */
     RS_ALGO_DIRECT,       /* all-to-all (every pair at once), send/recv */
     RS_ALGO_PAIRWISE,     /* all-to-all in n-1 exchange steps */
-    RS_ALGO_HIERARCHICAL  /* AllGather, ReduceScatter, AllReduce over equal HB domains */
+    RS_ALGO_HIERARCHICAL, /* AllGather, ReduceScatter, AllReduce over equal HB domains */
+    RS_ALGO_NVLS          /* AllGather, ReduceScatter, AllReduce inside one HB domain, reduced in the
+                             NVSwitch (NVLink SHARP; nccl.model=nccl only) */
 } rs_coll_algo;
-#define RS_COLL_NALGOS 6
+#define RS_COLL_NALGOS 7
 
 /* Tuning knobs (plain value type). rs_coll_opts_default fills:
  *   channels 0     = auto: the GPUs per HB domain of the group when it
@@ -240,6 +242,14 @@ RS_API const rs_tally *rs_coll_tally(const rs_coll *coll);
 
 /* The algorithm run (RS_ALGO_AUTO resolved). */
 RS_API rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
+/* The NCCL protocol run (rs_net_nccl(net)->proto resolved): RS_PROTO_AUTO
+ * when the network's nccl.model is ideal (no protocol), and for
+ * all-to-all and send/recv, which NCCL sends as point-to-point. */
+RS_API rs_nccl_proto rs_coll_proto_used(const rs_coll *coll);
+/* What NCCL's cost model (docs/collectives.md, "NCCL's protocols and
+ * tuner") predicted for the algorithm and protocol it picked, in us;
+ * 0 under nccl.model=ideal. */
+RS_API double rs_coll_predicted_us(const rs_coll *coll);
 RS_API rs_time rs_coll_start_time(const rs_coll *coll);
 /* Completion time; RS_TIME_MAX while running. */
 RS_API rs_time rs_coll_end_time(const rs_coll *coll);
@@ -301,6 +311,9 @@ RS_API double rs_coll_busbw_factor(rs_coll_op op, uint32_t n);
 /* Lower-case names ("allreduce", "ring", ...); "?" for a bad value. */
 RS_API const char *rs_coll_op_name(rs_coll_op op);
 RS_API const char *rs_coll_algo_name(rs_coll_algo algo);
+/* "simple", "ll", "ll128"; "-" for RS_PROTO_AUTO (no protocol), "?" for a
+ * bad value. */
+RS_API const char *rs_coll_proto_name(rs_nccl_proto p);
 /* Case-insensitive; also accept "all_reduce"/"all-reduce" spellings and
  * "a2a". RS_EINVAL for an unknown name (*out untouched). */
 RS_API int rs_coll_op_parse(const char *s, rs_coll_op *out);

@@ -54,6 +54,10 @@ RS_API rs_coll_op rs_collrun_op(const rs_collrun *r);
 /* The algorithm of the first iteration (auto resolved); the requested one
  * (possibly RS_ALGO_AUTO) until that iteration has started. */
 RS_API rs_coll_algo rs_collrun_algo(const rs_collrun *r);
+/* The first iteration's NCCL protocol (rs_coll_proto_used) and what NCCL's
+ * cost model predicted for it in us (rs_coll_predicted_us). */
+RS_API rs_nccl_proto rs_collrun_proto(const rs_collrun *r);
+RS_API double rs_collrun_predicted_us(const rs_collrun *r);
 RS_API uint32_t rs_collrun_ranks(const rs_collrun *r);
 RS_API uint64_t rs_collrun_bytes(const rs_collrun *r);
 RS_API uint32_t rs_collrun_iters(const rs_collrun *r);      /* traffic.iters */

@@ -73,6 +73,33 @@ typedef enum {
  * connectx = what NVIDIA ConnectX-6 Dx/ConnectX-7/BlueField-3 firmware
  * ships with (the default); paper-2015 = Zhu et al.'s constants, R_AI
  * scaled to 400 Gb/s as railsim used them before. */
+/* The collective library the GPUs run (NCCL), which the network carries
+ * for the collectives above it and does not read itself: how every
+ * collective on the network is costed and which algorithm and protocol
+ * it takes (docs/collectives.md, "NCCL's protocols and tuner"). Scenario
+ * keys nccl.* and system.gpu. Plain value type, nested in rs_net_config
+ * (frozen there: new settings go at the end of rs_net_config). */
+typedef enum {
+    RS_NCCL_IDEAL = 0, /* nccl.model=ideal: bandwidth-perfect steps, no protocol or software cost */
+    RS_NCCL_NCCL = 1   /* nccl.model=nccl: NCCL's protocols, latencies and tuner */
+} rs_nccl_model;
+typedef enum { RS_PROTO_AUTO = 0, RS_PROTO_SIMPLE, RS_PROTO_LL, RS_PROTO_LL128 } rs_nccl_proto;
+#define RS_NCCL_NPROTOS 4
+typedef enum { RS_NVLS_AUTO = 0, RS_NVLS_ON, RS_NVLS_OFF } rs_nvls_mode;
+/* GPUs whose generation sets NCCL's constants (src/graph/tuning.cc is
+ * indexed by Volta, Ampere, Hopper, Blackwell). */
+typedef enum {
+    RS_GPU_V100 = 0, RS_GPU_A100, RS_GPU_H100, RS_GPU_H200, RS_GPU_B200, RS_GPU_GB200
+} rs_gpu_model;
+typedef struct rs_nccl_config {
+    int model;         /* rs_nccl_model: nccl.model */
+    int proto;         /* rs_nccl_proto: nccl.protocol (NCCL_PROTO); auto: NCCL's tuner picks */
+    int algo;          /* nccl.algo (NCCL_ALGO) as an rs_coll_algo value (coll.h): 0 auto, ring, tree, nvls */
+    int nvls;          /* rs_nvls_mode: nccl.nvls (NCCL_NVLS_ENABLE); auto: on where the GPUs have NVLink SHARP */
+    uint32_t channels; /* nccl.channels (NCCL_MIN/MAX_NCHANNELS); 0: railsim's rule (coll.h) */
+    int gpu;           /* rs_gpu_model: system.gpu */
+} rs_nccl_config;
+
 typedef enum { RS_DCQCN_CONNECTX = 0, RS_DCQCN_PAPER_2015 = 1 } rs_dcqcn_profile;
 
 /* DCQCN (Zhu et al., SIGCOMM 2015) parameters; defaults in
@@ -150,6 +177,8 @@ typedef struct rs_net_config {
     rs_cc_kind cc;               /* transport.cc */
     rs_dcqcn_config dcqcn;       /* transport.dcqcn.* */
     rs_fidelity fidelity;        /* fidelity: packet (default) or flow */
+    rs_nccl_config nccl;         /* nccl.*, system.gpu: what the GPUs' collective library does (added after
+                                    the first version: a caller that predates it gets its defaults) */
 } rs_net_config;
 
 /* *c (its first `size` bytes) with every key at its default, and its size. */
@@ -194,6 +223,9 @@ RS_API int rs_net_create(const rs_net_config *c, rs_net **out, rs_err *err);
 RS_API void rs_net_destroy(rs_net *net); /* NULL is a no-op */
 
 RS_API rs_sim *rs_net_sim(rs_net *net);
+/* The collective library's settings the network was configured with
+ * (rs_net_config.nccl), for the collectives that run on it. */
+RS_API const rs_nccl_config *rs_net_nccl(const rs_net *net);
 /* How the network is simulated (the configuration's fidelity). */
 RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
 /* 1 when the network carries a steady stream of pieces between two GPUs

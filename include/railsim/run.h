@@ -250,6 +250,8 @@ typedef struct rs_result_collective {
     const rs_time *times_ps;  /* [ntimes] */
     double time_ps, bound_ps; /* mean; network-only bound */
     double algbw_GBps, busbw_GBps;
+    const char *protocol;     /* rs_coll_proto_name: "-" under nccl.model=ideal */
+    double predicted_us;      /* NCCL's cost model's time for the algorithm and protocol run; 0: ideal */
 } rs_result_collective;
 
 typedef struct rs_result_iteration {

@@ -20,8 +20,8 @@ check "all_reduce: count = size / 4 (floats)" "$TMP/ar.json" \
     "all(r['count'] * 4 == r['size_bytes'] for r in d['results'])"
 check "all_reduce: algbw = size / time, busbw = algbw x 2(n-1)/n" "$TMP/ar.json" \
     "all(abs(r['algbw_GBps'] - r['size_bytes'] / (r['time_us'] * 1e-6) / 1e9) < 1e-9 * r['algbw_GBps'] + 1e-12 and abs(r['busbw_GBps'] - r['algbw_GBps'] * 2 * 15 / 16) < 1e-9 * r['busbw_GBps'] + 1e-12 for r in d['results'])"
-check "all_reduce: every size took simulated time; protocol null; avg = mean busbw" "$TMP/ar.json" \
-    "all(r['time_us'] > 0 and r['protocol'] is None and r['algo'] for r in d['results']) and abs(d['avg_busbw_GBps'] - sum(r['busbw_GBps'] for r in d['results']) / 10) < 1e-9 and (d['test'], d['gpus'], d['iters'], d['warmup_iters']) == ('all_reduce', 16, 1, 0)"
+check "all_reduce: every size took simulated time; protocol '-' (nccl.model=ideal); avg = mean busbw" "$TMP/ar.json" \
+    "all(r['time_us'] > 0 and r['protocol'] == '-' and r['algo'] for r in d['results']) and abs(d['avg_busbw_GBps'] - sum(r['busbw_GBps'] for r in d['results']) / 10) < 1e-9 and (d['test'], d['gpus'], d['iters'], d['warmup_iters']) == ('all_reduce', 16, 1, 0)"
 
 # (2) A row is a railsim run: 64 MiB with 1 warm-up and 2 timed
 # iterations against `railsim run` of the same collective, 3 iterations.

@@ -1,0 +1,232 @@
+/*
+ * test_nccl.c - NCCL's protocols and tuner (nccl.model=nccl,
+ * collectives/coll_tune.c) and NVLS (collectives/coll_nvls.c): the
+ * tuner's choices and predicted latencies against NCCL 2.30.7's formulas
+ * worked by hand, the protocols' bytes on the wire, NVLS's port loads,
+ * and that nccl.model=ideal leaves collectives as they were.
+ *
+ * The systems are the DGX H100 preset's (docs/systems.md): HB domains of
+ * 8 at NCCL's 18 x 20.6 GB/s, 400 Gb/s NICs, flow level.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll.h"
+#include "cu_main.h"
+#include "fixture_coll.h"
+#include "fixture_net.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+static void h100(rs_net_config *c, uint32_t gpus, int model)
+{
+    rs_fx_config_at(c, gpus, 8, 64, RS_FIDELITY_FLOW);
+    c->hb_gbps = 18 * 20.6 * 8;
+    c->nccl.model = model;
+    c->nccl.gpu = RS_GPU_H100;
+}
+
+typedef struct res {
+    double us;
+    rs_coll_algo algo;
+    rs_nccl_proto proto;
+    double predicted_us;
+    uint64_t hb_bytes, nic_bytes;
+} res;
+
+static void done_fn(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)ctx, (void)net, (void)tag;
+}
+
+static res run(const rs_net_config *nc, rs_coll_op op, rs_coll_algo algo, uint64_t bytes)
+{
+    res r;
+    memset(&r, 0, sizeof r);
+    rs_net *net = rs_fx_net(nc);
+    rs_comm *comm = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(nc->gpus, &comm, &err), RS_OK);
+    rs_coll *coll = NULL;
+    int rc = rs_fx_coll(net, comm, op, algo, bytes, NULL, NULL, done_fn, NULL, 0, NULL, &coll, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "rs_coll_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT(rs_coll_finished(coll));
+    r.us = rs_time_to_us(rs_coll_end_time(coll) - rs_coll_start_time(coll));
+    r.algo = rs_coll_algo_used(coll);
+    r.proto = rs_coll_proto_used(coll);
+    r.predicted_us = rs_coll_predicted_us(coll);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    r.hb_bytes = st.hb_bytes;
+    r.nic_bytes = st.nic_bytes;
+    rs_coll_destroy(coll);
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
+    return r;
+}
+
+static double busbw(rs_coll_op op, uint32_t n, uint64_t bytes, double us)
+{
+    return (double)bytes / (us * 1e-6) / 1e9 * rs_coll_busbw_factor(op, n);
+}
+
+/* 8 bytes over 16 GPUs (2 domains, 8 per domain): NCCL's tree with LL,
+ * 6.8 + 2 x ((8 - 1) x 0.6 + log2(2) x 5.0) = 25.2 us (tuning.cc:
+ * baseLatencies Tree LL, hwLatencies NVLINK and NET Tree LL); the ring's
+ * LL is 6.6 + 28 x max(0.6, 1.0) + 2 x 2.7 = 40.0. The simulated time is
+ * the model's latency where it adds per hop (the network's own latency
+ * being below NCCL's per-hop figure on every hop). */
+static void test_small_allreduce_is_tree_ll_at_ncclss_latency(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    res r = run(&c, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 8);
+    printf("\n  8 B AllReduce, 16 GPUs: %s/%s, predicted %.2f us, simulated %.2f us\n", rs_coll_algo_name(r.algo),
+           rs_coll_proto_name(r.proto), r.predicted_us, r.us);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_TREE);
+    CU_ASSERT_EQUAL(r.proto, RS_PROTO_LL);
+    CU_ASSERT_DOUBLE_EQUAL(r.predicted_us, 25.2, 0.01);
+    CU_ASSERT(fabs(r.us - 25.2) / 25.2 < 0.05);
+    /* The same collective, ideal: the wire alone, several times less. */
+    h100(&c, 16, RS_NCCL_IDEAL);
+    res i = run(&c, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 8);
+    CU_ASSERT_EQUAL(i.proto, RS_PROTO_AUTO);
+    CU_ASSERT_EQUAL(i.predicted_us, 0);
+    CU_ASSERT(i.us < r.us / 2);
+}
+
+/* One domain, 1 GiB: NVLS where the GPUs have it (NCCL enables it on
+ * Hopper), at 2(n-1)/(n+1) of the port's rate times nvlsEfficiency 0.85;
+ * nccl.nvls=off gives the ring at the port's rate. */
+static void test_one_domain_large_allreduce_nvls_then_ring(void)
+{
+    rs_net_config c;
+    h100(&c, 8, RS_NCCL_NCCL);
+    res r = run(&c, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, GiB);
+    double port = 18 * 20.6 * 65536.0 / (65536 + 16); /* GB/s: hb_mtu framing */
+    double nvls = busbw(RS_COLL_ALLREDUCE, 8, GiB, r.us);
+    printf("\n  1 GiB AllReduce, 8 GPUs: %s/%s busbw %.1f GB/s (port %.1f)\n", rs_coll_algo_name(r.algo),
+           rs_coll_proto_name(r.proto), nvls, port);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_NVLS);
+    CU_ASSERT_EQUAL(r.proto, RS_PROTO_SIMPLE);
+    CU_ASSERT(fabs(nvls - port * 0.85 * 14 / 9) / nvls < 0.01);
+    c.nccl.nvls = RS_NVLS_OFF;
+    r = run(&c, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, GiB);
+    double ring = busbw(RS_COLL_ALLREDUCE, 8, GiB, r.us);
+    printf("  nvls off: %s/%s busbw %.1f GB/s\n", rs_coll_algo_name(r.algo), rs_coll_proto_name(r.proto), ring);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_RING);
+    CU_ASSERT_EQUAL(r.proto, RS_PROTO_SIMPLE);
+    CU_ASSERT(ring < port && ring > port * 0.98);
+    /* A100 has no NVLink SHARP: nvls=on is refused, auto is the ring. */
+    c.nccl.gpu = RS_GPU_A100;
+    c.nccl.nvls = RS_NVLS_AUTO;
+    CU_ASSERT_EQUAL(run(&c, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, GiB).algo, RS_ALGO_RING);
+}
+
+/* LL puts 2 bytes on the wire per byte of data, LL128 128 per 120:
+ * a forced protocol's ring over two domains carries that much more, and
+ * at 1 GiB, where bandwidth decides, takes about that much longer. (At
+ * 64 MiB LL128 beats Simple: its per-step latency over the network is
+ * 4.0 us against 14, as NCCL's tuner knows.) */
+static void test_protocols_put_their_lines_on_the_wire(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    c.nccl.nvls = RS_NVLS_OFF;
+    uint64_t bytes = GiB;
+    c.nccl.proto = RS_PROTO_SIMPLE;
+    res s = run(&c, RS_COLL_ALLGATHER, RS_ALGO_RING, bytes);
+    c.nccl.proto = RS_PROTO_LL;
+    res ll = run(&c, RS_COLL_ALLGATHER, RS_ALGO_RING, bytes);
+    c.nccl.proto = RS_PROTO_LL128;
+    res l128 = run(&c, RS_COLL_ALLGATHER, RS_ALGO_RING, bytes);
+    printf("\n  1 GiB AllGather ring, 16 GPUs: simple %.1f us, ll %.1f us, ll128 %.1f us\n", s.us, ll.us, l128.us);
+    CU_ASSERT_EQUAL(ll.nic_bytes, 2 * s.nic_bytes);
+    CU_ASSERT(fabs((double)l128.nic_bytes / (double)s.nic_bytes - 128.0 / 120.0) < 1e-4);
+    CU_ASSERT(ll.us > 1.8 * s.us);
+    CU_ASSERT(l128.us > s.us);
+}
+
+/* What NCCL would not run is refused with the keys to change. */
+static void test_forced_choices_ncclss_rules(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    rs_net *net = rs_fx_net(&c);
+    rs_comm *all = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(16, &all, &err), RS_OK);
+    rs_coll *coll = NULL;
+    /* NVLS across domains (NVLS Tree is not simulated). */
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_NVLS, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
+                               &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nccl"));
+    /* Tree is AllReduce only. */
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLGATHER, RS_ALGO_TREE, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
+                               &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(coll);
+    rs_comm_destroy(all);
+    rs_net_destroy(net);
+    /* nccl.nvls=on on GPUs without NVLink SHARP. */
+    h100(&c, 8, RS_NCCL_NCCL);
+    c.nccl.gpu = RS_GPU_A100;
+    c.nccl.nvls = RS_NVLS_ON;
+    net = rs_fx_net(&c);
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(8, &all, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
+                               &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nccl.nvls"));
+    rs_comm_destroy(all);
+    rs_net_destroy(net);
+}
+
+/* The tuner's crossover points over sizes on 16 GPUs follow NCCL's
+ * model: tree with LL for small buffers, LL128 in the middle, the ring
+ * with Simple at 1 GiB; each choice's predicted time is the least. */
+static void test_tuner_moves_from_tree_ll_to_ring_simple(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    static const struct {
+        uint64_t bytes;
+        rs_coll_algo algo;
+        rs_nccl_proto proto;
+    } want[] = {
+        { 8, RS_ALGO_TREE, RS_PROTO_LL },
+        { 256 << 10, RS_ALGO_TREE, RS_PROTO_LL128 },
+        { GiB, RS_ALGO_RING, RS_PROTO_SIMPLE },
+    };
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        rs_net *net = rs_fx_net(&c);
+        rs_comm *all = NULL;
+        rs_err err;
+        CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(16, &all, &err), RS_OK);
+        rs_coll_algo a = rs_fx_coll_algo(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, want[i].bytes, NULL);
+        CU_ASSERT_EQUAL(a, want[i].algo);
+        rs_coll *coll = NULL;
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, want[i].bytes, NULL, NULL,
+                                         done_fn, NULL, 0, NULL, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_coll_algo_used(coll), want[i].algo);
+        CU_ASSERT_EQUAL(rs_coll_proto_used(coll), want[i].proto);
+        rs_coll_destroy(coll);
+        rs_comm_destroy(all);
+        rs_net_destroy(net);
+    }
+}
+
+static const rs_cu_test nccl_tests[] = {
+    RS_CU_TEST(test_small_allreduce_is_tree_ll_at_ncclss_latency),
+    RS_CU_TEST(test_one_domain_large_allreduce_nvls_then_ring),
+    RS_CU_TEST(test_protocols_put_their_lines_on_the_wire),
+    RS_CU_TEST(test_forced_choices_ncclss_rules),
+    RS_CU_TEST(test_tuner_moves_from_tree_ll_to_ring_simple),
+};
+
+static void register_suites(void) { RS_CU_SUITE("nccl", nccl_tests); }
+
+int main(void) { return rs_cu_run(register_suites); }
