@@ -56,6 +56,11 @@ check "fsdp: per-GPU throughput falls as the same batch spreads over more GPUs, 
     "$TMP/out/fsdp.json" \
     "d[-1]['gpus'] > d[0]['gpus'] and d[-1]['runs']['fat-tree']['tokens_per_gpu_s'] < d[0]['runs']['fat-tree']['tokens_per_gpu_s'] and d[-1]['runs']['fat-tree']['exposed_ms'] / d[-1]['runs']['fat-tree']['iter_ms'] > d[0]['runs']['fat-tree']['exposed_ms'] / d[0]['runs']['fat-tree']['iter_ms']"
 
+run_exp hardware/real-clusters
+check "real-clusters: NVLS beats the ring on one DGX H100, each within 10% of its nccl-tests measurement" \
+    "$TMP/out/real-clusters.json" \
+    "(lambda r: r['H100-nvls-1G']['railsim'] > r['H100-ring-1G']['railsim'] and r['H100-nvls-1G']['algo'] == 'nvls' and all(abs(r[k]['diff_pct']) < 10 for k in ('H100-nvls-1G', 'H100-ring-1G', 'H100-2n-ring-1G')))({x['id']: x for x in d['rows']})"
+
 # --replot redraws a PNG from the JSON alone (no railsim needed).
 rm -f "$TMP/out/a2a-ratio.png"
 RAILSIM=/nonexistent "$PY" "$EXP/rail-only/a2a-ratio" --replot -o "$TMP/out" >/dev/null 2>"$TMP/err" \
