@@ -86,8 +86,9 @@ static const rs_key keys[] = {
          "packet: every frame, queue and ACK; flow: max-min fair flows on the same routes; "
          "both: railsim run runs both and reports the flow level's error and speed-up (docs/fidelity.md)"),
     ENUM("system.preset", preset, preset_names,
-         "a whole system: GPUs per HB domain, NVLink and NIC rates, switch radix, system.gpu and nccl.model=nccl "
-         "as the named NVIDIA system has them (docs/systems.md); applied first, so any other key given overrides it"),
+         "a whole system: GPUs per HB domain, NVLink and NIC rates, switch radix, system.gpu, nccl.model=nccl and "
+         "NCCL's transport timeout as the named NVIDIA system has them (docs/systems.md); applied first, so any "
+         "other key given overrides it"),
     ENUM("system.gpu", net.nccl.gpu, gpu_names,
          "the GPUs, whose generation sets NCCL's tuning constants (docs/collectives.md)"),
     ENUM("topology.kind", net.kind, topo_names,
@@ -403,6 +404,11 @@ static void apply_preset(rs_scenario *sc, int p)
     if (p == RS_PRESET_NONE)
         return;
     n->nccl.model = RS_NCCL_NCCL;
+    /* NCCL's QP timeout: 4.096 us x 2^NCCL_IB_TIMEOUT, default 20
+     * (NVIDIA/nccl v2.30.7 src/transport/net_ib/connect.cc): 4.29 s. A
+     * stall is a stall only after twice that. */
+    n->rto_us = 4.096 * (double)(1u << 20);
+    sc->faults.watchdog_us = 2 * n->rto_us;
     n->hb_size = 8;
     n->nic_gbps = n->link_gbps = 400; /* ConnectX-7, Quantum-2 NDR */
     n->radix = 64;                    /* Quantum-2 QM9700: 64 NDR ports */

@@ -90,6 +90,40 @@ static int set_one(const char *set, rs_scenario *sc, rs_err *err)
 
 /* ---- defaults and applying values ------------------------------------- */
 
+/* system.preset applies before every other key, wherever it stands in
+ * the file or the --set list, so the keys given override it; a preset
+ * set later by rs_scenario_set starts again from it. */
+static void test_scenario_preset_applies_first(void)
+{
+    rs_scenario sc;
+    rs_err err;
+    const char *text = "{\"topology\": {\"hb_size\": 4}, \"system\": {\"preset\": \"dgx-h100\"}}";
+    char *sets[] = { "topology.nic_gbps=200", "system.preset=dgx-a100" };
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, NULL, 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.preset, RS_PRESET_DGX_H100);
+    CU_ASSERT_EQUAL(sc.net.hb_size, 4); /* given: kept */
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.hb_gbps, 18 * 20.6 * 8, 1e-9);
+    CU_ASSERT_EQUAL(sc.net.nccl.model, RS_NCCL_NCCL);
+    CU_ASSERT_EQUAL(sc.net.nccl.gpu, RS_GPU_H100);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.rto_us, 4.096 * 1048576, 1e-6);
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, sets, 2, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.preset, RS_PRESET_DGX_A100); /* the last preset wins ... */
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.nic_gbps, 200, 0);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.hb_gbps, 12 * 20.0 * 8, 1e-9);
+    CU_ASSERT_EQUAL(sc.net.hb_size, 4); /* ... and the file's key still overrides it */
+    CU_ASSERT_EQUAL(sc.net.radix, 40);
+    char *later[] = { "topology.radix=32", "system.preset=dgx-b200" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_set(&sc, later, 2, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.net.nccl.gpu, RS_GPU_B200);
+    CU_ASSERT_EQUAL(sc.net.radix, 32);
+    CU_ASSERT_DOUBLE_EQUAL(sc.net.nic_gbps, 400, 0);
+    rs_scenario def;
+    defaults(&def);
+    CU_ASSERT_EQUAL(def.preset, RS_PRESET_NONE);
+    CU_ASSERT_EQUAL(def.net.nccl.model, RS_NCCL_IDEAL);
+}
+
+
 static void test_scenario_defaults_when_no_file(void)
 {
     rs_scenario sc, want;
@@ -594,6 +628,7 @@ static const struct {
     TEST(test_scenario_defaults_are_within_ranges),
     TEST(test_scenario_empty_object_keeps_defaults),
     TEST(test_scenario_applies_nested_file),
+    TEST(test_scenario_preset_applies_first),
     TEST(test_scenario_accepts_whole_real_for_integer),
     TEST(test_scenario_set_overrides_file),
     TEST(test_scenario_set_parses_each_type),
