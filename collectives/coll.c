@@ -451,6 +451,13 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         c->algo = auto_algo(c);
     if ((rc = algo_check(c, err)) != RS_OK)
         goto fail;
+    if (rs_net_nccl(net)->model == RS_NCCL_NCCL && (op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && !parent) {
+        coll_tune t;
+        rs_coll_tune_p2p(c, &t);
+        c->proto = t.proto;
+        if (rs_time_from_us(t.base_us, &c->base_lat) != RS_OK)
+            c->base_lat = 0;
+    }
     if (member && (rc = join_check(c, err)) != RS_OK)
         goto fail;
     if (member) {

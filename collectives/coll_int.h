@@ -199,6 +199,11 @@ typedef struct coll_tune {
  * size, ranks and HB domains on its network. RS_EINVAL with err when NCCL
  * would not run what is forced. */
 int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err);
+/* All-to-all and send/recv under nccl.model=nccl: NCCL's point-to-point
+ * protocol (LL up to NCCL_P2P_LL_THRESHOLD per peer, else Simple) and,
+ * as the latency NCCL's model lacks for them, one ring step's over the
+ * group's slowest kind of hop plus the ring's base latency, once. */
+void rs_coll_tune_p2p(rs_coll *c, coll_tune *out);
 /* Bytes on the wire for `bytes` of data under c's protocol: LL's 8-byte
  * lines carry 4, LL128's 128-byte lines 120, Simple all. */
 uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes);

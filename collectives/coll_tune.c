@@ -63,6 +63,10 @@ static const double per_ch_tree[4][3] = {
     { 26.5, 18.5, 10.0 }, { 24.0, 23.6, 17.8 }, { 38.7, 41.4, 36.0 }, { 70.0, 42.8, 24.0 }
 };
 static const double nvls_efficiency[4] = { 0.0, 0.0, 0.85, 0.74 };
+/* Point-to-point: LL up to this many bytes per peer and channel, else
+ * Simple (NCCL_P2P_LL_THRESHOLD, src/enqueue.cc; one channel for a small
+ * send). */
+#define P2P_LL_THRESHOLD 16384u
 /* treeCorrectionFactor: [protocol][log2(bytes / 64)], 64 B to 256 MB. */
 static const double tree_correction[NPROTO][24] = {
     { 1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0 },
@@ -267,6 +271,22 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     }
     out->nvls_eff = nvls_efficiency[in.gen];
     return RS_OK;
+}
+
+void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
+{
+    const rs_nccl_config *nc = rs_net_nccl(c->net);
+    uint64_t peer = c->op == RS_COLL_SENDRECV ? c->bytes : c->bytes / c->n;
+    int pi = peer <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
+    out->algo = RS_ALGO_DIRECT;
+    out->proto = pi == P_LL ? RS_PROTO_LL : RS_PROTO_SIMPLE;
+    out->predicted_us = 0; /* NCCL's model has no point-to-point entry */
+    out->nvls_eff = nvls_efficiency[generation(nc->gpu)];
+    /* One ring step of NCCL's latencies over the group's slowest kind of
+     * hop, after the launch (base) latency: the transfers run at once. */
+    int net = c->g.ndom > 1;
+    out->hop_us[0] = out->hop_us[1] = 0;
+    out->base_us = base_lat[A_RING][pi] + hw_lat[net ? HW_NET : HW_NVLINK][A_RING][pi];
 }
 
 uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes)

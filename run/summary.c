@@ -349,10 +349,10 @@ static json_t *collective_json(const rs_result_collective *c)
     json_object_set_new(o, "times_ps", times_json(c->times_ps, c->ntimes));
     json_object_set_new(o, "bound_ps", IN(c->bound_ps));
     set_bw(o, c->algbw_GBps, c->busbw_GBps);
-    if (c->predicted_us > 0) { /* nccl.model=nccl */
+    if (strcmp(c->protocol, "-") != 0) /* nccl.model=nccl */
         json_object_set_new(o, "protocol", json_string(c->protocol));
+    if (c->predicted_us > 0) /* ... and NCCL's model has the op */
         json_object_set_new(o, "nccl_predicted_us", json_real(c->predicted_us));
-    }
     return o;
 }
 

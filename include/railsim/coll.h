@@ -242,13 +242,14 @@ RS_API const rs_tally *rs_coll_tally(const rs_coll *coll);
 
 /* The algorithm run (RS_ALGO_AUTO resolved). */
 RS_API rs_coll_algo rs_coll_algo_used(const rs_coll *coll);
-/* The NCCL protocol run (rs_net_nccl(net)->proto resolved): RS_PROTO_AUTO
- * when the network's nccl.model is ideal (no protocol), and for
- * all-to-all and send/recv, which NCCL sends as point-to-point. */
+/* The NCCL protocol run (rs_net_nccl(net)->proto resolved; all-to-all
+ * and send/recv: NCCL's point-to-point choice): RS_PROTO_AUTO when the
+ * network's nccl.model is ideal (no protocol). */
 RS_API rs_nccl_proto rs_coll_proto_used(const rs_coll *coll);
 /* What NCCL's cost model (docs/collectives.md, "NCCL's protocols and
  * tuner") predicted for the algorithm and protocol it picked, in us;
- * 0 under nccl.model=ideal. */
+ * 0 under nccl.model=ideal and for all-to-all and send/recv (the model
+ * has none). */
 RS_API double rs_coll_predicted_us(const rs_coll *coll);
 RS_API rs_time rs_coll_start_time(const rs_coll *coll);
 /* Completion time; RS_TIME_MAX while running. */

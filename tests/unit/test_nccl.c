@@ -219,12 +219,51 @@ static void test_tuner_moves_from_tree_ll_to_ring_simple(void)
     }
 }
 
+/* Point-to-point takes NCCL's protocol choice (LL up to 16 KiB per
+ * peer, src/enqueue.cc) and one ring step's latency plus the ring's base
+ * (railsim's reading: NCCL's model has no p2p entry): a small send/recv
+ * across domains costs 6.6 + 2.7 us beyond what the wire alone takes. */
+static void test_point_to_point_protocol_and_latency(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    rs_net *net = rs_fx_net(&c);
+    uint32_t pair[] = { 0, 8 };
+    rs_comm *comm = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create(pair, 2, 16, &comm, &err), RS_OK);
+    double us[2];
+    for (int model = 0; model < 2; model++) {
+        c.nccl.model = model ? RS_NCCL_NCCL : RS_NCCL_IDEAL;
+        rs_net_destroy(net);
+        net = rs_fx_net(&c);
+        rs_coll *coll = NULL;
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_SENDRECV, RS_ALGO_AUTO, 8, NULL, NULL, done_fn, NULL, 0,
+                                         NULL, &coll, &err), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        us[model] = rs_time_to_us(rs_coll_end_time(coll) - rs_coll_start_time(coll));
+        CU_ASSERT_EQUAL(rs_coll_proto_used(coll), model ? RS_PROTO_LL : RS_PROTO_AUTO);
+        CU_ASSERT_EQUAL(rs_coll_predicted_us(coll), 0);
+        rs_coll_destroy(coll);
+    }
+    printf("\n  8 B send/recv across domains: ideal %.2f us, nccl %.2f us\n", us[0], us[1]);
+    CU_ASSERT(fabs(us[1] - us[0] - 9.3) < 0.05);
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
+    /* A large all-to-all: Simple. */
+    h100(&c, 16, RS_NCCL_NCCL);
+    res r = run(&c, RS_COLL_ALLTOALL, RS_ALGO_AUTO, 64 * MiB);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(r.proto, RS_PROTO_SIMPLE);
+}
+
 static const rs_cu_test nccl_tests[] = {
     RS_CU_TEST(test_small_allreduce_is_tree_ll_at_ncclss_latency),
     RS_CU_TEST(test_one_domain_large_allreduce_nvls_then_ring),
     RS_CU_TEST(test_protocols_put_their_lines_on_the_wire),
     RS_CU_TEST(test_forced_choices_ncclss_rules),
     RS_CU_TEST(test_tuner_moves_from_tree_ll_to_ring_simple),
+    RS_CU_TEST(test_point_to_point_protocol_and_latency),
 };
 
 static void register_suites(void) { RS_CU_SUITE("nccl", nccl_tests); }
