@@ -49,14 +49,20 @@ static int groups_build(rs_coll *c, uint32_t ndomains);
 static rs_coll_algo auto_algo(const rs_coll *c);
 
 /* 1 when NCCL's tuner picks c's algorithm and protocol: nccl.model=nccl,
- * a reduction-like op and an algorithm it knows (auto, ring, tree, nvls). */
+ * a reduction-like op and an algorithm it knows (auto, ring, tree, nvls)
+ * that can run it (its groups resolved). */
 static int tuned(const rs_coll *c)
 {
     if (rs_net_nccl(c->net)->model != RS_NCCL_NCCL)
         return 0;
     if (c->op != RS_COLL_ALLGATHER && c->op != RS_COLL_REDUCESCATTER && c->op != RS_COLL_ALLREDUCE)
         return 0;
-    return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING || c->algo == RS_ALGO_TREE || c->algo == RS_ALGO_NVLS;
+    /* A forced algorithm that cannot run here is algo_check's to name. */
+    if (c->algo == RS_ALGO_TREE)
+        return c->op == RS_COLL_ALLREDUCE;
+    if (c->algo == RS_ALGO_NVLS)
+        return c->g.ndom == 1;
+    return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
 }
 
 static int tune_quiet(rs_coll *c, coll_tune *t)

@@ -247,7 +247,7 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     if (out->algo == RS_ALGO_AUTO)
         return rs_err_set(err, RS_EINVAL,
                           "collective: NCCL would not run %s with %s%s%s over %u ranks in %u HB domain%s "
-                          "(nccl.algo, nccl.protocol, nccl.nvls)",
+                          "(nccl.algo, nccl.protocol, nccl.nvls, system.gpu)",
                           rs_coll_op_name(c->op), forced ? rs_coll_algo_name(forced) : "any algorithm",
                           nc->proto ? " and protocol " : "", nc->proto ? rs_coll_proto_name(nc->proto) : "", c->n,
                           in.nodes, in.nodes == 1 ? "" : "s");

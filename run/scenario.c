@@ -347,7 +347,10 @@ void rs_scenario_timeline_default(rs_scenario_timeline *c)
     c->sample_us = 10.0;
 }
 
-void rs_scenario_default(rs_scenario *sc)
+static void apply_preset(rs_scenario *sc, int p);
+
+/* Every key at the models' own defaults, no preset applied. */
+static void generic_defaults(rs_scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
     rs_net_config_default(&sc->net);
@@ -358,6 +361,12 @@ void rs_scenario_default(rs_scenario *sc)
     rs_scenario_timeline_default(&sc->timeline);
     rs_fault_config_default(&sc->faults);
     rs_scenario_set_level(sc, RS_LEVEL_PACKET);
+}
+
+void rs_scenario_default(rs_scenario *sc)
+{
+    generic_defaults(sc);
+    apply_preset(sc, RS_PRESET_DEFAULT);
 }
 
 void rs_scenario_set_level(rs_scenario *sc, rs_level l)
@@ -391,6 +400,8 @@ static int settle(rs_scenario *sc, rs_err *err)
     return rs_fault_config_check(&sc->faults, err);
 }
 
+static void generic_defaults(rs_scenario *sc);
+
 /* system.preset p over *sc: what the NVIDIA system has (docs/systems.md
  * gives each figure's source). NVLink rates are NCCL's per-link
  * bandwidth (NVIDIA/nccl v2.30.7 src/graph/topo.h: SM80_NVLINK_BW 20.0,
@@ -400,6 +411,23 @@ static int settle(rs_scenario *sc, rs_err *err)
 static void apply_preset(rs_scenario *sc, int p)
 {
     rs_net_config *n = &sc->net;
+    /* What any preset sets starts from the models' defaults, so that a
+     * preset replacing another (or none replacing one) leaves nothing of
+     * the first behind. */
+    rs_scenario *g = malloc(sizeof *g);
+    if (g) {
+        generic_defaults(g);
+        n->nccl = g->net.nccl;
+        n->rto_us = g->net.rto_us;
+        sc->faults.watchdog_us = g->faults.watchdog_us;
+        n->hb_size = g->net.hb_size;
+        n->nic_gbps = g->net.nic_gbps;
+        n->link_gbps = g->net.link_gbps;
+        n->radix = g->net.radix;
+        n->hb_gbps = g->net.hb_gbps;
+        n->gpus = g->net.gpus;
+        free(g);
+    }
     sc->preset = p;
     if (p == RS_PRESET_NONE)
         return;
@@ -447,11 +475,12 @@ static int load(rs_scenario *sc, const char *path, const char *text, size_t len,
 {
     rs_scenario tmp;
     rs_dcqcn_profile profile = RS_DCQCN_CONNECTX;
-    int preset = RS_PRESET_NONE;
+    int preset = RS_PRESET_DEFAULT;
     for (int pass = 0; pass < 2; pass++) {
         rs_scenario_default(&tmp);
         if (pass) {
-            apply_preset(&tmp, preset);
+            if (preset != tmp.preset)
+                apply_preset(&tmp, preset);
             rs_dcqcn_profile_set(&tmp.net.dcqcn, profile);
         }
         if (text) {

@@ -54,6 +54,8 @@ typedef enum {
     RS_PRESET_NONE = 0, RS_PRESET_DGX_A100, RS_PRESET_DGX_H100, RS_PRESET_DGX_H200, RS_PRESET_DGX_B200,
     RS_PRESET_GB200_NVL72
 } rs_scenario_preset;
+/* The system a scenario is unless it says otherwise. */
+#define RS_PRESET_DEFAULT RS_PRESET_NONE
 
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */

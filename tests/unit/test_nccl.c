@@ -165,7 +165,7 @@ static void test_forced_choices_ncclss_rules(void)
     /* NVLS across domains (NVLS Tree is not simulated). */
     CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_NVLS, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
                                &coll, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nccl"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "one HB domain"));
     /* Tree is AllReduce only. */
     CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLGATHER, RS_ALGO_TREE, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
                                &coll, &err), RS_EINVAL);
@@ -181,6 +181,13 @@ static void test_forced_choices_ncclss_rules(void)
     CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
                                &coll, &err), RS_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nccl.nvls"));
+    /* nvls forced on them: NCCL would not run it, and the keys are named. */
+    c.nccl.nvls = RS_NVLS_AUTO;
+    rs_net_destroy(net);
+    net = rs_fx_net(&c);
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_NVLS, MiB, NULL, NULL, done_fn, NULL, 0, NULL,
+                               &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "system.gpu"));
     rs_comm_destroy(all);
     rs_net_destroy(net);
 }
