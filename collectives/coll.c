@@ -229,6 +229,18 @@ int rs_coll_part_finish(rs_coll *c, const void *const *all, const size_t *len, u
     }
     c->pending = 0;
     rs_net *net = c->net; /* done may destroy c */
+    /* As the serial run's: NCCL's base latency after the last completion
+     * (rs_coll_advance), none for members joining. The serial run spends
+     * an event on it, counted here, and what done writes goes at that
+     * event's time (the rest of its place is the last completion's: only
+     * a record of another event at that very picosecond could sort
+     * differently). */
+    rs_time base = c->member_done ? 0 : c->base_lat;
+    if (base) {
+        rs_sim *sim = rs_net_sim(net);
+        rs_sim_set_events_run(sim, rs_sim_events_run(sim) + 1);
+        last.t += base;
+    }
     rs_net_rec_key_pin(net, &last);
     rs_coll_finish_at(c, last.t);
     rs_net_rec_key_pin(net, NULL);

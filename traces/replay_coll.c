@@ -39,6 +39,10 @@ void rs_replay_coll_req(const rs_replay *r, uint32_t comm, uint8_t op, uint64_t 
     rs_coll_req_init(out, (rs_coll_op)op, bytes);
     out->algo = pick_algo(r, comm, (rs_coll_op)op);
     out->opts = &r->copts;
+    /* Under workload.sync=rank members join one by one: what resolves the
+     * algorithm must know (NCCL's tuner leaves NVLS out for them). */
+    if (r->sync == RS_SYNC_RANK)
+        out->member_done = member_done;
 }
 
 void rs_replay_coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)

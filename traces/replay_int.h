@@ -230,7 +230,8 @@ int rs_replay_build(rs_replay *r, rs_err *err);
 
 /* The collective the replay runs for `bytes` of op on communicator comm:
  * the algorithm workload.algo asks for where it applies (else auto), the
- * replay's options; no callbacks. */
+ * replay's options; no callbacks but member_done under workload.sync=rank
+ * (so that resolving its algorithm knows its members join one by one). */
 void rs_replay_coll_req(const rs_replay *r, uint32_t comm, uint8_t op, uint64_t bytes, rs_coll_req *out);
 
 /* Rank issues its COLL op j. */

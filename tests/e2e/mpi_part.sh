@@ -117,6 +117,12 @@ split coll-tree --set topology.gpus=64 --set topology.hb_size=4 --set topology.r
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=tree --set traffic.bytes=1048576
 split coll-tree-rail --set topology.kind=rail-only --set topology.gpus=64 --set topology.hb_size=8 --set topology.radix=16 \
     --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=262144 --capture 'rail0*'
+# NCCL's costs (nccl.model=nccl): per-step latencies at each receiver, the
+# base latency after the last completion in every process's part.
+split coll-nccl-ring --set system.preset=dgx-h100 --set topology.gpus=16 --set topology.radix=8 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304
+split coll-nccl-tree --set system.preset=dgx-h100 --set topology.gpus=32 --set topology.radix=8 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=65536 $NT
 split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
     --set traffic.start_ns=1500 --capture '*'
@@ -191,6 +197,10 @@ echo '{"preset": "demo-dense", "model": {"layers": 2}, "parallelism": {"tp": 4, 
 split replay-pp-rail --set workload.plan=$TMP/pp.json --set workload.sync=rank --set topology.kind=rail-only \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8
 split replay-pp-fat --set workload.plan=$TMP/pp.json --set workload.sync=rank --set workload.iterations=2 \
+    --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
+# NCCL's costs in a replay whose members join one by one (NVLS left out
+# for them, as the split check must know).
+split replay-pp-nccl --set workload.plan=$TMP/pp.json --set workload.sync=rank --set system.preset=dgx-h100 \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
