@@ -27,17 +27,18 @@
 /* nccl-tests' binaries (without _perf) and railsim's ops. */
 static const struct nt_op {
     const char *name;    /* all_reduce_perf -> "all_reduce" */
-    const char *op;      /* traffic.op, NULL: not modelled */
+    const char *op;      /* traffic.op */
     int per_rank;        /* the element count is split over the ranks (all_gather, reduce_scatter, alltoall) */
     int redop;           /* the table's redop column says "sum" */
+    int root;            /* the table's root column: 0 for the rooted ops (rank 0), else -1 */
 } nt_ops[] = {
-    { "all_reduce", "allreduce", 0, 1 },
-    { "all_gather", "allgather", 1, 0 },
-    { "reduce_scatter", "reducescatter", 1, 1 },
-    { "alltoall", "alltoall", 1, 0 },
-    { "sendrecv", "sendrecv", 0, 0 },
-    { "broadcast", NULL, 0, 0 },
-    { "reduce", NULL, 0, 1 },
+    { "all_reduce", "allreduce", 0, 1, -1 },
+    { "all_gather", "allgather", 1, 0, -1 },
+    { "reduce_scatter", "reducescatter", 1, 1, -1 },
+    { "alltoall", "alltoall", 1, 0, -1 },
+    { "sendrecv", "sendrecv", 0, 0, -1 },
+    { "broadcast", "broadcast", 0, 0, 0 },
+    { "reduce", "reduce", 0, 1, 0 },
 };
 
 typedef struct nt_opts {
@@ -134,7 +135,8 @@ static int parse_args(nt_opts *o, int argc, char **argv, char **sets, int *nsets
                     o->op = &nt_ops[k];
             if (!o->op)
                 return rs_cli_bad_input("nccl-tests: unknown test '%s'; expected all_reduce, all_gather, reduce_scatter, "
-                                        "alltoall or sendrecv (nccl-tests' binaries without _perf)", a);
+                                        "alltoall, broadcast, reduce or sendrecv (nccl-tests' binaries without _perf)",
+                                        a);
         } else if (!o->path) {
             o->path = a;
         } else {
@@ -142,11 +144,8 @@ static int parse_args(nt_opts *o, int argc, char **argv, char **sets, int *nsets
         }
     }
     if (!o->op)
-        return rs_cli_bad_input("nccl-tests: %sexpected a test: all_reduce, all_gather, reduce_scatter, alltoall or "
-                                "sendrecv", "");
-    if (!o->op->op)
-        return rs_cli_bad_input("nccl-tests: %s: railsim has no such collective yet; expected all_reduce, all_gather, "
-                                "reduce_scatter, alltoall or sendrecv", o->op->name);
+        return rs_cli_bad_input("nccl-tests: %sexpected a test: all_reduce, all_gather, reduce_scatter, alltoall, "
+                                "broadcast, reduce or sendrecv", "");
     if (o->min > o->max)
         return rs_cli_bad_input("nccl-tests: -b above -e%s; expected the smallest size first", "");
     if (o->factor <= 1 && o->step < 1 && o->max > o->min)
@@ -265,10 +264,10 @@ static void table_head(FILE *f, const nt_opts *o, uint32_t nranks, const rs_scen
 static void table_row(FILE *f, const nt_opts *o, const json_t *r)
 {
     char t[16], a[16], b[16];
-    fprintf(f, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s    N/A  %-12s  %s\n", /* root -1: no rooted op */
+    fprintf(f, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6s  %6s    N/A  %-12s  %s\n",
             (long long)json_integer_value(json_object_get(r, "size_bytes")),
             (long long)json_integer_value(json_object_get(r, "count")), "float", o->op->redop ? "sum" : "none",
-            -1,
+            o->op->root,
             fit(t, 7, json_real_value(json_object_get(r, "time_us"))),
             fit(a, 6, json_real_value(json_object_get(r, "algbw_GBps"))),
             fit(b, 6, json_real_value(json_object_get(r, "busbw_GBps"))),

@@ -74,9 +74,10 @@ static const cmd_help cmds[] = {
     { "nccl-tests",
       "railsim nccl-tests OP [SCENARIO.json] [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] "
       "[--gpus N] [--set KEY=VALUE]... [-o DIR] [--json] [-q]",
-      "nccl-tests on the simulated cluster: OP (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv) over "
-      "every GPU at each size, printed as nccl-tests prints it (size, count, time, algbw, busbw, avg bus bandwidth)",
-      "  OP	nccl-tests' binary without _perf: all_reduce, all_gather, reduce_scatter, alltoall or sendrecv (2 GPUs)\n"
+      "nccl-tests on the simulated cluster: OP (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, "
+      "sendrecv) over every GPU at each size, printed as nccl-tests prints it (size, count, time, algbw, busbw, avg bus bandwidth)",
+      "  OP	nccl-tests' binary without _perf: all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce "
+      "(root 0) or sendrecv (2 GPUs)\n"
       "  -b SIZE, -e SIZE	the smallest and largest size, bytes with K, M or G (default 32M each, as nccl-tests)\n"
       "  -f FACTOR	multiply the size by FACTOR from one row to the next (default 1: add -i)\n"
       "  -i STEP	add STEP bytes from one row to the next when -f is 1 (default 1M)\n"

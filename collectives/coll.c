@@ -55,6 +55,8 @@ static int tuned(const rs_coll *c)
 {
     if (rs_net_nccl(c->net)->model != RS_NCCL_NCCL)
         return 0;
+    if (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE) /* NCCL weighs the ring alone */
+        return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
     if (c->op != RS_COLL_ALLGATHER && c->op != RS_COLL_REDUCESCATTER && c->op != RS_COLL_ALLREDUCE)
         return 0;
     /* A forced algorithm that cannot run here is algo_check's to name. */
@@ -151,6 +153,8 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, const rs_coll_req *req, cha
     const char *w = NULL;
     if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && a2a_peers != 0)
         w = "a direct all-to-all with a window of peers sends as sends finish";
+    else if (op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE)
+        w = "a chain reads its successor's slots directly";
     else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING &&
              algo != RS_ALGO_TREE)
         w = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
@@ -312,6 +316,9 @@ static rs_coll_algo auto_algo(const rs_coll *c)
     case RS_COLL_ALLGATHER:
     case RS_COLL_REDUCESCATTER:
         return equal_full ? RS_ALGO_HIERARCHICAL : RS_ALGO_RING;
+    case RS_COLL_BROADCAST:
+    case RS_COLL_REDUCE:
+        return RS_ALGO_RING;
     }
     return RS_ALGO_RING;
 }
@@ -322,7 +329,8 @@ static int algo_check(const rs_coll *c, rs_err *err)
     int ok = 0;
     switch (c->algo) {
     case RS_ALGO_RING:
-        ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE;
+        ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE ||
+             op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE;
         break;
     case RS_ALGO_TREE:
         ok = op == RS_COLL_ALLREDUCE;
@@ -375,6 +383,8 @@ static int join_check(const rs_coll *c, rs_err *err)
         r = "a pairwise all-to-all (its steps wait for both ends)";
     else if (c->algo == RS_ALGO_NVLS)
         r = "NVLS (its reductions wait for every member)";
+    else if (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE)
+        r = "a broadcast or reduce (a chain from or to its root)";
     else if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1)
         r = "a direct all-to-all with a window of peers";
     if (r)
@@ -504,7 +514,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     }
     switch (c->algo) {
     case RS_ALGO_RING:
-        rc = rs_coll_ring_start(c, err);
+        rc = op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE ? rs_coll_chain_start(c, err) : rs_coll_ring_start(c, err);
         break;
     case RS_ALGO_TREE:
         rc = rs_coll_tree_start(c, err);

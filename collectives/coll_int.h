@@ -215,6 +215,7 @@ rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b);
 /* Per-algorithm setup: allocate state, set pending, issue first sends
  * (members joining one by one: the per-member counts, no sends). */
 int rs_coll_ring_start(rs_coll *c, rs_err *err);
+int rs_coll_chain_start(rs_coll *c, rs_err *err);
 int rs_coll_tree_start(rs_coll *c, rs_err *err);
 int rs_coll_a2a_start(rs_coll *c, rs_err *err);
 int rs_coll_sendrecv_start(rs_coll *c, rs_err *err);

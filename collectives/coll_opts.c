@@ -10,7 +10,7 @@
 #include <strings.h>
 
 static const char *const op_names[RS_COLL_NOPS] = {
-    "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv"
+    "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", "broadcast", "reduce"
 };
 static const char *const algo_names[RS_COLL_NALGOS] = {
     "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls"
@@ -111,6 +111,8 @@ double rs_coll_busbw_factor(rs_coll_op op, uint32_t n)
     case RS_COLL_ALLTOALL:
         return (double)(n - 1) / n;
     case RS_COLL_SENDRECV:
+    case RS_COLL_BROADCAST:
+    case RS_COLL_REDUCE:
         return 1;
     }
     return 0;

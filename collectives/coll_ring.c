@@ -597,6 +597,141 @@ int rs_coll_ring_join(rs_coll *c, uint32_t x)
     return c->status;
 }
 
+/* -- Broadcast and Reduce: the ring as a chain ------------------------------
+ *
+ * NCCL runs Broadcast and Reduce on its rings, each channel a chain that
+ * starts at the root (Broadcast) or ends there (Reduce). railsim takes
+ * each channel's ring order (build_order) turned so that rank 0, the root
+ * (nccl-tests' root 0), is position 0 of a Broadcast's chain or position
+ * n-1 of a Reduce's. A channel's share is cut into pieces of at most
+ * chunk_bytes; position p sends piece k to p+1 once it has it (position 0
+ * at once), reduced on a Reduce (bytes / reduce rate), one piece leaving
+ * its NIC at a time and at most `window` pieces ahead of what p+1 took
+ * in. The window is read at the receiver directly, not by credits: a
+ * chain never runs split or with members joining (coll.c refuses both).
+ * Done when every piece reached the end of every chain: (n-1) x pieces
+ * arrivals per channel. NCCL's per-step latency applies per hop as on a
+ * ring (nccl.model=nccl). */
+
+static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos);
+static void chain_arrived(void *ctx, rs_net *net, uint64_t tag);
+
+static void chain_left(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    c->rr[(size_t)ch * c->n + pos].posting = 0;
+    chain_try(c, ch, pos);
+}
+
+static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos)
+{
+    uint32_t n = c->n, m = c->ch_pieces[ch];
+    if (pos + 1 >= n)
+        return;
+    ring_rank *r = &c->rr[(size_t)ch * n + pos];
+    const ring_rank *next = &c->rr[(size_t)ch * n + pos + 1];
+    const uint32_t *ord = c->order + (size_t)ch * n;
+    while (!r->posting && r->issued < m && r->issued - next->rcv_base < c->o.window &&
+           (pos == 0 || received(r, r->issued))) {
+        uint32_t k = r->issued;
+        r->posting = 1;
+        if (rs_coll_send_posted(c, ord[pos], ord[pos + 1], coll_split(c->ch_bytes[ch], m, k), chain_arrived,
+                                chain_left, ring_tag(ch, pos, k)) != RS_OK)
+            return;
+        r->issued++;
+    }
+}
+
+/* Piece k is usable at `pos`: it goes on, and its slot frees the sender. */
+static void chain_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
+{
+    mark_received(&c->rr[(size_t)ch * c->n + pos], k);
+    chain_try(c, ch, pos);
+    chain_try(c, ch, pos - 1);
+    rs_coll_advance(c, 1); /* last: may finish and free c */
+}
+
+static void chain_reduced(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)net;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    chain_ready(ctx, ch, pos, k);
+}
+
+static void chain_landed(void *ctx, rs_net *net, uint64_t tag)
+{
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    rs_time d = c->op == RS_COLL_REDUCE ? rs_coll_reduce_time(c, coll_split(c->ch_bytes[ch], c->ch_pieces[ch], k)) : 0;
+    if (d) {
+        rs_net_at_gpu(net, pos_gpu(c, ch, pos + 1), rs_net_now(net) + d, chain_reduced, c, ring_tag(ch, pos + 1, k));
+        return;
+    }
+    chain_ready(c, ch, pos + 1, k);
+}
+
+static void chain_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    rs_coll *c = ctx;
+    uint32_t ch, pos, k;
+    decode(tag, &ch, &pos, &k);
+    rs_time x = c->rr[(size_t)ch * c->n + pos].hop_extra;
+    if (x) {
+        rs_net_at_gpu(net, pos_gpu(c, ch, pos + 1), rs_net_now(net) + x, chain_landed, c, tag);
+        return;
+    }
+    chain_landed(ctx, net, tag);
+}
+
+int rs_coll_chain_start(rs_coll *c, rs_err *err)
+{
+    uint32_t n = c->n, nch = c->chan;
+    if (c->bytes / RING_MIN_SLICE < nch)
+        nch = c->bytes / RING_MIN_SLICE > 0 ? (uint32_t)(c->bytes / RING_MIN_SLICE) : 1;
+    c->nch = nch;
+    c->steps = 1;
+    c->order = malloc((size_t)nch * n * sizeof *c->order);
+    c->rr = calloc((size_t)nch * n, sizeof *c->rr);
+    c->ch_bytes = malloc((size_t)nch * sizeof *c->ch_bytes);
+    c->ch_pieces = malloc((size_t)nch * sizeof *c->ch_pieces);
+    uint32_t *ring = malloc((size_t)n * sizeof *ring);
+    if (!c->order || !c->rr || !c->ch_bytes || !c->ch_pieces || !ring) {
+        free(ring);
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a chain over %u ranks", n);
+    }
+    uint64_t pending = 0;
+    for (uint32_t ch = 0; ch < nch; ch++) {
+        c->ch_bytes[ch] = coll_split(c->bytes, nch, ch);
+        uint64_t m = (c->ch_bytes[ch] + c->o.chunk_bytes - 1) / c->o.chunk_bytes;
+        if (m == 0)
+            m = 1;
+        if (m > TAG_SEQ_MASK)
+            return rs_err_set(err, RS_ERANGE, "collective: %llu bytes make too many pieces of %llu",
+                              (unsigned long long)c->bytes, (unsigned long long)c->o.chunk_bytes);
+        c->ch_pieces[ch] = (uint32_t)m;
+        pending += (uint64_t)(n - 1) * m;
+        build_order(c, ch, ring);
+        uint32_t r0 = 0;
+        while (ring[r0] != 0)
+            r0++;
+        uint32_t first = c->op == RS_COLL_BROADCAST ? r0 : r0 + 1; /* Reduce: the root last */
+        for (uint32_t i = 0; i < n; i++)
+            c->order[(size_t)ch * n + i] = ring[(first + i) % n];
+    }
+    free(ring);
+    hop_latencies(c);
+    c->pending = pending;
+    for (uint32_t ch = 0; ch < nch && c->status == RS_OK; ch++)
+        for (uint32_t pos = 0; pos + 1 < n && c->status == RS_OK; pos++)
+            chain_try(c, ch, pos);
+    return c->status;
+}
+
 /* -- load estimate (coll.h) -------------------------------------------------- */
 
 void rs_coll_load_steps(rs_coll_load *l, double times, double n, double steps, double slice, double hb,
@@ -643,6 +778,10 @@ void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, do
         /* A block per peer: one message, relayed (PXN) as a pipeline of
          * chunks, or as one transfer where the network relays whole. */
         rs_coll_load_steps(l, times, n, n - 1, bytes / n, a2a_hb, t->whole_relays ? 1 : 0, 1);
+        break;
+    case RS_COLL_BROADCAST:
+    case RS_COLL_REDUCE: /* every hop of the chain carries the buffer */
+        rs_coll_load_steps(l, times, n - 1, 1, bytes, ring_hb, 0, ch);
         break;
     default: rs_coll_load_steps(l, times, 1, 1, bytes, ring_hb, 0, 1); break;
     }

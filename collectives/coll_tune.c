@@ -128,14 +128,15 @@ static void model(const tune_in *in, int a, int p, double *bw_out, double *lat_o
     *bw_out = 0;
     *lat_out = 0;
     int ar = in->op == RS_COLL_ALLREDUCE;
-    if (a == A_TREE && !ar)
+    int rooted = in->op == RS_COLL_BROADCAST || in->op == RS_COLL_REDUCE; /* NCCL weighs the ring alone */
+    if ((a == A_TREE && !ar) || (rooted && a != A_RING))
         return;
     if (a == A_NVLS && (p != P_SIMPLE || !in->nvls || in->nch < 2))
         return;
     uint32_t nodes = in->nodes, n = in->n;
     int i2 = nodes <= 2 ? (int)nodes - 1 : 2;
     int i1 = nodes == 1 ? in->gen : cpu_amd(in->gpu) ? 1 : 0;
-    double nsteps = ar ? 2.0 * (n - 1) : n - 1;
+    double nsteps = ar ? 2.0 * (n - 1) : rooted ? n : n - 1;
     /* The graph's bandwidth: the HB port inside one domain, else what
      * both the HB ports and the domain's NICs carry (NCCL's search sets
      * bwIntra = bwInter across nodes). */
@@ -162,7 +163,12 @@ static void model(const tune_in *in, int a, int p, double *bw_out, double *lat_o
     double lat = base_lat[a][p];
     double intra_lat = hw_lat[HW_NVLINK][a][p];
     double inter_lat = in->ppn == 1 ? hw_lat[HW_NET][A_TREE][p] : hw_lat[HW_NET][a][p];
-    if (a == A_RING) {
+    if (a == A_RING && rooted) {
+        /* Reduce and Broadcast: a chunk's latency per step (Simple's the
+         * tree's), NCCL's branch for channels that differ. */
+        int hw = nodes == 1 ? HW_NVLINK : HW_NET;
+        lat += nsteps * hw_lat[hw][p == P_SIMPLE ? A_TREE : A_RING][p];
+    } else if (a == A_RING) {
         double overhead = 0;
         if (nodes > 1)
             overhead = (cpu_amd(in->gpu) ? 2.0 : 1.0) * (p == P_SIMPLE ? 3 : 1);
@@ -261,6 +267,10 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     if (out->algo == RS_ALGO_NVLS) {
         out->base_us = hw_lat[HW_NVLINK][A_NVLS][pi];
         out->hop_us[0] = out->hop_us[1] = 0;
+    } else if (out->algo == RS_ALGO_RING && (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE)) {
+        int row = pi == P_SIMPLE ? A_TREE : A_RING;
+        out->hop_us[0] = hw_lat[HW_NVLINK][row][pi];
+        out->hop_us[1] = hw_lat[HW_NET][row][pi];
     } else if (out->algo == RS_ALGO_RING) {
         double overhead = in.nodes > 1 ? (cpu_amd(in.gpu) ? 2.0 : 1.0) * (pi == P_SIMPLE ? 3 : 1) : 0;
         out->hop_us[0] = fmax(hw_lat[HW_NVLINK][A_RING][pi], overhead);

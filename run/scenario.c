@@ -58,7 +58,8 @@ static const char *const fidelity_names[] = { "packet", "flow", "both", NULL };
 static const char *const synth_names[] = { "single", "permutation", "all-to-all", "incast", "collective", NULL };
 /* rs_coll_op_name / rs_coll_algo_name order; tests/e2e/collective.sh checks
  * that the summary's op matches traffic.op. */
-static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", NULL };
+static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", "broadcast",
+                                        "reduce", NULL };
 static const char *const sync_names[] = { "collective", "rank", NULL };
 static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls",
                                           NULL };

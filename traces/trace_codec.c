@@ -308,7 +308,7 @@ static void decode_items(ibuf *b, const uint8_t *end, rs_op *rel, uint32_t *n, u
         o.kind = (uint8_t)tag;
         o.stream = (uint8_t)get_range(&in, 0, RS_STREAMS_MAX - 1, "a stream below 16");
         o.dim = (uint8_t)get_range(&in, 0, RS_DIM_COUNT - 1, "a dimension (0-5)");
-        o.coll = (uint8_t)get_range(&in, 0, RS_COLL_NOPS - 1, "a collective kind (0-4)");
+        o.coll = (uint8_t)get_range(&in, 0, RS_COLL_SENDRECV, "a collective kind (0-4)"); /* no rooted ops in traces */
         uint64_t slot = get_range(&in, 0, RS_TRACE_MAX_SLOTS, "a slot");
         o.comm = slot ? (uint32_t)(slot - 1) : RS_NONE;
         o.label = (uint32_t)get_range(&in, 0, UINT32_MAX - 1, "a label");

@@ -24,13 +24,15 @@ typedef enum {
     RS_COLL_REDUCESCATTER,
     RS_COLL_ALLREDUCE,
     RS_COLL_ALLTOALL,
-    RS_COLL_SENDRECV
+    RS_COLL_SENDRECV,
+    RS_COLL_BROADCAST, /* from rank 0 of the communicator (nccl-tests' root 0): NCCL's ring as a chain */
+    RS_COLL_REDUCE     /* to rank 0 of the communicator, as a chain */
 } rs_coll_op;
-#define RS_COLL_NOPS 5
+#define RS_COLL_NOPS 7
 
 typedef enum {
     RS_ALGO_AUTO = 0,
-    RS_ALGO_RING,         /* AllGather, ReduceScatter, AllReduce */
+    RS_ALGO_RING,         /* AllGather, ReduceScatter, AllReduce; Broadcast and Reduce as a chain */
     RS_ALGO_TREE,         /* AllReduce: NCCL's double binary tree */
     RS_ALGO_DIRECT,       /* all-to-all (every pair at once), send/recv */
     RS_ALGO_PAIRWISE,     /* all-to-all in n-1 exchange steps */
@@ -135,10 +137,10 @@ typedef struct rs_coll_req {
      * hierarchical needs a group spanning HB domains with the same number
      * of GPUs in each. */
     rs_coll_algo algo;
-    /* The size nccl-tests reports for the op: AllReduce the buffer,
-     * AllGather the output buffer, ReduceScatter the input buffer,
-     * all-to-all the buffer of each rank, send/recv the message (rank 0 ->
-     * rank 1 of the communicator). */
+    /* The size nccl-tests reports for the op: AllReduce, Broadcast and
+     * Reduce the buffer, AllGather the output buffer, ReduceScatter the
+     * input buffer, all-to-all the buffer of each rank, send/recv the
+     * message (rank 0 -> rank 1 of the communicator). */
     uint64_t bytes;
     const rs_coll_opts *opts; /* NULL (default): rs_coll_opts_default; copied */
     /* NULL (default): every member starts now, as a group. Else members
@@ -306,7 +308,7 @@ RS_API int rs_coll_part_finish(rs_coll *coll, const void *const *all, const size
 
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
- * all-to-all, 1 for send/recv. n = 0 gives 0. */
+ * all-to-all, 1 for send/recv, Broadcast and Reduce. n = 0 gives 0. */
 RS_API double rs_coll_busbw_factor(rs_coll_op op, uint32_t n);
 
 /* Lower-case names ("allreduce", "ring", ...); "?" for a bad value. */

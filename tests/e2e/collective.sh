@@ -103,7 +103,7 @@ json_get "$TMP/d1/summary.json" "json.dumps(d['scenario'])" > "$TMP/echo.json"
 # (7) Bad input: exit 2, exactly one stderr line naming the key, no output.
 BAD_OUT="$TMP/out"
 bad_run() { n=$1; p=$2; shift 2; expect_bad "$n" "$p" run "$@" -o "$TMP/out"; }
-bad_run "unknown op"           "traffic.op: expected one of"          $COLL --set traffic.op=broadcast
+bad_run "unknown op"           "traffic.op: expected one of"          $COLL --set traffic.op=gather
 bad_run "unknown algo"         "traffic.algo: expected one of"        $COLL --set traffic.algo=magic
 bad_run "rail beyond hb_size"  "traffic.group: rail 99 does not exist; expected rail:0 to rail:7" $COLL --set traffic.group=rail:99
 bad_run "HB domain beyond"     "traffic.group: HB domain 8 does not exist; expected hb:0 to hb:7" $COLL --set traffic.group=hb:8

@@ -23,6 +23,17 @@ check "all_reduce: algbw = size / time, busbw = algbw x 2(n-1)/n" "$TMP/ar.json"
 check "all_reduce: every size took simulated time; protocol '-' (nccl.model=ideal); avg = mean busbw" "$TMP/ar.json" \
     "all(r['time_us'] > 0 and r['protocol'] == '-' and r['algo'] for r in d['results']) and abs(d['avg_busbw_GBps'] - sum(r['busbw_GBps'] for r in d['results']) / 10) < 1e-9 and (d['test'], d['gpus'], d['iters'], d['warmup_iters']) == ('all_reduce', 16, 1, 0)"
 
+# (1b) The rooted ops (root 0) and NCCL's model on a preset: a broadcast
+# and a reduce over 16 GPUs, count = size / 4, busbw = algbw, NCCL's
+# protocol named per size; the table prints root 0.
+"$RS" nccl-tests broadcast -b 8 -e 16M -f 128 --gpus 16 -n 1 -w 0 --json --set system.preset=dgx-h100 \
+    >"$TMP/bc.json" || fail "broadcast failed"
+check "broadcast on the DGX H100 preset: ring, busbw = algbw, LL for 8 B and Simple or LL128 for 16 MiB" "$TMP/bc.json" \
+    "[r['algo'] for r in d['results']] == ['ring'] * 4 and all(r['busbw_GBps'] == r['algbw_GBps'] and r['count'] * 4 == r['size_bytes'] for r in d['results']) and d['results'][0]['protocol'] == 'll' and d['results'][-1]['protocol'] in ('simple', 'll128') and d['results'][0]['nccl_predicted_us'] > 0"
+"$RS" nccl-tests reduce -b 1M -e 1M --gpus 16 -n 1 -w 0 >"$TMP/rd.txt" || fail "reduce failed"
+grep -Eq '^ +1048576 +262144 +float +sum +0 ' "$TMP/rd.txt" && ok "reduce: the table's redop sum, root 0" \
+    || fail "reduce: no 'float sum 0' row: $(grep 1048576 "$TMP/rd.txt")"
+
 # (2) A row is a railsim run: 64 MiB with 1 warm-up and 2 timed
 # iterations against `railsim run` of the same collective, 3 iterations.
 "$RS" nccl-tests all_reduce -b 64M -e 64M --gpus 16 -n 2 -w 1 --json >"$TMP/ar64.json" || fail "64M run failed"
@@ -69,7 +80,6 @@ check "sendrecv: busbw = algbw within 2% of the payload line rate" "$TMP/sr.json
 # (6) Bad input: one line, exit 2, nothing written.
 BAD_OUT="$TMP/bad"
 expect_bad "unknown test" "unknown test 'all_reduction'" nccl-tests all_reduction -o "$TMP/bad"
-expect_bad "broadcast is not modelled" "broadcast: railsim has no such collective" nccl-tests broadcast -o "$TMP/bad"
 expect_bad "a size without a number" "'2X': expected a size" nccl-tests all_reduce -b 2X -o "$TMP/bad"
 expect_bad "-b above -e" "-b above -e" nccl-tests all_reduce -b 2M -e 1M -o "$TMP/bad"
 expect_bad "-n 0" "expected 1 to 1000 iterations" nccl-tests all_reduce -n 0 -o "$TMP/bad"

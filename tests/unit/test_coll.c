@@ -159,7 +159,9 @@ static void test_names_parse_round_trip(void)
     rs_coll_op op;
     CU_ASSERT_EQUAL(rs_coll_op_parse("All_Reduce", &op), RS_OK);
     CU_ASSERT_EQUAL(op, RS_COLL_ALLREDUCE);
-    CU_ASSERT_EQUAL(rs_coll_op_parse("broadcast", &op), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_coll_op_parse("Broad_Cast", &op), RS_OK);
+    CU_ASSERT_EQUAL(op, RS_COLL_BROADCAST);
+    CU_ASSERT_EQUAL(rs_coll_op_parse("gather", &op), RS_EINVAL);
     CU_ASSERT_STRING_EQUAL(rs_coll_algo_name(RS_ALGO_HIERARCHICAL), "hierarchical");
 }
 

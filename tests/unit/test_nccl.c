@@ -3,7 +3,8 @@
  * collectives/coll_tune.c) and NVLS (collectives/coll_nvls.c): the
  * tuner's choices and predicted latencies against NCCL 2.30.7's formulas
  * worked by hand, the protocols' bytes on the wire, NVLS's port loads,
- * and that nccl.model=ideal leaves collectives as they were.
+ * point-to-point, Broadcast and Reduce as chains, and that
+ * nccl.model=ideal leaves collectives as they were.
  *
  * The systems are the DGX H100 preset's (docs/systems.md): HB domains of
  * 8 at NCCL's 18 x 20.6 GB/s, 400 Gb/s NICs, flow level.
@@ -264,6 +265,49 @@ static void test_point_to_point_protocol_and_latency(void)
     CU_ASSERT_EQUAL(r.proto, RS_PROTO_SIMPLE);
 }
 
+/* Broadcast and Reduce run NCCL's ring as a chain from or to rank 0: in
+ * one HB domain the root's port carries the buffer once, so a large
+ * Broadcast takes bytes over that port's rate plus the chain's fill
+ * (n-1 pieces); every hop carries
+ * the buffer (n-1 times in all). Members joining are refused. */
+static void member_cb(void *ctx, rs_net *net, uint64_t tag, uint32_t m)
+{
+    (void)ctx, (void)net, (void)tag, (void)m;
+}
+
+static void test_broadcast_and_reduce_chain(void)
+{
+    rs_net_config c;
+    h100(&c, 8, RS_NCCL_IDEAL);
+    uint64_t bytes = 64 * MiB;
+    res b = run(&c, RS_COLL_BROADCAST, RS_ALGO_AUTO, bytes);
+    res r = run(&c, RS_COLL_REDUCE, RS_ALGO_AUTO, bytes);
+    double port = 18 * 20.6 * 1e9 * 65536.0 / (65536 + 16); /* bytes/s */
+    double ideal = (double)bytes / port * 1e6;
+    printf("\n  64 MiB broadcast over 8 GPUs: %.1f us, reduce %.1f us (root's port: %.1f us)\n", b.us, r.us, ideal);
+    CU_ASSERT_EQUAL(b.algo, RS_ALGO_RING);
+    CU_ASSERT_EQUAL(r.algo, RS_ALGO_RING);
+    /* Plus the chain's fill: 7 hops of a 512 KiB piece at half the port
+     * (two channels share it), 19.8 us. */
+    double fill = 7 * (512.0 * 1024) / (port / 2) * 1e6;
+    CU_ASSERT(b.us >= ideal && b.us < (ideal + fill) * 1.01);
+    CU_ASSERT(r.us >= b.us);
+    CU_ASSERT_EQUAL(b.hb_bytes, 7 * bytes);
+    CU_ASSERT_EQUAL(r.hb_bytes, 7 * bytes);
+    rs_net *net = rs_fx_net(&c);
+    rs_comm *all = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(8, &all, &err), RS_OK);
+    rs_coll *coll = NULL;
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_BROADCAST, RS_ALGO_AUTO, MiB, NULL, member_cb, done_fn, NULL, 0,
+                               NULL, &coll, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "broadcast"));
+    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_REDUCE, RS_ALGO_TREE, MiB, NULL, NULL, done_fn, NULL, 0, NULL, &coll,
+                               &err), RS_EINVAL);
+    rs_comm_destroy(all);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test nccl_tests[] = {
     RS_CU_TEST(test_small_allreduce_is_tree_ll_at_ncclss_latency),
     RS_CU_TEST(test_one_domain_large_allreduce_nvls_then_ring),
@@ -271,6 +315,7 @@ static const rs_cu_test nccl_tests[] = {
     RS_CU_TEST(test_forced_choices_ncclss_rules),
     RS_CU_TEST(test_tuner_moves_from_tree_ll_to_ring_simple),
     RS_CU_TEST(test_point_to_point_protocol_and_latency),
+    RS_CU_TEST(test_broadcast_and_reduce_chain),
 };
 
 static void register_suites(void) { RS_CU_SUITE("nccl", nccl_tests); }
