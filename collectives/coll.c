@@ -67,11 +67,6 @@ static int tuned(const rs_coll *c)
     return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
 }
 
-static int tune_quiet(rs_coll *c, coll_tune *t)
-{
-    return rs_coll_tune(c, t, NULL);
-}
-
 /* GPUs per HB domain of the network. */
 static uint32_t net_hb_size(const rs_net *net)
 {
@@ -120,7 +115,7 @@ static rs_coll_algo algo_of(const rs_net *net, const uint32_t *gpus, uint32_t n,
         return RS_ALGO_AUTO;
     rs_coll_algo algo = auto_algo(&c);
     coll_tune t;
-    if (tuned(&c) && tune_quiet(&c, &t) == RS_OK)
+    if (tuned(&c) && rs_coll_tune(&c, &t, NULL) == RS_OK)
         algo = t.algo;
     free(c.g.dom_off);
     free(c.g.dom_rank);
@@ -483,8 +478,20 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         coll_tune t;
         rs_coll_tune_p2p(c, &t);
         c->proto = t.proto;
+        c->hop_us[0] = t.hop_us[0];
+        c->hop_us[1] = t.hop_us[1];
         if (rs_time_from_us(t.base_us, &c->base_lat) != RS_OK)
             c->base_lat = 0;
+        /* One step over the slowest kind of hop: to a rank of another
+         * domain when the group spans several, else to rank 1. */
+        uint32_t peer = 1;
+        for (uint32_t i = 1; i < n && c->g.ndom > 1; i++)
+            if (c->gpu[i] / c->o.hb_size != c->gpu[0] / c->o.hb_size) {
+                peer = i;
+                break;
+            }
+        if (n > 1)
+            c->base_lat += rs_coll_hop_extra(c, 0, peer);
     }
     if (member && (rc = join_check(c, err)) != RS_OK)
         goto fail;

@@ -234,11 +234,14 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     for (unsigned i = 0; i < sizeof algos / sizeof algos[0]; i++) {
         if (forced != RS_ALGO_AUTO && forced != algos[i])
             continue;
-        for (int p = RS_PROTO_SIMPLE; p < RS_NCCL_NPROTOS; p++) {
-            if (nc->proto != RS_PROTO_AUTO && nc->proto != p)
+        /* NCCL's order: LL, LL128, Simple (the first minimum wins). */
+        static const rs_nccl_proto protos[] = { RS_PROTO_LL, RS_PROTO_LL128, RS_PROTO_SIMPLE };
+        for (unsigned j = 0; j < sizeof protos / sizeof protos[0]; j++) {
+            rs_nccl_proto p = protos[j];
+            if (nc->proto != RS_PROTO_AUTO && nc->proto != (int)p)
                 continue;
             double bw, lat;
-            int ai = algo_index(algos[i]), pi = nccl_proto((rs_nccl_proto)p);
+            int ai = algo_index(algos[i]), pi = nccl_proto(p);
             model(&in, ai, pi, &bw, &lat);
             if (bw <= 0)
                 continue;
@@ -246,7 +249,7 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
             if (t < best) { /* ties: the earlier, as NCCL's loop keeps the first minimum */
                 best = t;
                 out->algo = algos[i];
-                out->proto = (rs_nccl_proto)p;
+                out->proto = p;
             }
         }
     }
@@ -292,11 +295,12 @@ void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
     out->proto = pi == P_LL ? RS_PROTO_LL : RS_PROTO_SIMPLE;
     out->predicted_us = 0; /* NCCL's model has no point-to-point entry */
     out->nvls_eff = nvls_efficiency[generation(nc->gpu)];
-    /* One ring step of NCCL's latencies over the group's slowest kind of
-     * hop, after the launch (base) latency: the transfers run at once. */
-    int net = c->g.ndom > 1;
-    out->hop_us[0] = out->hop_us[1] = 0;
-    out->base_us = base_lat[A_RING][pi] + hw_lat[net ? HW_NET : HW_NVLINK][A_RING][pi];
+    /* The ring's base latency and one ring step's (coll.c charges the
+     * step over the group's slowest kind of hop, beyond the network's,
+     * once: the transfers run at once). */
+    out->base_us = base_lat[A_RING][pi];
+    out->hop_us[0] = hw_lat[HW_NVLINK][A_RING][pi];
+    out->hop_us[1] = hw_lat[HW_NET][A_RING][pi];
 }
 
 uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes)
