@@ -36,12 +36,6 @@
 #define AUTO_TREE_BYTES_PER_RANK (32u << 10)
 #define AUTO_HIER_BYTES_PER_RANK (128u << 10)
 
-/* An empty collective (no member, or no byte) finishes as it starts. */
-static void finish_timer(void *ctx, rs_net *net, uint64_t arg)
-{
-    (void)arg;
-    rs_coll_finish_at(ctx, rs_net_now(net));
-}
 
 /* -- partitioned runs ---------------------------------------------------- */
 
@@ -55,7 +49,7 @@ static int tuned(const rs_coll *c)
 {
     if (rs_net_nccl(c->net)->model != RS_NCCL_NCCL)
         return 0;
-    if (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE) /* NCCL weighs the ring alone */
+    if (coll_rooted(c->op)) /* NCCL weighs the ring alone */
         return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
     if (c->op != RS_COLL_ALLGATHER && c->op != RS_COLL_REDUCESCATTER && c->op != RS_COLL_ALLREDUCE)
         return 0;
@@ -148,7 +142,7 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, const rs_coll_req *req, cha
     const char *w = NULL;
     if (op == RS_COLL_ALLTOALL && algo == RS_ALGO_DIRECT && a2a_peers != 0)
         w = "a direct all-to-all with a window of peers sends as sends finish";
-    else if (op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE)
+    else if (coll_rooted(op))
         w = "a chain reads its successor's slots directly";
     else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING &&
              algo != RS_ALGO_TREE)
@@ -234,7 +228,7 @@ int rs_coll_part_finish(rs_coll *c, const void *const *all, const size_t *len, u
      * event's time (the rest of its place is the last completion's: only
      * a record of another event at that very picosecond could sort
      * differently). */
-    rs_time base = c->member_done ? 0 : c->base_lat;
+    rs_time base = coll_base_lat(c);
     if (base) {
         rs_sim *sim = rs_net_sim(net);
         rs_sim_set_events_run(sim, rs_sim_events_run(sim) + 1);
@@ -325,7 +319,7 @@ static int algo_check(const rs_coll *c, rs_err *err)
     switch (c->algo) {
     case RS_ALGO_RING:
         ok = op == RS_COLL_ALLGATHER || op == RS_COLL_REDUCESCATTER || op == RS_COLL_ALLREDUCE ||
-             op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE;
+             coll_rooted(op);
         break;
     case RS_ALGO_TREE:
         ok = op == RS_COLL_ALLREDUCE;
@@ -378,7 +372,7 @@ static int join_check(const rs_coll *c, rs_err *err)
         r = "a pairwise all-to-all (its steps wait for both ends)";
     else if (c->algo == RS_ALGO_NVLS)
         r = "NVLS (its reductions wait for every member)";
-    else if (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE)
+    else if (coll_rooted(c->op))
         r = "a broadcast or reduce (a chain from or to its root)";
     else if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1)
         r = "a direct all-to-all with a window of peers";
@@ -388,6 +382,19 @@ static int join_check(const rs_coll *c, rs_err *err)
 }
 
 /* -- start and destroy -------------------------------------------------- */
+
+/* What NCCL's model decided for c beyond its algorithm: protocol,
+ * predicted time, per-step and base latencies, NVLS's efficiency. */
+static void take_tune(rs_coll *c, const coll_tune *t)
+{
+    c->proto = t->proto;
+    c->predicted_us = t->predicted_us;
+    c->hop_us[0] = t->hop_us[0];
+    c->hop_us[1] = t->hop_us[1];
+    c->nvls_eff = t->nvls_eff;
+    if (rs_time_from_us(t->base_us, &c->base_lat) != RS_OK)
+        c->base_lat = 0;
+}
 
 int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_req *req, rs_coll *parent,
                    rs_coll_needs *probe, rs_coll **out, rs_err *err)
@@ -453,22 +460,14 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
     if (groups_resolve(c, net) != RS_OK)
         goto nomem;
-    c->nvls_eff = 1; /* nccl.model=ideal: an ideal switch reduction */
+    c->member_done = member; /* the tuner leaves out NVLS for members joining */
+    c->nvls_eff = 1;         /* nccl.model=ideal: an ideal switch reduction */
     if (tuned(c)) {
         coll_tune t;
-        if (member) /* the tuner leaves out NVLS for members joining */
-            c->member_done = member;
         if ((rc = rs_coll_tune(c, &t, err)) != RS_OK)
             goto fail;
-        c->member_done = NULL;
         c->algo = t.algo;
-        c->proto = t.proto;
-        c->predicted_us = t.predicted_us;
-        c->hop_us[0] = t.hop_us[0];
-        c->hop_us[1] = t.hop_us[1];
-        c->nvls_eff = t.nvls_eff;
-        if (rs_time_from_us(t.base_us, &c->base_lat) != RS_OK)
-            c->base_lat = 0;
+        take_tune(c, &t);
     }
     if (c->algo == RS_ALGO_AUTO)
         c->algo = auto_algo(c);
@@ -477,11 +476,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     if (rs_net_nccl(net)->model == RS_NCCL_NCCL && (op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && !parent) {
         coll_tune t;
         rs_coll_tune_p2p(c, &t);
-        c->proto = t.proto;
-        c->hop_us[0] = t.hop_us[0];
-        c->hop_us[1] = t.hop_us[1];
-        if (rs_time_from_us(t.base_us, &c->base_lat) != RS_OK)
-            c->base_lat = 0;
+        take_tune(c, &t);
         /* One step over the slowest kind of hop: to a rank of another
          * domain when the group spans several, else to rank 1. */
         uint32_t peer = 1;
@@ -497,7 +492,6 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         goto fail;
     if (member) {
         c->net_hb = net_hb_size(net);
-        c->member_done = member;
         c->mleft = calloc(n, sizeof *c->mleft);
         c->joined = calloc(n, 1);
         if (!c->mleft || !c->joined)
@@ -515,13 +509,13 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
             *out = c;
             return RS_OK;
         }
-        rs_net_at(net, c->t_start, finish_timer, c, 0);
+        rs_net_at(net, c->t_start, rs_coll_finish_timer, c, 0); /* empty: it finishes as it starts */
         *out = c;
         return RS_OK;
     }
     switch (c->algo) {
     case RS_ALGO_RING:
-        rc = op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE ? rs_coll_chain_start(c, err) : rs_coll_ring_start(c, err);
+        rc = coll_rooted(op) ? rs_coll_chain_start(c, err) : rs_coll_ring_start(c, err);
         break;
     case RS_ALGO_TREE:
         rc = rs_coll_tree_start(c, err);

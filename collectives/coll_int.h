@@ -165,6 +165,13 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
  * indices its name gives, else registered now (it starts from a shared
  * event). RS_OK, or RS_ENOMEM. */
 int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit);
+/* Broadcast and Reduce: rooted at rank 0, run as chains (coll_ring.c). */
+static inline int coll_rooted(rs_coll_op op) { return op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE; }
+/* NCCL's base latency as the collective's end pays it: once after the
+ * last completion, none for members joining (they end at their own). */
+static inline rs_time coll_base_lat(const rs_coll *c) { return c->member_done ? 0 : c->base_lat; }
+/* A timer that finishes the collective now (ctx: the rs_coll). */
+void rs_coll_finish_timer(void *ctx, rs_net *net, uint64_t arg);
 /* `k` expected completions happened; finishes the collective at zero. */
 void rs_coll_advance(rs_coll *c, uint64_t k);
 /* The collective is done at t: its bound from its tally, then its done

@@ -168,7 +168,10 @@ static void decode(uint64_t tag, uint32_t *ch, uint32_t *pos, uint32_t *k)
     *k = (uint32_t)(tag & TAG_SEQ_MASK);
 }
 
-/* The last piece `pos` sent has left it: the next may go. */
+static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos);
+
+/* The last piece `pos` sent has left it (a ring's or a chain's): the
+ * next may go. */
 static void ring_left(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)net;
@@ -176,7 +179,10 @@ static void ring_left(void *ctx, rs_net *net, uint64_t tag)
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     c->rr[(size_t)ch * c->n + pos].posting = 0;
-    try_issue(c, ch, pos);
+    if (coll_rooted(c->op)) /* a chain (below) */
+        chain_try(c, ch, pos);
+    else
+        try_issue(c, ch, pos);
 }
 
 /* The credit the receiver of `pos` gave back reaches it: its rcv_base was
@@ -238,22 +244,28 @@ static void ring_take(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     piece_ready(c, ch, next, k);
 }
 
-static void ring_landed(void *ctx, rs_net *net, uint64_t tag);
-
-/* A piece is at its successor: NCCL's per-step latency of the hop beyond
- * the network's passes before the receiver sees it (nccl.model=nccl). */
-static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+/* A piece (tag) is at the successor of its sender: NCCL's per-step
+ * latency of the hop beyond the network's (nccl.model=nccl) passes
+ * before the receiver sees it, landed(c, net, tag) then; 0 when there is
+ * none (call landed now). Rings and chains alike. */
+static int hop_delay(rs_coll *c, rs_net *net, uint64_t tag, rs_net_timer_fn landed)
 {
-    rs_coll *c = ctx;
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     rs_time x = c->rr[(size_t)ch * c->n + pos].hop_extra;
-    if (x) {
-        uint32_t next = pos + 1 == c->n ? 0 : pos + 1;
-        rs_net_at_gpu(net, pos_gpu(c, ch, next), rs_net_now(net) + x, ring_landed, c, tag);
-        return;
-    }
-    ring_landed(ctx, net, tag);
+    if (!x)
+        return 0;
+    uint32_t next = pos + 1 == c->n ? 0 : pos + 1;
+    rs_net_at_gpu(net, pos_gpu(c, ch, next), rs_net_now(net) + x, landed, c, tag);
+    return 1;
+}
+
+static void ring_landed(void *ctx, rs_net *net, uint64_t tag);
+
+static void ring_arrived(void *ctx, rs_net *net, uint64_t tag)
+{
+    if (!hop_delay(ctx, net, tag, ring_landed))
+        ring_landed(ctx, net, tag);
 }
 
 static void ring_landed(void *ctx, rs_net *net, uint64_t tag)
@@ -613,18 +625,7 @@ int rs_coll_ring_join(rs_coll *c, uint32_t x)
  * arrivals per channel. NCCL's per-step latency applies per hop as on a
  * ring (nccl.model=nccl). */
 
-static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos);
 static void chain_arrived(void *ctx, rs_net *net, uint64_t tag);
-
-static void chain_left(void *ctx, rs_net *net, uint64_t tag)
-{
-    (void)net;
-    rs_coll *c = ctx;
-    uint32_t ch, pos, k;
-    decode(tag, &ch, &pos, &k);
-    c->rr[(size_t)ch * c->n + pos].posting = 0;
-    chain_try(c, ch, pos);
-}
 
 static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos)
 {
@@ -639,7 +640,7 @@ static void chain_try(rs_coll *c, uint32_t ch, uint32_t pos)
         uint32_t k = r->issued;
         r->posting = 1;
         if (rs_coll_send_posted(c, ord[pos], ord[pos + 1], coll_split(c->ch_bytes[ch], m, k), chain_arrived,
-                                chain_left, ring_tag(ch, pos, k)) != RS_OK)
+                                ring_left, ring_tag(ch, pos, k)) != RS_OK)
             return;
         r->issued++;
     }
@@ -677,15 +678,8 @@ static void chain_landed(void *ctx, rs_net *net, uint64_t tag)
 
 static void chain_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
-    rs_coll *c = ctx;
-    uint32_t ch, pos, k;
-    decode(tag, &ch, &pos, &k);
-    rs_time x = c->rr[(size_t)ch * c->n + pos].hop_extra;
-    if (x) {
-        rs_net_at_gpu(net, pos_gpu(c, ch, pos + 1), rs_net_now(net) + x, chain_landed, c, tag);
-        return;
-    }
-    chain_landed(ctx, net, tag);
+    if (!hop_delay(ctx, net, tag, chain_landed))
+        chain_landed(ctx, net, tag);
 }
 
 int rs_coll_chain_start(rs_coll *c, rs_err *err)

@@ -68,8 +68,7 @@ void rs_coll_finish_at(rs_coll *c, rs_time t)
         c->done(c->ctx, c->net, c->tag);
 }
 
-/* The base latency after the last completion has passed. */
-static void finish_late(void *ctx, rs_net *net, uint64_t arg)
+void rs_coll_finish_timer(void *ctx, rs_net *net, uint64_t arg)
 {
     (void)arg;
     rs_coll_finish_at(ctx, rs_net_now(net));
@@ -92,8 +91,8 @@ void rs_coll_advance(rs_coll *c, uint64_t k)
         /* NCCL's base latency (kernel launch and set-up) once, at the end:
          * the collective is done that much later (members joining end at
          * their own completions, without it). */
-        if (c->base_lat && !c->member_done)
-            rs_net_at(c->net, rs_net_now(c->net) + c->base_lat, finish_late, c, 0);
+        if (coll_base_lat(c))
+            rs_net_at(c->net, rs_net_now(c->net) + coll_base_lat(c), rs_coll_finish_timer, c, 0);
         else
             rs_coll_finish_at(c, rs_net_now(c->net));
     }

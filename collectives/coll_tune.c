@@ -121,6 +121,21 @@ typedef struct tune_in {
     int nvls;            /* NVLS may run */
 } tune_in;
 
+/* The per-step latencies NCCL's model and the simulation share: the
+ * ring's net overhead on intra-domain steps across nodes (1 us, 2 us on
+ * AMD hosts, 3x for Simple), a network step's latency (the tree's when
+ * every domain holds one rank), the row a Broadcast or Reduce step
+ * takes (Simple's is the tree's). */
+static double net_overhead(const tune_in *in, int p)
+{
+    return in->nodes > 1 ? (cpu_amd(in->gpu) ? 2.0 : 1.0) * (p == P_SIMPLE ? 3 : 1) : 0;
+}
+static double net_step(const tune_in *in, int a, int p)
+{
+    return in->ppn == 1 ? hw_lat[HW_NET][A_TREE][p] : hw_lat[HW_NET][a][p];
+}
+static int rooted_row(int p) { return p == P_SIMPLE ? A_TREE : A_RING; }
+
 /* NCCL's bandwidth (GB/s, algorithm bandwidth) and latency (us) of
  * algorithm a and protocol p for *in; bw 0: NCCL would not use it. */
 static void model(const tune_in *in, int a, int p, double *bw_out, double *lat_out)
@@ -128,7 +143,7 @@ static void model(const tune_in *in, int a, int p, double *bw_out, double *lat_o
     *bw_out = 0;
     *lat_out = 0;
     int ar = in->op == RS_COLL_ALLREDUCE;
-    int rooted = in->op == RS_COLL_BROADCAST || in->op == RS_COLL_REDUCE; /* NCCL weighs the ring alone */
+    int rooted = coll_rooted(in->op); /* NCCL weighs the ring alone */
     if ((a == A_TREE && !ar) || (rooted && a != A_RING))
         return;
     if (a == A_NVLS && (p != P_SIMPLE || !in->nvls || in->nch < 2))
@@ -162,17 +177,14 @@ static void model(const tune_in *in, int a, int p, double *bw_out, double *lat_o
         bus *= a == A_RING || a == A_NVLS ? n / nsteps : .5;
     double lat = base_lat[a][p];
     double intra_lat = hw_lat[HW_NVLINK][a][p];
-    double inter_lat = in->ppn == 1 ? hw_lat[HW_NET][A_TREE][p] : hw_lat[HW_NET][a][p];
+    double inter_lat = net_step(in, a, p);
     if (a == A_RING && rooted) {
         /* Reduce and Broadcast: a chunk's latency per step (Simple's the
          * tree's), NCCL's branch for channels that differ. */
         int hw = nodes == 1 ? HW_NVLINK : HW_NET;
-        lat += nsteps * hw_lat[hw][p == P_SIMPLE ? A_TREE : A_RING][p];
+        lat += nsteps * hw_lat[hw][rooted_row(p)][p];
     } else if (a == A_RING) {
-        double overhead = 0;
-        if (nodes > 1)
-            overhead = (cpu_amd(in->gpu) ? 2.0 : 1.0) * (p == P_SIMPLE ? 3 : 1);
-        intra_lat = fmax(intra_lat, overhead);
+        intra_lat = fmax(intra_lat, net_overhead(in, p));
         double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * (nodes - 1) : nodes - 1;
         lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
     } else if (a == A_TREE) {
@@ -227,7 +239,8 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     /* The candidates: the forced algorithm (traffic.algo, workload.algo
      * or nccl.algo) or every one NCCL would weigh; the forced protocol or
      * every one. */
-    rs_coll_algo forced = c->algo != RS_ALGO_AUTO ? c->algo : (rs_coll_algo)nc->algo;
+    static const rs_coll_algo nccl_algo[RS_NCCL_NALGOS] = { RS_ALGO_AUTO, RS_ALGO_RING, RS_ALGO_TREE, RS_ALGO_NVLS };
+    rs_coll_algo forced = c->algo != RS_ALGO_AUTO ? c->algo : nccl_algo[nc->algo];
     static const rs_coll_algo algos[] = { RS_ALGO_TREE, RS_ALGO_RING, RS_ALGO_NVLS };
     double best = INFINITY;
     out->algo = RS_ALGO_AUTO;
@@ -270,14 +283,12 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     if (out->algo == RS_ALGO_NVLS) {
         out->base_us = hw_lat[HW_NVLINK][A_NVLS][pi];
         out->hop_us[0] = out->hop_us[1] = 0;
-    } else if (out->algo == RS_ALGO_RING && (c->op == RS_COLL_BROADCAST || c->op == RS_COLL_REDUCE)) {
-        int row = pi == P_SIMPLE ? A_TREE : A_RING;
-        out->hop_us[0] = hw_lat[HW_NVLINK][row][pi];
-        out->hop_us[1] = hw_lat[HW_NET][row][pi];
+    } else if (out->algo == RS_ALGO_RING && coll_rooted(c->op)) {
+        out->hop_us[0] = hw_lat[HW_NVLINK][rooted_row(pi)][pi];
+        out->hop_us[1] = hw_lat[HW_NET][rooted_row(pi)][pi];
     } else if (out->algo == RS_ALGO_RING) {
-        double overhead = in.nodes > 1 ? (cpu_amd(in.gpu) ? 2.0 : 1.0) * (pi == P_SIMPLE ? 3 : 1) : 0;
-        out->hop_us[0] = fmax(hw_lat[HW_NVLINK][A_RING][pi], overhead);
-        out->hop_us[1] = in.ppn == 1 ? hw_lat[HW_NET][A_TREE][pi] : hw_lat[HW_NET][A_RING][pi];
+        out->hop_us[0] = fmax(hw_lat[HW_NVLINK][A_RING][pi], net_overhead(&in, pi));
+        out->hop_us[1] = net_step(&in, A_RING, pi);
     } else {
         out->hop_us[0] = hw_lat[HW_NVLINK][A_TREE][pi];
         out->hop_us[1] = hw_lat[HW_NET][A_TREE][pi];

@@ -68,7 +68,7 @@ static void defaults(rs_net_config *c)
      * preset sets the NCCL model (docs/collectives.md). */
     c->nccl.model = RS_NCCL_IDEAL;
     c->nccl.proto = RS_PROTO_AUTO;
-    c->nccl.algo = 0;
+    c->nccl.algo = RS_NCCL_ALGO_AUTO;
     c->nccl.nvls = RS_NVLS_AUTO;
     c->nccl.channels = 0;
     c->nccl.gpu = RS_GPU_H100;

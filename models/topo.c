@@ -174,12 +174,9 @@ static int check_config(const rs_net_config *c, rs_err *err)
                           "(rto_us above 0) below 10^8 seconds");
     const rs_nccl_config *nc = &c->nccl;
     if ((unsigned)nc->model > RS_NCCL_NCCL || (unsigned)nc->proto >= RS_NCCL_NPROTOS ||
-        (unsigned)nc->nvls > RS_NVLS_OFF || (unsigned)nc->gpu > RS_GPU_GB200)
-        return rs_err_set(err, RS_EINVAL, "nccl.*: expected nccl.model, nccl.protocol, nccl.nvls and system.gpu "
-                          "among their names (railsim help keys)");
-    /* rs_coll_algo: auto, ring, tree or nvls (0, 1, 2, 6). */
-    if (!(nc->algo == 0 || nc->algo == 1 || nc->algo == 2 || nc->algo == 6))
-        return rs_err_set(err, RS_EINVAL, "nccl.algo: expected auto, ring, tree or nvls");
+        (unsigned)nc->algo >= RS_NCCL_NALGOS || (unsigned)nc->nvls > RS_NVLS_OFF || (unsigned)nc->gpu > RS_GPU_GB200)
+        return rs_err_set(err, RS_EINVAL, "nccl.*: expected nccl.model, nccl.protocol, nccl.algo, nccl.nvls and "
+                          "system.gpu among their names (railsim help keys)");
     if (nc->channels > 32)
         return rs_err_set(err, RS_EINVAL, "nccl.channels: expected at most 32 (0: railsim's rule)");
     return RS_OK;

@@ -66,6 +66,7 @@ static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pai
 static const char *const nccl_model_names[] = { "ideal", "nccl", NULL };
 static const char *const proto_names[] = { "auto", "simple", "ll", "ll128", NULL };
 static const char *const nvls_names[] = { "auto", "on", "off", NULL };
+static const char *const nccl_algo_names[] = { "auto", "ring", "tree", "nvls", NULL }; /* rs_nccl_algo order */
 static const char *const gpu_names[] = { "v100", "a100", "h100", "h200", "b200", "gb200", NULL };
 /* rs_scenario_preset order. */
 static const char *const preset_names[] = { "none", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
@@ -183,7 +184,7 @@ static const rs_key keys[] = {
     ENUM("nccl.protocol", net.nccl.proto, proto_names,
          "NCCL_PROTO: the protocol of AllReduce, AllGather and ReduceScatter; auto: NCCL's tuner picks "
          "(nccl.model=nccl)"),
-    ENUM("nccl.algo", net.nccl.algo, algo_names,
+    ENUM("nccl.algo", net.nccl.algo, nccl_algo_names,
          "NCCL_ALGO: auto, ring, tree or nvls for AllReduce, AllGather and ReduceScatter when traffic.algo or "
          "workload.algo is auto (nccl.model=nccl)"),
     ENUM("nccl.nvls", net.nccl.nvls, nvls_names,

@@ -86,6 +86,9 @@ typedef enum {
 typedef enum { RS_PROTO_AUTO = 0, RS_PROTO_SIMPLE, RS_PROTO_LL, RS_PROTO_LL128 } rs_nccl_proto;
 #define RS_NCCL_NPROTOS 4
 typedef enum { RS_NVLS_AUTO = 0, RS_NVLS_ON, RS_NVLS_OFF } rs_nvls_mode;
+/* nccl.algo: the algorithms NCCL_ALGO may name that railsim runs. */
+typedef enum { RS_NCCL_ALGO_AUTO = 0, RS_NCCL_ALGO_RING, RS_NCCL_ALGO_TREE, RS_NCCL_ALGO_NVLS } rs_nccl_algo;
+#define RS_NCCL_NALGOS 4
 /* GPUs whose generation sets NCCL's constants (src/graph/tuning.cc is
  * indexed by Volta, Ampere, Hopper, Blackwell). */
 typedef enum {
@@ -94,7 +97,7 @@ typedef enum {
 typedef struct rs_nccl_config {
     int model;         /* rs_nccl_model: nccl.model */
     int proto;         /* rs_nccl_proto: nccl.protocol (NCCL_PROTO); auto: NCCL's tuner picks */
-    int algo;          /* nccl.algo (NCCL_ALGO) as an rs_coll_algo value (coll.h): 0 auto, ring, tree, nvls */
+    int algo;          /* rs_nccl_algo: nccl.algo (NCCL_ALGO) */
     int nvls;          /* rs_nvls_mode: nccl.nvls (NCCL_NVLS_ENABLE); auto: on where the GPUs have NVLink SHARP */
     uint32_t channels; /* nccl.channels (NCCL_MIN/MAX_NCHANNELS); 0: railsim's rule (coll.h) */
     int gpu;           /* rs_gpu_model: system.gpu */
