@@ -74,6 +74,7 @@ struct rs_net_tl {
     rs_time split_t;       /* that tick's time */
     uint64_t split_a, split_b; /* this process: no packet and its messages done; nothing pending */
     rs_time split_wake;    /* earliest wake from an own event while stopped */
+    rs_time quiet_since;   /* the tick that skipped a quiet stretch (next_tick); RS_TIME_MAX: none */
     /* What the keyer gives the records being written (tl_key). */
     uint32_t scan_pass, scan_port; /* a scan's pass and port + 1; 0: not scanning */
     int scan_final;        /* the scan of rs_net_timeline_stop, after every event */
@@ -178,8 +179,9 @@ static void touched_in_order(rs_net *net, rs_net_tl *s)
  * nothing and have no queue), their bytes integrated from their flows'
  * rates (the backend's port_bytes): utilisation from rates, not lumps of a
  * whole flow when it ends. */
-static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
+static int scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
 {
+    int active = 0; /* a port of this process sent, queued or is sending */
     rs_timeline *tl = s->tl;
     int want_s = samples && rs_timeline_wants(tl, RS_TL_SAMPLE);
     int want_e = rs_timeline_wants(tl, RS_TL_ECN);
@@ -204,6 +206,7 @@ static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
             continue; /* sent nothing since the last tick, nothing queued */
         if (RS_UNLIKELY(split(net)) && !rs_part_owns_node(net, p->node))
             continue; /* its process samples it */
+        active = 1;
         s->scan_port = i + 1;
         uint64_t bps, ser = carried(net, i, now, &bps);
         if (bps)
@@ -260,6 +263,42 @@ static void scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
         s->ecn_seen = net->st.ecn_marked;
     s->t_prev = now;
     s->scan_pass = s->scan_port = 0;
+    return active;
+}
+
+/* Quiet since the tick at `last`: the first tick at or after t (a later
+ * multiple of the interval than `last`), t_prev as the ticks skipped
+ * would have left it. */
+static rs_time skip_to(rs_net_tl *s, rs_time last, rs_time t)
+{
+    rs_time up = (t + s->interval - 1) / s->interval * s->interval;
+    if (up <= last)
+        up = last + s->interval;
+    s->t_prev = up - s->interval;
+    s->quiet_since = last;
+    return up;
+}
+
+/* The tick after one at `now` whose scan found every port quiet (active
+ * 0: nothing sent since the last tick, nothing queued, no frame on a
+ * wire). At packet level nothing moves until the next event, so every
+ * tick before it would find the same and write nothing: the next is the
+ * first multiple of the interval at or after that event (at equal times
+ * the sampler runs last), and t_prev is where those ticks would have left
+ * it. A retransmit timeout's seconds of silence (docs/systems.md) then
+ * cost one tick, not one per interval. At flow level flows move without
+ * events, and a split run decides its ticks at window ends: every
+ * interval, as before. */
+static rs_time next_tick(rs_net *net, rs_net_tl *s, rs_time now, int active)
+{
+    rs_time next = now + s->interval;
+    s->quiet_since = RS_TIME_MAX;
+    if (active || net->be->rates || split(net))
+        return next;
+    rs_time t = rs_sim_next_time(net->sim);
+    if (t == RS_TIME_MAX || t <= next)
+        return next;
+    return skip_to(s, now, t);
 }
 
 static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
@@ -271,11 +310,11 @@ static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
         return; /* the timeline was stopped (and maybe started again) */
     s->next_tick = RS_TIME_MAX;
     rs_time now = rs_sim_now(sim);
-    scan(net, s, now, 1);
+    int active = scan(net, s, now, 1);
     if (RS_UNLIKELY(split(net)))
         split_snapshot(net, s, now); /* decided at the window's end: rs_net_tl_window_end */
     else if (!idle(net) && ticking(s))
-        schedule(net, s, now + s->interval);
+        schedule(net, s, next_tick(net, s, now, active));
 }
 
 static void wake_at(rs_net *net, rs_net_tl *s, rs_time now)
@@ -291,9 +330,20 @@ static void wake_at(rs_net *net, rs_net_tl *s, rs_time now)
 void rs_net_tl_wake(rs_net *net)
 {
     rs_net_tl *s = net->tl;
+    rs_time now = rs_sim_now(net->sim);
+    if (s->quiet_since != RS_TIME_MAX && s->next_tick != RS_TIME_MAX) {
+        /* A quiet stretch skipped to its next event, and traffic starts
+         * before it (a sender between two rs_net_run calls): the tick the
+         * interval would have given, at or after now. */
+        rs_time t = s->next_tick, up = skip_to(s, s->quiet_since, now);
+        if (up < t)
+            schedule(net, s, up);
+        else
+            s->t_prev = t - s->interval;
+        return;
+    }
     if (s->next_tick != RS_TIME_MAX || s->split_pending || !ticking(s))
         return;
-    rs_time now = rs_sim_now(net->sim);
     if (RS_UNLIKELY(split(net)) && !rs_sim_running_shared(net->sim)) {
         /* One process's event (a retransmission): the others learn of it
          * at the window's end, before the tick it asks for (window_cap). */
@@ -448,6 +498,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     s->t_prev = now;
     s->next_tick = RS_TIME_MAX;
     s->split_wake = RS_TIME_MAX;
+    s->quiet_since = RS_TIME_MAX;
     s->ecn_seen = net->st.ecn_marked;
     s->cnp_seen = net->st.cnps_sent;
     net->tl = s;

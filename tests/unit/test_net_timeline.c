@@ -595,6 +595,77 @@ static void test_sampler_sleeps_while_idle(void)
     rs_net_destroy(net);
 }
 
+/* Sum of a port's sampled utilisations, as bytes (400 Gb/s, ticks of 1 us). */
+static double util_bytes(const tl_read *t, uint32_t port)
+{
+    double sum = 0;
+    for (size_t i = 0; i < t->nsample; i++)
+        if (t->sample[i].u.sample.port == port)
+            sum += t->sample[i].u.sample.util;
+    return sum * 400e9 / 8 * 1e-6;
+}
+
+/* A lossy incast whose senders wait out a 100 ms retransmit timeout, and
+ * a send from outside the run in the middle of the wait: the sampler skips
+ * the quiet stretches (a few hundred ticks, not 100,000 a microsecond
+ * apart), still samples on its 1 us grid, resumes at the first tick at or
+ * after the outside send, and its utilisations still add up to what the
+ * ports sent. */
+static void test_sampler_skips_a_timeout_wait(void)
+{
+    const rs_time us = 1000000;
+    rs_net_config c;
+    rs_fx_config(&c, 9, 1, 16);
+    c.pfc = 0;
+    c.buffer_bytes = 64u << 10;
+    c.ecn = 0;
+    c.rto_us = 100000;
+    rs_net *net = rs_fx_net(&c);
+    rs_timeline *tl = open_tl("quiet.tl", RS_TL_ALL);
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_net_timeline_start(net, tl, us, &err), RS_OK);
+    for (uint32_t s = 1; s <= 8; s++)
+        rs_net_at(net, s * 37000, send_from, &incast_bytes, s);
+    const rs_time mid = 50000 * us + 123457; /* off the grid */
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, mid), RS_OK);
+    static uint64_t bytes = 1u << 20;
+    CU_ASSERT_EQUAL(rs_fx_send(net, 1, 2, bytes, NULL, NULL, 99), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT(st.timeouts > 0);
+    CU_ASSERT(st.msgs_done == st.msgs);
+    CU_ASSERT(rs_net_now(net) > 100000 * us);
+    CU_ASSERT(rs_net_timeline_events(net) < 5000);
+    close_tl(net, tl);
+
+    tl_read t;
+    read_tl(tpath("quiet.tl"), rs_net_port_count(net), &t);
+    uint32_t nic1 = rs_net_port_count(net), bn = net->leaf_port[0];
+    rs_time first = RS_TIME_MAX;
+    size_t off_grid = 0;
+    for (size_t i = 0; i < t.nsample; i++) {
+        rs_time ts = t.sample[i].u.sample.time_ps;
+        off_grid += ts % us != 0;
+        if (ts > mid && ts < 100000 * us && net->ports[t.sample[i].u.sample.port].kind == RS_PORT_NIC &&
+            ts < first) {
+            first = ts;
+            nic1 = t.sample[i].u.sample.port;
+        }
+    }
+    CU_ASSERT_EQUAL(off_grid, 0);
+    CU_ASSERT_EQUAL(first, (mid / us + 1) * us); /* the outside send's first tick */
+    rs_net_port_info pi;
+    rs_net_port_info_get(net, bn, &pi);
+    CU_ASSERT(util_bytes(&t, bn) > (double)pi.tx_bytes * 0.999);
+    CU_ASSERT(util_bytes(&t, bn) < (double)pi.tx_bytes * 1.001);
+    rs_net_port_info_get(net, nic1, &pi);
+    CU_ASSERT(util_bytes(&t, nic1) > (double)pi.tx_bytes * 0.999);
+    CU_ASSERT(util_bytes(&t, nic1) < (double)pi.tx_bytes * 1.001);
+    free_tl(&t);
+    rs_net_destroy(net);
+}
+
 /* A message that can never complete (ideal transport, a lost packet)
  * leaves only the sampler: it stops, and the run ends. */
 static void test_sampler_does_not_keep_a_stuck_run_alive(void)
@@ -670,6 +741,7 @@ static const rs_cu_test net_timeline_tests[] = {
     RS_CU_TEST(test_masks_turn_kinds_off),
     RS_CU_TEST(test_results_identical_with_and_without_timeline),
     RS_CU_TEST(test_sampler_sleeps_while_idle),
+    RS_CU_TEST(test_sampler_skips_a_timeout_wait),
     RS_CU_TEST(test_sampler_does_not_keep_a_stuck_run_alive),
     RS_CU_TEST(test_stop_and_restart),
 };
