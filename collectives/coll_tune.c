@@ -314,6 +314,27 @@ void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
     out->hop_us[1] = hw_lat[HW_NET][A_RING][pi];
 }
 
+void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire, rs_time *extra)
+{
+    *wire = bytes;
+    *extra = 0;
+    if (rs_net_nccl(net)->model != RS_NCCL_NCCL || src == dst)
+        return;
+    int pi = bytes <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
+    if (pi == P_LL)
+        *wire = bytes * 2;
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    uint32_t hb = ti.hb_domains ? rs_net_gpus(net) / ti.hb_domains : 1;
+    int hw = src / hb == dst / hb ? HW_NVLINK : HW_NET;
+    rs_time want, ser = 0, lat = 0;
+    if (rs_time_from_us(base_lat[A_RING][pi] + hw_lat[hw][A_RING][pi], &want) != RS_OK)
+        return;
+    if (rs_net_hop_estimate(net, src, dst, RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+        ser = lat = 0;
+    *extra = want > ser + lat ? want - (ser + lat) : 0;
+}
+
 uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes)
 {
     switch (c->proto) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "pool.h"
 
 static void msg_done(void *ctx, rs_net *net, uint64_t tag);
@@ -181,15 +182,20 @@ static void add_bound_peer(rs_replay *r, uint32_t peer, rs_time b)
     r->owed[r->nowed++] = (owed){ b, peer, 0 };
 }
 
-void rs_replay_send_start(rs_replay *r, uint32_t rank, uint32_t j)
+/* Rank's SEND j goes onto the network now, as many bytes as its
+ * protocol puts on the wire. */
+static void send_go(void *ctx, rs_net *net, uint64_t arg)
 {
+    rs_replay *r = ctx;
+    uint32_t rank = (uint32_t)(arg >> 32), j = (uint32_t)arg;
     const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
     uint32_t peer = rs_trace_slot(r->t, rank, o->comm);
     rs_net_msg m;
     rs_net_msg_init(&m);
     m.src = r->gpu[rank];
     m.dst = r->gpu[peer];
-    m.bytes = o->bytes;
+    rs_time extra;
+    rs_coll_p2p_cost(net, m.src, m.dst, o->bytes, &m.bytes, &extra);
     m.ctx = r;
     if (r->sync == RS_SYNC_RANK) {
         uint32_t i = p2p_get(r, rank, j);
@@ -214,6 +220,23 @@ void rs_replay_send_start(rs_replay *r, uint32_t rank, uint32_t j)
                        rank, j, rs_replay_label(r, o), (unsigned long long)o->bytes, peer, r->gpu[rank], r->gpu[peer],
                        rs_strerror(rc), rc == RS_EUNREACH ? " (between rails of a rail-only network, routing.pxn "
                                                   "must not be off)" : "");
+}
+
+/* Under nccl.model=nccl a send waits NCCL's point-to-point latency beyond
+ * the network's (rs_coll_p2p_cost) before its bytes go: its kernel's and
+ * proxy's share, charged where the send starts, as a collective's base
+ * latency is charged once per operation. */
+void rs_replay_send_start(rs_replay *r, uint32_t rank, uint32_t j)
+{
+    const rs_op *o = &r->cls[r->rk[rank].cls].ops[j];
+    uint32_t src = r->gpu[rank], dst = r->gpu[rs_trace_slot(r->t, rank, o->comm)];
+    uint64_t wire, arg = (uint64_t)rank << 32 | j;
+    rs_time extra;
+    rs_coll_p2p_cost(r->net, src, dst, o->bytes, &wire, &extra);
+    if (extra)
+        rs_net_at_gpu(r->net, src, rs_net_now(r->net) + extra, send_go, r, arg);
+    else
+        send_go(r, r->net, arg);
 }
 
 /* Message kk from peer's slot `back` has arrived at `peer`: its RECV

@@ -306,6 +306,16 @@ RS_API int rs_coll_part_pack(const rs_coll *coll, void **buf, size_t *len);
  * read as one. */
 RS_API int rs_coll_part_finish(rs_coll *coll, const void *const *all, const size_t *len, uint32_t n);
 
+/* NCCL's cost of one ncclSend of `bytes` from GPU src to dst, under
+ * nccl.model=nccl (docs/collectives.md, "Point-to-point"): *wire, the
+ * bytes its protocol puts on the wire (LL, x2, up to
+ * NCCL_P2P_LL_THRESHOLD; else Simple, as many), and *extra, the latency
+ * NCCL adds beyond what the network simulates (the ring's base latency
+ * and one ring step over the kind of hop src -> dst is, less the network's
+ * own time for a 64-byte message). Under nccl.model=ideal: bytes and 0. */
+RS_API void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire,
+                             rs_time *extra);
+
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
  * all-to-all, 1 for send/recv, Broadcast and Reduce. n = 0 gives 0. */
