@@ -19,7 +19,9 @@
  * It stops rescheduling when the network is idle (no packet alive and
  * every message done, or no other event pending), so it never keeps a run
  * alive; rs_net_tl_wake starts it again at the next multiple when traffic
- * can start again.
+ * can start again. At packet level a tick that finds every port quiet
+ * goes on at the first multiple at or after the next event (next_tick):
+ * the ticks between would write nothing.
  *
  * The sampler's events are the only change a timeline makes to a run: it
  * runs on an entity of its own, reads and never writes model state, so
