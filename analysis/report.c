@@ -162,8 +162,10 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
                 str_time(s, "flows.fct_ps.p99"), str_time(s, "flows.fct_ps.max"));
     const json_t *co = get(s, "collective");
     if (json_is_object(co)) {
-        fprintf(out, "  collective  %s (%s), %s ranks, %s, %zu of %s iteration(s)", str_s(co, "op"),
-                str_s(co, "algo"), str_u(co, "ranks"), has_u(co, "bytes") ? fmt_bytes(get_u(co, "bytes")) : "-",
+        /* NCCL's protocol after the algorithm, where the run had one. */
+        const char *proto = json_string_value(get(co, "protocol"));
+        fprintf(out, "  collective  %s (%s%s%s), %s ranks, %s, %zu of %s iteration(s)", str_s(co, "op"),
+                str_s(co, "algo"), proto ? "/" : "", proto ? proto : "", str_u(co, "ranks"), has_u(co, "bytes") ? fmt_bytes(get_u(co, "bytes")) : "-",
                 json_array_size(get(co, "times_ps")), str_u(co, "iters"));
         if (has_u(co, "time_ps"))
             fprintf(out, ": mean %s", fmt_time(get_u(co, "time_ps")));

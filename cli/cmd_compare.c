@@ -173,7 +173,7 @@ static double bound_ps(const json_t *s)
  * (routing.flowlet_gap_us, transport.recovery) shows up without a
  * change here. */
 
-enum { ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
+enum { ST_SYSTEM, ST_FORWARDING, ST_ROUTING, ST_TRANSPORT, ST_RECOVERY, ST_CC, ST_FIDELITY, ST_COUNT };
 
 /* A scenario key a line shows when the scenario has it; a key that only
  * matters in one mode (the flowlet gap) only when if_key has if_value. */
@@ -188,6 +188,8 @@ static const struct setting {
     const char *member; /* compare.json settings member */
     setting_key keys[SETTING_KEYS];
 } settings[ST_COUNT] = {
+    /* the system, and how collectives are costed on it (docs/systems.md) */
+    { "system", "system", { { .key = "system.preset" }, { .key = "system.gpu" }, { .key = "nccl.model" } } },
     { "forwarding", "forwarding", { { .key = "routing.pxn" } } },
     { "routing", "routing", { { .key = "routing.ecmp" }, { "routing.flowlet_gap_us", "routing.ecmp", "flowlet" } } },
     { "transport", "transport", { { .key = "transport.kind" } } },

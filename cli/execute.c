@@ -105,8 +105,10 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
     const json_t *co = json_object_get(s, "collective");
     if (co) {
         const json_t *t = json_object_get(co, "time_ps");
-        fprintf(f, "  collective %s (%s), %lld ranks, %s, %zu of %lld iteration(s)",
+        const char *proto = json_string_value(json_object_get(co, "protocol")); /* NCCL's, where it ran */
+        fprintf(f, "  collective %s (%s%s%s), %lld ranks, %s, %zu of %lld iteration(s)",
                 json_string_value(json_object_get(co, "op")), json_string_value(json_object_get(co, "algo")),
+                proto ? "/" : "", proto ? proto : "",
                 (long long)json_integer_value(json_object_get(co, "ranks")), BYTES(JI(co, "bytes")),
                 json_array_size(json_object_get(co, "times_ps")),
                 (long long)json_integer_value(json_object_get(co, "iters")));

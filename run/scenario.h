@@ -55,7 +55,7 @@ typedef enum {
     RS_PRESET_GB200_NVL72
 } rs_scenario_preset;
 /* The system a scenario is unless it says otherwise. */
-#define RS_PRESET_DEFAULT RS_PRESET_NONE
+#define RS_PRESET_DEFAULT RS_PRESET_DGX_H100
 
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */

@@ -19,7 +19,7 @@ fi
 "$RS" report "$TMP/run" >"$TMP/report" 2>"$TMP/stderr"
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^  status      complete' "$TMP/report" &&
-   grep -q 'collective  allreduce (ring), 8 ranks' "$TMP/report" &&
+   grep -Eq 'collective  allreduce \((ring|tree)/(ll|ll128|simple)\), 8 ranks' "$TMP/report" &&
    grep -q '^busiest ports by tx_bytes (top 10 of' "$TMP/report" &&
    grep -q '^busiest ports by max queue' "$TMP/report" &&
    grep -q '^timeline: none' "$TMP/report"; then

@@ -145,7 +145,7 @@ if command -v script >/dev/null 2>&1; then
     env -u CI script -qec "'$RS' run $PROG '$E2E/small.json' >'$TMP/prog.out'" /dev/null >"$TMP/prog.tty" 2>&1
     rc=$?
     [ $rc -eq 0 ] && grep -Eq '[0-9]+\.[0-9] %, ETA [^;]+; simulated [0-9.]+ (ns|us|ms|s), [0-9]+ events' "$TMP/prog.tty" \
-        && ! grep -q 'ETA' "$TMP/prog.out" && grep -q '^  collective allreduce (ring), 32 ranks, 256.00 MiB, 12 of 12' "$TMP/prog.out" \
+        && ! grep -q 'ETA' "$TMP/prog.out" && grep -Eq '^  collective allreduce \(ring(/[a-z0-9]+)?\), 32 ranks, 256.00 MiB, 12 of 12' "$TMP/prog.out" \
         && ok "progress line: percent and ETA on a terminal, never on stdout" \
         || fail "progress line (exit $rc): $(tr '\r' '\n' <"$TMP/prog.tty" | tail -3)"
     CI=true script -qec "'$RS' run $PROG '$E2E/small.json' >/dev/null" /dev/null >"$TMP/prog_ci.tty" 2>&1

@@ -41,7 +41,7 @@ check "ring allreduce: bound_ps = 112 MiB over the NIC payload rate, below the t
     "d['collective']['bound_ps'] == 28672 * 4178 * 20 < d['collective']['time_ps']"
 check "ring allreduce: complete, every message delivered, no relay" "$s" \
     "d['status'] == 'complete' and d['flows']['count'] == d['flows']['completed'] > 0 and d['payload_bytes']['hb'] == 0"
-"$RS" run $AR --set topology.kind=rail-only --set traffic.algo=ring | grep -q '^  collective allreduce (ring), 8 ranks, .*algbw .* GB/s, busbw .* GB/s' \
+"$RS" run $AR --set topology.kind=rail-only --set traffic.algo=ring | grep -Eq '^  collective allreduce \(ring/(ll|ll128|simple)\), 8 ranks, .*algbw .* GB/s, busbw .* GB/s' \
     && ok "human summary has the collective line" || fail "human summary collective line"
 
 # (2) auto resolves to a real algorithm and says which; the scenario echo

@@ -56,12 +56,13 @@ sc = json.load(open('$TMP/c/rail-only/summary.json'))['scenario']
 st = json.load(open('$TMP/c/compare.json'))['cases'][0]['settings']
 routing = {'routing.' + k: v for k, v in sc['routing'].items() if k == 'ecmp' or (k == 'flowlet_gap_us' and sc['routing']['ecmp'] == 'flowlet')}
 print(st == {
+    'system': {'system.preset': 'dgx-h100', 'system.gpu': 'h100', 'nccl.model': 'nccl'},
     'forwarding': {'routing.pxn': 'auto', 'rail_only': 'pxn', 'fat_tree': 'pxn'},
     'routing': routing, 'transport': {'transport.kind': 'roce'},
     'recovery': {'transport.recovery': sc['transport']['recovery']},
     'congestion_control': {'transport.cc': 'dcqcn', 'transport.dcqcn.profile': 'connectx', 'dcqcn_defaults': True, 'dcqcn_changed': {}},
     'fidelity': {'fidelity': 'packet'}} and routing['routing.ecmp'] == 'flow' and st['recovery']['transport.recovery'] == 'go-back-n')")
-[ "$v" = True ] && ok "compare.json settings: forwarding resolved per topology, routing, transport, recovery, cc, fidelity" \
+[ "$v" = True ] && ok "compare.json settings: the system (DGX H100 by default), forwarding resolved per topology, routing, transport, recovery, cc, fidelity" \
     || fail "compare.json settings: $(json_get "$TMP/c/compare.json" "d['cases'][0]['settings']")"
 for want in "- forwarding: routing.pxn=auto: cross-rail messages relay through the source's HB domain to the destination's rail (PXN), on both topologies" \
             "- routing: routing.ecmp=flow" "- transport: transport.kind=roce" \

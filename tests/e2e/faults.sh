@@ -20,14 +20,20 @@ conserved() {
         "d['packets']['sent'] == d['packets']['delivered'] + d['packets']['dropped'] and d['packets']['in_flight'] == 0"
 }
 
+# The mechanisms are checked on railsim's generic network (system.preset=
+# none: its 1 ms transport timeout, bandwidth-perfect collectives), whose
+# packet placements these checks name; (8b) checks the default DGX H100's
+# NCCL timeout.
+GEN="--set system.preset=none"
+
 # (1) Ring AllReduce of 8 MiB over 32 GPUs of a two-tier fat tree (8 leaves,
 # 4 spines); leaf0's uplink p4 fails at 150 us, routes change 5 us later.
 FT="--set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 --set seed=5"
 AR="$FT --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=8388608"
-"$RS" run -q $AR -o "$TMP/ar0" || fail "ring allreduce without faults: run failed"
+"$RS" run -q $GEN $AR -o "$TMP/ar0" || fail "ring allreduce without faults: run failed"
 # (leaf0.p5 carries pieces' frames at 150 us: which link does follows the
 # pieces' ECMP entropy, their serials in the ring's block)
-"$RS" run -q $AR --fault "150us link-down leaf0.p5" --set faults.convergence_us=5 --set timeline.heavy=false \
+"$RS" run -q $GEN $AR --fault "150us link-down leaf0.p5" --set faults.convergence_us=5 --set timeline.heavy=false \
     --capture 'gpu*.nic,leaf0.p5,spine1.p0' --set capture.snaplen=64 \
     -o "$TMP/ar1" && ok "ring allreduce with a link failure completes (exit 0)" || fail "ring allreduce with a link failure: exit $?"
 s="$TMP/ar1/summary.json"
@@ -95,8 +101,8 @@ check "capture: frames the failed cable's ports sent that arrive after the failu
 # (2) All-to-all on the same fat tree; a spine link drawn by the seed fails
 # at 20 us with instant convergence: traffic moves to the other spines.
 A2A="$FT --set traffic.kind=all-to-all --set traffic.bytes=262144"
-"$RS" run -q $A2A -o "$TMP/a0" || fail "all-to-all without faults: run failed"
-"$RS" run -q $A2A --fault "20us link-down any-spine-link" -o "$TMP/a1" \
+"$RS" run -q $GEN $A2A -o "$TMP/a0" || fail "all-to-all without faults: run failed"
+"$RS" run -q $GEN $A2A --fault "20us link-down any-spine-link" -o "$TMP/a1" \
     && ok "spine-link failure: run completes" || fail "spine-link failure: exit $?"
 t0=$(json_get "$TMP/a0/summary.json" "d['flows']['fct_ps']['max']")
 check "spine-link failure: drawn target is a leaf-spine link, routes recomputed at once" "$TMP/a1/summary.json" \
@@ -104,7 +110,7 @@ check "spine-link failure: drawn target is a leaf-spine link, routes recomputed 
 check "spine-link failure: no timeout, last message within 1.5x of the fault-free run" "$TMP/a1/summary.json" \
     "d['status'] == 'complete' and d['packets']['timeouts'] == 0 and d['flows']['fct_ps']['max'] < 1.5 * $t0"
 conserved "spine-link failure" "$TMP/a1/summary.json"
-"$RS" run -q $A2A --fault "20us link-down any-spine-link" -o "$TMP/a2" >/dev/null 2>&1
+"$RS" run -q $GEN $A2A --fault "20us link-down any-spine-link" -o "$TMP/a2" >/dev/null 2>&1
 [ "$(strip_host "$TMP/a1/summary.json")" = "$(strip_host "$TMP/a2/summary.json")" ] \
     && ok "spine-link failure: same seed, same draw and summary" || fail "class draw not deterministic"
 
@@ -112,12 +118,12 @@ conserved "spine-link failure" "$TMP/a1/summary.json"
 # start; 4 MiB from GPU 0 to GPU 8 (both rail 0) go through the HB domains
 # and rail 1 (GPU 1 -> GPU 9).
 RO="--set topology.kind=rail-only --set traffic.kind=single --set traffic.src=0 --set traffic.dst=8 --set traffic.bytes=4194304"
-"$RS" run -q $RO --fault "0 nic-down gpu0" -o "$TMP/r1" && ok "rail-only NIC failure: message completes" \
+"$RS" run -q $GEN $RO --fault "0 nic-down gpu0" -o "$TMP/r1" && ok "rail-only NIC failure: message completes" \
     || fail "rail-only NIC failure: exit $?"
 check "rail-only NIC failure: HB bytes both ends (2 x 4 MiB), NIC bytes once" "$TMP/r1/summary.json" \
     "d['status'] == 'complete' and d['payload_bytes']['hb'] == 2 * 4194304 and d['payload_bytes']['nic'] == 4194304 and d['faults'][0]['target'] == 'gpu0.nic'"
 conserved "rail-only NIC failure" "$TMP/r1/summary.json"
-"$RS" run -q $RO --fault "0 nic-down gpu8" --set faults.reroute_hb=false -o "$TMP/r2" 2>"$TMP/err"
+"$RS" run -q $GEN $RO --fault "0 nic-down gpu8" --set faults.reroute_hb=false -o "$TMP/r2" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "nic-down gpu8.nic" "$TMP/err" && grep -q " 0->8" "$TMP/err" \
     && ok "rail-only NIC failure without HB reroute: exit 1 naming the fault and 0->8" \
@@ -129,8 +135,8 @@ rc=$?
 # domains; the collective completes on both topologies, every message once.
 FO="--set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304 --set timeline.heavy=false"
 for topo in rail-only fat-tree; do
-    "$RS" run -q $FO --set topology.kind=$topo -o "$TMP/fo0-$topo" || fail "failover $topo: fault-free run failed"
-    "$RS" run -q $FO --set topology.kind=$topo --fault "30us nic-down gpu5" -o "$TMP/fo-$topo" 2>"$TMP/err" \
+    "$RS" run -q $GEN $FO --set topology.kind=$topo -o "$TMP/fo0-$topo" || fail "failover $topo: fault-free run failed"
+    "$RS" run -q $GEN $FO --set topology.kind=$topo --fault "30us nic-down gpu5" -o "$TMP/fo-$topo" 2>"$TMP/err" \
         && ok "failover $topo: ring allreduce with a permanent NIC failure mid-run completes (exit 0)" \
         || fail "failover $topo: exit $?, $(cat "$TMP/err")"
     s="$TMP/fo-$topo/summary.json"
@@ -155,7 +161,7 @@ done
 # fails for good at 40 us. The frames of the abandoned flow already past
 # the dead cable reach gpu5 and are dropped, reason failover.
 SF="--set topology.kind=rail-only --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=single --set traffic.src=1 --set traffic.dst=5 --set traffic.bytes=8388608"
-if "$RS" run -q $SF --fault "40us nic-down gpu1" -o "$TMP/fo1" 2>"$TMP/err" \
+if "$RS" run -q $GEN $SF --fault "40us nic-down gpu1" -o "$TMP/fo1" 2>"$TMP/err" \
     && "$RS" export csv "$TMP/fo1/timeline.msgpack" -o "$TMP/fo1csv" >/dev/null 2>&1; then
     nf=$(grep -c ',gpu5.nic,failover,' "$TMP/fo1csv/drop.csv")
     nt=$(($(wc -l <"$TMP/fo1csv/drop.csv") - 1))
@@ -168,7 +174,7 @@ fi
 
 # (4) Partition: both spines of a 16-GPU fat tree fail at 10 us during a
 # permutation of 4 MiB messages; cross-leaf pairs have no path left.
-"$RS" run -q "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \
+"$RS" run -q $GEN "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \
     --fault "10us switch-down spine1" -o "$TMP/p" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "run stopped: faults: no path left after fault 2 (switch-down spine1 at 10.000 us)" "$TMP/err" \
@@ -178,18 +184,18 @@ check "partition: summary says why" "$TMP/p/summary.json" \
     "d['status'] != 'complete' and d['faults_stop'].startswith('faults: no path left')"
 # A partition names the operation too: the collective, or what every
 # blocked rank of a replay waits on.
-"$RS" run -q --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=collective \
+"$RS" run -q $GEN --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=collective \
     --set traffic.op=allreduce --fault "10us nic-down gpu3" -o "$TMP/pc" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "undeliverable messages (source GPU->destination GPU): 3->4 (4 message(s) in all); operation: allreduce (ring) over 16 ranks, 1048576 bytes, iteration 1 of 1" "$TMP/err" \
     && ok "partition of a collective: names the pair once and the operation" || fail "partition collective: exit $rc, $(cat "$TMP/err")"
-"$RS" run -q --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set workload.plan=demo-dense \
+"$RS" run -q $GEN --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 --set workload.plan=demo-dense \
     --fault "10us nic-down gpu3" -o "$TMP/pr" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "no path left after fault 1 (nic-down gpu3.nic at 10.000 us).*; replay made no progress .*rank 0 is stuck at op 1 (coll \"tp allreduce\"" "$TMP/err" \
     && ok "partition of a replay: names what the blocked ranks wait on" || fail "partition replay: exit $rc, $(cat "$TMP/err")"
 # The same with spine1 repaired 100 us later: recovers by timeout, completes.
-"$RS" run -q "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \
+"$RS" run -q $GEN "$E2E/small.json" --set traffic.bytes=4194304 --fault "10us switch-down spine0" \
     --fault "10us switch-down spine1 100us" -o "$TMP/p2" && ok "partition repaired: completes" || fail "partition repaired: exit $?"
 check "partition repaired: repair entry at 110 us, every byte once" "$TMP/p2/summary.json" \
     "d['faults'][2]['kind'] == 'switch-up' and d['faults'][2]['time_ps'] == 110000000 and d['payload_bytes']['goodput'] == 16 * 4194304"
@@ -197,7 +203,7 @@ conserved "partition repaired" "$TMP/p2/summary.json"
 
 # (5) A NIC link degraded to 100 Gb/s for the whole message is slower.
 ONE="--set traffic.kind=single --set traffic.src=0 --set traffic.dst=8 --set traffic.bytes=4194304"
-"$RS" run -q $ONE -o "$TMP/d0" && "$RS" run -q $ONE --fault "0 link-degrade=100 gpu0.nic 1s" -o "$TMP/d1" \
+"$RS" run -q $GEN $ONE -o "$TMP/d0" && "$RS" run -q $GEN $ONE --fault "0 link-degrade=100 gpu0.nic 1s" -o "$TMP/d1" \
     || fail "degrade runs failed"
 f0=$(json_get "$TMP/d0/summary.json" "d['flows']['fct_ps']['max']")
 check "link-degrade to 100 Gb/s: the message takes over 3.5x as long" "$TMP/d1/summary.json" \
@@ -206,7 +212,7 @@ check "link-degrade to 100 Gb/s: the message takes over 3.5x as long" "$TMP/d1/s
 # (6) A flap of leaf0's uplink during the ring AllReduce: down 10 us of
 # every 40 us from 100 us for 100 us: three down/up pairs, each an entry of
 # its own, in the timeline too; the collective completes, every byte once.
-"$RS" run -q $AR --fault "100us link-flap=40us,0.25 leaf0.p4 100us" -o "$TMP/f1" \
+"$RS" run -q $GEN $AR --fault "100us link-flap=40us,0.25 leaf0.p4 100us" -o "$TMP/f1" \
     && ok "link-flap: ring allreduce completes" || fail "link-flap: exit $?"
 s="$TMP/f1/summary.json"
 check "link-flap: six transitions at the right times, origin flap, entry 1" "$s" \
@@ -226,15 +232,15 @@ fi
 # (7) Random failures: every network cable fails after an exponential time
 # of mean 2 ms and is repaired after one of mean 50 us, before 300 us.
 RND="--set faults.mtbf_us=2000 --set faults.mttr_us=50 --set faults.horizon_us=300"
-"$RS" run -q $AR $RND -o "$TMP/m1" && ok "random failures: ring allreduce completes" || fail "random failures: exit $?"
+"$RS" run -q $GEN $AR $RND -o "$TMP/m1" && ok "random failures: ring allreduce completes" || fail "random failures: exit $?"
 s="$TMP/m1/summary.json"
 check "random failures: drawn entries, failures before the horizon, each repaired later" "$s" \
     "len(d['faults']) >= 4 and all(f['origin'] == 'random' and f['entry'] is None and f['spec'] == 'any-network-link' for f in d['faults']) and all(f['time_ps'] < 300000000 for f in d['faults'] if f['kind'] == 'link-down') and all(any(g['kind'] == 'link-up' and g['target'] == f['target'] and g['time_ps'] > f['time_ps'] for g in d['faults']) for f in d['faults'] if f['kind'] == 'link-down')"
 check "random failures: every byte once, losses add up" "$s" \
     "d['payload_bytes']['goodput'] == $g0 and sum(f['packets_lost'] for f in d['faults']) == d['packets']['dropped']"
 conserved "random failures" "$s"
-"$RS" run -q $AR $RND -o "$TMP/m2" >/dev/null 2>&1
-"$RS" run -q $AR $RND --set seed=6 -o "$TMP/m3" >/dev/null 2>&1
+"$RS" run -q $GEN $AR $RND -o "$TMP/m2" >/dev/null 2>&1
+"$RS" run -q $GEN $AR $RND --set seed=6 -o "$TMP/m3" >/dev/null 2>&1
 [ "$(strip_host "$TMP/m1/summary.json")" = "$(strip_host "$TMP/m2/summary.json")" ] \
     && ok "random failures: same seed, same failures and summary" || fail "random failures not deterministic"
 [ "$(json_get "$TMP/m1/summary.json" "[(f['time_ps'], f['target']) for f in d['faults']]")" != \
@@ -248,7 +254,7 @@ conserved "random failures" "$s"
 # incast's PFC state at 300 us what this scenario was built around (with
 # ConnectX's, other spines are paused then).
 PAPER="--set transport.dcqcn.profile=paper-2015"
-"$RS" run -q "$E2E/small.json" $PAPER --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
+"$RS" run -q $GEN "$E2E/small.json" $PAPER --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
     --set traffic.fan_in=12 --set traffic.bytes=4194304 --fault "300us link-down leaf0.p7" -o "$TMP/pfc" \
     && ok "PFC behind a dead link: run completes" || fail "PFC behind a dead link: exit $?"
 s="$TMP/pfc/summary.json"
@@ -257,7 +263,7 @@ check "PFC behind a dead link: stuck pauses reported on the fault, behind spine1
 conserved "PFC behind a dead link" "$s"
 # Both spines fail instead: the run stops, and the stop message lists the
 # pauses left behind the dead links.
-"$RS" run -q "$E2E/small.json" $PAPER --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
+"$RS" run -q $GEN "$E2E/small.json" $PAPER --set pfc.enabled=true --set traffic.kind=incast --set traffic.dst=0 \
     --set traffic.fan_in=12 --set traffic.bytes=4194304 --fault "300us switch-down spine0" \
     --fault "300us switch-down spine1" -o "$TMP/pfc2" 2>"$TMP/err"
 rc=$?
@@ -267,9 +273,20 @@ rc=$?
 check "PFC partition stop: summary's faults_stop lists them too" "$TMP/pfc2/summary.json" \
     "'PFC pauses that cannot be released' in d['faults_stop']"
 
+# (8b) The default system (DGX H100, docs/systems.md): a packet lost at
+# the tail of a message waits NCCL's QP timeout, 4.096 us x 2^20
+# (NCCL_IB_TIMEOUT=20), before it is sent again.
+"$RS" run -q $AR --set system.preset=dgx-h100 -o "$TMP/nt0" || fail "DGX H100 without faults: exit $?"
+gn=$(json_get "$TMP/nt0/summary.json" "d['payload_bytes']['goodput']")
+"$RS" run -q $AR --set system.preset=dgx-h100 --fault "100us link-down leaf0.p5" --set faults.convergence_us=5 \
+    --set timeline.enabled=false -o "$TMP/nt" || fail "DGX H100 timeout: exit $?"
+check "DGX H100: the lost tail waits NCCL's 4.29 s timeout, then completes, every byte once" "$TMP/nt/summary.json" \
+    "d['status'] == 'complete' and d['packets']['timeouts'] >= 1 and d['faults'][0]['time_to_recover_ps'] >= 4294967296000 and d['payload_bytes']['goodput'] == $gn"
+conserved "DGX H100 timeout" "$TMP/nt/summary.json"
+
 # (9) Bad schedules: exit 2, one line naming the source and what was expected.
 bad() {
-    "$RS" run -q "$E2E/small.json" "$@" -o "$TMP/bad" 2>"$TMP/err"
+    "$RS" run -q $GEN "$E2E/small.json" "$@" -o "$TMP/bad" 2>"$TMP/err"
     rc=$?
     printf '%s' "$BADWANT" | { read -r want; grep -q -- "$want" "$TMP/err"; } && [ $rc -eq 2 ] && [ ! -e "$TMP/bad" ] \
         && ok "bad fault ($*): exit 2" || fail "bad fault ($*): exit $rc, $(cat "$TMP/err")"

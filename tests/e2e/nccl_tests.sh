@@ -20,8 +20,15 @@ check "all_reduce: count = size / 4 (floats)" "$TMP/ar.json" \
     "all(r['count'] * 4 == r['size_bytes'] for r in d['results'])"
 check "all_reduce: algbw = size / time, busbw = algbw x 2(n-1)/n" "$TMP/ar.json" \
     "all(abs(r['algbw_GBps'] - r['size_bytes'] / (r['time_us'] * 1e-6) / 1e9) < 1e-9 * r['algbw_GBps'] + 1e-12 and abs(r['busbw_GBps'] - r['algbw_GBps'] * 2 * 15 / 16) < 1e-9 * r['busbw_GBps'] + 1e-12 for r in d['results'])"
-check "all_reduce: every size took simulated time; protocol '-' (nccl.model=ideal); avg = mean busbw" "$TMP/ar.json" \
-    "all(r['time_us'] > 0 and r['protocol'] == '-' and r['algo'] for r in d['results']) and abs(d['avg_busbw_GBps'] - sum(r['busbw_GBps'] for r in d['results']) / 10) < 1e-9 and (d['test'], d['gpus'], d['iters'], d['warmup_iters']) == ('all_reduce', 16, 1, 0)"
+check "all_reduce: every size took simulated time; NCCL's protocol (LL at 8 B, Simple at 1 GiB: the default DGX H100); avg = mean busbw" "$TMP/ar.json" \
+    "all(r['time_us'] > 0 and r['protocol'] in ('ll', 'll128', 'simple') and r['algo'] for r in d['results']) and d['results'][0]['protocol'] == 'll' and d['results'][-1]['protocol'] == 'simple' and abs(d['avg_busbw_GBps'] - sum(r['busbw_GBps'] for r in d['results']) / 10) < 1e-9 and (d['test'], d['gpus'], d['iters'], d['warmup_iters']) == ('all_reduce', 16, 1, 0)"
+
+# (1a) railsim's generic network (system.preset=none): the bandwidth-perfect
+# collectives, no protocol.
+"$RS" nccl-tests all_reduce -b 8 -e 1M -f 1024 --gpus 16 -n 1 -w 0 --json --set system.preset=none \
+    >"$TMP/ideal.json" || fail "all_reduce on system.preset=none failed"
+check "all_reduce on system.preset=none: protocol '-' (nccl.model=ideal), NCCL's prediction null" "$TMP/ideal.json" \
+    "all(r['time_us'] > 0 and r['protocol'] == '-' and r['nccl_predicted_us'] is None for r in d['results'])"
 
 # (1b) The rooted ops (root 0) and NCCL's model on a preset: a broadcast
 # and a reduce over 16 GPUs, count = size / 4, busbw = algbw, NCCL's

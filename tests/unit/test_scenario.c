@@ -119,8 +119,13 @@ static void test_scenario_preset_applies_first(void)
     CU_ASSERT_DOUBLE_EQUAL(sc.net.nic_gbps, 400, 0);
     rs_scenario def;
     defaults(&def);
-    CU_ASSERT_EQUAL(def.preset, RS_PRESET_NONE);
-    CU_ASSERT_EQUAL(def.net.nccl.model, RS_NCCL_IDEAL);
+    CU_ASSERT_EQUAL(def.preset, RS_PRESET_DGX_H100); /* the default system (docs/systems.md) */
+    CU_ASSERT_EQUAL(def.net.nccl.model, RS_NCCL_NCCL);
+    char *none[] = { "system.preset=none" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_set(&def, none, 1, &err), RS_OK);
+    CU_ASSERT_EQUAL(def.net.nccl.model, RS_NCCL_IDEAL); /* railsim's generic network */
+    CU_ASSERT_DOUBLE_EQUAL(def.net.hb_gbps, 3600, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(def.net.rto_us, 1000, 1e-9);
 }
 
 
