@@ -7,9 +7,17 @@
  * one tree are inner nodes of the other and every domain sends and
  * receives about the same amount). Inside a domain the ranks form a chain
  * hanging off the domain's head, the rank that talks across domains. The
- * buffer is split over 2 x channels tree instances (instance q uses tree
- * q % 2 and head local index q mod GPUs-per-domain, so instances spread
- * over rails); each instance cuts its share into pieces of at most
+ * buffer is split over 2 x channels tree instances in pairs, as NCCL
+ * duplicates each tree channel (src/graph/connect.cc, connectTrees: the
+ * copy takes the other tree over the same ranks and NIC): instance q uses
+ * tree q % 2 and head local index (q / 2) mod GPUs-per-domain, so every
+ * head's rail carries both trees, its domain inner in one and a leaf in
+ * the other, and the pairs spread over rails. (With tree q % 2 and head
+ * q mod an even domain size, each rail carried one tree twice: a domain
+ * inner in that tree sent and received 1.5 shares per instance where a
+ * balanced one does 1, and a 1 GiB AllReduce over 16 domains of 8 ran at
+ * 248 GB/s of bus bandwidth instead of the ring's 392.) Each instance cuts
+ * its share into pieces of at most
  * chunk_bytes and pipelines them:
  *   reduce (up):   a rank reduces piece p once it has arrived from all its
  *                  children (time: bytes x children / reduce rate), then
@@ -339,10 +347,13 @@ static void dtree(int n, int d, int t, int *up, int *d0, int *d1)
     }
 }
 
+/* The local index, in a domain of k ranks, of instance q's head. */
+static uint32_t head_index(uint32_t q, uint32_t k) { return q / 2 % k; }
+
 static uint32_t head_of(const coll_groups *g, uint32_t d, uint32_t q)
 {
     uint32_t k = g->dom_off[d + 1] - g->dom_off[d];
-    return g->dom_rank[g->dom_off[d] + q % k];
+    return g->dom_rank[g->dom_off[d] + head_index(q, k)];
 }
 
 static void add_child(rs_coll *c, uint32_t q, uint32_t parent, uint32_t child)
@@ -361,7 +372,7 @@ static void build(rs_coll *c, uint32_t q)
     for (uint32_t x = 0; x < c->n; x++)
         T(c, q, x)->parent = RS_COLL_NONE;
     for (int d = 0; d < N; d++) {
-        uint32_t off = g->dom_off[d], k = g->dom_off[d + 1] - off, h = q % k;
+        uint32_t off = g->dom_off[d], k = g->dom_off[d + 1] - off, h = head_index(q, k);
         int up, d0, d1; /* parents are set from the parent's side */
         dtree(N, d, (int)(q % 2), &up, &d0, &d1);
         /* The chain child first, then the child domains' heads. */
