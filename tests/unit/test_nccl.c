@@ -266,6 +266,39 @@ static void test_point_to_point_protocol_and_latency(void)
     CU_ASSERT_EQUAL(r.proto, RS_PROTO_SIMPLE);
 }
 
+/* One send's cost, as a replay's SEND takes it (rs_coll_p2p_cost): LL's
+ * bytes up to 16 KiB, Simple's above; the ring's base latency and one
+ * step, the network's own share taken off, so that across domains an 8 B
+ * send ends at the 9.3 us of the send/recv above; nothing under
+ * nccl.model=ideal. */
+static void test_send_cost_for_replays(void)
+{
+    rs_net_config c;
+    h100(&c, 16, RS_NCCL_NCCL);
+    rs_net *net = rs_fx_net(&c);
+    uint64_t wire;
+    rs_time x8, x32k, in_dom, lat, ser;
+    rs_coll_p2p_cost(net, 0, 8, 8, &wire, &x8);
+    CU_ASSERT_EQUAL(wire, 16);
+    CU_ASSERT_EQUAL_FATAL(rs_net_hop_estimate(net, 0, 8, 64, &ser, &lat), RS_OK);
+    CU_ASSERT(fabs(rs_time_to_us(x8 + ser + lat) - 9.3) < 0.005);
+    rs_coll_p2p_cost(net, 0, 8, 16384, &wire, &x8);
+    CU_ASSERT_EQUAL(wire, 32768); /* LL up to NCCL_P2P_LL_THRESHOLD */
+    rs_coll_p2p_cost(net, 0, 8, 32768, &wire, &x32k);
+    CU_ASSERT_EQUAL(wire, 32768); /* Simple */
+    CU_ASSERT(x32k > x8);         /* Simple's latencies are the larger */
+    rs_coll_p2p_cost(net, 0, 1, 8, &wire, &in_dom);
+    CU_ASSERT(in_dom > 0);
+    CU_ASSERT(in_dom < x8); /* an NVLink step is shorter than a network step */
+    rs_net_destroy(net);
+    c.nccl.model = RS_NCCL_IDEAL;
+    net = rs_fx_net(&c);
+    rs_coll_p2p_cost(net, 0, 8, 8, &wire, &x8);
+    CU_ASSERT_EQUAL(wire, 8);
+    CU_ASSERT_EQUAL(x8, 0);
+    rs_net_destroy(net);
+}
+
 /* Broadcast and Reduce run NCCL's ring as a chain from or to rank 0: in
  * one HB domain the root's port carries the buffer once, so a large
  * Broadcast takes bytes over that port's rate plus the chain's fill
@@ -316,6 +349,7 @@ static const rs_cu_test nccl_tests[] = {
     RS_CU_TEST(test_forced_choices_ncclss_rules),
     RS_CU_TEST(test_tuner_moves_from_tree_ll_to_ring_simple),
     RS_CU_TEST(test_point_to_point_protocol_and_latency),
+    RS_CU_TEST(test_send_cost_for_replays),
     RS_CU_TEST(test_broadcast_and_reduce_chain),
 };
 
