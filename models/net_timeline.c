@@ -21,7 +21,8 @@
  * alive; rs_net_tl_wake starts it again at the next multiple when traffic
  * can start again. At packet level a tick that finds every port quiet
  * goes on at the first multiple at or after the next event (next_tick):
- * the ticks between would write nothing.
+ * the ticks between would write nothing (a split run decides it with
+ * every process's ports and next event at the window's end).
  *
  * The sampler's events are the only change a timeline makes to a run: it
  * runs on an entity of its own, reads and never writes model state, so
@@ -77,6 +78,7 @@ struct rs_net_tl {
     uint64_t split_a, split_b; /* this process: no packet and its messages done; nothing pending */
     rs_time split_wake;    /* earliest wake from an own event while stopped */
     rs_time quiet_since;   /* the tick that skipped a quiet stretch (next_tick); RS_TIME_MAX: none */
+    int split_quiet;       /* a split run: this process's ports were all quiet at the last tick */
     /* What the keyer gives the records being written (tl_key). */
     uint32_t scan_pass, scan_port; /* a scan's pass and port + 1; 0: not scanning */
     int scan_final;        /* the scan of rs_net_timeline_stop, after every event */
@@ -283,22 +285,19 @@ static rs_time skip_to(rs_net_tl *s, rs_time last, rs_time t)
 
 /* The tick after one at `now` whose scan found every port quiet (active
  * 0: nothing sent since the last tick, nothing queued, no frame on a
- * wire). At packet level nothing moves until the next event, so every
- * tick before it would find the same and write nothing: the next is the
- * first multiple of the interval at or after that event (at equal times
- * the sampler runs last), and t_prev is where those ticks would have left
- * it. A retransmit timeout's seconds of silence (docs/systems.md) then
- * cost one tick, not one per interval. At flow level flows move without
- * events, and a split run decides its ticks at window ends: every
- * interval, as before. */
-static rs_time next_tick(rs_net *net, rs_net_tl *s, rs_time now, int active)
+ * wire), t the next event. At packet level nothing moves until then, so
+ * every tick before it would find the same and write nothing: the next is
+ * the first multiple of the interval at or after it (at equal times the
+ * sampler runs last), and t_prev is where those ticks would have left it.
+ * A retransmit timeout's seconds of silence (docs/systems.md) then cost
+ * one tick, not one per interval. At flow level flows move without
+ * events: every interval. A split run decides at the window's end, with
+ * every process's quiet and next event (rs_net_tl_window_end). */
+static rs_time next_tick(rs_net *net, rs_net_tl *s, rs_time now, int active, rs_time t)
 {
     rs_time next = now + s->interval;
     s->quiet_since = RS_TIME_MAX;
-    if (active || net->be->rates || split(net))
-        return next;
-    rs_time t = rs_sim_next_time(net->sim);
-    if (t == RS_TIME_MAX || t <= next)
+    if (active || net->be->rates || t == RS_TIME_MAX || t <= next)
         return next;
     return skip_to(s, now, t);
 }
@@ -313,10 +312,12 @@ static void ev_tick(rs_sim *sim, void *obj, uint64_t gen)
     s->next_tick = RS_TIME_MAX;
     rs_time now = rs_sim_now(sim);
     int active = scan(net, s, now, 1);
-    if (RS_UNLIKELY(split(net)))
+    if (RS_UNLIKELY(split(net))) {
+        s->split_quiet = !active;
         split_snapshot(net, s, now); /* decided at the window's end: rs_net_tl_window_end */
-    else if (!idle(net) && ticking(s))
-        schedule(net, s, next_tick(net, s, now, active));
+    } else if (!idle(net) && ticking(s)) {
+        schedule(net, s, next_tick(net, s, now, active, rs_sim_next_time(net->sim)));
+    }
 }
 
 static void wake_at(rs_net *net, rs_net_tl *s, rs_time now)
@@ -368,15 +369,16 @@ rs_time rs_net_tl_window_cap(const rs_net *net, rs_time start)
     return (start / s->interval + 1) * s->interval; /* stopped: no tick a wake asks for is passed */
 }
 
-void rs_net_tl_window_vals(const rs_net *net, uint64_t v[3])
+void rs_net_tl_window_vals(const rs_net *net, uint64_t v[RS_NET_TL_NV])
 {
     const rs_net_tl *s = net->tl;
     v[0] = !s || !s->split_pending || s->split_a;
     v[1] = !s || !s->split_pending || s->split_b;
     v[2] = s ? s->split_wake : RS_TIME_MAX;
+    v[3] = !s || !s->split_pending || s->split_quiet;
 }
 
-rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[3])
+rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[RS_NET_TL_NV], rs_time next)
 {
     rs_net_tl *s = net->tl;
     if (!s)
@@ -384,9 +386,12 @@ rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[3])
     if (s->split_pending) {
         s->split_pending = 0;
         /* idle(): no packet anywhere and every message done, or no event
-         * anywhere; v[] are the minimums over the processes. */
+         * anywhere; v[] are the minimums over the processes. The window
+         * ended just after the tick, so `next` (any process's next event
+         * or frame in flight between them) is what the serial run's
+         * rs_sim_next_time is after it, and every port quiet is v[3]. */
         if (!(v[0] || v[1]) && ticking(s))
-            schedule(net, s, s->split_t + s->interval);
+            schedule(net, s, next_tick(net, s, s->split_t, !v[3], next));
     }
     s->split_wake = RS_TIME_MAX;
     if (v[2] != RS_TIME_MAX && s->next_tick == RS_TIME_MAX && ticking(s))

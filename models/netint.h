@@ -213,11 +213,13 @@ void rs_net_tl_flow(rs_net *net, const rs_net_msg_time *t);
 void rs_net_tl_free(rs_net *net);   /* also fine when net->tl is NULL */
 /* The timeline's sampler in a split run (net_timeline.c): where a window
  * starting at `start` must end, what this process tells the others at its
- * end (3 values, reduced by minimum), and, given their minimums, the
- * sampler's decision and its next tick (RS_TIME_MAX: none). */
+ * end (RS_NET_TL_NV values, reduced by minimum), and, given their
+ * minimums and the next event of any process (`next`), the sampler's
+ * decision and its next tick (RS_TIME_MAX: none). */
+#define RS_NET_TL_NV 4
 rs_time rs_net_tl_window_cap(const rs_net *net, rs_time start);
-void rs_net_tl_window_vals(const rs_net *net, uint64_t v[3]);
-rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[3]);
+void rs_net_tl_window_vals(const rs_net *net, uint64_t v[RS_NET_TL_NV]);
+rs_time rs_net_tl_window_end(rs_net *net, const uint64_t v[RS_NET_TL_NV], rs_time next);
 
 /* fault.c; call only when net->flt != NULL, never per packet. */
 /* A link-down drop at port p, a no-route drop (p NULL) or a failover drop. */

@@ -526,10 +526,10 @@ static char *put_bytes(char *b, const void *v, size_t n)
 
 /* Ship this window's frames, schedule the ones shipped here, and agree
  * on the next window: v[0] is this process's earliest next event or
- * shipped frame, v[1] 1 while it has not failed, v[2..5) what the
+ * shipped frame, v[1] 1 while it has not failed, v[2..) what the
  * timeline's sampler asks (rs_net_tl_window_vals); all come back as the
  * minimum over the processes. */
-enum { NV = 5 };
+enum { NV = 2 + RS_NET_TL_NV };
 static int exchange(rs_net *net, uint64_t v[NV])
 {
     rs_split *P = net->pt.state;
@@ -883,7 +883,7 @@ static int split_run(rs_net *net, rs_time until)
         w0 = wall();
         rc = exchange(net, v);
         P->st.sync_s += wall() - w0;
-        rs_time tick = rc == RS_OK ? rs_net_tl_window_end(net, v + 2) : RS_TIME_MAX;
+        rs_time tick = rc == RS_OK ? rs_net_tl_window_end(net, v + 2, v[0]) : RS_TIME_MAX;
         if (tick < v[0])
             v[0] = tick;
     }

@@ -20,11 +20,9 @@ strip_par() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); [d.pop(
 frames() { "$PY" -c "import json,sys; p=json.load(open(sys.argv[1])).get('parallel'); print(p['frames_exchanged'] if p and p['ranks'] == int(sys.argv[2]) else -1)" "$1" "$2"; }
 
 NT="--set timeline.enabled=false"
-# The cases run on railsim's generic network (its 1 ms transport timeout)
-# unless they name a system: under the default DGX H100's 4.29 s timeout a
-# lost tail packet stretches a run to seconds of simulated time, which a
-# split run with a sampled timeline crosses in lock-step windows (minutes
-# at -np 4 on 2 cores). The coll-nccl and replay-pp-nccl cases name it.
+# The cases run on railsim's generic network (its 1 ms transport timeout,
+# the placements they were written for) unless they name a system: the
+# coll-nccl, replay-pp-nccl and loss-dgx cases name the default DGX H100.
 GEN="--set system.preset=none"
 split() {
     name=$1; shift
@@ -85,6 +83,10 @@ split incast --set topology.gpus=32 --set topology.hb_size=1 --set topology.radi
 # sender's retransmission wakes the stopped sampler from one rank's event),
 # selective with a pcapng
 split loss-gbn --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
+    --set traffic.kind=permutation --set traffic.bytes=262144 --set topology.loss_rate=0.01 --set seed=2
+# Tails lost under NCCL's 4.29 s timeout: seconds of silence, which the
+# timeline's sampler skips in one tick in every process alike.
+split loss-dgx --set system.preset=dgx-h100 --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=permutation --set traffic.bytes=262144 --set topology.loss_rate=0.01 --set seed=2
 split loss-selective --set topology.gpus=64 --set topology.hb_size=1 --set topology.radix=8 --set traffic.kind=all-to-all \
     --set traffic.bytes=65536 --set topology.loss_rate=0.002 --set transport.recovery=selective --capture 'gpu1*,leaf0.*' \
