@@ -372,6 +372,20 @@ int rs_plan_set_gpus(rs_plan *p, uint32_t ngpus, rs_err *err)
     rs_plan q = *p;
     q.par.dp = (uint32_t)(ngpus / fixed);
     q.gpus = ngpus;
+    uint32_t mb = q.par.micro_batch ? q.par.micro_batch : 1;
+    if (q.par.global_batch % mb == 0 && (q.par.global_batch / mb) % q.par.dp) {
+        /* Which sizes the batch takes: dp must divide its micro-batches
+         * (and be a multiple of ep). */
+        uint32_t n = q.par.global_batch / mb, most = 0;
+        for (uint32_t d = q.par.ep; d <= n; d += q.par.ep)
+            if (n % d == 0)
+                most = d;
+        return rs_err_set(err, RS_EINVAL, "--gpus %u: parallelism.global_batch %u is %u micro-batches of %u, "
+                          "which dp = %u does not divide; this plan takes --gpus = %llu x dp for dp a multiple of "
+                          "ep (%u) dividing %u (at most %llu GPUs), or a larger parallelism.global_batch",
+                          ngpus, q.par.global_batch, n, mb, q.par.dp, (unsigned long long)fixed, q.par.ep, n,
+                          (unsigned long long)fixed * most);
+    }
     char where[96];
     snprintf(where, sizeof where, "--gpus %u", ngpus);
     int rc = rs_plan_validate(&q, where, err);

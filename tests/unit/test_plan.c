@@ -154,6 +154,15 @@ static void test_plan_set_gpus_keeps_tp_pp_and_fills_dp(void)
     CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 1000, &err), RS_EINVAL);
     CU_ASSERT(strstr(err.msg, "--gpus") != NULL);
     CU_ASSERT_EQUAL(p.par.dp, 32); /* untouched on failure */
+    /* A count the layout divides but the batch does not: the error says
+     * which sizes the plan takes (llama2-7b: 1,024 sequences in
+     * micro-batches of 2, so dp up to 512). */
+    CU_ASSERT_EQUAL_FATAL(rs_plan_preset("llama2-7b", &p, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 1024, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "--gpus 1024: parallelism.global_batch 1024 is 512 micro-batches of 2") != NULL);
+    CU_ASSERT(strstr(err.msg, "(at most 512 GPUs)") != NULL);
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 512, &err), RS_OK);
+    CU_ASSERT_EQUAL(p.par.dp, 512);
 }
 
 /* A compute-only single-GPU plan at exactly 1 FLOP per picosecond and 32
