@@ -61,8 +61,7 @@ static int tuned(const rs_coll *c)
     return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
 }
 
-/* GPUs per HB domain of the network. */
-static uint32_t net_hb_size(const rs_net *net)
+uint32_t rs_coll_net_hb(const rs_net *net)
 {
     rs_net_topo_info ti;
     rs_net_topo_info_get(net, &ti);
@@ -75,7 +74,7 @@ static int groups_resolve(rs_coll *c, const rs_net *net)
 {
     uint32_t ngpus = rs_net_gpus(net);
     if (c->o.hb_size == 0)
-        c->o.hb_size = net_hb_size(net);
+        c->o.hb_size = rs_coll_net_hb(net);
     return groups_build(c, (ngpus + c->o.hb_size - 1) / c->o.hb_size);
 }
 
@@ -491,7 +490,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     if (member && (rc = join_check(c, err)) != RS_OK)
         goto fail;
     if (member) {
-        c->net_hb = net_hb_size(net);
+        c->net_hb = rs_coll_net_hb(net);
         c->mleft = calloc(n, sizeof *c->mleft);
         c->joined = calloc(n, 1);
         if (!c->mleft || !c->joined)

@@ -218,6 +218,13 @@ uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes);
  * network simulates of it (a 64-byte message's time on the idle path),
  * at least 0; 0 under nccl.model=ideal. */
 rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b);
+/* `us` of NCCL's latency from GPU ga to gb less what the network already
+ * takes for a 64-byte message between them (all of it when no path is
+ * known); 0 when us is not a time. rs_coll_hop_extra and
+ * rs_coll_p2p_cost. */
+rs_time rs_coll_beyond_net(rs_net *net, uint32_t ga, uint32_t gb, double us);
+/* GPUs per HB domain of the network. */
+uint32_t rs_coll_net_hb(const rs_net *net);
 
 /* Per-algorithm setup: allocate state, set pending, issue first sends
  * (members joining one by one: the per-member counts, no sends). */

@@ -103,10 +103,15 @@ rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b)
     if (c->proto == RS_PROTO_AUTO)
         return 0;
     double us = c->hop_us[c->gpu[a] / c->o.hb_size == c->gpu[b] / c->o.hb_size ? 0 : 1];
+    return rs_coll_beyond_net(c->net, c->gpu[a], c->gpu[b], us);
+}
+
+rs_time rs_coll_beyond_net(rs_net *net, uint32_t ga, uint32_t gb, double us)
+{
     rs_time want, ser = 0, lat = 0;
     if (rs_time_from_us(us, &want) != RS_OK)
         return 0;
-    if (rs_net_hop_estimate(c->net, c->gpu[a], c->gpu[b], RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+    if (rs_net_hop_estimate(net, ga, gb, RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
         return want;
     return want > ser + lat ? want - (ser + lat) : 0;
 }

@@ -297,11 +297,14 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     return RS_OK;
 }
 
+/* NCCL's point-to-point protocol for `peer` bytes to one peer. */
+static int p2p_proto(uint64_t peer) { return peer <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE; }
+
 void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
 {
     const rs_nccl_config *nc = rs_net_nccl(c->net);
     uint64_t peer = c->op == RS_COLL_SENDRECV ? c->bytes : c->bytes / c->n;
-    int pi = peer <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
+    int pi = p2p_proto(peer);
     out->algo = RS_ALGO_DIRECT;
     out->proto = pi == P_LL ? RS_PROTO_LL : RS_PROTO_SIMPLE;
     out->predicted_us = 0; /* NCCL's model has no point-to-point entry */
@@ -314,30 +317,10 @@ void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
     out->hop_us[1] = hw_lat[HW_NET][A_RING][pi];
 }
 
-void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire, rs_time *extra)
+/* Bytes on the wire for `bytes` of data under protocol p. */
+static uint64_t proto_wire(rs_nccl_proto p, uint64_t bytes)
 {
-    *wire = bytes;
-    *extra = 0;
-    if (rs_net_nccl(net)->model != RS_NCCL_NCCL || src == dst)
-        return;
-    int pi = bytes <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
-    if (pi == P_LL)
-        *wire = bytes * 2;
-    rs_net_topo_info ti;
-    rs_net_topo_info_get(net, &ti);
-    uint32_t hb = ti.hb_domains ? rs_net_gpus(net) / ti.hb_domains : 1;
-    int hw = src / hb == dst / hb ? HW_NVLINK : HW_NET;
-    rs_time want, ser = 0, lat = 0;
-    if (rs_time_from_us(base_lat[A_RING][pi] + hw_lat[hw][A_RING][pi], &want) != RS_OK)
-        return;
-    if (rs_net_hop_estimate(net, src, dst, RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
-        ser = lat = 0;
-    *extra = want > ser + lat ? want - (ser + lat) : 0;
-}
-
-uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes)
-{
-    switch (c->proto) {
+    switch (p) {
     case RS_PROTO_LL: /* 8-byte lines of 4 data bytes and a 4-byte flag */
         return bytes * 2;
     case RS_PROTO_LL128: /* 128-byte lines of 120 data bytes and an 8-byte flag */
@@ -345,4 +328,18 @@ uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes)
     default:
         return bytes;
     }
+}
+
+uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes) { return proto_wire(c->proto, bytes); }
+
+void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire, rs_time *extra)
+{
+    int nccl = rs_net_nccl(net)->model == RS_NCCL_NCCL && src != dst;
+    int pi = p2p_proto(bytes);
+    *wire = nccl ? proto_wire(pi == P_LL ? RS_PROTO_LL : RS_PROTO_SIMPLE, bytes) : bytes;
+    if (!extra)
+        return;
+    uint32_t hb = rs_coll_net_hb(net);
+    int hw = src / hb == dst / hb ? HW_NVLINK : HW_NET;
+    *extra = nccl ? rs_coll_beyond_net(net, src, dst, base_lat[A_RING][pi] + hw_lat[hw][A_RING][pi]) : 0;
 }

@@ -194,8 +194,7 @@ static void send_go(void *ctx, rs_net *net, uint64_t arg)
     rs_net_msg_init(&m);
     m.src = r->gpu[rank];
     m.dst = r->gpu[peer];
-    rs_time extra;
-    rs_coll_p2p_cost(net, m.src, m.dst, o->bytes, &m.bytes, &extra);
+    rs_coll_p2p_cost(net, m.src, m.dst, o->bytes, &m.bytes, NULL);
     m.ctx = r;
     if (r->sync == RS_SYNC_RANK) {
         uint32_t i = p2p_get(r, rank, j);

@@ -312,7 +312,8 @@ RS_API int rs_coll_part_finish(rs_coll *coll, const void *const *all, const size
  * NCCL_P2P_LL_THRESHOLD; else Simple, as many), and *extra, the latency
  * NCCL adds beyond what the network simulates (the ring's base latency
  * and one ring step over the kind of hop src -> dst is, less the network's
- * own time for a 64-byte message). Under nccl.model=ideal: bytes and 0. */
+ * own time for a 64-byte message; extra may be NULL, for the bytes alone).
+ * Under nccl.model=ideal: bytes and 0. */
 RS_API void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire,
                              rs_time *extra);
 
