@@ -154,6 +154,18 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
                 fprintf(f, " %s %s", k, rs_fmt_time_like(fb(), RS_FMT_LEN, (double)json_integer_value(v), ref));
             fputc('\n', f);
         }
+        const json_t *g = json_object_get(it, "gpu");
+        if (json_is_string(json_object_get(g, "name")) && json_is_integer(json_object_get(g, "contention_ps"))) {
+            fprintf(f, "  gpu        %s: compute slowed %s by NCCL's SMs, communication alone %s",
+                    json_string_value(json_object_get(g, "name")), TIME(JI(g, "contention_ps")),
+                    TIME(JI(g, "comm_only_ps")));
+            if (json_is_real(json_object_get(g, "power_w")))
+                fprintf(f, "; %.0f W per GPU, %.4g kJ per iteration", json_real_value(json_object_get(g, "power_w")),
+                        json_real_value(json_object_get(g, "energy_j")) / 1e3);
+            if (json_is_real(json_object_get(g, "energy_j_per_token")))
+                fprintf(f, ", %.3g J per token", json_real_value(json_object_get(g, "energy_j_per_token")));
+            fputc('\n', f);
+        }
         const json_t *b = json_object_get(it, "bound_ps");
         if (json_is_integer(b))
             fprintf(f, "  bound      network-only %s per iteration (rank %lld)\n", TIME(json_integer_value(b)),

@@ -343,3 +343,20 @@ void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, u
     int hw = src / hb == dst / hb ? HW_NVLINK : HW_NET;
     *extra = nccl ? rs_coll_beyond_net(net, src, dst, base_lat[A_RING][pi] + hw_lat[hw][A_RING][pi]) : 0;
 }
+
+uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p)
+{
+    const rs_nccl_config *nc = rs_net_nccl(net);
+    if (nc->model != RS_NCCL_NCCL)
+        return 0;
+    if (!p2p)
+        return nc->channels ? nc->channels : RS_TUNE_CHANNELS;
+    uint32_t hb = rs_coll_net_hb(net), n = rs_net_gpus(net);
+    double gbs = n > hb ? port_gbs(net, 0, hb % n) : 0;
+    uint32_t ch = (uint32_t)ceil(gbs / 14.0), p = 1;
+    if (ch < 1)
+        ch = 1;
+    while (p < ch)
+        p <<= 1;
+    return p;
+}

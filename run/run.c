@@ -19,6 +19,7 @@
 #include "fmt.h"
 #include "output.h"
 #include "run_split.h"
+#include "gpu.h"
 #include "versioned.h"
 #include "synth.h"
 
@@ -441,13 +442,29 @@ static int run_build(rs_run_ctx *r, rs_err *err)
     }
     /* A workload replaces the synthetic traffic. */
     if (rs_workload_active(&sc->workload)) {
-        rc = rs_workload_load(&sc->workload, rs_net_gpus(r->net), &r->trace, err);
+        rs_workload_config w = sc->workload;
+        snprintf(w.gpu, sizeof w.gpu, "%s", rs_scenario_gpu_name(sc));
+        rc = rs_workload_load(&w, rs_net_gpus(r->net), &r->trace, err);
         if (rc == RS_OK) {
             rs_replay_opts ro;
             rs_replay_opts_default(&ro);
-            ro.iterations = sc->workload.iterations;
-            ro.algo = sc->workload.algo;
-            ro.sync = sc->workload.sync;
+            ro.iterations = w.iterations;
+            ro.algo = w.algo;
+            ro.sync = w.sync;
+            ro.jitter = w.jitter;
+            ro.seed = sc->net.seed;
+            /* The GPU the ranks compute on, for power and contention
+             * (docs/compute.md); none for a GPU without a preset. */
+            rs_err ge;
+            rs_gpu dev; /* the replay copies it */
+            if (rs_workload_gpu(&w, &dev, &ge) == RS_OK) {
+                ro.gpu = &dev;
+                if (w.contention == RS_CONTENTION_ON ||
+                    (w.contention == RS_CONTENTION_AUTO && sc->net.nccl.model == RS_NCCL_NCCL)) {
+                    ro.coll_ctas = rs_coll_nccl_ctas(r->net, 0);
+                    ro.p2p_ctas = rs_coll_nccl_ctas(r->net, 1);
+                }
+            }
             rc = rs_guard_check(sc, r->trace, r->o->force, &r->est, err);
             if (rc == RS_OK)
                 rc = rs_replay_create(r->trace, r->net, &ro, &r->replay, err);

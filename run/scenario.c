@@ -61,6 +61,7 @@ static const char *const synth_names[] = { "single", "permutation", "all-to-all"
 static const char *const op_names[] = { "allgather", "reducescatter", "allreduce", "alltoall", "sendrecv", "broadcast",
                                         "reduce", NULL };
 static const char *const sync_names[] = { "collective", "rank", NULL };
+static const char *const contention_names[] = { "auto", "on", "off", NULL }; /* rs_contention order */
 static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls",
                                           NULL };
 static const char *const nccl_model_names[] = { "ideal", "nccl", NULL };
@@ -245,6 +246,12 @@ static const rs_key keys[] = {
          "training iterations to replay, back to back; summary times each"),
     ENUM("workload.algo", workload.algo, algo_names,
          "collective algorithm for the workload's collectives where it applies; auto elsewhere (docs/replay.md)"),
+    DBL("workload.jitter", workload.jitter, 0, false, 1,
+        "coefficient of variation of each compute op's time (log-normal, mean 1, drawn from seed, rank, "
+        "iteration and op; docs/compute.md)"),
+    ENUM("workload.contention", workload.contention, contention_names,
+         "NCCL's kernels hold SMs that the compute beside them loses (SMs / (SMs - held) slower); auto: under "
+         "nccl.model=nccl (docs/compute.md)"),
     ENUM("workload.sync", workload.sync, sync_names,
          "collective: a collective starts when its last member issues it and ends for all at once; rank: each "
          "member's part starts when it issues it and ends when its own sends and receives are done, as NCCL's "
@@ -660,4 +667,10 @@ void rs_scenario_print_keys(FILE *f)
     rs_scenario def;
     rs_scenario_default(&def);
     rs_keys_print(&table, &def, f);
+}
+
+const char *rs_scenario_gpu_name(const rs_scenario *sc)
+{
+    unsigned g = (unsigned)sc->net.nccl.gpu;
+    return g < sizeof gpu_names / sizeof gpu_names[0] - 1 ? gpu_names[g] : "";
 }

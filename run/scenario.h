@@ -90,6 +90,9 @@ void rs_scenario_set_level(rs_scenario *sc, rs_level l);
  * NULL when out of memory. */
 json_t *rs_scenario_to_json(const rs_scenario *sc);
 
+/* system.gpu's name ("h100"). */
+const char *rs_scenario_gpu_name(const rs_scenario *sc);
+
 /* Print one line per key (key, type, default, allowed values, meaning) to f,
  * after a header line; for `railsim help keys`. */
 void rs_scenario_print_keys(FILE *f);

@@ -394,6 +394,19 @@ static json_t *iteration_json(const rs_result_iteration *it)
     }
     json_object_set_new(o, "tokens_per_s", it->tokens_valid ? json_real(st->tokens_per_s) : json_null());
     json_object_set_new(o, "mfu", it->mfu_valid ? json_real(st->mfu) : json_null());
+    /* docs/compute.md: the GPUs' side. */
+    json_t *g = json_object();
+    json_object_set_new(g, "name", st->gpu ? json_string(st->gpu) : json_null());
+    json_object_set_new(g, "contention_ps", st->done ? I(st->contention_ps) : json_null());
+    json_object_set_new(g, "comm_only_ps", st->done ? I(st->comm_only_ps) : json_null());
+    int pw = st->done && st->power_valid;
+    json_object_set_new(g, "power_w", pw ? json_real(st->power_w) : json_null());
+    json_object_set_new(g, "energy_j", pw ? json_real(st->energy_j) : json_null());
+    json_object_set_new(g, "energy_j_per_token",
+                        pw && it->tokens_valid && st->tokens_per_s > 0
+                            ? json_real(st->energy_j / (st->tokens_per_s * (double)st->time_ps * 1e-12))
+                            : json_null());
+    json_object_set_new(o, "gpu", g);
     return o;
 }
 

@@ -20,6 +20,7 @@
 
 #include "array.h"
 #include "coll.h"
+#include "gpu.h"
 
 /* Adam with mixed precision touches ~32 bytes of HBM per parameter per step
  * (fp32 master weight, two moments and gradient read, three written, and
@@ -111,6 +112,11 @@ static const char *const label_text[NLABELS] = {
     "pp send activation", "pp recv activation", "pp send gradient", "pp recv gradient",
 };
 
+/* The parts of a layer a compute op is made of: their FLOPs in the flat
+ * model, their kernels in the shapes model. */
+enum { K_QKV, K_CORE, K_OUT, K_MLP, K_ROUTER, K_EXPERTS, K_LOGITS, NPARTS };
+#define PART(k) (1u << (k))
+
 typedef struct gen {
     const rs_plan *p;
     rs_trace *t;
@@ -118,6 +124,9 @@ typedef struct gen {
     int rc;
     uint32_t label[NLABELS];
     rs_gen_flops f;
+    rs_time kt[2][NPARTS]; /* gpu.model=shapes: part_ps's times */
+    const rs_gpu *G;       /* gpu.model=shapes: the GPU */
+    rs_gpu own;            /* a custom GPU (gpu.peak_flops without gpu.preset) */
 
     rs_op *ops;
     uint32_t n, cap;
@@ -166,9 +175,134 @@ static uint32_t emit(gen *g, rs_op o)
     return g->n++;
 }
 
-static rs_time flops_ps(const gen *g, double flops)
+
+/* The shapes model (gpu.model=shapes, docs/compute.md): one pass of a
+ * part on one micro-batch, as the kernels a Megatron-style layer runs,
+ * each timed by the GPU (gpu.h) and charged its launch; kt[0] forward,
+ * kt[1] backward (each GEMM's two GEMMs for the input and the weight
+ * gradient, attention's backward kernel, streaming kernels twice their
+ * bytes). Seconds. */
+typedef struct shapes {
+    const rs_gpu *G;
+    double b;     /* bytes per element */
+    double s[2];  /* seconds accumulating, per pass */
+} shapes;
+
+static void k_gemm(shapes *x, double m, double n, double k)
 {
-    return (rs_time)llround(flops * g->f.ps_per_flop);
+    x->s[0] += rs_gpu_launch_s(x->G, rs_gpu_gemm_s(x->G, m, n, k, x->b));
+    x->s[1] += rs_gpu_launch_s(x->G, rs_gpu_gemm_s(x->G, m, k, n, x->b)) +
+               rs_gpu_launch_s(x->G, rs_gpu_gemm_s(x->G, k, n, m, x->b));
+}
+
+/* A streaming kernel touching `elems` elements (reads and writes). */
+static void k_stream(shapes *x, double elems)
+{
+    x->s[0] += rs_gpu_launch_s(x->G, rs_gpu_stream_s(x->G, elems * x->b));
+    x->s[1] += rs_gpu_launch_s(x->G, rs_gpu_stream_s(x->G, 2 * elems * x->b));
+}
+
+/* Causal flash attention: half the score and context FLOPs Megatron
+ * counts are computed; the backward kernel does 2.5 times the forward's
+ * (FlashAttention-2's count: five matrix products against two). */
+static void k_attn(shapes *x, double counted_flops)
+{
+    double f = counted_flops / 2;
+    x->s[0] += rs_gpu_launch_s(x->G, rs_gpu_attn_s(x->G, f, 0));
+    x->s[1] += rs_gpu_launch_s(x->G, rs_gpu_attn_s(x->G, 2.5 * f, 1));
+}
+
+static void shapes_times(const rs_plan *p, const rs_gpu *G, const rs_gen_flops *f, rs_time kt[2][NPARTS])
+{
+    const rs_plan_model *m = &p->model;
+    const rs_plan_par *q = &p->par;
+    double T = (double)q->micro_batch * m->seq_len / q->cp, t = q->tp;
+    double h = m->hidden, ffn = m->ffn;
+    double kv = m->kv_heads ? m->kv_heads : m->heads, hkv = kv * (h / m->heads);
+    for (int part = 0; part < NPARTS; part++) {
+        shapes x = { G, m->precision_bytes, { 0, 0 } };
+        switch (part) {
+        case K_QKV: /* norm, QKV projection, rotary embedding of q and k */
+            k_stream(&x, 2 * T * h);
+            k_gemm(&x, T, (h + 2 * hkv) / t, h);
+            k_stream(&x, 2 * T * (h + hkv) / t);
+            break;
+        case K_CORE:
+            k_attn(&x, f->attn_core);
+            break;
+        case K_OUT: /* output projection, residual add */
+            k_gemm(&x, T, h, h / t);
+            k_stream(&x, 3 * T * h);
+            break;
+        case K_MLP: /* norm, up (and gate) projection, activation, down projection, residual add */
+            if (m->experts)
+                break;
+            k_stream(&x, 2 * T * h);
+            k_gemm(&x, T, (m->gated_mlp ? 2 : 1) * ffn / t, h);
+            k_stream(&x, (m->gated_mlp ? 3 : 2) * T * ffn / t);
+            k_gemm(&x, T, h, ffn / t);
+            k_stream(&x, 3 * T * h);
+            break;
+        case K_ROUTER: /* norm, router projection, softmax and top-k */
+            if (!m->experts)
+                break;
+            k_stream(&x, 2 * T * h);
+            k_gemm(&x, T, m->experts, h);
+            k_stream(&x, 2 * T * m->experts);
+            break;
+        case K_EXPERTS: { /* each local expert's GEMMs on its share of the routed tokens, the combine */
+            if (!m->experts)
+                break;
+            double local = (double)m->experts / q->ep, Te = T * m->top_k / local;
+            for (double e = 0; e < local; e++) {
+                k_gemm(&x, Te, (m->gated_mlp ? 2 : 1) * ffn / t, h);
+                k_stream(&x, (m->gated_mlp ? 3 : 2) * Te * ffn / t);
+                k_gemm(&x, Te, h, ffn / t);
+            }
+            k_stream(&x, (m->top_k + 2) * T * h);
+            break;
+        }
+        case K_LOGITS: /* final norm, output projection, softmax cross-entropy */
+            k_stream(&x, 2 * T * h);
+            k_gemm(&x, T, m->vocab / t, h);
+            k_stream(&x, 3 * T * m->vocab / t);
+            break;
+        }
+        for (int pass = 0; pass < 2; pass++)
+            kt[pass][part] = (rs_time)llround(x.s[pass] * 1e12);
+    }
+}
+
+/* gpu.model=shapes: the share of peak a layer's forward and backward
+ * reach, for the trace's iteration record. */
+static double shapes_efficiency(const rs_plan *p, const gen *g)
+{
+    const rs_gen_flops *f = &g->f;
+    double flops = 3 * (f->qkv + f->attn_core + f->attn_out + f->mlp + f->router + f->experts);
+    rs_time t = 0;
+    for (int k = K_QKV; k <= K_EXPERTS; k++)
+        t += g->kt[0][k] + g->kt[1][k];
+    double e = t ? flops / (p->peak_flops * (double)t * 1e-12) : 0;
+    return e > 0 && e <= 1 ? e : 1;
+}
+
+/* The time of the parts in `mask`, forward (bwd 0) or backward. */
+static rs_time part_ps(const gen *g, unsigned mask, int bwd)
+{
+    if (g->p->compute == RS_COMPUTE_FLAT) {
+        const rs_gen_flops *f = &g->f;
+        const double fl[NPARTS] = { f->qkv, f->attn_core, f->attn_out, f->mlp, f->router, f->experts, f->logits };
+        double sum = 0;
+        for (int k = 0; k < NPARTS; k++)
+            if (mask & PART(k))
+                sum += fl[k];
+        return (rs_time)llround((bwd ? 2 * sum : sum) * g->f.ps_per_flop);
+    }
+    rs_time t = 0;
+    for (int k = 0; k < NPARTS; k++)
+        if (mask & PART(k))
+            t += g->kt[bwd][k];
+    return t;
 }
 
 static uint32_t compute(gen *g, int label, rs_time ps, uint32_t d0, uint32_t d1)
@@ -283,27 +417,26 @@ static uint32_t ag_of(const gen *g, uint32_t u)
  * additional dependency of the layer's first compute op. */
 static void fwd_layer(gen *g, int rc, uint32_t extra)
 {
-    const rs_gen_flops *f = &g->f;
     if (g->has_cp) {
-        compute(g, rc ? L_RC_QKV : L_FWD_QKV, flops_ps(g, f->qkv), g->in, extra);
+        compute(g, rc ? L_RC_QKV : L_FWD_QKV, part_ps(g, PART(K_QKV), 0), g->in, extra);
         g->in = coll(g, L_CP_AG, RS_STREAM_CP, RS_DIM_CP, RS_COLL_ALLGATHER, RS_GEN_SLOT_CP, g->kv_bytes,
                      g->lastc, RS_NONE);
-        compute(g, rc ? L_RC_CORE : L_FWD_CORE, flops_ps(g, f->attn_core + f->attn_out), g->in, RS_NONE);
+        compute(g, rc ? L_RC_CORE : L_FWD_CORE, part_ps(g, PART(K_CORE) | PART(K_OUT), 0), g->in, RS_NONE);
     } else {
-        compute(g, rc ? L_RC_ATTN : L_FWD_ATTN, flops_ps(g, f->qkv + f->attn_core + f->attn_out), g->in, extra);
+        compute(g, rc ? L_RC_ATTN : L_FWD_ATTN, part_ps(g, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 0), g->in, extra);
     }
     tp_allreduce(g);
     if (g->p->model.experts) {
-        compute(g, rc ? L_RC_ROUTER : L_FWD_ROUTER, flops_ps(g, f->router), g->in, RS_NONE);
+        compute(g, rc ? L_RC_ROUTER : L_FWD_ROUTER, part_ps(g, PART(K_ROUTER), 0), g->in, RS_NONE);
         if (g->has_ep)
             g->in = coll(g, L_EP_DISPATCH, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
-        compute(g, rc ? L_RC_EXPERTS : L_FWD_EXPERTS, flops_ps(g, f->experts), g->in, RS_NONE);
+        compute(g, rc ? L_RC_EXPERTS : L_FWD_EXPERTS, part_ps(g, PART(K_EXPERTS), 0), g->in, RS_NONE);
         if (g->has_ep)
             g->in = coll(g, L_EP_COMBINE, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
     } else {
-        compute(g, rc ? L_RC_MLP : L_FWD_MLP, flops_ps(g, f->mlp), g->in, RS_NONE);
+        compute(g, rc ? L_RC_MLP : L_FWD_MLP, part_ps(g, PART(K_MLP), 0), g->in, RS_NONE);
     }
     tp_allreduce(g);
 }
@@ -312,7 +445,6 @@ static void fwd_layer(gen *g, int rc, uint32_t extra)
  * `params` the ZeRO-3 gather it needs. */
 static void bwd_layer(gen *g, uint32_t grad, uint32_t params)
 {
-    const rs_gen_flops *f = &g->f;
     uint32_t gin = grad != RS_NONE ? grad : g->in; /* the gradient flowing in */
     if (g->p->par.recompute) {
         /* Recomputation starts from the stored layer input; the backward
@@ -326,22 +458,22 @@ static void bwd_layer(gen *g, uint32_t grad, uint32_t params)
         if (g->has_ep)
             g->in = coll(g, L_EP_COMBINE, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, out_dep(g), RS_NONE);
-        compute(g, L_BWD_EXPERTS, flops_ps(g, 2 * f->experts), g->in, params);
+        compute(g, L_BWD_EXPERTS, part_ps(g, PART(K_EXPERTS), 1), g->in, params);
         if (g->has_ep)
             g->in = coll(g, L_EP_DISPATCH, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
-        compute(g, L_BWD_ROUTER, flops_ps(g, 2 * f->router), g->in, RS_NONE);
+        compute(g, L_BWD_ROUTER, part_ps(g, PART(K_ROUTER), 1), g->in, RS_NONE);
     } else {
-        compute(g, L_BWD_MLP, flops_ps(g, 2 * f->mlp), g->in, params);
+        compute(g, L_BWD_MLP, part_ps(g, PART(K_MLP), 1), g->in, params);
     }
     tp_allreduce(g);
     if (g->has_cp) {
-        compute(g, L_BWD_CORE, flops_ps(g, 2 * (f->attn_core + f->attn_out)), g->in, RS_NONE);
+        compute(g, L_BWD_CORE, part_ps(g, PART(K_CORE) | PART(K_OUT), 1), g->in, RS_NONE);
         g->in = coll(g, L_CP_RS, RS_STREAM_CP, RS_DIM_CP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_CP, g->kv_bytes,
                      g->lastc, RS_NONE);
-        compute(g, L_BWD_QKV, flops_ps(g, 2 * f->qkv), g->in, RS_NONE);
+        compute(g, L_BWD_QKV, part_ps(g, PART(K_QKV), 1), g->in, RS_NONE);
     } else {
-        compute(g, L_BWD_ATTN, flops_ps(g, 2 * (f->qkv + f->attn_core + f->attn_out)), g->in, RS_NONE);
+        compute(g, L_BWD_ATTN, part_ps(g, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 1), g->in, RS_NONE);
     }
     tp_allreduce(g);
 }
@@ -407,7 +539,7 @@ static void fwd_pass(gen *g, uint32_t *order)
         fwd_layer(g, 0, ag_of(g, v));
     }
     if (g->last)
-        compute(g, L_FWD_LOGITS, flops_ps(g, g->f.logits), g->in, RS_NONE);
+        compute(g, L_FWD_LOGITS, part_ps(g, PART(K_LOGITS), 0), g->in, RS_NONE);
     else
         p2p(g, RS_OP_SEND, L_PP_SEND_ACT, RS_STREAM_PP_SEND_NEXT, RS_GEN_SLOT_PP_NEXT, g->act_bytes, out_dep(g));
     g->in = RS_NONE;
@@ -430,7 +562,7 @@ static void bwd_pass(gen *g, uint32_t *order, int last_mb)
         z3_visit(g, order, v, before);
         uint32_t params = ag_of(g, u);
         if (v == 0 && g->last) {
-            compute(g, L_BWD_LOGITS, flops_ps(g, 2 * g->f.logits), params, RS_NONE);
+            compute(g, L_BWD_LOGITS, part_ps(g, PART(K_LOGITS), 1), params, RS_NONE);
             params = RS_NONE;
         }
         bwd_layer(g, grad, params);
@@ -467,7 +599,10 @@ static void step(gen *g)
     double shard_d = p->par.zero ? (double)p->par.dp * p->par.cp : 1;
     double shard_e = p->par.zero ? (double)(p->par.dp / p->par.ep) * p->par.cp : 1;
     double params = dense / shard_d + expert / shard_e;
-    rs_time ps = (rs_time)llround(params * OPT_BYTES_PER_PARAM / p->mem_bw * 1e12);
+    rs_time ps = p->compute == RS_COMPUTE_FLAT
+                     ? (rs_time)llround(params * OPT_BYTES_PER_PARAM / p->mem_bw * 1e12)
+                     : (rs_time)llround(rs_gpu_launch_s(g->G, rs_gpu_stream_s(g->G, params * OPT_BYTES_PER_PARAM)) *
+                                        1e12);
     uint32_t opt = compute(g, L_OPTIMIZER, ps, last_red, RS_NONE);
     if (p->par.zero == 1 || p->par.zero == 2) {
         for (uint32_t b = 0; b < g->nbucket; b++) {
@@ -589,6 +724,11 @@ int rs_gen(const rs_plan *p, rs_trace **out, rs_err *err)
     g.err = err;
     memset(g.label, 0xff, sizeof g.label);
     rs_gen_flops_of(p, &g.f);
+    if (p->compute == RS_COMPUTE_SHAPES) {
+        rs_plan_gpu(p, &g.own);
+        g.G = &g.own;
+        shapes_times(p, g.G, &g.f, g.kt);
+    }
     g.P = q->pp;
     g.L = p->model.layers / q->pp;
     g.m = q->global_batch / (q->micro_batch * q->dp);
@@ -670,7 +810,7 @@ int rs_gen(const rs_plan *p, rs_trace **out, rs_err *err)
         .tokens = (uint64_t)q->global_batch * p->model.seq_len,
         .model_flops = rs_gen_model_flops(p),
         .peak_flops = p->peak_flops,
-        .efficiency = p->efficiency,
+        .efficiency = p->compute == RS_COMPUTE_FLAT ? p->efficiency : shapes_efficiency(p, &g),
         .micro_batches = g.m,
         .layers = p->model.layers,
         .tp = q->tp, .pp = q->pp, .dp = q->dp, .cp = q->cp, .ep = q->ep, .zero = q->zero,

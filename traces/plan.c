@@ -18,48 +18,43 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpu.h"
 #include "keys.h"
 
 /* ---- GPUs ------------------------------------------------------------------ */
 
-/* Peak dense BF16 tensor FLOP/s from the vendors' data sheets (without
- * structured sparsity):
- *   A100 SXM 312 TFLOPS (NVIDIA A100 datasheet);
- *   H100 SXM 989 TFLOPS (NVIDIA H100 datasheet: 1,979 with sparsity);
- *   H200 SXM: the same Hopper GPU, 989 TFLOPS (NVIDIA H200 datasheet:
- *   1,979 with sparsity);
- *   GH200: the same Hopper GPU, 989 TFLOPS (GH200 datasheet);
- *   B200 2.25 PFLOPS dense (NVIDIA HGX B200: 18 PFLOPS / 8 GPUs with
- *   sparsity halved);
- *   MI250X 383 TFLOPS per OAM module (AMD datasheet), two GCDs each
- *   seen as one GPU: 191.5 TFLOPS per GCD. */
-static const struct gpu_def {
-    double peak;
-    double mem_bw; /* HBM bytes/s: A100 80GB SXM 2039 GB/s, H100 SXM 3.35 TB/s,
-                      H200 SXM (HBM3e) 4.8 TB/s, GH200 (HBM3) 4 TB/s, B200 8 TB/s, MI250X 3.2768 TB/s per
-                      module = 1.6384 TB/s per GCD */
-} gpus[] = {
-    { 312e12, 2039e9 },
-    { 989e12, 3350e9 },
-    { 989e12, 4800e9 },
-    { 989e12, 4000e9 },
-    { 2.25e15, 8000e9 },
-    { 191.5e12, 1638.4e9 },
-};
-/* gpu_names[i] names gpus[i]; the plan key gpu.preset takes one of them. */
-static const char *const gpu_names[] = { "a100", "h100", "h200", "gh200", "b200", "mi250x-gcd", NULL };
-#define NGPUS (sizeof gpus / sizeof gpus[0])
-_Static_assert(sizeof gpu_names / sizeof gpu_names[0] == NGPUS + 1, "one name per GPU");
+/* The GPU presets and their figures live in gpu.c (sources in
+ * docs/compute.md); the plan key gpu.preset takes one of their names. */
 
 int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw)
 {
-    for (size_t i = 0; i < NGPUS; i++)
-        if (strcmp(gpu_names[i], preset) == 0) {
-            *peak = gpus[i].peak;
-            *mem_bw = gpus[i].mem_bw;
-            return RS_OK;
-        }
-    return RS_EINVAL;
+    const rs_gpu *g = rs_gpu_find(preset);
+    if (!g)
+        return RS_EINVAL;
+    *peak = g->peak_flops;
+    *mem_bw = g->mem_bw;
+    return RS_OK;
+}
+
+void rs_plan_gpu(const rs_plan *p, rs_gpu *out)
+{
+    const rs_gpu *g = p->gpu_preset[0] ? rs_gpu_find(p->gpu_preset) : NULL;
+    *out = *(g ? g : rs_gpu_find("h100"));
+    out->peak_flops = p->peak_flops;
+    out->mem_bw = p->mem_bw;
+}
+
+int rs_plan_default_gpu(rs_plan *p, const char *name)
+{
+    const rs_gpu *g = rs_gpu_find(name);
+    if (!g)
+        return RS_EINVAL;
+    if (p->gpu_given)
+        return RS_OK;
+    snprintf(p->gpu_preset, sizeof p->gpu_preset, "%s", g->name);
+    p->peak_flops = g->peak_flops;
+    p->mem_bw = g->mem_bw;
+    return RS_OK;
 }
 
 /* ---- defaults and presets ------------------------------------------------------ */
@@ -398,6 +393,7 @@ int rs_plan_set_gpus(rs_plan *p, uint32_t ngpus, rs_err *err)
 /* ---- the schema ------------------------------------------------------------------ */
 
 static const char *const sched_names[] = { "1f1b", "gpipe", NULL }; /* rs_sched order */
+static const char *const compute_names[] = { "shapes", "flat", NULL }; /* rs_compute_model order */
 _Static_assert(sizeof(rs_sched) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_plan *)0)->model.gated_mlp) == sizeof(int), "bool as int");
 _Static_assert(sizeof(((rs_plan *)0)->par.recompute) == sizeof(int), "bool as int");
@@ -436,7 +432,8 @@ static const rs_key keys[] = {
     B("parallelism.recompute", par.recompute),
     U("parallelism.bucket_bytes", par.bucket_bytes, 1, 1ull << 40),
     S("placement.order", order, NULL),
-    S("gpu.preset", gpu_preset, gpu_names),
+    S("gpu.preset", gpu_preset, rs_gpu_preset_names),
+    RS_KEY_E(rs_plan, "gpu.model", compute, compute_names, NULL),
     D("gpu.peak_flops", peak_flops, 0, 1e18),
     D("gpu.memory_bw", mem_bw, 0, 1e16),
     D("gpu.efficiency", efficiency, 0, 1),
@@ -505,6 +502,7 @@ int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
     }
     if (g.peak && !g.gpu_preset)
         p.gpu_preset[0] = '\0';
+    p.gpu_given = g.gpu_preset || g.peak;
     if ((rc = rs_plan_validate(&p, path, err)))
         goto done;
     *out = p;

@@ -7,12 +7,14 @@
 #include "replay_int.h"
 #include "compute.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pool.h"
+#include "rng.h"
 #include "versioned.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -50,6 +52,9 @@ uint64_t rs_replay_op_k(const rs_replay *r, uint32_t rank, uint32_t j)
     const rs_op *o = &c->ops[j];
     return (uint64_t)k->iter * c->per_iter[o->comm * 3 + (o->kind - RS_OP_COLL)] + c->seq[j];
 }
+
+static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas);
+static uint32_t ctas_of(const rs_replay *r, const rs_op *o);
 
 /* ---- iterations ------------------------------------------------------------ */
 
@@ -127,6 +132,8 @@ void rs_replay_complete(rs_replay *r, uint32_t rank, uint32_t j)
     RS_ASSERT(st[j] == ST_RUN && k->head[o->stream] == j);
     st[j] = ST_DONE;
     r->t_last = rs_net_now(r->net);
+    if (o->kind != RS_OP_COMPUTE)
+        comm_change(r, rank, 0, ctas_of(r, o));
     if (r->tl)
         tl_op(r, rank, o);
     k->ndone++;
@@ -145,6 +152,83 @@ void rs_replay_complete(rs_replay *r, uint32_t rank, uint32_t j)
 /* ---- starting ops ---------------------------------------------------------- */
 
 static void ev_compute(void *ctx, rs_net *net, uint64_t arg);
+
+/* ---- the GPU's side: jitter, contention, time by state (docs/compute.md) ---- */
+
+/* Rank's compute op j of iteration `iter`, nominally d ps, with jitter:
+ * a log-normal factor of mean 1 and coefficient of variation r->jitter,
+ * drawn from (seed, rank, iteration, op) alone. */
+static rs_time jittered(const rs_replay *r, uint32_t rank, uint32_t j, uint32_t iter, rs_time d)
+{
+    if (r->jitter <= 0 || d == 0)
+        return d;
+    rs_rng g;
+    rs_rng_init(&g, r->seed, (uint64_t)rank, 0x6a69747465720000ull ^ ((uint64_t)iter << 24) ^ j);
+    double u1 = 1.0 - rs_rng_unit(&g), u2 = rs_rng_unit(&g); /* u1 in (0, 1] */
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double s2 = log1p(r->jitter * r->jitter);
+    double v = (double)d * exp(sqrt(s2) * z - s2 / 2);
+    return v >= (double)RS_TIME_MAX ? RS_TIME_MAX : (rs_time)llround(v);
+}
+
+/* How much longer compute takes beside the communication rank k runs:
+ * SMs / (SMs - held), held at most half the SMs. */
+static double slow_factor(const rs_replay *r, const rank_st *k)
+{
+    if (!k->held || !r->has_dev)
+        return 1.0;
+    uint32_t held = k->held < r->dev.sms / 2 ? k->held : r->dev.sms / 2;
+    return (double)r->dev.sms / (double)(r->dev.sms - held);
+}
+
+/* Account rank k's time with communication running and compute idle up
+ * to now: call before either changes. */
+static void acct(rank_st *k, rs_time now)
+{
+    if (k->ncomm && k->c_op == RS_NONE)
+        k->comm_only += now - k->acct_t;
+    k->acct_t = now;
+}
+
+/* Rank's running compute from now at factor f: its end from the work
+ * left, under the straggler windows; the event that ends it. */
+static void compute_go(rs_replay *r, uint32_t rank, rs_time now, double f)
+{
+    rank_st *k = &r->rk[rank];
+    rs_time w = f == 1.0 ? k->c_left : (rs_time)llround((double)k->c_left * f);
+    k->c_t = now;
+    k->c_end = rs_compute_end(r->net, r->gpu[rank], now, w);
+    k->t_free = k->c_end;
+    rs_net_at_gpu(r->net, r->gpu[rank], k->c_end, ev_compute, r, (uint64_t)rank << 32 | k->c_op);
+}
+
+/* Rank's communication holding `ctas` SMs starts (up) or ends: a compute
+ * op running beside it changes pace from now. */
+static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas)
+{
+    rank_st *k = &r->rk[rank];
+    rs_time now = rs_net_now(r->net);
+    acct(k, now);
+    double f0 = slow_factor(r, k);
+    k->ncomm += up ? 1 : -1;
+    k->held += up ? ctas : -ctas;
+    double f1 = slow_factor(r, k);
+    if (k->c_op == RS_NONE || f0 == f1)
+        return;
+    /* The segment since c_t did its share of the work left, in
+     * proportion to its time; what it took beyond that work at pace 1
+     * is contention. */
+    rs_time seg = now - k->c_t, span = k->c_end - k->c_t;
+    rs_time done = span ? (rs_time)((unsigned __int128)k->c_left * seg / span) : k->c_left;
+    k->c_left -= done < k->c_left ? done : k->c_left;
+    k->c_cont += (rs_time)llround((double)seg * (1.0 - 1.0 / f0));
+    compute_go(r, rank, now, f1);
+}
+
+static uint32_t ctas_of(const rs_replay *r, const rs_op *o)
+{
+    return o->kind == RS_OP_COLL ? r->coll_ctas : r->p2p_ctas;
+}
 
 void rs_replay_add_bound(rs_replay *r, uint32_t rank, rs_time b)
 {
@@ -173,25 +257,34 @@ static void try_start(rs_replay *r, const item *it)
          * deps, and on compute only through its stream). */
         if (now > k->t_free)
             k->idle[it->cause] += now - k->t_free;
-        /* A straggler fault on this GPU stretches the part of the op
-         * inside its window (compute.h). */
-        rs_time end = rs_compute_end(r->net, r->gpu[rank], now, o->duration);
-        if (end - now > o->duration)
-            k->stretch += end - now - o->duration;
-        k->t_free = end;
-        if (o->duration == 0)
+        rs_time d = jittered(r, rank, j, k->iter, o->duration);
+        k->jit += (int64_t)(d - o->duration);
+        if (d == 0) {
+            k->t_free = now;
             rs_replay_complete(r, rank, j);
-        else
-            rs_net_at_gpu(r->net, r->gpu[rank], end, ev_compute, r, (uint64_t)rank << 32 | j);
+            break;
+        }
+        /* A straggler fault on this GPU stretches the part of the op
+         * inside its window (compute.h); communication beside it slows
+         * it while it runs (comm_change). */
+        acct(k, now);
+        k->c_op = j;
+        k->c_start = now;
+        k->c_nom = k->c_left = d;
+        k->c_cont = 0;
+        compute_go(r, rank, now, slow_factor(r, k));
         break;
     }
     case RS_OP_COLL:
+        comm_change(r, rank, 1, ctas_of(r, o));
         rs_replay_coll_arrive(r, rank, j);
         break;
     case RS_OP_SEND:
+        comm_change(r, rank, 1, ctas_of(r, o));
         rs_replay_send_start(r, rank, j);
         break;
     case RS_OP_RECV:
+        comm_change(r, rank, 1, ctas_of(r, o));
         rs_replay_recv_start(r, rank, j);
         break;
     }
@@ -214,9 +307,23 @@ void rs_replay_drain(rs_replay *r)
 
 static void ev_compute(void *ctx, rs_net *net, uint64_t arg)
 {
-    (void)net;
     rs_replay *r = ctx;
-    rs_replay_complete(r, (uint32_t)(arg >> 32), (uint32_t)arg);
+    uint32_t rank = (uint32_t)(arg >> 32), j = (uint32_t)arg;
+    rank_st *k = &r->rk[rank];
+    rs_time now = rs_net_now(net);
+    if (k->c_op != j || k->c_end != now)
+        return; /* rescheduled by comm_change */
+    /* What the op took beyond its nominal time and its contention is the
+     * straggler windows'. */
+    double f = slow_factor(r, k);
+    k->c_cont += (rs_time)llround((double)(now - k->c_t) * (1.0 - 1.0 / f));
+    rs_time took = now - k->c_start, nom = k->c_nom + k->c_cont;
+    if (took > nom)
+        k->stretch += took - nom;
+    k->contended += k->c_cont;
+    acct(k, now);
+    k->c_op = RS_NONE;
+    rs_replay_complete(r, rank, j);
     rs_replay_drain(r);
 }
 
@@ -318,6 +425,20 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
         rc = RS_EINVAL;
         goto fail;
     }
+    if (!(o->jitter >= 0 && o->jitter <= 1)) {
+        rs_err_set(err, RS_EINVAL, "workload.jitter: expected a coefficient of variation from 0 to 1, got %g",
+                   o->jitter);
+        rc = RS_EINVAL;
+        goto fail;
+    }
+    if (o->gpu) {
+        r->dev = *o->gpu;
+        r->has_dev = r->dev.sms >= 2;
+        r->coll_ctas = o->coll_ctas;
+        r->p2p_ctas = o->p2p_ctas;
+    }
+    r->jitter = o->jitter;
+    r->seed = o->seed;
     r->iterations = o->iterations;
     r->nranks = rs_trace_nranks(t);
     r->nslots = rs_trace_nslots(t);
@@ -344,6 +465,8 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
     memset(r->aux, 0xff, (RS ? RS : 1) * sizeof *r->aux);
     if ((rc = rs_replay_build(r, err)) != RS_OK)
         goto fail;
+    for (uint32_t rank = 0; rank < r->nranks; rank++)
+        r->rk[rank].c_op = RS_NONE;
     rs_net_at(net, rs_net_now(net), ev_start, r, 0);
     *out = r;
     return RS_OK;

@@ -40,6 +40,7 @@
 
 #include "replay.h"
 #include "partition.h"
+#include "gpu.h"
 
 enum { ST_WAIT = 0, ST_RUN = 1, ST_DONE = 2 };    /* an op's state in its iteration */
 enum { SK_NONE = 0, SK_COLL = 1, SK_P2P = 2 };    /* what a program uses a slot for */
@@ -68,6 +69,18 @@ typedef struct rank_st {
     uint64_t state_off;            /* its op states in rs_replay.state */
     uint32_t cls, ndone, iter;
     uint8_t last_dim;              /* dim of the op that completed last */
+    /* The GPU's side (docs/compute.md): the compute op running (c_op,
+     * RS_NONE when none) in its current segment since c_t, ending at
+     * c_end with c_left ps of its nominal work left at c_t; the
+     * communication ops running (ncomm). Totals over all iterations:
+     * compute time added by contention; communication running with
+     * compute idle; jitter. */
+    uint32_t c_op, ncomm, held;    /* held: SMs its running communication holds */
+    rs_time c_t, c_end, c_left;
+    rs_time c_start, c_nom, c_cont; /* the op's start, nominal time (jitter included), contention so far */
+    rs_time acct_t;                /* comm_only accounted up to here */
+    rs_time contended, comm_only;
+    int64_t jit;                   /* compute time jitter added (may be negative) */
 } rank_st;
 
 /* One collective instance: the k-th collective on a communicator. */
@@ -129,6 +142,11 @@ struct rs_replay {
     rs_coll_algo algo;
     rs_replay_sync sync;
     uint32_t nranks, nslots, ncomms, nclasses, iterations;
+    rs_gpu dev;                   /* rs_replay_opts.gpu, copied (has_dev) */
+    int has_dev;
+    uint32_t coll_ctas, p2p_ctas; /* rs_replay_opts (0 without a GPU) */
+    double jitter;
+    uint64_t seed;
     cls_info *cls;
     rank_st *rk;
     uint8_t *state;

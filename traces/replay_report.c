@@ -169,12 +169,31 @@ static void replay_stats_whole(const rs_replay *r, rs_replay_stats *out)
         return;
     rs_time span = r->E[D - 1] - r->t0;
     out->time_ps = div_round(span, D);
-    unsigned __int128 csum = 0, esum = 0;
+    unsigned __int128 csum = 0, esum = 0, cont = 0, conly = 0;
     rs_time cmin = RS_TIME_MAX, cmax = 0, emin = RS_TIME_MAX, emax = 0;
+    double energy = 0;
     for (uint32_t rank = 0; rank < r->nranks; rank++) {
-        rs_time c = r->cls[r->rk[rank].cls].compute;
-        if (r->rk[rank].stretch) /* stragglers: the busy time, not the nominal */
-            c += div_round(r->rk[rank].stretch, D);
+        const rank_st *k = &r->rk[rank];
+        rs_time c = r->cls[k->cls].compute;
+        /* Stragglers, contention and jitter: the busy time, not the nominal. */
+        if (k->stretch || k->contended)
+            c += div_round((unsigned __int128)k->stretch + k->contended, D);
+        if (k->jit) {
+            int64_t j = k->jit >= 0 ? (int64_t)div_round((uint64_t)k->jit, D) : -(int64_t)div_round((uint64_t)-k->jit, D);
+            c = j < 0 && (rs_time)-j > c ? 0 : (rs_time)((int64_t)c + j);
+        }
+        cont += k->contended;
+        conly += k->comm_only;
+        if (r->has_dev) {
+            /* Board power by state over the iterations: computing (with
+             * or without communication beside), communicating only, idle. */
+            double T = (double)span, tc = (double)c * D, to = (double)k->comm_only;
+            if (tc > T)
+                tc = T;
+            if (to > T - tc)
+                to = T - tc;
+            energy += (r->dev.busy_w * tc + r->dev.comm_w * to + r->dev.idle_w * (T - tc - to)) * 1e-12;
+        }
         /* exposed = (span - D x compute) / D; every compute op of the first
          * D iterations ended by E_{D-1}, so this is not negative. */
         unsigned __int128 dc = (unsigned __int128)c * D;
@@ -189,6 +208,14 @@ static void replay_stats_whole(const rs_replay *r, rs_replay_stats *out)
     out->compute_ps[0] = div_round(csum, r->nranks);
     out->compute_ps[1] = cmin;
     out->compute_ps[2] = cmax;
+    out->contention_ps = div_round(cont, (uint64_t)r->nranks * D);
+    out->comm_only_ps = div_round(conly, (uint64_t)r->nranks * D);
+    out->gpu = r->has_dev ? r->dev.name : NULL;
+    if (r->has_dev && span > 0) {
+        out->power_valid = 1;
+        out->energy_j = energy / D;
+        out->power_w = energy / ((double)span * 1e-12 * r->nranks);
+    }
     out->exposed_ps[0] = div_round(esum, r->nranks);
     out->exposed_ps[1] = emin;
     out->exposed_ps[2] = emax;

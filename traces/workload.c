@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "gpu.h"
 #include "plan.h"
 #include "versioned.h"
 
@@ -59,6 +60,8 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
                               "workload.plan: plan %s needs a multiple of tp x pp x cp x ep = %u x %u x "
                               "%u x %u = %llu GPUs, but topology.gpus is %u", p.name, p.par.tp, p.par.pp,
                               p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
+        if (c->gpu[0])
+            (void)rs_plan_default_gpu(&p, c->gpu); /* a GPU without a preset: the plan's own */
         if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
             return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
         if ((rc = rs_gen(&p, out, &e)) != RS_OK)
@@ -79,4 +82,28 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
         return RS_OK;
     }
     return rs_err_set(err, RS_EINVAL, "workload: expected workload.plan or workload.trace");
+}
+
+int rs_workload_gpu(const rs_workload_config *cfg, rs_gpu *out, rs_err *err)
+{
+    rs_workload_config own;
+    rs_workload_config_default(&own);
+    if (rs_versioned_take(&own, sizeof own, cfg, RS_SIZE_V1(rs_workload_config, sync)) != RS_OK)
+        return rs_err_set(err, RS_EINVAL, "workload: a configuration of no known size");
+    if (own.plan[0]) {
+        rs_plan p;
+        rs_err e;
+        int rc = rs_plan_load_arg(own.plan, &p, &e);
+        if (rc != RS_OK)
+            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        if (own.gpu[0])
+            (void)rs_plan_default_gpu(&p, own.gpu);
+        rs_plan_gpu(&p, out);
+        return RS_OK;
+    }
+    const rs_gpu *g = own.gpu[0] ? rs_gpu_find(own.gpu) : NULL;
+    if (!g)
+        return rs_err_set(err, RS_EINVAL, "workload: no GPU preset for system.gpu \"%s\"", own.gpu);
+    *out = *g;
+    return RS_OK;
 }

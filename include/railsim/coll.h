@@ -317,6 +317,16 @@ RS_API int rs_coll_part_finish(rs_coll *coll, const void *const *all, const size
 RS_API void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire,
                              rs_time *extra);
 
+/* The thread blocks (SMs) one of NCCL's kernels holds while it runs on a
+ * GPU of net, under nccl.model=nccl (docs/compute.md, "Contention"): a
+ * collective's channels (nccl.channels, else the channels the tuner
+ * takes, 16), one block each; a send or receive's channels to a peer
+ * over the network (NCCL v2.30.7, src/graph/paths.cc,
+ * ncclTopoGetNchannels: at least one per NIC, more to reach the NIC's
+ * rate at NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s each, rounded up to a
+ * power of 2). 0 under nccl.model=ideal. */
+RS_API uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p);
+
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and
  * all-to-all, 1 for send/recv, Broadcast and Reduce. n = 0 gives 0. */

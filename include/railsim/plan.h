@@ -41,6 +41,12 @@ typedef struct rs_plan_par {
 #define RS_PLAN_NAME_MAX 64
 #define RS_PLAN_ORDER_MAX 64
 
+/* gpu.model: how long compute takes (docs/compute.md). */
+typedef enum {
+    RS_COMPUTE_SHAPES = 0, /* each kernel from its shape on the GPU (gpu.h) */
+    RS_COMPUTE_FLAT = 1    /* every FLOP at peak x efficiency */
+} rs_compute_model;
+
 typedef struct rs_plan {
     char name[RS_PLAN_NAME_MAX];
     uint32_t gpus; /* 0 = tp * pp * dp * cp */
@@ -50,7 +56,9 @@ typedef struct rs_plan {
     char gpu_preset[16];           /* "" when peak_flops was given */
     double peak_flops;             /* per GPU, dense (bf16) FLOP/s */
     double mem_bw;                 /* per GPU, HBM bytes/s (optimizer step) */
-    double efficiency;             /* fraction of peak compute achieves */
+    double efficiency;             /* gpu.model=flat: fraction of peak compute achieves */
+    rs_compute_model compute;      /* gpu.model */
+    int gpu_given;                 /* the plan file named its GPU (gpu.preset or gpu.peak_flops) */
 } rs_plan;
 
 /* Defaults: a tiny dense model on one H100 (see docs/plan-format.md). */
@@ -87,6 +95,17 @@ RS_API uint32_t rs_plan_gpus(const rs_plan *p);
 /* GPU presets: peak dense bf16 FLOP/s and HBM bandwidth (bytes/s) from
  * the vendors' data sheets. RS_EINVAL for an unknown name. */
 RS_API int rs_plan_gpu_peak(const char *preset, double *peak, double *mem_bw);
+
+/* The GPU plan p computes on (gpu.h): its gpu.preset's, or for a custom
+ * GPU (gpu.peak_flops) the H100's kernel figures with p's peak and HBM
+ * bandwidth. gpu.peak_flops and gpu.memory_bw override a preset's. */
+struct rs_gpu;
+RS_API void rs_plan_gpu(const rs_plan *p, struct rs_gpu *out);
+
+/* Make p compute on GPU preset `name` (peak, HBM bandwidth) unless its
+ * file named a GPU: how a workload takes its system's GPU. RS_EINVAL
+ * for an unknown name (p untouched). */
+RS_API int rs_plan_default_gpu(rs_plan *p, const char *name);
 
 /* placement.order as a permutation: perm[i] is the dimension at position
  * i, innermost first (0 tp, 1 cp, 2 ep, 3 dp/ep, 4 pp). The plan must be

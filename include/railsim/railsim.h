@@ -36,6 +36,7 @@
 #include "collrun.h"
 #include "compute.h"
 #include "gen.h"
+#include "gpu.h"
 #include "plan.h"
 #include "program.h"
 #include "replay.h"

@@ -31,6 +31,7 @@
 
 #include "base.h"
 #include "coll.h"
+#include "gpu.h"
 #include "net.h"
 #include "program.h"
 #include "trace.h"
@@ -49,6 +50,10 @@ typedef enum rs_replay_sync {
 
 /* Every field is a scenario key (docs/scenario-format.md). Versioned: start
  * from rs_workload_config_default (docs/library.md, "Versioned structs"). */
+/* workload.contention: whether NCCL's kernels take SMs from the compute
+ * they overlap (docs/compute.md). auto: under nccl.model=nccl. */
+typedef enum { RS_CONTENTION_AUTO = 0, RS_CONTENTION_ON = 1, RS_CONTENTION_OFF = 2 } rs_contention;
+
 typedef struct rs_workload_config {
     uint32_t size; /* sizeof(rs_workload_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     char plan[RS_WORKLOAD_PATH_MAX];  /* workload.plan: plan file or preset; "" = none */
@@ -56,6 +61,11 @@ typedef struct rs_workload_config {
     uint32_t iterations;              /* workload.iterations, >= 1 */
     rs_coll_algo algo;                /* workload.algo: RS_ALGO_AUTO or an override */
     rs_replay_sync sync;              /* workload.sync */
+    /* The GPUs' side (docs/compute.md): */
+    char gpu[16];                     /* the system's GPU (system.gpu), which a plan that names none computes on;
+                                         "" = the plan's own */
+    double jitter;                    /* workload.jitter: each compute op's coefficient of variation */
+    rs_contention contention;         /* workload.contention */
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */
@@ -80,6 +90,12 @@ RS_API int rs_workload_active(const rs_workload_config *c);
  * trace reader, RS_ENOMEM. */
 RS_API int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err);
 
+/* The GPU the workload computes on (gpu.h): its plan's (the system's
+ * GPU c->gpu when the plan names none) or, for a trace, c->gpu's.
+ * RS_EINVAL when there is none (no workload, or a GPU railsim has no
+ * preset for), with err. */
+RS_API int rs_workload_gpu(const rs_workload_config *c, rs_gpu *out, rs_err *err);
+
 /* ---- replay ----------------------------------------------------------------- */
 
 /* How a trace is replayed. Initialise with rs_replay_opts_default; the
@@ -100,6 +116,19 @@ typedef struct rs_replay_opts {
      * (RS_EINVAL) with algo pairwise or options naming a window of
      * all-to-all peers. */
     rs_replay_sync sync;
+    /* The GPUs' side of a replay (docs/compute.md); all off when zero:
+     * gpu: the GPU the ranks run on, for their power (NULL: no power
+     * figures); coll_ctas, p2p_ctas: the SMs one running collective or
+     * point-to-point op of a rank holds (NCCL's channels, one thread
+     * block each), taken from compute that overlaps it, which runs at
+     * SMs / (SMs - held) of its time (held at most half the GPU's SMs;
+     * needs gpu); jitter: the coefficient of variation of each compute
+     * op's time (a log-normal factor of mean 1, drawn from seed, rank,
+     * iteration and op, so a split run draws the same). */
+    const rs_gpu *gpu;
+    uint32_t coll_ctas, p2p_ctas;
+    double jitter;
+    uint64_t seed;
 } rs_replay_opts;
 
 /* 1 iteration, algorithm auto, the collectives' default options,
@@ -111,6 +140,10 @@ static inline void rs_replay_opts_default(rs_replay_opts *o)
     o->algo = RS_ALGO_AUTO;
     o->coll = NULL;
     o->sync = RS_SYNC_COLLECTIVE;
+    o->gpu = NULL;
+    o->coll_ctas = o->p2p_ctas = 0;
+    o->jitter = 0;
+    o->seed = 0;
 }
 
 typedef struct rs_replay rs_replay;
@@ -173,6 +206,16 @@ typedef struct rs_replay_stats {
     int bound_valid;
     double tokens_per_s;      /* tokens per iteration / time; 0 when the trace has none */
     double mfu;               /* model FLOPs / (time x ranks x peak); 0 when unknown */
+    /* The GPUs' side (docs/compute.md), means over ranks per iteration:
+     * compute slowed by NCCL's thread blocks beside it; time with
+     * communication running and compute not; and with the replay's
+     * rs_replay_opts.gpu, power and energy. */
+    rs_time contention_ps;    /* compute time added by contention */
+    rs_time comm_only_ps;     /* communication running, compute stream idle */
+    const char *gpu;          /* the GPU's preset name, NULL without one (borrowed) */
+    int power_valid;
+    double power_w;           /* mean board power per GPU over the iterations */
+    double energy_j;          /* all GPUs, per iteration */
 } rs_replay_stats;
 RS_API void rs_replay_stats_fill(const rs_replay *r, rs_replay_stats *out, size_t size);
 static inline void rs_replay_stats_get(const rs_replay *r, rs_replay_stats *out)

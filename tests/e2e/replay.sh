@@ -8,12 +8,13 @@
 RS=$1; E2E=$2; BAD_TRACE=$3
 . "$E2E/lib.sh"
 
-# 1. Compute only, one GPU, 1 FLOP/ps and 32 B/ps of HBM: every op lasts its
-# FLOP (or parameter) count, so the iteration is the closed form exactly.
+# 1. Compute only, one GPU, 1 FLOP/ps and 32 B/ps of HBM, the flat model
+# (gpu.model=flat): every op lasts its FLOP (or parameter) count, so the
+# iteration is the closed form exactly.
 cat >"$TMP/tiny.json" <<'EOF'
 { "name": "tiny", "model": { "layers": 3, "hidden": 64, "ffn": 256, "heads": 4, "seq_len": 32, "vocab": 100 },
   "parallelism": { "micro_batch": 2, "global_batch": 6 },
-  "gpu": { "peak_flops": 1e12, "efficiency": 1, "memory_bw": 32e12 } }
+  "gpu": { "peak_flops": 1e12, "efficiency": 1, "memory_bw": 32e12, "model": "flat" } }
 EOF
 "$RS" run --set workload.plan="$TMP/tiny.json" --set topology.gpus=1 --set topology.hb_size=1 \
     --set workload.iterations=2 -o "$TMP/tiny" >"$TMP/tiny.out" 2>"$TMP/tiny.err"
@@ -37,6 +38,24 @@ PYEOF
 # Times in the unit that fits (docs/cli.md, "Units"): 191.558 us, not 0.192 ms.
 grep -q "^  iteration  tiny, 1 ranks, 2 of 2 iteration(s): mean 191.558 us, compute 191.558 us, exposed comm 0 s (0.0 %)" "$TMP/tiny.out" &&
     ok "human iteration line" || fail "human iteration line: $(cat "$TMP/tiny.out")"
+
+# 1b. The same plan on an H100 from shapes (the default gpu.model): a
+# compute-only GPU draws its busy power all the time (docs/compute.md), and
+# the energy is that power over the iteration.
+sed 's/"gpu": {[^}]*}/"gpu": { "preset": "h100" }/' "$TMP/tiny.json" >"$TMP/tinyh.json"
+"$RS" run --set workload.plan="$TMP/tinyh.json" --set topology.gpus=1 --set topology.hb_size=1 \
+    -o "$TMP/tinyh" -q 2>"$TMP/tinyh.err"
+rc=$?
+"$PY" - "$TMP/tinyh/summary.json" <<'PYEOF' && [ $rc -eq 0 ] && ok "shapes model: power and energy of a compute-only GPU" || fail "shapes power (exit $rc): $(cat "$TMP/tinyh.err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+it = d["iteration"]; g = it["gpu"]
+assert g["name"] == "h100", g
+assert g["contention_ps"] == 0 and g["comm_only_ps"] == 0, g
+assert abs(g["power_w"] - 700) < 1e-9, g
+assert abs(g["energy_j"] - 700 * it["time_ps"] * 1e-12) < 1e-12, g
+assert 0 < it["mfu"] < 1, it["mfu"]
+PYEOF
 
 # 2. DP+TP with pipeline: a plan file and the trace generated from it give
 # the same figures; the iteration object is consistent.

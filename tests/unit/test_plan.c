@@ -11,6 +11,7 @@
 #include "coll.h"
 #include "cu_main.h"
 #include "gen.h"
+#include "gpu.h"
 #include "plan.h"
 #include "trace.h"
 
@@ -102,6 +103,74 @@ static void test_plan_gpu_presets_have_datasheet_peaks(void)
     CU_ASSERT_EQUAL(rs_plan_gpu_peak("tpu", &peak, &bw), RS_EINVAL);
 }
 
+/* The kernel model (gpu.h, docs/compute.md): the measured point comes
+ * back, one tile past a full wave doubles a GEMM's time, a thin GEMM is
+ * memory-bound, attention and streaming at their measured shares. */
+static void test_gpu_kernels_roofline_and_waves(void)
+{
+    const rs_gpu *g = rs_gpu_find("h100");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NULL(rs_gpu_find("tpu"));
+    CU_ASSERT_EQUAL(g->sms, 132);
+    /* cuBLAS at 8192^3: 797.8 TFLOP/s (docs/compute.md). */
+    double n = 8192, t = rs_gpu_gemm_s(g, n, n, n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(2 * n * n * n / t, 797.8e12, 1e6);
+    /* 11 x 12 = 132 tiles of 256 x 128 fill one wave; 7 x 19 = 133 take
+     * two (both compute-bound). */
+    double one = rs_gpu_gemm_s(g, 256.0 * 11, 128.0 * 12, 8192, 2), two = rs_gpu_gemm_s(g, 256.0 * 7, 128.0 * 19, 8192, 2);
+    CU_ASSERT_DOUBLE_EQUAL(two / one, 2.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rs_gpu_wave_eff(g, 133), 133.0 / 264, 1e-15);
+    /* A matrix-vector product moves its bytes at the streaming rate. */
+    double mv = rs_gpu_gemm_s(g, 1, 8192, 8192, 2);
+    CU_ASSERT_DOUBLE_EQUAL(mv, rs_gpu_stream_s(g, (8192.0 + 8192.0 * 8192 + 8192) * 2), 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(rs_gpu_stream_s(g, 2.97e12), 1.0, 1e-12); /* STREAM triad 2.97 TB/s */
+    CU_ASSERT_DOUBLE_EQUAL(rs_gpu_attn_s(g, 327.9e12, 0), 1.0, 1e-12); /* FlashAttention-2 */
+    /* The host's launch is a floor; longer kernels pay nothing more. */
+    CU_ASSERT_DOUBLE_EQUAL(rs_gpu_launch_s(g, 0), 1.2e-6, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(rs_gpu_launch_s(g, 1e-3), 1e-3, 1e-18);
+    for (const char *const *nm = rs_gpu_names(); *nm; nm++) {
+        const rs_gpu *q = rs_gpu_find(*nm);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+        CU_ASSERT(q->gemm_meas > 0.5 && q->gemm_meas < 1);
+        CU_ASSERT(q->idle_w < q->comm_w && q->comm_w < q->busy_w);
+        double peak, bw;
+        CU_ASSERT_EQUAL(rs_plan_gpu_peak(*nm, &peak, &bw), RS_OK);
+        CU_ASSERT_DOUBLE_EQUAL(peak, q->peak_flops, 0);
+    }
+}
+
+/* gpu.model=shapes: slower than the flat model at its efficiency 1, the
+ * share of peak the trace records is a layer's under the kernel model
+ * (below the GEMM's share: attention and streaming are slower), and a
+ * plan that names no GPU takes the system's. */
+static void test_gen_shapes_model(void)
+{
+    rs_plan p;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_plan_preset("llama2-7b", &p, &err), RS_OK);
+    CU_ASSERT_EQUAL(p.compute, RS_COMPUTE_SHAPES);
+    CU_ASSERT_EQUAL_FATAL(rs_plan_set_gpus(&p, 8, &err), RS_OK);
+    rs_trace *t;
+    CU_ASSERT_EQUAL_FATAL(rs_gen(&p, &t, &err), RS_OK);
+    double e = rs_trace_iteration(t)->efficiency;
+    printf("\n  llama2-7b on an H100 from shapes: a layer at %.3f of peak", e);
+    CU_ASSERT(e > 0.5 && e < 797.8 / 989);
+    rs_trace_destroy(t);
+    CU_ASSERT_EQUAL(rs_plan_default_gpu(&p, "a100"), RS_OK);
+    CU_ASSERT_STRING_EQUAL(p.gpu_preset, "a100");
+    CU_ASSERT_DOUBLE_EQUAL(p.peak_flops, 312e12, 1);
+    CU_ASSERT_EQUAL(rs_plan_default_gpu(&p, "v100"), RS_EINVAL);
+    CU_ASSERT_STRING_EQUAL(p.gpu_preset, "a100");
+    CU_ASSERT_EQUAL_FATAL(rs_gen(&p, &t, &err), RS_OK);
+    double ea = rs_trace_iteration(t)->efficiency;
+    printf(", on an A100 %.3f\n", ea);
+    CU_ASSERT(ea > e); /* FlashAttention-2 reaches more of the A100's peak */
+    rs_trace_destroy(t);
+    p.gpu_given = 1;
+    CU_ASSERT_EQUAL(rs_plan_default_gpu(&p, "b200"), RS_OK);
+    CU_ASSERT_STRING_EQUAL(p.gpu_preset, "a100");
+}
+
 static void test_plan_validation_names_the_field(void)
 {
     expect_bad("{\"preset\":\"llama2-70b\",\"parallelism\":{\"tp\":3}}", "parallelism.tp");
@@ -179,6 +248,7 @@ static void check_closed_form(int recompute)
     p.par.recompute = recompute;
     p.peak_flops = 1e12;
     p.efficiency = 1;
+    p.compute = RS_COMPUTE_FLAT; /* the FLOP model's closed form */
     p.mem_bw = 32e12;
     rs_trace *t;
     rs_err err;
@@ -306,6 +376,7 @@ static const rs_cu_test plan_tests[] = {
     RS_CU_TEST(test_plan_presets_load_and_generate),
     RS_CU_TEST(test_plan_preset_shapes_are_published),
     RS_CU_TEST(test_plan_gpu_presets_have_datasheet_peaks),
+    RS_CU_TEST(test_gpu_kernels_roofline_and_waves),
     RS_CU_TEST(test_plan_validation_names_the_field),
     RS_CU_TEST(test_plan_file_overrides_preset),
     RS_CU_TEST(test_plan_set_gpus_keeps_tp_pp_and_fills_dp),
@@ -314,6 +385,7 @@ static const rs_cu_test plan_tests[] = {
 static const rs_cu_test gen_tests[] = {
     RS_CU_TEST(test_gen_compute_only_plan_matches_closed_form),
     RS_CU_TEST(test_gen_recompute_adds_one_forward),
+    RS_CU_TEST(test_gen_shapes_model),
     RS_CU_TEST(test_gen_communication_per_dimension),
     RS_CU_TEST(test_gen_placement_order_maps_ranks_to_gpus),
 };

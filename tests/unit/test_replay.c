@@ -18,6 +18,7 @@
 #include "compute.h"
 #include "fault.h"
 #include "gen.h"
+#include "gpu.h"
 #include "plan.h"
 #include "replay.h"
 #include "trace.h"
@@ -45,18 +46,12 @@ typedef struct result {
 
 /* Replay t on a fresh network for `iters` iterations, with the fault
  * schedule `sched` (NULL: none). */
-static result replay_sync(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
-                          const rs_coll_opts *co, const char *sched, rs_replay_sync sync)
+static result replay_with(const rs_trace *t, uint32_t gpus, uint32_t hb, const char *sched, const rs_replay_opts *op)
 {
     result res;
     memset(&res, 0, sizeof res);
     rs_net *net = mk_net(gpus, hb, RS_TRANSPORT_IDEAL);
-    rs_replay_opts o;
-    rs_replay_opts_default(&o);
-    o.iterations = iters;
-    o.algo = algo;
-    o.coll = co;
-    o.sync = sync;
+    rs_replay_opts o = *op;
     rs_replay *r = NULL;
     rs_err err;
     int rc;
@@ -87,6 +82,18 @@ static result replay_sync(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_
     rs_net_destroy(net);
     rs_replay_destroy(r);
     return res;
+}
+
+static result replay_sync(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
+                          const rs_coll_opts *co, const char *sched, rs_replay_sync sync)
+{
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.iterations = iters;
+    o.algo = algo;
+    o.coll = co;
+    o.sync = sync;
+    return replay_with(t, gpus, hb, sched, &o);
 }
 
 static result replay_faults(const rs_trace *t, uint32_t gpus, uint32_t hb, uint32_t iters, rs_coll_algo algo,
@@ -139,6 +146,7 @@ static void test_replay_compute_only_plan_matches_flop_model(void)
     p.par.global_batch = 6; /* 3 micro-batches */
     p.peak_flops = 1e12;
     p.efficiency = 1;
+    p.compute = RS_COMPUTE_FLAT; /* the FLOP model's closed form */
     p.mem_bw = 32e12;
     rs_trace *t = gen_plan(&p);
     const uint64_t h = 64, f = 256, s = 32, V = 100, L = 3, m = 3, tok = 2 * 32;
@@ -708,6 +716,103 @@ static void test_replay_straggler_lengthens_synchronous_iteration(void)
     rs_trace_destroy(t);
 }
 
+/* Four ranks: a compute op of C ps on stream 0 and, from the same
+ * instant, an AllReduce of 1 MiB on stream 4 beside it. */
+static rs_trace *overlap_trace(rs_time C)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm, ca;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    rs_op a[2] = { op_compute(lc, C, RS_NONE),
+                   op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, RS_NONE) };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "overlap", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    return t;
+}
+
+/* Contention (docs/compute.md): with half the SMs held by the AllReduce,
+ * the compute beside it runs at half pace while it runs, so it ends A/2
+ * late (A: the AllReduce's time, measured alone beside a 1 ps compute);
+ * the time added is contention_ps. Power: busy all the time is the busy
+ * power; alone, the AllReduce's time is communication only. */
+static void test_replay_contention_slows_overlapped_compute(void)
+{
+    rs_time us = 1000000, C = 100 * us;
+    rs_gpu g = *rs_gpu_find("h100");
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.algo = RS_ALGO_RING;
+    rs_trace *t = overlap_trace(C), *t1 = overlap_trace(1);
+    result off = replay_with(t, 4, 1, NULL, &o);
+    o.gpu = &g;
+    o.coll_ctas = g.sms / 2;
+    result on = replay_with(t, 4, 1, NULL, &o);
+    result alone = replay_with(t1, 4, 1, NULL, &o);
+    CU_ASSERT_EQUAL_FATAL(off.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(on.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(alone.rc, RS_OK);
+    rs_time A = alone.times[0];
+    printf("\n  contention: compute %.3f us alone, AllReduce %.3f us alone; side by side at half the SMs "
+           "%.3f us (+%.3f)\n", C / 1e6, A / 1e6, on.times[0] / 1e6, on.st.contention_ps / 1e6);
+    CU_ASSERT(A > 0 && A < C);
+    CU_ASSERT_EQUAL(off.times[0], C);
+    CU_ASSERT_EQUAL(off.st.contention_ps, 0);
+    CU_ASSERT(llabs((long long)on.times[0] - (long long)(C + A / 2)) <= 2);
+    CU_ASSERT(llabs((long long)on.st.contention_ps - (long long)(A / 2)) <= 2);
+    CU_ASSERT_EQUAL(on.st.compute_ps[0], on.times[0]);
+    CU_ASSERT_EQUAL(on.st.comm_only_ps, 0);
+    CU_ASSERT_FATAL(on.st.power_valid);
+    CU_ASSERT_DOUBLE_EQUAL(on.st.power_w, g.busy_w, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(on.st.energy_j, 4 * g.busy_w * on.times[0] * 1e-12, 1e-15);
+    CU_ASSERT_STRING_EQUAL(on.st.gpu, "h100");
+    /* Alone: 1 ps of compute, at half pace once the AllReduce starts
+     * beside it (2 ps), the rest communication only. */
+    CU_ASSERT_EQUAL(alone.st.comm_only_ps, A - 2);
+    CU_ASSERT_DOUBLE_EQUAL(alone.st.power_w, (g.busy_w * 2 + g.comm_w * (double)(A - 2)) / (double)A, 1e-9);
+    rs_trace_destroy(t);
+    rs_trace_destroy(t1);
+}
+
+/* Jitter: the same seed draws the same times, another seed others; the
+ * iteration stays near the nominal; above 1 is refused. */
+static void test_replay_jitter_is_seeded(void)
+{
+    rs_time us = 1000000, C = 100 * us;
+    rs_trace *t = overlap_trace(C);
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.algo = RS_ALGO_RING;
+    o.jitter = 0.1;
+    o.seed = 1;
+    result a = replay_with(t, 4, 1, NULL, &o), b = replay_with(t, 4, 1, NULL, &o);
+    o.seed = 2;
+    result c = replay_with(t, 4, 1, NULL, &o);
+    CU_ASSERT_EQUAL_FATAL(a.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(c.rc, RS_OK);
+    printf("\n  jitter 0.1: seed 1 %.3f us (compute %.3f-%.3f), again %.3f, seed 2 %.3f us\n", a.times[0] / 1e6,
+           a.st.compute_ps[1] / 1e6, a.st.compute_ps[2] / 1e6, b.times[0] / 1e6, c.times[0] / 1e6);
+    CU_ASSERT_EQUAL(a.times[0], b.times[0]);
+    CU_ASSERT_NOT_EQUAL(a.times[0], c.times[0]);
+    CU_ASSERT(a.st.compute_ps[1] < a.st.compute_ps[2]); /* ranks drew differently */
+    CU_ASSERT(a.times[0] > C / 2 && a.times[0] < 2 * C);
+    rs_net *net = mk_net(4, 1, RS_TRANSPORT_IDEAL);
+    rs_replay *r = NULL;
+    rs_err err;
+    o.jitter = 1.5;
+    CU_ASSERT_EQUAL(rs_replay_create(t, net, &o, &r, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT(strstr(err.msg, "workload.jitter") != NULL);
+    rs_net_destroy(net);
+    rs_trace_destroy(t);
+}
+
 /* rs_compute_end directly: outside, inside, across and overlapping
  * windows; other GPUs untouched; no schedule = start + duration. */
 static void test_replay_compute_end_integrates_straggler_windows(void)
@@ -745,6 +850,8 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
     RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
     RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
+    RS_CU_TEST(test_replay_contention_slows_overlapped_compute),
+    RS_CU_TEST(test_replay_jitter_is_seeded),
     RS_CU_TEST(test_replay_rank_sync_members_start_and_end_on_their_own),
 };
 
