@@ -379,6 +379,11 @@ static uint32_t z3_gather(gen *g, uint32_t u, uint32_t dep)
     return r;
 }
 
+/* ZeRO-3's ReduceScatters go on the stream of its AllGathers, in issue
+ * order: PyTorch's ProcessGroupNCCL launches every collective of a
+ * process group on one NCCL stream per device, FSDP gathers and reduces
+ * over the same group, and NCCL does not run two collectives of one
+ * communicator at once (NVIDIA/nccl#1262); docs/plan-format.md. */
 static void z3_reduce(gen *g, uint32_t u)
 {
     const rs_plan *p = g->p;
@@ -388,10 +393,10 @@ static void z3_reduce(gen *g, uint32_t u)
         expert = 0;
     }
     if (g->has_dp && dense > 0)
-        coll(g, L_Z3_RS, RS_STREAM_DP_REDUCE, RS_DIM_DP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_DP,
+        coll(g, L_Z3_RS, RS_STREAM_DP_GATHER, RS_DIM_DP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_DP,
              to_bytes(dense, p), g->lastc, RS_NONE);
     if (g->has_edp && expert > 0)
-        coll(g, L_Z3_RS_EXPERT, RS_STREAM_DP_REDUCE, RS_DIM_DP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_EDP,
+        coll(g, L_Z3_RS_EXPERT, RS_STREAM_DP_GATHER, RS_DIM_DP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_EDP,
              to_bytes(expert, p), g->lastc, RS_NONE);
 }
 
@@ -584,10 +589,12 @@ static void bwd_pass(gen *g, uint32_t *order, int last_mb)
 static void step(gen *g)
 {
     const rs_plan *p = g->p;
-    /* The last gradient reduction is the last DP-reduce-stream op. */
+    /* The last gradient reduction: the last DP-reduce-stream op or (ZeRO-3)
+     * ReduceScatter. */
     uint32_t last_red = RS_NONE;
     for (uint32_t i = g->n; i-- > 0;)
-        if (g->ops[i].kind == RS_OP_COLL && g->ops[i].stream == RS_STREAM_DP_REDUCE) {
+        if (g->ops[i].kind == RS_OP_COLL &&
+            (g->ops[i].stream == RS_STREAM_DP_REDUCE || g->ops[i].coll == RS_COLL_REDUCESCATTER)) {
             last_red = i;
             break;
         }
