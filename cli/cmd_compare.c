@@ -468,6 +468,11 @@ static void table(FILE *f, int md, const run_pair *p)
         row(f, md, "MFU", num(ro, "iteration.mfu"), num(ft, "iteration.mfu"), 0.01, " %", 1, 0);
         row(f, md, "tokens/s", num(ro, "iteration.tokens_per_s"), num(ft, "iteration.tokens_per_s"), 1e3,
             " k", 1, 1);
+        /* The GPUs' side (docs/compute.md). */
+        row(f, md, "GPU power per GPU", num(ro, "iteration.gpu.power_w"), num(ft, "iteration.gpu.power_w"), 1, " W",
+            0, 1);
+        row(f, md, "GPU energy per token", num(ro, "iteration.gpu.energy_j_per_token"),
+            num(ft, "iteration.gpu.energy_j_per_token"), 1e-3, " mJ", 2, 1);
     }
     if (json_object_get(ro, "collective"))
         row(f, md, "busbw", num(ro, "collective.busbw_GBps"), num(ft, "collective.busbw_GBps"), 1, " GB/s", 2, 1);

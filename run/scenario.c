@@ -62,6 +62,7 @@ static const char *const op_names[] = { "allgather", "reducescatter", "allreduce
                                         "reduce", NULL };
 static const char *const sync_names[] = { "collective", "rank", NULL };
 static const char *const contention_names[] = { "auto", "on", "off", NULL }; /* rs_contention order */
+static const char *const wcompute_names[] = { "plan", "shapes", "flat", NULL }; /* rs_workload_compute order */
 static const char *const algo_names[] = { "auto", "ring", "tree", "direct", "pairwise", "hierarchical", "nvls",
                                           NULL };
 static const char *const nccl_model_names[] = { "ideal", "nccl", NULL };
@@ -249,6 +250,9 @@ static const rs_key keys[] = {
     DBL("workload.jitter", workload.jitter, 0, false, 1,
         "coefficient of variation of each compute op's time (log-normal, mean 1, drawn from seed, rank, "
         "iteration and op; docs/compute.md)"),
+    ENUM("workload.compute", workload.compute, wcompute_names,
+         "the compute model of workload.plan's ops: plan (its gpu.model, shapes unless it says flat), shapes "
+         "(each kernel from its shape on the GPU) or flat (every FLOP at peak x gpu.efficiency); docs/compute.md"),
     ENUM("workload.contention", workload.contention, contention_names,
          "NCCL's kernels hold SMs that the compute beside them loses (SMs / (SMs - held) slower); auto: under "
          "nccl.model=nccl (docs/compute.md)"),

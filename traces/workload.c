@@ -62,6 +62,8 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
                               p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
         if (c->gpu[0])
             (void)rs_plan_default_gpu(&p, c->gpu); /* a GPU without a preset: the plan's own */
+        if (c->compute != RS_WCOMPUTE_PLAN)
+            p.compute = c->compute == RS_WCOMPUTE_FLAT ? RS_COMPUTE_FLAT : RS_COMPUTE_SHAPES;
         if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
             return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
         if ((rc = rs_gen(&p, out, &e)) != RS_OK)

@@ -54,6 +54,10 @@ typedef enum rs_replay_sync {
  * they overlap (docs/compute.md). auto: under nccl.model=nccl. */
 typedef enum { RS_CONTENTION_AUTO = 0, RS_CONTENTION_ON = 1, RS_CONTENTION_OFF = 2 } rs_contention;
 
+/* workload.compute: the compute model of a plan's ops (docs/compute.md):
+ * the plan's own gpu.model, or shapes or flat whatever the plan says. */
+typedef enum { RS_WCOMPUTE_PLAN = 0, RS_WCOMPUTE_SHAPES = 1, RS_WCOMPUTE_FLAT = 2 } rs_workload_compute;
+
 typedef struct rs_workload_config {
     uint32_t size; /* sizeof(rs_workload_config) where the caller was compiled (docs/library.md, "Versioned structs") */
     char plan[RS_WORKLOAD_PATH_MAX];  /* workload.plan: plan file or preset; "" = none */
@@ -66,6 +70,7 @@ typedef struct rs_workload_config {
                                          "" = the plan's own */
     double jitter;                    /* workload.jitter: each compute op's coefficient of variation */
     rs_contention contention;         /* workload.contention */
+    rs_workload_compute compute;      /* workload.compute: the plan's gpu.model, or one for every plan */
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */

@@ -51,10 +51,10 @@ run_exp rail-only/hb-size
 check "hb-size: a larger HB domain is not slower" "$TMP/out/hb-size.json" \
     "d[-1]['hb'] > d[0]['hb'] and d[-1]['runs']['rail-only']['iter_ms'] <= d[0]['runs']['rail-only']['iter_ms']"
 
-run_exp scaling/fsdp
-check "fsdp: per-GPU throughput falls as the same batch spreads over more GPUs, and exposed communication grows" \
-    "$TMP/out/fsdp.json" \
-    "d[-1]['gpus'] > d[0]['gpus'] and d[-1]['runs']['fat-tree']['tokens_per_gpu_s'] < d[0]['runs']['fat-tree']['tokens_per_gpu_s'] and d[-1]['runs']['fat-tree']['exposed_ms'] / d[-1]['runs']['fat-tree']['iter_ms'] > d[0]['runs']['fat-tree']['exposed_ms'] / d[0]['runs']['fat-tree']['iter_ms']"
+run_exp scaling/meta
+check "meta: per-GPU throughput does not rise as the same batch spreads over more GPUs; TP 2 is slower than pure FSDP at small scale; power and energy reported" \
+    "$TMP/out/meta.json" \
+    "(lambda f, v: f[-1]['gpus'] > f[0]['gpus'] and f[-1]['tokens_per_gpu_s'] <= f[0]['tokens_per_gpu_s'] and v[0]['gpus'] == f[0]['gpus'] and v[0]['vs_fsdp_pct'] < 0 and all(0 < x['power_w'] <= 700 and x['j_per_token'] > 0 for x in f))(d['fsdp'], d['variants'])"
 
 run_exp hardware/real-clusters
 check "real-clusters: NVLS beats the ring on one DGX H100, each within 10% of its nccl-tests measurement" \

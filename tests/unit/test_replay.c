@@ -541,7 +541,25 @@ static void test_replay_workload_load_fills_dp_and_names_keys(void)
     CU_ASSERT_EQUAL(rs_workload_load(&c, 64, &t, &err), RS_OK);
     CU_ASSERT_EQUAL(rs_trace_nranks(t), 64);
     CU_ASSERT_EQUAL(rs_trace_iteration(t)->dp, 2);
+    /* From shapes on the plan's H100 by default; on the system's GPU when
+     * the plan names none; workload.compute=flat at the plan's 0.5. */
+    double e_h100 = rs_trace_iteration(t)->efficiency;
+    CU_ASSERT(e_h100 > 0.5 && e_h100 < 0.81);
+    CU_ASSERT_DOUBLE_EQUAL(rs_trace_iteration(t)->peak_flops, 989e12, 1);
     rs_trace_destroy(t);
+    snprintf(c.gpu, sizeof c.gpu, "a100");
+    CU_ASSERT_EQUAL_FATAL(rs_workload_load(&c, 64, &t, &err), RS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(rs_trace_iteration(t)->peak_flops, 312e12, 1);
+    rs_gpu g;
+    CU_ASSERT_EQUAL(rs_workload_gpu(&c, &g, &err), RS_OK);
+    CU_ASSERT_STRING_EQUAL(g.name, "a100");
+    rs_trace_destroy(t);
+    c.compute = RS_WCOMPUTE_FLAT;
+    CU_ASSERT_EQUAL_FATAL(rs_workload_load(&c, 64, &t, &err), RS_OK);
+    CU_ASSERT_DOUBLE_EQUAL(rs_trace_iteration(t)->efficiency, 0.5, 0);
+    rs_trace_destroy(t);
+    c.compute = RS_WCOMPUTE_PLAN;
+    c.gpu[0] = '\0';
     CU_ASSERT_EQUAL(rs_workload_load(&c, 48, &t, &err), RS_EINVAL);
     CU_ASSERT(strncmp(err.msg, "workload.plan: ", 15) == 0 && strstr(err.msg, "48") != NULL);
     snprintf(c.trace, sizeof c.trace, "x.rst");
