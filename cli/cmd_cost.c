@@ -99,7 +99,7 @@ static json_t *bom_json(const rs_bom *b, uint32_t radix)
 }
 
 static int print_json(const rs_cost_input *in, const rs_catalog *parts, const rs_bom *fat,
-                      const rs_bom *rail)
+                      const rs_bom *rail, const rs_bom *dfly)
 {
     json_t *root = json_object(), *input = json_object(), *pj = json_object(),
            *saving = json_object();
@@ -135,6 +135,14 @@ static int print_json(const rs_cost_input *in, const rs_catalog *parts, const rs
     json_object_set_new(root, "rail_only", rj);
     json_object_set_new(root, "fat_tree", fj);
     json_object_set_new(root, "saving_pct", saving);
+    if (dfly) {
+        /* --dragonfly: its bill and what it saves against the fat tree. */
+        json_t *dj = bom_json(dfly, in->radix), *ds = json_object();
+        json_object_set_new(ds, "cost", json_real(rs_cost_saving_pct(fat, dfly)));
+        json_object_set_new(ds, "power", json_real(rs_cost_power_saving_pct(fat, dfly)));
+        json_object_set_new(dj, "saving_vs_fat_tree_pct", ds);
+        json_object_set_new(root, "dragonfly", dj);
+    }
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     if (text) {
         fputs(text, stdout);
@@ -224,6 +232,20 @@ static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom 
            rs_cost_saving_pct(fat, rail), rs_cost_power_saving_pct(fat, rail));
 }
 
+/* --dragonfly: its bill in a few lines, against the fat tree. */
+static void print_dragonfly(const rs_cost_input *in, const rs_bom *fat, const rs_bom *d, uint32_t p, uint32_t a)
+{
+    char x[32], y[32], z[32], u[RS_FMT_LEN], w[RS_FMT_LEN];
+    uint32_t h = in->radix - p - (a - 1);
+    printf("  dragonfly: %s switches in groups of %u (%u NIC ports, %u links inside the group and %u global "
+           "links each), %s links, %s transceivers, %s, %s; it saves %.2f %% of the fat tree's cost and "
+           "%.2f %% of its power\n",
+           grouped(d->switches, x, sizeof x), a, p, a - 1, h, grouped(d->links, y, sizeof y),
+           grouped(d->transceivers, z, sizeof z), rs_fmt_usd(u, sizeof u, d->cost_usd),
+           rs_fmt_power_like(w, sizeof w, d->power_w, d->power_w), rs_cost_saving_pct(fat, d),
+           rs_cost_power_saving_pct(fat, d));
+}
+
 int rs_cmd_cost(int argc, char **argv)
 {
     rs_cost_input in;
@@ -231,12 +253,13 @@ int rs_cmd_cost(int argc, char **argv)
     rs_catalog parts;
     rs_catalog_default(&parts);
     const char *parts_path = NULL;
-    int json = 0;
+    int json = 0, dfly = 0;
+    uint32_t df_hosts = 0, df_group = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int takes = !strcmp(a, "--gpus") || !strcmp(a, "--hb") || !strcmp(a, "--radix") ||
                     !strcmp(a, "--nic-gbps") || !strcmp(a, "--oversubscription") ||
-                    !strcmp(a, "--parts");
+                    !strcmp(a, "--parts") || !strcmp(a, "--df-hosts") || !strcmp(a, "--df-group");
         if (takes && i + 1 >= argc)
             return bad("cost: %s: expected a value after it", a);
         const char *v = takes ? argv[++i] : NULL;
@@ -258,6 +281,12 @@ int rs_cmd_cost(int argc, char **argv)
                 return bad("cost: --oversubscription: expected a leaf down:up ratio from 1 to 64, got '%s'", v);
         } else if (!strcmp(a, "--parts")) {
             parts_path = v;
+        } else if (!strcmp(a, "--df-hosts") || !strcmp(a, "--df-group")) {
+            if (parse_u32(v, 65535, !strcmp(a, "--df-hosts") ? &df_hosts : &df_group))
+                return bad("cost: %s: expected a whole number from 1 to 65535, got '%s'", a, v);
+            dfly = 1;
+        } else if (!strcmp(a, "--dragonfly")) {
+            dfly = 1;
         } else if (!strcmp(a, "--nic-copper")) {
             in.nic_copper = 1;
         } else if (!strcmp(a, "--no-rail-packing")) {
@@ -266,7 +295,8 @@ int rs_cmd_cost(int argc, char **argv)
             json = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return bad("cost: unknown option '%s'; expected --gpus N, --hb K, --radix R, --nic-gbps G, "
-                       "--oversubscription O, --parts PARTS.json, --nic-copper, --no-rail-packing or --json", a);
+                       "--oversubscription O, --parts PARTS.json, --nic-copper, --no-rail-packing, --dragonfly, "
+                       "--df-hosts P, --df-group A or --json", a);
         } else {
             return bad("cost: unexpected argument '%s'; expected options only (--gpus N --hb K --radix R)", a);
         }
@@ -294,8 +324,15 @@ int rs_cmd_cost(int argc, char **argv)
         }
         return bad("cost: %s", err.msg);
     }
+    rs_bom df;
+    if (dfly && rs_cost_dragonfly(&in, df_hosts, df_group, &parts, &df, &err) != RS_OK)
+        return bad("cost: --dragonfly: %s", err.msg);
     if (json)
-        return print_json(&in, &parts, &fat, &rail);
+        return print_json(&in, &parts, &fat, &rail, dfly ? &df : NULL);
     print_text(&in, &fat, &rail);
+    if (dfly) {
+        uint32_t p = df_hosts ? df_hosts : (in.radix / 4 ? in.radix / 4 : 1);
+        print_dragonfly(&in, &fat, &df, p, df_group ? df_group : 2 * p);
+    }
     return 0;
 }

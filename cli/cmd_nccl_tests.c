@@ -247,7 +247,7 @@ static void table_head(FILE *f, const nt_opts *o, uint32_t nranks, const rs_scen
     rs_net_config c;
     rs_scenario_net(sc, &c);
     fprintf(f, "# railsim nccl-tests %s: %u GPUs, %s, HB domains of %u, %g Gb/s NICs, %s level\n", o->op->name, nranks,
-            c.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat tree", c.hb_size, c.nic_gbps,
+            c.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : c.kind == RS_TOPO_DRAGONFLY ? "dragonfly" : "fat tree", c.hb_size, c.nic_gbps,
             c.fidelity == RS_FIDELITY_FLOW ? "flow" : "packet");
     fprintf(f, "# warmup iters: %lu iters: %lu; every size a simulated run, times are simulated time\n", o->warmup,
             o->iters);

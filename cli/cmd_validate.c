@@ -114,7 +114,7 @@ static void table(FILE *f, const char *path, const rs_scenario *sc, const json_t
     rs_net_config c;
     rs_scenario_net(sc, &c);
     fprintf(f, "railsim validate: %s (%u GPUs, %s, seed %llu): flow level against packet level\n",
-            path ? path : "built-in defaults", c.gpus, c.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat tree",
+            path ? path : "built-in defaults", c.gpus, c.kind == RS_TOPO_RAIL_ONLY ? "rail-only" : c.kind == RS_TOPO_DRAGONFLY ? "dragonfly" : "fat tree",
             (unsigned long long)c.seed);
     fprintf(f, "  %-28s %16s %16s %10s\n", "", "packet", "flow", "error");
     for (int i = 0; i < nm; i++) {

@@ -89,3 +89,34 @@ int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_cl
     }
     return RS_OK;
 }
+
+int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, rs_dfly *d, rs_err *err)
+{
+    memset(d, 0, sizeof *d);
+    if (p == 0)
+        p = radix / 4 ? radix / 4 : 1;
+    if (a == 0)
+        a = 2 * p;
+    if (p >= radix || (uint64_t)p + a - 1 > radix)
+        return rs_err_set(err, RS_EINVAL, "topology.df_hosts and topology.df_group: %u NIC ports and %u links "
+                          "inside a group need more than the %u ports of a switch (topology.radix)", p, a - 1, radix);
+    uint64_t S = ((uint64_t)gpus + p - 1) / p, G = (S + a - 1) / a;
+    uint64_t h = radix - p - (a - 1);
+    if (G > 1 && h < 1)
+        return rs_err_set(err, RS_EINVAL, "topology.df_group: %u switches per group leave no global link on a "
+                          "switch of %u ports with %u NIC ports; expected at most %u", a, radix, p, radix - p);
+    if (G > 1 && (uint64_t)a * h < G - 1)
+        return rs_err_set(err, RS_EINVAL, "topology.gpus: %u GPUs need %llu dragonfly groups, but a group of %u "
+                          "switches with %llu global links each reaches at most %llu others; expected at most %llu "
+                          "GPUs (or a larger topology.radix)", gpus, (unsigned long long)G, a, (unsigned long long)h,
+                          (unsigned long long)a * h, ((unsigned long long)a * h + 1) * a * p);
+    d->p = p;
+    d->a = a;
+    d->h = (uint32_t)h;
+    d->groups = (uint32_t)G;
+    d->per_pair = G > 1 ? (uint32_t)((uint64_t)a * h / (G - 1)) : 0;
+    d->switches = G * a;
+    d->local_cables = G * ((uint64_t)a * (a - 1) / 2);
+    d->global_cables = G * (G - 1) / 2 * d->per_pair;
+    return RS_OK;
+}

@@ -60,6 +60,31 @@ int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_cl
 /* Smallest divisor of n (>= 1) that is >= lo; n itself at worst. */
 uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
 
+/* A dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): groups of `a`
+ * switches joined all to all inside the group, each switch with `p` NIC
+ * ports and `h` global links to other groups. GPU g's NIC is on switch
+ * g / p; G groups of a switches (the last switches may hold no NIC); c
+ * parallel global links between every two groups, c = floor(a h / (G -
+ * 1)): group i's global ports, numbered switch by switch (port l on
+ * switch l / h), take the other groups in turn by offset d = 1 .. G-1
+ * (group (i + d) mod G), copy m at port m (G - 1) + d - 1, so the m-th
+ * link between groups i < j joins i's port m (G-1) + (j-i) - 1 and j's
+ * port m (G-1) + (G - (j-i)) - 1. Plain value type. */
+typedef struct rs_dfly {
+    uint32_t p, a, h;     /* NIC ports, switches per group, global links per switch */
+    uint32_t groups;      /* G */
+    uint32_t per_pair;    /* c: global cables between every two groups (0 with one group) */
+    uint64_t switches;    /* G a */
+    uint64_t local_cables, global_cables;
+} rs_dfly;
+
+/* The dragonfly of `gpus` NICs on switches of `radix` ports, with p NIC
+ * ports (topology.df_hosts, 0: radix / 4) and a switches per group
+ * (topology.df_group, 0: 2 p): h = radix - p - (a - 1). RS_EINVAL with
+ * err naming the key when h < 1 with more than one group, or when the
+ * groups outnumber a h + 1 (every group must reach every other). */
+int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, rs_dfly *d, rs_err *err);
+
 /* The checks of the keys that shape a network, written once for the
  * simulator (topo.c) and the cost model (cost.c), each RS_EINVAL with err
  * naming the key: topology.gpus, hb_size and radix; a line rate (key

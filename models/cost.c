@@ -229,6 +229,26 @@ int rs_cost_compute(const rs_cost_input *in, const rs_catalog *parts,
     return RS_OK;
 }
 
+int rs_cost_dragonfly(const rs_cost_input *in, uint32_t df_hosts, uint32_t df_group, const rs_catalog *parts,
+                      rs_bom *out, rs_err *err)
+{
+    int rc = check_input(in, err);
+    if (rc != RS_OK)
+        return rc;
+    rs_dfly d;
+    if ((rc = rs_dfly_shape(in->gpus, in->radix, df_hosts, df_group, &d, err)) != RS_OK)
+        return rc;
+    memset(out, 0, sizeof *out);
+    out->tiers = 1;
+    out->planes = 1;
+    out->switches = out->switches_logical = out->switches_per_tier[0] = d.switches;
+    uint64_t cables = d.local_cables + d.global_cables;
+    out->links = in->gpus + cables;
+    out->switch_ports_used = in->gpus + 2 * cables;
+    price(out, in, parts);
+    return RS_OK;
+}
+
 double rs_cost_saving_pct(const rs_bom *fat_tree, const rs_bom *rail_only)
 {
     if (fat_tree->cost_usd == 0.0)

@@ -196,7 +196,7 @@ int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K && src % K != dst % K &&
-           net->cfg.pxn != RS_PXN_OFF;
+           rs_cfg_pxn(&net->cfg);
 }
 
 /* -- timers and running ------------------------------------------------- */
@@ -395,11 +395,13 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
     rs_bom ft, ro;
     rs_catalog parts;
     rs_catalog_default(&parts);
-    int rc = rs_cost_compute(&in, &parts, c->kind == RS_TOPO_FAT_TREE ? &ft : NULL,
-                             c->kind == RS_TOPO_RAIL_ONLY ? &ro : NULL, err);
+    int rc = c->kind == RS_TOPO_DRAGONFLY
+                 ? rs_cost_dragonfly(&in, c->df_hosts, c->df_group, &parts, &ft, err)
+                 : rs_cost_compute(&in, &parts, c->kind == RS_TOPO_FAT_TREE ? &ft : NULL,
+                                   c->kind == RS_TOPO_RAIL_ONLY ? &ro : NULL, err);
     if (rc != RS_OK)
         return rc;
-    const rs_bom *b = c->kind == RS_TOPO_FAT_TREE ? &ft : &ro;
+    const rs_bom *b = c->kind == RS_TOPO_RAIL_ONLY ? &ro : &ft;
     uint64_t hb_ports = c->hb_size > 1 ? 2ull * c->gpus : 0;
     uint64_t ports = 2 * b->links + hb_ports;
     uint64_t nodes = c->gpus + b->switches_logical + (c->hb_size > 1 ? c->gpus / c->hb_size : 0);

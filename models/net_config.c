@@ -134,7 +134,7 @@ rs_xrail rs_net_cross_rail(const rs_net_config *c)
 {
     if (c->hb_size < 2)
         return RS_XRAIL_NONE;
-    if (c->pxn != RS_PXN_OFF)
+    if (rs_cfg_pxn(c))
         return RS_XRAIL_PXN;
     return c->kind == RS_TOPO_RAIL_ONLY ? RS_XRAIL_REFUSED : RS_XRAIL_DIRECT;
 }

@@ -37,6 +37,7 @@ struct rs_net {
     uint8_t *leaf_dist;      /* [leaf][switch] hops between switches, 255 = none */
     uint32_t tiers, planes, cables;
     uint8_t *plane_tiers;    /* tiers of each plane, for names */
+    uint32_t df_group;       /* topology.kind=dragonfly: switches per group (for names) */
 
     const struct rs_backend *be; /* how transfers cross the fabric (backend.h) */
     void *backend_state;         /* the backend's own, when it keeps any (the flow level's) */
@@ -105,6 +106,14 @@ struct rs_net {
 };
 
 /* The partition's answers and hooks (partition.h), for the packet path. */
+/* NCCL's forwarding (PXN) is in force for cross-rail messages:
+ * routing.pxn=on, or auto on a rail-optimized network (a dragonfly has no
+ * rails to reach: auto sends from the source's own NIC there). */
+static inline int rs_cfg_pxn(const rs_net_config *c)
+{
+    return c->pxn == RS_PXN_ON || (c->pxn == RS_PXN_AUTO && c->kind != RS_TOPO_DRAGONFLY);
+}
+
 static inline int rs_part_owns_node(const rs_net *net, uint32_t node)
 {
     return !net->pt.node_rank || net->pt.node_rank[node] == net->pt.rank;

@@ -122,6 +122,32 @@ static int build_plane(builder *b, uint16_t plane, const uint32_t *gpus,
     return RS_OK;
 }
 
+/* A dragonfly (clos.h, rs_dfly): its switches, every one a leaf of
+ * plane 0; NIC cables, the all-to-all cables of each group, then the
+ * global cables pair of groups by pair. */
+static int build_dragonfly(builder *b, const rs_dfly *d, uint32_t N)
+{
+    uint32_t first = b->net->nnodes, a = d->a, G = d->groups;
+    memset(b->ord, 0, sizeof b->ord);
+    for (uint64_t s = 0; s < d->switches; s++) {
+        uint32_t id;
+        TRY(add_node(b, RS_NODE_SWITCH, 1, 0, &id));
+    }
+    for (uint32_t g = 0; g < N; g++)
+        TRY(add_cable(b, g, first + g / d->p, CABLE_NIC));
+    for (uint32_t grp = 0; grp < G; grp++)
+        for (uint32_t s = 0; s < a; s++)
+            for (uint32_t t = s + 1; t < a; t++)
+                TRY(add_cable(b, first + grp * a + s, first + grp * a + t, CABLE_SW));
+    for (uint32_t i = 0; i < G; i++)
+        for (uint32_t j = i + 1; j < G; j++)
+            for (uint32_t m = 0; m < d->per_pair; m++) {
+                uint32_t pi = m * (G - 1) + (j - i) - 1, pj = m * (G - 1) + (G - (j - i)) - 1;
+                TRY(add_cable(b, first + i * a + pi / d->h, first + j * a + pj / d->h, CABLE_SW));
+            }
+    return RS_OK;
+}
+
 static int check_config(const rs_net_config *c, rs_err *err)
 {
     int rc;
@@ -226,12 +252,21 @@ int rs_topo_build(rs_net *net, rs_err *err)
         dl = R - 1;
     uint32_t up = R - dl;
     net->tiers = 0;
+    if (c->kind == RS_TOPO_DRAGONFLY) {
+        rs_dfly d;
+        if ((rc = rs_dfly_shape(N, R, c->df_hosts, c->df_group, &d, err)) != RS_OK ||
+            (rc = build_dragonfly(&b, &d, N)) != RS_OK)
+            goto out;
+        net->plane_tiers[0] = 1;
+        net->tiers = 1;
+        net->df_group = d.a;
+    }
     /* Each plane lists its rails' GPUs rail by rail and cuts them into
      * leaves of at most dl GPUs. A plane that fits in one switch is that
      * switch: for the fat tree, a cluster of at most R GPUs needs no spine
      * for full bisection (the fewest tiers that fit). */
     uint32_t rails_per_plane = c->kind == RS_TOPO_RAIL_ONLY ? 1 : K;
-    for (uint32_t plane = 0; plane < net->planes; plane++) {
+    for (uint32_t plane = 0; c->kind != RS_TOPO_DRAGONFLY && plane < net->planes; plane++) {
         uint32_t n = 0, nl = 0;
         int single = rails_per_plane * D <= R;
         for (uint32_t ri = 0; ri < rails_per_plane; ri++) {
@@ -516,7 +551,9 @@ static void node_name(const rs_net *net, uint32_t id, char *buf, size_t n)
             snprintf(t, sizeof t, "agg");
         else
             snprintf(t, sizeof t, "agg%u-", (unsigned)nd->tier);
-        if (net->cfg.kind == RS_TOPO_RAIL_ONLY)
+        if (net->cfg.kind == RS_TOPO_DRAGONFLY)
+            snprintf(buf, n, "g%u-sw%u", nd->ordinal / net->df_group, nd->ordinal % net->df_group);
+        else if (net->cfg.kind == RS_TOPO_RAIL_ONLY)
             snprintf(buf, n, "rail%u-%s%u", nd->plane, t, nd->ordinal);
         else
             snprintf(buf, n, "%s%u", t, nd->ordinal);

@@ -46,7 +46,7 @@ _Static_assert(sizeof(rs_coll_algo) == sizeof(int), "enum size");
 _Static_assert(sizeof(((rs_scenario *)0)->preset) == sizeof(int), "enum as int");
 
 /* Names in enum value order (RS_TOPO_FAT_TREE = 0, ...). */
-static const char *const topo_names[] = { "fat-tree", "rail-only", NULL };
+static const char *const topo_names[] = { "fat-tree", "rail-only", "dragonfly", NULL };
 static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", "adaptive", "flowlet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
@@ -96,7 +96,8 @@ static const rs_key keys[] = {
     ENUM("system.gpu", net.nccl.gpu, gpu_names,
          "the GPUs, whose generation sets NCCL's tuning constants (docs/collectives.md)"),
     ENUM("topology.kind", net.kind, topo_names,
-         "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails"),
+         "fat-tree: one Clos fabric; rail-only: one fabric per rail, no spine between rails; dragonfly: groups "
+         "of switches joined all to all, global links between groups (docs/model.md)"),
     UINT("topology.gpus", net.gpus, 1, MAX_GPUS,
          "GPUs in the cluster (a multiple of topology.hb_size)"),
     UINT("topology.hb_size", net.hb_size, 1, 65535,
@@ -109,6 +110,10 @@ static const rs_key keys[] = {
         "rate of each switch <-> switch link, Gb/s"),
     DBL("topology.hb_gbps", net.hb_gbps, 0, true, RATE_MAX,
         "HB-domain bandwidth per GPU per direction, Gb/s"),
+    UINT("topology.df_hosts", net.df_hosts, 0, 65535,
+         "dragonfly: NIC ports per switch; 0: topology.radix / 4 (the balanced dragonfly)"),
+    UINT("topology.df_group", net.df_group, 0, 65535,
+         "dragonfly: switches per group, joined all to all; 0: twice topology.df_hosts"),
     DBL("topology.oversubscription", net.oversubscription, 1, false, 64,
         "leaf switch down:up port ratio (1 = full bisection)"),
     DBL("topology.link_latency_ns", net.link_latency_ns, 0, false, LAT_MAX,

@@ -486,7 +486,9 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
     json_object_set_new(o, "sim_end_ps", I(d->sim_end_ps));
 
     json_t *topo = json_object();
-    json_object_set_new(topo, "kind", json_string(d->kind == RS_TOPO_RAIL_ONLY ? "rail-only" : "fat-tree"));
+    json_object_set_new(topo, "kind", json_string(d->kind == RS_TOPO_RAIL_ONLY   ? "rail-only"
+                                                  : d->kind == RS_TOPO_DRAGONFLY ? "dragonfly"
+                                                                                 : "fat-tree"));
     json_object_set_new(topo, "gpus", I(d->gpus));
     json_object_set_new(topo, "hb_domains", I(ti->hb_domains));
     json_object_set_new(topo, "planes", I(ti->planes));

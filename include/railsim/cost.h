@@ -134,6 +134,15 @@ RS_API uint32_t rs_cost_rails_per_switch(uint64_t rail_gpus, uint32_t radix, uin
 RS_API int rs_cost_compute(const rs_cost_input *in, const rs_catalog *parts,
                     rs_bom *fat_tree, rs_bom *rail_only, rs_err *err);
 
+/* The bill of materials of a dragonfly (topology.kind=dragonfly, clos.h's
+ * rs_dfly; docs/cost.md): one tier of switches, every one a leaf; NIC
+ * cables as in->nic_copper says, the cables inside groups and between
+ * them optical. df_hosts and df_group as the scenario keys (0: the
+ * balanced dragonfly of the radix). in->hb_size and oversubscription are
+ * checked but do not shape it. RS_EINVAL with err naming the key. */
+RS_API int rs_cost_dragonfly(const rs_cost_input *in, uint32_t df_hosts, uint32_t df_group, const rs_catalog *parts,
+                             rs_bom *out, rs_err *err);
+
 /* Saving of rail-only over the fat tree in percent of the fat tree's
  * cost: (fat - rail) / fat * 100 (negative if rail-only costs more);
  * 0 when the fat tree costs nothing. rs_cost_power_saving_pct: same for

@@ -26,7 +26,7 @@
 
 RS_BEGIN_DECLS
 
-typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1 } rs_topo_kind;
+typedef enum { RS_TOPO_FAT_TREE = 0, RS_TOPO_RAIL_ONLY = 1, RS_TOPO_DRAGONFLY = 2 } rs_topo_kind;
 typedef enum { RS_TRANSPORT_ROCE = 0, RS_TRANSPORT_IDEAL = 1 } rs_transport_kind;
 /* How a switch picks among equal-cost next hops (docs/model.md,
  * "Forwarding"): flow = hash of the 5-tuple (one path per message);
@@ -182,6 +182,12 @@ typedef struct rs_net_config {
     rs_fidelity fidelity;        /* fidelity: packet (default) or flow */
     rs_nccl_config nccl;         /* nccl.*, system.gpu: what the GPUs' collective library does (added after
                                     the first version: a caller that predates it gets its defaults) */
+    /* topology.kind=dragonfly (docs/model.md, "Dragonfly"): NIC ports per
+     * switch (p) and switches per group (a), 0 = the balanced dragonfly of
+     * the radix R: p = R/4, a = 2p; each switch has R - p - (a - 1) global
+     * links. */
+    uint32_t df_hosts;           /* topology.df_hosts */
+    uint32_t df_group;           /* topology.df_group */
 } rs_net_config;
 
 /* *c (its first `size` bytes) with every key at its default, and its size. */

@@ -319,7 +319,7 @@ static void test_scenario_rejects_wrong_type(void)
     CU_ASSERT_EQUAL(load_one("{\"seed\": null}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "seed: expected an integer from 0 to 9223372036854775807, got null");
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"kind\": 1}}", &err), RS_EINVAL);
-    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got 1");
+    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", \"dragonfly\", got 1");
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"gpus\": [64]}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "got an array");
 }
@@ -361,7 +361,7 @@ static void test_scenario_rejects_bad_enum(void)
 {
     rs_err err;
     CU_ASSERT_EQUAL(load_one("{\"topology\": {\"kind\": \"clos\"}}", &err), RS_EINVAL);
-    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", got \"clos\"");
+    ASSERT_MSG_HAS(err, "topology.kind: expected one of \"fat-tree\", \"rail-only\", \"dragonfly\", got \"clos\"");
     CU_ASSERT_EQUAL(load_one("{\"traffic\": {\"kind\": \"Incast\"}}", &err), RS_EINVAL);
     ASSERT_MSG_HAS(err, "\"single\", \"permutation\", \"all-to-all\", \"incast\", \"collective\", got \"Incast\"");
     ASSERT_MSG_HAS(err, "(did you mean \"incast\"?)");

@@ -105,6 +105,26 @@ static void test_topo_rail_only_has_no_path_between_rails(void)
     rs_net_destroy(net);
 }
 
+/* Every port's name (calloc'd, the caller frees), asserting that no two
+ * are the same. */
+static char (*port_names(rs_net *net, uint32_t *n))[48]
+{
+    uint32_t np = *n = rs_net_port_count(net);
+    char (*nm)[48] = calloc(np, sizeof *nm);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
+    for (uint32_t i = 0; i < np; i++) {
+        rs_net_port_info pi;
+        rs_net_port_info_get(net, i, &pi);
+        memcpy(nm[i], pi.name, sizeof nm[i]);
+    }
+    uint32_t dup = 0;
+    for (uint32_t i = 0; i < np; i++)
+        for (uint32_t j = i + 1; j < np; j++)
+            dup += strcmp(nm[i], nm[j]) == 0;
+    CU_ASSERT_EQUAL(dup, 0);
+    return nm;
+}
+
 /* Deeper than three tiers: the k-ary recursion (each tier multiplies the
  * reach by R/2). Checks the counts against the cost model (which counts
  * the same shape in closed form), that every port name is unique (names
@@ -132,19 +152,8 @@ static void check_deep(rs_topo_kind kind, uint32_t gpus, uint32_t hb, uint32_t r
     CU_ASSERT_EQUAL(b->switches_logical, ti.switches);
     CU_ASSERT_EQUAL(b->links, ti.links);
 
-    uint32_t np = rs_net_port_count(net);
-    char (*nm)[48] = calloc(np, sizeof *nm);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
-    for (uint32_t i = 0; i < np; i++) {
-        rs_net_port_info pi;
-        rs_net_port_info_get(net, i, &pi);
-        memcpy(nm[i], pi.name, sizeof nm[i]);
-    }
-    uint32_t dup = 0;
-    for (uint32_t i = 0; i < np; i++)
-        for (uint32_t j = i + 1; j < np; j++)
-            dup += strcmp(nm[i], nm[j]) == 0;
-    CU_ASSERT_EQUAL(dup, 0);
+    uint32_t np;
+    char (*nm)[48] = port_names(net, &np);
     for (const char *const *w = names; *w; w++) {
         uint32_t found = 0;
         for (uint32_t i = 0; i < np; i++)
@@ -220,6 +229,71 @@ static void test_topo_four_tier_rail_only(void)
     check_deep(RS_TOPO_RAIL_ONLY, 64, 2, 4, 4, 2 * 56, ro);
 }
 
+/* A dragonfly (clos.h, rs_dfly): 256 GPUs at radix 16 are the balanced
+ * dragonfly p = 4, a = 8, h = 5: 64 switches in 8 groups, 28 cables inside
+ * each group, 5 between every two; the cost model counts the same; port
+ * names are unique; every pair is at most local, global, local (5 links
+ * with the NIC cables) apart by minimal routes; every GPU reaches every
+ * GPU by a packet-level message; too many groups for the radix, or no
+ * port left for global links, are refused naming the key. */
+static void test_topo_dragonfly(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 256, 8, 16);
+    c.kind = RS_TOPO_DRAGONFLY;
+    rs_net *net = rs_fx_net(&c);
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(net, &ti);
+    CU_ASSERT_EQUAL(ti.switches, 64);
+    CU_ASSERT_EQUAL(ti.tiers, 1);
+    CU_ASSERT_EQUAL(ti.links, 256 + 8 * 28 + 28 * 5);
+    rs_cost_input in;
+    rs_cost_input_default(&in);
+    in.gpus = 256;
+    in.hb_size = 8;
+    in.radix = 16;
+    rs_catalog parts;
+    rs_catalog_default(&parts);
+    rs_bom b;
+    CU_ASSERT_EQUAL_FATAL(rs_cost_dragonfly(&in, 0, 0, &parts, &b, NULL), RS_OK);
+    CU_ASSERT_EQUAL(b.switches, ti.switches);
+    CU_ASSERT_EQUAL(b.links, ti.links);
+    CU_ASSERT_EQUAL(b.tiers, 1);
+    CU_ASSERT_EQUAL(b.transceivers, 2 * b.links);
+    uint32_t np;
+    free(port_names(net, &np));
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 1), 2);   /* one switch (4 NICs) */
+    CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 4), 3);   /* the next switch of the group */
+    int longest = 0;
+    for (uint32_t a = 0; a < 256; a++)
+        for (uint32_t d = 0; d < 256; d++) {
+            int l = rs_net_path_links(net, a, d);
+            CU_ASSERT(a == d ? l == 0 : l >= 2 && l <= 5);
+            longest = l > longest ? l : longest;
+        }
+    CU_ASSERT_EQUAL(longest, 5);
+    for (uint32_t a = 0; a < 256; a += 3)
+        for (uint32_t d = 0; d < 256; d += 5)
+            if (a != d)
+                CU_ASSERT_EQUAL(rs_fx_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
+    rs_fx_run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+    CU_ASSERT_EQUAL(rs_net_msgs_relayed(net), 0); /* routing.pxn=auto does not relay on a dragonfly */
+    rs_net_destroy(net);
+    /* Radix 8, p 2, a 4, h 3: 13 groups at most (104 GPUs); 112 need 14. */
+    rs_fx_config(&c, 112, 8, 8);
+    c.kind = RS_TOPO_DRAGONFLY;
+    rs_fx_refused(&c, "topology.gpus");
+    rs_fx_config(&c, 64, 8, 8);
+    c.kind = RS_TOPO_DRAGONFLY;
+    c.df_group = 7; /* 2 NIC ports + 6 local links: no global link, and 64 GPUs need 5 groups */
+    rs_fx_refused(&c, "topology.df_group: 7 switches per group leave no global link");
+    c.df_group = 8; /* 2 NIC ports + 7 local links: more than 8 ports */
+    rs_fx_refused(&c, "topology.df_hosts and topology.df_group");
+}
+
 static void test_topo_rejects_bad_config_naming_key(void)
 {
     rs_net_config c;
@@ -249,6 +323,7 @@ static const rs_cu_test topo_tests[] = {
     RS_CU_TEST(test_topo_rejects_bad_config_naming_key),
     RS_CU_TEST(test_topo_four_tier_fat_tree),
     RS_CU_TEST(test_topo_four_tier_rail_only),
+    RS_CU_TEST(test_topo_dragonfly),
 };
 
 static void register_suites(void)
