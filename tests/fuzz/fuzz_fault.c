@@ -3,7 +3,8 @@
  * syntax check, then, for a schedule it accepts, target resolution on a
  * small network of either kind and a short run with traffic, so applying
  * faults, repairs, route recomputation and the cut-off and watchdog stops
- * run too. The first byte picks the topology, the fidelity (packet or
+ * run too. The first byte picks the topology (fat tree, rail-only or
+ * dragonfly), the fidelity (packet or
  * flow) and whether absent classes are skipped (compare); the rest is the
  * schedule. Every failure must come with a
  * message; a run ends by its time limit, completion or a fault stop,
@@ -49,10 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     rs_net_config c;
     rs_net_config_default(&c);
-    c.kind = data[0] & 1 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
+    /* Rail-only needs rails: with HB domains of 1 the odd kind is a
+     * dragonfly instead (radix 8: 2 NICs per switch, groups of 4, 3 global
+     * links each, 2 groups). */
+    c.kind = !(data[0] & 1) ? RS_TOPO_FAT_TREE : data[0] & 2 ? RS_TOPO_RAIL_ONLY : RS_TOPO_DRAGONFLY;
     c.gpus = 16;
     c.hb_size = data[0] & 2 ? 4 : 1;
-    c.radix = 4;
+    c.radix = c.kind == RS_TOPO_DRAGONFLY ? 8 : 4;
     c.seed = data[0] >> 6;
     c.fidelity = data[0] & 4 ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
     rs_net *net = NULL;
