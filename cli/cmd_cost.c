@@ -232,18 +232,16 @@ static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom 
            rs_cost_saving_pct(fat, rail), rs_cost_power_saving_pct(fat, rail));
 }
 
-/* --dragonfly: its bill in a few lines, against the fat tree. */
-static void print_dragonfly(const rs_cost_input *in, const rs_bom *fat, const rs_bom *d, uint32_t p, uint32_t a)
+/* --dragonfly: its bill in a few lines, against the fat tree (its shape
+ * is rs_cost_dragonfly's: docs/model.md, "Dragonfly"). */
+static void print_dragonfly(const rs_bom *fat, const rs_bom *d)
 {
     char x[32], y[32], z[32], u[RS_FMT_LEN], w[RS_FMT_LEN];
-    uint32_t h = in->radix - p - (a - 1);
-    printf("  dragonfly: %s switches in groups of %u (%u NIC ports, %u links inside the group and %u global "
-           "links each), %s links, %s transceivers, %s, %s; it saves %.2f %% of the fat tree's cost and "
-           "%.2f %% of its power\n",
-           grouped(d->switches, x, sizeof x), a, p, a - 1, h, grouped(d->links, y, sizeof y),
-           grouped(d->transceivers, z, sizeof z), rs_fmt_usd(u, sizeof u, d->cost_usd),
-           rs_fmt_power_like(w, sizeof w, d->power_w, d->power_w), rs_cost_saving_pct(fat, d),
-           rs_cost_power_saving_pct(fat, d));
+    printf("  dragonfly: %s switches, %s links, %s transceivers, %s, %s; it saves %.2f %% of the fat tree's "
+           "cost and %.2f %% of its power\n",
+           grouped(d->switches, x, sizeof x), grouped(d->links, y, sizeof y), grouped(d->transceivers, z, sizeof z),
+           rs_fmt_usd(u, sizeof u, d->cost_usd), rs_fmt_power_like(w, sizeof w, d->power_w, d->power_w),
+           rs_cost_saving_pct(fat, d), rs_cost_power_saving_pct(fat, d));
 }
 
 int rs_cmd_cost(int argc, char **argv)
@@ -330,9 +328,7 @@ int rs_cmd_cost(int argc, char **argv)
     if (json)
         return print_json(&in, &parts, &fat, &rail, dfly ? &df : NULL);
     print_text(&in, &fat, &rail);
-    if (dfly) {
-        uint32_t p = df_hosts ? df_hosts : (in.radix / 4 ? in.radix / 4 : 1);
-        print_dragonfly(&in, &fat, &df, p, df_group ? df_group : 2 * p);
-    }
+    if (dfly)
+        print_dragonfly(&fat, &df);
     return 0;
 }

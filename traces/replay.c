@@ -197,9 +197,8 @@ static void compute_go(rs_replay *r, uint32_t rank, rs_time now, double f)
     rank_st *k = &r->rk[rank];
     rs_time w = f == 1.0 ? k->c_left : (rs_time)llround((double)k->c_left * f);
     k->c_t = now;
-    k->c_end = rs_compute_end(r->net, r->gpu[rank], now, w);
-    k->t_free = k->c_end;
-    rs_net_at_gpu(r->net, r->gpu[rank], k->c_end, ev_compute, r, (uint64_t)rank << 32 | k->c_op);
+    k->t_free = rs_compute_end(r->net, r->gpu[rank], now, w); /* its end */
+    rs_net_at_gpu(r->net, r->gpu[rank], k->t_free, ev_compute, r, (uint64_t)rank << 32 | k->c_op);
 }
 
 /* Rank's communication holding `ctas` SMs starts (up) or ends: a compute
@@ -218,7 +217,7 @@ static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas)
     /* The segment since c_t did its share of the work left, in
      * proportion to its time; what it took beyond that work at pace 1
      * is contention. */
-    rs_time seg = now - k->c_t, span = k->c_end - k->c_t;
+    rs_time seg = now - k->c_t, span = k->t_free - k->c_t;
     rs_time done = span ? (rs_time)((unsigned __int128)k->c_left * seg / span) : k->c_left;
     k->c_left -= done < k->c_left ? done : k->c_left;
     k->c_cont += (rs_time)llround((double)seg * (1.0 - 1.0 / f0));
@@ -311,7 +310,7 @@ static void ev_compute(void *ctx, rs_net *net, uint64_t arg)
     uint32_t rank = (uint32_t)(arg >> 32), j = (uint32_t)arg;
     rank_st *k = &r->rk[rank];
     rs_time now = rs_net_now(net);
-    if (k->c_op != j || k->c_end != now)
+    if (k->c_op != j || k->t_free != now)
         return; /* rescheduled by comm_change */
     /* What the op took beyond its nominal time and its contention is the
      * straggler windows'. */

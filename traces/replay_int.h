@@ -71,12 +71,12 @@ typedef struct rank_st {
     uint8_t last_dim;              /* dim of the op that completed last */
     /* The GPU's side (docs/compute.md): the compute op running (c_op,
      * RS_NONE when none) in its current segment since c_t, ending at
-     * c_end with c_left ps of its nominal work left at c_t; the
+     * t_free with c_left ps of its nominal work left at c_t; the
      * communication ops running (ncomm). Totals over all iterations:
      * compute time added by contention; communication running with
      * compute idle; jitter. */
     uint32_t c_op, ncomm, held;    /* held: SMs its running communication holds */
-    rs_time c_t, c_end, c_left;
+    rs_time c_t, c_left;
     rs_time c_start, c_nom, c_cont; /* the op's start, nominal time (jitter included), contention so far */
     rs_time acct_t;                /* comm_only accounted up to here */
     rs_time contended, comm_only;

@@ -33,6 +33,22 @@ int rs_workload_active(const rs_workload_config *c)
     return c && c->size >= RS_SIZE_V1(rs_workload_config, sync) && (c->plan[0] != '\0' || c->trace[0] != '\0');
 }
 
+/* The plan c->plan names, computing on the system's GPU c->gpu unless it
+ * names its own (a GPU without a preset keeps the plan's), under
+ * workload.compute. RS_EINVAL or RS_EIO with err starting with the key. */
+static int plan_of(const rs_workload_config *c, rs_plan *p, rs_err *err)
+{
+    rs_err e;
+    int rc = rs_plan_load_arg(c->plan, p, &e);
+    if (rc != RS_OK)
+        return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+    if (c->gpu[0])
+        (void)rs_plan_default_gpu(p, c->gpu);
+    if (c->compute != RS_WCOMPUTE_PLAN)
+        p->compute = c->compute == RS_WCOMPUTE_FLAT ? RS_COMPUTE_FLAT : RS_COMPUTE_SHAPES;
+    return RS_OK;
+}
+
 int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **out, rs_err *err)
 {
     *out = NULL;
@@ -51,8 +67,8 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
                           "and \"%.100s\")", c->plan, c->trace);
     if (c->plan[0]) {
         rs_plan p;
-        if ((rc = rs_plan_load_arg(c->plan, &p, &e)) != RS_OK)
-            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
+        if ((rc = plan_of(c, &p, err)) != RS_OK)
+            return rc;
         /* trace gen --gpus semantics: keep TP, PP, CP and EP, fill DP. */
         uint64_t unit = (uint64_t)p.par.tp * p.par.pp * p.par.cp * p.par.ep;
         if (gpus % unit)
@@ -60,10 +76,6 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
                               "workload.plan: plan %s needs a multiple of tp x pp x cp x ep = %u x %u x "
                               "%u x %u = %llu GPUs, but topology.gpus is %u", p.name, p.par.tp, p.par.pp,
                               p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
-        if (c->gpu[0])
-            (void)rs_plan_default_gpu(&p, c->gpu); /* a GPU without a preset: the plan's own */
-        if (c->compute != RS_WCOMPUTE_PLAN)
-            p.compute = c->compute == RS_WCOMPUTE_FLAT ? RS_COMPUTE_FLAT : RS_COMPUTE_SHAPES;
         if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
             return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
         if ((rc = rs_gen(&p, out, &e)) != RS_OK)
@@ -94,12 +106,9 @@ int rs_workload_gpu(const rs_workload_config *cfg, rs_gpu *out, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "workload: a configuration of no known size");
     if (own.plan[0]) {
         rs_plan p;
-        rs_err e;
-        int rc = rs_plan_load_arg(own.plan, &p, &e);
+        int rc = plan_of(&own, &p, err);
         if (rc != RS_OK)
-            return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
-        if (own.gpu[0])
-            (void)rs_plan_default_gpu(&p, own.gpu);
+            return rc;
         rs_plan_gpu(&p, out);
         return RS_OK;
     }

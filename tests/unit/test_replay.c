@@ -677,6 +677,28 @@ static void test_replay_rank_sync_members_start_and_end_on_their_own(void)
 
 /* ---- stragglers ------------------------------------------------------------------- */
 
+/* Four ranks, each a compute op of C ps on stream 0 and an AllReduce of
+ * 1 MiB on stream 4 that waits for it (ar_dep 0) or starts beside it
+ * (RS_NONE). */
+static rs_trace *compute_allreduce_trace(rs_time C, uint32_t ar_dep, const char *name)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm, ca;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    rs_op a[2] = { op_compute(lc, C, RS_NONE),
+                   op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, ar_dep) };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, name, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    return t;
+}
+
 /* 4 ranks, one GPU each: compute 100 us, then an AllReduce of 1 MiB over
  * all four (synchronous: it starts when the last member issues it). A
  * straggler on GPU 2 delays its issue, and everyone waits: the iteration
@@ -686,21 +708,8 @@ static void test_replay_rank_sync_members_start_and_end_on_their_own(void)
  * 33.333333 us later than it would. */
 static void test_replay_straggler_lengthens_synchronous_iteration(void)
 {
-    rs_trace *t;
-    rs_err err;
-    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
-    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
-    uint32_t members[4] = { 0, 1, 2, 3 }, comm;
-    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
     rs_time us = 1000000, C = 100 * us;
-    rs_op a[2] = { op_compute(lc, C, RS_NONE), op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, 0) };
-    uint32_t ca;
-    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
-    for (uint32_t r = 0; r < 4; r++)
-        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
-    rs_trace_iter it = { 0 };
-    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "straggle", &err), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    rs_trace *t = compute_allreduce_trace(C, 0, "straggle");
 
     result r0 = replay(t, 4, 1, 1, RS_ALGO_RING, NULL);
     result r1 = replay_faults(t, 4, 1, 1, RS_ALGO_RING, NULL, "0 straggler=1.5 gpu2 1ms");
@@ -734,27 +743,6 @@ static void test_replay_straggler_lengthens_synchronous_iteration(void)
     rs_trace_destroy(t);
 }
 
-/* Four ranks: a compute op of C ps on stream 0 and, from the same
- * instant, an AllReduce of 1 MiB on stream 4 beside it. */
-static rs_trace *overlap_trace(rs_time C)
-{
-    rs_trace *t;
-    rs_err err;
-    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
-    uint32_t lc = str(t, "fwd"), la = str(t, "grad allreduce");
-    uint32_t members[4] = { 0, 1, 2, 3 }, comm, ca;
-    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
-    rs_op a[2] = { op_compute(lc, C, RS_NONE),
-                   op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, RS_NONE) };
-    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
-    for (uint32_t r = 0; r < 4; r++)
-        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
-    rs_trace_iter it = { 0 };
-    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "overlap", &err), RS_OK);
-    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
-    return t;
-}
-
 /* Contention (docs/compute.md): with half the SMs held by the AllReduce,
  * the compute beside it runs at half pace while it runs, so it ends A/2
  * late (A: the AllReduce's time, measured alone beside a 1 ps compute);
@@ -767,7 +755,7 @@ static void test_replay_contention_slows_overlapped_compute(void)
     rs_replay_opts o;
     rs_replay_opts_default(&o);
     o.algo = RS_ALGO_RING;
-    rs_trace *t = overlap_trace(C), *t1 = overlap_trace(1);
+    rs_trace *t = compute_allreduce_trace(C, RS_NONE, "overlap"), *t1 = compute_allreduce_trace(1, RS_NONE, "alone");
     result off = replay_with(t, 4, 1, NULL, &o);
     o.gpu = &g;
     o.coll_ctas = g.sms / 2;
@@ -803,7 +791,7 @@ static void test_replay_contention_slows_overlapped_compute(void)
 static void test_replay_jitter_is_seeded(void)
 {
     rs_time us = 1000000, C = 100 * us;
-    rs_trace *t = overlap_trace(C);
+    rs_trace *t = compute_allreduce_trace(C, RS_NONE, "overlap");
     rs_replay_opts o;
     rs_replay_opts_default(&o);
     o.algo = RS_ALGO_RING;
