@@ -347,8 +347,6 @@ void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, u
 uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p)
 {
     const rs_nccl_config *nc = rs_net_nccl(net);
-    if (nc->model != RS_NCCL_NCCL)
-        return 0;
     if (!p2p)
         return nc->channels ? nc->channels : RS_TUNE_CHANNELS;
     uint32_t hb = rs_coll_net_hb(net), n = rs_net_gpus(net);

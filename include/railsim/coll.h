@@ -318,13 +318,14 @@ RS_API void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t b
                              rs_time *extra);
 
 /* The thread blocks (SMs) one of NCCL's kernels holds while it runs on a
- * GPU of net, under nccl.model=nccl (docs/compute.md, "Contention"): a
+ * GPU of net (docs/compute.md, "Contention"): a
  * collective's channels (nccl.channels, else the channels the tuner
  * takes, 16), one block each; a send or receive's channels to a peer
  * over the network (NCCL v2.30.7, src/graph/paths.cc,
  * ncclTopoGetNchannels: at least one per NIC, more to reach the NIC's
  * rate at NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s each, rounded up to a
- * power of 2). 0 under nccl.model=ideal. */
+ * power of 2). The same under either nccl.model: whether compute feels
+ * them is workload.contention's business. */
 RS_API uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p);
 
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor

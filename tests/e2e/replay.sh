@@ -95,6 +95,18 @@ rc=$?
 [ "$(strip_host "$TMP/plan/summary.json")" = "$(strip_host "$TMP/plan2/summary.json")" ] &&
     ok "deterministic summary" || fail "summaries differ between two runs"
 
+# 3a. workload.contention (docs/compute.md): auto is off on the generic
+# network (nccl.model=ideal), on slows the compute beside collectives there
+# too.
+for c in auto on; do
+    "$RS" run $NET --set system.preset=none --set workload.plan="$TMP/dptp.json" --set workload.contention=$c \
+        -o "$TMP/cont-$c" -q 2>"$TMP/cont.err" || fail "workload.contention=$c: $(cat "$TMP/cont.err")"
+done
+[ "$(json_get "$TMP/cont-auto/summary.json" "d['iteration']['gpu']['contention_ps'] == 0")" = True ] &&
+    [ "$(json_get "$TMP/cont-on/summary.json" "d['iteration']['gpu']['contention_ps'] > 0")" = True ] &&
+    ok "workload.contention: auto off under nccl.model=ideal, on takes effect there" ||
+    fail "workload.contention under nccl.model=ideal"
+
 # 3b. workload.sync=rank: each member's part of a collective starts at its
 # issue and ends with its own part; the same summary and timeline bytes
 # twice, the key in the summary; pairwise is
