@@ -98,8 +98,8 @@ static json_t *bom_json(const rs_bom *b, uint32_t radix)
     return o;
 }
 
-static int print_json(const rs_cost_input *in, const rs_catalog *parts, const rs_bom *fat,
-                      const rs_bom *rail, const rs_bom *dfly)
+static int print_json(const rs_cost_input *in, uint32_t gpus, uint32_t share, const rs_catalog *parts,
+                      const rs_bom *fat, const rs_bom *rail, const rs_bom *dfly)
 {
     json_t *root = json_object(), *input = json_object(), *pj = json_object(),
            *saving = json_object();
@@ -113,8 +113,9 @@ static int print_json(const rs_cost_input *in, const rs_catalog *parts, const rs
         json_decref(fj);
         goto out;
     }
-    json_object_set_new(input, "gpus", json_integer(in->gpus));
-    json_object_set_new(input, "hb_size", json_integer(in->hb_size));
+    json_object_set_new(input, "gpus", json_integer(gpus));
+    json_object_set_new(input, "hb_size", json_integer((json_int_t)in->hb_size * share));
+    json_object_set_new(input, "gpus_per_nic", json_integer(share));
     json_object_set_new(input, "radix", json_integer(in->radix));
     json_object_set_new(input, "nic_gbps", json_real(in->nic_gbps));
     json_object_set_new(input, "oversubscription", json_real(in->oversubscription));
@@ -190,11 +191,14 @@ static void row_power(const char *name, double a, double b)
     printf("  %-22s %16s %16s\n", name, rs_fmt_power_like(x, sizeof x, a, ref), rs_fmt_power_like(y, sizeof y, b, ref));
 }
 
-static void print_text(const rs_cost_input *in, const rs_bom *fat, const rs_bom *rail)
+static void print_text(const rs_cost_input *in, uint32_t gpus, uint32_t share, const rs_bom *fat,
+                       const rs_bom *rail)
 {
-    char g[32];
-    printf("railsim cost: %s GPUs, HB domain %u, radix %u, %g Gb/s NICs, oversubscription %g:1%s\n",
-           grouped(in->gpus, g, sizeof g), in->hb_size, in->radix, in->nic_gbps,
+    char g[32], sh[48] = "";
+    if (share > 1)
+        snprintf(sh, sizeof sh, " (%u per NIC)", share);
+    printf("railsim cost: %s GPUs%s, HB domain %u, radix %u, %g Gb/s NICs, oversubscription %g:1%s\n",
+           grouped(gpus, g, sizeof g), sh, in->hb_size * share, in->radix, in->nic_gbps,
            in->oversubscription, in->nic_copper ? ", copper NIC cables" : "");
     printf("  %-22s %16s %16s\n", "", "rail-only", "fat tree");
     row_u("tiers", rail->tiers, fat->tiers);
@@ -252,12 +256,13 @@ int rs_cmd_cost(int argc, char **argv)
     rs_catalog_default(&parts);
     const char *parts_path = NULL;
     int json = 0, dfly = 0;
-    uint32_t df_hosts = 0, df_group = 0;
+    uint32_t df_hosts = 0, df_group = 0, share = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int takes = !strcmp(a, "--gpus") || !strcmp(a, "--hb") || !strcmp(a, "--radix") ||
                     !strcmp(a, "--nic-gbps") || !strcmp(a, "--oversubscription") ||
-                    !strcmp(a, "--parts") || !strcmp(a, "--df-hosts") || !strcmp(a, "--df-group");
+                    !strcmp(a, "--parts") || !strcmp(a, "--df-hosts") || !strcmp(a, "--df-group") ||
+                    !strcmp(a, "--gpus-per-nic");
         if (takes && i + 1 >= argc)
             return bad("cost: %s: expected a value after it", a);
         const char *v = takes ? argv[++i] : NULL;
@@ -277,6 +282,9 @@ int rs_cmd_cost(int argc, char **argv)
             if (parse_double(v, &in.oversubscription) ||
                 !(in.oversubscription >= 1 && in.oversubscription <= 64))
                 return bad("cost: --oversubscription: expected a leaf down:up ratio from 1 to 64, got '%s'", v);
+        } else if (!strcmp(a, "--gpus-per-nic")) {
+            if (parse_u32(v, 65535, &share) || share == 0)
+                return bad("cost: --gpus-per-nic: expected a whole number of GPUs per NIC from 1 to 65535, got '%s'", v);
         } else if (!strcmp(a, "--parts")) {
             parts_path = v;
         } else if (!strcmp(a, "--df-hosts") || !strcmp(a, "--df-group")) {
@@ -294,7 +302,7 @@ int rs_cmd_cost(int argc, char **argv)
         } else if (a[0] == '-' && a[1] != '\0') {
             return bad("cost: unknown option '%s'; expected --gpus N, --hb K, --radix R, --nic-gbps G, "
                        "--oversubscription O, --parts PARTS.json, --nic-copper, --no-rail-packing, --dragonfly, "
-                       "--df-hosts P, --df-group A or --json", a);
+                       "--df-hosts P, --df-group A, --gpus-per-nic S or --json", a);
         } else {
             return bad("cost: unexpected argument '%s'; expected options only (--gpus N --hb K --radix R)", a);
         }
@@ -305,6 +313,14 @@ int rs_cmd_cost(int argc, char **argv)
         if (rs_catalog_load(parts_path, &parts, &perr) != RS_OK)
             return bad("%s", perr.msg);
     }
+    /* GPUs sharing NICs (topology.gpus_per_nic): the fabric is that of
+     * their NICs, a cluster of gpus / S endpoints in domains of hb / S. */
+    if (share > 1 && (in.hb_size % share || in.gpus % in.hb_size))
+        return bad("cost: --gpus-per-nic: expected a divisor of --hb (%u), and --gpus (%u) a multiple of --hb; got %u",
+                   in.hb_size, in.gpus, share);
+    uint32_t gpus = in.gpus;
+    in.gpus /= share;
+    in.hb_size /= share;
     rs_bom fat, rail;
     rs_err err;
     rs_err_clear(&err);
@@ -326,8 +342,8 @@ int rs_cmd_cost(int argc, char **argv)
     if (dfly && rs_cost_dragonfly(&in, df_hosts, df_group, &parts, &df, &err) != RS_OK)
         return bad("cost: --dragonfly: %s", err.msg);
     if (json)
-        return print_json(&in, &parts, &fat, &rail, dfly ? &df : NULL);
-    print_text(&in, &fat, &rail);
+        return print_json(&in, gpus, share, &parts, &fat, &rail, dfly ? &df : NULL);
+    print_text(&in, gpus, share, &fat, &rail);
     if (dfly)
         print_dragonfly(&fat, &df);
     return 0;

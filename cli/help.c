@@ -98,7 +98,7 @@ static const cmd_help cmds[] = {
       "railsim validate bench/scenarios/alltoall-128-fat-tree.json -o out/val\n" },
     { "cost",
       "railsim cost [--gpus N] [--hb K] [--radix R] [--nic-gbps G] [--oversubscription O] [--parts PARTS.json] "
-      "[--nic-copper] [--no-rail-packing] [--json]",
+      "[--nic-copper] [--no-rail-packing] [--gpus-per-nic S] [--dragonfly] [--df-hosts P] [--df-group A] [--json]",
       "bill of materials, cost and power of the rail-only network and of the fat tree (docs/cost.md)",
       "  --gpus N\tGPUs (default 64), a multiple of --hb\n"
       "  --hb K\tGPUs per HB domain, = rails (default 8)\n"
@@ -108,6 +108,10 @@ static const cmd_help cmds[] = {
       "  --parts PARTS.json\toverride prices and power per part\n"
       "  --nic-copper\tNIC cables are copper DACs\n"
       "  --no-rail-packing\tone switch per rail even when rails fit one switch\n"
+      "  --gpus-per-nic S\tGPUs sharing one NIC: the fabric of gpus / S NICs\n"
+      "  --dragonfly\talso a dragonfly of the same NICs and radix\n"
+      "  --df-hosts P\tdragonfly NIC ports per switch (implies --dragonfly)\n"
+      "  --df-group A\tdragonfly switches per group (implies --dragonfly)\n"
       "  --json\tthe bill as JSON\n",
       "railsim cost --gpus 32768 --hb 256 --radix 32\n" },
     { "trace",

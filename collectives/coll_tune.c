@@ -228,7 +228,11 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     in.nch = nc->channels ? nc->channels : RS_TUNE_CHANNELS;
     uint32_t a = c->gpu[0], dom = a / hb * hb;
     in.intra = hb > 1 ? port_gbs(c->net, a, dom + (a - dom + 1) % hb) : 0;
-    in.inter = ngpus > hb ? port_gbs(c->net, a, (a + hb) % ngpus) : 0;
+    /* GPUs sharing a NIC share its bandwidth (NCCL's search divides a
+     * NIC's bandwidth among the GPUs whose paths use it). */
+    rs_net_topo_info ti;
+    rs_net_topo_info_get(c->net, &ti);
+    in.inter = ngpus > hb ? port_gbs(c->net, a, (a + hb) % ngpus) * ti.nics / ngpus : 0;
     if (in.intra == 0)
         in.intra = in.inter;
     in.nvls = nc->nvls != RS_NVLS_OFF && in.gen >= 2 && in.nodes == 1 && c->n >= 2 && !c->member_done &&

@@ -179,14 +179,15 @@ static int bundle_of(rs_bundles *b, const uint32_t *p, uint32_t n, uint32_t *lin
     return RS_OK;
 }
 
-/* Stages from switch node `leaf` toward GPU dst into links[0..*n). */
+/* Stages from switch node `leaf` toward GPU dst (to the GPU with the NIC
+ * it receives through) into links[0..*n). */
 static int stages(rs_bundles *b, const rs_net *net, uint32_t leaf, uint32_t dst, uint32_t *links, uint32_t *n,
                   uint32_t *created)
 {
-    uint32_t dli = net->leaf_index_of_gpu[dst], nn = 1, k = 0;
+    uint32_t dli = net->leaf_index_of_gpu[dst], nn = 1, k = 0, end = rs_nic_gpu(net, dst);
     b->snodes[0] = leaf;
     *created = 0;
-    while (!(nn == 1 && b->snodes[0] == dst)) {
+    while (!(nn == 1 && b->snodes[0] == end)) {
         if (k == RS_BUNDLE_MAX_STAGES)
             return RS_ERANGE;
         if (++b->stamp == 0) {

@@ -19,22 +19,21 @@
 
 
 /* With faults (faults.reroute_hb): the rail c the network leg uses, from
- * a GPU of the source's domain to one of the destination's, both with a
- * live NIC and a path between them. The destination's rail first (plain
+ * the source's domain to the destination's (rs_rail_member), both ends
+ * with a live NIC and a path between them. The destination's rail first (plain
  * PXN), then the source's, then the others in order. On the fat tree this
  * is asked only when the direct path is cut (any rail reaches any other
  * there, but the direct path needs no HB crossing). K on the order of 8:
  * cheap, and only per message when faults are scheduled. */
 uint32_t rs_failover_rail(const rs_net *net, uint32_t src, uint32_t dst)
 {
-    uint32_t K = net->hb_size, s0 = src / K * K, d0 = dst / K * K;
-    uint32_t first[2] = { dst % K, src % K };
-    for (uint32_t i = 0; i < 2 + K; i++) {
+    uint32_t first[2] = { rs_gpu_rail(net, dst), rs_gpu_rail(net, src) };
+    for (uint32_t i = 0; i < 2 + net->rails; i++) {
         uint32_t c = i < 2 ? first[i] : i - 2;
-        if (rs_fault_path_ok(net, s0 + c, d0 + c))
+        if (rs_fault_path_ok(net, rs_rail_member(net, src, c), rs_rail_member(net, dst, c)))
             return c;
     }
-    return dst % K; /* none: the partition check reports it */
+    return first[0]; /* none: the partition check reports it */
 }
 
 int rs_msg_needs_network(const rs_net *net, uint32_t m)
@@ -52,8 +51,8 @@ int rs_msg_cut(const rs_net *net, uint32_t m)
         return 0;
     if (!msg->failing_over)
         return !rs_fault_path_ok(net, msg->leg_src, msg->leg_dst);
-    uint32_t K = net->hb_size, c = rs_failover_rail(net, msg->src, msg->dst);
-    return !rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c);
+    uint32_t c = rs_failover_rail(net, msg->src, msg->dst);
+    return !rs_fault_path_ok(net, rs_rail_member(net, msg->src, c), rs_rail_member(net, msg->dst, c));
 }
 
 /* The old pipeline has drained: restart the rest of the message at
@@ -62,9 +61,9 @@ int rs_msg_cut(const rs_net *net, uint32_t m)
 static int failover_restart(rs_net *net, uint32_t m)
 {
     rs_msg *msg = &net->msgs[m];
-    uint32_t K = net->hb_size, c = rs_failover_rail(net, msg->src, msg->dst);
-    msg->leg_src = msg->src / K * K + c;
-    msg->leg_dst = msg->dst / K * K + c;
+    uint32_t c = rs_failover_rail(net, msg->src, msg->dst);
+    msg->leg_src = rs_rail_member(net, msg->src, c);
+    msg->leg_dst = rs_rail_member(net, msg->dst, c);
     if (!rs_fault_path_ok(net, msg->leg_src, msg->leg_dst)) {
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);
         return RS_OK;
@@ -101,7 +100,7 @@ int rs_msg_failover(rs_net *net, uint32_t m, uint32_t fault)
     if (K < 2 || net->cfg.transport != RS_TRANSPORT_ROCE || !rs_msg_needs_network(net, m))
         return 0;
     uint32_t c = rs_failover_rail(net, msg->src, msg->dst);
-    if (!rs_fault_path_ok(net, msg->src / K * K + c, msg->dst / K * K + c))
+    if (!rs_fault_path_ok(net, rs_rail_member(net, msg->src, c), rs_rail_member(net, msg->dst, c)))
         return msg->failing_over; /* no rail can carry it: the cut-off check decides */
     int rc = RS_OK;
     if (msg->failing_over) {

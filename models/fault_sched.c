@@ -338,9 +338,10 @@ static uint32_t candidates(const rs_net *net, unsigned c, uint32_t *out)
             if ((c == 3 && t >= 2) || (c == 4 && t == 1))
                 PUT(i);
         }
-    } else { /* NICs and GPUs */
+    } else { /* NICs (by the GPU that has each) and GPUs */
         for (uint32_t g = 0; g < net->gpus; g++)
-            PUT(g);
+            if (rs_fault_class_target[c] != TGT_NIC || rs_nic_gpu(net, g) == g)
+                PUT(g);
     }
 #undef PUT
     return n;
@@ -402,7 +403,7 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, c
         rs_rng_init(&r, seed, idx, 0xfa0171u);
         snprintf(fe->spec, sizeof fe->spec, "%s", pe->target);
         int by_node = tg == TGT_SWITCH || tg == TGT_GPU;
-#define KEY(m) (tg == TGT_NIC ? net->nodes[m].port_base : (m))
+#define KEY(m) (tg == TGT_NIC ? rs_gpu_nic_port(net, m) : (m))
         uint32_t pick = cand[rs_rng_below(&r, n)];
         for (uint32_t tries = 0; pick != RS_NONE && drawn_before(prev, nprev, fe, by_node, KEY(pick)); tries++) {
             if (tries < 16) {
@@ -423,7 +424,7 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, c
         if (tg == TGT_SWITCH || tg == TGT_GPU)
             fe->node = pick;
         else if (tg == TGT_NIC)
-            fe->port = net->nodes[pick].port_base;
+            fe->port = rs_gpu_nic_port(net, pick);
         else
             fe->port = pick;
         goto named;
@@ -445,7 +446,7 @@ static int resolve(rs_net *net, const pentry *pe, uint32_t idx, uint64_t seed, c
         uint32_t node = find_node(net, pe->target);
         uint32_t port = find_port(net, pe->target);
         if (node != RS_NONE && node < net->gpus)
-            port = net->nodes[node].port_base;
+            port = rs_gpu_nic_port(net, node); /* the NIC it sends through */
         if (port == RS_NONE || net->ports[port].kind != RS_PORT_NIC)
             return rs_err_set(err, RS_EINVAL, "faults.schedule: entry %u: '%s' is not a GPU NIC; expected gpuN, "
                               "gpuN.nic or any-nic", idx + 1, pe->target);
@@ -596,7 +597,7 @@ static int draw_random(rs_net *net, struct rs_faults *F, size_t *cap, const rs_f
         if (tg == TGT_SWITCH)
             res.node = cand[m];
         else
-            res.port = tg == TGT_NIC ? net->nodes[cand[m]].port_base : cand[m];
+            res.port = tg == TGT_NIC ? rs_gpu_nic_port(net, cand[m]) : cand[m];
         if (tg == TGT_SWITCH)
             node_name(net, res.node, res.target, sizeof res.target);
         else

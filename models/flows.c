@@ -65,7 +65,7 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->bytes = bytes;
     f->src = src;
     f->dst = dst;
-    f->port = net->nodes[src].port_base + (via_hb ? 1 : 0);
+    f->port = via_hb ? rs_gpu_hb_port(net, src) : rs_gpu_nic_port(net, src);
     f->mtu = via_hb ? net->cfg.hb_mtu : net->cfg.mtu;
     uint64_t n = bytes ? (bytes + f->mtu - 1) / f->mtu : 1;
     if (n > UINT32_MAX / 2) {

@@ -85,7 +85,7 @@ static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint3
     uint32_t n = 0;
     if (f->relay_src != RS_NONE) {
         /* A whole relayed message: the source's HB crossing to f->src first. */
-        const rs_port *hb = &net->ports[net->nodes[f->relay_src].port_base + 1];
+        const rs_port *hb = &net->ports[rs_gpu_hb_port(net, f->relay_src)];
         if (max < 3)
             return RS_ERANGE;
         ports[n++] = (uint32_t)(hb - net->ports);
@@ -111,7 +111,7 @@ static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint3
         ports[n++] = out;
         node = net->ports[out].peer_node;
     }
-    return node == f->dst ? (int)n : RS_EUNREACH;
+    return node == rs_nic_gpu(net, f->dst) ? (int)n : RS_EUNREACH;
 }
 
 int rs_fluid_flow_path(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t max)
@@ -237,7 +237,7 @@ static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, r
     f.src = a;
     f.dst = b;
     f.bytes = bytes;
-    f.port = net->nodes[a].port_base + (hb ? 1 : 0);
+    f.port = hb ? rs_gpu_hb_port(net, a) : rs_gpu_nic_port(net, a);
     f.mtu = hb ? net->cfg.hb_mtu : net->cfg.mtu;
     f.npkts = bytes ? (uint32_t)((bytes + f.mtu - 1) / f.mtu) : 1;
     f.relay_src = RS_NONE;
@@ -264,11 +264,11 @@ int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes
     if (a >= net->gpus || b >= net->gpus || a == b)
         return RS_EINVAL;
     uint32_t K = net->hb_size;
-    if (a / K == b / K || a % K == b % K || rs_net_cross_rail(&net->cfg) != RS_XRAIL_PXN)
+    if (a / K == b / K || rs_gpu_rail(net, a) == rs_gpu_rail(net, b) || rs_net_cross_rail(&net->cfg) != RS_XRAIL_PXN)
         return lone_leg(net, a, b, bytes, ser, lat);
     /* PXN: the HB domain to the GPU on b's rail, then that rail; counted
      * as the whole message over each leg in turn. */
-    uint32_t via = a - a % K + b % K;
+    uint32_t via = rs_rail_member(net, a, rs_gpu_rail(net, b));
     rs_time s0, l0;
     int rc = lone_leg(net, a, via, bytes, &s0, &l0);
     if (rc == RS_OK)

@@ -80,7 +80,9 @@ uint64_t rs_msg_chunk_bytes(const rs_net *net, const rs_msg *msg, uint32_t c)
 
 /* Count `bytes` crossing from GPU a to GPU b, over the HB domain (hb) or
  * the network, into message m's tally (rs_net_msg.tally). Called as
- * each transfer starts, so relays and failovers count where they go. */
+ * each transfer starts, so relays and failovers count where they go;
+ * network bytes count at the NIC, keyed by the GPU that has it (shared
+ * NICs: topology.gpus_per_nic). */
 int rs_msg_tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t bytes, int hb)
 {
     rs_tally *t = net->msgs[m].tally;
@@ -88,6 +90,10 @@ int rs_msg_tally_leg(rs_net *net, uint32_t m, uint32_t a, uint32_t b, uint64_t b
         return RS_OK;
     if (!rs_part_owns_node(net, net->msgs[m].src))
         return RS_OK; /* counted in the source's process: the tallies add up (rs_coll_part_finish) */
+    if (!hb) {
+        a = rs_nic_gpu(net, a);
+        b = rs_nic_gpu(net, b);
+    }
     int rc = rs_tally_add(t, a, hb ? RS_TALLY_HB_TX : RS_TALLY_NIC_TX, bytes);
     return rc == RS_OK ? rs_tally_add(t, b, hb ? RS_TALLY_HB_RX : RS_TALLY_NIC_RX, bytes) : rc;
 }
@@ -224,7 +230,7 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
         return rs_msg_finish(net, m);
     if (K > 1 && src / K == dst / K)
         return send_started(net, m, rs_msg_start_flow(net, src, dst, bytes, m, RS_NONE, 1, 1));
-    int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY, xrail = src % K != dst % K;
+    int rail_only = net->cfg.kind == RS_TOPO_RAIL_ONLY, xrail = rs_gpu_rail(net, src) != rs_gpu_rail(net, dst);
     /* Across rails NCCL relays by PXN unless routing.pxn=off; raw verbs
      * (perftest) leave from the source's NIC and are forwarded only where
      * no network path joins the rails: on rail-only. */
@@ -235,13 +241,13 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
         (rail_only || !rs_fault_path_ok(net, src, dst))) {
         /* Around failed NICs and links through the HB domains. */
         uint32_t c = rs_failover_rail(net, src, dst);
-        msg->leg_src = src / K * K + c;
-        msg->leg_dst = dst / K * K + c;
+        msg->leg_src = rs_rail_member(net, src, c);
+        msg->leg_dst = rs_rail_member(net, dst, c);
     } else if (relay) {
         /* PXN, NCCL's default on any rail-optimized network
          * (NCCL_P2P_PXN_LEVEL=2): cross the HB domain to the GPU on the
          * destination's rail, then take that rail. */
-        msg->leg_src = src / K * K + dst % K;
+        msg->leg_src = rs_rail_member(net, src, rs_gpu_rail(net, dst));
     }
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);

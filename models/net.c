@@ -195,7 +195,8 @@ uint64_t rs_net_msgs_relayed(const rs_net *net)
 int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;
-    return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K && src % K != dst % K &&
+    return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K &&
+           rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) &&
            rs_cfg_pxn(&net->cfg);
 }
 
@@ -305,13 +306,14 @@ static void net_topo_info_whole(const rs_net *net, rs_net_topo_info *out)
     out->switches = net->nswitches;
     out->switches_physical = net->nswitches;
     if (net->cfg.kind == RS_TOPO_RAIL_ONLY && net->tiers == 1) {
-        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->hb_size);
-        out->switches_physical = (net->hb_size + per - 1) / per;
+        uint32_t per = rs_cost_rails_per_switch(net->domains, net->cfg.radix, net->rails);
+        out->switches_physical = (net->rails + per - 1) / per;
     }
     out->links = net->cables;
     out->tiers = net->tiers;
     out->planes = net->planes;
     out->hb_domains = net->hb_size > 1 ? net->domains : 0;
+    out->nics = net->gpus / net->nic_share;
 }
 
 void rs_net_topo_info_fill(const rs_net *net, rs_net_topo_info *out, size_t size)
@@ -386,8 +388,10 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
 {
     rs_cost_input in;
     rs_cost_input_default(&in);
-    in.gpus = c->gpus;
-    in.hb_size = c->hb_size;
+    /* The fabric of GPUs sharing NICs is that of their NICs. */
+    uint32_t share = c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic == 0 ? c->gpus_per_nic : 1;
+    in.gpus = c->gpus / share;
+    in.hb_size = c->hb_size / share;
     in.radix = c->radix;
     in.nic_gbps = c->nic_gbps;
     in.oversubscription = c->oversubscription;

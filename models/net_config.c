@@ -28,6 +28,7 @@ static void defaults(rs_net_config *c)
     c->hb_latency_ns = 500;
     c->mtu = 4096;
     c->hb_mtu = 65536;
+    c->gpus_per_nic = 1;
     c->buffer_bytes = 2u << 20;
     c->transport = RS_TRANSPORT_ROCE;
     c->ack_every = 16;

@@ -19,6 +19,7 @@ struct rs_net {
     rs_sim *sim;
     rs_net_config cfg;
     uint32_t gpus, hb_size, domains;
+    uint32_t nic_share, rails; /* topology.gpus_per_nic (at least 1); NICs (rails) per HB domain */
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;
@@ -104,6 +105,37 @@ struct rs_net {
     struct rs_faults *flt;   /* fault.c: NULL unless rs_net_faults_start scheduled faults */
     rs_partition pt;         /* how the run is split over processes (partition.h) */
 };
+
+/* GPUs and their NICs (topology.gpus_per_nic): the GPU whose NIC g
+ * sends and receives through (g itself unless it shares one), g's rail,
+ * the first GPU of that rail in domain d, and g's ports. A GPU's ports
+ * are its NIC (if it has one), then its HB port (if hb_size > 1). */
+static inline uint32_t rs_nic_gpu(const rs_net *net, uint32_t g)
+{
+    return g - g % net->hb_size % net->nic_share;
+}
+static inline uint32_t rs_gpu_rail(const rs_net *net, uint32_t g)
+{
+    return g % net->hb_size / net->nic_share;
+}
+static inline uint32_t rs_rail_gpu(const rs_net *net, uint32_t d, uint32_t rail)
+{
+    return d * net->hb_size + rail * net->nic_share;
+}
+/* The GPU of g's domain on rail c that a message leg uses: g itself when
+ * g is on that rail, else the GPU with that rail's NIC. */
+static inline uint32_t rs_rail_member(const rs_net *net, uint32_t g, uint32_t c)
+{
+    return rs_gpu_rail(net, g) == c ? g : rs_rail_gpu(net, g / net->hb_size, c);
+}
+static inline uint32_t rs_gpu_nic_port(const rs_net *net, uint32_t g)
+{
+    return net->nodes[rs_nic_gpu(net, g)].port_base;
+}
+static inline uint32_t rs_gpu_hb_port(const rs_net *net, uint32_t g)
+{
+    return net->nodes[g].port_base + net->nodes[g].nports - 1;
+}
 
 /* The partition's answers and hooks (partition.h), for the packet path. */
 /* NCCL's forwarding (PXN) is in force for cross-rail messages:

@@ -125,7 +125,7 @@ static int build_plane(builder *b, uint16_t plane, const uint32_t *gpus,
 /* A dragonfly (clos.h, rs_dfly): its switches, every one a leaf of
  * plane 0; NIC cables, the all-to-all cables of each group, then the
  * global cables pair of groups by pair. */
-static int build_dragonfly(builder *b, const rs_dfly *d, uint32_t N)
+static int build_dragonfly(builder *b, const rs_dfly *d, uint32_t N, uint32_t share)
 {
     uint32_t first = b->net->nnodes, a = d->a, G = d->groups;
     memset(b->ord, 0, sizeof b->ord);
@@ -133,8 +133,8 @@ static int build_dragonfly(builder *b, const rs_dfly *d, uint32_t N)
         uint32_t id;
         TRY(add_node(b, RS_NODE_SWITCH, 1, 0, &id));
     }
-    for (uint32_t g = 0; g < N; g++)
-        TRY(add_cable(b, g, first + g / d->p, CABLE_NIC));
+    for (uint32_t g = 0; g < N; g += share) /* GPU g's NIC is NIC g / share */
+        TRY(add_cable(b, g, first + g / share / d->p, CABLE_NIC));
     for (uint32_t grp = 0; grp < G; grp++)
         for (uint32_t s = 0; s < a; s++)
             for (uint32_t t = s + 1; t < a; t++)
@@ -157,6 +157,9 @@ static int check_config(const rs_net_config *c, rs_err *err)
         (rc = rs_clos_check_rate("topology.hb_gbps", c->hb_gbps, err)) != RS_OK ||
         (rc = rs_clos_check_oversubscription(c->oversubscription, err)) != RS_OK)
         return rc;
+    if (c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic)
+        return rs_err_set(err, RS_EINVAL, "topology.gpus_per_nic: expected a divisor of topology.hb_size (%u), got %u",
+                          c->hb_size, c->gpus_per_nic);
     /* RoCE carries the InfiniBand path MTUs only (IBA vol. 1, 9.7.1.1:
      * 256 to 4096 bytes); a NIC never sends a 1001- or 9216-byte payload. */
     if (c->mtu < 256 || c->mtu > 4096 || (c->mtu & (c->mtu - 1)))
@@ -232,7 +235,9 @@ int rs_topo_build(rs_net *net, rs_err *err)
     net->gpus = N;
     net->hb_size = K;
     net->domains = D;
-    net->planes = c->kind == RS_TOPO_RAIL_ONLY ? K : 1;
+    net->nic_share = c->gpus_per_nic > 1 ? c->gpus_per_nic : 1;
+    net->rails = K / net->nic_share;
+    net->planes = c->kind == RS_TOPO_RAIL_ONLY ? net->rails : 1;
 
     builder b = { .net = net };
     int rc = RS_ENOMEM;
@@ -254,18 +259,19 @@ int rs_topo_build(rs_net *net, rs_err *err)
     net->tiers = 0;
     if (c->kind == RS_TOPO_DRAGONFLY) {
         rs_dfly d;
-        if ((rc = rs_dfly_shape(N, R, c->df_hosts, c->df_group, &d, err)) != RS_OK ||
-            (rc = build_dragonfly(&b, &d, N)) != RS_OK)
+        if ((rc = rs_dfly_shape(N / net->nic_share, R, c->df_hosts, c->df_group, &d, err)) != RS_OK ||
+            (rc = build_dragonfly(&b, &d, N, net->nic_share)) != RS_OK)
             goto out;
         net->plane_tiers[0] = 1;
         net->tiers = 1;
         net->df_group = d.a;
     }
-    /* Each plane lists its rails' GPUs rail by rail and cuts them into
-     * leaves of at most dl GPUs. A plane that fits in one switch is that
-     * switch: for the fat tree, a cluster of at most R GPUs needs no spine
-     * for full bisection (the fewest tiers that fit). */
-    uint32_t rails_per_plane = c->kind == RS_TOPO_RAIL_ONLY ? 1 : K;
+    /* Each plane lists its rails' NICs rail by rail (a NIC by the GPU
+     * that has it) and cuts them into leaves of at most dl. A plane that
+     * fits in one switch is that switch: for the fat tree, a cluster of
+     * at most R NICs needs no spine for full bisection (the fewest tiers
+     * that fit). */
+    uint32_t rails_per_plane = c->kind == RS_TOPO_RAIL_ONLY ? 1 : net->rails;
     for (uint32_t plane = 0; c->kind != RS_TOPO_DRAGONFLY && plane < net->planes; plane++) {
         uint32_t n = 0, nl = 0;
         int single = rails_per_plane * D <= R;
@@ -274,7 +280,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
             for (uint32_t d = 0; d < D; d++) {
                 if (single ? n == 0 : d % dl == 0)
                     start[nl++] = n;
-                gpus[n++] = d * K + rail;
+                gpus[n++] = rs_rail_gpu(net, d, rail);
             }
         }
         start[nl] = n;
@@ -366,7 +372,7 @@ int rs_topo_build(rs_net *net, rs_err *err)
         rs_rng_init(&sw->ecn_rng, c->seed, sw->node, 2 /* ECN marking */);
     }
     for (uint32_t g = 0; g < N; g++) {
-        const rs_port *p = &net->ports[net->nodes[g].port_base];
+        const rs_port *p = &net->ports[rs_gpu_nic_port(net, g)];
         net->leaf_of_gpu[g] = net->nodes[p->peer_node].sw;
         net->leaf_index_of_gpu[g] = net->sw[net->leaf_of_gpu[g]].leaf_index;
         net->leaf_port[g] = p->peer_port;
@@ -519,8 +525,8 @@ int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b)
         return -1;
     if (a == b)
         return 0;
-    const rs_port *pa = &net->ports[net->nodes[a].port_base];
-    const rs_port *pb = &net->ports[net->nodes[b].port_base];
+    const rs_port *pa = &net->ports[rs_gpu_nic_port(net, a)];
+    const rs_port *pb = &net->ports[rs_gpu_nic_port(net, b)];
     if (!port_usable(net, pa) || !port_usable(net, pb))
         return -1;
     uint32_t la = net->leaf_of_gpu[a], lb = net->leaf_of_gpu[b];

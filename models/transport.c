@@ -354,7 +354,7 @@ void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uin
     rs_pkt *pkt = pkt_new(net, f);
     if (!pkt)
         return;
-    rs_port *p = &net->ports[net->nodes[f->dst].port_base];
+    rs_port *p = &net->ports[rs_gpu_nic_port(net, f->dst)];
     pkt->flow = fid;
     pkt->psn = psn;
     pkt->src = f->dst;

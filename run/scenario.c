@@ -102,6 +102,9 @@ static const rs_key keys[] = {
          "GPUs in the cluster (a multiple of topology.hb_size)"),
     UINT("topology.hb_size", net.hb_size, 1, 65535,
          "GPUs per high-bandwidth (NVLink) domain, which is also the number of rails"),
+    UINT("topology.gpus_per_nic", net.gpus_per_nic, 1, 65535,
+         "GPUs of an HB domain sharing one NIC (a divisor of topology.hb_size): local GPUs k*s .. k*s+s-1 send "
+         "through GPU k*s's NIC, so a domain has hb_size / s NICs and as many rails (Frontier: 2 GCDs per NIC)"),
     UINT("topology.radix", net.radix, 2, 65536,
          "ports per Ethernet switch (even)"),
     DBL("topology.nic_gbps", net.nic_gbps, 0, true, RATE_MAX,

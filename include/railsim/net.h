@@ -188,6 +188,12 @@ typedef struct rs_net_config {
      * links. */
     uint32_t df_hosts;           /* topology.df_hosts */
     uint32_t df_group;           /* topology.df_group */
+    /* topology.gpus_per_nic (s, dividing hb_size; 0 counts as 1): the
+     * GPUs of an HB domain share its NICs in groups of s, local GPUs
+     * k*s .. k*s+s-1 the NIC of GPU k*s (Frontier: 2 GCDs of an MI250X
+     * per Slingshot NIC). The domain has hb_size / s NICs, so as many
+     * rails; GPU g is on rail (g mod hb_size) / s. */
+    uint32_t gpus_per_nic;
 } rs_net_config;
 
 /* *c (its first `size` bytes) with every key at its default, and its size. */
@@ -393,8 +399,9 @@ typedef struct rs_net_topo_info {
                             railsim run, compare and cost report as "switches" */
     uint32_t links;      /* Ethernet cables (each two directed links), NIC cables included */
     uint32_t tiers;      /* Ethernet switch tiers (max over planes) */
-    uint32_t planes;     /* 1 for fat-tree, hb_size for rail-only */
+    uint32_t planes;     /* 1 for fat-tree, the rails for rail-only */
     uint32_t hb_domains;
+    uint32_t nics;       /* GPU NICs: gpus / topology.gpus_per_nic (added after the first version) */
 } rs_net_topo_info;
 RS_API void rs_net_topo_info_fill(const rs_net *net, rs_net_topo_info *out, size_t size);
 static inline void rs_net_topo_info_get(const rs_net *net, rs_net_topo_info *out)

@@ -294,6 +294,69 @@ static void test_topo_dragonfly(void)
     rs_fx_refused(&c, "topology.df_hosts and topology.df_group");
 }
 
+static void note_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    *(rs_time *)ctx = rs_net_now(net);
+}
+
+/* topology.gpus_per_nic: 2 GPUs per NIC halve the NIC cables and rails;
+ * a GPU without a NIC sends and receives through its partner's, so the
+ * two share its rate at both fidelities; a rail-only network has one
+ * plane per NIC of a domain. */
+static void test_topo_shared_nics(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 64, 8, 16);
+    c.gpus_per_nic = 2;
+    for (int kind = 0; kind < 3; kind++) {
+        c.kind = kind == 0 ? RS_TOPO_FAT_TREE : kind == 1 ? RS_TOPO_RAIL_ONLY : RS_TOPO_DRAGONFLY;
+        rs_net *net = rs_fx_net(&c);
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        CU_ASSERT_EQUAL(ti.nics, 32);
+        if (kind == 1)
+            CU_ASSERT_EQUAL(ti.planes, 4);
+        uint32_t np;
+        char (*names)[48] = port_names(net, &np);
+        uint32_t nic_ports = 0;
+        for (uint32_t i = 0; i < np; i++)
+            nic_ports += strstr(names[i], ".nic") != NULL;
+        CU_ASSERT_EQUAL(nic_ports, 32);
+        free(names);
+        /* GPU 1 shares GPU 0's NIC: its path to GPU 9 (GPU 8's NIC, the
+         * same rail) is GPU 0's. */
+        CU_ASSERT_EQUAL(rs_net_path_links(net, 1, 9), rs_net_path_links(net, 0, 8));
+        rs_net_destroy(net);
+    }
+    /* Both GPUs of a NIC send 8 MiB to the next domain at once: they
+     * share one 400 Gb/s NIC, so the pair takes twice as long as one. */
+    rs_time one[2], two[2];
+    for (int f = 0; f < 2; f++)
+        for (uint32_t s = 1; s <= 2; s++) {
+            rs_fx_config(&c, 16, 8, 16);
+            c.gpus_per_nic = s;
+            c.fidelity = f ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+            rs_net *net = rs_fx_net(&c);
+            rs_time *end = s == 1 ? &one[f] : &two[f]; /* the later of the two completions */
+            CU_ASSERT_EQUAL(rs_fx_send(net, 0, 8, 8 << 20, note_done, end, 0), RS_OK);
+            CU_ASSERT_EQUAL(rs_fx_send(net, 1, 9, 8 << 20, note_done, end, 0), RS_OK);
+            rs_fx_run_idle(net);
+            rs_net_stats st;
+            rs_net_stats_get(net, &st);
+            CU_ASSERT_EQUAL(st.msgs_done, 2);
+            CU_ASSERT_EQUAL(rs_net_msgs_relayed(net), 0); /* same rail: no PXN */
+            rs_net_destroy(net);
+        }
+    for (int f = 0; f < 2; f++) {
+        CU_ASSERT(two[f] > one[f] * 19 / 10);
+        CU_ASSERT(two[f] < one[f] * 21 / 10);
+    }
+    rs_fx_config(&c, 64, 8, 16);
+    c.gpus_per_nic = 3;
+    rs_fx_refused(&c, "topology.gpus_per_nic: expected a divisor of topology.hb_size (8), got 3");
+}
+
 static void test_topo_rejects_bad_config_naming_key(void)
 {
     rs_net_config c;
@@ -324,6 +387,7 @@ static const rs_cu_test topo_tests[] = {
     RS_CU_TEST(test_topo_four_tier_fat_tree),
     RS_CU_TEST(test_topo_four_tier_rail_only),
     RS_CU_TEST(test_topo_dragonfly),
+    RS_CU_TEST(test_topo_shared_nics),
 };
 
 static void register_suites(void)
