@@ -48,7 +48,11 @@ HEAT_HB_LINKS = 8  # of which HB-domain ports at most, when there are Ethernet o
 HEAT_COLUMNS = 400  # time bins (columns) at most in link_util.png
 MAX_BARS = 64      # ranks drawn in breakdown.png (evenly chosen above this)
 DIMS = ("tp", "pp", "dp", "cp", "ep", "other")  # summary iteration.comm_by_dim_ps
+# The two sides of a comparison: rail-only (or a dragonfly, railsim compare
+# --against dragonfly; set from compare.json) against the fat tree.
 SIDES = (("rail_only", "rail-only"), ("fat_tree", "fat tree"))
+SHORT = {"rail_only": "RO", "dragonfly": "DF", "fat_tree": "FT"}
+RUN_DIRS = {"rail_only": "rail-only", "dragonfly": "dragonfly", "fat_tree": "fat-tree"}
 
 
 def die(code, msg):
@@ -89,7 +93,7 @@ COLOR_EXPOSED = "#dd8452"
 COLOR_IDLE = "#cccccc"
 COLOR_DIM = {"tp": "#f4a261", "pp": "#a0522d", "dp": "#c44e52", "cp": "#8172b3",
              "ep": "#e9c46a", "other": "#bbbbbb"}
-COLOR_SIDE = {"rail_only": "#2a9d8f", "fat_tree": "#264653"}
+COLOR_SIDE = {"rail_only": "#2a9d8f", "dragonfly": "#2a9d8f", "fat_tree": "#264653"}
 
 
 # ---- reading ---------------------------------------------------------------
@@ -475,7 +479,7 @@ def plot_compare(doc, outdir, wrote):
     labels = [(c.get("label") or "case %d" % i).replace(", ", "\n") for i, c in enumerate(cases)]
     xs = list(range(n))
     w = 0.38
-    off = {"rail_only": -w / 2 - 0.01, "fat_tree": w / 2 + 0.01}
+    off = {SIDES[0][0]: -w / 2 - 0.01, "fat_tree": w / 2 + 0.01}
 
     # (a) iteration time: compute + exposed communication by dimension.
     ax = axs[0][0]
@@ -513,10 +517,10 @@ def plot_compare(doc, outdir, wrote):
                 seen.add("bound")
     ax.set_ylabel("time (%s)" % unit)
     for i, c in enumerate(cases):
-        pct = (c.get("rail_only_vs_fat_tree") or {}).get("time_pct")
+        pct = (c.get("%s_vs_fat_tree" % SIDES[0][0]) or {}).get("time_pct")
         top = max([side_time(c[k])[2] or 0 for k, _ in SIDES])
         if isinstance(pct, (int, float)) and top:
-            ax.annotate("RO %+.2f %%" % pct, (xs[i], top / div), ha="center", va="bottom", fontsize=7,
+            ax.annotate("%s %+.2f %%" % (SHORT[SIDES[0][0]], pct), (xs[i], top / div), ha="center", va="bottom", fontsize=7,
                         xytext=(0, 2), textcoords="offset points")
     ax.margins(y=0.1)
     if any(side_time(c[k])[0] is not None for c in cases for k, _ in SIDES):
@@ -614,9 +618,9 @@ def side_ticks(ax, xs, off, labels, w):
     """Ticks under each bar (RO / FT) and the case label under each pair."""
     ticks, names = [], []
     for x in xs:
-        for k, short in (("rail_only", "RO"), ("fat_tree", "FT")):
+        for k, _ in SIDES:
             ticks.append(x + off[k])
-            names.append(short)
+            names.append(SHORT[k])
     ax.set_xticks(ticks)
     ax.set_xticklabels(names, fontsize=7)
     ax.grid(axis="x", visible=False)
@@ -671,16 +675,21 @@ def plot_compare_dir(d):
         runs = railsim.compare_runs(cpath)
     except (OSError, ValueError) as e:
         die(2, read_error(cpath, e, "comparison"))
+    global SIDES
     cases = doc.get("cases")
+    first = "dragonfly" if isinstance(cases, list) and cases and isinstance(cases[0], dict) and \
+        "dragonfly" in cases[0] else "rail_only"
+    SIDES = ((first, RUN_DIRS[first]), ("fat_tree", "fat tree"))
     if not isinstance(cases, list) or not cases or not all(
-            isinstance(c, dict) and isinstance(c.get("rail_only"), dict) and isinstance(c.get("fat_tree"), dict)
+            isinstance(c, dict) and isinstance(c.get(first), dict) and isinstance(c.get("fat_tree"), dict)
             for c in cases):
-        die(2, "%s: expected a non-empty \"cases\" list with rail_only and fat_tree objects" % cpath)
+        die(2, "%s: expected a non-empty \"cases\" list with rail_only (or dragonfly) and fat_tree objects" % cpath)
     outdir = plots_dir(d)
     wrote, skipped = [], []
     plot_compare(doc, outdir, wrote)
     for c, r in zip(cases, runs):
-        for k, dirname in (("rail_only", "rail-only"), ("fat_tree", "fat-tree")):
+        for k, _ in SIDES:
+            dirname = RUN_DIRS[k]
             if c[k].get("stopped"):
                 skipped.append("%s: the faults stopped this run" % r[dirname])
                 continue

@@ -1,7 +1,8 @@
 /*
  * cmd_compare.c - `railsim compare`: the same workload, seed and trace on
- * a rail-only network and on a rail-optimized fat tree built from the same
- * GPUs, NICs and switches; a side-by-side table of what the spine buys
+ * a rail-only network (or, with --against dragonfly, a dragonfly) and on a
+ * rail-optimized fat tree built from the same GPUs, NICs and switches; a
+ * side-by-side table of what the spine buys
  * (iteration time, exposed communication, MFU, bytes through the HB
  * domain, congestion signals) and what it costs (switches, links,
  * transceivers, price and power from the cost model).
@@ -41,14 +42,19 @@
 
 typedef struct run_pair {
     char label[640]; /* workload path (up to 255), the sweeps' KEY=VALUEs */
-    json_t *s[2]; /* [0] rail-only, [1] fat tree */
+    int dfly;     /* side 0 is a dragonfly (--against dragonfly), else rail-only */
+    json_t *s[2]; /* [0] rail-only or dragonfly, [1] fat tree */
     json_t *settings; /* what decides the verdict (settings_json) */
     int stopped[2]; /* the faults stopped that run (summary faults_stop) */
     rs_bom bom[2];
     rs_scenario *sc;
 } run_pair;
 
-static const char *const kinds[2] = { "rail-only", "fat-tree" };
+/* Side k of a case: its topology.kind, its name in tables, its key in
+ * compare.json. */
+static const char *side_kind(const run_pair *p, int k) { return k ? "fat-tree" : p->dfly ? "dragonfly" : "rail-only"; }
+static const char *side_name(const run_pair *p, int k) { return k ? "fat tree" : p->dfly ? "dragonfly" : "rail-only"; }
+static const char *side_key(const run_pair *p, int k) { return k ? "fat_tree" : p->dfly ? "dragonfly" : "rail_only"; }
 
 static double num(const json_t *o, const char *path)
 {
@@ -114,13 +120,13 @@ static int faults_precheck(const run_pair *p)
         rs_scenario *sc = NULL;
         rs_err err;
         char kind[64], *set = kind;
-        snprintf(kind, sizeof kind, "topology.kind=%s", kinds[k]);
+        snprintf(kind, sizeof kind, "topology.kind=%s", side_kind(p, k));
         int rc = rs_scenario_clone(&sc, p->sc, &err);
         if (rc == RS_OK && (rc = rs_scenario_set(sc, &set, 1, &err)) == RS_OK)
             rc = rs_scenario_net_create(sc, RS_RUN_FAULTS_ABSENT_OK, &net, &err);
         rs_scenario_destroy(sc);
         if (rc != RS_OK) {
-            fprintf(stderr, "railsim: %s: %s\n", kinds[k], err.msg);
+            fprintf(stderr, "railsim: %s: %s\n", side_kind(p, k), err.msg);
             code = rc == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
         }
         uint32_t na = rc == RS_OK ? rs_net_fault_absent_count(net) : 0;
@@ -214,9 +220,11 @@ static const json_t *key_value(const json_t *sc, const char *key)
     return json_object_get(json_object_get(sc, section), dot + 1);
 }
 
-/* The settings object of compare.json for scenario sc (both topologies). */
-static json_t *settings_json(const rs_scenario *sc)
+/* The settings object of compare.json for case p's scenario (both
+ * topologies). */
+static json_t *settings_json(const run_pair *p)
 {
+    const rs_scenario *sc = p->sc;
     /* DCQCN's constants are judged against the profile the scenario
      * names, so "at the profile's values" reads as such. */
     json_t *o = json_object(), *j = rs_cli_scenario_json(sc), *dj = NULL;
@@ -248,8 +256,8 @@ static json_t *settings_json(const rs_scenario *sc)
     for (int k = 0; k < 2; k++) {
         rs_net_config c;
         rs_scenario_net(sc, &c);
-        c.kind = k == 0 ? RS_TOPO_RAIL_ONLY : RS_TOPO_FAT_TREE;
-        json_object_set_new(m[ST_FORWARDING], k == 0 ? "rail_only" : "fat_tree",
+        c.kind = k ? RS_TOPO_FAT_TREE : p->dfly ? RS_TOPO_DRAGONFLY : RS_TOPO_RAIL_ONLY;
+        json_object_set_new(m[ST_FORWARDING], side_key(p, k),
                             json_string(rs_xrail_name(rs_net_cross_rail(&c))));
     }
     /* DCQCN's constants: every transport.dcqcn.* key that differs from
@@ -307,8 +315,9 @@ static const char *xrail_text(const char *name)
                                       : "no message crosses rails (topology.hb_size=1)";
 }
 
-static void settings_print(FILE *f, int md, const json_t *st)
+static void settings_print(FILE *f, int md, const run_pair *p)
 {
+    const json_t *st = p->settings;
     fprintf(f, md ? "Settings (both topologies):\n\n" : "  settings (both topologies)\n");
     const char *tk = json_string_value(json_object_get(json_object_get(st, "transport"), "transport.kind"));
     for (int i = 0; i < ST_COUNT; i++) {
@@ -322,12 +331,13 @@ static void settings_print(FILE *f, int md, const json_t *st)
             n = keys_text(line, sizeof line, 0, o, settings[i].keys, SETTING_KEYS);
         }
         if (i == ST_FORWARDING) {
-            const char *ro = json_string_value(json_object_get(o, "rail_only"));
-            const char *ft = json_string_value(json_object_get(o, "fat_tree"));
+            const char *ro = json_string_value(json_object_get(o, side_key(p, 0)));
+            const char *ft = json_string_value(json_object_get(o, side_key(p, 1)));
             if (!strcmp(ro, ft))
                 snprintf(line + n, sizeof line - n, ": %s, on both topologies", xrail_text(ro));
             else
-                snprintf(line + n, sizeof line - n, ": rail-only: %s; fat tree: %s", xrail_text(ro), xrail_text(ft));
+                snprintf(line + n, sizeof line - n, ": %s: %s; fat tree: %s", side_name(p, 0), xrail_text(ro),
+                         xrail_text(ft));
         } else if (i == ST_CC) {
             const json_t *ch = json_object_get(o, "dcqcn_changed");
             const char *cc = json_string_value(json_object_get(o, "transport.cc"));
@@ -419,12 +429,13 @@ static void table(FILE *f, int md, const run_pair *p)
     const json_t *ro = p->s[0], *ft = p->s[1];
     if (md)
         fprintf(f, "## %s\n\n%u GPUs, HB domains of %u, radix %u, %g Gb/s NICs, seed %llu\n\n"
-                   "| | rail-only | fat tree | rail-only vs fat tree |\n|---|---|---|---|\n",
-                p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, (unsigned long long)c->seed);
+                   "| | %s | fat tree | %s vs fat tree |\n|---|---|---|---|\n",
+                p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, (unsigned long long)c->seed, side_name(p, 0),
+                side_name(p, 0));
     else
         fprintf(f, "railsim compare: %s (%u GPUs, HB domains of %u, radix %u, %g Gb/s NICs)\n"
                    "  %-28s %16s %16s %14s\n",
-                p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, "", "rail-only", "fat tree", "difference");
+                p->label, c->gpus, c->hb_size, c->radix, c->nic_gbps, "", side_name(p, 0), "fat tree", "difference");
     int iter = json_object_get(ro, "iteration") != NULL;
     if (has_schedule(p->sc)) {
         char fr[2][512];
@@ -496,7 +507,7 @@ static void table(FILE *f, int md, const run_pair *p)
     row(f, md, "simulation wall time", num(ro, "wall_s"), num(ft, "wall_s"), 1, " s", 2, 0);
     if (md)
         fputc('\n', f);
-    settings_print(f, md, p->settings);
+    settings_print(f, md, p);
     fputc('\n', f);
 }
 
@@ -538,14 +549,16 @@ static json_t *pair_json(const run_pair *p)
         json_object_set_new(cost, "cost_usd", json_real(b->cost_usd));
         json_object_set_new(cost, "power_w", json_real(b->power_w));
         json_object_set_new(side, "cost", cost);
-        json_object_set_new(o, k == 0 ? "rail_only" : "fat_tree", side);
+        json_object_set_new(o, side_key(p, k), side);
     }
     json_t *d = json_object();
     double tp = pct(run_time_ps(p->s[0]), run_time_ps(p->s[1]));
     json_object_set_new(d, "time_pct", isnan(tp) ? json_null() : json_real(tp));
     json_object_set_new(d, "cost_saving_pct", json_real(rs_cost_saving_pct(&p->bom[1], &p->bom[0])));
     json_object_set_new(d, "power_saving_pct", json_real(rs_cost_power_saving_pct(&p->bom[1], &p->bom[0])));
-    json_object_set_new(o, "rail_only_vs_fat_tree", d);
+    char dk[32];
+    snprintf(dk, sizeof dk, "%s_vs_fat_tree", side_key(p, 0));
+    json_object_set_new(o, dk, d);
     return o;
 }
 
@@ -631,6 +644,7 @@ typedef struct compare {
     char **sets;       /* --set values, with room after them for a case's own */
     char **faults;     /* --fault strings */
     char *specs[MAX_SWEEPS]; /* --sweep values */
+    int dfly;                /* --against dragonfly */
     int nsets, nfaults, nspecs, quiet;
     unsigned parallel;
     sweep sw[MAX_SWEEPS];
@@ -646,8 +660,13 @@ static int parse_args(compare *c, int argc, char **argv)
     for (int i = 0; i < argc && code == RS_EXIT_OK; i++) {
         const char *a = argv[i];
         if ((!strcmp(a, "--set") || !strcmp(a, "-s") || !strcmp(a, "-o") || !strcmp(a, "--sweep") ||
-             !strcmp(a, "--fault") || !strcmp(a, "-j")) && i + 1 >= argc)
+             !strcmp(a, "--fault") || !strcmp(a, "-j") || !strcmp(a, "--against")) && i + 1 >= argc)
             code = rs_cli_bad_input("%s: expected a value after it", a);
+        else if (!strcmp(a, "--against") && (!strcmp(argv[i + 1], "rail-only") || !strcmp(argv[i + 1], "dragonfly")))
+            c->dfly = !strcmp(argv[++i], "dragonfly");
+        else if (!strcmp(a, "--against"))
+            code = rs_cli_bad_input("--against: expected rail-only or dragonfly (set against the fat tree), got '%s'",
+                                    argv[++i]);
         else if (!strcmp(a, "-j"))
             code = rs_jobs_parse("compare", argv[++i], &c->parallel);
         else if (!strcmp(a, "--fault"))
@@ -664,7 +683,7 @@ static int parse_args(compare *c, int argc, char **argv)
             c->quiet = 1;
         else if (a[0] == '-')
             code = rs_cli_bad_input("compare: unknown option '%s'; expected --set KEY=VALUE, --fault SPEC, --sweep "
-                                    "KEY=V1,V2,..., -j N, -o DIR or -q", a);
+                                    "KEY=V1,V2,..., --against rail-only|dragonfly, -j N, -o DIR or -q", a);
         else if (!c->path)
             c->path = a;
         else
@@ -697,6 +716,7 @@ static int case_load(compare *c, int w, int v, run_pair *p)
         snprintf(c->sweep_sets[k], 256, "%.127s=%.127s", c->sw[k].key, c->sw[k].vals[v / stride % c->sw[k].n]);
         sets[n++] = c->sweep_sets[k];
     }
+    p->dfly = c->dfly;
     int rc = rs_scenario_create(&p->sc, &err);
     if (rc == RS_OK && (rc = rs_scenario_load(p->sc, c->path, sets, n, &err)) == RS_OK)
         rc = rs_scenario_add_faults(p->sc, c->faults, c->nfaults, &err);
@@ -715,7 +735,7 @@ static int case_load(compare *c, int w, int v, run_pair *p)
     size_t nl = (size_t)snprintf(p->label, sizeof p->label, "%.255s", wl);
     for (int k = 0; k < c->nspecs && nl < sizeof p->label; k++)
         nl += (size_t)snprintf(p->label + nl, sizeof p->label - nl, ", %s", c->sweep_sets[k]);
-    if (!(p->settings = settings_json(p->sc))) {
+    if (!(p->settings = settings_json(p))) {
         fprintf(stderr, "railsim: out of memory describing the settings\n");
         return RS_EXIT_RUN_FAILED;
     }
@@ -723,14 +743,17 @@ static int case_load(compare *c, int w, int v, run_pair *p)
     rs_scenario_net(p->sc, &nc);
     rs_cost_input in;
     rs_cost_input_default(&in);
-    in.gpus = nc.gpus;
-    in.hb_size = nc.hb_size;
+    /* The fabric of GPUs sharing NICs is that of their NICs. */
+    uint32_t share = nc.gpus_per_nic > 1 && nc.hb_size % nc.gpus_per_nic == 0 ? nc.gpus_per_nic : 1;
+    in.gpus = nc.gpus / share;
+    in.hb_size = nc.hb_size / share;
     in.radix = nc.radix;
     in.nic_gbps = nc.nic_gbps;
     in.oversubscription = nc.oversubscription;
     rs_catalog parts;
     rs_catalog_default(&parts);
-    if (rs_cost_compute(&in, &parts, &p->bom[1], &p->bom[0], &err) != RS_OK) {
+    if (rs_cost_compute(&in, &parts, &p->bom[1], p->dfly ? NULL : &p->bom[0], &err) != RS_OK ||
+        (p->dfly && rs_cost_dragonfly(&in, nc.df_hosts, nc.df_group, &parts, &p->bom[0], &err) != RS_OK)) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_BAD_INPUT;
     }
@@ -756,7 +779,8 @@ static int cases_run(compare *c)
             rs_job *j = &jobs[2 * i + k];
             char kind[64], *set = kind;
             rs_err err;
-            snprintf(kind, sizeof kind, "topology.kind=%s", kinds[k]);
+            const run_pair *p = &c->cases[i];
+            snprintf(kind, sizeof kind, "topology.kind=%s", side_kind(p, k));
             if (rs_scenario_clone(&j->sc, c->cases[i].sc, &err) != RS_OK ||
                 rs_scenario_set(j->sc, &set, 1, &err) != RS_OK) {
                 fprintf(stderr, "railsim: %s\n", err.msg);
@@ -766,13 +790,13 @@ static int cases_run(compare *c)
              * applies to the other (faults_precheck). */
             j->flags = RS_RUN_FAULTS_ABSENT_OK;
             if (ncases == 1)
-                snprintf(subs[2 * i + k], sizeof subs[0], "%s/%s", outdir ? outdir : "", kinds[k]);
+                snprintf(subs[2 * i + k], sizeof subs[0], "%s/%s", outdir ? outdir : "", side_kind(p, k));
             else
-                snprintf(subs[2 * i + k], sizeof subs[0], "%s/case%d/%s", outdir ? outdir : "", i, kinds[k]);
+                snprintf(subs[2 * i + k], sizeof subs[0], "%s/case%d/%s", outdir ? outdir : "", i, side_kind(p, k));
             j->outdir = outdir ? subs[2 * i + k] : NULL;
             j->quiet = 1;
             if (!c->quiet)
-                snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", c->cases[i].label, kinds[k]);
+                snprintf(j->progress, sizeof j->progress, "railsim compare: %s on %s", p->label, side_kind(p, k));
         }
     if (code == RS_EXIT_OK)
         code = rs_jobs_run(jobs, 2 * (size_t)ncases, c->parallel, c->path);
@@ -816,7 +840,8 @@ static int outputs_write(const compare *c)
     size_t mdlen = 0;
     FILE *mf = open_memstream(&md, &mdlen);
     if (mf) {
-        fprintf(mf, "# railsim compare\n\nrail-only vs rail-optimized fat tree; same seed, same workload.\n\n");
+        fprintf(mf, "# railsim compare\n\n%s vs rail-optimized fat tree; same seed, same workload.\n\n",
+                c->dfly ? "dragonfly" : "rail-only");
         for (int i = 0; i < c->ncases; i++)
             table(mf, 1, &c->cases[i]);
         fclose(mf);

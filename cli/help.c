@@ -41,18 +41,21 @@ static const cmd_help cmds[] = {
       "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n"
       "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json -o out/p\n" },
     { "compare",
-      "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... [-j N] [-o DIR] [-q]",
+      "railsim compare [SCENARIO.json] [--set KEY=VALUE]... [--fault SPEC]... [--sweep KEY=V1,V2,...]... "
+      "[--against rail-only|dragonfly] [-j N] [-o DIR] [-q]",
       "the same workload on rail-only and on the fat tree, side by side, with the network bound, the settings "
       "that decide the verdict and the cost of each",
       "  SCENARIO.json\tthe scenario; with no scenario and no --set, a built-in dense and MoE job on 128 GPUs\n"
       "  --set KEY=VALUE, -s\tset one scenario key on both sides (repeatable)\n"
       "  --fault SPEC\ta fault entry applied to both topologies (a class one lacks is reported absent there)\n"
       "  --sweep KEY=V1,V2,...\trepeat for each value; several sweeps run their cartesian product (at most 64 cases)\n"
+      "  --against KIND\twhat runs against the fat tree: rail-only (default) or dragonfly\n"
       "  -j N\tup to N runs at once, each in its own process (default 1; outputs as with 1)\n"
       "  -o DIR\tboth run directories, DIR/compare.json and DIR/compare.md\n"
       "  -q\tno table on stdout\n",
       "railsim compare -o out/compare\n"
-      "railsim compare --set workload.plan=demo-moe --sweep topology.hb_size=4,8 --sweep topology.nic_gbps=200,400\n" },
+      "railsim compare --set workload.plan=demo-moe --sweep topology.hb_size=4,8 --sweep topology.nic_gbps=200,400\n"
+      "railsim compare --against dragonfly --set workload.plan=llama2-7b --set topology.gpus=512 --set fidelity=flow\n" },
     { "faults",
       "railsim faults sweep [SCENARIO.json] --class CLASS [--kind KIND] [--count N1,N2,...] [--trials N] [--at TIME] "
       "[--duration D] [--topology rail-only|fat-tree|both] [--set KEY=VALUE]... [-j N] [-o DIR] [-q]",

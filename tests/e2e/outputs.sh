@@ -42,6 +42,14 @@ if "$RS" compare -q --set workload.plan=demo-dense --set topology.gpus=16 --set 
 else
     fail "compare with a sweep: $(cat "$TMP/stderr")"
 fi
+# A dragonfly against the fat tree: its own side key, plotted too.
+if "$RS" compare -q --against dragonfly --set workload.plan=demo-dense --set topology.gpus=16 \
+        --set topology.radix=8 --set fidelity=flow --set timeline.heavy=false -o "$TMP/cmpdf" 2>"$TMP/stderr" &&
+   [ -s "$TMP/cmpdf/plots/compare.png" ] && [ -s "$TMP/cmpdf/dragonfly/summary.json" ]; then
+    ok "compare --against dragonfly"
+else
+    fail "compare --against dragonfly: $(cat "$TMP/stderr")"
+fi
 
 expect_valid() {
     what=$1; kind=$2; shift 2
@@ -53,7 +61,7 @@ expect_valid() {
 }
 expect_valid "summaries of run and compare" summary "$TMP/coll/summary.json" "$TMP/replay/summary.json" \
     "$TMP"/cmp/case*/*/summary.json
-expect_valid "compare.json" compare "$TMP/cmp/compare.json"
+expect_valid "compare.json" compare "$TMP/cmp/compare.json" "$TMP/cmpdf/compare.json"
 # Every effective scenario is a scenario file (docs/summary-format.md), and
 # so are the repository's own.
 for d in coll replay; do

@@ -99,15 +99,17 @@ def compare_runs(path):
     """The run directories of a compare directory, one dict per case of its
     compare.json, in order: {"label", "rail-only", "fat-tree"} with the
     two paths (DIR/rail-only and DIR/fat-tree for one case, DIR/caseN/...
-    for several)."""
+    for several); "dragonfly" in place of "rail-only" for a comparison
+    run with --against dragonfly."""
     doc = read_compare(path)
     d = os.path.dirname(path) if os.path.isfile(path) else path
     cases = doc.get("cases") or []
     out = []
     for i, c in enumerate(cases):
         base = d if len(cases) == 1 else os.path.join(d, "case%d" % i)
+        first = "dragonfly" if "dragonfly" in c else "rail-only"
         out.append({"label": c.get("label", ""),
-                    "rail-only": os.path.join(base, "rail-only"),
+                    first: os.path.join(base, first),
                     "fat-tree": os.path.join(base, "fat-tree")})
     return out
 
