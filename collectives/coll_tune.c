@@ -84,7 +84,8 @@ static int generation(int gpu)
 {
     switch (gpu) {
     case RS_GPU_V100: return 0;
-    case RS_GPU_A100: return 1;
+    case RS_GPU_A100:
+    case RS_GPU_MI250X_GCD: return 1; /* MI250X (2021) against NCCL's Ampere rows: RCCL's tables not ported */
     case RS_GPU_H100:
     case RS_GPU_H200: return 2;
     default: return 3; /* B200, GB200 */
@@ -93,8 +94,9 @@ static int generation(int gpu)
 
 /* The host CPU of the DGX built around each GPU: DGX A100 has AMD EPYC
  * (NCCL's AMD rows and 2 us net overhead), DGX H100/H200/B200 Intel
- * Xeon, GB200 Grace (neither: NCCL's first row, 1 us). */
-static int cpu_amd(int gpu) { return gpu == RS_GPU_A100; }
+ * Xeon, GB200 Grace (neither: NCCL's first row, 1 us); Frontier's
+ * nodes an AMD EPYC 7A53. */
+static int cpu_amd(int gpu) { return gpu == RS_GPU_A100 || gpu == RS_GPU_MI250X_GCD; }
 
 static int log2i(uint64_t n) { return n ? 63 - __builtin_clzll(n) : -1; }
 

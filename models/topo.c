@@ -203,7 +203,7 @@ static int check_config(const rs_net_config *c, rs_err *err)
                           "(rto_us above 0) below 10^8 seconds");
     const rs_nccl_config *nc = &c->nccl;
     if ((unsigned)nc->model > RS_NCCL_NCCL || (unsigned)nc->proto >= RS_NCCL_NPROTOS ||
-        (unsigned)nc->algo >= RS_NCCL_NALGOS || (unsigned)nc->nvls > RS_NVLS_OFF || (unsigned)nc->gpu > RS_GPU_GB200)
+        (unsigned)nc->algo >= RS_NCCL_NALGOS || (unsigned)nc->nvls > RS_NVLS_OFF || (unsigned)nc->gpu > RS_GPU_MI250X_GCD)
         return rs_err_set(err, RS_EINVAL, "nccl.*: expected nccl.model, nccl.protocol, nccl.algo, nccl.nvls and "
                           "system.gpu among their names (railsim help keys)");
     if (nc->channels > 32)

@@ -69,10 +69,10 @@ static const char *const nccl_model_names[] = { "ideal", "nccl", NULL };
 static const char *const proto_names[] = { "auto", "simple", "ll", "ll128", NULL };
 static const char *const nvls_names[] = { "auto", "on", "off", NULL };
 static const char *const nccl_algo_names[] = { "auto", "ring", "tree", "nvls", NULL }; /* rs_nccl_algo order */
-static const char *const gpu_names[] = { "v100", "a100", "h100", "h200", "b200", "gb200", NULL };
+static const char *const gpu_names[] = { "v100", "a100", "h100", "h200", "b200", "gb200", "mi250x-gcd", NULL };
 /* rs_scenario_preset order. */
 static const char *const preset_names[] = { "none", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72",
-                                            NULL };
+                                            "frontier", NULL };
 _Static_assert(sizeof op_names / sizeof op_names[0] == RS_COLL_NOPS + 1, "one name per rs_coll_op");
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == RS_COLL_NALGOS + 1, "one name per rs_coll_algo");
 
@@ -447,6 +447,10 @@ static void apply_preset(rs_scenario *sc, int p)
         n->radix = g->net.radix;
         n->hb_gbps = g->net.hb_gbps;
         n->gpus = g->net.gpus;
+        n->kind = g->net.kind;
+        n->gpus_per_nic = g->net.gpus_per_nic;
+        n->df_hosts = g->net.df_hosts;
+        n->df_group = g->net.df_group;
         free(g);
     }
     sc->preset = p;
@@ -482,6 +486,23 @@ static void apply_preset(rs_scenario *sc, int p)
         n->hb_size = 72;
         n->gpus = 72; /* one rack; topology.gpus takes multiples of 72 */
         n->hb_gbps = 18 * 40.1 * 8;
+        break;
+    case RS_PRESET_FRONTIER:
+        /* OLCF Frontier (HPE Cray EX235a nodes): 4 MI250X = 8 GCDs per
+         * node, the GCDs of one MI250X joined by Infinity Fabric at 200
+         * GB/s, GCDs of different MI250X by 1 or 2 links of 50 GB/s; 4
+         * Slingshot-11 NICs of 200 Gb/s, one per MI250X; a dragonfly of
+         * 64-port Rosetta switches, 16 NIC ports, 31 links inside the
+         * group of 32 and 17 global links each (docs/systems.md). The HB
+         * domain is a star at 2 x 50 GB/s per GCD. */
+        n->nccl.gpu = RS_GPU_MI250X_GCD;
+        n->kind = RS_TOPO_DRAGONFLY;
+        n->hb_gbps = 2 * 50.0 * 8;
+        n->gpus_per_nic = 2;
+        n->nic_gbps = n->link_gbps = 200;
+        n->radix = 64;
+        n->df_hosts = 16;
+        n->df_group = 32;
         break;
     }
 }

@@ -52,7 +52,7 @@ typedef enum { RS_LEVEL_PACKET = 0, RS_LEVEL_FLOW = 1, RS_LEVEL_BOTH = 2 } rs_le
 /* system.preset (docs/systems.md). */
 typedef enum {
     RS_PRESET_NONE = 0, RS_PRESET_DGX_A100, RS_PRESET_DGX_H100, RS_PRESET_DGX_H200, RS_PRESET_DGX_B200,
-    RS_PRESET_GB200_NVL72
+    RS_PRESET_GB200_NVL72, RS_PRESET_FRONTIER
 } rs_scenario_preset;
 /* The system a scenario is unless it says otherwise. */
 #define RS_PRESET_DEFAULT RS_PRESET_DGX_H100

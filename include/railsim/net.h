@@ -90,9 +90,11 @@ typedef enum { RS_NVLS_AUTO = 0, RS_NVLS_ON, RS_NVLS_OFF } rs_nvls_mode;
 typedef enum { RS_NCCL_ALGO_AUTO = 0, RS_NCCL_ALGO_RING, RS_NCCL_ALGO_TREE, RS_NCCL_ALGO_NVLS } rs_nccl_algo;
 #define RS_NCCL_NALGOS 4
 /* GPUs whose generation sets NCCL's constants (src/graph/tuning.cc is
- * indexed by Volta, Ampere, Hopper, Blackwell). */
+ * indexed by Volta, Ampere, Hopper, Blackwell). An MI250X GCD (AMD,
+ * RCCL) takes NCCL's Ampere rows and its AMD host's (docs/systems.md,
+ * "frontier"): RCCL's own tuning is not ported. */
 typedef enum {
-    RS_GPU_V100 = 0, RS_GPU_A100, RS_GPU_H100, RS_GPU_H200, RS_GPU_B200, RS_GPU_GB200
+    RS_GPU_V100 = 0, RS_GPU_A100, RS_GPU_H100, RS_GPU_H200, RS_GPU_B200, RS_GPU_GB200, RS_GPU_MI250X_GCD
 } rs_gpu_model;
 typedef struct rs_nccl_config {
     int model;         /* rs_nccl_model: nccl.model */

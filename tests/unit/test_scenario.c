@@ -126,6 +126,20 @@ static void test_scenario_preset_applies_first(void)
     CU_ASSERT_EQUAL(def.net.nccl.model, RS_NCCL_IDEAL); /* railsim's generic network */
     CU_ASSERT_DOUBLE_EQUAL(def.net.hb_gbps, 3600, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(def.net.rto_us, 1000, 1e-9);
+    /* Frontier: a dragonfly with shared NICs; a later preset takes all of
+     * it back (nothing of the dragonfly stays on a DGX). */
+    char *fr[] = { "system.preset=frontier" }, *back[] = { "system.preset=dgx-h100" };
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_set(&def, fr, 1, &err), RS_OK);
+    CU_ASSERT_EQUAL(def.net.kind, RS_TOPO_DRAGONFLY);
+    CU_ASSERT_EQUAL(def.net.gpus_per_nic, 2);
+    CU_ASSERT_EQUAL(def.net.df_hosts, 16);
+    CU_ASSERT_EQUAL(def.net.df_group, 32);
+    CU_ASSERT_EQUAL(def.net.nccl.gpu, RS_GPU_MI250X_GCD);
+    CU_ASSERT_DOUBLE_EQUAL(def.net.nic_gbps, 200, 0);
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_set(&def, back, 1, &err), RS_OK);
+    CU_ASSERT_EQUAL(def.net.kind, RS_TOPO_FAT_TREE);
+    CU_ASSERT_EQUAL(def.net.gpus_per_nic, 1);
+    CU_ASSERT_EQUAL(def.net.df_hosts, 0);
 }
 
 
