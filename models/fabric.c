@@ -424,6 +424,12 @@ static inline uint32_t switch_route(rs_net *net, const rs_node *n, const rs_pkt 
      * flow's hashed path, as htsim does for small packets: they add
      * nothing to a port's load worth balancing, and stay in order. */
     rs_ecmp_mode mode = net->cfg.ecmp;
+    if (RS_UNLIKELY(net->ugal_load != NULL) && pkt->type == RS_PKT_DATA) {
+        /* A Valiant detour's first part (ugal.c); hops counts the arrival at the source switch. */
+        uint32_t out = rs_ugal_route(net, n, &net->flows[pkt->flow], pkt->hops - 1u);
+        if (out != RS_NONE)
+            return out;
+    }
     if (mode == RS_ECMP_FLOW || (mode != RS_ECMP_PACKET && pkt->type != RS_PKT_DATA))
         return rs_route_hashed(net, n, pkt->src, pkt->dst, pkt->entropy);
     uint32_t e = rs_route_entry(net, n, pkt->dst);

@@ -37,6 +37,11 @@ typedef struct rs_flow {
     uint32_t chunk;          /* relay chunk index, or RS_NONE */
     uint32_t hit;            /* faults: the faults that dropped its packets (fault.c's list), RS_NONE: none */
     uint32_t hit_last;       /* faults: the latest of them (its retransmissions are charged to it) */
+    /* routing.dragonfly=ugal (ugal.c): the intermediate switch of its
+     * Valiant detour (RS_NONE: minimal), the switch hops to it, and the
+     * source switch's port its flow is counted on (RS_NONE: none). */
+    uint32_t via, ugal_port;
+    uint8_t via_hops;
     uint32_t relay_src;      /* flow level: a whole relayed message as one flow from this GPU across
                               * its HB domain to src, then the network (relay.c); RS_NONE: a plain flow */
     uint64_t serial;         /* creation order (= id unless records are reused): entropy, tie-breaks, QPN */

@@ -76,6 +76,7 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->msg = msg;
     f->chunk = chunk;
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
+    f->via = f->ugal_port = RS_NONE;
     f->home = net->flow_home; /* a partitioned run: this process's own send (msg.c), else RS_NONE */
     f->home_id = id;
     f->next_active = RS_NONE;
@@ -85,6 +86,8 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->last_progress = rs_sim_now(net->sim);
     /* RoCEv2 puts flow entropy in the UDP source port (49152-65535). */
     f->entropy = (uint16_t)(0xc000 | (rs_mix64(net->cfg.seed ^ (f->serial << 20) ^ src) & 0x3fff));
+    if (RS_UNLIKELY(net->ugal_load != NULL) && !via_hb)
+        rs_ugal_choose(net, f);
     if (RS_UNLIKELY(net->tl != NULL) && !net->mirroring)
         rs_net_tl_wake(net); /* traffic starts: the timeline's sampler runs (a mirror's sender woke it) */
     *out = id;
@@ -98,6 +101,8 @@ int rs_flow_slot(rs_net *net, uint32_t *id)
 
 void rs_flow_release(rs_net *net, uint32_t id)
 {
+    if (RS_UNLIKELY(net->ugal_load != NULL))
+        rs_ugal_release(net, &net->flows[id]);
     net->flows[id].freed = 1;
     rs_slot_give(&net->flow_free, id);
 }

@@ -100,10 +100,13 @@ static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint3
         return 2;
     }
     uint32_t node = p->peer_node;
-    while (net->nodes[node].kind == RS_NODE_SWITCH) {
+    for (uint32_t hops = 0; net->nodes[node].kind == RS_NODE_SWITCH; hops++) {
         /* The flow level keeps the hashed path under routing.ecmp=packet
-         * (the packet level sprays; docs/fidelity.md). */
-        uint32_t out = rs_route_hashed(net, &net->nodes[node], f->src, f->dst, f->entropy);
+         * (the packet level sprays; docs/fidelity.md); a UGAL detour as
+         * the packet level takes it (ugal.c). */
+        uint32_t out = f->via != RS_NONE ? rs_ugal_route(net, &net->nodes[node], f, hops) : RS_NONE;
+        if (out == RS_NONE)
+            out = rs_route_hashed(net, &net->nodes[node], f->src, f->dst, f->entropy);
         if (out == RS_NONE)
             return RS_EUNREACH;
         if (n == max)
@@ -206,7 +209,7 @@ void rs_fluid_relay_setup(const rs_net *net, const rs_flow *f, const uint32_t *p
 int rs_fluid_flow_setup(const rs_net *net, uint32_t fid, uint32_t *ports, uint32_t *nhops, rs_time *lat,
                         uint64_t *wire, uint32_t *max_frame)
 {
-    int h = multipath(net) ? multipath_links(net, fid, ports, RS_MMF_MAX_HOPS)
+    int h = multipath(net) && net->flows[fid].via == RS_NONE ? multipath_links(net, fid, ports, RS_MMF_MAX_HOPS)
                            : rs_fluid_flow_path(net, fid, ports, RS_MMF_MAX_HOPS);
     if (h < 0)
         return h;
@@ -240,7 +243,7 @@ static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, r
     f.port = hb ? rs_gpu_hb_port(net, a) : rs_gpu_nic_port(net, a);
     f.mtu = hb ? net->cfg.hb_mtu : net->cfg.mtu;
     f.npkts = bytes ? (uint32_t)((bytes + f.mtu - 1) / f.mtu) : 1;
-    f.relay_src = RS_NONE;
+    f.relay_src = f.via = f.ugal_port = RS_NONE;
     f.entropy = 0xc000;
     uint32_t ports[RS_MMF_MAX_HOPS];
     int h = walk_path(net, &f, ports, RS_MMF_MAX_HOPS);

@@ -83,6 +83,11 @@ int rs_net_create(const rs_net_config *config, rs_net **out, rs_err *err)
         rs_err_set(err, rc, "topology.gpus: the network has too many ports and nodes to simulate");
         goto fail;
     }
+    if (c->kind == RS_TOPO_DRAGONFLY && c->dfly_routing == RS_DFLY_UGAL &&
+        !(net->ugal_load = calloc(net->nports, sizeof *net->ugal_load))) {
+        rc = rs_err_set(err, RS_ENOMEM, "out of memory for the dragonfly's UGAL counts");
+        goto fail;
+    }
     if (c->ecmp == RS_ECMP_FLOWLET)
         for (uint32_t i = 0; i < net->nswitches; i++)
             if (!(net->sw[i].flowlet = calloc(RS_FLOWLET_SLOTS, sizeof(rs_flowlet)))) {
@@ -138,6 +143,7 @@ void rs_net_destroy(rs_net *net)
     free(net->leaf_of_gpu);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
+    free(net->ugal_load);
     free(net->nh);
     free(net->route);
     free(net->leaf_dist);

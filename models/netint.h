@@ -39,6 +39,8 @@ struct rs_net {
     uint32_t tiers, planes, cables;
     uint8_t *plane_tiers;    /* tiers of each plane, for names */
     uint32_t df_group;       /* topology.kind=dragonfly: switches per group (for names) */
+    uint32_t *ugal_load;     /* routing.dragonfly=ugal on a dragonfly: network flows counted on each
+                              * source-switch port (ugal.c), else NULL */
 
     const struct rs_backend *be; /* how transfers cross the fabric (backend.h) */
     void *backend_state;         /* the backend's own, when it keeps any (the flow level's) */
@@ -137,6 +139,17 @@ static inline uint32_t rs_gpu_hb_port(const rs_net *net, uint32_t g)
     return net->nodes[g].port_base + net->nodes[g].nports - 1;
 }
 
+/* ugal.c: routing.dragonfly=ugal. Choose new network flow f's path (its
+ * via, via_hops, ugal_port) and count it; uncount a flow handed back. */
+void rs_ugal_choose(rs_net *net, rs_flow *f);
+static inline void rs_ugal_release(rs_net *net, rs_flow *f)
+{
+    if (f->ugal_port != RS_NONE) {
+        net->ugal_load[f->ugal_port]--;
+        f->ugal_port = RS_NONE;
+    }
+}
+
 /* The partition's answers and hooks (partition.h), for the packet path. */
 /* NCCL's forwarding (PXN) is in force for cross-rail messages:
  * routing.pxn=on, or auto on a rail-optimized network (a dragonfly has no
@@ -228,6 +241,19 @@ static inline uint32_t rs_route_hashed(const rs_net *net, const rs_node *n, uint
                                        uint16_t entropy)
 {
     return rs_route_hashed_at(net, n, rs_route_entry(net, n, dst), src, dst, entropy);
+}
+
+/* routing.dragonfly=ugal: the port switch n takes for a data frame of flow
+ * f that has made `hops` switch hops since its source switch: toward f's
+ * intermediate switch until it gets there (minimal routes toward it make
+ * exactly via_hops hops), RS_NONE from then on (the minimal route to the
+ * destination follows) and for a flow without a detour. */
+static inline uint32_t rs_ugal_route(const rs_net *net, const rs_node *n, const rs_flow *f, uint32_t hops)
+{
+    if (f->via == RS_NONE || hops >= f->via_hops)
+        return RS_NONE;
+    uint32_t e = net->route[(size_t)n->sw * net->nleaves + net->sw[f->via].leaf_index];
+    return e == RS_NONE ? RS_NONE : rs_route_hashed_at(net, n, e, f->src, f->dst, f->entropy);
 }
 
 /* net_config.c: the library's version of the caller's configuration *c,

@@ -142,6 +142,8 @@ int rs_net_part_possible(const rs_net *net, char *why, size_t n)
         return 0;
     else if (net->tl)
         r = "a whole-run timeline is written (a partitioned run writes its part: rs_net_timeline_part)";
+    else if (net->ugal_load)
+        r = "routing.dragonfly=ugal counts every flow at its source switch (routing.dragonfly=minimal splits)";
     else if (net->hb_size > 1 && rs_cfg_pxn(&net->cfg) && net->cfg.transport == RS_TRANSPORT_IDEAL)
         r = "PXN relays without ACKs (transport.kind=ideal) free their buffer slots at the destination";
     if (r && why)

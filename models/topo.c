@@ -157,6 +157,8 @@ static int check_config(const rs_net_config *c, rs_err *err)
         (rc = rs_clos_check_rate("topology.hb_gbps", c->hb_gbps, err)) != RS_OK ||
         (rc = rs_clos_check_oversubscription(c->oversubscription, err)) != RS_OK)
         return rc;
+    if ((unsigned)c->dfly_routing > RS_DFLY_MINIMAL)
+        return rs_err_set(err, RS_EINVAL, "routing.dragonfly: expected ugal or minimal");
     if (c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic)
         return rs_err_set(err, RS_EINVAL, "topology.gpus_per_nic: expected a divisor of topology.hb_size (%u), got %u",
                           c->hb_size, c->gpus_per_nic);

@@ -50,6 +50,7 @@ static const char *const topo_names[] = { "fat-tree", "rail-only", "dragonfly", 
 static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", "adaptive", "flowlet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
+static const char *const dfly_routing_names[] = { "ugal", "minimal", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
 static const char *const dcqcn_profile_names[] = { "connectx", "paper-2015", NULL };
@@ -188,6 +189,10 @@ static const rs_key keys[] = {
     ENUM("routing.pxn", net.pxn, pxn_names,
          "NCCL PXN: cross-rail messages go through the HB domain to the GPU on the destination's rail; "
          "auto = NCCL's default on both topologies, on = the same, off = from the source's own NIC"),
+    ENUM("routing.dragonfly", net.dfly_routing, dfly_routing_names,
+         "dragonfly: ugal = each network flow takes the minimal path or a detour through a random intermediate "
+         "switch, whichever its source switch has fewer flows on (UGAL-L, as Slingshot routes by default); "
+         "minimal = minimal paths only"),
     ENUM("nccl.model", net.nccl.model, nccl_model_names,
          "ideal: collectives cost only their bytes on the simulated network; nccl: NCCL's protocols, per-step and "
          "launch latencies and its tuner's choice of algorithm and protocol (docs/collectives.md)"),

@@ -44,6 +44,13 @@ typedef enum { RS_ECMP_FLOW = 0, RS_ECMP_PACKET = 1, RS_ECMP_ADAPTIVE = 2, RS_EC
  * NIC across the spine, rail-only cannot carry such messages. */
 typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
 
+/* routing.dragonfly (docs/model.md, "Dragonfly"): ugal = each network
+ * flow takes the minimal path or a Valiant detour through a random
+ * intermediate switch, whichever its source switch sees as less loaded
+ * (UGAL-L, Kim et al. ISCA 2008; Slingshot routes adaptively by
+ * default); minimal = the minimal paths only. */
+typedef enum { RS_DFLY_UGAL = 0, RS_DFLY_MINIMAL = 1 } rs_dfly_routing;
+
 typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
 
 /* Loss recovery of the RoCE transport (docs/model.md, "Transport"):
@@ -196,6 +203,7 @@ typedef struct rs_net_config {
      * per Slingshot NIC). The domain has hb_size / s NICs, so as many
      * rails; GPU g is on rail (g mod hb_size) / s. */
     uint32_t gpus_per_nic;
+    rs_dfly_routing dfly_routing; /* routing.dragonfly */
 } rs_net_config;
 
 /* *c (its first `size` bytes) with every key at its default, and its size. */

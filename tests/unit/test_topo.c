@@ -357,6 +357,43 @@ static void test_topo_shared_nics(void)
     rs_fx_refused(&c, "topology.gpus_per_nic: expected a divisor of topology.hb_size (8), got 3");
 }
 
+/* routing.dragonfly=ugal: four GPUs of one switch each send 8 MiB to the
+ * next switch's four. Minimal routes share the one cable between the two
+ * switches; UGAL sends the first two flows there and the next two through
+ * other switches of the group (two local hops), so the four finish in
+ * about half the time, at both fidelities, on the same paths. */
+static void test_topo_dragonfly_ugal(void)
+{
+    rs_time end[2][2]; /* [ugal][fidelity] */
+    for (int u = 0; u < 2; u++)
+        for (int fi = 0; fi < 2; fi++) {
+            rs_net_config c;
+            rs_fx_config(&c, 32, 1, 16); /* p 4, a 8: one group of 8 switches */
+            c.kind = RS_TOPO_DRAGONFLY;
+            c.dfly_routing = u ? RS_DFLY_UGAL : RS_DFLY_MINIMAL;
+            c.fidelity = fi ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+            rs_net *net = rs_fx_net(&c);
+            end[u][fi] = 0;
+            for (uint32_t g = 0; g < 4; g++)
+                CU_ASSERT_EQUAL(rs_fx_send(net, g, g + 4, 8 << 20, note_done, &end[u][fi], 0), RS_OK);
+            rs_fx_run_idle(net);
+            rs_net_stats st;
+            rs_net_stats_get(net, &st);
+            CU_ASSERT_EQUAL(st.msgs_done, 4);
+            rs_net_destroy(net);
+        }
+    for (int fi = 0; fi < 2; fi++) {
+        CU_ASSERT(end[1][fi] < end[0][fi] * 6 / 10);
+        CU_ASSERT(end[1][fi] > end[0][fi] * 4 / 10);
+    }
+    CU_ASSERT(end[1][1] < end[1][0] * 11 / 10 && end[1][0] < end[1][1] * 11 / 10);
+    rs_net_config c;
+    rs_fx_config(&c, 32, 1, 16);
+    c.kind = RS_TOPO_DRAGONFLY;
+    c.dfly_routing = (rs_dfly_routing)7;
+    rs_fx_refused(&c, "routing.dragonfly: expected ugal or minimal");
+}
+
 static void test_topo_rejects_bad_config_naming_key(void)
 {
     rs_net_config c;
@@ -388,6 +425,7 @@ static const rs_cu_test topo_tests[] = {
     RS_CU_TEST(test_topo_four_tier_rail_only),
     RS_CU_TEST(test_topo_dragonfly),
     RS_CU_TEST(test_topo_shared_nics),
+    RS_CU_TEST(test_topo_dragonfly_ugal),
 };
 
 static void register_suites(void)
