@@ -56,6 +56,11 @@ check "meta: per-GPU throughput does not rise as the same batch spreads over mor
     "$TMP/out/meta.json" \
     "(lambda f, v: f[-1]['gpus'] > f[0]['gpus'] and f[-1]['tokens_per_gpu_s'] <= f[0]['tokens_per_gpu_s'] and v[0]['gpus'] == f[0]['gpus'] and v[0]['vs_fsdp_pct'] < 0 and all(0 < x['power_w'] <= 700 and x['j_per_token'] > 0 for x in f))(d['fsdp'], d['variants'])"
 
+run_exp scaling/ornl
+check "ornl: the Frontier system runs; strong scaling below 100 % (the bubble grows as the batch per pipeline shrinks); weak scaling efficiency at most 100 %; MFU and its hardware figure (x 4/3) between 0 and 1" \
+    "$TMP/out/ornl.json" \
+    "d['strong'][-1]['eff_pct'] < 100 and d['weak'][-1]['eff_pct'] <= 100.0001 and all(0 < r['mfu'] < r['hfu'] < 1 for r in d['peak'] + d['weak'] + d['strong'])"
+
 run_exp hardware/real-clusters
 check "real-clusters: NVLS beats the ring on one DGX H100, each within 10% of its nccl-tests measurement" \
     "$TMP/out/real-clusters.json" \
