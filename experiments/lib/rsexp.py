@@ -34,7 +34,12 @@ def args(name, desc):
                    help="redraw NAME.png from the NAME.json an earlier run wrote, running nothing")
     p.add_argument("-o", dest="out", default=os.path.join("out", "experiments"),
                    help="output directory (default out/experiments)")
+    p.add_argument("-j", dest="jobs", type=int, default=1,
+                   help="railsim runs at once, where the experiment runs its cases side by side (default 1; "
+                        "the results are the same at any count)")
     a = p.parse_args()
+    if a.jobs < 1:
+        p.error("-j: expected at least 1")
     if not a.replot and not os.access(RAILSIM, os.X_OK):
         sys.stderr.write("%s: %s is not an executable railsim; build it (make build) or set RAILSIM\n"
                          % (name, RAILSIM))
