@@ -742,14 +742,7 @@ static int case_load(compare *c, int w, int v, run_pair *p)
     rs_net_config nc;
     rs_scenario_net(p->sc, &nc);
     rs_cost_input in;
-    rs_cost_input_default(&in);
-    /* The fabric of GPUs sharing NICs is that of their NICs. */
-    uint32_t share = nc.gpus_per_nic > 1 && nc.hb_size % nc.gpus_per_nic == 0 ? nc.gpus_per_nic : 1;
-    in.gpus = nc.gpus / share;
-    in.hb_size = nc.hb_size / share;
-    in.radix = nc.radix;
-    in.nic_gbps = nc.nic_gbps;
-    in.oversubscription = nc.oversubscription;
+    rs_cost_input_of(&in, &nc);
     rs_catalog parts;
     rs_catalog_default(&parts);
     if (rs_cost_compute(&in, &parts, &p->bom[1], p->dfly ? NULL : &p->bom[0], &err) != RS_OK ||

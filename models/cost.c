@@ -111,12 +111,18 @@ void rs_cost_input_default(rs_cost_input *in)
      * that sets them. */
     rs_net_config c;
     rs_net_config_default(&c);
+    rs_cost_input_of(in, &c);
+}
+
+void rs_cost_input_of(rs_cost_input *in, const rs_net_config *c)
+{
+    uint32_t share = c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic == 0 ? c->gpus_per_nic : 1;
     memset(in, 0, sizeof *in);
-    in->gpus = c.gpus;
-    in->hb_size = c.hb_size;
-    in->radix = c.radix;
-    in->nic_gbps = c.nic_gbps;
-    in->oversubscription = c.oversubscription;
+    in->gpus = c->gpus / share;
+    in->hb_size = c->hb_size / share;
+    in->radix = c->radix;
+    in->nic_gbps = c->nic_gbps;
+    in->oversubscription = c->oversubscription;
     in->nic_copper = 0;
     in->pack_rails = 1;
 }

@@ -393,14 +393,7 @@ static double per_msg_records(const rs_net_config *c, uint64_t messages, uint64_
 int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at_once, uint64_t *bytes, rs_err *err)
 {
     rs_cost_input in;
-    rs_cost_input_default(&in);
-    /* The fabric of GPUs sharing NICs is that of their NICs. */
-    uint32_t share = c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic == 0 ? c->gpus_per_nic : 1;
-    in.gpus = c->gpus / share;
-    in.hb_size = c->hb_size / share;
-    in.radix = c->radix;
-    in.nic_gbps = c->nic_gbps;
-    in.oversubscription = c->oversubscription;
+    rs_cost_input_of(&in, c);
     in.pack_rails = 0; /* as built */
     rs_bom ft, ro;
     rs_catalog parts;

@@ -31,32 +31,26 @@ static uint32_t hops_between(const rs_net *net, uint32_t a, uint32_t b)
     return net->leaf_dist[(size_t)net->sw[b].leaf_index * net->nswitches + a];
 }
 
+/* Member k of first .. first+n-1 without x and y (both among them,
+ * x != y): k < n - 2. */
+static uint32_t skip_two(uint32_t first, uint32_t k, uint32_t x, uint32_t y)
+{
+    uint32_t lo = x < y ? x : y, hi = x < y ? y : x, i = first + k;
+    i += i >= lo;
+    i += i >= hi;
+    return i;
+}
+
 /* The intermediate switch for a flow from switch s to switch d, from the
  * draw r; RS_NONE when the dragonfly has no third switch to use. */
 static uint32_t candidate(const rs_net *net, uint32_t s, uint32_t d, uint64_t r)
 {
     uint32_t S = net->nswitches, a = net->df_group, G = S / a, gs = s / a, gd = d / a;
-    if (gs == gd) {
-        if (a < 3)
-            return RS_NONE;
-        uint32_t k = (uint32_t)(r % (a - 2)), lo = s < d ? s : d, hi = s < d ? d : s;
-        uint32_t i = gs * a + k; /* the k-th switch of the group that is neither s nor d */
-        i += i >= lo;
-        i += i >= hi;
-        return i;
-    }
-    if (G >= 3) {
-        uint32_t g = (uint32_t)(r % (G - 2)), glo = gs < gd ? gs : gd, ghi = gs < gd ? gd : gs;
-        g += g >= glo;
-        g += g >= ghi;
-        return g * a + (uint32_t)((r >> 32) % a);
-    }
-    if (S < 3)
-        return RS_NONE;
-    uint32_t i = (uint32_t)(r % (S - 2)), lo = s < d ? s : d, hi = s < d ? d : s;
-    i += i >= lo;
-    i += i >= hi;
-    return i;
+    if (gs == gd) /* another switch of the group */
+        return a < 3 ? RS_NONE : skip_two(gs * a, (uint32_t)(r % (a - 2)), s, d);
+    if (G >= 3) /* a switch of a third group */
+        return skip_two(0, (uint32_t)(r % (G - 2)), gs, gd) * a + (uint32_t)((r >> 32) % a);
+    return S < 3 ? RS_NONE : skip_two(0, (uint32_t)(r % (S - 2)), s, d);
 }
 
 void rs_ugal_choose(rs_net *net, rs_flow *f)

@@ -91,6 +91,13 @@ typedef struct rs_cost_input {
  * oversubscription); optical NIC cables; rail packing on. */
 RS_API void rs_cost_input_default(rs_cost_input *in);
 
+/* The input for the network of configuration *c, as railsim builds it:
+ * its NICs (GPUs sharing NICs, topology.gpus_per_nic, count as the NICs
+ * they share: gpus / s in domains of hb_size / s), radix, NIC rate and
+ * oversubscription; optical NIC cables; rail packing on. */
+struct rs_net_config; /* net.h */
+RS_API void rs_cost_input_of(rs_cost_input *in, const struct rs_net_config *c);
+
 /* Deepest plane the model counts (clos.h's bound: 32 tiers join 2^32
  * leaves at any radix of 4 or more). */
 #define RS_COST_MAX_TIERS 32
