@@ -90,17 +90,23 @@ int rs_clos_shape(uint64_t nl, uint32_t R, uint32_t up, const char *where, rs_cl
     return RS_OK;
 }
 
-int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, rs_dfly *d, rs_err *err)
+int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, uint32_t unit, rs_dfly *d, rs_err *err)
 {
     memset(d, 0, sizeof *d);
     if (p == 0)
         p = radix / 4 ? radix / 4 : 1;
     if (a == 0)
         a = 2 * p;
+    if (unit == 0)
+        unit = 1;
     if (p >= radix || (uint64_t)p + a - 1 > radix)
         return rs_err_set(err, RS_EINVAL, "topology.df_hosts and topology.df_group: %u NIC ports and %u links "
                           "inside a group need more than the %u ports of a switch (topology.radix)", p, a - 1, radix);
-    uint64_t S = ((uint64_t)gpus + p - 1) / p, G = (S + a - 1) / a;
+    if (a % unit)
+        return rs_err_set(err, RS_EINVAL, "topology.df_attach: spread puts an HB domain's %u NICs on as many "
+                          "switches of one group; expected topology.df_group (%u) a multiple of %u", unit, a, unit);
+    uint64_t per = (uint64_t)p * unit; /* NICs per block */
+    uint64_t S = ((uint64_t)gpus + per - 1) / per * unit, G = (S + a - 1) / a;
     uint64_t h = radix - p - (a - 1);
     if (G > 1 && h < 1)
         return rs_err_set(err, RS_EINVAL, "topology.df_group: %u switches per group leave no global link on a "
@@ -112,6 +118,7 @@ int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, rs_dfly
                           (unsigned long long)a * h, ((unsigned long long)a * h + 1) * a * p);
     d->p = p;
     d->a = a;
+    d->unit = unit;
     d->h = (uint32_t)h;
     d->groups = (uint32_t)G;
     d->per_pair = G > 1 ? (uint32_t)((uint64_t)a * h / (G - 1)) : 0;

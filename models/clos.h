@@ -62,8 +62,10 @@ uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
 
 /* A dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): groups of `a`
  * switches joined all to all inside the group, each switch with `p` NIC
- * ports and `h` global links to other groups. GPU g's NIC is on switch
- * g / p; G groups of a switches (the last switches may hold no NIC); c
+ * ports and `h` global links to other groups. NICs sit on the switches
+ * in blocks of `unit` switches (1, or an HB domain's k NICs with
+ * topology.df_attach=spread): NIC n of domain n / unit is on switch
+ * (n / unit / p) unit + n mod unit, so with unit 1 on switch n / p; G groups of a switches (the last switches may hold no NIC); c
  * parallel global links between every two groups, c = floor(a h / (G -
  * 1)): group i's global ports, numbered switch by switch (port l on
  * switch l / h), take the other groups in turn by offset d = 1 .. G-1
@@ -72,6 +74,7 @@ uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
  * port m (G-1) + (G - (j-i)) - 1. Plain value type. */
 typedef struct rs_dfly {
     uint32_t p, a, h;     /* NIC ports, switches per group, global links per switch */
+    uint32_t unit;        /* switches per block of NICs (1: packed) */
     uint32_t groups;      /* G */
     uint32_t per_pair;    /* c: global cables between every two groups (0 with one group) */
     uint64_t switches;    /* G a */
@@ -79,11 +82,19 @@ typedef struct rs_dfly {
 } rs_dfly;
 
 /* The dragonfly of `gpus` NICs on switches of `radix` ports, with p NIC
- * ports (topology.df_hosts, 0: radix / 4) and a switches per group
- * (topology.df_group, 0: 2 p): h = radix - p - (a - 1). RS_EINVAL with
- * err naming the key when h < 1 with more than one group, or when the
- * groups outnumber a h + 1 (every group must reach every other). */
-int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, rs_dfly *d, rs_err *err);
+ * ports (topology.df_hosts, 0: radix / 4), a switches per group
+ * (topology.df_group, 0: 2 p) and NICs in blocks of `unit` switches (1:
+ * packed): h = radix - p - (a - 1). RS_EINVAL with err naming the key
+ * when h < 1 with more than one group, when the groups outnumber a h + 1
+ * (every group must reach every other), or when a block does not fit a
+ * group a whole number of times (unit must divide a). */
+int rs_dfly_shape(uint32_t gpus, uint32_t radix, uint32_t p, uint32_t a, uint32_t unit, rs_dfly *d, rs_err *err);
+
+/* The switch of NIC n on dragonfly d (its ordinal among d's switches). */
+static inline uint32_t rs_dfly_switch_of(const rs_dfly *d, uint32_t n)
+{
+    return n / d->unit / d->p * d->unit + n % d->unit;
+}
 
 /* The checks of the keys that shape a network, written once for the
  * simulator (topo.c) and the cost model (cost.c), each RS_EINVAL with err

@@ -242,7 +242,7 @@ int rs_cost_dragonfly(const rs_cost_input *in, uint32_t df_hosts, uint32_t df_gr
     if (rc != RS_OK)
         return rc;
     rs_dfly d;
-    if ((rc = rs_dfly_shape(in->gpus, in->radix, df_hosts, df_group, &d, err)) != RS_OK)
+    if ((rc = rs_dfly_shape(in->gpus, in->radix, df_hosts, df_group, 1, &d, err)) != RS_OK)
         return rc;
     memset(out, 0, sizeof *out);
     out->tiers = 1;

@@ -134,7 +134,7 @@ static int build_dragonfly(builder *b, const rs_dfly *d, uint32_t N, uint32_t sh
         TRY(add_node(b, RS_NODE_SWITCH, 1, 0, &id));
     }
     for (uint32_t g = 0; g < N; g += share) /* GPU g's NIC is NIC g / share */
-        TRY(add_cable(b, g, first + g / share / d->p, CABLE_NIC));
+        TRY(add_cable(b, g, first + rs_dfly_switch_of(d, g / share), CABLE_NIC));
     for (uint32_t grp = 0; grp < G; grp++)
         for (uint32_t s = 0; s < a; s++)
             for (uint32_t t = s + 1; t < a; t++)
@@ -159,6 +159,8 @@ static int check_config(const rs_net_config *c, rs_err *err)
         return rc;
     if ((unsigned)c->dfly_routing > RS_DFLY_MINIMAL)
         return rs_err_set(err, RS_EINVAL, "routing.dragonfly: expected ugal or minimal");
+    if ((unsigned)c->df_attach > RS_DFLY_SPREAD)
+        return rs_err_set(err, RS_EINVAL, "topology.df_attach: expected packed or spread");
     if (c->gpus_per_nic > 1 && c->hb_size % c->gpus_per_nic)
         return rs_err_set(err, RS_EINVAL, "topology.gpus_per_nic: expected a divisor of topology.hb_size (%u), got %u",
                           c->hb_size, c->gpus_per_nic);
@@ -261,7 +263,8 @@ int rs_topo_build(rs_net *net, rs_err *err)
     net->tiers = 0;
     if (c->kind == RS_TOPO_DRAGONFLY) {
         rs_dfly d;
-        if ((rc = rs_dfly_shape(N / net->nic_share, R, c->df_hosts, c->df_group, &d, err)) != RS_OK ||
+        if ((rc = rs_dfly_shape(N / net->nic_share, R, c->df_hosts, c->df_group,
+                                 c->df_attach == RS_DFLY_SPREAD ? c->hb_size / net->nic_share : 1, &d, err)) != RS_OK ||
             (rc = build_dragonfly(&b, &d, N, net->nic_share)) != RS_OK)
             goto out;
         net->plane_tiers[0] = 1;

@@ -51,6 +51,7 @@ static const char *const transport_names[] = { "roce", "ideal", NULL };
 static const char *const ecmp_names[] = { "flow", "packet", "adaptive", "flowlet", NULL };
 static const char *const pxn_names[] = { "auto", "on", "off", NULL };
 static const char *const dfly_routing_names[] = { "ugal", "minimal", NULL };
+static const char *const dfly_attach_names[] = { "packed", "spread", NULL };
 static const char *const cc_names[] = { "dcqcn", "none", NULL };
 static const char *const recovery_names[] = { "go-back-n", "selective", NULL };
 static const char *const dcqcn_profile_names[] = { "connectx", "paper-2015", NULL };
@@ -118,6 +119,9 @@ static const rs_key keys[] = {
          "dragonfly: NIC ports per switch; 0: topology.radix / 4 (the balanced dragonfly)"),
     UINT("topology.df_group", net.df_group, 0, 65535,
          "dragonfly: switches per group, joined all to all; 0: twice topology.df_hosts"),
+    ENUM("topology.df_attach", net.df_attach, dfly_attach_names,
+         "dragonfly: packed = an HB domain's NICs on one switch, in order; spread = each NIC of a domain on its own "
+         "switch (blocks of as many switches as a domain has NICs, as HPE Cray EX chassis wire them)"),
     DBL("topology.oversubscription", net.oversubscription, 1, false, 64,
         "leaf switch down:up port ratio (1 = full bisection)"),
     DBL("topology.link_latency_ns", net.link_latency_ns, 0, false, LAT_MAX,
@@ -456,6 +460,7 @@ static void apply_preset(rs_scenario *sc, int p)
         n->gpus_per_nic = g->net.gpus_per_nic;
         n->df_hosts = g->net.df_hosts;
         n->df_group = g->net.df_group;
+        n->df_attach = g->net.df_attach;
         free(g);
     }
     sc->preset = p;
@@ -508,6 +513,9 @@ static void apply_preset(rs_scenario *sc, int p)
         n->radix = 64;
         n->df_hosts = 16;
         n->df_group = 32;
+        /* A cabinet's 8 chassis each hold 16 nodes and 4 switches, and a
+         * node's 4 NICs go to 4 different switches (docs/systems.md). */
+        n->df_attach = RS_DFLY_SPREAD;
         break;
     }
 }

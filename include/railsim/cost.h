@@ -146,7 +146,9 @@ RS_API int rs_cost_compute(const rs_cost_input *in, const rs_catalog *parts,
  * cables as in->nic_copper says, the cables inside groups and between
  * them optical. df_hosts and df_group as the scenario keys (0: the
  * balanced dragonfly of the radix). in->hb_size and oversubscription are
- * checked but do not shape it. RS_EINVAL with err naming the key. */
+ * checked but do not shape it, nor does topology.df_attach: with blocks
+ * of switches that divide a group, both attachments fill the same
+ * ceil(NICs / (df_hosts df_group)) groups. RS_EINVAL with err naming the key. */
 RS_API int rs_cost_dragonfly(const rs_cost_input *in, uint32_t df_hosts, uint32_t df_group, const rs_catalog *parts,
                              rs_bom *out, rs_err *err);
 

@@ -50,6 +50,8 @@ typedef enum { RS_PXN_AUTO = 0, RS_PXN_ON = 1, RS_PXN_OFF = 2 } rs_pxn_mode;
  * (UGAL-L, Kim et al. ISCA 2008; Slingshot routes adaptively by
  * default); minimal = the minimal paths only. */
 typedef enum { RS_DFLY_UGAL = 0, RS_DFLY_MINIMAL = 1 } rs_dfly_routing;
+/* topology.df_attach: where an HB domain's NICs meet a dragonfly's switches. */
+typedef enum { RS_DFLY_PACKED = 0, RS_DFLY_SPREAD = 1 } rs_dfly_attach;
 
 typedef enum { RS_CC_DCQCN = 0, RS_CC_NONE = 1 } rs_cc_kind;
 
@@ -204,6 +206,12 @@ typedef struct rs_net_config {
      * rails; GPU g is on rail (g mod hb_size) / s. */
     uint32_t gpus_per_nic;
     rs_dfly_routing dfly_routing; /* routing.dragonfly */
+    /* topology.df_attach: packed (default) puts NIC n on switch n / p, so
+     * a domain's NICs share a switch; spread gives each of a domain's k
+     * NICs its own switch, as HPE Cray EX cabinets do (a chassis's 16
+     * nodes, 4 NICs each, on its 4 switches): blocks of k switches, NIC r
+     * of the block's p domains on its switch r. */
+    rs_dfly_attach df_attach;
 } rs_net_config;
 
 /* *c (its first `size` bytes) with every key at its default, and its size. */

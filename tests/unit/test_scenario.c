@@ -134,12 +134,14 @@ static void test_scenario_preset_applies_first(void)
     CU_ASSERT_EQUAL(def.net.gpus_per_nic, 2);
     CU_ASSERT_EQUAL(def.net.df_hosts, 16);
     CU_ASSERT_EQUAL(def.net.df_group, 32);
+    CU_ASSERT_EQUAL(def.net.df_attach, RS_DFLY_SPREAD);
     CU_ASSERT_EQUAL(def.net.nccl.gpu, RS_GPU_MI250X_GCD);
     CU_ASSERT_DOUBLE_EQUAL(def.net.nic_gbps, 200, 0);
     CU_ASSERT_EQUAL_FATAL(rs_scenario_set(&def, back, 1, &err), RS_OK);
     CU_ASSERT_EQUAL(def.net.kind, RS_TOPO_FAT_TREE);
     CU_ASSERT_EQUAL(def.net.gpus_per_nic, 1);
     CU_ASSERT_EQUAL(def.net.df_hosts, 0);
+    CU_ASSERT_EQUAL(def.net.df_attach, RS_DFLY_PACKED);
 }
 
 

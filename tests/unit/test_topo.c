@@ -229,6 +229,20 @@ static void test_topo_four_tier_rail_only(void)
     check_deep(RS_TOPO_RAIL_ONLY, 64, 2, 4, 4, 2 * 56, ro);
 }
 
+/* Packet-level messages of 8 KiB from every sa-th GPU of n to every
+ * sd-th: every one delivered. */
+static void all_delivered(rs_net *net, uint32_t n, uint32_t sa, uint32_t sd)
+{
+    for (uint32_t a = 0; a < n; a += sa)
+        for (uint32_t d = 0; d < n; d += sd)
+            if (a != d)
+                CU_ASSERT_EQUAL(rs_fx_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
+    rs_fx_run_idle(net);
+    rs_net_stats st;
+    rs_net_stats_get(net, &st);
+    CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+}
+
 /* A dragonfly (clos.h, rs_dfly): 256 GPUs at radix 16 are the balanced
  * dragonfly p = 4, a = 8, h = 5: 64 switches in 8 groups, 28 cables inside
  * each group, 5 between every two; the cost model counts the same; port
@@ -272,14 +286,7 @@ static void test_topo_dragonfly(void)
             longest = l > longest ? l : longest;
         }
     CU_ASSERT_EQUAL(longest, 5);
-    for (uint32_t a = 0; a < 256; a += 3)
-        for (uint32_t d = 0; d < 256; d += 5)
-            if (a != d)
-                CU_ASSERT_EQUAL(rs_fx_send(net, a, d, 8192, NULL, NULL, 0), RS_OK);
-    rs_fx_run_idle(net);
-    rs_net_stats st;
-    rs_net_stats_get(net, &st);
-    CU_ASSERT_EQUAL(st.msgs_done, st.msgs);
+    all_delivered(net, 256, 3, 5);
     CU_ASSERT_EQUAL(rs_net_msgs_relayed(net), 0); /* routing.pxn=auto does not relay on a dragonfly */
     rs_net_destroy(net);
     /* Radix 8, p 2, a 4, h 3: 13 groups at most (104 GPUs); 112 need 14. */
@@ -357,6 +364,51 @@ static void test_topo_shared_nics(void)
     rs_fx_refused(&c, "topology.gpus_per_nic: expected a divisor of topology.hb_size (8), got 3");
 }
 
+/* topology.df_attach=spread: 64 GPUs in domains of 8, 2 per NIC, radix
+ * 16 (p 4, a 8): a domain's 4 NICs sit on 4 switches, blocks of 4
+ * domains share those 4, so GPU 0 reaches its domain's next NIC (GPU 2)
+ * through the group's cable and the next domain's same NIC (GPU 8) on its
+ * own switch, the reverse of packed; the fifth domain starts the next
+ * block. Same switches and cables, so the same bill; a block that does
+ * not divide the group is refused naming the key. */
+static void test_topo_dragonfly_spread(void)
+{
+    rs_net_config c;
+    uint32_t switches[2], links[2];
+    for (int sp = 0; sp < 2; sp++) {
+        rs_fx_config(&c, 64, 8, 16);
+        c.kind = RS_TOPO_DRAGONFLY;
+        c.gpus_per_nic = 2;
+        c.df_attach = sp ? RS_DFLY_SPREAD : RS_DFLY_PACKED;
+        rs_net *net = rs_fx_net(&c);
+        rs_net_topo_info ti;
+        rs_net_topo_info_get(net, &ti);
+        switches[sp] = (uint32_t)ti.switches;
+        links[sp] = (uint32_t)ti.links;
+        CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 2), sp ? 3 : 2);
+        CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 8), sp ? 2 : 3);
+        CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 24), sp ? 2 : 3);
+        CU_ASSERT_EQUAL(rs_net_path_links(net, 0, 32), 3);
+        all_delivered(net, 64, 5, 7);
+        rs_net_destroy(net);
+    }
+    CU_ASSERT_EQUAL(switches[0], switches[1]);
+    CU_ASSERT_EQUAL(links[0], links[1]);
+    rs_cost_input in;
+    rs_cost_input_of(&in, &c);
+    rs_catalog parts;
+    rs_catalog_default(&parts);
+    rs_bom b;
+    CU_ASSERT_EQUAL_FATAL(rs_cost_dragonfly(&in, 0, 0, &parts, &b, NULL), RS_OK);
+    CU_ASSERT_EQUAL(b.switches, switches[1]);
+    CU_ASSERT_EQUAL(b.links, links[1]);
+    c.df_group = 6; /* blocks of 4 switches in groups of 6 */
+    rs_fx_refused(&c, "topology.df_attach: spread puts an HB domain's 4 NICs on as many switches of one group");
+    c.df_group = 0;
+    c.df_attach = (rs_dfly_attach)5;
+    rs_fx_refused(&c, "topology.df_attach: expected packed or spread");
+}
+
 /* routing.dragonfly=ugal: four GPUs of one switch each send 8 MiB to the
  * next switch's four. Minimal routes share the one cable between the two
  * switches; UGAL sends the first two flows there and the next two through
@@ -426,6 +478,7 @@ static const rs_cu_test topo_tests[] = {
     RS_CU_TEST(test_topo_dragonfly),
     RS_CU_TEST(test_topo_shared_nics),
     RS_CU_TEST(test_topo_dragonfly_ugal),
+    RS_CU_TEST(test_topo_dragonfly_spread),
 };
 
 static void register_suites(void)
