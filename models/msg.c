@@ -246,8 +246,18 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     } else if (relay) {
         /* PXN, NCCL's default on any rail-optimized network
          * (NCCL_P2P_PXN_LEVEL=2): cross the HB domain to the GPU on the
-         * destination's rail, then take that rail. */
-        msg->leg_src = rs_rail_member(net, src, rs_gpu_rail(net, dst));
+         * destination's rail, then take that rail. NCCL relays only
+         * through a GPU of its own job: where the job does not hold that
+         * GPU, a fat tree sends from the source's NIC over the spine, and
+         * rail-only, which must forward, takes the destination domain's
+         * GPU on the source's rail if the job holds it, else the source
+         * side's anyway (rs_net_set_members). */
+        uint32_t via = rs_rail_member(net, src, rs_gpu_rail(net, dst));
+        uint32_t far = rs_rail_member(net, dst, rs_gpu_rail(net, src));
+        if (rs_gpu_member(net, via) || (rail_only && !rs_gpu_member(net, far)))
+            msg->leg_src = via;
+        else if (rail_only)
+            msg->leg_dst = far;
     }
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);

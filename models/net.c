@@ -141,6 +141,7 @@ void rs_net_destroy(rs_net *net)
     free(net->nodes);
     free(net->ports);
     free(net->leaf_of_gpu);
+    free(net->member);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -202,8 +203,25 @@ int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K &&
-           rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) &&
-           rs_cfg_pxn(&net->cfg);
+           rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) && rs_cfg_pxn(&net->cfg) &&
+           (net->cfg.kind == RS_TOPO_RAIL_ONLY || rs_gpu_member(net, rs_rail_member(net, src, rs_gpu_rail(net, dst))));
+}
+
+int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err)
+{
+    uint8_t *m = calloc(net->gpus, 1);
+    if (!m)
+        return rs_err_set(err, RS_ENOMEM, "out of memory marking the job's GPUs");
+    for (uint32_t i = 0; i < n; i++) {
+        if (gpus[i] >= net->gpus) {
+            free(m);
+            return rs_err_set(err, RS_EINVAL, "GPU %u of the job, expected below %u", gpus[i], net->gpus);
+        }
+        m[gpus[i]] = 1;
+    }
+    free(net->member);
+    net->member = m;
+    return RS_OK;
 }
 
 /* -- timers and running ------------------------------------------------- */

@@ -20,6 +20,7 @@ struct rs_net {
     rs_net_config cfg;
     uint32_t gpus, hb_size, domains;
     uint32_t nic_share, rails; /* topology.gpus_per_nic (at least 1); NICs (rails) per HB domain */
+    uint8_t *member;           /* per GPU: 1 if the job holds it (rs_net_set_members); NULL: every GPU */
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;
@@ -123,6 +124,11 @@ static inline uint32_t rs_gpu_rail(const rs_net *net, uint32_t g)
 static inline uint32_t rs_rail_gpu(const rs_net *net, uint32_t d, uint32_t rail)
 {
     return d * net->hb_size + rail * net->nic_share;
+}
+/* Whether the job holds GPU g (NCCL relays only through its own GPUs). */
+static inline int rs_gpu_member(const rs_net *net, uint32_t g)
+{
+    return !net->member || net->member[g];
 }
 /* The GPU of g's domain on rail c that a message leg uses: g itself when
  * g is on that rail, else the GPU with that rail's NIC. */

@@ -281,6 +281,21 @@ static void run_free(rs_run_ctx *r)
 
 /* A setup error: err's message after the scenario's name (when given and
  * the error is about the scenario), everything freed, the code returned. */
+/* A job on part of the cluster: its ranks' GPUs are the ones NCCL may
+ * relay through (rs_net_set_members). */
+static int job_members(rs_net *net, const rs_trace *t, rs_err *err)
+{
+    uint32_t n = rs_trace_nranks(t);
+    uint32_t *g = malloc((size_t)n * sizeof *g);
+    if (!g)
+        return rs_err_set(err, RS_ENOMEM, "out of memory marking the job's GPUs");
+    for (uint32_t r = 0; r < n; r++)
+        g[r] = rs_trace_rank_gpu(t, r);
+    int rc = rs_net_set_members(net, g, n, err);
+    free(g);
+    return rc;
+}
+
 static int setup_failed(rs_run_ctx *r, const char *name, int rc, rs_err *err)
 {
     if (name && err && err->msg[0]) {
@@ -444,7 +459,16 @@ static int run_build(rs_run_ctx *r, rs_err *err)
     if (rs_workload_active(&sc->workload)) {
         rs_workload_config w = sc->workload;
         snprintf(w.gpu, sizeof w.gpu, "%s", rs_scenario_gpu_name(sc));
-        rc = rs_workload_load(&w, rs_net_gpus(r->net), &r->trace, err);
+        /* The job's GPUs (workload.gpus, workload.placement): its trace
+         * is made for that many, then its ranks move onto them. */
+        uint32_t N = rs_net_gpus(r->net), n;
+        rc = rs_placement_size(w.placement, w.gpus, N, &n, err);
+        if (rc == RS_OK)
+            rc = rs_workload_load(&w, n, &r->trace, err);
+        if (rc == RS_OK)
+            rc = rs_workload_place(&w, N, sc->net.hb_size, sc->net.seed, r->trace, err);
+        if (rc == RS_OK && n < N)
+            rc = job_members(r->net, r->trace, err);
         if (rc == RS_OK) {
             rs_replay_opts ro;
             rs_replay_opts_default(&ro);

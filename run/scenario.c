@@ -260,6 +260,16 @@ static const rs_key keys[] = {
         "replaces traffic.*"),
     STR("workload.trace", workload.trace,
         "trace file to replay (railsim trace gen); replaces traffic.*; at most one of workload.plan and workload.trace"),
+    UINT("workload.gpus", workload.gpus, 0, 1048576,
+         "GPUs the workload's job takes (a plan's DP fills them); 0: topology.gpus, or as many as "
+         "workload.placement lists"),
+    STR("workload.placement", workload.placement,
+        "which GPUs of the cluster the job takes: packed (whole HB domains from the first), spread (whole domains "
+        "spaced over the cluster), fragmented (a workload.fragmentation share of partly free domains, seeded), "
+        "random (seeded), or a list of GPU ids and ranges in rank order (0-63,128-191); docs/replay.md"),
+    DBL("workload.fragmentation", workload.fragmentation, 0, false, 1,
+        "workload.placement=fragmented: the share of HB domains only partly free (the job gets a seeded 1 to "
+        "hb_size - 1 of their GPUs)"),
     UINT("workload.iterations", workload.iterations, 1, 1000000,
          "training iterations to replay, back to back; summary times each"),
     ENUM("workload.algo", workload.algo, algo_names,

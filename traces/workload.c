@@ -5,6 +5,7 @@
  */
 #include "replay.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "gen.h"
@@ -17,6 +18,8 @@ static void workload_defaults(rs_workload_config *c)
     memset(c, 0, sizeof *c);
     c->iterations = 1;
     c->algo = RS_ALGO_AUTO;
+    snprintf(c->placement, sizeof c->placement, "packed");
+    c->fragmentation = 0.5;
 }
 
 void rs_workload_config_init(rs_workload_config *c, size_t size)
@@ -49,6 +52,15 @@ static int plan_of(const rs_workload_config *c, rs_plan *p, rs_err *err)
     return RS_OK;
 }
 
+/* The key that set the job's GPU count (workload.placement's list gives
+ * one when workload.gpus does not). */
+static const char *gpus_key(const rs_workload_config *c)
+{
+    if (c->gpus)
+        return "workload.gpus";
+    return c->placement[0] >= '0' && c->placement[0] <= '9' ? "the GPU count workload.placement lists" : "topology.gpus";
+}
+
 int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **out, rs_err *err)
 {
     *out = NULL;
@@ -74,8 +86,8 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
         if (gpus % unit)
             return rs_err_set(err, RS_EINVAL,
                               "workload.plan: plan %s needs a multiple of tp x pp x cp x ep = %u x %u x "
-                              "%u x %u = %llu GPUs, but topology.gpus is %u", p.name, p.par.tp, p.par.pp,
-                              p.par.cp, p.par.ep, (unsigned long long)unit, gpus);
+                              "%u x %u = %llu GPUs, but %s is %u", p.name, p.par.tp, p.par.pp,
+                              p.par.cp, p.par.ep, (unsigned long long)unit, gpus_key(c), gpus);
         if ((rc = rs_plan_set_gpus(&p, gpus, &e)) != RS_OK)
             return rs_err_set(err, rc, "workload.plan: %.480s", e.msg);
         if ((rc = rs_gen(&p, out, &e)) != RS_OK)
@@ -87,8 +99,9 @@ int rs_workload_load(const rs_workload_config *cfg, uint32_t gpus, rs_trace **ou
             return rs_err_set(err, rc, "workload.trace: %.480s", e.msg);
         if (rs_trace_ngpus(*out) > gpus) {
             rc = rs_err_set(err, RS_EINVAL,
-                            "workload.trace: %.300s is a trace for %u GPUs, but the network has %u "
-                            "(topology.gpus)", c->trace, rs_trace_ngpus(*out), gpus);
+                            "workload.trace: %.300s is a trace for %u GPUs, but the %s has %u "
+                            "(%s)", c->trace, rs_trace_ngpus(*out), strcmp(gpus_key(c), "topology.gpus") ? "job" :
+                            "network", gpus, gpus_key(c));
             rs_trace_destroy(*out);
             *out = NULL;
             return rc;

@@ -395,8 +395,17 @@ RS_API void rs_net_at_gpu_for(rs_net *net, uint32_t giver, uint32_t target, rs_t
                               void *ctx, uint64_t arg);
 /* 1 when a message from GPU src to dst goes by a PXN relay (through src's
  * HB domain onto dst's rail: different domains and rails, routing.pxn
- * not off), which fault rerouting aside is decided by the GPUs alone. */
+ * not off, and on a fat tree a relay GPU the job holds; on rail-only
+ * also the destination domain's forwarding, rs_net_set_members), which
+ * fault rerouting aside is decided by the GPUs alone. */
 RS_API int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst);
+/* The GPUs the job holds (n of them): NCCL relays by PXN only through
+ * its own GPUs, so where the relay GPU is not the job's a fat tree sends
+ * from the source's NIC, and rail-only forwards through the destination
+ * domain's GPU on the source's rail (the job's, else the source side's
+ * anyway). Until called every GPU is the job's. RS_EINVAL for a GPU
+ * outside the network, RS_ENOMEM; the list is copied. */
+RS_API int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err);
 /* Messages sent so far between different rails that left through an HB
  * domain at their start: PXN, a verbs message on rail-only, or one that
  * faults already rerouted through the HB domains when it was sent. A

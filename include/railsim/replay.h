@@ -71,6 +71,12 @@ typedef struct rs_workload_config {
     double jitter;                    /* workload.jitter: each compute op's coefficient of variation */
     rs_contention contention;         /* workload.contention */
     rs_workload_compute compute;      /* workload.compute: the plan's gpu.model, or one for every plan */
+    /* Where the job runs (docs/replay.md, "Placement"; added after the
+     * first version: a caller that predates them gets packed on the whole
+     * cluster): */
+    uint32_t gpus;                    /* workload.gpus: the job's GPUs; 0 = topology.gpus (or the list's) */
+    char placement[RS_WORKLOAD_PATH_MAX]; /* workload.placement: packed, spread, fragmented, random or a list */
+    double fragmentation;             /* workload.fragmentation: share of partly free HB domains (fragmented) */
 } rs_workload_config;
 
 /* No workload, 1 iteration, algorithm auto. */
@@ -94,6 +100,21 @@ RS_API int rs_workload_active(const rs_workload_config *c);
  * a trace needing more GPUs than `gpus`), RS_EIO / RS_EFORMAT from the
  * trace reader, RS_ENOMEM. */
 RS_API int rs_workload_load(const rs_workload_config *c, uint32_t gpus, rs_trace **out, rs_err *err);
+
+/* workload.placement (docs/replay.md, "Placement"). rs_placement_size:
+ * the job's GPU count *n for the spec, workload.gpus (`gpus`, 0: all)
+ * and a cluster of N GPUs (a list gives its own). rs_placement_gpus: the
+ * cluster GPUs out[0..n) the job's GPUs 0 .. n-1 take, in HB domains of
+ * H, `share` the fragmented share, draws from seed. rs_workload_place:
+ * moves the ranks of t (a trace of the job's GPUs) onto them; packed
+ * leaves t as it is. RS_EINVAL with err naming the key (a bad spec, more
+ * GPUs than the cluster has, a list with repeats or of the wrong size, a
+ * fragmented cluster with too few free GPUs); RS_ENOMEM. */
+RS_API int rs_placement_size(const char *spec, uint32_t gpus, uint32_t N, uint32_t *n, rs_err *err);
+RS_API int rs_placement_gpus(const char *spec, uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed,
+                             uint32_t *out, rs_err *err);
+RS_API int rs_workload_place(const rs_workload_config *c, uint32_t N, uint32_t H, uint64_t seed, rs_trace *t,
+                             rs_err *err);
 
 /* The GPU the workload computes on (gpu.h): its plan's (the system's
  * GPU c->gpu when the plan names none) or, for a trace, c->gpu's.

@@ -143,6 +143,41 @@ bad_run "unknown preset" "workload.plan: llama9: no such plan file or preset" --
 bad_run "iterations 0" "workload.iterations: expected an integer from 1 to 1000000" \
     --set workload.plan=llama2-7b --set workload.iterations=0
 bad_run "unknown algorithm" "workload.algo: expected one of" --set workload.algo=fast
+bad_run "job larger than the cluster" "workload.gpus: 128 GPUs do not fit a cluster of 64 (topology.gpus)" \
+    --set workload.plan=demo-dense --set workload.gpus=128
+bad_run "placement list with a repeat" "workload.placement: GPU 5 listed twice" \
+    --set workload.plan=demo-dense --set workload.placement=0-7,16-22,5
+bad_run "unknown placement" "workload.placement: expected packed, spread, fragmented, random or a list" \
+    --set workload.plan=demo-dense --set workload.placement=tight
+
+# 5b. Placement (docs/replay.md): demo-dense on 32 of 64 GPUs, flow level.
+# packed and spread keep rails aligned (the same iteration on both
+# networks, nothing relayed); a fragmented job relays on rail-only where
+# the fat tree sends some messages over the spine, because NCCL relays
+# only through the job's own GPUs; the same seed gives the same bytes.
+for pl in packed spread fragmented; do
+    for k in fat-tree rail-only; do
+        "$RS" run --set workload.plan=demo-dense --set workload.gpus=32 --set workload.placement=$pl \
+            --set topology.kind=$k --set fidelity=flow --set timeline.enabled=false -o "$TMP/pl-$pl-$k" \
+            >"$TMP/pl-$pl-$k.out" 2>&1 || fail "placement $pl on $k: $(cat "$TMP/pl-$pl-$k.out")"
+    done
+done
+"$RS" run --set workload.plan=demo-dense --set workload.gpus=32 --set workload.placement=fragmented \
+    --set fidelity=flow --set timeline.enabled=false -o "$TMP/pl-again" >/dev/null 2>&1
+"$PY" - "$TMP" <<'PYEOF' && ok "placement: packed and spread rail-aligned, fragmented relays more on rail-only, deterministic" || fail "placement"
+import json, re, sys
+t = sys.argv[1]
+def it(p): return json.load(open("%s/pl-%s/summary.json" % (t, p)))["iteration"]["time_ps"]
+def relayed(p): return int(re.search(r"forwarding (\d+) of", open("%s/pl-%s.out" % (t, p)).read()).group(1))
+for pl in ("packed", "spread"):
+    assert it(pl + "-fat-tree") == it(pl + "-rail-only"), pl
+    assert relayed(pl + "-fat-tree") == 0 and relayed(pl + "-rail-only") == 0, pl
+assert relayed("fragmented-rail-only") > relayed("fragmented-fat-tree") > 0
+assert it("fragmented-fat-tree") > it("packed-fat-tree")
+again = json.load(open(t + "/pl-again/summary.json"))
+first = json.load(open(t + "/pl-fragmented-fat-tree/summary.json"))
+assert all(again[k] == first[k] for k in ("iteration", "flows", "packets", "ports", "events"))
+PYEOF
 
 # 6. A trace that cannot finish: a collective ranks 2 and 3 never call.
 "$BAD_TRACE" "$TMP/broken.rst" || fail "bad_trace could not write its file"

@@ -572,6 +572,87 @@ static void test_replay_workload_load_fills_dp_and_names_keys(void)
     CU_ASSERT(t == NULL);
 }
 
+/* workload.placement: packed keeps GPU g; spread spaces whole domains;
+ * fragmented with no partial domains takes whole ones, with every domain
+ * partial none whole; random and fragmented draw from the seed alone;
+ * every mode gives distinct GPUs of the cluster; lists are read in rank
+ * order and checked; the job's ranks move onto the chosen GPUs. */
+static int distinct_below(const uint32_t *g, uint32_t n, uint32_t N)
+{
+    uint8_t seen[256] = { 0 };
+    for (uint32_t i = 0; i < n; i++) {
+        if (g[i] >= N || seen[g[i]])
+            return 0;
+        seen[g[i]] = 1;
+    }
+    return 1;
+}
+
+static void test_replay_placement(void)
+{
+    uint32_t g[64], h[64];
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_placement_gpus("packed", 16, 64, 8, 0.5, 1, g, &err), RS_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        CU_ASSERT_EQUAL(g[i], i);
+    CU_ASSERT_EQUAL_FATAL(rs_placement_gpus("spread", 16, 64, 8, 0.5, 1, g, &err), RS_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        CU_ASSERT_EQUAL(g[i], i < 8 ? i : 32 + i - 8);
+    for (int s = 0; s < 2; s++) {
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus("fragmented", 24, 64, 8, s ? 1.0 : 0.0, 7, g, &err), RS_OK);
+        CU_ASSERT(distinct_below(g, 24, 64));
+        uint32_t per[8] = { 0 }, whole = 0;
+        for (uint32_t i = 0; i < 24; i++)
+            per[g[i] / 8]++;
+        for (uint32_t d = 0; d < 8; d++)
+            whole += per[d] == 8;
+        CU_ASSERT_EQUAL(whole, s ? 0 : 3);
+        for (uint32_t i = 1; i < 24; i++)
+            CU_ASSERT(g[i] > g[i - 1]); /* a scheduler's ascending list */
+    }
+    CU_ASSERT_EQUAL(rs_placement_gpus("fragmented", 60, 64, 8, 1.0, 7, g, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "workload.fragmentation") != NULL);
+    for (int k = 0; k < 2; k++) {
+        const char *m = k ? "random" : "fragmented";
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus(m, 32, 64, 8, 0.5, 3, g, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus(m, 32, 64, 8, 0.5, 3, h, &err), RS_OK);
+        CU_ASSERT(distinct_below(g, 32, 64));
+        CU_ASSERT(memcmp(g, h, 32 * sizeof *g) == 0);
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus(m, 32, 64, 8, 0.5, 4, h, &err), RS_OK);
+        CU_ASSERT(memcmp(g, h, 32 * sizeof *g) != 0);
+    }
+    uint32_t n;
+    CU_ASSERT_EQUAL(rs_placement_size("8-11,0-3", 0, 64, &n, &err), RS_OK);
+    CU_ASSERT_EQUAL(n, 8);
+    CU_ASSERT_EQUAL_FATAL(rs_placement_gpus("8-11,0-3", 8, 64, 8, 0.5, 1, g, &err), RS_OK);
+    CU_ASSERT(g[0] == 8 && g[3] == 11 && g[4] == 0 && g[7] == 3);
+    CU_ASSERT_EQUAL(rs_placement_size("0-3", 8, 64, &n, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "workload.gpus is 8") != NULL);
+    CU_ASSERT_EQUAL(rs_placement_size("packed", 0, 64, &n, &err), RS_OK);
+    CU_ASSERT_EQUAL(n, 64);
+    CU_ASSERT_EQUAL(rs_placement_size("spread", 128, 64, &n, &err), RS_EINVAL);
+    CU_ASSERT(strncmp(err.msg, "workload.gpus: ", 15) == 0);
+    static const char *const bad[] = { "3-1", "0-64", "0,,1", "x", "1-", NULL };
+    for (int i = 0; bad[i]; i++) {
+        CU_ASSERT_EQUAL(rs_placement_size(bad[i], 0, 64, &n, &err), RS_EINVAL);
+        CU_ASSERT(strncmp(err.msg, "workload.placement: ", 20) == 0);
+    }
+    CU_ASSERT_EQUAL(rs_placement_gpus("0-3,2", 5, 64, 8, 0.5, 1, g, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "GPU 2 listed twice") != NULL);
+    /* The ranks of a 16-GPU job spread over a 64-GPU cluster. */
+    rs_workload_config c;
+    rs_workload_config_default(&c);
+    snprintf(c.plan, sizeof c.plan, "demo-dense");
+    snprintf(c.placement, sizeof c.placement, "spread");
+    c.gpus = 16;
+    rs_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(rs_workload_load(&c, 16, &t, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_workload_place(&c, 64, 8, 1, t, &err), RS_OK);
+    for (uint32_t r = 0; r < rs_trace_nranks(t); r++)
+        CU_ASSERT_EQUAL(rs_trace_rank_gpu(t, r), r < 8 ? r : 32 + r - 8);
+    rs_trace_destroy(t);
+}
+
 /* A small pipeline + TP + DP plan (1F1B, 4 micro-batches) replays to the
  * end, the same way twice, and iterations after the first are no longer
  * than the first (ranks run ahead into the next iteration). */
@@ -853,6 +934,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_mismatched_collective_is_an_error),
     RS_CU_TEST(test_replay_refuses_trace_larger_than_network),
     RS_CU_TEST(test_replay_workload_load_fills_dp_and_names_keys),
+    RS_CU_TEST(test_replay_placement),
     RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
     RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
     RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
