@@ -233,6 +233,8 @@ static void dump_op(const rs_trace *t, uint32_t rank, uint32_t i, const rs_op *o
     switch (o->kind) {
     case RS_OP_COMPUTE:
         printf("compute %" PRIu64 " ps", o->duration);
+        if (o->bytes)
+            printf(" hbm %" PRIu64 " B", o->bytes);
         break;
     case RS_OP_COLL:
         printf("%s %s ", rs_coll_op_name((rs_coll_op)o->coll), rs_dim_name((rs_dim)o->dim));

@@ -156,7 +156,7 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
         }
         const json_t *g = json_object_get(it, "gpu");
         if (json_is_string(json_object_get(g, "name")) && json_is_integer(json_object_get(g, "contention_ps"))) {
-            fprintf(f, "  gpu        %s: compute slowed %s by NCCL's SMs, communication alone %s",
+            fprintf(f, "  gpu        %s: compute slowed %s by NCCL's SMs and HBM traffic, communication alone %s",
                     json_string_value(json_object_get(g, "name")), TIME(JI(g, "contention_ps")),
                     TIME(JI(g, "comm_only_ps")));
             if (json_is_real(json_object_get(g, "power_w")))

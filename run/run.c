@@ -487,6 +487,11 @@ static int run_build(rs_run_ctx *r, rs_err *err)
                     (w.contention == RS_CONTENTION_AUTO && sc->net.nccl.model == RS_NCCL_NCCL)) {
                     ro.coll_ctas = rs_coll_nccl_ctas(r->net, 0);
                     ro.p2p_ctas = rs_coll_nccl_ctas(r->net, 1);
+                    /* NCCL's HBM traffic: the GPU's line rates (docs/compute.md). */
+                    ro.hb_size = sc->net.hb_size;
+                    ro.hb_Bps = sc->net.hb_gbps * 1e9 / 8;
+                    ro.nic_Bps = sc->net.nic_gbps * 1e9 / 8 /
+                                 (sc->net.gpus_per_nic > 1 ? sc->net.gpus_per_nic : 1);
                 }
             }
             rc = rs_guard_check(sc, r->trace, r->o->force, &r->est, err);

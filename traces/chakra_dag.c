@@ -518,8 +518,7 @@ static int place_node(imp *im, rank_in *ri, build *b, dag *g, uint32_t i)
     rs_op o = { .kind = d->kind, .dim = d->dim, .coll = d->coll, .comm = RS_NONE, .dep = { RS_NONE, RS_NONE },
                 .bytes = d->bytes, .duration = d->kind == RS_OP_COMPUTE ? d->dur : 0 };
     if (d->kind == RS_OP_COMPUTE) {
-        o.bytes = 0;
-        o.stream = 0;
+        o.stream = 0; /* bytes: its HBM bytes (comp_attrs) */
     } else {
         o.stream = d->stream > 0 ? (uint8_t)d->stream : pick_stream(im, b, &need);
     }

@@ -195,6 +195,8 @@ static int put_node(const rs_trace *t, uint32_t rank, const rs_op *op, uint32_t 
         pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
         pn.duration_micros = (op->duration + 500000u) / 1000000u;
         attr_u64(&as, "railsim_duration_ps", op->duration);
+        if (op->bytes)
+            attr_u64(&as, "railsim_hbm_bytes", op->bytes);
         break;
     case RS_OP_COLL:
         pn.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;

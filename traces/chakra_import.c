@@ -174,20 +174,27 @@ static int node_common(imp *im, rank_in *ri, nd *d, int *dim_given, rs_err *err)
 }
 
 /* COMP, MEM_LOAD, MEM_STORE: a compute op if it takes time, its own or
- * the roofline of num_ops FLOPs and tensor_size bytes. */
+ * the roofline of num_ops FLOPs and tensor_size bytes; its HBM bytes
+ * (docs/compute.md, "Contention") railsim's railsim_hbm_bytes, else
+ * tensor_size where the roofline found it memory-bound. */
 static int comp_attrs(imp *im, rank_in *ri, nd *d, rs_err *err)
 {
-    uint64_t ops = 0, bytes = 0;
-    int rc;
+    uint64_t ops = 0, bytes = 0, hbm = 0;
+    int rc, given = 1;
     if ((rc = need_u64(ri, d, "num_ops", &ops, 0, err)) < 0 ||
-        (rc = need_u64(ri, d, "tensor_size", &bytes, 0, err)) < 0)
-        return rc;
+        (rc = need_u64(ri, d, "tensor_size", &bytes, 0, err)) < 0 ||
+        (given = need_u64(ri, d, "railsim_hbm_bytes", &hbm, 0, err)) < 0)
+        return given < 0 ? given : rc;
     d->flops = (double)ops;
+    d->bytes = hbm;
     if (d->dur == 0) {
         double ps = (double)ops * 1e12 / (im->o->peak_flops * im->o->efficiency);
         double pm = (double)bytes * 1e12 / im->o->mem_bw;
-        if (pm > ps)
+        if (pm > ps) {
             ps = pm;
+            if (given != 0)
+                d->bytes = bytes;
+        }
         d->dur = ps >= (double)(RS_TIME_MAX / 2) ? RS_TIME_MAX / 2 : (rs_time)(ps + 0.5);
     }
     if (d->dur)

@@ -125,6 +125,7 @@ typedef struct gen {
     uint32_t label[NLABELS];
     rs_gen_flops f;
     rs_time kt[2][NPARTS]; /* gpu.model=shapes: part_ps's times */
+    uint64_t kb[2][NPARTS]; /* gpu.model=shapes: their streaming kernels' HBM bytes (part_bytes) */
     const rs_gpu *G;       /* gpu.model=shapes: the GPU */
     rs_gpu own;            /* a custom GPU (gpu.peak_flops without gpu.preset) */
 
@@ -186,6 +187,7 @@ typedef struct shapes {
     const rs_gpu *G;
     double b;     /* bytes per element */
     double s[2];  /* seconds accumulating, per pass */
+    double mb[2]; /* the streaming kernels' HBM bytes, per pass */
 } shapes;
 
 static void k_gemm(shapes *x, double m, double n, double k)
@@ -200,6 +202,8 @@ static void k_stream(shapes *x, double elems)
 {
     x->s[0] += rs_gpu_launch_s(x->G, rs_gpu_stream_s(x->G, elems * x->b));
     x->s[1] += rs_gpu_launch_s(x->G, rs_gpu_stream_s(x->G, 2 * elems * x->b));
+    x->mb[0] += elems * x->b;
+    x->mb[1] += 2 * elems * x->b;
 }
 
 /* Causal flash attention: half the score and context FLOPs Megatron
@@ -212,7 +216,8 @@ static void k_attn(shapes *x, double counted_flops)
     x->s[1] += rs_gpu_launch_s(x->G, rs_gpu_attn_s(x->G, 2.5 * f, 1));
 }
 
-static void shapes_times(const rs_plan *p, const rs_gpu *G, const rs_gen_flops *f, rs_time kt[2][NPARTS])
+static void shapes_times(const rs_plan *p, const rs_gpu *G, const rs_gen_flops *f, rs_time kt[2][NPARTS],
+                         uint64_t kb[2][NPARTS])
 {
     const rs_plan_model *m = &p->model;
     const rs_plan_par *q = &p->par;
@@ -220,7 +225,7 @@ static void shapes_times(const rs_plan *p, const rs_gpu *G, const rs_gen_flops *
     double h = m->hidden, ffn = m->ffn;
     double kv = m->kv_heads ? m->kv_heads : m->heads, hkv = kv * (h / m->heads);
     for (int part = 0; part < NPARTS; part++) {
-        shapes x = { G, m->precision_bytes, { 0, 0 } };
+        shapes x = { G, m->precision_bytes, { 0, 0 }, { 0, 0 } };
         switch (part) {
         case K_QKV: /* norm, QKV projection, rotary embedding of q and k */
             k_stream(&x, 2 * T * h);
@@ -268,8 +273,10 @@ static void shapes_times(const rs_plan *p, const rs_gpu *G, const rs_gen_flops *
             k_stream(&x, 3 * T * m->vocab / t);
             break;
         }
-        for (int pass = 0; pass < 2; pass++)
+        for (int pass = 0; pass < 2; pass++) {
             kt[pass][part] = (rs_time)llround(x.s[pass] * 1e12);
+            kb[pass][part] = (uint64_t)llround(x.mb[pass]);
+        }
     }
 }
 
@@ -305,12 +312,31 @@ static rs_time part_ps(const gen *g, unsigned mask, int bwd)
     return t;
 }
 
-static uint32_t compute(gen *g, int label, rs_time ps, uint32_t d0, uint32_t d1)
+/* The HBM bytes of the streaming kernels of the parts in `mask` (0 under
+ * gpu.model=flat): a compute op's bytes (program.h). */
+static uint64_t part_bytes(const gen *g, unsigned mask, int bwd)
 {
-    rs_op o = { RS_OP_COMPUTE, RS_DIM_NONE, 0, RS_STREAM_COMPUTE, RS_NONE, lbl(g, label), { d0, d1 }, 0, ps };
+    uint64_t b = 0;
+    if (g->p->compute != RS_COMPUTE_FLAT)
+        for (int k = 0; k < NPARTS; k++)
+            if (mask & PART(k))
+                b += g->kb[bwd][k];
+    return b;
+}
+
+/* A compute op of `ps`, `hbm` bytes of it in memory-bound kernels. */
+static uint32_t compute(gen *g, int label, rs_time ps, uint64_t hbm, uint32_t d0, uint32_t d1)
+{
+    rs_op o = { RS_OP_COMPUTE, RS_DIM_NONE, 0, RS_STREAM_COMPUTE, RS_NONE, lbl(g, label), { d0, d1 }, hbm, ps };
     g->lastc = emit(g, o);
     g->in = RS_NONE;
     return g->lastc;
+}
+
+/* A compute op of the parts in `mask`, forward (bwd 0) or backward. */
+static uint32_t compute_parts(gen *g, int label, unsigned mask, int bwd, uint32_t d0, uint32_t d1)
+{
+    return compute(g, label, part_ps(g, mask, bwd), part_bytes(g, mask, bwd), d0, d1);
 }
 
 static uint32_t coll(gen *g, int label, uint8_t stream, rs_dim dim, rs_coll_op c, uint32_t slot, uint64_t bytes,
@@ -423,25 +449,25 @@ static uint32_t ag_of(const gen *g, uint32_t u)
 static void fwd_layer(gen *g, int rc, uint32_t extra)
 {
     if (g->has_cp) {
-        compute(g, rc ? L_RC_QKV : L_FWD_QKV, part_ps(g, PART(K_QKV), 0), g->in, extra);
+        compute_parts(g, rc ? L_RC_QKV : L_FWD_QKV, PART(K_QKV), 0, g->in, extra);
         g->in = coll(g, L_CP_AG, RS_STREAM_CP, RS_DIM_CP, RS_COLL_ALLGATHER, RS_GEN_SLOT_CP, g->kv_bytes,
                      g->lastc, RS_NONE);
-        compute(g, rc ? L_RC_CORE : L_FWD_CORE, part_ps(g, PART(K_CORE) | PART(K_OUT), 0), g->in, RS_NONE);
+        compute_parts(g, rc ? L_RC_CORE : L_FWD_CORE, PART(K_CORE) | PART(K_OUT), 0, g->in, RS_NONE);
     } else {
-        compute(g, rc ? L_RC_ATTN : L_FWD_ATTN, part_ps(g, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 0), g->in, extra);
+        compute_parts(g, rc ? L_RC_ATTN : L_FWD_ATTN, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 0, g->in, extra);
     }
     tp_allreduce(g);
     if (g->p->model.experts) {
-        compute(g, rc ? L_RC_ROUTER : L_FWD_ROUTER, part_ps(g, PART(K_ROUTER), 0), g->in, RS_NONE);
+        compute_parts(g, rc ? L_RC_ROUTER : L_FWD_ROUTER, PART(K_ROUTER), 0, g->in, RS_NONE);
         if (g->has_ep)
             g->in = coll(g, L_EP_DISPATCH, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
-        compute(g, rc ? L_RC_EXPERTS : L_FWD_EXPERTS, part_ps(g, PART(K_EXPERTS), 0), g->in, RS_NONE);
+        compute_parts(g, rc ? L_RC_EXPERTS : L_FWD_EXPERTS, PART(K_EXPERTS), 0, g->in, RS_NONE);
         if (g->has_ep)
             g->in = coll(g, L_EP_COMBINE, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
     } else {
-        compute(g, rc ? L_RC_MLP : L_FWD_MLP, part_ps(g, PART(K_MLP), 0), g->in, RS_NONE);
+        compute_parts(g, rc ? L_RC_MLP : L_FWD_MLP, PART(K_MLP), 0, g->in, RS_NONE);
     }
     tp_allreduce(g);
 }
@@ -463,22 +489,22 @@ static void bwd_layer(gen *g, uint32_t grad, uint32_t params)
         if (g->has_ep)
             g->in = coll(g, L_EP_COMBINE, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, out_dep(g), RS_NONE);
-        compute(g, L_BWD_EXPERTS, part_ps(g, PART(K_EXPERTS), 1), g->in, params);
+        compute_parts(g, L_BWD_EXPERTS, PART(K_EXPERTS), 1, g->in, params);
         if (g->has_ep)
             g->in = coll(g, L_EP_DISPATCH, RS_STREAM_EP, RS_DIM_EP, RS_COLL_ALLTOALL, RS_GEN_SLOT_EP,
                          g->a2a_bytes, g->lastc, RS_NONE);
-        compute(g, L_BWD_ROUTER, part_ps(g, PART(K_ROUTER), 1), g->in, RS_NONE);
+        compute_parts(g, L_BWD_ROUTER, PART(K_ROUTER), 1, g->in, RS_NONE);
     } else {
-        compute(g, L_BWD_MLP, part_ps(g, PART(K_MLP), 1), g->in, params);
+        compute_parts(g, L_BWD_MLP, PART(K_MLP), 1, g->in, params);
     }
     tp_allreduce(g);
     if (g->has_cp) {
-        compute(g, L_BWD_CORE, part_ps(g, PART(K_CORE) | PART(K_OUT), 1), g->in, RS_NONE);
+        compute_parts(g, L_BWD_CORE, PART(K_CORE) | PART(K_OUT), 1, g->in, RS_NONE);
         g->in = coll(g, L_CP_RS, RS_STREAM_CP, RS_DIM_CP, RS_COLL_REDUCESCATTER, RS_GEN_SLOT_CP, g->kv_bytes,
                      g->lastc, RS_NONE);
-        compute(g, L_BWD_QKV, part_ps(g, PART(K_QKV), 1), g->in, RS_NONE);
+        compute_parts(g, L_BWD_QKV, PART(K_QKV), 1, g->in, RS_NONE);
     } else {
-        compute(g, L_BWD_ATTN, part_ps(g, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 1), g->in, RS_NONE);
+        compute_parts(g, L_BWD_ATTN, PART(K_QKV) | PART(K_CORE) | PART(K_OUT), 1, g->in, RS_NONE);
     }
     tp_allreduce(g);
 }
@@ -544,7 +570,7 @@ static void fwd_pass(gen *g, uint32_t *order)
         fwd_layer(g, 0, ag_of(g, v));
     }
     if (g->last)
-        compute(g, L_FWD_LOGITS, part_ps(g, PART(K_LOGITS), 0), g->in, RS_NONE);
+        compute_parts(g, L_FWD_LOGITS, PART(K_LOGITS), 0, g->in, RS_NONE);
     else
         p2p(g, RS_OP_SEND, L_PP_SEND_ACT, RS_STREAM_PP_SEND_NEXT, RS_GEN_SLOT_PP_NEXT, g->act_bytes, out_dep(g));
     g->in = RS_NONE;
@@ -567,7 +593,7 @@ static void bwd_pass(gen *g, uint32_t *order, int last_mb)
         z3_visit(g, order, v, before);
         uint32_t params = ag_of(g, u);
         if (v == 0 && g->last) {
-            compute(g, L_BWD_LOGITS, part_ps(g, PART(K_LOGITS), 1), params, RS_NONE);
+            compute_parts(g, L_BWD_LOGITS, PART(K_LOGITS), 1, params, RS_NONE);
             params = RS_NONE;
         }
         bwd_layer(g, grad, params);
@@ -610,7 +636,7 @@ static void step(gen *g)
                      ? (rs_time)llround(params * OPT_BYTES_PER_PARAM / p->mem_bw * 1e12)
                      : (rs_time)llround(rs_gpu_launch_s(g->G, rs_gpu_stream_s(g->G, params * OPT_BYTES_PER_PARAM)) *
                                         1e12);
-    uint32_t opt = compute(g, L_OPTIMIZER, ps, last_red, RS_NONE);
+    uint32_t opt = compute(g, L_OPTIMIZER, ps, (uint64_t)llround(params * OPT_BYTES_PER_PARAM), last_red, RS_NONE);
     if (p->par.zero == 1 || p->par.zero == 2) {
         for (uint32_t b = 0; b < g->nbucket; b++) {
             if (g->bucket[2 * b])
@@ -734,7 +760,7 @@ int rs_gen(const rs_plan *p, rs_trace **out, rs_err *err)
     if (p->compute == RS_COMPUTE_SHAPES) {
         rs_plan_gpu(p, &g.own);
         g.G = &g.own;
-        shapes_times(p, g.G, &g.f, g.kt);
+        shapes_times(p, g.G, &g.f, g.kt, g.kb);
     }
     g.P = q->pp;
     g.L = p->model.layers / q->pp;

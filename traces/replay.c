@@ -53,7 +53,7 @@ uint64_t rs_replay_op_k(const rs_replay *r, uint32_t rank, uint32_t j)
     return (uint64_t)k->iter * c->per_iter[o->comm * 3 + (o->kind - RS_OP_COLL)] + c->seq[j];
 }
 
-static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas);
+static void comm_change(rs_replay *r, uint32_t rank, int up, const rs_op *o);
 static uint32_t ctas_of(const rs_replay *r, const rs_op *o);
 
 /* ---- iterations ------------------------------------------------------------ */
@@ -109,6 +109,7 @@ static void tl_op(rs_replay *r, uint32_t rank, const rs_op *o)
     switch ((rs_op_kind)o->kind) {
     case RS_OP_COMPUTE:
         rec.op = "compute";
+        rec.bytes = 0; /* a compute op's bytes are its HBM traffic, not a buffer */
         break;
     case RS_OP_COLL:
         rec.op = rs_coll_op_name((rs_coll_op)o->coll);
@@ -133,7 +134,7 @@ void rs_replay_complete(rs_replay *r, uint32_t rank, uint32_t j)
     st[j] = ST_DONE;
     r->t_last = rs_net_now(r->net);
     if (o->kind != RS_OP_COMPUTE)
-        comm_change(r, rank, 0, ctas_of(r, o));
+        comm_change(r, rank, 0, o);
     if (r->tl)
         tl_op(r, rank, o);
     k->ndone++;
@@ -172,13 +173,45 @@ static rs_time jittered(const rs_replay *r, uint32_t rank, uint32_t j, uint32_t 
 }
 
 /* How much longer compute takes beside the communication rank k runs:
- * SMs / (SMs - held), held at most half the SMs. */
+ * its compute-bound share at SMs / (SMs - held), held at most half the
+ * SMs; its memory-bound share c_mem at R / (R - q), R the GPU's streaming
+ * rate and q the HBM bytes/s of the communication (what its ports carry
+ * in both directions: read to send, written as received), at most R / 2. */
 static double slow_factor(const rs_replay *r, const rank_st *k)
 {
-    if (!k->held || !r->has_dev)
+    if (!r->has_dev || !k->ncomm)
         return 1.0;
-    uint32_t held = k->held < r->dev.sms / 2 ? k->held : r->dev.sms / 2;
-    return (double)r->dev.sms / (double)(r->dev.sms - held);
+    double f_sm = 1.0, f_mem = 1.0;
+    if (k->held) {
+        uint32_t held = k->held < r->dev.sms / 2 ? k->held : r->dev.sms / 2;
+        f_sm = (double)r->dev.sms / (double)(r->dev.sms - held);
+    }
+    if (k->c_mem > 0) {
+        double R = r->dev.mem_bw * r->dev.mem_eff;
+        double q = 2 * ((k->n_hb ? r->hb_Bps : 0) + (k->n_nic ? r->nic_Bps : 0));
+        q = q < R / 2 ? q : R / 2;
+        f_mem = R > 0 ? R / (R - q) : 1.0;
+    }
+    return (1 - k->c_mem) * f_sm + k->c_mem * f_mem;
+}
+
+/* Whether op o of rank's (communication) stays inside its HB domain: a
+ * collective whose members all do, a send or receive whose peer does. */
+static int op_in_domain(rs_replay *r, uint32_t rank, const rs_op *o)
+{
+    uint32_t H = r->hb_size, d = r->gpu[rank] / H;
+    if (o->kind != RS_OP_COLL)
+        return r->gpu[rs_trace_slot(r->t, rank, o->comm)] / H == d;
+    uint32_t c = rs_trace_op_comm(r->t, rank, o);
+    if (!r->comm_hb[c]) {
+        uint32_t n;
+        const uint32_t *m = rs_trace_comm_ranks(r->t, c, &n);
+        r->comm_hb[c] = 1;
+        for (uint32_t i = 0; i < n; i++)
+            if (r->gpu[m[i]] / H != r->gpu[m[0]] / H)
+                r->comm_hb[c] = 2;
+    }
+    return r->comm_hb[c] == 1;
 }
 
 /* Account rank k's time with communication running and compute idle up
@@ -201,16 +234,22 @@ static void compute_go(rs_replay *r, uint32_t rank, rs_time now, double f)
     rs_net_at_gpu(r->net, r->gpu[rank], k->t_free, ev_compute, r, (uint64_t)rank << 32 | k->c_op);
 }
 
-/* Rank's communication holding `ctas` SMs starts (up) or ends: a compute
- * op running beside it changes pace from now. */
-static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas)
+/* Rank's communication op o starts (up) or ends: the SMs it holds and
+ * the HBM traffic of its ports change, and a compute op running beside it
+ * changes pace from now. */
+static void comm_change(rs_replay *r, uint32_t rank, int up, const rs_op *o)
 {
     rank_st *k = &r->rk[rank];
     rs_time now = rs_net_now(r->net);
     acct(k, now);
     double f0 = slow_factor(r, k);
+    uint32_t ctas = ctas_of(r, o);
     k->ncomm += up ? 1 : -1;
     k->held += up ? ctas : -ctas;
+    if (r->hb_size) {
+        uint32_t *n = op_in_domain(r, rank, o) ? &k->n_hb : &k->n_nic;
+        *n += up ? 1 : -1;
+    }
     double f1 = slow_factor(r, k);
     if (k->c_op == RS_NONE || f0 == f1)
         return;
@@ -227,6 +266,17 @@ static void comm_change(rs_replay *r, uint32_t rank, int up, uint32_t ctas)
 static uint32_t ctas_of(const rs_replay *r, const rs_op *o)
 {
     return o->kind == RS_OP_COLL ? r->coll_ctas : r->p2p_ctas;
+}
+
+/* The share of compute op o's nominal time its memory-bound kernels take:
+ * its HBM bytes at the GPU's streaming rate, at most all of it. */
+static double mem_share(const rs_replay *r, const rs_op *o)
+{
+    double R = r->dev.mem_bw * r->dev.mem_eff;
+    if (!r->hb_size || !o->bytes || !o->duration || !(R > 0))
+        return 0;
+    double m = (double)o->bytes / R / ((double)o->duration * 1e-12);
+    return m < 1 ? m : 1;
 }
 
 void rs_replay_add_bound(rs_replay *r, uint32_t rank, rs_time b)
@@ -271,19 +321,20 @@ static void try_start(rs_replay *r, const item *it)
         k->c_start = now;
         k->c_nom = k->c_left = d;
         k->c_cont = 0;
+        k->c_mem = mem_share(r, o);
         compute_go(r, rank, now, slow_factor(r, k));
         break;
     }
     case RS_OP_COLL:
-        comm_change(r, rank, 1, ctas_of(r, o));
+        comm_change(r, rank, 1, o);
         rs_replay_coll_arrive(r, rank, j);
         break;
     case RS_OP_SEND:
-        comm_change(r, rank, 1, ctas_of(r, o));
+        comm_change(r, rank, 1, o);
         rs_replay_send_start(r, rank, j);
         break;
     case RS_OP_RECV:
-        comm_change(r, rank, 1, ctas_of(r, o));
+        comm_change(r, rank, 1, o);
         rs_replay_recv_start(r, rank, j);
         break;
     }
@@ -435,6 +486,11 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
         r->has_dev = r->dev.sms >= 2;
         r->coll_ctas = o->coll_ctas;
         r->p2p_ctas = o->p2p_ctas;
+        if (o->hb_size && (o->hb_Bps > 0 || o->nic_Bps > 0)) {
+            r->hb_size = o->hb_size;
+            r->hb_Bps = o->hb_Bps;
+            r->nic_Bps = o->nic_Bps;
+        }
     }
     r->jitter = o->jitter;
     r->seed = o->seed;
@@ -454,10 +510,11 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
     r->times = calloc(r->iterations, sizeof *r->times);
     r->fin = calloc(r->iterations, sizeof *r->fin);
     r->E_local = calloc(r->iterations, sizeof *r->E_local);
+    r->comm_hb = calloc(r->ncomms ? r->ncomms : 1, 1);
     r->capwork = 1024;
     r->work = malloc(r->capwork * sizeof *r->work);
     if (!r->cls || !r->rk || !r->gpu || !r->aux || !r->ch || !r->cm || !r->E || !r->times || !r->fin || !r->work ||
-        !r->E_local) {
+        !r->E_local || !r->comm_hb) {
         rs_err_set(err, RS_ENOMEM, "out of memory creating the replay of %u ranks", r->nranks);
         goto fail;
     }
@@ -500,6 +557,7 @@ void rs_replay_destroy(rs_replay *r)
     free(r->rk);
     free(r->state);
     free(r->gpu);
+    free(r->comm_hb);
     free(r->aux);
     free(r->cm);
     free(r->E);

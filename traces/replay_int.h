@@ -76,6 +76,8 @@ typedef struct rank_st {
      * compute time added by contention; communication running with
      * compute idle; jitter. */
     uint32_t c_op, ncomm, held;    /* held: SMs its running communication holds */
+    uint32_t n_hb, n_nic;          /* its running communication inside its HB domain, across it */
+    double c_mem;                  /* the running compute op's memory-bound share of its time */
     rs_time c_t, c_left;
     rs_time c_start, c_nom, c_cont; /* the op's start, nominal time (jitter included), contention so far */
     rs_time acct_t;                /* comm_only accounted up to here */
@@ -145,6 +147,9 @@ struct rs_replay {
     rs_gpu dev;                   /* rs_replay_opts.gpu, copied (has_dev) */
     int has_dev;
     uint32_t coll_ctas, p2p_ctas; /* rs_replay_opts (0 without a GPU) */
+    uint32_t hb_size;             /* rs_replay_opts: NCCL's HBM traffic (0: none) */
+    double hb_Bps, nic_Bps;
+    uint8_t *comm_hb;             /* [ncomms] 0 not yet known, 1 inside one HB domain, 2 across */
     double jitter;
     uint64_t seed;
     cls_info *cls;

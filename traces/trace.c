@@ -299,9 +299,8 @@ static int check_op(const rs_trace *t, uint32_t c, uint32_t i, const rs_op *o, u
     if (o->stream >= RS_STREAMS_MAX)
         return BAD("class %u, op %u: stream %u, expected below %u", c, i, o->stream, RS_STREAMS_MAX);
     if (o->kind == RS_OP_COMPUTE) {
-        if (o->stream != RS_STREAM_COMPUTE || o->dim != RS_DIM_NONE || o->coll != 0 || o->comm != RS_NONE ||
-            o->bytes != 0)
-            return BAD("class %u, op %u: a compute op must be on stream 0 with no dim, coll, slot or bytes",
+        if (o->stream != RS_STREAM_COMPUTE || o->dim != RS_DIM_NONE || o->coll != 0 || o->comm != RS_NONE)
+            return BAD("class %u, op %u: a compute op must be on stream 0 with no dim, coll or slot",
                        c, i);
         return RS_OK;
     }

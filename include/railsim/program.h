@@ -115,7 +115,9 @@ enum {
  *   dep[2]    indices of earlier ops of the same program that must have
  *             completed first, or RS_NONE. dep[0] is filled before dep[1].
  *   bytes     COLL: the nccl-tests size (see above); SEND/RECV: the message
- *             bytes; 0 for COMPUTE.
+ *             bytes; COMPUTE: the HBM bytes its memory-bound (streaming)
+ *             kernels move, which NCCL's memory traffic beside it slows
+ *             (docs/compute.md, "Contention"); 0: none known.
  *   duration  COMPUTE: picoseconds of GPU time; 0 for other kinds.
  *
  * Every trace the codec accepts or the builder finishes satisfies these

@@ -155,6 +155,16 @@ typedef struct rs_replay_opts {
     uint32_t coll_ctas, p2p_ctas;
     double jitter;
     uint64_t seed;
+    /* NCCL's HBM traffic beside compute (docs/compute.md, "Contention";
+     * added after the first version, off when zero; needs gpu): a rank's
+     * communication inside its HB domain of hb_size GPUs streams at
+     * hb_Bps per direction, across it at nic_Bps (the GPU's share of its
+     * NIC), and reads what it sends and writes what it receives, so the
+     * memory-bound share of a compute op beside it (the op's bytes at the
+     * GPU's streaming rate R) runs at R / (R - q), q the HBM bytes/s the
+     * communication takes, at most R / 2. */
+    uint32_t hb_size;
+    double hb_Bps, nic_Bps;
 } rs_replay_opts;
 
 /* 1 iteration, algorithm auto, the collectives' default options,

@@ -63,10 +63,11 @@ grep -q "112 send, 112 recv" "$TMP/ring.out" && ok "import summary counts node t
 "$RS" trace dump "$TMP/pipe.rst" --rank 1 >"$TMP/pipe.dump" &&
 "$RS" run $NET --set workload.trace="$TMP/pipe.rst" --set topology.gpus=4 -o "$TMP/r_pipe" -q
 rc=$?
-# 400 GFLOP at 989 TFLOP/s x 0.5 = 808.9 us; 64 MiB at 3.35 TB/s = 20.0 us
+# 400 GFLOP at 989 TFLOP/s x 0.5 = 808.9 us; 64 MiB at 3.35 TB/s = 20.0 us,
+# memory-bound, so its 64 MiB are HBM bytes (docs/compute.md, "Contention")
 if [ $rc -eq 0 ] && grep -q "4 nodes with nothing to simulate contracted" "$TMP/pipe.out" &&
    grep -q 'compute 808897877 ps "forward" after' "$TMP/pipe.dump" &&
-   grep -q 'compute 200[0-9]* ps "load weights"' "$TMP/pipe.dump" &&
+   grep -q 'compute 200[0-9]* ps hbm 67108864 B "load weights"' "$TMP/pipe.dump" &&
    [ "$(json_get "$TMP/r_pipe/summary.json" "d['status']")" = complete ]; then
     ok "pipeline with control deps, metadata and memory nodes"
 else

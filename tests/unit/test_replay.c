@@ -761,7 +761,14 @@ static void test_replay_rank_sync_members_start_and_end_on_their_own(void)
 /* Four ranks, each a compute op of C ps on stream 0 and an AllReduce of
  * 1 MiB on stream 4 that waits for it (ar_dep 0) or starts beside it
  * (RS_NONE). */
+static rs_trace *compute_allreduce_trace_hbm(rs_time C, uint64_t hbm, uint32_t ar_dep, const char *name);
 static rs_trace *compute_allreduce_trace(rs_time C, uint32_t ar_dep, const char *name)
+{
+    return compute_allreduce_trace_hbm(C, 0, ar_dep, name);
+}
+
+/* The same with `hbm` bytes of the compute op in memory-bound kernels. */
+static rs_trace *compute_allreduce_trace_hbm(rs_time C, uint64_t hbm, uint32_t ar_dep, const char *name)
 {
     rs_trace *t;
     rs_err err;
@@ -771,6 +778,7 @@ static rs_trace *compute_allreduce_trace(rs_time C, uint32_t ar_dep, const char 
     CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
     rs_op a[2] = { op_compute(lc, C, RS_NONE),
                    op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 4, 0, la, MiB, ar_dep) };
+    a[0].bytes = hbm;
     CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
     for (uint32_t r = 0; r < 4; r++)
         CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, r, r, ca, &comm, &err), RS_OK);
@@ -867,6 +875,52 @@ static void test_replay_contention_slows_overlapped_compute(void)
     rs_trace_destroy(t1);
 }
 
+/* HBM contention (docs/compute.md, "Contention"): a compute op whose
+ * time is all memory-bound (its bytes at the GPU's streaming rate R fill
+ * it) beside an AllReduce across GPUs whose NIC rate is R/4 loses half
+ * its HBM bandwidth (R/4 read to send, R/4 written as received), so it
+ * runs at half pace while the AllReduce runs, as with half the SMs, and
+ * the SMs no longer matter to it; half memory-bound and no SMs held:
+ * 1.5 times as long while they overlap; without the rates nothing. */
+static void test_replay_hbm_contention_slows_memory_bound_compute(void)
+{
+    rs_time us = 1000000, C = 100 * us;
+    rs_gpu g = *rs_gpu_find("h100");
+    double R = g.mem_bw * g.mem_eff, Cs = (double)C * 1e-12;
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.algo = RS_ALGO_RING;
+    o.gpu = &g;
+    rs_trace *t1 = compute_allreduce_trace(1, RS_NONE, "alone");
+    result alone = replay_with(t1, 4, 1, NULL, &o);
+    CU_ASSERT_EQUAL_FATAL(alone.rc, RS_OK);
+    rs_time A = alone.times[0];
+    rs_trace *full = compute_allreduce_trace_hbm(C, (uint64_t)(R * Cs), RS_NONE, "memory-bound");
+    rs_trace *half = compute_allreduce_trace_hbm(C, (uint64_t)(R * Cs / 2), RS_NONE, "half");
+    result none = replay_with(full, 4, 1, NULL, &o);
+    o.hb_size = 1;
+    o.hb_Bps = 1e12;
+    o.nic_Bps = R / 4;
+    o.coll_ctas = g.sms / 2;
+    result f = replay_with(full, 4, 1, NULL, &o);
+    o.coll_ctas = 0;
+    result h = replay_with(half, 4, 1, NULL, &o);
+    CU_ASSERT_EQUAL_FATAL(none.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(f.rc, RS_OK);
+    CU_ASSERT_EQUAL_FATAL(h.rc, RS_OK);
+    printf("\n  hbm contention: AllReduce %.3f us; memory-bound compute beside it %.3f us (+%.3f), half of it "
+           "memory-bound %.3f us (+%.3f)\n", A / 1e6, f.times[0] / 1e6, f.st.contention_ps / 1e6, h.times[0] / 1e6,
+           h.st.contention_ps / 1e6);
+    CU_ASSERT_EQUAL(none.times[0], C);
+    CU_ASSERT_EQUAL(none.st.contention_ps, 0);
+    CU_ASSERT(llabs((long long)f.times[0] - (long long)(C + A / 2)) <= 2);
+    CU_ASSERT(llabs((long long)f.st.contention_ps - (long long)(A / 2)) <= 2);
+    CU_ASSERT(llabs((long long)h.times[0] - (long long)(C + A / 3)) <= 2);
+    rs_trace_destroy(t1);
+    rs_trace_destroy(full);
+    rs_trace_destroy(half);
+}
+
 /* Jitter: the same seed draws the same times, another seed others; the
  * iteration stays near the nominal; above 1 is refused. */
 static void test_replay_jitter_is_seeded(void)
@@ -939,6 +993,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
     RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
     RS_CU_TEST(test_replay_contention_slows_overlapped_compute),
+    RS_CU_TEST(test_replay_hbm_contention_slows_memory_bound_compute),
     RS_CU_TEST(test_replay_jitter_is_seeded),
     RS_CU_TEST(test_replay_rank_sync_members_start_and_end_on_their_own),
 };
