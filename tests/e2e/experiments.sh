@@ -66,6 +66,11 @@ check "real-clusters: NVLS beats the ring on one DGX H100, each within 10% of it
     "$TMP/out/real-clusters.json" \
     "(lambda r: r['H100-nvls-1G']['railsim'] > r['H100-ring-1G']['railsim'] and r['H100-nvls-1G']['algo'] == 'nvls' and all(abs(r[k]['diff_pct']) < 10 for k in ('H100-nvls-1G', 'H100-ring-1G', 'H100-2n-ring-1G')))({x['id']: x for x in d['rows']})"
 
+run_exp shared/fragmentation
+check "fragmentation: on a cluster of one leaf per rail whole domains in any order run as the packed job; a fully fragmented or random job is slower on both networks" \
+    "$TMP/out/fragmentation.json" \
+    "(lambda r: r[('fragmented', 0.0)]['fat_vs_packed_pct'] == 0 and all(r[k]['runs'][n]['iter_ms'] > r[('packed', None)]['runs'][n]['iter_ms'] for k in (('fragmented', 1.0), ('random', None)) for n in ('rail-only', 'fat-tree')))({(x['placement'], x['fragmentation']): x for x in d})"
+
 # --replot redraws a PNG from the JSON alone (no railsim needed).
 rm -f "$TMP/out/a2a-ratio.png"
 RAILSIM=/nonexistent "$PY" "$EXP/rail-only/a2a-ratio" --replot -o "$TMP/out" >/dev/null 2>"$TMP/err" \
