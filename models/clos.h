@@ -64,9 +64,9 @@ uint64_t rs_clos_divisor_at_least(uint64_t n, uint64_t lo);
  * switches joined all to all inside the group, each switch with `p` NIC
  * ports and `h` global links to other groups. NICs sit on the switches
  * in blocks of `unit` switches (1, or an HB domain's k NICs with
- * topology.df_attach=spread): NIC n of domain n / unit is on switch
- * (n / unit / p) unit + n mod unit, so with unit 1 on switch n / p; G groups of a switches (the last switches may hold no NIC); c
- * parallel global links between every two groups, c = floor(a h / (G -
+ * topology.df_attach=spread): NIC n is on switch (n / unit / p) unit +
+ * n mod unit, so with unit 1 on switch n / p; G groups of a switches
+ * (the last switches may hold no NIC); c parallel global links between every two groups, c = floor(a h / (G -
  * 1)): group i's global ports, numbered switch by switch (port l on
  * switch l / h), take the other groups in turn by offset d = 1 .. G-1
  * (group (i + d) mod G), copy m at port m (G - 1) + d - 1, so the m-th

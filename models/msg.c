@@ -254,10 +254,12 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
          * side's anyway (rs_net_set_members). */
         uint32_t via = rs_rail_member(net, src, rs_gpu_rail(net, dst));
         uint32_t far = rs_rail_member(net, dst, rs_gpu_rail(net, src));
-        if (rs_gpu_member(net, via) || (rail_only && !rs_gpu_member(net, far)))
-            msg->leg_src = via;
-        else if (rail_only)
-            msg->leg_dst = far;
+        if (rs_pxn_relays(net, via)) {
+            if (rs_gpu_member(net, via) || !rs_gpu_member(net, far))
+                msg->leg_src = via;
+            else
+                msg->leg_dst = far;
+        }
     }
     if (RS_UNLIKELY(net->flt != NULL))
         rs_fault_note_send(net, msg->leg_src, msg->leg_dst);

@@ -204,7 +204,7 @@ int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K &&
            rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) && rs_cfg_pxn(&net->cfg) &&
-           (net->cfg.kind == RS_TOPO_RAIL_ONLY || rs_gpu_member(net, rs_rail_member(net, src, rs_gpu_rail(net, dst))));
+           rs_pxn_relays(net, rs_rail_member(net, src, rs_gpu_rail(net, dst)));
 }
 
 int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err)

@@ -130,6 +130,14 @@ static inline int rs_gpu_member(const rs_net *net, uint32_t g)
 {
     return !net->member || net->member[g];
 }
+/* Whether NCCL's cross-rail message whose PXN relay GPU would be `via`
+ * goes through an HB domain at all: NCCL relays only through its own
+ * job's GPUs; rail-only, with no other way across rails, forwards anyway
+ * (at the source's or the destination's domain: rs_msg_send). */
+static inline int rs_pxn_relays(const rs_net *net, uint32_t via)
+{
+    return rs_gpu_member(net, via) || net->cfg.kind == RS_TOPO_RAIL_ONLY;
+}
 /* The GPU of g's domain on rail c that a message leg uses: g itself when
  * g is on that rail, else the GPU with that rail's NIC. */
 static inline uint32_t rs_rail_member(const rs_net *net, uint32_t g, uint32_t c)

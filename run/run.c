@@ -279,8 +279,6 @@ static void run_free(rs_run_ctx *r)
     free(r->cap_comment);
 }
 
-/* A setup error: err's message after the scenario's name (when given and
- * the error is about the scenario), everything freed, the code returned. */
 /* A job on part of the cluster: its ranks' GPUs are the ones NCCL may
  * relay through (rs_net_set_members). */
 static int job_members(rs_net *net, const rs_trace *t, rs_err *err)
@@ -296,6 +294,8 @@ static int job_members(rs_net *net, const rs_trace *t, rs_err *err)
     return rc;
 }
 
+/* A setup error: err's message after the scenario's name (when given and
+ * the error is about the scenario), everything freed, the code returned. */
 static int setup_failed(rs_run_ctx *r, const char *name, int rc, rs_err *err)
 {
     if (name && err && err->msg[0]) {
