@@ -8,6 +8,7 @@
  */
 #include "netint.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "hindex.h"
@@ -63,13 +64,15 @@ int rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx, uint32_t *ind
 
 int rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx, uint32_t *first)
 {
-    if ((net->cb_resolve && (net->cb_resolve != resolve || net->cb_resolve_ctx != ctx)) ||
-        n > UINT32_MAX - 2 - net->ncbs)
+    if (!resolve || n > UINT32_MAX - 2 - net->ncbs)
         return RS_EINVAL;
     if (rs_array_reserve32((void **)&net->cbs, &net->capcbs, net->ncbs + n, sizeof *net->cbs, 16) != RS_OK)
         return RS_ENOMEM;
-    net->cb_resolve = resolve;
-    net->cb_resolve_ctx = ctx;
+    struct rs_net_cb_range *rg = realloc(net->cb_ranges, (net->ncb_ranges + 1) * sizeof *rg);
+    if (!rg)
+        return RS_ENOMEM;
+    net->cb_ranges = rg;
+    rg[net->ncb_ranges++] = (struct rs_net_cb_range){ net->ncbs, n, resolve, ctx };
     memset(net->cbs + net->ncbs, 0, (size_t)n * sizeof *net->cbs);
     *first = net->ncbs;
     net->ncbs += n;
@@ -98,7 +101,10 @@ const struct rs_net_cb *rs_net_cb_named(rs_net *net, uint32_t i)
 {
     if (i >= net->ncbs)
         return NULL;
-    if (!net->cbs[i].fn && net->cb_resolve)
-        net->cb_resolve(net->cb_resolve_ctx, net, i);
+    for (uint32_t k = 0; !net->cbs[i].fn && k < net->ncb_ranges; k++) {
+        const struct rs_net_cb_range *rg = &net->cb_ranges[k];
+        if (i >= rg->first && i - rg->first < rg->n)
+            rg->fn(rg->ctx, net, i);
+    }
     return net->cbs[i].fn ? &net->cbs[i] : NULL;
 }

@@ -251,11 +251,11 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
          * GPU, a fat tree sends from the source's NIC over the spine, and
          * rail-only, which must forward, takes the destination domain's
          * GPU on the source's rail if the job holds it, else the source
-         * side's anyway (rs_net_set_members). */
+         * side's anyway (rs_net_set_job). */
         uint32_t via = rs_rail_member(net, src, rs_gpu_rail(net, dst));
         uint32_t far = rs_rail_member(net, dst, rs_gpu_rail(net, src));
-        if (rs_pxn_relays(net, via)) {
-            if (rs_gpu_member(net, via) || !rs_gpu_member(net, far))
+        if (rs_pxn_relays(net, src, via)) {
+            if (rs_gpu_same_job(net, src, via) || !rs_gpu_same_job(net, dst, far))
                 msg->leg_src = via;
             else
                 msg->leg_dst = far;

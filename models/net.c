@@ -151,6 +151,7 @@ void rs_net_destroy(rs_net *net)
     free(net->plane_tiers);
     free(net->flows);
     free(net->cbs);
+    free(net->cb_ranges);
     rs_hindex_fini(&net->cbh);
     free(net->flow_free.ids);
     free(net->msgs);
@@ -204,24 +205,31 @@ int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K &&
            rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) && rs_cfg_pxn(&net->cfg) &&
-           rs_pxn_relays(net, rs_rail_member(net, src, rs_gpu_rail(net, dst)));
+           rs_pxn_relays(net, src, rs_rail_member(net, src, rs_gpu_rail(net, dst)));
+}
+
+int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, rs_err *err)
+{
+    if (job < 1 || job > RS_NET_JOBS_MAX)
+        return rs_err_set(err, RS_EINVAL, "job %u, expected 1 to %u", job, RS_NET_JOBS_MAX);
+    for (uint32_t i = 0; i < n; i++)
+        if (gpus[i] >= net->gpus)
+            return rs_err_set(err, RS_EINVAL, "GPU %u of the job, expected below %u", gpus[i], net->gpus);
+        else if (net->member && net->member[gpus[i]] && net->member[gpus[i]] != job)
+            return rs_err_set(err, RS_EINVAL, "GPU %u is job %u's, expected a free GPU", gpus[i],
+                              net->member[gpus[i]]);
+    if (!net->member && !(net->member = calloc(net->gpus, 1)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory marking the job's GPUs");
+    for (uint32_t i = 0; i < n; i++)
+        net->member[gpus[i]] = (uint8_t)job;
+    return RS_OK;
 }
 
 int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err)
 {
-    uint8_t *m = calloc(net->gpus, 1);
-    if (!m)
-        return rs_err_set(err, RS_ENOMEM, "out of memory marking the job's GPUs");
-    for (uint32_t i = 0; i < n; i++) {
-        if (gpus[i] >= net->gpus) {
-            free(m);
-            return rs_err_set(err, RS_EINVAL, "GPU %u of the job, expected below %u", gpus[i], net->gpus);
-        }
-        m[gpus[i]] = 1;
-    }
-    free(net->member);
-    net->member = m;
-    return RS_OK;
+    if (net->member)
+        memset(net->member, 0, net->gpus);
+    return rs_net_set_job(net, 1, gpus, n, err);
 }
 
 /* -- timers and running ------------------------------------------------- */

@@ -20,7 +20,7 @@ struct rs_net {
     rs_net_config cfg;
     uint32_t gpus, hb_size, domains;
     uint32_t nic_share, rails; /* topology.gpus_per_nic (at least 1); NICs (rails) per HB domain */
-    uint8_t *member;           /* per GPU: 1 if the job holds it (rs_net_set_members); NULL: every GPU */
+    uint8_t *member;           /* per GPU: the job holding it, 1.. (rs_net_set_job); 0: none; NULL: one job, every GPU */
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;
@@ -96,8 +96,10 @@ struct rs_net {
     struct rs_net_cb { rs_net_timer_fn fn; void *ctx; } *cbs;
     uint32_t ncbs, capcbs;
     rs_hindex cbh;             /* (fn, ctx) -> index, for rs_net_cb_find */
-    rs_net_cb_resolve_fn cb_resolve; /* binds a reserved index named before it was set (rs_net_cb_reserve) */
-    void *cb_resolve_ctx;
+    /* Reserved ranges (rs_net_cb_reserve), one per reserver (a replay per
+     * job): each binds its indices named before they were set. */
+    struct rs_net_cb_range { uint32_t first, n; rs_net_cb_resolve_fn fn; void *ctx; } *cb_ranges;
+    uint32_t ncb_ranges;
     uint64_t msgs_mine;        /* messages to GPUs of this process (their completions are counted here) */
     /* Timeline (net_timeline.c): NULL unless rs_net_timeline_start; tested only
      * off the per-hop path (PFC frames, drops, flow starts, completions). */
@@ -125,18 +127,19 @@ static inline uint32_t rs_rail_gpu(const rs_net *net, uint32_t d, uint32_t rail)
 {
     return d * net->hb_size + rail * net->nic_share;
 }
-/* Whether the job holds GPU g (NCCL relays only through its own GPUs). */
-static inline int rs_gpu_member(const rs_net *net, uint32_t g)
+/* Whether GPU g is of the same job as GPU a, which a job holds (NCCL
+ * relays only through its own job's GPUs). */
+static inline int rs_gpu_same_job(const rs_net *net, uint32_t a, uint32_t g)
 {
-    return !net->member || net->member[g];
+    return !net->member || (net->member[a] && net->member[g] == net->member[a]);
 }
-/* Whether NCCL's cross-rail message whose PXN relay GPU would be `via`
- * goes through an HB domain at all: NCCL relays only through its own
- * job's GPUs; rail-only, with no other way across rails, forwards anyway
- * (at the source's or the destination's domain: rs_msg_send). */
-static inline int rs_pxn_relays(const rs_net *net, uint32_t via)
+/* Whether NCCL's cross-rail message from src whose PXN relay GPU would be
+ * `via` goes through an HB domain at all: NCCL relays only through its
+ * own job's GPUs; rail-only, with no other way across rails, forwards
+ * anyway (at the source's or the destination's domain: rs_msg_send). */
+static inline int rs_pxn_relays(const rs_net *net, uint32_t src, uint32_t via)
 {
-    return rs_gpu_member(net, via) || net->cfg.kind == RS_TOPO_RAIL_ONLY;
+    return rs_gpu_same_job(net, src, via) || net->cfg.kind == RS_TOPO_RAIL_ONLY;
 }
 /* The GPU of g's domain on rail c that a message leg uses: g itself when
  * g is on that rail, else the GPU with that rail's NIC. */

@@ -102,7 +102,55 @@ int rs_placement_size(const char *spec, uint32_t gpus, uint32_t N, uint32_t *n, 
     return RS_OK;
 }
 
-static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed, uint32_t *out, rs_err *err)
+/* Whether GPU g is free: taken NULL (one job on the cluster) or not set. */
+static int is_free(const uint8_t *taken, uint32_t g)
+{
+    return !taken || !taken[g];
+}
+
+/* The domains of H GPUs whose every GPU is free, in order, into dom; the
+ * count. */
+static uint32_t free_domains(uint32_t D, uint32_t H, const uint8_t *taken, uint32_t *dom)
+{
+    uint32_t k = 0;
+    for (uint32_t d = 0; d < D; d++) {
+        uint32_t j = 0;
+        while (j < H && is_free(taken, d * H + j))
+            j++;
+        if (j == H)
+            dom[k++] = d;
+    }
+    return k;
+}
+
+/* packed and spread: whole free domains, first-fit (packed) or spaced
+ * evenly over the free ones (spread), local GPUs kept; with nothing taken
+ * packed is GPU g on g. A last partial domain takes the first free GPUs of
+ * the next whole free domain (packed) or its spread slot. */
+static int whole_domains(int spread, uint32_t n, uint32_t N, uint32_t H, const uint8_t *taken, uint32_t *out,
+                         rs_err *err)
+{
+    uint32_t D = N / H, d = (n + H - 1) / H;
+    uint32_t *dom = malloc((size_t)D * sizeof *dom);
+    if (!dom)
+        return rs_err_set(err, RS_ENOMEM, "out of memory placing the workload");
+    uint32_t F = free_domains(D, H, taken, dom);
+    if (F < d) {
+        free(dom);
+        return rs_err_set(err, RS_EINVAL, "workload.placement: %s needs %u whole free HB domains of %u GPUs, the "
+                          "cluster has %u; expected fragmented or random placement, or fewer GPUs",
+                          spread ? "spread" : "packed", d, H, F);
+    }
+    for (uint32_t g = 0; g < n; g++) {
+        uint64_t i = g / H;
+        out[g] = dom[spread ? i * F / d : i] * H + g % H;
+    }
+    free(dom);
+    return RS_OK;
+}
+
+static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed, const uint8_t *taken,
+                      uint32_t *out, rs_err *err)
 {
     uint32_t D = N / H;
     uint32_t *order = malloc((size_t)D * sizeof *order);
@@ -117,6 +165,9 @@ static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t
         order[i - 1] = order[j];
         order[j] = t;
     }
+    /* Each domain, partly free with probability `share`: a run of its
+     * free GPUs from a seeded offset (wrapping); other jobs' GPUs are
+     * stepped over. */
     uint32_t k = 0;
     for (uint32_t i = 0; i < D && k < n; i++) {
         uint32_t take = H, off = 0;
@@ -124,8 +175,13 @@ static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t
             take = 1 + rs_rng_below(&g, H - 1);
             off = rs_rng_below(&g, H);
         }
-        for (uint32_t j = 0; j < take && k < n; j++)
-            out[k++] = order[i] * H + (off + j) % H;
+        for (uint32_t j = 0, got = 0; j < H && got < take && k < n; j++) {
+            uint32_t gpu = order[i] * H + (off + j) % H;
+            if (is_free(taken, gpu)) {
+                out[k++] = gpu;
+                got++;
+            }
+        }
     }
     free(order);
     if (k < n)
@@ -139,34 +195,39 @@ static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t
 int rs_placement_gpus(const char *spec, uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed,
                       uint32_t *out, rs_err *err)
 {
+    return rs_placement_gpus_free(spec, n, N, H, share, seed, NULL, out, err);
+}
+
+int rs_placement_gpus_free(const char *spec, uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed,
+                           const uint8_t *taken, uint32_t *out, rs_err *err)
+{
     if (H == 0 || N % H)
         return rs_err_set(err, RS_EINVAL, "workload.placement: a cluster of %u GPUs in HB domains of %u has no "
                           "domains to place in", N, H);
+    uint32_t nfree = N;
+    for (uint32_t g = 0; taken && g < N; g++)
+        nfree -= taken[g] != 0;
     if (n > N)
         return rs_err_set(err, RS_EINVAL, "workload.gpus: %u GPUs do not fit a cluster of %u (topology.gpus)", n, N);
-    if (!spec[0] || !strcmp(spec, "packed")) {
-        for (uint32_t g = 0; g < n; g++)
-            out[g] = g;
-        return RS_OK;
-    }
-    if (!strcmp(spec, "spread")) {
-        uint64_t D = N / H, d = ((uint64_t)n + H - 1) / H;
-        for (uint32_t g = 0; g < n; g++)
-            out[g] = (uint32_t)((g / H) * D / d * H + g % H);
-        return RS_OK;
-    }
+    if (n > nfree)
+        return rs_err_set(err, RS_EINVAL, "workload.gpus: %u GPUs do not fit the %u free of the cluster's %u "
+                          "(topology.gpus)", n, nfree, N);
+    if (!spec[0] || !strcmp(spec, "packed") || !strcmp(spec, "spread"))
+        return whole_domains(!strcmp(spec, "spread"), n, N, H, taken, out, err);
     if (!strcmp(spec, "fragmented"))
-        return fragmented(n, N, H, share, seed, out, err);
+        return fragmented(n, N, H, share, seed, taken, out, err);
     if (!strcmp(spec, "random")) {
         uint32_t *all = malloc((size_t)N * sizeof *all);
         if (!all)
             return rs_err_set(err, RS_ENOMEM, "out of memory placing the workload");
         rs_rng g;
         rs_rng_init(&g, seed, 0x706c616365ull, 2);
+        uint32_t m = 0;
         for (uint32_t i = 0; i < N; i++)
-            all[i] = i;
-        for (uint32_t i = 0; i < n; i++) { /* the first n of a Fisher-Yates shuffle */
-            uint32_t j = i + rs_rng_below(&g, N - i), t = all[i];
+            if (is_free(taken, i))
+                all[m++] = i;
+        for (uint32_t i = 0; i < n; i++) { /* the first n of a Fisher-Yates shuffle of the free GPUs */
+            uint32_t j = i + rs_rng_below(&g, m - i), t = all[i];
             all[i] = all[j];
             all[j] = t;
         }
@@ -181,6 +242,10 @@ int rs_placement_gpus(const char *spec, uint32_t n, uint32_t N, uint32_t H, doub
         return rc;
     if (k != n)
         return rs_err_set(err, RS_EINVAL, "workload.placement: lists %u GPUs, expected %u", k, n);
+    for (uint32_t i = 0; i < n; i++)
+        if (!is_free(taken, out[i]))
+            return rs_err_set(err, RS_EINVAL, "workload.placement: GPU %u is an earlier job's; expected free GPUs",
+                              out[i]);
     uint32_t *s = malloc((size_t)n * sizeof *s);
     if (!s)
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the workload");
@@ -212,11 +277,16 @@ int rs_workload_place(const rs_workload_config *c, uint32_t N, uint32_t H, uint6
     uint32_t *to = malloc((size_t)n * sizeof *to);
     if (!to)
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the workload");
-    /* The trace keeps its GPU count (the job's); its ranks move. */
     if ((rc = rs_placement_gpus(own.placement, n, N, H, own.fragmentation, seed, to, err)) == RS_OK)
-        for (uint32_t r = 0; r < t->nranks; r++)
-            if (t->rank_gpu[r] < n)
-                t->rank_gpu[r] = to[t->rank_gpu[r]];
+        rs_trace_place(t, to, n);
     free(to);
     return rc;
+}
+
+void rs_trace_place(rs_trace *t, const uint32_t *to, uint32_t n)
+{
+    /* The trace keeps its GPU count (the job's); its ranks move. */
+    for (uint32_t r = 0; r < t->nranks; r++)
+        if (t->rank_gpu[r] < n)
+            t->rank_gpu[r] = to[t->rank_gpu[r]];
 }

@@ -103,7 +103,7 @@ static void iteration_end(rs_replay *r, uint32_t rank)
 /* The op record of rank's op o, completing now. */
 static void tl_op(rs_replay *r, uint32_t rank, const rs_op *o)
 {
-    rs_timeline_op_rec rec = { .rank = rank, .comm = RS_TL_NONE,
+    rs_timeline_op_rec rec = { .rank = r->tl_rank0 + rank, .comm = RS_TL_NONE,
                                .start_ps = r->op_t0[(size_t)rank * RS_STREAMS_MAX + o->stream],
                                .end_ps = rs_net_now(r->net), .bytes = o->bytes, .label = rs_replay_label(r, o) };
     switch ((rs_op_kind)o->kind) {
@@ -113,12 +113,12 @@ static void tl_op(rs_replay *r, uint32_t rank, const rs_op *o)
         break;
     case RS_OP_COLL:
         rec.op = rs_coll_op_name((rs_coll_op)o->coll);
-        rec.comm = rs_trace_slot(r->t, rank, o->comm);
+        rec.comm = r->tl_comm0 + rs_trace_slot(r->t, rank, o->comm);
         break;
     case RS_OP_SEND:
     case RS_OP_RECV:
         rec.op = o->kind == RS_OP_SEND ? "send" : "recv";
-        rec.comm = r->ncomms + o->dim;
+        rec.comm = r->tl_comm0 + r->ncomms + o->dim;
         break;
     }
     rs_timeline_op(r->tl, &rec);
@@ -458,6 +458,8 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
     if (rs_trace_ngpus(t) > rs_net_gpus(net))
         return rs_err_set(err, RS_EINVAL, "trace %s is for %u GPUs, but the network has %u (topology.gpus)",
                           rs_trace_name(t), rs_trace_ngpus(t), rs_net_gpus(net));
+    if (o->start_ps > RS_TIME_MAX / 2 - rs_net_now(net))
+        return rs_err_set(err, RS_EINVAL, "replay options: a start too late to be simulated");
     rs_replay *r = calloc(1, sizeof *r);
     if (!r)
         return rs_err_set(err, RS_ENOMEM, "out of memory creating the replay");
@@ -523,7 +525,7 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
         goto fail;
     for (uint32_t rank = 0; rank < r->nranks; rank++)
         r->rk[rank].c_op = RS_NONE;
-    rs_net_at(net, rs_net_now(net), ev_start, r, 0);
+    rs_net_at(net, rs_net_now(net) + o->start_ps, ev_start, r, 0);
     *out = r;
     return RS_OK;
 fail:

@@ -227,7 +227,7 @@ void rs_replay_tl_coll(rs_replay *r, rs_timeline *tl, const inst *in, rs_time st
         rs_replay_coll_req(r, in->comm, in->op, in->bytes, &req);
         rs_coll_algo_resolve(r->net, cm->comm, &req, &algo);
     }
-    rs_timeline_coll_rec rec = { .id = r->ncolls, .comm = in->comm, .nranks = cm->n, .bytes = in->bytes,
+    rs_timeline_coll_rec rec = { .id = r->tl_coll0 + r->ncolls, .comm = r->tl_comm0 + in->comm, .nranks = cm->n, .bytes = in->bytes,
                                  .start_ps = start, .end_ps = end, .op = rs_coll_op_name((rs_coll_op)in->op),
                                  .algo = rs_coll_algo_name(algo) };
     rs_timeline_coll(tl, &rec);

@@ -172,6 +172,12 @@ struct rs_replay {
     int status, finished, tail_done;
     rs_time t_last;  /* latest op completion */
     rs_timeline *tl; /* borrowed, or NULL */
+    /* One job of several on the network (rs_replay_set_timeline_job): its
+     * ranks', communicators' and collectives' ids start here in the
+     * timeline, and its names say the job; 0 and "" otherwise. */
+    uint32_t tl_rank0, tl_comm0;
+    uint64_t tl_coll0;
+    char tl_job[40];
     rs_time *op_t0;  /* [nranks * RS_STREAMS_MAX] with tl: start of each stream's running op */
     rs_tally **send_tally; /* [nranks * RS_STREAMS_MAX] once a rank sends: its running SEND's
                             * transfers (a stream runs one op at a time), NULL when none runs */

@@ -275,6 +275,23 @@ rs_time rs_replay_end_time(const rs_replay *r)
 
 /* ---- timeline ---------------------------------------------------------------- */
 
+int rs_replay_set_timeline_job(rs_replay *r, rs_timeline *tl, const char *job, uint32_t rank0, uint32_t comm0,
+                               uint64_t coll0, rs_err *err)
+{
+    if (!r || !job)
+        return rs_err_set(err, RS_EINVAL, "timeline: a replay and a job name are required");
+    snprintf(r->tl_job, sizeof r->tl_job, "%s", job);
+    r->tl_rank0 = rank0;
+    r->tl_comm0 = comm0;
+    r->tl_coll0 = coll0;
+    return rs_replay_set_timeline_part(r, tl, 1, err);
+}
+
+uint32_t rs_replay_tl_comms(const rs_replay *r)
+{
+    return r->ncomms + RS_DIM_COUNT;
+}
+
 int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err)
 {
     return rs_replay_set_timeline_part(r, tl, 1, err);
@@ -292,10 +309,11 @@ int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err
     r->tl = tl;
     if (!names)
         return RS_OK;
-    char name[64];
+    char name[96];
+    const char *job = r->tl_job;
     for (uint32_t rank = 0; rank < r->nranks; rank++) {
-        snprintf(name, sizeof name, "rank %u (gpu %u)", rank, r->gpu[rank]);
-        rs_timeline_name(tl, RS_TL_NS_RANK, rank, name);
+        snprintf(name, sizeof name, "rank %u (gpu %u%s%s)", rank, r->gpu[rank], job[0] ? ", job " : "", job);
+        rs_timeline_name(tl, RS_TL_NS_RANK, r->tl_rank0 + rank, name);
     }
     /* Communicators by dimension; tlstats derives the dimension from the
      * name up to its first '[' (analysis/tlstats.h). */
@@ -304,8 +322,9 @@ int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err
         rs_dim d = rs_trace_comm_dim(r->t, c);
         if ((unsigned)d >= RS_DIM_COUNT)
             d = RS_DIM_NONE;
-        snprintf(name, sizeof name, "%s[%u]", d == RS_DIM_NONE ? "comm" : rs_dim_name(d), nth[d]++);
-        rs_timeline_name(tl, RS_TL_NS_COMM, c, name);
+        snprintf(name, sizeof name, "%s[%u]%s%s%s", d == RS_DIM_NONE ? "comm" : rs_dim_name(d), nth[d]++,
+                 job[0] ? " (" : "", job, job[0] ? ")" : "");
+        rs_timeline_name(tl, RS_TL_NS_COMM, (uint64_t)r->tl_comm0 + c, name);
     }
     /* Point-to-point ops have no communicator: one per dimension stands in. */
     uint8_t p2p[RS_DIM_COUNT] = { 0 };
@@ -317,8 +336,9 @@ int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err
         }
     for (int d = 0; d < RS_DIM_COUNT; d++)
         if (p2p[d]) {
-            snprintf(name, sizeof name, "%s-p2p", d == RS_DIM_NONE ? "comm" : rs_dim_name((rs_dim)d));
-            rs_timeline_name(tl, RS_TL_NS_COMM, (uint64_t)r->ncomms + (uint64_t)d, name);
+            snprintf(name, sizeof name, "%s-p2p%s%s%s", d == RS_DIM_NONE ? "comm" : rs_dim_name((rs_dim)d),
+                     job[0] ? " (" : "", job, job[0] ? ")" : "");
+            rs_timeline_name(tl, RS_TL_NS_COMM, (uint64_t)r->tl_comm0 + r->ncomms + (uint64_t)d, name);
         }
     return RS_OK;
 }

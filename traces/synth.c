@@ -49,39 +49,52 @@ static void derangement(uint32_t *perm, uint32_t n, rs_rng *r)
     }
 }
 
-/* A message of synthetic traffic: nobody waits for it (the run goes to
- * idle); its tag is its index in the pattern. */
-static int synth_send(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
+/* Where a pattern runs: its GPUs (job GPU i is gpus[i]; NULL: GPU i is
+ * i), how its messages are sent and who is told of their arrival. */
+typedef struct synth_on {
+    const uint32_t *gpus;
+    uint32_t n;
+    uint32_t verbs;
+    rs_net_done_fn done;
+    void *ctx;
+} synth_on;
+
+/* A message of synthetic traffic between the pattern's GPUs src and dst;
+ * its tag is its index in the pattern. */
+static int synth_send(rs_net *net, const synth_on *on, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag)
 {
     rs_net_msg m;
     rs_net_msg_init(&m);
-    m.src = src;
-    m.dst = dst;
+    m.src = on->gpus ? on->gpus[src] : src;
+    m.dst = on->gpus ? on->gpus[dst] : dst;
     m.bytes = bytes;
     m.tag = tag;
-    m.verbs = 1; /* as perftest sends: NIC to NIC, forwarded only where no rail path exists */
+    m.verbs = on->verbs;
+    m.done = on->done;
+    m.ctx = on->ctx;
     return rs_net_send(net, &m);
 }
 
-static int send_all(rs_net *net, const uint32_t *src, const uint32_t *dst, size_t n, uint64_t bytes)
+static int send_all(rs_net *net, const synth_on *on, const uint32_t *src, const uint32_t *dst, size_t n,
+                    uint64_t bytes)
 {
     for (size_t i = 0; i < n; i++) {
-        int rc = synth_send(net, src[i], dst[i], bytes, i);
+        int rc = synth_send(net, on, src[i], dst[i], bytes, i);
         if (rc != RS_OK)
             return rc;
     }
     return RS_OK;
 }
 
-static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
+static int start_now(const rs_synth_config *c, const synth_on *on, rs_net *net, uint64_t seed)
 {
-    uint32_t n = rs_net_gpus(net);
+    uint32_t n = on->n;
     rs_rng r;
     rs_rng_init(&r, seed, SYNTH_RNG_ENTITY, (uint64_t)c->kind);
     int rc = RS_OK;
     switch (c->kind) {
     case RS_SYNTH_SINGLE:
-        return synth_send(net, c->src, c->dst, c->bytes, 0);
+        return synth_send(net, on, c->src, c->dst, c->bytes, 0);
     case RS_SYNTH_PERMUTATION: {
         uint32_t *perm = malloc((size_t)n * sizeof *perm);
         uint32_t *ids = malloc((size_t)n * sizeof *ids);
@@ -91,7 +104,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
             derangement(perm, n, &r);
             for (uint32_t i = 0; i < n; i++)
                 ids[i] = i;
-            rc = send_all(net, ids, perm, n, c->bytes);
+            rc = send_all(net, on, ids, perm, n, c->bytes);
         }
         free(perm);
         free(ids);
@@ -102,7 +115,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
          * implementations do, so no receiver is hit by everyone first. */
         for (uint32_t k = 1; k < n && rc == RS_OK; k++)
             for (uint32_t i = 0; i < n && rc == RS_OK; i++)
-                rc = synth_send(net, i, (i + k) % n, c->bytes, (uint64_t)k * n + i);
+                rc = synth_send(net, on, i, (i + k) % n, c->bytes, (uint64_t)k * n + i);
         return rc;
     case RS_SYNTH_INCAST: {
         /* fan_in distinct senders other than dst: a partial Fisher-Yates. */
@@ -118,7 +131,7 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
             uint32_t t = cand[i];
             cand[i] = cand[j];
             cand[j] = t;
-            rc = synth_send(net, cand[i], c->dst, c->bytes, i);
+            rc = synth_send(net, on, cand[i], c->dst, c->bytes, i);
         }
         free(cand);
         return rc;
@@ -131,19 +144,29 @@ static int start_now(const rs_synth_config *c, rs_net *net, uint64_t seed)
 
 static void ev_start(void *ctx, rs_net *net, uint64_t seed)
 {
-    int rc = start_now(ctx, net, seed);
+    /* Nobody waits for the messages (the run goes to idle); as perftest
+     * sends: NIC to NIC, forwarded only where no rail path exists. */
+    synth_on on = { .n = rs_net_gpus(net), .verbs = 1 };
+    int rc = start_now(ctx, &on, net, seed);
     if (rc != RS_OK)
         rs_sim_stop(rs_net_sim(net), rc);
 }
 
-int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err)
+static void ev_start_job(void *ctx, rs_net *net, uint64_t seed)
 {
-    /* c is kept until the start (ev_start), so it is read in place: every
-     * field start_now reads is a first-version field. */
+    const rs_synth_job *j = ctx;
+    synth_on on = { .gpus = j->gpus, .n = j->n, .verbs = j->verbs, .done = j->done, .ctx = j->ctx };
+    int rc = start_now(j->cfg, &on, net, seed);
+    if (rc != RS_OK)
+        rs_sim_stop(rs_net_sim(net), rc);
+}
+
+/* c against n GPUs, and its start time into *t. */
+static int synth_check(const rs_synth_config *c, uint32_t n, rs_time *t, rs_err *err)
+{
     if (!c || c->size < RS_SIZE_V1(rs_synth_config, group))
         return rs_err_set(err, RS_EINVAL, "traffic: a configuration of no known size (initialise it with "
                           "rs_synth_config_default)");
-    uint32_t n = rs_net_gpus(net);
     switch (c->kind) {
     case RS_SYNTH_SINGLE:
         if (c->src >= n)
@@ -169,9 +192,34 @@ int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err 
     default:
         return rs_err_set(err, RS_EINVAL, "traffic.kind: unknown traffic pattern");
     }
-    rs_time t;
-    if (rs_time_from_ns(c->start_ns, &t) != RS_OK)
+    if (rs_time_from_ns(c->start_ns, t) != RS_OK)
         return rs_err_set(err, RS_EINVAL, "traffic.start_ns: expected a non-negative time");
-    rs_net_at(net, t, ev_start, (void *)c, seed);
     return RS_OK;
+}
+
+int rs_synth_start_job(const rs_synth_job *j, rs_net *net, uint64_t seed, rs_time start, rs_err *err)
+{
+    rs_time t;
+    int rc = synth_check(j->cfg, j->n, &t, err);
+    if (rc != RS_OK)
+        return rc;
+    for (uint32_t i = 0; i < j->n; i++)
+        if (j->gpus[i] >= rs_net_gpus(net))
+            return rs_err_set(err, RS_EINVAL, "traffic: GPU %u of the job does not exist; expected 0 to %u",
+                              j->gpus[i], rs_net_gpus(net) - 1);
+    if (t > RS_TIME_MAX - start)
+        return rs_err_set(err, RS_EINVAL, "traffic.start_ns: too late a start");
+    rs_net_at(net, start + t, ev_start_job, (void *)j, seed);
+    return RS_OK;
+}
+
+int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err)
+{
+    /* c is kept until the start (ev_start), so it is read in place: every
+     * field start_now reads is a first-version field. */
+    rs_time t;
+    int rc = synth_check(c, rs_net_gpus(net), &t, err);
+    if (rc == RS_OK)
+        rs_net_at(net, t, ev_start, (void *)c, seed);
+    return rc;
 }

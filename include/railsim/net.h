@@ -406,6 +406,12 @@ RS_API int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst);
  * anyway). Until called every GPU is the job's. RS_EINVAL for a GPU
  * outside the network, RS_ENOMEM; the list is copied. */
 RS_API int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err);
+/* Several jobs on one network (docs/shared-clusters.md): the GPUs of job
+ * `job` (1 .. RS_NET_JOBS_MAX), added to those set before; a message
+ * relays by PXN only through a GPU of its source's job. RS_EINVAL for a
+ * GPU outside the network or already another job's, RS_ENOMEM. */
+#define RS_NET_JOBS_MAX 255u
+RS_API int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, rs_err *err);
 /* Messages sent so far between different rails that left through an HB
  * domain at their start: PXN, a verbs message on rail-only, or one that
  * faults already rerouted through the HB domains when it was sent. A

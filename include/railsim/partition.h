@@ -118,9 +118,10 @@ RS_API int rs_net_cb_register(rs_net *net, rs_net_timer_fn fn, void *ctx, uint32
  * in every process (at setup), and bind each with rs_net_cb_set once its
  * owner exists. An unset index named by another process (a mirrored
  * send's done, a shipped timer) is first given to resolve(ctx, net,
- * index), which must set it (else the run stops with RS_EINTERNAL). One
- * resolver per network. *first gets the first index. RS_EINVAL when
- * another resolver is installed or n is too many, RS_ENOMEM. */
+ * index), which must set it (else the run stops with RS_EINTERNAL). Each
+ * reservation has its own resolver (several replays on one network, one
+ * per job). *first gets the first index. RS_EINVAL when resolve is NULL
+ * or n is too many, RS_ENOMEM. */
 typedef void (*rs_net_cb_resolve_fn)(void *ctx, rs_net *net, uint32_t index);
 RS_API int rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, void *ctx, uint32_t *first);
 /* Bind (fn NULL: unbind) reserved or registered index i. RS_EINVAL for an

@@ -115,6 +115,15 @@ RS_API int rs_placement_gpus(const char *spec, uint32_t n, uint32_t N, uint32_t 
                              uint32_t *out, rs_err *err);
 RS_API int rs_workload_place(const rs_workload_config *c, uint32_t N, uint32_t H, uint64_t seed, rs_trace *t,
                              rs_err *err);
+/* rs_placement_gpus on a shared cluster (docs/shared-clusters.md): only
+ * GPUs whose taken[g] is 0 (earlier jobs' are not); packed and spread
+ * take whole free domains, fragmented and random step over taken GPUs, a
+ * list must name free ones. taken NULL: rs_placement_gpus. */
+/* Move the ranks of t, a trace of the job's n GPUs: the one on job GPU g
+ * to cluster GPU to[g]. */
+RS_API void rs_trace_place(rs_trace *t, const uint32_t *to, uint32_t n);
+RS_API int rs_placement_gpus_free(const char *spec, uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed,
+                                  const uint8_t *taken, uint32_t *out, rs_err *err);
 
 /* The GPU the workload computes on (gpu.h): its plan's (the system's
  * GPU c->gpu when the plan names none) or, for a trace, c->gpu's.
@@ -165,6 +174,9 @@ typedef struct rs_replay_opts {
      * communication takes, at most R / 2. */
     uint32_t hb_size;
     double hb_Bps, nic_Bps;
+    /* When the first iteration starts, after the current time (a job of a
+     * shared cluster that arrives later, docs/shared-clusters.md). */
+    rs_time start_ps;
 } rs_replay_opts;
 
 /* 1 iteration, algorithm auto, the collectives' default options,
@@ -180,6 +192,9 @@ static inline void rs_replay_opts_default(rs_replay_opts *o)
     o->coll_ctas = o->p2p_ctas = 0;
     o->jitter = 0;
     o->seed = 0;
+    o->hb_size = 0;
+    o->hb_Bps = o->nic_Bps = 0;
+    o->start_ps = 0;
 }
 
 typedef struct rs_replay rs_replay;
@@ -296,6 +311,15 @@ RS_API double rs_replay_progress(const rs_replay *r);
  * Write errors stay in tl (its close reports them). RS_EINVAL (NULL, or a
  * timeline already set), RS_ENOMEM. */
 RS_API int rs_replay_set_timeline(rs_replay *r, rs_timeline *tl, rs_err *err);
+/* The same for one job of several on the network (docs/shared-clusters.md):
+ * its ranks' ids start at rank0, its communicators' (and pseudo-
+ * communicators') at comm0, its collectives' at coll0, and every name
+ * says the job ("rank 3 (gpu 17, job dense)", "tp[0] (dense)").
+ * rs_replay_tl_comms: the communicator ids it takes (comm0 + that is the
+ * next job's). */
+RS_API int rs_replay_set_timeline_job(rs_replay *r, rs_timeline *tl, const char *job, uint32_t rank0,
+                                      uint32_t comm0, uint64_t coll0, rs_err *err);
+RS_API uint32_t rs_replay_tl_comms(const rs_replay *r);
 
 /* ---- partitioned runs (docs/parallel.md, "Replays") -------------------------
  * Under workload.sync=rank each rank runs where its GPU is: its ops start

@@ -62,6 +62,23 @@ static inline void rs_synth_config_default(rs_synth_config *c)
  * the run has passed the start time. */
 RS_API int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err *err);
 
+/* A pattern as one job of a shared cluster (docs/shared-clusters.md): on
+ * the job's n GPUs (its GPU i is gpus[i]; traffic.src, traffic.dst and
+ * the draws are over the job's), sent as raw verbs (verbs 1) or NCCL's
+ * (0), each arrival told to done(ctx, net, tag). Borrowed (*j, cfg, gpus)
+ * until the start. */
+typedef struct rs_synth_job {
+    const rs_synth_config *cfg;
+    const uint32_t *gpus;
+    uint32_t n;
+    uint32_t verbs;
+    rs_net_done_fn done;
+    void *ctx;
+} rs_synth_job;
+/* Check j's pattern against its GPUs and schedule its messages at start +
+ * traffic.start_ns. RS_EINVAL with err naming the key. */
+RS_API int rs_synth_start_job(const rs_synth_job *j, rs_net *net, uint64_t seed, rs_time start, rs_err *err);
+
 RS_END_DECLS
 
 #endif

@@ -788,13 +788,6 @@ static void cb_bind(void *ctx, rs_net *net, uint32_t index)
     CU_ASSERT_EQUAL(rs_net_cb_set(net, index, cb_note, s), RS_OK);
 }
 
-static void cb_other(void *ctx, rs_net *net, uint32_t index)
-{
-    (void)ctx;
-    (void)net;
-    (void)index;
-}
-
 static void test_callback_indices_found_reserved_and_resolved(void)
 {
     rs_net_config c;
@@ -811,12 +804,13 @@ static void test_callback_indices_found_reserved_and_resolved(void)
     CU_ASSERT_EQUAL_FATAL(rs_net_cb_register(net, cb_note, &ctxs[7], &again), RS_OK);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[7]), again);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &c), RS_NONE);
-    /* Reserved: unset until bound; one resolver per network. */
-    cb_seen seen = { 0 };
+    /* Reserved: unset until bound; each reservation with its own
+     * resolver (a replay per job), none without one. */
+    cb_seen seen = { 0 }, seen2 = { 0 };
     CU_ASSERT_EQUAL_FATAL(rs_net_cb_reserve(net, 4, cb_bind, &seen, &base), RS_OK);
     CU_ASSERT_EQUAL_FATAL(base, again + 1);
-    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_other, NULL, &next), RS_EINVAL);
-    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_bind, &seen, &next), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, NULL, NULL, &next), RS_EINVAL);
+    CU_ASSERT_EQUAL(rs_net_cb_reserve(net, 2, cb_bind, &seen2, &next), RS_OK);
     CU_ASSERT_EQUAL(next, base + 4);
     CU_ASSERT_EQUAL(rs_net_cb_set(net, base + 6, cb_note, &seen), RS_EINVAL);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), RS_NONE);
@@ -837,6 +831,13 @@ static void test_callback_indices_found_reserved_and_resolved(void)
     CU_ASSERT_EQUAL(seen.arg, 43);
     CU_ASSERT_EQUAL(rs_net_cb_set(net, base + 1, NULL, NULL), RS_OK);
     CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &seen), RS_NONE);
+    /* An index of the second reservation is bound by its own resolver. */
+    rs_net_timer_at_key(net, 3000, rs_sim_take_key(sim, net->nodes[1].entity), next + 1, 44);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(seen.resolves, 1);
+    CU_ASSERT_EQUAL(seen2.resolves, 1);
+    CU_ASSERT_EQUAL(seen2.resolved, next + 1);
+    CU_ASSERT_EQUAL(seen2.arg, 44);
     for (int i = 0; i < 300; i += 37)
         CU_ASSERT_EQUAL(rs_net_cb_find(net, cb_note, &ctxs[i]), i == 7 ? again : idx[i]);
     CU_ASSERT_EQUAL(rs_net_gpu_local(net, 0), 1);

@@ -653,6 +653,48 @@ static void test_replay_placement(void)
     rs_trace_destroy(t);
 }
 
+/* A shared cluster (rs_placement_gpus_free): with nothing taken every
+ * mode places as rs_placement_gpus does; with earlier jobs' GPUs taken,
+ * packed and spread take whole free domains only, fragmented and random
+ * step over taken GPUs, a list naming a taken GPU is refused, and too
+ * few free GPUs is one clear error. */
+static void test_replay_placement_shared(void)
+{
+    uint32_t g[64], h[64];
+    uint8_t taken[64] = { 0 };
+    rs_err err;
+    static const char *const modes[] = { "packed", "spread", "fragmented", "random" };
+    for (int m = 0; m < 4; m++) {
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus(modes[m], 24, 64, 8, 0.5, 9, g, &err), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus_free(modes[m], 24, 64, 8, 0.5, 9, taken, h, &err), RS_OK);
+        CU_ASSERT(memcmp(g, h, 24 * sizeof *g) == 0);
+    }
+    /* GPUs 0-11 (domain 0 and half of domain 1) and 40 are an earlier job's. */
+    for (uint32_t i = 0; i < 12; i++)
+        taken[i] = 1;
+    taken[40] = 1;
+    CU_ASSERT_EQUAL_FATAL(rs_placement_gpus_free("packed", 16, 64, 8, 0.5, 1, taken, g, &err), RS_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        CU_ASSERT_EQUAL(g[i], 16 + i); /* domains 2 and 3: the first whole free ones */
+    CU_ASSERT_EQUAL_FATAL(rs_placement_gpus_free("spread", 16, 64, 8, 0.5, 1, taken, g, &err), RS_OK);
+    for (uint32_t i = 0; i < 16; i++)
+        CU_ASSERT(!taken[g[i]] && g[i] / 8 != 5);
+    CU_ASSERT_EQUAL(rs_placement_gpus_free("packed", 48, 64, 8, 0.5, 1, taken, g, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "6 whole free HB domains") != NULL && strstr(err.msg, "has 5") != NULL);
+    for (int m = 2; m < 4; m++) {
+        uint32_t n = m == 2 ? 24 : 48; /* fragmented leaves part of each partial domain */
+        CU_ASSERT_EQUAL_FATAL(rs_placement_gpus_free(modes[m], n, 64, 8, 0.5, 3, taken, g, &err), RS_OK);
+        CU_ASSERT(distinct_below(g, n, 64));
+        for (uint32_t i = 0; i < n; i++)
+            CU_ASSERT(!taken[g[i]]);
+    }
+    CU_ASSERT_EQUAL(rs_placement_gpus_free("random", 52, 64, 8, 0.5, 3, taken, g, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "the 51 free") != NULL);
+    CU_ASSERT_EQUAL(rs_placement_gpus_free("12-15,40", 5, 64, 8, 0.5, 3, taken, g, &err), RS_EINVAL);
+    CU_ASSERT(strstr(err.msg, "GPU 40 is an earlier job's") != NULL);
+    CU_ASSERT_EQUAL(rs_placement_gpus_free("12-15,41", 5, 64, 8, 0.5, 3, taken, g, &err), RS_OK);
+}
+
 /* A small pipeline + TP + DP plan (1F1B, 4 micro-batches) replays to the
  * end, the same way twice, and iterations after the first are no longer
  * than the first (ranks run ahead into the next iteration). */
@@ -989,6 +1031,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_refuses_trace_larger_than_network),
     RS_CU_TEST(test_replay_workload_load_fills_dp_and_names_keys),
     RS_CU_TEST(test_replay_placement),
+    RS_CU_TEST(test_replay_placement_shared),
     RS_CU_TEST(test_replay_pipeline_plan_is_deterministic),
     RS_CU_TEST(test_replay_straggler_lengthens_synchronous_iteration),
     RS_CU_TEST(test_replay_compute_end_integrates_straggler_windows),
