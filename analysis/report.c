@@ -187,6 +187,24 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
     fprintf(out, "  drops       %s packets; deepest switch queue %s\n", str_u(s, "packets.dropped"),
             has_u(s, "max_queue_bytes") ? fmt_bytes(get_u(s, "max_queue_bytes")) : "-");
 
+    /* A shared cluster (docs/shared-clusters.md): a row per job. */
+    const json_t *jobs = get(s, "jobs");
+    if (json_is_array(jobs) && json_array_size(jobs)) {
+        fprintf(out, "\njobs (%zu), each against itself alone on the same GPUs\n", json_array_size(jobs));
+        fprintf(out, "  %-16s %-9s %6s %-12s %14s %14s %14s %10s\n", "job", "kind", "gpus", "placement", "time",
+                "alone", "exposed comm", "slowdown");
+        for (size_t i = 0; i < json_array_size(jobs); i++) {
+            const json_t *j = json_array_get(jobs, i);
+            const json_t *sd = get(j, "slowdown");
+            char slow[32] = "-";
+            if (json_is_number(sd))
+                snprintf(slow, sizeof slow, "%.4fx", json_number_value(sd));
+            fprintf(out, "  %-16s %-9s %6s %-12s %14s %14s %14s %10s\n", str_s(j, "name"), str_s(j, "kind"),
+                    str_u(j, "gpus"), str_s(j, "placement"), str_time(j, "time_ps"), str_time(j, "alone_time_ps"),
+                    str_time(j, "iteration.exposed_comm_ps.mean"), slow);
+        }
+    }
+
     const json_t *ports = get(s, "ports");
     size_t n = json_is_array(ports) ? json_array_size(ports) : 0;
     if (n == 0)

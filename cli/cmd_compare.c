@@ -487,6 +487,27 @@ static void table(FILE *f, int md, const run_pair *p)
     }
     if (json_object_get(ro, "collective"))
         row(f, md, "busbw", num(ro, "collective.busbw_GBps"), num(ft, "collective.busbw_GBps"), 1, " GB/s", 2, 1);
+    /* A shared cluster (docs/shared-clusters.md): each job's time and
+     * its slowdown beside the others, and what the cluster delivers: the
+     * workloads' iterations per second, summed. */
+    const json_t *jobs[2] = { json_object_get(ro, "jobs"), json_object_get(ft, "jobs") };
+    double tput[2] = { 0, 0 };
+    for (size_t k = 0; k < json_array_size(jobs[0]); k++) {
+        const json_t *ja = json_array_get(jobs[0], k), *jb = json_array_get(jobs[1], k);
+        char name[64];
+        snprintf(name, sizeof name, "job %s", json_string_value(json_object_get(ja, "name")));
+        row_q(f, md, name, num(ja, "time_ps"), num(jb, "time_ps"), Q_TIME, 1);
+        row(f, md, "  slowdown beside the others", num(ja, "slowdown"), num(jb, "slowdown"), 1, "x", 4, 0);
+        if (json_object_get(ja, "iteration")) { /* a workload's iterations; traffic has none */
+            tput[0] += 1e12 / num(ja, "time_ps");
+            tput[1] += 1e12 / num(jb, "time_ps");
+        }
+    }
+    if (tput[0] > 0 || tput[1] > 0) {
+        row(f, md, "jobs' iterations per second", tput[0], tput[1], 1, "", 2, 1);
+        row_q(f, md, "network cost per iteration/s", p->bom[0].cost_usd / tput[0], p->bom[1].cost_usd / tput[1],
+              Q_USD, 1);
+    }
     row_q(f, md, "bytes through HB domains", num(ro, "payload_bytes.hb"), num(ft, "payload_bytes.hb"), Q_BYTES, 1);
     row_q(f, md, "bytes through NICs", num(ro, "payload_bytes.nic"), num(ft, "payload_bytes.nic"), Q_BYTES, 1);
     row(f, md, "PFC pauses sent", num(ro, "pfc.pauses_sent"), num(ft, "pfc.pauses_sent"), 1, "", 0, 0);
@@ -523,6 +544,8 @@ static json_t *pair_json(const run_pair *p)
         json_object_set_new(side, "bound_ps", isnan(bound_ps(s)) ? json_null() : json_integer((json_int_t)bound_ps(s)));
         json_object_set(side, "iteration", json_object_get(s, "iteration") ? json_object_get(s, "iteration") : json_null());
         json_object_set(side, "collective", json_object_get(s, "collective") ? json_object_get(s, "collective") : json_null());
+        if (json_object_get(s, "jobs"))
+            json_object_set(side, "jobs", json_object_get(s, "jobs"));
         json_object_set(side, "payload_bytes", json_object_get(s, "payload_bytes"));
         json_object_set(side, "pfc", json_object_get(s, "pfc"));
         json_object_set(side, "cnp", json_object_get(s, "cnp"));

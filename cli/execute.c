@@ -171,6 +171,32 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
             fprintf(f, "  bound      network-only %s per iteration (rank %lld)\n", TIME(json_integer_value(b)),
                     (long long)json_integer_value(json_object_get(it, "bound_rank")));
     }
+    /* A shared cluster: one line per job (docs/shared-clusters.md). */
+    size_t k;
+    const json_t *job;
+    json_array_foreach(json_object_get(s, "jobs"), k, job) {
+        const json_t *jit = json_object_get(job, "iteration"), *tr = json_object_get(job, "traffic");
+        const json_t *t = json_object_get(job, "time_ps"), *sd = json_object_get(job, "slowdown");
+        fprintf(f, "  job        %s: %lld GPUs (%s), ", json_string_value(json_object_get(job, "name")),
+                (long long)JI(job, "gpus"), json_string_value(json_object_get(job, "placement")));
+        if (jit)
+            fprintf(f, "%s, ", json_string_value(json_object_get(jit, "name")));
+        else
+            fprintf(f, "%s over %s, ", json_string_value(json_object_get(tr, "kind")),
+                    json_string_value(json_object_get(job, "comm")));
+        if (!json_is_number(t)) {
+            fprintf(f, "did not complete\n");
+            continue;
+        }
+        fprintf(f, "%s%s", TIME(json_number_value(t)), jit ? " per iteration" : "");
+        if (jit && json_is_object(json_object_get(jit, "exposed_comm_ps")))
+            fprintf(f, ", exposed comm %s",
+                    TIME(JI(json_object_get(jit, "exposed_comm_ps"), "mean")));
+        if (json_is_number(sd))
+            fprintf(f, "; alone %s: slowdown %.4fx", TIME(json_number_value(json_object_get(job, "alone_time_ps"))),
+                    json_number_value(sd));
+        fputc('\n', f);
+    }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
             (long long)json_integer_value(json_object_get(pk, "delivered")),

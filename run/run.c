@@ -28,6 +28,7 @@ struct rs_result {
     int by_faults;
     char message[1024];
     char warning[160];
+    json_t *jobs;           /* a shared cluster's jobs (summary.json "jobs"), NULL: none */
     char part_note[200];
     rs_summary_store store; /* everything summary.json holds */
     json_t *summary;        /* written from store.d */
@@ -143,6 +144,8 @@ static int timeline_open(rs_run_ctx *r, rs_err *err)
         rs_net_faults_timeline_catchup(r->net); /* faults due at time 0 applied before the timeline existed */
     if (rc == RS_OK && r->replay)
         rc = rs_replay_set_timeline(r->replay, tl, err);
+    if (rc == RS_OK && r->jobs)
+        rc = rs_run_jobs_timeline(r, tl, err);
     if (rc == RS_OK && r->coll)
         rc = rs_collrun_set_timeline(r->coll, tl, err);
     if (rc != RS_OK) {
@@ -229,7 +232,8 @@ static int add_fault_free(rs_run_ctx *r)
     o.force = r->o->force;
     rs_result *fr = NULL;
     rs_err err;
-    int rc = rs_run_with(&b, &o, &fr, &err);
+    /* All its jobs, without their slowdowns' baselines. */
+    int rc = rs_run_only(&b, &o, RS_RUN_ALL_NO_ALONE, &fr, &err);
     const rs_result_data *bd = fr ? &fr->store.d : NULL;
     rs_result_fault_free *ff = &res->store.ff;
     const char *what0;
@@ -276,6 +280,7 @@ static void run_free(rs_run_ctx *r)
     rs_collrun_destroy(r->coll);
     rs_replay_destroy(r->replay);
     rs_trace_destroy(r->trace);
+    rs_run_jobs_free(r);
     free(r->cap_comment);
 }
 
@@ -343,7 +348,7 @@ static void explain(const rs_run_ctx *r)
          * the operation: what each blocked rank waits on (a replay), or
          * the collective. */
         char op[640] = "";
-        if (r->replay && r->replay_status != RS_OK)
+        if (r->replay_status != RS_OK)
             snprintf(op, sizeof op, "; %s", r->replay_err.msg);
         else if (r->coll)
             snprintf(op, sizeof op, "; operation: %s (%s) over %u ranks, %llu bytes, iteration %u of %u",
@@ -352,7 +357,7 @@ static void explain(const rs_run_ctx *r)
                      rs_collrun_iters(r->coll));
         snprintf(m, n, "run stopped: %s%s", rs_net_fault_errmsg(r->net), op);
         res->by_faults = 1;
-    } else if (r->replay && r->replay_status != RS_OK)
+    } else if (r->replay_status != RS_OK)
         snprintf(m, n, "run failed: %s", r->replay_err.msg);
     else if (r->coll && rs_collrun_errmsg(r->coll)[0])
         snprintf(m, n, "run failed: %s", rs_collrun_errmsg(r->coll));
@@ -431,6 +436,38 @@ static int run_settle(rs_run_ctx *r, rs_err *err)
     return RS_OK;
 }
 
+int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_trace *t, rs_time start,
+                        rs_replay **out, rs_err *err)
+{
+    const rs_scenario *sc = &r->sc;
+    rs_replay_opts ro;
+    rs_replay_opts_default(&ro);
+    ro.iterations = w->iterations;
+    ro.algo = w->algo;
+    ro.sync = w->sync;
+    ro.jitter = w->jitter;
+    ro.seed = sc->net.seed;
+    ro.start_ps = start;
+    /* The GPU the ranks compute on, for power and contention
+     * (docs/compute.md); none for a GPU without a preset. */
+    rs_err ge;
+    rs_gpu dev; /* the replay copies it */
+    if (rs_workload_gpu(w, &dev, &ge) == RS_OK) {
+        ro.gpu = &dev;
+        if (w->contention == RS_CONTENTION_ON ||
+            (w->contention == RS_CONTENTION_AUTO && sc->net.nccl.model == RS_NCCL_NCCL)) {
+            ro.coll_ctas = rs_coll_nccl_ctas(r->net, 0);
+            ro.p2p_ctas = rs_coll_nccl_ctas(r->net, 1);
+            /* NCCL's HBM traffic: the GPU's line rates (docs/compute.md). */
+            ro.hb_size = sc->net.hb_size;
+            ro.hb_Bps = sc->net.hb_gbps * 1e9 / 8;
+            ro.nic_Bps = sc->net.nic_gbps * 1e9 / 8 / (sc->net.gpus_per_nic > 1 ? sc->net.gpus_per_nic : 1);
+        }
+    }
+    int rc = rs_guard_check(sc, t, r->o->force, &r->est, err);
+    return rc == RS_OK ? rs_replay_create(t, r->net, &ro, out, err) : rc;
+}
+
 /* Build the network, resolve its faults, start the workload and check
  * the captures asked. On error everything is freed (setup_failed). */
 static int run_build(rs_run_ctx *r, rs_err *err)
@@ -446,7 +483,10 @@ static int run_build(rs_run_ctx *r, rs_err *err)
     if ((rc = rs_net_faults_start(r->net, &sc->faults, err)) != RS_OK)
         return setup_failed(r, name, rc, err);
     /* A straggler slows compute, and only a replayed workload computes. */
-    for (uint32_t i = 0; !rs_workload_active(&sc->workload) && i < rs_net_fault_count(r->net); i++) {
+    int computes = rs_workload_active(&sc->workload);
+    for (uint32_t k = 0; k < sc->njobs; k++)
+        computes |= !sc->jobs[k].has_traffic;
+    for (uint32_t i = 0; !computes && i < rs_net_fault_count(r->net); i++) {
         rs_net_fault_info fi;
         rs_net_fault_info_get(r->net, i, &fi);
         if (!strcmp(fi.kind, "straggler")) {
@@ -456,7 +496,9 @@ static int run_build(rs_run_ctx *r, rs_err *err)
         }
     }
     /* A workload replaces the synthetic traffic. */
-    if (rs_workload_active(&sc->workload)) {
+    if (sc->njobs) {
+        rc = rs_run_jobs_build(r, err);
+    } else if (rs_workload_active(&sc->workload)) {
         rs_workload_config w = sc->workload;
         snprintf(w.gpu, sizeof w.gpu, "%s", rs_scenario_gpu_name(sc));
         /* The job's GPUs (workload.gpus, workload.placement): its trace
@@ -469,35 +511,8 @@ static int run_build(rs_run_ctx *r, rs_err *err)
             rc = rs_workload_place(&w, N, sc->net.hb_size, sc->net.seed, r->trace, err);
         if (rc == RS_OK && n < N)
             rc = job_members(r->net, r->trace, err);
-        if (rc == RS_OK) {
-            rs_replay_opts ro;
-            rs_replay_opts_default(&ro);
-            ro.iterations = w.iterations;
-            ro.algo = w.algo;
-            ro.sync = w.sync;
-            ro.jitter = w.jitter;
-            ro.seed = sc->net.seed;
-            /* The GPU the ranks compute on, for power and contention
-             * (docs/compute.md); none for a GPU without a preset. */
-            rs_err ge;
-            rs_gpu dev; /* the replay copies it */
-            if (rs_workload_gpu(&w, &dev, &ge) == RS_OK) {
-                ro.gpu = &dev;
-                if (w.contention == RS_CONTENTION_ON ||
-                    (w.contention == RS_CONTENTION_AUTO && sc->net.nccl.model == RS_NCCL_NCCL)) {
-                    ro.coll_ctas = rs_coll_nccl_ctas(r->net, 0);
-                    ro.p2p_ctas = rs_coll_nccl_ctas(r->net, 1);
-                    /* NCCL's HBM traffic: the GPU's line rates (docs/compute.md). */
-                    ro.hb_size = sc->net.hb_size;
-                    ro.hb_Bps = sc->net.hb_gbps * 1e9 / 8;
-                    ro.nic_Bps = sc->net.nic_gbps * 1e9 / 8 /
-                                 (sc->net.gpus_per_nic > 1 ? sc->net.gpus_per_nic : 1);
-                }
-            }
-            rc = rs_guard_check(sc, r->trace, r->o->force, &r->est, err);
-            if (rc == RS_OK)
-                rc = rs_replay_create(r->trace, r->net, &ro, &r->replay, err);
-        }
+        if (rc == RS_OK)
+            rc = rs_run_replay_start(r, &w, r->trace, 0, &r->replay, err);
     } else if (sc->traffic.kind == RS_SYNTH_COLLECTIVE) {
         rc = rs_collrun_create(&sc->traffic, r->net, &r->coll, err);
     } else {
@@ -581,6 +596,11 @@ static int run_close(rs_run_ctx *r, rs_err *err)
         if (info->status == RS_OK)
             info->status = r->replay_status;
     }
+    if (r->jobs) {
+        rs_run_jobs_finish(r);
+        if (info->status == RS_OK)
+            info->status = r->replay_status;
+    }
     if (r->coll) {
         info->coll = r->coll;
         rs_collrun_times(r->coll, &r->iters_done);
@@ -624,6 +644,18 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     res->store.d.peak_rss_bytes = peak_rss();
     if (ports)
         res->summary = rs_summary_json(&r->sc, &res->store.d);
+    /* A shared cluster's jobs, each against itself alone on its GPUs. */
+    if (res->summary && r->jobs && (res->jobs = rs_run_jobs_json(r)) != NULL) {
+        if (r->only == RS_RUN_ALL && r->info.status != RS_EINTR)
+            rs_run_jobs_baselines(r, res->jobs);
+        if (json_object_set(res->summary, "jobs", res->jobs) != 0) {
+            json_decref(res->summary);
+            res->summary = NULL;
+        }
+    } else if (res->summary && r->jobs) {
+        json_decref(res->summary);
+        res->summary = NULL;
+    }
     if (res->summary)
         res->summary_text = rs_summary_text(res->summary, ports);
     free(ports);
@@ -646,13 +678,18 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
 
 int rs_run_with(const rs_scenario *sc, const rs_run_opts *opts, rs_result **out, rs_err *err)
 {
+    return rs_run_only(sc, opts, RS_RUN_ALL, out, err);
+}
+
+int rs_run_only(const rs_scenario *sc, const rs_run_opts *opts, int only, rs_result **out, rs_err *err)
+{
     rs_err_clear(err);
     *out = NULL;
     rs_run_opts o;
     rs_run_opts_default(&o);
     if (rs_versioned_take(&o, sizeof o, opts, RS_SIZE_V1(rs_run_opts, part)) != RS_OK)
         return rs_err_set(err, RS_EINVAL, "run options: of no known size (initialise them with rs_run_opts_default)");
-    rs_run_ctx r = { .o = &o, .sc = *sc, .outdir = o.outdir };
+    rs_run_ctx r = { .o = &o, .sc = *sc, .outdir = only < 0 ? o.outdir : NULL, .only = only };
     int rc, idle;
     if ((rc = run_settle(&r, err)) != RS_OK || (rc = run_build(&r, err)) != RS_OK)
         return rc;
@@ -695,6 +732,7 @@ void rs_result_destroy(rs_result *r)
     if (!r)
         return;
     json_decref(r->summary);
+    json_decref(r->jobs);
     free(r->summary_text);
     rs_summary_store_free(&r->store);
     free(r);
@@ -716,3 +754,4 @@ int rs_result_summary_brief(const rs_result *r, char **out)
     return *out ? RS_OK : RS_ENOMEM;
 }
 const rs_result_data *rs_result_data_get(const rs_result *r) { return &r->store.d; }
+const json_t *rs_result_jobs(const rs_result *res) { return res->jobs; }

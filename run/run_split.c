@@ -25,7 +25,9 @@ int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err)
     if (!part || part->ranks <= 1)
         return RS_OK;
     char cwhy[160];
-    if (r->replay && !rs_replay_splits(r->replay, cwhy, sizeof cwhy))
+    if (r->jobs)
+        snprintf(r->part_why, sizeof r->part_why, "a shared cluster's jobs are not split yet");
+    else if (r->replay && !rs_replay_splits(r->replay, cwhy, sizeof cwhy))
         snprintf(r->part_why, sizeof r->part_why, "the workload: %s", cwhy);
     else if (r->coll && !rs_collrun_splits(r->coll, cwhy, sizeof cwhy))
         snprintf(r->part_why, sizeof r->part_why, "the collective: %s", cwhy);

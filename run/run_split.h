@@ -35,6 +35,11 @@ typedef struct rs_run_ctx {
     rs_replay *replay;
     rs_trace *trace;
     char *cap_comment;    /* the pcapng section comment; NULL: none */
+    /* A shared cluster's jobs (run_jobs.c), sc.njobs of them; only: the
+     * one job run (alone on its GPUs, for its slowdown), or all
+     * (RS_RUN_ALL, RS_RUN_ALL_NO_ALONE: below). */
+    struct rs_run_job *jobs;
+    int only;
     uint32_t ncap;        /* ports captured */
     int want_tl;          /* o->outdir and timeline.enabled: a timeline is written */
     rs_timeline *tl;      /* DIR/timeline.msgpack (process 0) */
@@ -51,6 +56,34 @@ typedef struct rs_run_ctx {
     int replay_status;    /* rs_replay_finish's code, and its message: */
     rs_err replay_err;
 } rs_run_ctx;
+
+/* run.c: start the replay of trace t (workload w) on r's network at
+ * start after now, with the scenario's GPU side (docs/compute.md) and
+ * the resource guard's check. */
+int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_trace *t, rs_time start,
+                        rs_replay **out, rs_err *err);
+
+/* run_jobs.c: a shared cluster (docs/shared-clusters.md). build: place
+ * every job on the GPUs the ones before it left free, and start each
+ * (r->only's alone); RS_EINVAL with err naming the job. timeline: the
+ * jobs' replays write into tl. finish: after the run, each replay's
+ * status (the first failure is r->replay_status and r->replay_err).
+ * json: summary.json's "jobs" (NULL on ENOMEM); baselines: each job's
+ * alone time and slowdown set in jobs (rs_run_with over r->only). free:
+ * after the network. */
+int rs_run_jobs_build(rs_run_ctx *r, rs_err *err);
+int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err);
+void rs_run_jobs_finish(rs_run_ctx *r);
+json_t *rs_run_jobs_json(const rs_run_ctx *r);
+void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs);
+void rs_run_jobs_free(rs_run_ctx *r);
+/* run.c: rs_run_with with only job `only` run, or all of them with their
+ * slowdowns (RS_RUN_ALL) or without (RS_RUN_ALL_NO_ALONE). */
+#define RS_RUN_ALL (-1)
+#define RS_RUN_ALL_NO_ALONE (-2)
+int rs_run_only(const rs_scenario *sc, const rs_run_opts *opts, int only, rs_result **out, rs_err *err);
+/* run.c: the result's "jobs" (borrowed), NULL when none. */
+const json_t *rs_result_jobs(const rs_result *res);
 
 /* The kinds a scenario's timeline writes. */
 static inline uint32_t rs_run_tl_mask(const rs_scenario *sc)

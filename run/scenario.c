@@ -371,10 +371,19 @@ static int apply_text_json(rs_scenario *sc, const char *path, const char *text, 
 {
     json_t *root;
     int rc = rs_keys_parse(path, text, len, &root, err);
+    /* A shared cluster's jobs (scenario_jobs.c), then every other key. */
+    const json_t *jobs = rc == RS_OK ? json_object_get(root, "jobs") : NULL;
+    if (jobs && (rc = rs_scenario_jobs_parse(sc, jobs, path, err)) == RS_OK)
+        json_object_del(root, "jobs");
     if (rc == RS_OK)
         rc = rs_keys_apply_json(&table, sc, NULL, root, path, err);
     json_decref(root);
     return rc;
+}
+
+int rs_scenario_apply_json(rs_scenario *sc, const json_t *obj, const char *path, rs_err *err)
+{
+    return rs_keys_apply_json(&table, sc, NULL, obj, path, err);
 }
 
 /* ---- public ------------------------------------------------------------ */
@@ -437,6 +446,9 @@ static int check_args(const char *fn, const rs_scenario *sc, char *const *sets, 
 static int settle(rs_scenario *sc, rs_err *err)
 {
     rs_scenario_set_level(sc, sc->fidelity);
+    if (sc->njobs && rs_workload_active(&sc->workload))
+        return rs_err_set(err, RS_EINVAL, "jobs: each job runs its own workload; expected workload.plan and "
+                          "workload.trace unset outside the jobs array");
     return rs_fault_config_check(&sc->faults, err);
 }
 
@@ -715,7 +727,15 @@ int rs_scenario_dump(const rs_scenario *sc, char **out)
 
 json_t *rs_scenario_to_json(const rs_scenario *sc)
 {
-    return rs_keys_to_json(&table, sc);
+    json_t *j = rs_keys_to_json(&table, sc);
+    if (j && sc->njobs) {
+        json_t *jobs = rs_scenario_jobs_json(sc);
+        if (!jobs || json_object_set_new(j, "jobs", jobs) != 0) {
+            json_decref(j);
+            return NULL;
+        }
+    }
+    return j;
 }
 
 void rs_scenario_print_keys(FILE *f)

@@ -57,6 +57,22 @@ typedef enum {
 /* The system a scenario is unless it says otherwise. */
 #define RS_PRESET_DEFAULT RS_PRESET_DGX_H100
 
+/* One job of a shared cluster (docs/shared-clusters.md, "jobs"): its
+ * workload (a plan or trace, with the GPUs it takes: workload.gpus,
+ * workload.placement, workload.fragmentation) or its synthetic traffic.
+ * Plain value type. */
+#define RS_JOBS_MAX 8
+#define RS_JOB_NAME_MAX 32
+typedef enum { RS_JOB_COMM_AUTO = 0, RS_JOB_COMM_NCCL = 1, RS_JOB_COMM_VERBS = 2 } rs_job_comm;
+typedef struct rs_scenario_job {
+    char name[RS_JOB_NAME_MAX];  /* jobs[i].name; unique */
+    double start_us;             /* jobs[i].start_us: when it starts */
+    rs_job_comm comm;            /* jobs[i].comm: auto is verbs for traffic, nccl for a workload */
+    int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
+    rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */
+    rs_synth_config traffic;     /* jobs[i].traffic */
+} rs_scenario_job;
+
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */
     int preset;                    /* rs_scenario_preset: system.preset, applied before every other key */
@@ -66,7 +82,23 @@ typedef struct rs_scenario {
     rs_workload_config workload; /* workload.*: a training plan or trace to replay */
     rs_scenario_timeline timeline; /* timeline.* */
     rs_fault_config faults;        /* faults.*: fault injection (docs/faults-format.md) */
+    uint32_t njobs;                /* jobs: 0 = one job, the scenario's workload or traffic */
+    rs_scenario_job jobs[RS_JOBS_MAX];
 } rs_scenario;
+
+/* scenario_jobs.c: the "jobs" array of a scenario's JSON (path names
+ * the file in messages) into sc->jobs; RS_EINVAL with err naming
+ * jobs[i] and the key. */
+int rs_scenario_jobs_parse(rs_scenario *sc, const json_t *jobs, const char *path, rs_err *err);
+/* sc's jobs as a JSON array (json_decref it); NULL when out of memory. */
+json_t *rs_scenario_jobs_json(const rs_scenario *sc);
+/* Store the sections of obj into sc with the scenario's key table. */
+int rs_scenario_apply_json(rs_scenario *sc, const json_t *obj, const char *path, rs_err *err);
+/* Job i's comm, auto settled: 1 for raw verbs. */
+static inline int rs_scenario_job_verbs(const rs_scenario_job *j)
+{
+    return j->comm == RS_JOB_COMM_VERBS || (j->comm == RS_JOB_COMM_AUTO && j->has_traffic);
+}
 
 /* Every key at its default: the models' defaults (rs_net_config_default,
  * rs_synth_config_default, rs_capture_config_default,

@@ -585,3 +585,15 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
     }
     return o;
 }
+
+json_t *rs_summary_replay_json(const rs_replay *r)
+{
+    rs_summary_store s;
+    memset(&s, 0, sizeof s);
+    int ok = 1;
+    collect_iteration(r, &s, &ok);
+    json_t *o = ok ? iteration_json(&s.it) : NULL;
+    free(s.it_times);
+    free(s.name);
+    return o;
+}

@@ -54,5 +54,8 @@ char *rs_summary_ports_text(const rs_result_data *d);
  * ports_text in place of its placeholder, which leaves summary (the
  * object then has no "ports"). Caller: free; NULL on ENOMEM. */
 char *rs_summary_text(json_t *summary, const char *ports_text);
+/* A replay's figures as summary.json's "iteration" object (a shared
+ * cluster's job, run_jobs.c); NULL on ENOMEM. */
+json_t *rs_summary_replay_json(const rs_replay *r);
 
 #endif

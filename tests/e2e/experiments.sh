@@ -71,6 +71,11 @@ check "fragmentation: on a cluster of one leaf per rail whole domains in any ord
     "$TMP/out/fragmentation.json" \
     "(lambda r: r[('fragmented', 0.0)]['fat_vs_packed_pct'] == 0 and all(r[k]['runs'][n]['iter_ms'] > r[('packed', None)]['runs'][n]['iter_ms'] for k in (('fragmented', 1.0), ('random', None)) for n in ('rail-only', 'fat-tree')))({(x['placement'], x['fragmentation']): x for x in d})"
 
+run_exp shared/neighbours
+check "neighbours: two jobs sharing the cluster, each timed beside the other and alone on the same GPUs; packed on whole domains neither slows the other; at random a job is slower than packed" \
+    "$TMP/out/neighbours.json" \
+    "(lambda r: all(j['slowdown'] == 1.0 for k in ('rail-only', 'fat-tree') for j in r[('packed', k)]['jobs']) and all(abs(j['time_ms'] / j['alone_ms'] - j['slowdown']) < 1e-9 and j['slowdown'] > 0.95 for x in d for j in x['jobs']) and all(a['alone_ms'] > b['alone_ms'] for k in ('rail-only', 'fat-tree') for a, b in zip(r[('random', k)]['jobs'], r[('packed', k)]['jobs'])))({(x['placement'], x['kind']): x for x in d})"
+
 # --replot redraws a PNG from the JSON alone (no railsim needed).
 rm -f "$TMP/out/a2a-ratio.png"
 RAILSIM=/nonexistent "$PY" "$EXP/rail-only/a2a-ratio" --replot -o "$TMP/out" >/dev/null 2>"$TMP/err" \

@@ -36,6 +36,13 @@ run coll --set topology.gpus=16 --set traffic.kind=collective --set traffic.op=a
     --set traffic.bytes=262144 --set traffic.iters=3 --set timeline.sample_us=1
 run replay --set workload.plan=demo-dense --set topology.gpus=16 --set topology.radix=8 \
     --set topology.kind=rail-only --fault "20us link-down any-network-link 50us"
+# A shared cluster: two jobs (docs/shared-clusters.md).
+cat >"$TMP/jobs.json" <<'EOF'
+{"topology": {"gpus": 16}, "fidelity": "flow",
+ "jobs": [{"name": "dense", "gpus": 8, "placement": "random", "workload": {"plan": "demo-dense"}},
+          {"name": "bulk", "traffic": {"kind": "incast", "fan_in": 4}}]}
+EOF
+run jobs "$TMP/jobs.json"
 if "$RS" compare -q --set workload.plan=demo-dense --set topology.gpus=16 --set topology.radix=8 \
         --set timeline.heavy=false --sweep topology.nic_gbps=200,400 -o "$TMP/cmp" 2>"$TMP/stderr"; then
     ok "compare with a sweep"
@@ -60,14 +67,16 @@ expect_valid() {
     fi
 }
 expect_valid "summaries of run and compare" summary "$TMP/coll/summary.json" "$TMP/replay/summary.json" \
+    "$TMP/jobs/summary.json" \
     "$TMP"/cmp/case*/*/summary.json
 expect_valid "compare.json" compare "$TMP/cmp/compare.json" "$TMP/cmpdf/compare.json"
 # Every effective scenario is a scenario file (docs/summary-format.md), and
 # so are the repository's own.
-for d in coll replay; do
+for d in coll replay jobs; do
     json_get "$TMP/$d/summary.json" "__import__('json').dumps(d['scenario'])" >"$TMP/$d.scenario.json"
 done
-expect_valid "scenarios" scenario "$TMP/coll.scenario.json" "$TMP/replay.scenario.json" "$E2E/small.json" \
+expect_valid "scenarios" scenario "$TMP/coll.scenario.json" "$TMP/replay.scenario.json" "$TMP/jobs.scenario.json" \
+    "$E2E/small.json" \
     "$SRC"/bench/scenarios/*.json
 # ... with every key of the table in it.
 "$RS" help keys | awk 'NR > 1 {print $1}' | sort >"$TMP/keys"

@@ -88,6 +88,71 @@ static int set_one(const char *set, rs_scenario *sc, rs_err *err)
     return rs_scenario_load(sc, NULL, sets, 1, err);
 }
 
+/* ---- jobs (docs/shared-clusters.md) ------------------------------------- */
+
+/* A jobs array: each job's workload and traffic read with the scenario's
+ * keys over their defaults, gpus and placement lifted into its workload,
+ * comm settled (traffic: verbs, a workload: nccl); the dump loads back
+ * to the same scenario; bad jobs are refused naming jobs[i] and the key. */
+static void test_scenario_jobs(void)
+{
+    static rs_scenario sc, back;
+    rs_err err;
+    const char *text = "{\"topology\": {\"gpus\": 128},\n \"jobs\": ["
+                       "{\"name\": \"dense\", \"gpus\": 64, \"placement\": \"fragmented\", "
+                       "\"workload\": {\"plan\": \"demo-dense\", \"iterations\": 2}},"
+                       "{\"name\": \"bulk\", \"gpus\": 16, \"start_us\": 5, "
+                       "\"traffic\": {\"kind\": \"incast\", \"fan_in\": 4}}]}";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, NULL, 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.njobs, 2);
+    CU_ASSERT_STRING_EQUAL(sc.jobs[0].name, "dense");
+    CU_ASSERT_STRING_EQUAL(sc.jobs[0].workload.plan, "demo-dense");
+    CU_ASSERT_STRING_EQUAL(sc.jobs[0].workload.placement, "fragmented");
+    CU_ASSERT_EQUAL(sc.jobs[0].workload.gpus, 64);
+    CU_ASSERT_EQUAL(sc.jobs[0].workload.iterations, 2);
+    CU_ASSERT(!sc.jobs[0].has_traffic && !rs_scenario_job_verbs(&sc.jobs[0]));
+    CU_ASSERT(sc.jobs[1].has_traffic && rs_scenario_job_verbs(&sc.jobs[1]));
+    CU_ASSERT_EQUAL(sc.jobs[1].traffic.kind, RS_SYNTH_INCAST);
+    CU_ASSERT_EQUAL(sc.jobs[1].traffic.fan_in, 4);
+    CU_ASSERT_EQUAL(sc.jobs[1].start_us, 5.0);
+    char *dump = NULL;
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
+    CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
+    CU_ASSERT(scenarios_equal(&sc, &back));
+    CU_ASSERT_EQUAL(back.njobs, 2);
+    free(dump);
+    /* Without jobs the dump has no "jobs": single-job outputs are unchanged. */
+    defaults(&back);
+    json_t *j = rs_scenario_to_json(&back);
+    CU_ASSERT_PTR_NULL(json_object_get(j, "jobs"));
+    json_decref(j);
+    static const struct { const char *json, *says; } bad[] = {
+        { "{\"jobs\": []}", "jobs: expected an array of 1 to" },
+        { "{\"jobs\": {}}", "jobs: expected an array" },
+        { "{\"jobs\": [3]}", "jobs[0]: expected an object" },
+        { "{\"jobs\": [{\"name\": \"a\"}]}", "got neither" },
+        { "{\"jobs\": [{\"workload\": {\"plan\": \"demo-dense\"}, \"traffic\": {}}]}", "not both" },
+        { "{\"jobs\": [{\"gpu\": 8, \"traffic\": {}}]}", "jobs[0]: unknown key 'gpu'" },
+        { "{\"jobs\": [{\"traffic\": {\"kind\": \"permutatio\"}}]}", "jobs[0]: " },
+        { "{\"jobs\": [{\"traffic\": {\"kind\": \"collective\"}}]}", "not a job's traffic yet" },
+        { "{\"jobs\": [{\"gpus\": 8, \"workload\": {\"gpus\": 8, \"plan\": \"demo-dense\"}}]}",
+          "given twice" },
+        { "{\"jobs\": [{\"name\": \"a b\", \"traffic\": {}}]}", "jobs[0]: name" },
+        { "{\"jobs\": [{\"name\": \"a\", \"traffic\": {}}, {\"name\": \"a\", \"traffic\": {}}]}",
+          "jobs[1]: name: 'a' is also jobs[0]'s" },
+        { "{\"jobs\": [{\"comm\": \"verbs\", \"workload\": {\"plan\": \"demo-dense\"}}]}", "comm: a workload" },
+        { "{\"jobs\": [{\"comm\": \"rdma\", \"traffic\": {}}]}", "comm: expected auto, nccl or verbs" },
+        { "{\"jobs\": [{\"start_us\": -1, \"traffic\": {}}]}", "start_us" },
+        { "{\"workload\": {\"plan\": \"demo-dense\"}, \"jobs\": [{\"traffic\": {}}]}",
+          "expected workload.plan and workload.trace unset" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(load_one(bad[i].json, &err), RS_EINVAL);
+        ASSERT_MSG_HAS(err, bad[i].says);
+        ASSERT_ONE_LINE(err);
+    }
+}
+
 /* ---- defaults and applying values ------------------------------------- */
 
 /* system.preset applies before every other key, wherever it stands in
@@ -646,6 +711,7 @@ static const struct {
     CU_TestFunc fn;
 } scenario_tests[] = {
     TEST(test_scenario_defaults_when_no_file),
+    TEST(test_scenario_jobs),
     TEST(test_scenario_defaults_are_within_ranges),
     TEST(test_scenario_empty_object_keeps_defaults),
     TEST(test_scenario_applies_nested_file),

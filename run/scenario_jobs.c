@@ -1,0 +1,170 @@
+/*
+ * scenario_jobs.c - a scenario's "jobs" array (docs/shared-clusters.md):
+ * several jobs on one cluster, each with its own workload or synthetic
+ * traffic and the GPUs it takes. A job's "workload" and "traffic" objects
+ * are read with the scenario's own key table (the same keys, checked the
+ * same way), over the keys' defaults; its GPUs (gpus, placement,
+ * fragmentation) are workload keys given at the job's top level.
+ */
+#include "scenario.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "keys.h"
+
+static const char *const comm_names[] = { "auto", "nccl", "verbs" }; /* rs_job_comm order */
+
+/* err's message after "PATH: jobs[i]: ". */
+static int job_fail(rs_err *err, const char *path, uint32_t i, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int job_fail(rs_err *err, const char *path, uint32_t i, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return rs_err_set(err, RS_EINVAL, "%s: jobs[%u]: %s", path, i, what);
+}
+
+/* The job's workload and traffic sections: {"workload": {...the job's
+ * workload, with gpus, placement, fragmentation...}, "traffic": {...}}. */
+static int job_sections(const json_t *job, uint32_t i, const char *path, json_t **out, rs_err *err)
+{
+    static const char *const lifted[] = { "gpus", "placement", "fragmentation" };
+    const json_t *w = json_object_get(job, "workload"), *t = json_object_get(job, "traffic");
+    if ((w && !json_is_object(w)) || (t && !json_is_object(t)))
+        return job_fail(err, path, i, "%s: expected an object of %s keys", w && !json_is_object(w) ? "workload" :
+                        "traffic", w && !json_is_object(w) ? "workload" : "traffic");
+    json_t *ws = w ? json_deep_copy(w) : json_object(), *sec = json_object();
+    if (!ws || !sec || json_object_set_new(sec, "workload", ws) != 0) {
+        json_decref(sec);
+        return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
+    }
+    for (size_t k = 0; k < sizeof lifted / sizeof lifted[0]; k++) {
+        const json_t *v = json_object_get(job, lifted[k]);
+        if (!v)
+            continue;
+        if (json_object_get(ws, lifted[k])) {
+            json_decref(sec);
+            return job_fail(err, path, i, "%s: given twice (the job's and workload.%s); expected it once",
+                            lifted[k], lifted[k]);
+        }
+        json_object_set(ws, lifted[k], (json_t *)v);
+    }
+    if (t && json_object_set(sec, "traffic", (json_t *)t) != 0) {
+        json_decref(sec);
+        return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
+    }
+    *out = sec;
+    return RS_OK;
+}
+
+static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenario_job *out, rs_err *err)
+{
+    if (!json_is_object(job))
+        return job_fail(err, path, i, "expected an object with a name and a workload or traffic");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)job, key, v) {
+        if (strcmp(key, "name") && strcmp(key, "start_us") && strcmp(key, "comm") && strcmp(key, "workload") &&
+            strcmp(key, "traffic") && strcmp(key, "gpus") && strcmp(key, "placement") &&
+            strcmp(key, "fragmentation"))
+            return job_fail(err, path, i, "unknown key '%.60s'; expected name, gpus, placement, fragmentation, "
+                            "start_us, comm, workload or traffic", key);
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "job%u", i);
+    if ((v = json_object_get(job, "name"))) {
+        const char *s = json_string_value(v);
+        if (!s || !s[0] || strlen(s) >= sizeof out->name || strcspn(s, " \t\r\n\",") != strlen(s))
+            return job_fail(err, path, i, "name: expected a string of 1 to %d characters without spaces, "
+                            "quotes or commas", RS_JOB_NAME_MAX - 1);
+        snprintf(out->name, sizeof out->name, "%s", s);
+    }
+    if ((v = json_object_get(job, "start_us"))) {
+        if (!json_is_number(v) || !(json_number_value(v) >= 0) || json_number_value(v) > 1e12)
+            return job_fail(err, path, i, "start_us: expected a time from 0 to 1e12 us");
+        out->start_us = json_number_value(v);
+    }
+    if ((v = json_object_get(job, "comm"))) {
+        const char *s = json_string_value(v);
+        out->comm = RS_JOB_COMM_AUTO;
+        while (s && (size_t)out->comm < 3 && strcmp(s, comm_names[out->comm]))
+            out->comm++;
+        if (!s || out->comm > RS_JOB_COMM_VERBS)
+            return job_fail(err, path, i, "comm: expected auto, nccl or verbs");
+    }
+    /* The workload and traffic keys over their defaults. */
+    json_t *sec;
+    int rc = job_sections(job, i, path, &sec, err);
+    if (rc != RS_OK)
+        return rc;
+    rs_scenario tmp;
+    rs_scenario_default(&tmp);
+    rc = rs_scenario_apply_json(&tmp, sec, path, err);
+    json_decref(sec);
+    if (rc != RS_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return rs_err_set(err, rc, "jobs[%u]: %s", i, msg);
+    }
+    out->workload = tmp.workload;
+    out->traffic = tmp.traffic;
+    out->has_traffic = json_object_get(job, "traffic") != NULL;
+    if (out->has_traffic == rs_workload_active(&out->workload))
+        return job_fail(err, path, i, "expected a workload (workload.plan or workload.trace) or traffic, %s",
+                        out->has_traffic ? "not both" : "got neither");
+    if (out->has_traffic && out->traffic.kind == RS_SYNTH_COLLECTIVE)
+        return job_fail(err, path, i, "traffic.kind: a collective is not a job's traffic yet; expected single, "
+                        "permutation, all-to-all or incast, or the collective as a workload trace");
+    if (!out->has_traffic && out->comm == RS_JOB_COMM_VERBS)
+        return job_fail(err, path, i, "comm: a workload's collectives and sends are NCCL's; expected auto or "
+                        "nccl");
+    return RS_OK;
+}
+
+int rs_scenario_jobs_parse(rs_scenario *sc, const json_t *jobs, const char *path, rs_err *err)
+{
+    size_t n = json_array_size(jobs);
+    if (!json_is_array(jobs) || n == 0 || n > RS_JOBS_MAX)
+        return rs_err_set(err, RS_EINVAL, "%s: jobs: expected an array of 1 to %d jobs", path, RS_JOBS_MAX);
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = job_parse(json_array_get(jobs, i), i, path, &sc->jobs[i], err);
+        if (rc != RS_OK)
+            return rc;
+        for (uint32_t k = 0; k < i; k++)
+            if (!strcmp(sc->jobs[k].name, sc->jobs[i].name))
+                return job_fail(err, path, i, "name: '%s' is also jobs[%u]'s; expected a unique name",
+                                sc->jobs[i].name, k);
+    }
+    sc->njobs = (uint32_t)n;
+    return RS_OK;
+}
+
+json_t *rs_scenario_jobs_json(const rs_scenario *sc)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; arr && i < sc->njobs; i++) {
+        const rs_scenario_job *j = &sc->jobs[i];
+        rs_scenario tmp;
+        rs_scenario_default(&tmp);
+        tmp.workload = j->workload;
+        tmp.traffic = j->traffic;
+        json_t *all = rs_scenario_to_json(&tmp), *o = json_object();
+        int bad = !all || !o || json_object_set_new(o, "name", json_string(j->name)) ||
+                  json_object_set_new(o, "start_us", json_real(j->start_us)) ||
+                  json_object_set_new(o, "comm", json_string(comm_names[j->comm])) ||
+                  json_object_set(o, "workload", json_object_get(all, "workload")) ||
+                  (j->has_traffic && json_object_set(o, "traffic", json_object_get(all, "traffic")));
+        json_decref(all);
+        if (bad || json_array_append_new(arr, o)) {
+            json_decref(o);
+            json_decref(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}

@@ -1,0 +1,111 @@
+#!/bin/sh
+# A shared cluster (docs/shared-clusters.md): a scenario's "jobs" run at
+# once on one network, each placed on GPUs the jobs before it left free,
+# with per-job figures and slowdowns (against the job alone on the same
+# GPUs) in summary.json and `run`; the timeline names each job's ranks;
+# jobs that meet on oversubscribed links slow each other; a lone job in
+# the array is the same run as the scenario without the array; report
+# and compare show each job; bad jobs are refused as bad input.
+RS=$1; E2E=$2
+. "$E2E/lib.sh"
+
+# (1) Three jobs (dense, MoE, verbs traffic) at both fidelities on both networks.
+cat >"$TMP/three.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8},
+ "jobs": [{"name": "dense", "gpus": 16, "placement": "fragmented", "workload": {"plan": "demo-dense"}},
+          {"name": "moe",   "gpus": 16, "placement": "packed",     "workload": {"plan": "demo-moe"}},
+          {"name": "bulk",  "gpus": 8,  "placement": "random",     "traffic": {"kind": "permutation", "bytes": 4194304}}]}
+EOF
+for f in packet flow; do
+    for k in fat-tree rail-only; do
+        d="$TMP/$f-$k"
+        if ! "$RS" run --set fidelity=$f --set topology.kind=$k -o "$d" "$TMP/three.json" >"$d.out" 2>"$d.err"; then
+            fail "three jobs, $f, $k: run failed: $(head -1 "$d.err")"
+            continue
+        fi
+        v=$(json_get "$d/summary.json" "';'.join('%s:%d:%s:%s' % (j['name'], j['gpus'], j['kind'], j['comm'])
+            for j in d['jobs'])")
+        [ "$v" = "dense:16:workload:nccl;moe:16:workload:nccl;bulk:8:traffic:verbs" ] &&
+            ok "three jobs, $f, $k: summary jobs $v" || fail "three jobs, $f, $k: summary jobs $v"
+        # Each job complete, against itself alone: a slowdown near or above 1.
+        v=$(json_get "$d/summary.json" "all(j['time_ps'] > 0 and 0.95 < j['slowdown'] < 5 and
+            abs(j['time_ps'] / j['alone_time_ps'] - j['slowdown']) < 1e-9 for j in d['jobs'])")
+        [ "$v" = True ] && ok "three jobs, $f, $k: every job timed, alone and slowed" ||
+            fail "three jobs, $f, $k: times or slowdowns ($v)"
+        # The jobs' GPUs are disjoint; the MoE job packed on whole domains.
+        v=$(json_get "$d/summary.json" "(lambda s: len(s) == 40 and len(set(s)) == 40)(sum(([g for p in
+            j['gpu_ids'].split(',') for g in range(int(p.split('-')[0]), int(p.split('-')[-1]) + 1)]
+            for j in d['jobs']), []))")
+        [ "$v" = True ] && ok "three jobs, $f, $k: 40 distinct GPUs" || fail "three jobs, $f, $k: GPUs overlap ($v)"
+        [ "$(grep -c '^  job        ' "$d.out")" = 3 ] && grep -q '^  job        bulk: 8 GPUs (random), permutation over verbs, .*slowdown' "$d.out" &&
+            ok "three jobs, $f, $k: run prints a line per job" || fail "three jobs, $f, $k: run's job lines: $(grep job "$d.out")"
+        grep -aq 'rank 0 (gpu [0-9]*, job moe)' "$d/timeline.msgpack" && grep -aq 'tp\[0\] (dense)' "$d/timeline.msgpack" &&
+            ok "three jobs, $f, $k: the timeline names each job's ranks" || fail "three jobs, $f, $k: timeline names"
+    done
+done
+# The same inputs give the same outputs.
+mkdir -p "$TMP/b"
+"$RS" run -q --set fidelity=flow --set topology.kind=fat-tree -o "$TMP/b/flow-fat-tree" "$TMP/three.json" \
+    >/dev/null 2>&1
+same_runs "$TMP" "$TMP/b" flow-fat-tree && ok "three jobs: the same bytes twice" || fail "three jobs: runs differ"
+
+# (2) Two all-to-all jobs on an oversubscribed fat tree share its uplinks:
+# each is slower beside the other than alone.
+cat >"$TMP/two.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8, "radix": 16, "oversubscription": 4},
+ "jobs": [{"name": "a", "gpus": 32, "placement": "random", "traffic": {"kind": "all-to-all", "bytes": 1048576}},
+          {"name": "b", "gpus": 32, "placement": "random", "traffic": {"kind": "all-to-all", "bytes": 1048576}}]}
+EOF
+if "$RS" run -q -o "$TMP/two" "$TMP/two.json" >/dev/null 2>&1; then
+    v=$(json_get "$TMP/two/summary.json" "min(j['slowdown'] for j in d['jobs'])")
+    "$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.1 else 1)" "$v" &&
+        ok "two all-to-all jobs on shared uplinks: each slowed, least ${v}x" || fail "two jobs: slowdown $v"
+else
+    fail "two all-to-all jobs: run failed"
+fi
+
+# (3) One job in the array is the scenario without it: same iteration.
+cat >"$TMP/one.json" <<'EOF'
+{"topology": {"gpus": 64}, "fidelity": "flow",
+ "jobs": [{"name": "solo", "gpus": 32, "placement": "spread", "workload": {"plan": "demo-dense"}}]}
+EOF
+"$RS" run -q -o "$TMP/one" "$TMP/one.json" >/dev/null 2>&1 &&
+    "$RS" run -q -o "$TMP/plain" --set fidelity=flow --set workload.plan=demo-dense --set workload.gpus=32 \
+        --set workload.placement=spread >/dev/null 2>&1
+a=$(json_get "$TMP/one/summary.json" "int(d['jobs'][0]['time_ps']), d['jobs'][0]['slowdown']")
+b=$(json_get "$TMP/plain/summary.json" "int(d['iteration']['time_ps']), 1.0")
+[ "$a" = "$b" ] && ok "a lone job in the array is the plain scenario ($a)" || fail "lone job $a, plain $b"
+
+# (4) report and compare show the jobs.
+"$RS" report "$TMP/flow-fat-tree" >"$TMP/report.out" 2>&1
+grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&
+    grep -q '^  bulk  *traffic  *8 random ' "$TMP/report.out" &&
+    ok "report prints a row per job" || fail "report: $(grep -A4 '^jobs' "$TMP/report.out")"
+if "$RS" compare --set fidelity=flow -o "$TMP/cmp" "$TMP/three.json" >"$TMP/cmp.out" 2>"$TMP/cmp.err"; then
+    [ "$(grep -c 'slowdown beside the others' "$TMP/cmp.out")" = 3 ] && grep -q '^  job moe ' "$TMP/cmp.out" &&
+        grep -q "jobs' iterations per second" "$TMP/cmp.out" && grep -q 'network cost per iteration/s' "$TMP/cmp.out" &&
+        ok "compare: rows per job on both networks, and the cluster's" || fail "compare rows: $(grep job "$TMP/cmp.out")"
+    v=$(json_get "$TMP/cmp/compare.json" "[len(d['cases'][0][k]['jobs']) for k in ('rail_only', 'fat_tree')] if 'cases' in d else [len(d[k]['jobs']) for k in ('rail_only', 'fat_tree')]")
+    [ "$v" = "[3, 3]" ] && ok "compare.json: each side's jobs" || fail "compare.json jobs: $v"
+else
+    fail "compare of three jobs: $(head -1 "$TMP/cmp.err")"
+fi
+
+# (5) Bad jobs: exit 2, one sentence, no output.
+BAD_OUT="$TMP/bad"
+cat >"$TMP/full.json" <<'EOF'
+{"topology": {"gpus": 64}, "jobs": [{"name": "big", "gpus": 48, "placement": "random", "traffic": {}},
+  {"name": "late", "gpus": 24, "placement": "packed", "workload": {"plan": "demo-dense"}}]}
+EOF
+expect_bad "a job that does not fit" "jobs\[1\] (late): workload.gpus: 24 GPUs do not fit the 16 free" \
+    run -o "$TMP/bad" "$TMP/full.json"
+cat >"$TMP/whole.json" <<'EOF'
+{"topology": {"gpus": 64}, "jobs": [{"name": "frag", "placement": "0-3,8-11,16-19,24-27,32-35", "traffic": {}},
+  {"name": "packed", "gpus": 32, "placement": "packed", "traffic": {}}]}
+EOF
+expect_bad "packed without whole free domains" "jobs\[1\] (packed): workload.placement: packed needs 4 whole free HB domains of 8 GPUs, the cluster has 3" \
+    run -o "$TMP/bad" "$TMP/whole.json"
+echo '{"jobs": [{"name": "x", "traffic": {"kind": "incast"}, "priority": 3}]}' >"$TMP/key.json"
+expect_bad "an unknown job key" "jobs\[0\]: unknown key 'priority'" run -o "$TMP/bad" "$TMP/key.json"
+
+finish
