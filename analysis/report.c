@@ -203,6 +203,16 @@ static int print_summary(FILE *out, const char *path, const json_t *s)
                     str_u(j, "gpus"), str_s(j, "placement"), str_time(j, "time_ps"), str_time(j, "alone_time_ps"),
                     str_time(j, "iteration.exposed_comm_ps.mean"), slow);
         }
+        const json_t *in = get(s, "interference");
+        for (size_t i = 0; json_is_array(in) && i < json_array_size(in); i++) {
+            const json_t *x = json_array_get(in, i), *nm = get(x, "jobs"), *by = get(x, "bytes");
+            const json_t *b0 = json_array_get(by, 0), *b1 = json_array_get(by, 1);
+            fprintf(out, "  shared: %s and %s, %s ports, their bytes there %s and %s\n",
+                    json_is_string(json_array_get(nm, 0)) ? json_string_value(json_array_get(nm, 0)) : "-",
+                    json_is_string(json_array_get(nm, 1)) ? json_string_value(json_array_get(nm, 1)) : "-",
+                    str_u(x, "ports"), json_is_integer(b0) ? fmt_bytes((uint64_t)json_integer_value(b0)) : "-",
+                    json_is_integer(b1) ? fmt_bytes((uint64_t)json_integer_value(b1)) : "-");
+        }
     }
 
     const json_t *ports = get(s, "ports");

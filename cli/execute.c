@@ -197,6 +197,14 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
                     json_number_value(sd));
         fputc('\n', f);
     }
+    /* Where the jobs met: the ports both of a pair's data crossed. */
+    json_array_foreach(json_object_get(s, "interference"), k, job) {
+        const json_t *nm = json_object_get(job, "jobs"), *by = json_object_get(job, "bytes");
+        fprintf(f, "  shared     %s and %s: %lld ports (%lld of them GPUs' or NVSwitch's), their bytes there %s "
+                "and %s\n", json_string_value(json_array_get(nm, 0)), json_string_value(json_array_get(nm, 1)),
+                (long long)JI(job, "ports"), (long long)JI(job, "gpu_side_ports"), BYTES(json_integer_value(json_array_get(by, 0))),
+                BYTES(json_integer_value(json_array_get(by, 1))));
+    }
     fprintf(f, "  packets    %lld sent, %lld delivered, %lld dropped, %lld retransmitted\n",
             (long long)json_integer_value(json_object_get(pk, "sent")),
             (long long)json_integer_value(json_object_get(pk, "delivered")),

@@ -274,6 +274,8 @@ void rs_port_kick(rs_net *net, rs_port *p)
     p->busy_until = now + ser;
     p->tx_pkts++;
     p->tx_bytes += pkt->wire;
+    if (RS_UNLIKELY(net->job_tx != NULL) && pkt->type == RS_PKT_DATA)
+        rs_job_tx_add(net, (uint32_t)(p - net->ports), net->flows[pkt->flow].job, pkt->wire);
     if (RS_UNLIKELY(pkt->type == RS_PKT_CNP))
         p->cnp_sent++;
     if (RS_UNLIKELY(p->cap != NULL) && now >= net->cap_start && now < net->cap_end)

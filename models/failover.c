@@ -73,8 +73,9 @@ static int failover_restart(rs_net *net, uint32_t m)
     if (n > UINT32_MAX)
         return RS_ERANGE;
     msg->nchunks = (uint32_t)n;
-    msg->serial0 = net->flow_serial;
-    net->flow_serial += 3 * n;
+    uint64_t *ctr = rs_serial_ctr(net, msg->src);
+    msg->serial0 = *ctr;
+    *ctr += 3 * n;
     rs_relay_reset(msg); /* chunks still to be acknowledged from before are no longer its */
     msg->pipe = 1;
     msg->failing_over = 0;

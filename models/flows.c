@@ -47,9 +47,10 @@ void rs_slot_give(rs_free_ids *fr, uint32_t id)
 int rs_flow_new(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
                 uint32_t msg, uint32_t chunk, int via_hb, uint32_t *out)
 {
-    int rc = rs_flow_new_serial(net, src, dst, bytes, msg, chunk, via_hb, net->flow_serial, out);
+    uint64_t *ctr = rs_serial_ctr(net, msg < net->nmsgs ? net->msgs[msg].src : src);
+    int rc = rs_flow_new_serial(net, src, dst, bytes, msg, chunk, via_hb, *ctr, out);
     if (rc == RS_OK)
-        net->flow_serial++;
+        ++*ctr;
     return rc;
 }
 
@@ -75,6 +76,8 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
+    if (RS_UNLIKELY(net->job_tx != NULL) && msg < net->nmsgs)
+        f->job = net->member[net->msgs[msg].src];
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
     f->via = f->ugal_port = RS_NONE;
     f->home = net->flow_home; /* a partitioned run: this process's own send (msg.c), else RS_NONE */

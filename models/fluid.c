@@ -572,6 +572,8 @@ static void count_sent(rs_net *net, const rs_flow *f, const uint32_t *link, uint
         for (uint32_t i = 0; i < n; i++) {
             net->ports[pl[i]].tx_pkts += pk / n + (i < pk % n);
             net->ports[pl[i]].tx_bytes += by / n + (i < by % n);
+            if (RS_UNLIKELY(net->job_tx != NULL))
+                rs_job_tx_add(net, pl[i], f->job, by / n + (i < by % n));
         }
         net->st.packet_hops += pk;
     }

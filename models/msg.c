@@ -285,8 +285,9 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
     rs_relay_reset(msg);
-    msg->serial0 = net->flow_serial; /* its chunks' serials, whoever makes them when */
-    net->flow_serial += 3 * n;
+    uint64_t *ctr = rs_serial_ctr(net, src);
+    msg->serial0 = *ctr; /* its chunks' serials, whoever makes them when */
+    *ctr += 3 * n;
     if (net->pt.ops->premade_relays) {
         int rc = rs_relay_premake(net, m);
         if (rc != RS_OK)

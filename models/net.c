@@ -142,6 +142,8 @@ void rs_net_destroy(rs_net *net)
     free(net->ports);
     free(net->leaf_of_gpu);
     free(net->member);
+    free(net->job_tx);
+    free(net->job_serial);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -190,8 +192,9 @@ int rs_net_send(rs_net *net, const rs_net_msg *req)
 
 uint64_t rs_net_serials_reserve(rs_net *net, uint64_t n)
 {
-    uint64_t first = net->flow_serial;
-    net->flow_serial += n;
+    uint64_t *ctr = net->job_serial && net->cur_job ? &net->job_serial[net->cur_job] : &net->flow_serial;
+    uint64_t first = *ctr;
+    *ctr += n;
     return first;
 }
 
@@ -222,7 +225,37 @@ int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, 
         return rs_err_set(err, RS_ENOMEM, "out of memory marking the job's GPUs");
     for (uint32_t i = 0; i < n; i++)
         net->member[gpus[i]] = (uint8_t)job;
+    net->cur_job = job;
     return RS_OK;
+}
+
+int rs_net_jobs_serials(rs_net *net, rs_err *err)
+{
+    if (net->job_serial || net->flow_serial)
+        return rs_err_set(err, RS_EINVAL, "per-job flow serials: expected before any flow, once");
+    if (!(net->job_serial = calloc(RS_NET_JOBS_MAX + 1, sizeof *net->job_serial)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' flow serials");
+    for (uint32_t j = 1; j <= RS_NET_JOBS_MAX; j++)
+        net->job_serial[j] = (uint64_t)j << RS_NET_JOB_SERIAL_SHIFT;
+    return RS_OK;
+}
+
+int rs_net_jobs_count(rs_net *net, uint32_t njobs, rs_err *err)
+{
+    if (njobs < 1 || njobs > RS_NET_JOBS_MAX || !net->member || net->job_tx)
+        return rs_err_set(err, RS_EINVAL, "counting %u jobs: expected 1 to %u jobs set (rs_net_set_job), once",
+                          njobs, RS_NET_JOBS_MAX);
+    if (!(net->job_tx = calloc((size_t)net->nports * njobs, sizeof *net->job_tx)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory counting the jobs' bytes per port");
+    net->njob_tx = njobs;
+    return RS_OK;
+}
+
+uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job)
+{
+    return net->job_tx && port < net->nports && job >= 1 && job <= net->njob_tx
+               ? net->job_tx[(size_t)port * net->njob_tx + job - 1]
+               : 0;
 }
 
 int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err)

@@ -21,6 +21,10 @@ struct rs_net {
     uint32_t gpus, hb_size, domains;
     uint32_t nic_share, rails; /* topology.gpus_per_nic (at least 1); NICs (rails) per HB domain */
     uint8_t *member;           /* per GPU: the job holding it, 1.. (rs_net_set_job); 0: none; NULL: one job, every GPU */
+    uint64_t *job_tx;          /* rs_net_jobs_count: [port * njob_tx + job - 1] data bytes sent; NULL: not counted */
+    uint64_t *job_serial;      /* rs_net_jobs_serials: each job's next flow serial ([0]: unused); NULL: one space */
+    uint32_t cur_job;          /* the job rs_net_set_job named last: rs_net_serials_reserve's space */
+    uint32_t njob_tx;
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;
@@ -126,6 +130,20 @@ static inline uint32_t rs_gpu_rail(const rs_net *net, uint32_t g)
 static inline uint32_t rs_rail_gpu(const rs_net *net, uint32_t d, uint32_t rail)
 {
     return d * net->hb_size + rail * net->nic_share;
+}
+/* Several jobs counted (rs_net_jobs_count): port `port` sent `bytes` of
+ * job `job`'s data (0: no job's). */
+static inline void rs_job_tx_add(rs_net *net, uint32_t port, uint8_t job, uint64_t bytes)
+{
+    if (job && job <= net->njob_tx)
+        net->job_tx[(size_t)port * net->njob_tx + job - 1] += bytes;
+}
+/* The serial counter of flows from GPU g: its job's own space
+ * (rs_net_jobs_serials), else the network's. */
+static inline uint64_t *rs_serial_ctr(rs_net *net, uint32_t g)
+{
+    uint8_t j = net->job_serial && net->member ? net->member[g] : 0;
+    return j ? &net->job_serial[j] : &net->flow_serial;
 }
 /* Whether GPU g is of the same job as GPU a, which a job holds (NCCL
  * relays only through its own job's GPUs). */

@@ -648,7 +648,8 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     if (res->summary && r->jobs && (res->jobs = rs_run_jobs_json(r)) != NULL) {
         if (r->only == RS_RUN_ALL && r->info.status != RS_EINTR)
             rs_run_jobs_baselines(r, res->jobs);
-        if (json_object_set(res->summary, "jobs", res->jobs) != 0) {
+        if (json_object_set(res->summary, "jobs", res->jobs) != 0 ||
+            json_object_set_new(res->summary, "interference", rs_run_jobs_interference(r)) != 0) {
             json_decref(res->summary);
             res->summary = NULL;
         }

@@ -146,9 +146,16 @@ int rs_run_jobs_build(rs_run_ctx *r, rs_err *err)
             job_failed(&r->jobs[k], k, rc, err);
     }
     free(taken);
+    /* Each job draws its flows' serials (so their ECMP paths) from its own
+     * space: the same alone as beside the others. */
+    if (rc == RS_OK && J > 1)
+        rc = rs_net_jobs_serials(r->net, err);
     for (uint32_t k = 0; k < J && rc == RS_OK; k++)
         if ((r->only < 0 || (uint32_t)r->only == k) && (rc = job_start(r, k, err)) != RS_OK)
             job_failed(&r->jobs[k], k, rc, err);
+    /* Which ports each job's data crosses, for the interference table. */
+    if (rc == RS_OK && J > 1 && r->only < 0)
+        rc = rs_net_jobs_count(r->net, J, err);
     return rc;
 }
 
@@ -264,6 +271,47 @@ json_t *rs_run_jobs_json(const rs_run_ctx *r)
             return NULL;
         }
     }
+    return a;
+}
+
+json_t *rs_run_jobs_interference(const rs_run_ctx *r)
+{
+    uint32_t J = r->sc.njobs, P = rs_net_port_count(r->net);
+    json_t *a = json_array();
+    if (J < 2 || r->only >= 0)
+        return a;
+    for (uint32_t x = 1; a && x <= J; x++)
+        for (uint32_t y = x + 1; y <= J; y++) {
+            uint64_t ports = 0, gpu_side = 0, bx = 0, by = 0;
+            for (uint32_t p = 0; p < P; p++) {
+                uint64_t u = rs_net_job_tx_bytes(r->net, p, x), v = rs_net_job_tx_bytes(r->net, p, y);
+                if (u && v) {
+                    rs_net_port_info pi;
+                    ports++;
+                    bx += u;
+                    by += v;
+                    /* A GPU's NIC or HB port, or an NVSwitch port to a GPU:
+                     * one job's GPU carried the other's data (forwarding). */
+                    gpu_side += rs_net_port_info_get(r->net, p, &pi) == RS_OK &&
+                                (!strncmp(pi.name, "gpu", 3) || !strncmp(pi.name, "nvs", 3));
+                }
+            }
+            if (!ports)
+                continue;
+            json_t *o = json_object(), *names = json_array(), *bytes = json_array();
+            json_array_append_new(names, json_string(r->sc.jobs[x - 1].name));
+            json_array_append_new(names, json_string(r->sc.jobs[y - 1].name));
+            json_array_append_new(bytes, I(bx));
+            json_array_append_new(bytes, I(by));
+            json_object_set_new(o, "jobs", names);
+            json_object_set_new(o, "ports", I(ports));
+            json_object_set_new(o, "gpu_side_ports", I(gpu_side));
+            json_object_set_new(o, "bytes", bytes);
+            if (json_array_append_new(a, o)) {
+                json_decref(a);
+                return NULL;
+            }
+        }
     return a;
 }
 

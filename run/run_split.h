@@ -75,6 +75,10 @@ int rs_run_jobs_build(rs_run_ctx *r, rs_err *err);
 int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err);
 void rs_run_jobs_finish(rs_run_ctx *r);
 json_t *rs_run_jobs_json(const rs_run_ctx *r);
+/* summary.json's "interference": each pair of jobs whose data crossed
+ * the same ports (rs_net_jobs_count); [] with fewer than 2 jobs run;
+ * NULL on ENOMEM. */
+json_t *rs_run_jobs_interference(const rs_run_ctx *r);
 void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs);
 void rs_run_jobs_free(rs_run_ctx *r);
 /* run.c: rs_run_with with only job `only` run, or all of them with their

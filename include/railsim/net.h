@@ -412,6 +412,22 @@ RS_API int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_
  * GPU outside the network or already another job's, RS_ENOMEM. */
 #define RS_NET_JOBS_MAX 255u
 RS_API int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, rs_err *err);
+/* From now on count, per port and job 1 .. njobs, the data bytes (wire
+ * bytes of data frames, at flow level the frames the fluid estimates)
+ * each port sends for messages whose source GPU is the job's; a relay's
+ * legs count for its message's job. rs_net_job_tx_bytes reads them (0
+ * when not counted). RS_EINVAL before any rs_net_set_job or called
+ * twice, RS_ENOMEM. */
+RS_API int rs_net_jobs_count(rs_net *net, uint32_t njobs, rs_err *err);
+/* Give each job its own space of flow serials (entropy, ECMP hashes,
+ * QPNs), job j's from j << RS_NET_JOB_SERIAL_SHIFT: serials reserved
+ * (rs_net_serials_reserve) after rs_net_set_job(j) and flows sent from
+ * job j's GPUs then draw from it, so a job's flows take the same paths
+ * with other jobs beside it as alone. Call before any flow exists.
+ * RS_EINVAL (called twice, or late), RS_ENOMEM. */
+#define RS_NET_JOB_SERIAL_SHIFT 40
+RS_API int rs_net_jobs_serials(rs_net *net, rs_err *err);
+RS_API uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job);
 /* Messages sent so far between different rails that left through an HB
  * domain at their start: PXN, a verbs message on rail-only, or one that
  * faults already rerouted through the HB domains when it was sent. A

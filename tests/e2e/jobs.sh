@@ -60,6 +60,9 @@ if "$RS" run -q -o "$TMP/two" "$TMP/two.json" >/dev/null 2>&1; then
     v=$(json_get "$TMP/two/summary.json" "min(j['slowdown'] for j in d['jobs'])")
     "$PY" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.1 else 1)" "$v" &&
         ok "two all-to-all jobs on shared uplinks: each slowed, least ${v}x" || fail "two jobs: slowdown $v"
+    v=$(json_get "$TMP/two/summary.json" "[(x['jobs'], x['ports'] > 8, x['bytes'][0] > 0, x['bytes'][1] > 0) for x in d['interference']]")
+    [ "$v" = "[(['a', 'b'], True, True, True)]" ] && ok "two jobs: the interference table names the ports they shared" ||
+        fail "two jobs: interference $v"
 else
     fail "two all-to-all jobs: run failed"
 fi

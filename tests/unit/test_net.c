@@ -788,6 +788,53 @@ static void cb_bind(void *ctx, rs_net *net, uint32_t index)
     CU_ASSERT_EQUAL(rs_net_cb_set(net, index, cb_note, s), RS_OK);
 }
 
+/* Several jobs on one network: a GPU is one job's; counting and serial
+ * spaces start once, before any flow; a job's reserved serials come from
+ * its own space; each job's data bytes are counted on the ports it
+ * crosses (every hop carries at least its payload). */
+static uint64_t job_bytes(const rs_net *net, uint32_t job)
+{
+    uint64_t b = 0;
+    for (uint32_t p = 0; p < rs_net_port_count(net); p++)
+        b += rs_net_job_tx_bytes(net, p, job);
+    return b;
+}
+
+static void test_jobs_marked_counted_and_serialled_apart(void)
+{
+    rs_net_config c;
+    rs_fx_config(&c, 16, 8, 8);
+    rs_net *net = rs_fx_net(&c);
+    rs_err err;
+    const uint32_t a[] = { 0, 1, 8 }, b[] = { 2, 3, 9 }, clash[] = { 4, 8 };
+    CU_ASSERT_EQUAL(rs_net_jobs_count(net, 2, &err), RS_EINVAL); /* no job yet */
+    CU_ASSERT_EQUAL(rs_net_jobs_serials(net, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_jobs_serials(net, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL_FATAL(rs_net_set_job(net, 1, a, 3, &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_set_job(net, 2, b, 3, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_set_job(net, 3, clash, 2, &err), RS_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "GPU 8 is job 1's"));
+    CU_ASSERT_EQUAL(rs_net_set_job(net, 0, clash, 1, &err), RS_EINVAL);
+    CU_ASSERT_EQUAL_FATAL(rs_net_jobs_count(net, 2, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_net_jobs_count(net, 2, &err), RS_EINVAL);
+    /* Job 2's reservation comes from its own space (set_job named it last). */
+    CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 5), (uint64_t)2 << RS_NET_JOB_SERIAL_SHIFT);
+    rs_net_msg m;
+    rs_net_msg_init(&m);
+    m.src = 1, m.dst = 8, m.bytes = 40000; /* job 1, across the network */
+    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, &m), RS_OK);
+    rs_net_msg_init(&m);
+    m.src = 2, m.dst = 9, m.bytes = 20000; /* job 2 */
+    CU_ASSERT_EQUAL_FATAL(rs_net_send(net, &m), RS_OK);
+    rs_fx_run_idle(net);
+    uint64_t b1 = job_bytes(net, 1), b2 = job_bytes(net, 2);
+    CU_ASSERT(b1 >= 3 * 40000 && b1 < 4 * 40000 * 11 / 10);
+    CU_ASSERT(b2 >= 3 * 20000 && b2 < 4 * 20000 * 11 / 10);
+    CU_ASSERT_EQUAL(rs_net_job_tx_bytes(net, 0, 3), 0);
+    CU_ASSERT_EQUAL(rs_net_job_tx_bytes(net, rs_net_port_count(net), 1), 0);
+    rs_net_destroy(net);
+}
+
 static void test_callback_indices_found_reserved_and_resolved(void)
 {
     rs_net_config c;
@@ -885,6 +932,7 @@ static const rs_cu_test tally_tests[] = {
 
 static const rs_cu_test callbacks_tests[] = {
     RS_CU_TEST(test_callback_indices_found_reserved_and_resolved),
+    RS_CU_TEST(test_jobs_marked_counted_and_serialled_apart),
 };
 
 static void register_suites(void)
