@@ -234,7 +234,7 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     /* Across rails NCCL relays by PXN unless routing.pxn=off; raw verbs
      * (perftest) leave from the source's NIC and are forwarded only where
      * no network path joins the rails: on rail-only. */
-    int relay = xrail && (req->verbs ? rail_only : rs_cfg_pxn(&net->cfg));
+    int relay = xrail && (req->verbs ? rail_only : rs_src_pxn(net, src));
     if (xrail && rail_only && !relay)
         return send_started(net, m, RS_EUNREACH);
     if (RS_UNLIKELY(net->flt != NULL) && K > 1 && rs_fault_reroute_hb(net) &&

@@ -144,6 +144,7 @@ void rs_net_destroy(rs_net *net)
     free(net->member);
     free(net->job_tx);
     free(net->job_serial);
+    free(net->job_pxn);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -207,7 +208,7 @@ int rs_net_relayed(const rs_net *net, uint32_t src, uint32_t dst)
 {
     uint32_t K = net->hb_size;
     return K > 1 && src < net->gpus && dst < net->gpus && src / K != dst / K &&
-           rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) && rs_cfg_pxn(&net->cfg) &&
+           rs_gpu_rail(net, src) != rs_gpu_rail(net, dst) && rs_src_pxn(net, src) &&
            rs_pxn_relays(net, src, rs_rail_member(net, src, rs_gpu_rail(net, dst)));
 }
 
@@ -226,6 +227,17 @@ int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, 
     for (uint32_t i = 0; i < n; i++)
         net->member[gpus[i]] = (uint8_t)job;
     net->cur_job = job;
+    return RS_OK;
+}
+
+int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err *err)
+{
+    if (job < 1 || job > RS_NET_JOBS_MAX || (unsigned)pxn > RS_PXN_OFF)
+        return rs_err_set(err, RS_EINVAL, "job %u's routing.pxn %d: expected a job 1 to %u and auto, on or off", job,
+                          (int)pxn, RS_NET_JOBS_MAX);
+    if (!net->job_pxn && !(net->job_pxn = calloc(RS_NET_JOBS_MAX + 1, 1)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' forwarding");
+    net->job_pxn[job] = (uint8_t)(pxn + 1);
     return RS_OK;
 }
 

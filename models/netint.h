@@ -24,6 +24,7 @@ struct rs_net {
     uint64_t *job_tx;          /* rs_net_jobs_count: [port * njob_tx + job - 1] data bytes sent; NULL: not counted */
     uint64_t *job_serial;      /* rs_net_jobs_serials: each job's next flow serial ([0]: unused); NULL: one space */
     uint32_t cur_job;          /* the job rs_net_set_job named last: rs_net_serials_reserve's space */
+    uint8_t *job_pxn;          /* rs_net_set_job_pxn: [job] routing.pxn + 1 of the job, 0: the network's; NULL: none */
     uint32_t njob_tx;
 
     rs_node *nodes;
@@ -192,6 +193,17 @@ static inline void rs_ugal_release(rs_net *net, rs_flow *f)
 static inline int rs_cfg_pxn(const rs_net_config *c)
 {
     return c->pxn == RS_PXN_ON || (c->pxn == RS_PXN_AUTO && c->kind != RS_TOPO_DRAGONFLY);
+}
+
+/* The same for a message from GPU src: its job's routing.pxn where the
+ * job has its own (rs_net_set_job_pxn). */
+static inline int rs_src_pxn(const rs_net *net, uint32_t src)
+{
+    uint8_t j = net->job_pxn && net->member ? net->member[src] : 0;
+    if (!j || !net->job_pxn[j])
+        return rs_cfg_pxn(&net->cfg);
+    rs_net_config c = { .pxn = (rs_pxn_mode)(net->job_pxn[j] - 1), .kind = net->cfg.kind };
+    return rs_cfg_pxn(&c);
 }
 
 static inline int rs_part_owns_node(const rs_net *net, uint32_t node)

@@ -111,6 +111,8 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
     const rs_scenario *sc = &r->sc;
     rs_run_job *j = &r->jobs[k];
     int rc = rs_net_set_job(r->net, k + 1, j->gpus, j->n, err);
+    if (rc == RS_OK && j->cfg->pxn)
+        rc = rs_net_set_job_pxn(r->net, k + 1, (rs_pxn_mode)(j->cfg->pxn - 1), err);
     if (rc != RS_OK)
         return rc;
     if (rs_time_from_us(j->cfg->start_us, &j->start_ps) != RS_OK)

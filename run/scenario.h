@@ -69,6 +69,7 @@ typedef struct rs_scenario_job {
     double start_us;             /* jobs[i].start_us: when it starts */
     rs_job_comm comm;            /* jobs[i].comm: auto is verbs for traffic, nccl for a workload */
     int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
+    int pxn;                     /* jobs[i].routing.pxn + 1 (rs_pxn_mode); 0: the cluster's routing.pxn */
     rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */
     rs_synth_config traffic;     /* jobs[i].traffic */
 } rs_scenario_job;

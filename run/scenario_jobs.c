@@ -16,6 +16,12 @@
 
 static const char *const comm_names[] = { "auto", "nccl", "verbs" }; /* rs_job_comm order */
 
+/* routing.pxn's name (run/scenario.c's table spells them the same). */
+static const char *pxn_name(int pxn)
+{
+    return pxn == RS_PXN_ON ? "on" : pxn == RS_PXN_OFF ? "off" : "auto";
+}
+
 /* err's message after "PATH: jobs[i]: ". */
 static int job_fail(rs_err *err, const char *path, uint32_t i, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -54,6 +60,27 @@ static int job_sections(const json_t *job, uint32_t i, const char *path, json_t 
         }
         json_object_set(ws, lifted[k], (json_t *)v);
     }
+    /* Of the routing section, a job has its own forwarding only. */
+    const json_t *rt = json_object_get(job, "routing");
+    if (rt) {
+        const char *k;
+        const json_t *v;
+        if (!json_is_object(rt)) {
+            json_decref(sec);
+            return job_fail(err, path, i, "routing: expected an object with routing.pxn");
+        }
+        json_object_foreach((json_t *)rt, k, v) {
+            if (strcmp(k, "pxn")) {
+                json_decref(sec);
+                return job_fail(err, path, i, "routing.%.60s: the cluster's, not a job's; expected only "
+                                "routing.pxn in a job", k);
+            }
+        }
+        if (json_object_set(sec, "routing", (json_t *)rt) != 0) {
+            json_decref(sec);
+            return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
+        }
+    }
     if (t && json_object_set(sec, "traffic", (json_t *)t) != 0) {
         json_decref(sec);
         return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
@@ -71,9 +98,9 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     json_object_foreach((json_t *)job, key, v) {
         if (strcmp(key, "name") && strcmp(key, "start_us") && strcmp(key, "comm") && strcmp(key, "workload") &&
             strcmp(key, "traffic") && strcmp(key, "gpus") && strcmp(key, "placement") &&
-            strcmp(key, "fragmentation"))
+            strcmp(key, "fragmentation") && strcmp(key, "routing"))
             return job_fail(err, path, i, "unknown key '%.60s'; expected name, gpus, placement, fragmentation, "
-                            "start_us, comm, workload or traffic", key);
+                            "start_us, comm, routing, workload or traffic", key);
     }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "job%u", i);
@@ -113,6 +140,8 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     }
     out->workload = tmp.workload;
     out->traffic = tmp.traffic;
+    if (json_object_get(json_object_get(job, "routing"), "pxn"))
+        out->pxn = (int)tmp.net.pxn + 1;
     out->has_traffic = json_object_get(job, "traffic") != NULL;
     if (out->has_traffic == rs_workload_active(&out->workload))
         return job_fail(err, path, i, "expected a workload (workload.plan or workload.trace) or traffic, %s",
@@ -159,6 +188,11 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
                   json_object_set_new(o, "comm", json_string(comm_names[j->comm])) ||
                   json_object_set(o, "workload", json_object_get(all, "workload")) ||
                   (j->has_traffic && json_object_set(o, "traffic", json_object_get(all, "traffic")));
+        if (!bad && j->pxn) {
+            json_t *rt = json_object();
+            bad = !rt || json_object_set_new(rt, "pxn", json_string(pxn_name(j->pxn - 1))) ||
+                  json_object_set_new(o, "routing", rt);
+        }
         json_decref(all);
         if (bad || json_array_append_new(arr, o)) {
             json_decref(o);

@@ -426,6 +426,9 @@ RS_API int rs_net_jobs_count(rs_net *net, uint32_t njobs, rs_err *err);
  * with other jobs beside it as alone. Call before any flow exists.
  * RS_EINVAL (called twice, or late), RS_ENOMEM. */
 #define RS_NET_JOB_SERIAL_SHIFT 40
+/* Job `job`'s own routing.pxn: its messages relay by PXN or not as pxn
+ * says, whatever the network's routing.pxn. RS_EINVAL, RS_ENOMEM. */
+RS_API int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err *err);
 RS_API int rs_net_jobs_serials(rs_net *net, rs_err *err);
 RS_API uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job);
 /* Messages sent so far between different rails that left through an HB

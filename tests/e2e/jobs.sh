@@ -79,6 +79,18 @@ a=$(json_get "$TMP/one/summary.json" "int(d['jobs'][0]['time_ps']), d['jobs'][0]
 b=$(json_get "$TMP/plain/summary.json" "int(d['iteration']['time_ps']), 1.0")
 [ "$a" = "$b" ] && ok "a lone job in the array is the plain scenario ($a)" || fail "lone job $a, plain $b"
 
+# A job's own routing.pxn: off for one of two MoE jobs halves the relays.
+cat >"$TMP/pxn.json" <<'EOF'
+{"topology": {"gpus": 64}, "fidelity": "flow",
+ "jobs": [{"name": "a", "gpus": 32, "placement": "spread", "workload": {"plan": "demo-moe"}},
+          {"name": "b", "gpus": 32, "workload": {"plan": "demo-moe"}}]}
+EOF
+sed 's/"name": "b",/"name": "b", "routing": {"pxn": "off"},/' "$TMP/pxn.json" >"$TMP/pxn-off.json"
+a=$("$RS" run "$TMP/pxn.json" 2>&1 | sed -n 's/^  forwarding \([0-9]*\) of.*/\1/p')
+b=$("$RS" run "$TMP/pxn-off.json" 2>&1 | sed -n 's/^  forwarding \([0-9]*\) of.*/\1/p')
+[ -n "$a" ] && [ "$a" -gt 0 ] && [ "$((a / 2))" = "$b" ] && ok "a job's routing.pxn=off: $b of $a relays left" ||
+    fail "a job's routing.pxn: relays $a, with one job off $b"
+
 # (4) report and compare show the jobs.
 "$RS" report "$TMP/flow-fat-tree" >"$TMP/report.out" 2>&1
 grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&

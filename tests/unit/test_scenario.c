@@ -101,7 +101,7 @@ static void test_scenario_jobs(void)
     const char *text = "{\"topology\": {\"gpus\": 128},\n \"jobs\": ["
                        "{\"name\": \"dense\", \"gpus\": 64, \"placement\": \"fragmented\", "
                        "\"workload\": {\"plan\": \"demo-dense\", \"iterations\": 2}},"
-                       "{\"name\": \"bulk\", \"gpus\": 16, \"start_us\": 5, "
+                       "{\"name\": \"bulk\", \"gpus\": 16, \"start_us\": 5, \"routing\": {\"pxn\": \"off\"}, "
                        "\"traffic\": {\"kind\": \"incast\", \"fan_in\": 4}}]}";
     CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, NULL, 0, &err), RS_OK);
     CU_ASSERT_EQUAL(sc.njobs, 2);
@@ -115,11 +115,14 @@ static void test_scenario_jobs(void)
     CU_ASSERT_EQUAL(sc.jobs[1].traffic.kind, RS_SYNTH_INCAST);
     CU_ASSERT_EQUAL(sc.jobs[1].traffic.fan_in, 4);
     CU_ASSERT_EQUAL(sc.jobs[1].start_us, 5.0);
+    CU_ASSERT_EQUAL(sc.jobs[0].pxn, 0); /* the cluster's */
+    CU_ASSERT_EQUAL(sc.jobs[1].pxn, RS_PXN_OFF + 1);
     char *dump = NULL;
     CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
     CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
     CU_ASSERT(scenarios_equal(&sc, &back));
     CU_ASSERT_EQUAL(back.njobs, 2);
+    CU_ASSERT_EQUAL(back.jobs[1].pxn, RS_PXN_OFF + 1);
     free(dump);
     /* Without jobs the dump has no "jobs": single-job outputs are unchanged. */
     defaults(&back);
@@ -143,6 +146,9 @@ static void test_scenario_jobs(void)
         { "{\"jobs\": [{\"comm\": \"verbs\", \"workload\": {\"plan\": \"demo-dense\"}}]}", "comm: a workload" },
         { "{\"jobs\": [{\"comm\": \"rdma\", \"traffic\": {}}]}", "comm: expected auto, nccl or verbs" },
         { "{\"jobs\": [{\"start_us\": -1, \"traffic\": {}}]}", "start_us" },
+        { "{\"jobs\": [{\"routing\": {\"ecmp\": \"packet\"}, \"traffic\": {}}]}",
+          "routing.ecmp: the cluster's, not a job's" },
+        { "{\"jobs\": [{\"routing\": {\"pxn\": \"sometimes\"}, \"traffic\": {}}]}", "routing.pxn" },
         { "{\"workload\": {\"plan\": \"demo-dense\"}, \"jobs\": [{\"traffic\": {}}]}",
           "expected workload.plan and workload.trace unset" },
     };
