@@ -17,6 +17,9 @@ DIR/plots/:
   fct_cdf.png    CDF of flow completion times and of collective durations by
                  op, on a log time axis; without flow records, the
                  summary's FCT percentiles
+  jobs.png       only with a scenario's jobs array (docs/shared-clusters.md):
+                 each job's time beside the others and alone on the same
+                 GPUs, and its slowdown
 
 A compare directory (railsim compare -o DIR, with DIR/compare.json): writes
 DIR/plots/compare.png, rail-only next to the fat tree for every case
@@ -291,6 +294,40 @@ def plot_breakdown(summary, tl, outdir, wrote, skipped):
         save(fig, outdir, "breakdown.png", wrote)
         return
     skipped.append("breakdown.png: no op records in the timeline and no collective in summary.json")
+
+
+def plot_jobs(summary, outdir, wrote):
+    """jobs.png: a shared cluster's jobs, beside the others and alone."""
+    jobs = [j for j in (summary or {}).get("jobs") or [] if isinstance(j, dict)]
+    if not jobs:
+        return
+    names = [str(j.get("name")) for j in jobs]
+    t = [j.get("time_ps") if isinstance(j.get("time_ps"), (int, float)) else 0 for j in jobs]
+    a = [j.get("alone_time_ps") if isinstance(j.get("alone_time_ps"), (int, float)) else 0 for j in jobs]
+    sd = [j.get("slowdown") if isinstance(j.get("slowdown"), (int, float)) else 0 for j in jobs]
+    div, unit = unit_of(max(t + a) or 1)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.2), layout="constrained")
+    x = list(range(len(jobs)))
+    ax.bar([i - 0.2 for i in x], [v / div for v in t], 0.4, color=COLOR_COMPUTE, label="beside the others")
+    ax.bar([i + 0.2 for i in x], [v / div for v in a], 0.4, color=COLOR_OVERLAP, label="alone, same GPUs")
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=30 if len(jobs) > 4 else 0)
+    ax.set_ylabel("time per iteration or transfer (%s)" % unit)
+    ax.set_title("each job's time")
+    legend_right(ax)
+    ax2.bar(x, sd, color=COLOR_EXPOSED)
+    ax2.axhline(1.0, color="grey", lw=0.8)
+    known = [v for v in sd if v > 0]
+    if known:  # around 1, where slowdowns differ
+        ax2.set_ylim(min(0.95, min(known) - 0.02), max(1.05, max(known) + 0.02))
+    for i, v in zip(x, sd):
+        if v > 0:
+            ax2.annotate("%.4fx" % v, (i, v), ha="center", va="bottom", fontsize=8)
+    ax2.set_xticks(x)
+    ax2.set_xticklabels(names, rotation=30 if len(jobs) > 4 else 0)
+    ax2.set_ylabel("slowdown (1 = as fast as alone)")
+    ax2.set_title("slowdown beside the other jobs")
+    save(fig, outdir, "jobs.png", wrote)
 
 
 def util_matrix(tl, ports):
@@ -665,6 +702,7 @@ def plot_run(d):
     plot_breakdown(summary, tl, outdir, wrote, skipped)
     plot_link_util(tl, outdir, wrote, skipped)
     plot_fct(summary, tl, outdir, wrote, skipped)
+    plot_jobs(summary, outdir, wrote)
     return wrote, skipped
 
 

@@ -96,6 +96,10 @@ b=$("$RS" run "$TMP/pxn-off.json" 2>&1 | sed -n 's/^  forwarding \([0-9]*\) of.*
 grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&
     grep -q '^  bulk  *traffic  *8 random ' "$TMP/report.out" &&
     ok "report prints a row per job" || fail "report: $(grep -A4 '^jobs' "$TMP/report.out")"
+if "$PY" -c "import matplotlib" 2>/dev/null; then
+    "$RS" plot "$TMP/flow-fat-tree" >"$TMP/plot.out" 2>&1 && [ -s "$TMP/flow-fat-tree/plots/jobs.png" ] &&
+        ok "plot draws jobs.png" || fail "plot: $(cat "$TMP/plot.out")"
+fi
 if "$RS" compare --set fidelity=flow -o "$TMP/cmp" "$TMP/three.json" >"$TMP/cmp.out" 2>"$TMP/cmp.err"; then
     [ "$(grep -c 'slowdown beside the others' "$TMP/cmp.out")" = 3 ] && grep -q '^  job moe ' "$TMP/cmp.out" &&
         grep -q "jobs' iterations per second" "$TMP/cmp.out" && grep -q 'network cost per iteration/s' "$TMP/cmp.out" &&
