@@ -197,6 +197,22 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
                     json_number_value(sd));
         fputc('\n', f);
     }
+    /* A scheduler's arrivals, in all. */
+    const json_t *sch = json_object_get(s, "scheduler");
+    if (sch) {
+        fprintf(f, "  scheduler  %lld of %lld arrivals completed", (long long)JI(sch, "completed"),
+                (long long)JI(sch, "arrivals"));
+        if (json_is_integer(json_object_get(sch, "makespan_ps")))
+            fprintf(f, " in %s, mean wait %s", TIME(JI(sch, "makespan_ps")), TIME(JI(sch, "mean_wait_ps")));
+        if (json_is_number(json_object_get(sch, "mean_slowdown")))
+            fprintf(f, "; slowdown mean %.4fx, p95 %.4fx, max %.4fx",
+                    json_number_value(json_object_get(sch, "mean_slowdown")),
+                    json_number_value(json_object_get(sch, "p95_slowdown")),
+                    json_number_value(json_object_get(sch, "max_slowdown")));
+        if (json_is_number(json_object_get(sch, "iterations_per_s")))
+            fprintf(f, "; %.2f iterations/s", json_number_value(json_object_get(sch, "iterations_per_s")));
+        fputc('\n', f);
+    }
     /* Where the jobs met: the ports both of a pair's data crossed. */
     json_array_foreach(json_object_get(s, "interference"), k, job) {
         const json_t *nm = json_object_get(job, "jobs"), *by = json_object_get(job, "bytes");

@@ -270,6 +270,13 @@ uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job)
                : 0;
 }
 
+void rs_net_clear_job(rs_net *net, const uint32_t *gpus, uint32_t n)
+{
+    for (uint32_t i = 0; net->member && i < n; i++)
+        if (gpus[i] < net->gpus)
+            net->member[gpus[i]] = 0;
+}
+
 int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_err *err)
 {
     if (net->member)

@@ -437,7 +437,7 @@ static int run_settle(rs_run_ctx *r, rs_err *err)
 }
 
 int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_trace *t, rs_time start,
-                        rs_replay **out, rs_err *err)
+                        rs_net_done_fn done, void *done_ctx, rs_replay **out, rs_err *err)
 {
     const rs_scenario *sc = &r->sc;
     rs_replay_opts ro;
@@ -448,6 +448,8 @@ int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_tra
     ro.jitter = w->jitter;
     ro.seed = sc->net.seed;
     ro.start_ps = start;
+    ro.done = done;
+    ro.done_ctx = done_ctx;
     /* The GPU the ranks compute on, for power and contention
      * (docs/compute.md); none for a GPU without a preset. */
     rs_err ge;
@@ -512,7 +514,7 @@ static int run_build(rs_run_ctx *r, rs_err *err)
         if (rc == RS_OK && n < N)
             rc = job_members(r->net, r->trace, err);
         if (rc == RS_OK)
-            rc = rs_run_replay_start(r, &w, r->trace, 0, &r->replay, err);
+            rc = rs_run_replay_start(r, &w, r->trace, 0, NULL, NULL, &r->replay, err);
     } else if (sc->traffic.kind == RS_SYNTH_COLLECTIVE) {
         rc = rs_collrun_create(&sc->traffic, r->net, &r->coll, err);
     } else {
@@ -649,7 +651,8 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
         if (r->only == RS_RUN_ALL && r->info.status != RS_EINTR)
             rs_run_jobs_baselines(r, res->jobs);
         if (json_object_set(res->summary, "jobs", res->jobs) != 0 ||
-            json_object_set_new(res->summary, "interference", rs_run_jobs_interference(r)) != 0) {
+            json_object_set_new(res->summary, "interference", rs_run_jobs_interference(r)) != 0 ||
+            (r->sched && json_object_set_new(res->summary, "scheduler", rs_run_jobs_sched_json(r, res->jobs)) != 0)) {
             json_decref(res->summary);
             res->summary = NULL;
         }

@@ -8,15 +8,24 @@
  * figures go into summary.json's "jobs", with its slowdown against the
  * same job run alone on the same GPUs (rs_run_only).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rng.h"
 
 #include "run_split.h"
 #include "synth.h"
 
 typedef struct rs_run_job {
-    const rs_scenario_job *cfg; /* in the run's scenario */
+    const rs_scenario_job *cfg; /* in the run's scenario (a scheduler's arrival: its template) */
+    char name[RS_JOB_NAME_MAX + 8]; /* cfg's, or "NAME#k" for arrival k of a scheduler */
+    uint32_t index;             /* its place in r->jobs: job index + 1 on the network */
+    rs_run_ctx *run;
+    rs_time arrival_ps;         /* a scheduler's: when it arrived */
+    rs_time end_ps;             /* when it completed (a scheduler frees its GPUs then) */
+    int ended;
     uint32_t *gpus, n;          /* cluster GPU of job GPU i */
     int started;                /* run (every job, or r->only) */
     rs_time start_ps;           /* jobs[i].start_us */
@@ -26,6 +35,20 @@ typedef struct rs_run_job {
     uint64_t msgs, arrived, bytes_arrived;
     rs_time last_ps;            /* the last arrival */
 } rs_run_job;
+
+/* A scheduler (docs/shared-clusters.md, "Scheduler"): arrivals queue
+ * first come first served; the head starts when its placement fits the
+ * GPUs the running jobs leave, and every completion tries again. */
+typedef struct rs_run_sched {
+    uint8_t *taken;     /* per GPU: a running job's */
+    uint32_t head;      /* the first arrival not started */
+    uint32_t arrived;   /* arrivals so far */
+    uint32_t rank0, comm0; /* the next started replay's timeline ids */
+    int fail_rc;        /* a job that could not start stopped the run: why (rs_run_jobs_finish) */
+    rs_err fail;
+} rs_run_sched;
+
+static int sched_timeline(rs_run_ctx *r, rs_run_job *j, rs_err *err);
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -50,13 +73,16 @@ static uint64_t pattern_msgs(const rs_synth_config *c, uint32_t n)
     }
 }
 
+static void job_done(void *ctx, rs_net *net, uint64_t tag);
+
 static void job_arrived(void *ctx, rs_net *net, uint64_t tag)
 {
-    (void)tag;
     rs_run_job *j = ctx;
     j->arrived++;
     j->bytes_arrived += j->cfg->traffic.bytes;
     j->last_ps = rs_net_now(net);
+    if (j->arrived == j->msgs)
+        job_done(j, net, tag);
 }
 
 /* Job k's message: err's after "jobs[k] (NAME): ". */
@@ -64,7 +90,7 @@ static int job_failed(const rs_run_job *j, uint32_t k, int rc, rs_err *err)
 {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
-    rs_err_set(err, rc, "jobs[%u] (%s): %s", k, j->cfg->name, msg);
+    rs_err_set(err, rc, "jobs[%u] (%s): %s", k, j->name, msg);
     return rc;
 }
 
@@ -78,6 +104,7 @@ static int job_place(rs_run_ctx *r, uint32_t k, uint8_t *taken, rs_err *err)
     int rc = rs_placement_size(w->placement, w->gpus, N, &j->n, err);
     if (rc != RS_OK)
         return rc;
+    free(j->gpus); /* a scheduler's earlier try */
     if (!(j->gpus = malloc((size_t)j->n * sizeof *j->gpus)))
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the job");
     const char *p = w->placement;
@@ -110,13 +137,16 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
 {
     const rs_scenario *sc = &r->sc;
     rs_run_job *j = &r->jobs[k];
-    int rc = rs_net_set_job(r->net, k + 1, j->gpus, j->n, err);
+    uint32_t tag = j->cfg->tag ? j->cfg->tag : k + 1;
+    int rc = rs_net_set_job(r->net, tag, j->gpus, j->n, err);
     if (rc == RS_OK && j->cfg->pxn)
-        rc = rs_net_set_job_pxn(r->net, k + 1, (rs_pxn_mode)(j->cfg->pxn - 1), err);
+        rc = rs_net_set_job_pxn(r->net, tag, (rs_pxn_mode)(j->cfg->pxn - 1), err);
     if (rc != RS_OK)
         return rc;
-    if (rs_time_from_us(j->cfg->start_us, &j->start_ps) != RS_OK)
+    rs_time after = 0; /* a scheduler starts it now */
+    if (!r->sched && rs_time_from_us(j->cfg->start_us, &after) != RS_OK)
         return rs_err_set(err, RS_EINVAL, "start_us: expected a non-negative time, got %g", j->cfg->start_us);
+    j->start_ps = rs_net_now(r->net) + after;
     j->started = 1;
     if (j->cfg->has_traffic) {
         j->msgs = pattern_msgs(&j->cfg->traffic, j->n);
@@ -129,28 +159,155 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
     if ((rc = rs_workload_load(&w, j->n, &j->trace, err)) != RS_OK)
         return rc;
     rs_trace_place(j->trace, j->gpus, j->n);
-    return rs_run_replay_start(r, &w, j->trace, j->start_ps, &j->replay, err);
+    rc = rs_run_replay_start(r, &w, j->trace, after, job_done, j, &j->replay, err);
+    if (rc == RS_OK && r->sched)
+        rc = sched_timeline(r, j, err);
+    return rc;
+}
+
+/* A started replay writes into the run's timeline from its creation, its
+ * ids after those of the replays started before it. */
+static int sched_timeline(rs_run_ctx *r, rs_run_job *j, rs_err *err)
+{
+    rs_run_sched *q = r->sched;
+    if (!r->tl)
+        return RS_OK;
+    int rc = rs_replay_set_timeline_job(j->replay, r->tl, j->name, q->rank0, q->comm0,
+                                        (uint64_t)j->index << 40, err);
+    q->rank0 += rs_trace_nranks(j->trace);
+    q->comm0 += rs_replay_tl_comms(j->replay);
+    return rc;
+}
+
+/* The run stops with rc; the message is the replay error's (run.c's explain). */
+static void sched_fail(rs_run_ctx *r, rs_run_job *j, int rc, const rs_err *e)
+{
+    if (!r->sched->fail_rc) {
+        r->sched->fail_rc = rc;
+        rs_err_set(&r->sched->fail, rc, "scheduler: job %s: %s", j->name, e->msg);
+    }
+    rs_sim_stop(rs_net_sim(r->net), rc);
+}
+
+/* Start the queue's head while its placement fits. */
+static void sched_try(rs_run_ctx *r)
+{
+    rs_run_sched *q = r->sched;
+    while (q->head < q->arrived) {
+        rs_run_job *j = &r->jobs[q->head];
+        rs_err e;
+        rs_err_clear(&e);
+        if (job_place(r, q->head, q->taken, &e) != RS_OK)
+            return; /* it waits for GPUs (build checked it fits an empty cluster) */
+        int rc = job_start(r, q->head, &e);
+        if (rc != RS_OK) {
+            sched_fail(r, j, rc, &e);
+            return;
+        }
+        q->head++;
+    }
+}
+
+static void ev_sched_try(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net, (void)arg;
+    sched_try(ctx);
+}
+
+static void ev_arrive(void *ctx, rs_net *net, uint64_t k)
+{
+    rs_run_ctx *r = ctx;
+    r->jobs[k].arrival_ps = rs_net_now(net);
+    r->sched->arrived = (uint32_t)k + 1;
+    sched_try(r);
+}
+
+/* Job j completed (its replay's last iteration, its traffic's last
+ * arrival): a scheduler frees its GPUs and starts what now fits, from an
+ * event of its own. */
+static void job_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    rs_run_job *j = ctx;
+    rs_run_ctx *r = j->run;
+    j->end_ps = rs_net_now(net);
+    j->ended = 1;
+    if (!r->sched)
+        return;
+    for (uint32_t i = 0; i < j->n; i++)
+        r->sched->taken[j->gpus[i]] = 0;
+    rs_net_clear_job(net, j->gpus, j->n);
+    rs_net_at(net, rs_net_now(net), ev_sched_try, r, 0);
+}
+
+/* Under a scheduler: each arrival a seeded draw of the jobs array, at
+ * seeded exponential intervals; every template must fit the empty
+ * cluster (else it would wait for ever). */
+static int sched_build(rs_run_ctx *r, rs_err *err)
+{
+    const rs_scenario *sc = &r->sc;
+    uint32_t A = sc->sched.arrivals, N = rs_net_gpus(r->net);
+    if (!(r->sched = calloc(1, sizeof *r->sched)) || !(r->sched->taken = calloc(N, 1)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the scheduler");
+    for (uint32_t t = 0; t < sc->njobs; t++) {
+        rs_run_job probe = { .cfg = &sc->jobs[t] };
+        snprintf(probe.name, sizeof probe.name, "%s", sc->jobs[t].name);
+        rs_run_job *saved = r->jobs;
+        r->jobs = &probe;
+        int rc = job_place(r, 0, r->sched->taken, err);
+        r->jobs = saved;
+        free(probe.gpus);
+        memset(r->sched->taken, 0, N);
+        if (rc != RS_OK)
+            return job_failed(&probe, t, rc, err);
+    }
+    rs_rng g;
+    rs_rng_init(&g, sc->sched.seed ? sc->sched.seed : sc->net.seed, 0x7363686564ull, 0); /* "sched" */
+    double t_us = 0;
+    for (uint32_t k = 0; k < A; k++) {
+        rs_run_job *j = &r->jobs[k];
+        j->cfg = &sc->jobs[rs_rng_below(&g, sc->njobs)];
+        snprintf(j->name, sizeof j->name, "%s#%u", j->cfg->name, k);
+        if (k)
+            t_us += -sc->sched.interarrival_us * log(1.0 - rs_rng_unit(&g));
+        rs_time at;
+        if (rs_time_from_us(t_us, &at) != RS_OK)
+            return rs_err_set(err, RS_EINVAL, "scheduler.interarrival_us: arrival %u at %g us is too late to be "
+                              "simulated", k, t_us);
+        rs_net_at(r->net, at, ev_arrive, r, k);
+    }
+    return A > 1 ? rs_net_jobs_serials(r->net, err) : RS_OK;
 }
 
 int rs_run_jobs_build(rs_run_ctx *r, rs_err *err)
 {
-    uint32_t J = r->sc.njobs, N = rs_net_gpus(r->net);
-    uint8_t *taken = calloc(N, 1);
+    uint32_t J = r->sc.sched.arrivals ? r->sc.sched.arrivals : r->sc.njobs, N = rs_net_gpus(r->net);
     r->jobs = calloc(J, sizeof *r->jobs);
-    if (!taken || !r->jobs) {
-        free(taken);
+    if (!r->jobs)
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the jobs");
+    r->nrun_jobs = J;
+    for (uint32_t k = 0; k < J; k++) {
+        r->jobs[k].index = k + 1;
+        r->jobs[k].run = r;
+        if (k < r->sc.njobs) {
+            r->jobs[k].cfg = &r->sc.jobs[k];
+            snprintf(r->jobs[k].name, sizeof r->jobs[k].name, "%s", r->sc.jobs[k].name);
+        }
     }
+    if (r->sc.sched.arrivals && r->only < 0)
+        return sched_build(r, err);
+    uint8_t *taken = calloc(N, 1);
+    if (!taken)
+        return rs_err_set(err, RS_ENOMEM, "out of memory placing the jobs");
     int rc = RS_OK;
     for (uint32_t k = 0; k < J && rc == RS_OK; k++) {
-        r->jobs[k].cfg = &r->sc.jobs[k];
         if ((rc = job_place(r, k, taken, err)) != RS_OK)
             job_failed(&r->jobs[k], k, rc, err);
     }
     free(taken);
     /* Each job draws its flows' serials (so their ECMP paths) from its own
      * space: the same alone as beside the others. */
-    if (rc == RS_OK && J > 1)
+    if (rc == RS_OK && (J > 1 || r->sc.jobs[0].tag))
         rc = rs_net_jobs_serials(r->net, err);
     for (uint32_t k = 0; k < J && rc == RS_OK; k++)
         if ((r->only < 0 || (uint32_t)r->only == k) && (rc = job_start(r, k, err)) != RS_OK)
@@ -164,11 +321,11 @@ int rs_run_jobs_build(rs_run_ctx *r, rs_err *err)
 int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err)
 {
     uint32_t rank0 = 0, comm0 = 0;
-    for (uint32_t k = 0; k < r->sc.njobs; k++) {
+    for (uint32_t k = 0; k < r->nrun_jobs; k++) { /* a scheduler's start later: sched_timeline */
         rs_run_job *j = &r->jobs[k];
         if (!j->replay)
             continue;
-        int rc = rs_replay_set_timeline_job(j->replay, tl, j->cfg->name, rank0, comm0, (uint64_t)k << 40, err);
+        int rc = rs_replay_set_timeline_job(j->replay, tl, j->name, rank0, comm0, (uint64_t)k << 40, err);
         if (rc != RS_OK)
             return rc;
         rank0 += rs_trace_nranks(j->trace);
@@ -179,14 +336,26 @@ int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err)
 
 void rs_run_jobs_finish(rs_run_ctx *r)
 {
-    for (uint32_t k = 0; k < r->sc.njobs; k++) {
+    for (uint32_t k = 0; k < r->nrun_jobs; k++)
+        if (r->jobs[k].replay && rs_replay_end_time(r->jobs[k].replay) > r->info.jobs_end)
+            r->info.jobs_end = rs_replay_end_time(r->jobs[k].replay);
+    if (r->sched && r->sched->fail_rc) {
+        r->replay_status = r->sched->fail_rc;
+        r->replay_err = r->sched->fail;
+    } else if (r->sched && r->sched->head < r->nrun_jobs && r->replay_status == RS_OK) {
+        r->replay_status = RS_EINCOMPLETE;
+        rs_err_set(&r->replay_err, RS_EINCOMPLETE, "scheduler: %u of %u arrivals never started (job %s waited for "
+                   "GPUs that no job freed)", r->nrun_jobs - r->sched->head, r->nrun_jobs,
+                   r->jobs[r->sched->head].name);
+    }
+    for (uint32_t k = 0; k < r->nrun_jobs; k++) {
         rs_run_job *j = &r->jobs[k];
         rs_err e;
         rs_err_clear(&e);
         int rc = j->replay ? rs_replay_finish(j->replay, &e) : RS_OK;
         if (rc != RS_OK && r->replay_status == RS_OK) {
             r->replay_status = rc;
-            rs_err_set(&r->replay_err, rc, "job %s: %s", j->cfg->name, e.msg);
+            rs_err_set(&r->replay_err, rc, "job %s: %s", j->name, e.msg);
         }
     }
 }
@@ -225,13 +394,18 @@ static json_t *job_json(const rs_run_job *j)
 {
     json_t *o = json_object();
     const rs_scenario_job *c = j->cfg;
-    json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "kind", json_string(c->has_traffic ? "traffic" : "workload"));
     json_object_set_new(o, "comm", json_string(rs_scenario_job_verbs(c) ? "verbs" : "nccl"));
     json_object_set_new(o, "gpus", I(j->n));
     json_object_set_new(o, "placement", json_string(c->workload.placement[0] ? c->workload.placement : "packed"));
     json_object_set_new(o, "gpu_ids", gpu_ranges(j->gpus, j->n));
     json_object_set_new(o, "start_ps", I(j->start_ps));
+    if (j->run->sched) { /* a scheduler's arrival: when it came, how long it queued, when it ended */
+        json_object_set_new(o, "arrival_ps", I(j->arrival_ps));
+        json_object_set_new(o, "wait_ps", j->started ? I(j->start_ps - j->arrival_ps) : json_null());
+        json_object_set_new(o, "end_ps", j->ended ? I(j->end_ps) : json_null());
+    }
     double t = -1;
     if (j->replay) {
         json_t *it = rs_summary_replay_json(j->replay);
@@ -266,7 +440,7 @@ static json_t *job_json(const rs_run_job *j)
 json_t *rs_run_jobs_json(const rs_run_ctx *r)
 {
     json_t *a = json_array();
-    for (uint32_t k = 0; a && k < r->sc.njobs; k++) {
+    for (uint32_t k = 0; a && k < r->nrun_jobs; k++) {
         json_t *o = job_json(&r->jobs[k]);
         if (!o || json_array_append_new(a, o)) {
             json_decref(a);
@@ -280,7 +454,7 @@ json_t *rs_run_jobs_interference(const rs_run_ctx *r)
 {
     uint32_t J = r->sc.njobs, P = rs_net_port_count(r->net);
     json_t *a = json_array();
-    if (J < 2 || r->only >= 0)
+    if (J < 2 || r->only >= 0 || r->sched) /* a scheduler's arrivals: not counted */
         return a;
     for (uint32_t x = 1; a && x <= J; x++)
         for (uint32_t y = x + 1; y <= J; y++) {
@@ -325,9 +499,56 @@ static void set_slowdown(json_t *o, double t0)
     json_object_set_new(o, "slowdown", t >= 0 && t0 > 0 ? json_real(t / t0) : json_null());
 }
 
+/* A scheduler's arrival k alone: its template on the GPUs it ran on
+ * (listed), started at 0, no scheduler. -1 when it did not start, its
+ * GPUs do not fit a list, or the run failed. */
+static double sched_alone(const rs_run_ctx *r, const rs_run_job *j, const rs_run_opts *o)
+{
+    json_t *ids = j->started ? gpu_ranges(j->gpus, j->n) : NULL;
+    const char *list = json_string_value(ids);
+    rs_scenario *b = list ? malloc(sizeof *b) : NULL;
+    double t0 = -1;
+    if (b && strlen(list) < sizeof b->jobs[0].workload.placement) {
+        *b = r->sc;
+        b->sched.arrivals = 0;
+        b->njobs = 1;
+        b->jobs[0] = *j->cfg;
+        b->jobs[0].start_us = 0;
+        /* The list in the order the job's GPUs had: rank order. */
+        size_t len = 0, cap = sizeof b->jobs[0].workload.placement;
+        for (uint32_t i = 0; i < j->n && len < cap; i++)
+            len += (size_t)snprintf(b->jobs[0].workload.placement + len, cap - len, "%s%u", i ? "," : "", j->gpus[i]);
+        b->jobs[0].workload.gpus = j->n;
+        b->jobs[0].tag = j->index; /* its serial space as in the scheduler's run */
+        snprintf(b->jobs[0].name, sizeof b->jobs[0].name, "%.*s", (int)sizeof b->jobs[0].name - 1, j->name);
+        b->capture.ports[0] = '\0';
+        b->faults.baseline = 0;
+        rs_result *res = NULL;
+        rs_err err;
+        if (len < cap && rs_run_only(b, o, RS_RUN_ALL_NO_ALONE, &res, &err) == RS_OK && res) {
+            const json_t *t = json_object_get(json_array_get(rs_result_jobs(res), 0), "time_ps");
+            t0 = json_is_number(t) ? json_number_value(t) : -1;
+        }
+        rs_result_destroy(res);
+    }
+    free(b);
+    json_decref(ids);
+    return t0;
+}
+
 void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs)
 {
     uint32_t J = r->sc.njobs;
+    if (r->sched) {
+        rs_run_opts o;
+        rs_run_opts_default(&o);
+        o.force = r->o->force;
+        o.progress = r->o->progress;
+        o.ctx = r->o->ctx;
+        for (uint32_t k = 0; k < r->nrun_jobs; k++)
+            set_slowdown(json_array_get(jobs, k), sched_alone(r, &r->jobs[k], &o));
+        return;
+    }
     if (J == 1) { /* alone already */
         json_t *o = json_array_get(jobs, 0);
         json_t *t = json_object_get(o, "time_ps");
@@ -358,11 +579,66 @@ void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs)
 
 void rs_run_jobs_free(rs_run_ctx *r)
 {
-    for (uint32_t k = 0; r->jobs && k < r->sc.njobs; k++) {
+    for (uint32_t k = 0; r->jobs && k < r->nrun_jobs; k++) {
         rs_replay_destroy(r->jobs[k].replay);
         rs_trace_destroy(r->jobs[k].trace);
         free(r->jobs[k].gpus);
     }
     free(r->jobs);
     r->jobs = NULL;
+    if (r->sched)
+        free(r->sched->taken);
+    free(r->sched);
+    r->sched = NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+json_t *rs_run_jobs_sched_json(const rs_run_ctx *r, const json_t *jobs)
+{
+    if (!r->sched)
+        return NULL;
+    uint32_t A = r->nrun_jobs, done = 0, nsd = 0;
+    double wait = 0, *sd = calloc(A ? A : 1, sizeof *sd);
+    rs_time first = RS_TIME_MAX, last = 0;
+    uint64_t iters = 0;
+    for (uint32_t k = 0; sd && k < A; k++) {
+        const rs_run_job *j = &r->jobs[k];
+        const json_t *o = json_array_get(jobs, k), *v = json_object_get(o, "slowdown");
+        if (!j->ended)
+            continue;
+        done++;
+        wait += (double)(j->start_ps - j->arrival_ps);
+        first = j->arrival_ps < first ? j->arrival_ps : first;
+        last = j->end_ps > last ? j->end_ps : last;
+        if (j->replay)
+            iters += j->cfg->workload.iterations;
+        if (json_is_number(v))
+            sd[nsd++] = json_number_value(v);
+    }
+    json_t *s = sd ? json_object() : NULL;
+    if (s) {
+        qsort(sd, nsd, sizeof *sd, cmp_double);
+        double mean = 0;
+        for (uint32_t i = 0; i < nsd; i++)
+            mean += sd[i] / nsd;
+        rs_time span = done ? last - first : 0;
+        json_object_set_new(s, "arrivals", I(A));
+        json_object_set_new(s, "completed", I(done));
+        json_object_set_new(s, "makespan_ps", done ? I(span) : json_null());
+        json_object_set_new(s, "mean_wait_ps", done ? I(wait / done) : json_null());
+        json_object_set_new(s, "mean_slowdown", nsd ? json_real(mean) : json_null());
+        /* The nearest-rank 95th percentile. */
+        json_object_set_new(s, "p95_slowdown", nsd ? json_real(sd[(uint32_t)ceil(0.95 * nsd) - 1]) : json_null());
+        json_object_set_new(s, "max_slowdown", nsd ? json_real(sd[nsd - 1]) : json_null());
+        json_object_set_new(s, "iterations", I(iters));
+        json_object_set_new(s, "iterations_per_s", span > 0 ? json_real((double)iters * 1e12 / (double)span)
+                                                            : json_null());
+    }
+    free(sd);
+    return s;
 }

@@ -39,6 +39,8 @@ typedef struct rs_run_ctx {
      * one job run (alone on its GPUs, for its slowdown), or all
      * (RS_RUN_ALL, RS_RUN_ALL_NO_ALONE: below). */
     struct rs_run_job *jobs;
+    uint32_t nrun_jobs;   /* entries of jobs: sc.njobs, or sc.sched.arrivals under a scheduler */
+    struct rs_run_sched *sched; /* a scheduler's state (run_jobs.c), NULL: none */
     int only;
     uint32_t ncap;        /* ports captured */
     int want_tl;          /* o->outdir and timeline.enabled: a timeline is written */
@@ -61,13 +63,14 @@ typedef struct rs_run_ctx {
  * start after now, with the scenario's GPU side (docs/compute.md) and
  * the resource guard's check. */
 int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_trace *t, rs_time start,
-                        rs_replay **out, rs_err *err);
+                        rs_net_done_fn done, void *done_ctx, rs_replay **out, rs_err *err);
 
 /* run_jobs.c: a shared cluster (docs/shared-clusters.md). build: place
  * every job on the GPUs the ones before it left free, and start each
  * (r->only's alone); RS_EINVAL with err naming the job. timeline: the
  * jobs' replays write into tl. finish: after the run, each replay's
- * status (the first failure is r->replay_status and r->replay_err).
+ * status (the first failure is r->replay_status and r->replay_err) and
+ * their last op (r->info.jobs_end).
  * json: summary.json's "jobs" (NULL on ENOMEM); baselines: each job's
  * alone time and slowdown set in jobs (rs_run_with over r->only). free:
  * after the network. */
@@ -79,6 +82,9 @@ json_t *rs_run_jobs_json(const rs_run_ctx *r);
  * the same ports (rs_net_jobs_count); [] with fewer than 2 jobs run;
  * NULL on ENOMEM. */
 json_t *rs_run_jobs_interference(const rs_run_ctx *r);
+/* summary.json's "scheduler" from its jobs (with their slowdowns), NULL
+ * without a scheduler or on ENOMEM. */
+json_t *rs_run_jobs_sched_json(const rs_run_ctx *r, const json_t *jobs);
 void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs);
 void rs_run_jobs_free(rs_run_ctx *r);
 /* run.c: rs_run_with with only job `only` run, or all of them with their

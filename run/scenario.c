@@ -375,6 +375,9 @@ static int apply_text_json(rs_scenario *sc, const char *path, const char *text, 
     const json_t *jobs = rc == RS_OK ? json_object_get(root, "jobs") : NULL;
     if (jobs && (rc = rs_scenario_jobs_parse(sc, jobs, path, err)) == RS_OK)
         json_object_del(root, "jobs");
+    const json_t *sched = rc == RS_OK ? json_object_get(root, "scheduler") : NULL;
+    if (sched && (rc = rs_scenario_sched_parse(sc, sched, path, err)) == RS_OK)
+        json_object_del(root, "scheduler");
     if (rc == RS_OK)
         rc = rs_keys_apply_json(&table, sc, NULL, root, path, err);
     json_decref(root);
@@ -446,6 +449,9 @@ static int check_args(const char *fn, const rs_scenario *sc, char *const *sets, 
 static int settle(rs_scenario *sc, rs_err *err)
 {
     rs_scenario_set_level(sc, sc->fidelity);
+    if (sc->sched.arrivals && !sc->njobs)
+        return rs_err_set(err, RS_EINVAL, "scheduler: its arrivals are copies of the jobs array's jobs; expected "
+                          "a jobs array");
     if (sc->njobs && rs_workload_active(&sc->workload))
         return rs_err_set(err, RS_EINVAL, "jobs: each job runs its own workload; expected workload.plan and "
                           "workload.trace unset outside the jobs array");
@@ -728,12 +734,13 @@ int rs_scenario_dump(const rs_scenario *sc, char **out)
 json_t *rs_scenario_to_json(const rs_scenario *sc)
 {
     json_t *j = rs_keys_to_json(&table, sc);
-    if (j && sc->njobs) {
-        json_t *jobs = rs_scenario_jobs_json(sc);
-        if (!jobs || json_object_set_new(j, "jobs", jobs) != 0) {
-            json_decref(j);
-            return NULL;
-        }
+    if (j && sc->njobs && json_object_set_new(j, "jobs", rs_scenario_jobs_json(sc)) != 0) {
+        json_decref(j);
+        return NULL;
+    }
+    if (j && sc->sched.arrivals && json_object_set_new(j, "scheduler", rs_scenario_sched_json(sc)) != 0) {
+        json_decref(j);
+        return NULL;
     }
     return j;
 }

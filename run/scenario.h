@@ -70,9 +70,23 @@ typedef struct rs_scenario_job {
     rs_job_comm comm;            /* jobs[i].comm: auto is verbs for traffic, nccl for a workload */
     int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
     int pxn;                     /* jobs[i].routing.pxn + 1 (rs_pxn_mode); 0: the cluster's routing.pxn */
+    uint32_t tag;                /* not a key: the job's index on the network (its serial space); 0: its
+                                    place in the array + 1. A scheduler's arrival run alone keeps its own */
     rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */
     rs_synth_config traffic;     /* jobs[i].traffic */
 } rs_scenario_job;
+
+/* A scheduler of arriving jobs (docs/shared-clusters.md, "Scheduler"):
+ * `arrivals` jobs, each a copy of a uniformly drawn job of the jobs array,
+ * arriving at seeded exponential intervals of mean interarrival_us, the
+ * first at 0, started first come first served as soon as their
+ * placement fits the GPUs the running jobs leave. Plain value type. */
+#define RS_SCHED_ARRIVALS_MAX 254
+typedef struct rs_scenario_sched {
+    uint32_t arrivals;      /* scheduler.arrivals; 0: no scheduler, the jobs start together */
+    double interarrival_us; /* scheduler.interarrival_us */
+    uint64_t seed;          /* scheduler.seed; 0: the run seed */
+} rs_scenario_sched;
 
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */
@@ -85,6 +99,7 @@ typedef struct rs_scenario {
     rs_fault_config faults;        /* faults.*: fault injection (docs/faults-format.md) */
     uint32_t njobs;                /* jobs: 0 = one job, the scenario's workload or traffic */
     rs_scenario_job jobs[RS_JOBS_MAX];
+    rs_scenario_sched sched;       /* scheduler: with jobs, the jobs are templates of arrivals */
 } rs_scenario;
 
 /* scenario_jobs.c: the "jobs" array of a scenario's JSON (path names
@@ -93,6 +108,10 @@ typedef struct rs_scenario {
 int rs_scenario_jobs_parse(rs_scenario *sc, const json_t *jobs, const char *path, rs_err *err);
 /* sc's jobs as a JSON array (json_decref it); NULL when out of memory. */
 json_t *rs_scenario_jobs_json(const rs_scenario *sc);
+/* The "scheduler" object into sc->sched; RS_EINVAL naming the key. */
+int rs_scenario_sched_parse(rs_scenario *sc, const json_t *o, const char *path, rs_err *err);
+/* sc->sched as JSON (json_decref it); NULL when out of memory. */
+json_t *rs_scenario_sched_json(const rs_scenario *sc);
 /* Store the sections of obj into sc with the scenario's key table. */
 int rs_scenario_apply_json(rs_scenario *sc, const json_t *obj, const char *path, rs_err *err);
 /* Job i's comm, auto settled: 1 for raw verbs. */

@@ -202,3 +202,51 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
     }
     return arr;
 }
+
+int rs_scenario_sched_parse(rs_scenario *sc, const json_t *o, const char *path, rs_err *err)
+{
+    if (!json_is_object(o))
+        return rs_err_set(err, RS_EINVAL, "%s: scheduler: expected an object with arrivals, interarrival_us and "
+                          "seed", path);
+    rs_scenario_sched s = { .arrivals = 0, .interarrival_us = 0, .seed = 0 };
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)o, k, v) {
+        double x = json_number_value(v);
+        if (!strcmp(k, "arrivals")) {
+            if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > RS_SCHED_ARRIVALS_MAX)
+                return rs_err_set(err, RS_EINVAL, "%s: scheduler.arrivals: expected an integer from 1 to %d", path,
+                                  RS_SCHED_ARRIVALS_MAX);
+            s.arrivals = (uint32_t)json_integer_value(v);
+        } else if (!strcmp(k, "interarrival_us")) {
+            if (!json_is_number(v) || !(x > 0) || x > 1e12)
+                return rs_err_set(err, RS_EINVAL, "%s: scheduler.interarrival_us: expected a mean interval above 0 "
+                                  "and at most 1e12 us", path);
+            s.interarrival_us = x;
+        } else if (!strcmp(k, "seed")) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return rs_err_set(err, RS_EINVAL, "%s: scheduler.seed: expected a non-negative integer (0: the run "
+                                  "seed)", path);
+            s.seed = (uint64_t)json_integer_value(v);
+        } else {
+            return rs_err_set(err, RS_EINVAL, "%s: scheduler.%.60s: unknown key; expected arrivals, interarrival_us "
+                              "or seed", path, k);
+        }
+    }
+    if (!s.arrivals || !(s.interarrival_us > 0))
+        return rs_err_set(err, RS_EINVAL, "%s: scheduler: expected arrivals and interarrival_us", path);
+    sc->sched = s;
+    return RS_OK;
+}
+
+json_t *rs_scenario_sched_json(const rs_scenario *sc)
+{
+    json_t *o = json_object();
+    if (o && (json_object_set_new(o, "arrivals", json_integer(sc->sched.arrivals)) ||
+              json_object_set_new(o, "interarrival_us", json_real(sc->sched.interarrival_us)) ||
+              json_object_set_new(o, "seed", json_integer((json_int_t)sc->sched.seed)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}

@@ -153,6 +153,8 @@ int rs_summary_collect(const rs_scenario *sc, rs_net *net, const rs_run_info *in
         end = rs_replay_end_time(info->replay);
     if (info->coll && rs_collrun_end_time(info->coll) > end)
         end = rs_collrun_end_time(info->coll);
+    if (info->jobs_end > end)
+        end = info->jobs_end;
     d->sim_end_ps = end;
     d->kind = sc->net.kind;
     d->gpus = sc->net.gpus;

@@ -19,6 +19,7 @@ typedef struct rs_run_info {
     const rs_collrun *coll; /* traffic.kind=collective: the driver (borrowed), else NULL */
     const rs_replay *replay; /* workload.*: the replay (borrowed, rs_replay_finish called), else NULL */
     const rs_guard_est *estimate; /* the pre-run estimate (borrowed), or NULL */
+    rs_time jobs_end;        /* a shared cluster's jobs: the last op any of their replays completed */
 } rs_run_info;
 
 /* A run's figures (run.h's rs_result_data) and the storage they point

@@ -87,7 +87,8 @@ static void iteration_end(rs_replay *r, uint32_t rank)
             RS_ASSERT(k->iter == r->done);
             r->E[k->iter] = now;
             r->times[k->iter] = now - (k->iter ? r->E[k->iter - 1] : r->t0);
-            r->done++;
+            if (++r->done == r->iterations && r->on_done)
+                r->on_done(r->done_ctx, r->net, 0);
         }
         if (++k->iter >= r->iterations) {
             r->ranks_done++;
@@ -468,6 +469,8 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
     r->net = net;
     r->algo = o->algo;
     r->sync = o->sync;
+    r->on_done = o->done;
+    r->done_ctx = o->done_ctx;
     r->p2p_free = UINT32_MAX;
     rs_coll_opts_default(&r->copts);
     if (o->coll &&

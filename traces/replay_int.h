@@ -176,6 +176,8 @@ struct rs_replay {
      * ranks', communicators' and collectives' ids start here in the
      * timeline, and its names say the job; 0 and "" otherwise. */
     uint32_t tl_rank0, tl_comm0;
+    rs_net_done_fn on_done;  /* rs_replay_opts.done: every rank completed every iteration */
+    void *done_ctx;
     uint64_t tl_coll0;
     char tl_job[40];
     rs_time *op_t0;  /* [nranks * RS_STREAMS_MAX] with tl: start of each stream's running op */

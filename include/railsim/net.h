@@ -412,6 +412,9 @@ RS_API int rs_net_set_members(rs_net *net, const uint32_t *gpus, uint32_t n, rs_
  * GPU outside the network or already another job's, RS_ENOMEM. */
 #define RS_NET_JOBS_MAX 255u
 RS_API int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, rs_err *err);
+/* The GPUs are no job's any more (a job that ended: a scheduler gives
+ * them to the next); GPUs out of range are ignored. */
+RS_API void rs_net_clear_job(rs_net *net, const uint32_t *gpus, uint32_t n);
 /* From now on count, per port and job 1 .. njobs, the data bytes (wire
  * bytes of data frames, at flow level the frames the fluid estimates)
  * each port sends for messages whose source GPU is the job's; a relay's

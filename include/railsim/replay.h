@@ -177,6 +177,10 @@ typedef struct rs_replay_opts {
     /* When the first iteration starts, after the current time (a job of a
      * shared cluster that arrives later, docs/shared-clusters.md). */
     rs_time start_ps;
+    /* Told done(done_ctx, net, 0) the moment every rank has completed
+     * every iteration (a scheduler frees the job's GPUs); NULL: not told. */
+    rs_net_done_fn done;
+    void *done_ctx;
 } rs_replay_opts;
 
 /* 1 iteration, algorithm auto, the collectives' default options,
@@ -195,6 +199,8 @@ static inline void rs_replay_opts_default(rs_replay_opts *o)
     o->hb_size = 0;
     o->hb_Bps = o->nic_Bps = 0;
     o->start_ps = 0;
+    o->done = NULL;
+    o->done_ctx = NULL;
 }
 
 typedef struct rs_replay rs_replay;

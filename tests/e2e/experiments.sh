@@ -76,6 +76,11 @@ check "neighbours: two jobs sharing the cluster, each timed beside the other and
     "$TMP/out/neighbours.json" \
     "(lambda r: all(j['slowdown'] == 1.0 for k in ('rail-only', 'fat-tree') for j in r[('packed', k)]['jobs']) and all(abs(j['time_ms'] / j['alone_ms'] - j['slowdown']) < 1e-9 and j['slowdown'] > 0.95 for x in d for j in x['jobs']) and all(a['alone_ms'] > b['alone_ms'] for k in ('rail-only', 'fat-tree') for a, b in zip(r[('random', k)]['jobs'], r[('packed', k)]['jobs'])))({(x['placement'], x['kind']): x for x in d})"
 
+run_exp shared/scheduler
+check "scheduler: every arrival completes on both networks; packed on whole domains no job slows another and both networks deliver the same; slowdowns and waits well formed" \
+    "$TMP/out/scheduler.json" \
+    "(lambda r: all(x['completed'] == x['arrivals'] for x in d) and all(r[('packed', k)]['max_slowdown'] == 1.0 for k in ('rail-only', 'fat-tree')) and r[('packed', 'rail-only')]['iterations_per_s'] == r[('packed', 'fat-tree')]['iterations_per_s'] and all(j['wait_ms'] >= 0 and j['slowdown'] > 0.95 for x in d for j in x['jobs']))({(x['placement'], x['kind']): x for x in d})"
+
 # --replot redraws a PNG from the JSON alone (no railsim needed).
 rm -f "$TMP/out/a2a-ratio.png"
 RAILSIM=/nonexistent "$PY" "$EXP/rail-only/a2a-ratio" --replot -o "$TMP/out" >/dev/null 2>"$TMP/err" \

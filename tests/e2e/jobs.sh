@@ -91,6 +91,28 @@ b=$("$RS" run "$TMP/pxn-off.json" 2>&1 | sed -n 's/^  forwarding \([0-9]*\) of.*
 [ -n "$a" ] && [ "$a" -gt 0 ] && [ "$((a / 2))" = "$b" ] && ok "a job's routing.pxn=off: $b of $a relays left" ||
     fail "a job's routing.pxn: relays $a, with one job off $b"
 
+# A scheduler: six arrivals drawn from two templates on a 64-GPU cluster,
+# first come first served: later ones wait for GPUs, each is timed alone
+# on the GPUs it got, and the timeline names a job started late.
+cat >"$TMP/sched.json" <<'EOF'
+{"topology": {"gpus": 64, "radix": 16}, "fidelity": "flow",
+ "jobs": [{"name": "dense", "gpus": 32, "placement": "random", "workload": {"plan": "demo-dense"}},
+          {"name": "bulk", "gpus": 48, "placement": "fragmented", "traffic": {"kind": "all-to-all", "bytes": 262144}}],
+ "scheduler": {"arrivals": 6, "interarrival_us": 2000}}
+EOF
+if "$RS" run -o "$TMP/sched" "$TMP/sched.json" >"$TMP/sched.out" 2>"$TMP/sched.err"; then
+    v=$(json_get "$TMP/sched/summary.json" "(lambda j, q: (len(j), q['completed'], all(x['name'].split('#')[1] == str(i) for i, x in enumerate(j)), all(x['wait_ps'] >= 0 and x['end_ps'] > x['start_ps'] >= x['arrival_ps'] for x in j), any(x['wait_ps'] > 0 for x in j), all(x['slowdown'] > 0.95 for x in j), q['makespan_ps'] == d['sim_end_ps'] or q['makespan_ps'] <= d['sim_end_ps']))(d['jobs'], d['scheduler'])")
+    [ "$v" = "(6, 6, True, True, True, True, True)" ] && ok "scheduler: 6 arrivals, queued first come first served, each timed alone" ||
+        fail "scheduler: $v"
+    grep -q '^  scheduler  6 of 6 arrivals completed in .*slowdown mean' "$TMP/sched.out" &&
+        ok "scheduler: run prints its line" || fail "scheduler line: $(grep scheduler "$TMP/sched.out")"
+    late=$(json_get "$TMP/sched/summary.json" "[x['name'] for x in d['jobs'] if x['kind'] == 'workload' and x['wait_ps'] > 0][0]")
+    grep -aq "job $late)" "$TMP/sched/timeline.msgpack" && ok "scheduler: the timeline names $late, started late" ||
+        fail "scheduler: no timeline names for $late"
+else
+    fail "scheduler run: $(head -1 "$TMP/sched.err")"
+fi
+
 # (4) report and compare show the jobs.
 "$RS" report "$TMP/flow-fat-tree" >"$TMP/report.out" 2>&1
 grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&
@@ -124,6 +146,10 @@ cat >"$TMP/whole.json" <<'EOF'
 EOF
 expect_bad "packed without whole free domains" "jobs\[1\] (packed): workload.placement: packed needs 4 whole free HB domains of 8 GPUs, the cluster has 3" \
     run -o "$TMP/bad" "$TMP/whole.json"
+echo '{"scheduler": {"arrivals": 3, "interarrival_us": 10}}' >"$TMP/nojobs.json"
+expect_bad "a scheduler without jobs" "scheduler: its arrivals are copies of the jobs array" run -o "$TMP/bad" "$TMP/nojobs.json"
+echo '{"topology": {"gpus": 64}, "jobs": [{"name": "big", "gpus": 72, "traffic": {}}], "scheduler": {"arrivals": 2, "interarrival_us": 10}}' >"$TMP/big.json"
+expect_bad "a template that never fits" "jobs\[0\] (big): workload.gpus: 72 GPUs do not fit" run -o "$TMP/bad" "$TMP/big.json"
 echo '{"jobs": [{"name": "x", "traffic": {"kind": "incast"}, "priority": 3}]}' >"$TMP/key.json"
 expect_bad "an unknown job key" "jobs\[0\]: unknown key 'priority'" run -o "$TMP/bad" "$TMP/key.json"
 

@@ -124,6 +124,15 @@ static void test_scenario_jobs(void)
     CU_ASSERT_EQUAL(back.njobs, 2);
     CU_ASSERT_EQUAL(back.jobs[1].pxn, RS_PXN_OFF + 1);
     free(dump);
+    /* A scheduler loads and dumps back. */
+    const char *sched = "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 50, "
+                        "\"interarrival_us\": 2500.5, \"seed\": 9}}";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, sched, NULL, 0, &err), RS_OK);
+    CU_ASSERT(sc.sched.arrivals == 50 && sc.sched.interarrival_us == 2500.5 && sc.sched.seed == 9);
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
+    CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
+    CU_ASSERT(scenarios_equal(&sc, &back) && back.sched.arrivals == 50);
+    free(dump);
     /* Without jobs the dump has no "jobs": single-job outputs are unchanged. */
     defaults(&back);
     json_t *j = rs_scenario_to_json(&back);
@@ -151,6 +160,15 @@ static void test_scenario_jobs(void)
         { "{\"jobs\": [{\"routing\": {\"pxn\": \"sometimes\"}, \"traffic\": {}}]}", "routing.pxn" },
         { "{\"workload\": {\"plan\": \"demo-dense\"}, \"jobs\": [{\"traffic\": {}}]}",
           "expected workload.plan and workload.trace unset" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 0, \"interarrival_us\": 5}}",
+          "scheduler.arrivals: expected an integer from 1 to 254" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3}}",
+          "scheduler: expected arrivals and interarrival_us" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3, \"interarrival_us\": -1}}",
+          "scheduler.interarrival_us" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3, \"interarrival_us\": 1, \"fifo\": 1}}",
+          "scheduler.fifo: unknown key" },
+        { "{\"scheduler\": {\"arrivals\": 3, \"interarrival_us\": 1}}", "expected a jobs array" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CU_ASSERT_EQUAL(load_one(bad[i].json, &err), RS_EINVAL);
