@@ -20,7 +20,7 @@
 
 typedef struct rs_run_job {
     const rs_scenario_job *cfg; /* in the run's scenario (a scheduler's arrival: its template) */
-    char name[RS_JOB_NAME_MAX + 8]; /* cfg's, or "NAME#k" for arrival k of a scheduler */
+    char name[RS_JOB_NAME_MAX + 12]; /* cfg's, or "NAME#k" for arrival k of a scheduler */
     uint32_t index;             /* its place in r->jobs: job index + 1 on the network */
     rs_run_ctx *run;
     rs_time arrival_ps;         /* a scheduler's: when it arrived */
