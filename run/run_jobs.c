@@ -152,7 +152,8 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
         j->msgs = pattern_msgs(&j->cfg->traffic, j->n);
         j->sj = (rs_synth_job){ .cfg = &j->cfg->traffic, .gpus = j->gpus, .n = j->n,
                                 .verbs = (uint32_t)rs_scenario_job_verbs(j->cfg), .done = job_arrived, .ctx = j };
-        return rs_synth_start_job(&j->sj, r->net, sc->net.seed + k, j->start_ps, err);
+        /* Its draws by its tag: a scheduler's arrival alone draws the same. */
+        return rs_synth_start_job(&j->sj, r->net, sc->net.seed + tag - 1, j->start_ps, err);
     }
     rs_workload_config w = j->cfg->workload;
     snprintf(w.gpu, sizeof w.gpu, "%s", rs_scenario_gpu_name(sc));
