@@ -277,7 +277,8 @@ static int sched_build(rs_run_ctx *r, rs_err *err)
                               "simulated", k, t_us);
         rs_net_at(r->net, at, ev_arrive, r, k);
     }
-    return A > 1 ? rs_net_jobs_serials(r->net, err) : RS_OK;
+    /* Even one arrival: its run alone (sched_alone) draws from its own space too. */
+    return rs_net_jobs_serials(r->net, err);
 }
 
 int rs_run_jobs_build(rs_run_ctx *r, rs_err *err)
