@@ -62,9 +62,11 @@ void rs_fabric_drop(rs_net *net, rs_port *p, rs_pkt *pkt, unsigned reason)
     rs_pkt_free(net, pkt);
 }
 
+/* With PFC on, every priority that carries RoCE data is lossless
+ * (transport.priority, and a job's own: rs_net_set_job_priority). */
 static inline int lossless(const rs_net *net, unsigned prio)
 {
-    return net->cfg.pfc && prio == net->cfg.prio;
+    return net->cfg.pfc && (net->data_prios >> prio & 1u);
 }
 
 /* -- PFC ------------------------------------------------------------------ */
@@ -234,10 +236,12 @@ static inline rs_pkt *dequeue(rs_net *net, rs_port *p, uint8_t eligible)
     return pkt;
 }
 
-static inline int has_work(const rs_port *p, uint8_t data_bit)
+/* data_prios: the priorities RoCE data goes at (a NIC's flows may send
+ * while one of them is not paused). */
+static inline int has_work(const rs_port *p, uint8_t data_prios)
 {
     return (p->qmask & ~p->paused) || (p->pfc_xoff | p->pfc_xon) ||
-           (p->act_head != RS_NONE && !(p->paused & data_bit));
+           (p->act_head != RS_NONE && (data_prios & ~p->paused));
 }
 
 /* Start transmitting if the port is free and has something to send. A
@@ -256,14 +260,14 @@ void rs_port_kick(rs_net *net, rs_port *p)
         rs_sim_at(net->sim, p->busy_until, rs_port_entity(net, id), ev_txdone, p, (uintptr_t)net);
         return;
     }
-    uint8_t data_bit = (uint8_t)(1u << net->cfg.prio);
+    uint8_t data_prios = net->data_prios;
     uint8_t eligible = p->qmask & ~p->paused;
     rs_pkt *pkt;
     if (RS_UNLIKELY(p->pfc_xoff | p->pfc_xon))
         pkt = pfc_frame(net, p);
     else if (eligible)
         pkt = dequeue(net, p, eligible);
-    else if (p->act_head != RS_NONE && !(p->paused & data_bit))
+    else if (p->act_head != RS_NONE && (data_prios & ~p->paused))
         pkt = rs_nic_pull(net, p);
     else
         return;
@@ -313,7 +317,7 @@ void rs_port_kick(rs_net *net, rs_port *p)
             p->fly_tail = pkt;
         }
     }
-    if (has_work(p, data_bit)) {
+    if (has_work(p, data_prios)) {
         p->tx_sched = 1;
         rs_sim_at(net->sim, p->busy_until, rs_port_entity(net, id), ev_txdone, p, (uintptr_t)net);
     }
@@ -337,7 +341,9 @@ void rs_fabric_enqueue(rs_net *net, rs_port *p, rs_pkt *pkt)
     if (RS_UNLIKELY(p->qbytes + pkt->wire > p->limit) && !lossless(net, q)) {
         /* Lossless bytes live in PFC's ingress budget (and headroom), not
          * in the lossy share: only lossy bytes count toward tail drop. */
-        uint64_t lossy = p->qbytes - (net->cfg.pfc ? p->q[net->cfg.prio].bytes : 0);
+        uint64_t lossy = p->qbytes;
+        for (uint8_t m = net->cfg.pfc ? net->data_prios : 0; m; m &= (uint8_t)(m - 1))
+            lossy -= p->q[__builtin_ctz(m)].bytes;
         if (lossy + pkt->wire > p->limit) {
             rs_fabric_drop(net, p, pkt, RS_DROP_BUFFER); /* tail drop */
             return;

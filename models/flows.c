@@ -78,6 +78,12 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->chunk = chunk;
     if (RS_UNLIKELY(net->job_tx != NULL) && msg < net->nmsgs)
         f->job = net->member[net->msgs[msg].src];
+    f->prio = (uint8_t)net->cfg.prio;
+    if (RS_UNLIKELY(net->job_prio != NULL) && net->member && msg < net->nmsgs) {
+        uint8_t j = net->member[net->msgs[msg].src];
+        if (j && net->job_prio[j])
+            f->prio = (uint8_t)(net->job_prio[j] - 1);
+    }
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
     f->via = f->ugal_port = RS_NONE;
     f->home = net->flow_home; /* a partitioned run: this process's own send (msg.c), else RS_NONE */

@@ -126,8 +126,10 @@ static void dq_advance(rs_fluid *fl, uint32_t id, rs_time now)
 }
 
 /* The queue of switch port l at now (bits x 10^12): the backlog of the
- * flows it limits; *slope its rate of change (bit/s). */
-static unsigned __int128 dq_queue(const rs_fluid *fl, uint32_t l, rs_time now, int64_t *slope)
+ * flows it limits, of priority class cls only (jobs at several
+ * priorities: ECN marks per priority queue) or of all when cls < 0;
+ * *slope its rate of change (bit/s). */
+static unsigned __int128 dq_queue(const rs_fluid *fl, uint32_t l, rs_time now, int cls, int64_t *slope)
 {
     const mmf_link *L = &fl->mmf->links[l];
     unsigned __int128 q = 0;
@@ -135,7 +137,8 @@ static unsigned __int128 dq_queue(const rs_fluid *fl, uint32_t l, rs_time now, i
     for (uint32_t j = 0; j < L->n; j++) {
         uint32_t g = L->fl[j];
         const dq_flow *x = &fl->dq[g];
-        if (!x->on || (x->b == 0 && x->s <= x->d) || rs_mmf_bottleneck(fl->mmf, g) != l)
+        if (!x->on || (x->b == 0 && x->s <= x->d) || rs_mmf_bottleneck(fl->mmf, g) != l ||
+            (cls >= 0 && fl->mmf->flows[g].cls != cls))
             continue;
         unsigned __int128 b = dq_b_at(fl, g, now);
         q += b;
@@ -155,6 +158,7 @@ static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
 {
     const rs_net *net = fl->net;
     const mmf_flow *mf = &fl->mmf->flows[id];
+    int cls = fl->mmf->ncls > 1 ? mf->cls : -1; /* several classes: its own queue, not cached */
     *cross = RS_TIME_MAX;
     for (uint32_t k = 0; k < mf->nhops; k++) {
         if (link_port(net, mf->link[k])->kind != RS_PORT_SWITCH)
@@ -166,12 +170,12 @@ static int dq_marking(rs_fluid *fl, uint32_t id, rs_time now, rs_time *cross)
         unsigned __int128 kmin = (unsigned __int128)net->cfg.ecn_kmin_bytes * members * 8u * RS_PS_PER_S;
         int64_t slope;
         unsigned __int128 q;
-        if (fl->qvalid && fl->qstamp[l] == fl->dqstamp) {
+        if (cls < 0 && fl->qvalid && fl->qstamp[l] == fl->dqstamp) {
             q = fl->qlen[l];
             slope = fl->qslope[l];
         } else {
-            q = dq_queue(fl, l, now, &slope);
-            if (fl->qvalid) { /* the queues hold still until qvalid drops: keep it */
+            q = dq_queue(fl, l, now, cls, &slope);
+            if (cls < 0 && fl->qvalid) { /* the queues hold still until qvalid drops: keep it */
                 fl->qlen[l] = q;
                 fl->qslope[l] = slope;
                 fl->qstamp[l] = fl->dqstamp;
@@ -400,7 +404,7 @@ void rs_fluid_dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now)
         for (uint32_t k = 0; k < mf->nhops; k++) {
             uint32_t l = mf->link[k];
             if (fl->qstamp[l] != fl->dqstamp && link_port(fl->net, l)->kind == RS_PORT_SWITCH) {
-                fl->qlen[l] = dq_queue(fl, l, now, &fl->qslope[l]);
+                fl->qlen[l] = dq_queue(fl, l, now, -1, &fl->qslope[l]);
                 fl->qstamp[l] = fl->dqstamp;
             }
         }

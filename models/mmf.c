@@ -145,6 +145,8 @@ int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id)
     memset(fl, 0, sizeof *fl);
     fl->nhops = (uint8_t)nhops;
     fl->live = 1;
+    if (m->cls_live[0]++ == 0)
+        m->ncls++;
     m->rate[f] = 0;
     m->fcap[f] = 0;
     m->bneck[f] = links[0];
@@ -179,6 +181,8 @@ void rs_mmf_remove(rs_mmf *m, uint32_t id)
         mark_dirty(m, fl->link[i]);
     }
     fl->live = 0;
+    if (--m->cls_live[fl->cls] == 0)
+        m->ncls--;
     m->rate[id] = 0;
     if (m->fcap[id]) {
         m->fcap[id] = 0;
@@ -253,17 +257,23 @@ static int __attribute__((noinline)) freeze_capped(rs_mmf *m, uint32_t f, uint64
     return RS_OK;
 }
 
-/* Progressive filling over links[0..nl), which must be closed (every flow
- * on them has all its links in the set). Rates go to dst[flow id], and
- * bottleneck links to bn[flow id] unless bn is NULL. */
-static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn)
+/* One progressive filling over links[0..nl) with fill stamp `fill`: of
+ * class cls only, over the capacity the classes above left (L->rem), or
+ * of every flow from the links' capacities when cls < 0. */
+static int fill_pass(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn, uint32_t fill,
+                     int cls)
 {
-    uint32_t fill = ++m->fill;
     m->nheap = 0;
     for (uint32_t i = 0; i < nl; i++) {
         mmf_link *L = &m->links[links[i]];
-        L->rem = m->capv[links[i]];
-        L->cnt = L->n;
+        if (cls < 0) {
+            L->rem = m->capv[links[i]];
+            L->cnt = L->n;
+        } else {
+            L->cnt = 0;
+            for (uint32_t j = 0; j < L->n; j++)
+                L->cnt += m->flows[L->fl[j]].cls == cls;
+        }
         if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
             return RS_ENOMEM;
         /* A capped flow is one more constraint, popped in share order like
@@ -271,7 +281,8 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
          * flow on several of these links is pushed once per link and
          * skipped once frozen. */
         for (uint32_t j = 0; m->ncapped && j < L->n; j++)
-            if (m->fcap[L->fl[j]] && hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
+            if (m->fcap[L->fl[j]] && (cls < 0 || m->flows[L->fl[j]].cls == cls) &&
+                hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
                 return RS_ENOMEM;
     }
     while (m->nheap) {
@@ -294,7 +305,7 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
         for (uint32_t j = 0; j < L->n; j++) {
             uint32_t f = L->fl[j];
             mmf_flow *fl = &m->flows[f];
-            if (fl->frozen == fill)
+            if (fl->frozen == fill || (cls >= 0 && fl->cls != cls))
                 continue;
             fl->frozen = fill;
             dst[f] = s;
@@ -309,6 +320,39 @@ static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
         RS_ASSERT(L->cnt == 0);
     }
     return RS_OK;
+}
+
+/* Progressive filling over links[0..nl), which must be closed (every flow
+ * on them has all its links in the set), class by class from the highest
+ * when flows of several classes live. Rates go to dst[flow id], and
+ * bottleneck links to bn[flow id] unless bn is NULL. */
+static int waterfill(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *dst, uint32_t *bn)
+{
+    uint32_t fill = ++m->fill;
+    if (RS_LIKELY(m->ncls <= 1))
+        return fill_pass(m, links, nl, dst, bn, fill, -1);
+    for (uint32_t i = 0; i < nl; i++)
+        m->links[links[i]].rem = m->capv[links[i]];
+    for (int c = RS_MMF_CLASSES - 1; c >= 0; c--) {
+        int rc = m->cls_live[c] ? fill_pass(m, links, nl, dst, bn, fill, c) : RS_OK;
+        if (rc != RS_OK)
+            return rc;
+    }
+    return RS_OK;
+}
+
+void rs_mmf_set_class(rs_mmf *m, uint32_t id, uint8_t cls)
+{
+    mmf_flow *fl = &m->flows[id];
+    if (fl->cls == cls || cls >= RS_MMF_CLASSES)
+        return;
+    if (--m->cls_live[fl->cls] == 0)
+        m->ncls--;
+    if (m->cls_live[cls]++ == 0)
+        m->ncls++;
+    fl->cls = cls;
+    for (uint32_t k = 0; k < fl->nhops; k++)
+        mark_dirty(m, fl->link[k]);
 }
 
 /* The rate filling gives a flow that is alone on all its links: the

@@ -22,6 +22,9 @@
 
 typedef struct rs_mmf rs_mmf;
 
+/* Priority classes (802.1p priorities): higher classes are filled first. */
+#define RS_MMF_CLASSES 8
+
 /* The solver's state. Only mmf.c writes it; the flow level reads paths,
  * link flow lists and caps through it on its hot paths (a call each would
  * cost more than the reads). */
@@ -31,6 +34,7 @@ typedef struct mmf_flow {
     uint32_t mark;                   /* component stamp */
     uint32_t frozen;                 /* fill stamp: frozen in the current fill */
     uint8_t nhops, live;
+    uint8_t cls;                     /* priority class (rs_mmf_set_class), 0 until set */
 } mmf_flow;
 
 typedef struct mmf_link {
@@ -56,6 +60,8 @@ struct rs_mmf {
     uint32_t *bneck;       /* the link whose saturation froze each flow's rate */
     uint64_t *fcap;        /* per-flow rate cap, bit/s (0: none; rs_mmf_set_flow_cap) */
     uint32_t ncapped;      /* flows with a cap: filling looks at caps only when > 0 */
+    uint32_t cls_live[RS_MMF_CLASSES]; /* live flows of each class */
+    uint32_t ncls;         /* classes with live flows: filling goes class by class when > 1 */
     uint32_t nflows, capflows;
     uint32_t *free_ids;    /* capacity capflows */
     uint32_t nfree;
@@ -88,6 +94,13 @@ int rs_mmf_add_link(rs_mmf *m, uint64_t cap_bps, uint32_t *id);
 int rs_mmf_add(rs_mmf *m, const uint32_t *links, uint32_t nhops, uint32_t *id);
 /* Remove flow id (live). Its links are re-solved at the next solve. */
 void rs_mmf_remove(rs_mmf *m, uint32_t id);
+
+/* Put flow id (live) in priority class cls (< RS_MMF_CLASSES; a new flow
+ * is in class 0). Links serve classes strictly: filling gives the highest
+ * class its max-min rates first, then the next class what they left, and
+ * so on (a class may get 0). One class alone is plain max-min. Its links
+ * are re-solved at the next solve. */
+void rs_mmf_set_class(rs_mmf *m, uint32_t id, uint8_t cls);
 
 /* Change link l's capacity (a degraded link; 0 for a failed one, whose
  * flows then get rate 0). Its component is re-solved at the next solve. */

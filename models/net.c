@@ -60,6 +60,7 @@ int rs_net_create(const rs_net_config *config, rs_net **out, rs_err *err)
     if (!net)
         return rs_err_set(err, RS_ENOMEM, "out of memory creating the network");
     net->cfg = cfg;
+    net->data_prios = (uint8_t)(1u << (cfg.prio & 7u));
     const rs_net_config *c = &net->cfg;
     net->msg_times_keep = RS_NET_MSG_TIMES_KEEP;
     net->flow_home = RS_NONE;
@@ -145,6 +146,7 @@ void rs_net_destroy(rs_net *net)
     free(net->job_tx);
     free(net->job_serial);
     free(net->job_pxn);
+    free(net->job_prio);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -238,6 +240,18 @@ int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err *err)
     if (!net->job_pxn && !(net->job_pxn = calloc(RS_NET_JOBS_MAX + 1, 1)))
         return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' forwarding");
     net->job_pxn[job] = (uint8_t)(pxn + 1);
+    return RS_OK;
+}
+
+int rs_net_set_job_priority(rs_net *net, uint32_t job, uint32_t prio, rs_err *err)
+{
+    if (job < 1 || job > RS_NET_JOBS_MAX || prio >= RS_NPRIO)
+        return rs_err_set(err, RS_EINVAL, "job %u's transport.priority %u: expected a job 1 to %u and a priority "
+                          "0 to 7", job, prio, RS_NET_JOBS_MAX);
+    if (!net->job_prio && !(net->job_prio = calloc(RS_NET_JOBS_MAX + 1, 1)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' priorities");
+    net->job_prio[job] = (uint8_t)(prio + 1);
+    net->data_prios |= (uint8_t)(1u << prio);
     return RS_OK;
 }
 

@@ -25,6 +25,8 @@ struct rs_net {
     uint64_t *job_serial;      /* rs_net_jobs_serials: each job's next flow serial ([0]: unused); NULL: one space */
     uint32_t cur_job;          /* the job rs_net_set_job named last: rs_net_serials_reserve's space */
     uint8_t *job_pxn;          /* rs_net_set_job_pxn: [job] routing.pxn + 1 of the job, 0: the network's; NULL: none */
+    uint8_t *job_prio;         /* rs_net_set_job_priority: [job] its priority + 1, 0: the network's; NULL: none */
+    uint8_t data_prios;        /* bit p: priority p carries RoCE data (transport.priority and the jobs' own) */
     uint32_t njob_tx;
 
     rs_node *nodes;

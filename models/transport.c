@@ -248,9 +248,33 @@ static void act_pop(rs_port *p, rs_flow *f)
     f->active = 0;
 }
 
+/* Jobs at several priorities (rs_net_set_job_priority) and one of them
+ * paused at port p: flows of paused priorities go to the back of the
+ * round robin until the head may send. 0 when none may. */
+static int act_skip_paused(rs_net *net, rs_port *p)
+{
+    uint32_t first = p->act_head;
+    for (;;) {
+        uint32_t fid = p->act_head;
+        rs_flow *f = &net->flows[fid];
+        if (!(p->paused >> f->prio & 1u))
+            return 1;
+        if (f->next_active == RS_NONE)
+            return 0;
+        p->act_head = f->next_active;
+        net->flows[p->act_tail].next_active = fid;
+        p->act_tail = fid;
+        f->next_active = RS_NONE;
+        if (p->act_head == first)
+            return 0;
+    }
+}
+
 /* Next data packet from the head flow of port p's round robin. */
 rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
 {
+    if (RS_UNLIKELY(p->paused & net->data_prios) && !act_skip_paused(net, p))
+        return NULL;
     uint32_t fid = p->act_head;
     rs_flow *f = &net->flows[fid];
     uint32_t psn;
@@ -261,6 +285,9 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
             flow_settle(net, f, fid);
             if ((fid = p->act_head) == RS_NONE)
                 return NULL;
+            if (RS_UNLIKELY(p->paused & net->data_prios) && !act_skip_paused(net, p))
+                return NULL;
+            fid = p->act_head;
             f = &net->flows[fid];
             if (!selective(net, f)) {
                 psn = f->snd_nxt;
@@ -303,7 +330,7 @@ rs_pkt *rs_nic_pull(rs_net *net, rs_port *p)
     pkt->type = RS_PKT_DATA;
     pkt->flags = flags;
     pkt->wire = wire_bytes(p, payload, RS_PKT_DATA, flags);
-    pkt->prio = (uint8_t)net->cfg.prio;
+    pkt->prio = f->prio;
     pkt->entropy = f->entropy;
     pkt->hops = 0;
     pkt->in_port = RS_NONE;
@@ -363,7 +390,7 @@ void rs_nic_send_ctrl(rs_net *net, uint32_t fid, uint8_t type, uint32_t psn, uin
     pkt->flags = flags;
     pkt->wire = wire_bytes(p, 0, type, flags);
     pkt->sack = flags & RS_PF_SACK ? sack : 0; /* else payload 0 */
-    pkt->prio = type == RS_PKT_CNP ? RS_CNP_PRIO : (uint8_t)net->cfg.prio;
+    pkt->prio = type == RS_PKT_CNP ? RS_CNP_PRIO : f->prio;
     pkt->entropy = f->entropy;
     pkt->hops = 0;
     pkt->in_port = RS_NONE;

@@ -141,6 +141,8 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
     int rc = rs_net_set_job(r->net, tag, j->gpus, j->n, err);
     if (rc == RS_OK && j->cfg->pxn)
         rc = rs_net_set_job_pxn(r->net, tag, (rs_pxn_mode)(j->cfg->pxn - 1), err);
+    if (rc == RS_OK && j->cfg->prio)
+        rc = rs_net_set_job_priority(r->net, tag, (uint32_t)(j->cfg->prio - 1), err);
     if (rc != RS_OK)
         return rc;
     rs_time after = 0; /* a scheduler starts it now */
@@ -399,6 +401,7 @@ static json_t *job_json(const rs_run_job *j)
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "kind", json_string(c->has_traffic ? "traffic" : "workload"));
     json_object_set_new(o, "comm", json_string(rs_scenario_job_verbs(c) ? "verbs" : "nccl"));
+    json_object_set_new(o, "priority", I(c->prio ? (uint32_t)(c->prio - 1) : j->run->sc.net.prio));
     json_object_set_new(o, "gpus", I(j->n));
     json_object_set_new(o, "placement", json_string(c->workload.placement[0] ? c->workload.placement : "packed"));
     json_object_set_new(o, "gpu_ids", gpu_ranges(j->gpus, j->n));

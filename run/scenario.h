@@ -70,6 +70,7 @@ typedef struct rs_scenario_job {
     rs_job_comm comm;            /* jobs[i].comm: auto is verbs for traffic, nccl for a workload */
     int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
     int pxn;                     /* jobs[i].routing.pxn + 1 (rs_pxn_mode); 0: the cluster's routing.pxn */
+    int prio;                    /* jobs[i].transport.priority + 1: its traffic class; 0: transport.priority */
     uint32_t tag;                /* not a key: the job's index on the network (its serial space); 0: its
                                     place in the array + 1. A scheduler's arrival run alone keeps its own */
     rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */

@@ -60,23 +60,27 @@ static int job_sections(const json_t *job, uint32_t i, const char *path, json_t 
         }
         json_object_set(ws, lifted[k], (json_t *)v);
     }
-    /* Of the routing section, a job has its own forwarding only. */
-    const json_t *rt = json_object_get(job, "routing");
-    if (rt) {
+    /* Of the routing and transport sections, a job has its own forwarding
+     * and its own traffic class only. */
+    static const char *const own[][2] = { { "routing", "pxn" }, { "transport", "priority" } };
+    for (size_t s = 0; s < sizeof own / sizeof own[0]; s++) {
+        const json_t *o = json_object_get(job, own[s][0]);
         const char *k;
         const json_t *v;
-        if (!json_is_object(rt)) {
+        if (!o)
+            continue;
+        if (!json_is_object(o)) {
             json_decref(sec);
-            return job_fail(err, path, i, "routing: expected an object with routing.pxn");
+            return job_fail(err, path, i, "%s: expected an object with %s.%s", own[s][0], own[s][0], own[s][1]);
         }
-        json_object_foreach((json_t *)rt, k, v) {
-            if (strcmp(k, "pxn")) {
+        json_object_foreach((json_t *)o, k, v) {
+            if (strcmp(k, own[s][1])) {
                 json_decref(sec);
-                return job_fail(err, path, i, "routing.%.60s: the cluster's, not a job's; expected only "
-                                "routing.pxn in a job", k);
+                return job_fail(err, path, i, "%s.%.60s: the cluster's, not a job's; expected only %s.%s in a job",
+                                own[s][0], k, own[s][0], own[s][1]);
             }
         }
-        if (json_object_set(sec, "routing", (json_t *)rt) != 0) {
+        if (json_object_set(sec, own[s][0], (json_t *)o) != 0) {
             json_decref(sec);
             return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
         }
@@ -98,9 +102,9 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     json_object_foreach((json_t *)job, key, v) {
         if (strcmp(key, "name") && strcmp(key, "start_us") && strcmp(key, "comm") && strcmp(key, "workload") &&
             strcmp(key, "traffic") && strcmp(key, "gpus") && strcmp(key, "placement") &&
-            strcmp(key, "fragmentation") && strcmp(key, "routing"))
+            strcmp(key, "fragmentation") && strcmp(key, "routing") && strcmp(key, "transport"))
             return job_fail(err, path, i, "unknown key '%.60s'; expected name, gpus, placement, fragmentation, "
-                            "start_us, comm, routing, workload or traffic", key);
+                            "start_us, comm, routing, transport, workload or traffic", key);
     }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "job%u", i);
@@ -134,14 +138,19 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     rc = rs_scenario_apply_json(&tmp, sec, path, err);
     json_decref(sec);
     if (rc != RS_OK) {
+        /* "PATH: key: ..." becomes "PATH: jobs[i]: key: ...". */
         char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        return rs_err_set(err, rc, "jobs[%u]: %s", i, msg);
+        size_t lp = strlen(path);
+        int at = !strncmp(err->msg, path, lp) && !strncmp(err->msg + lp, ": ", 2);
+        snprintf(msg, sizeof msg, "%s", at ? err->msg + lp + 2 : err->msg);
+        return at ? rs_err_set(err, rc, "%s: jobs[%u]: %s", path, i, msg) : rs_err_set(err, rc, "jobs[%u]: %s", i, msg);
     }
     out->workload = tmp.workload;
     out->traffic = tmp.traffic;
     if (json_object_get(json_object_get(job, "routing"), "pxn"))
         out->pxn = (int)tmp.net.pxn + 1;
+    if (json_object_get(json_object_get(job, "transport"), "priority"))
+        out->prio = (int)tmp.net.prio + 1;
     out->has_traffic = json_object_get(job, "traffic") != NULL;
     if (out->has_traffic == rs_workload_active(&out->workload))
         return job_fail(err, path, i, "expected a workload (workload.plan or workload.trace) or traffic, %s",
@@ -192,6 +201,11 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
             json_t *rt = json_object();
             bad = !rt || json_object_set_new(rt, "pxn", json_string(pxn_name(j->pxn - 1))) ||
                   json_object_set_new(o, "routing", rt);
+        }
+        if (!bad && j->prio) {
+            json_t *tr = json_object();
+            bad = !tr || json_object_set_new(tr, "priority", json_integer(j->prio - 1)) ||
+                  json_object_set_new(o, "transport", tr);
         }
         json_decref(all);
         if (bad || json_array_append_new(arr, o)) {

@@ -432,6 +432,15 @@ RS_API int rs_net_jobs_count(rs_net *net, uint32_t njobs, rs_err *err);
 /* Job `job`'s own routing.pxn: its messages relay by PXN or not as pxn
  * says, whatever the network's routing.pxn. RS_EINVAL, RS_ENOMEM. */
 RS_API int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err *err);
+/* Job `job`'s own traffic class: the data, ACKs and NAKs of messages from
+ * its GPUs go at 802.1p priority prio (0-7; its own switch queues, PFC
+ * and ECN state per priority), whatever transport.priority says; CNPs
+ * keep theirs. With PFC on, every priority that carries RoCE data is
+ * lossless. Switches serve priorities strictly, highest first; a NIC
+ * serves its flows round-robin, skipping those of a paused priority.
+ * Flows created before the call keep their priority. RS_EINVAL,
+ * RS_ENOMEM. */
+RS_API int rs_net_set_job_priority(rs_net *net, uint32_t job, uint32_t prio, rs_err *err);
 RS_API int rs_net_jobs_serials(rs_net *net, rs_err *err);
 RS_API uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job);
 /* Messages sent so far between different rails that left through an HB

@@ -91,6 +91,37 @@ b=$("$RS" run "$TMP/pxn-off.json" 2>&1 | sed -n 's/^  forwarding \([0-9]*\) of.*
 [ -n "$a" ] && [ "$a" -gt 0 ] && [ "$((a / 2))" = "$b" ] && ok "a job's routing.pxn=off: $b of $a relays left" ||
     fail "a job's routing.pxn: relays $a, with one job off $b"
 
+# A job's own traffic class: two all-to-alls meeting on a 2:1 fat tree.
+# At the same priority both slow down; with one at priority 5 (strict
+# priority over the other's 3) it runs as if alone and the other waits,
+# at both fidelities; in a capture of a leaf its frames carry DSCP CS5,
+# the other's CS3.
+cat >"$TMP/prio.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8, "radix": 8, "oversubscription": 2},
+ "jobs": [{"name": "a", "gpus": 32, "placement": "random", "traffic": {"kind": "all-to-all", "bytes": 1048576}},
+          {"name": "b", "gpus": 32, "placement": "random", "traffic": {"kind": "all-to-all", "bytes": 1048576}}]}
+EOF
+sed 's/"name": "a",/"name": "a", "transport": {"priority": 5},/' "$TMP/prio.json" >"$TMP/prio5.json"
+for f in packet flow; do
+    "$RS" run -q --set fidelity=$f -o "$TMP/prio-$f" "$TMP/prio.json" >/dev/null 2>&1
+    "$RS" run -q --set fidelity=$f -o "$TMP/prio5-$f" "$TMP/prio5.json" >/dev/null 2>&1
+    v=$(json_get "$TMP/prio-$f/summary.json" "[round(j['slowdown'], 2) for j in d['jobs']]")
+    w=$(json_get "$TMP/prio5-$f/summary.json" "(lambda a, b: (a['priority'], b['priority'], a['slowdown'] < 1.05, b['slowdown'] > 1.2))(*d['jobs'])")
+    [ "$w" = "(5, 3, True, True)" ] && ok "$f: job a at priority 5 runs as alone, b waits (same priority: $v)" ||
+        fail "$f: job priorities $w (same priority: $v)"
+done
+if command -v tshark >/dev/null 2>&1 &&
+    "$RS" run -q --set 'capture.ports=leaf0.*' --set capture.snaplen=96 --set capture.end_ns=100000 \
+        -o "$TMP/prio5-cap" "$TMP/prio5.json" >/dev/null 2>&1; then
+    for c in 40 24; do
+        n=0
+        for p in "$TMP"/prio5-cap/pcap/*.pcap; do
+            n=$((n + $(tshark -n -r "$p" -Y "infiniband && ip.dsfield.dscp == $c" 2>/dev/null | wc -l)))
+        done
+        [ "$n" -gt 0 ] && ok "capture: RoCE frames at DSCP $c ($n)" || fail "capture: no RoCE frames at DSCP $c"
+    done
+fi
+
 # A scheduler: six arrivals drawn from two templates on a 64-GPU cluster,
 # first come first served: later ones wait for GPUs, each is timed alone
 # on the GPUs it got, and the timeline names a job started late.
@@ -152,5 +183,9 @@ echo '{"topology": {"gpus": 64}, "jobs": [{"name": "big", "gpus": 72, "traffic":
 expect_bad "a template that never fits" "jobs\[0\] (big): workload.gpus: 72 GPUs do not fit" run -o "$TMP/bad" "$TMP/big.json"
 echo '{"jobs": [{"name": "x", "traffic": {"kind": "incast"}, "priority": 3}]}' >"$TMP/key.json"
 expect_bad "an unknown job key" "jobs\[0\]: unknown key 'priority'" run -o "$TMP/bad" "$TMP/key.json"
+echo '{"jobs": [{"name": "x", "traffic": {"kind": "incast"}, "transport": {"mtu": 1024}}]}' >"$TMP/tr.json"
+expect_bad "a cluster's transport key in a job" "jobs\[0\]: transport.mtu: the cluster's, not a job's; expected only transport.priority" run -o "$TMP/bad" "$TMP/tr.json"
+echo '{"jobs": [{"name": "x", "traffic": {"kind": "incast"}, "transport": {"priority": 9}}]}' >"$TMP/tp.json"
+expect_bad "a job's priority out of range" "transport.priority" run -o "$TMP/bad" "$TMP/tp.json"
 
 finish

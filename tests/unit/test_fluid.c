@@ -67,18 +67,24 @@ static void test_mmf_one_bottleneck_gives_equal_shares(void)
  * and C, f4, f5 on C. A saturates first at 4 each (f0..f2), then B gives
  * f3 the 8 left, then C splits its 22 left: 11 each. The max-min fair
  * allocation is unique. */
-static void test_mmf_classic_example_is_exact(void)
+static rs_mmf *classic_flows(uint32_t f[6])
 {
     uint64_t cap[3] = { 12 * G, 12 * G, 30 * G };
     rs_mmf *m;
     CU_ASSERT_EQUAL_FATAL(rs_mmf_create(3, cap, &m), RS_OK);
-    uint32_t f[6];
     mmf_add(m, &f[0], 1, 0u);
     mmf_add(m, &f[1], 1, 0u);
     mmf_add(m, &f[2], 2, 0u, 1u);
     mmf_add(m, &f[3], 2, 1u, 2u);
     mmf_add(m, &f[4], 1, 2u);
     mmf_add(m, &f[5], 1, 2u);
+    return m;
+}
+
+static void test_mmf_classic_example_is_exact(void)
+{
+    uint32_t f[6];
+    rs_mmf *m = classic_flows(f);
     CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
     const uint64_t want[6] = { 4 * G, 4 * G, 4 * G, 8 * G, 11 * G, 11 * G };
     for (int i = 0; i < 6; i++)
@@ -89,6 +95,41 @@ static void test_mmf_classic_example_is_exact(void)
     CU_ASSERT_EQUAL(rs_mmf_rate(m, f[2]), 4 * G);
     CU_ASSERT_EQUAL(rs_mmf_rate(m, f[4]), 15 * G);
     CU_ASSERT_EQUAL(rs_mmf_rate(m, f[5]), 15 * G);
+    rs_mmf_destroy(m);
+}
+
+/* Strict priority: the same links as above, f3 and f5 in class 5, the
+ * rest in class 0. Class 5 is filled first: f3 (B, C) and f5 (C) share C's
+ * 30 but f3 takes at most B's 12 and f5 gets the remaining 18. Class 0
+ * gets what they left: A 12 for f0..f2 (4 each; f2's B has 0 left, so f2
+ * gets 0 and f0, f1 6 each), C 0 left for f4. Back in one class, the
+ * classic allocation returns. */
+static void test_mmf_classes_are_served_strictly(void)
+{
+    uint32_t f[6];
+    rs_mmf *m = classic_flows(f);
+    rs_mmf_set_class(m, f[3], 5);
+    rs_mmf_set_class(m, f[5], 5);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    const uint64_t want[6] = { 6 * G, 6 * G, 0, 12 * G, 0, 18 * G };
+    uint64_t full[6];
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve_full(m, full), RS_OK);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(rs_mmf_rate(m, f[i]), want[i]);
+        CU_ASSERT_EQUAL(full[f[i]], want[i]);
+    }
+    /* f5 leaves: C's 30 minus f3's 12 goes to f4 in class 0. */
+    rs_mmf_remove(m, f[5]);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[3]), 12 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[4]), 18 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[2]), 0);
+    /* f3 back in class 0 with the others: plain max-min again. */
+    rs_mmf_set_class(m, f[3], 0);
+    CU_ASSERT_EQUAL_FATAL(rs_mmf_solve(m), RS_OK);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[2]), 4 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[3]), 8 * G);
+    CU_ASSERT_EQUAL(rs_mmf_rate(m, f[4]), 22 * G);
     rs_mmf_destroy(m);
 }
 
@@ -830,6 +871,7 @@ static void test_fluid_rejects_unknown_fidelity(void)
 static const rs_cu_test mmf_tests[] = {
     RS_CU_TEST(test_mmf_one_bottleneck_gives_equal_shares),
     RS_CU_TEST(test_mmf_classic_example_is_exact),
+    RS_CU_TEST(test_mmf_classes_are_served_strictly),
     RS_CU_TEST(test_mmf_rejects_bad_paths),
     RS_CU_TEST(test_mmf_incremental_equals_full_after_random_events),
     RS_CU_TEST(test_mmf_flow_cap_takes_cap_and_leaves_the_rest),

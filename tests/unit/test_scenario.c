@@ -102,7 +102,7 @@ static void test_scenario_jobs(void)
                        "{\"name\": \"dense\", \"gpus\": 64, \"placement\": \"fragmented\", "
                        "\"workload\": {\"plan\": \"demo-dense\", \"iterations\": 2}},"
                        "{\"name\": \"bulk\", \"gpus\": 16, \"start_us\": 5, \"routing\": {\"pxn\": \"off\"}, "
-                       "\"traffic\": {\"kind\": \"incast\", \"fan_in\": 4}}]}";
+                       "\"transport\": {\"priority\": 0}, \"traffic\": {\"kind\": \"incast\", \"fan_in\": 4}}]}";
     CU_ASSERT_EQUAL_FATAL(load_text(&sc, text, NULL, 0, &err), RS_OK);
     CU_ASSERT_EQUAL(sc.njobs, 2);
     CU_ASSERT_STRING_EQUAL(sc.jobs[0].name, "dense");
@@ -117,12 +117,15 @@ static void test_scenario_jobs(void)
     CU_ASSERT_EQUAL(sc.jobs[1].start_us, 5.0);
     CU_ASSERT_EQUAL(sc.jobs[0].pxn, 0); /* the cluster's */
     CU_ASSERT_EQUAL(sc.jobs[1].pxn, RS_PXN_OFF + 1);
+    CU_ASSERT_EQUAL(sc.jobs[0].prio, 0); /* the cluster's transport.priority */
+    CU_ASSERT_EQUAL(sc.jobs[1].prio, 0 + 1);
     char *dump = NULL;
     CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
     CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
     CU_ASSERT(scenarios_equal(&sc, &back));
     CU_ASSERT_EQUAL(back.njobs, 2);
     CU_ASSERT_EQUAL(back.jobs[1].pxn, RS_PXN_OFF + 1);
+    CU_ASSERT_EQUAL(back.jobs[1].prio, 1);
     free(dump);
     /* A scheduler loads and dumps back. */
     const char *sched = "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 50, "
@@ -158,6 +161,10 @@ static void test_scenario_jobs(void)
         { "{\"jobs\": [{\"routing\": {\"ecmp\": \"packet\"}, \"traffic\": {}}]}",
           "routing.ecmp: the cluster's, not a job's" },
         { "{\"jobs\": [{\"routing\": {\"pxn\": \"sometimes\"}, \"traffic\": {}}]}", "routing.pxn" },
+        { "{\"jobs\": [{\"transport\": {\"cc\": \"none\"}, \"traffic\": {}}]}",
+          "transport.cc: the cluster's, not a job's; expected only transport.priority" },
+        { "{\"jobs\": [{\"transport\": 5, \"traffic\": {}}]}", "transport: expected an object" },
+        { "{\"jobs\": [{\"transport\": {\"priority\": 8}, \"traffic\": {}}]}", "transport.priority" },
         { "{\"workload\": {\"plan\": \"demo-dense\"}, \"jobs\": [{\"traffic\": {}}]}",
           "expected workload.plan and workload.trace unset" },
         { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 0, \"interarrival_us\": 5}}",
