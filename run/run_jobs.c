@@ -246,6 +246,27 @@ static void job_done(void *ctx, rs_net *net, uint64_t tag)
 /* Under a scheduler: each arrival a seeded draw of the jobs array, at
  * seeded exponential intervals; every template must fit the empty
  * cluster (else it would wait for ever). */
+/* A template for the next drawn arrival: uniform, or in proportion to
+ * the jobs' weights when any is set. */
+static uint32_t sched_draw(const rs_scenario *sc, rs_rng *g)
+{
+    double total = 0;
+    for (uint32_t t = 0; t < sc->njobs; t++)
+        total += sc->jobs[t].weight > 0 ? sc->jobs[t].weight : 1;
+    int weighted = 0;
+    for (uint32_t t = 0; t < sc->njobs; t++)
+        weighted |= sc->jobs[t].weight > 0 && sc->jobs[t].weight != 1;
+    if (!weighted)
+        return (uint32_t)rs_rng_below(g, sc->njobs);
+    double u = rs_rng_unit(g) * total;
+    for (uint32_t t = 0; t + 1 < sc->njobs; t++) {
+        u -= sc->jobs[t].weight > 0 ? sc->jobs[t].weight : 1;
+        if (u < 0)
+            return t;
+    }
+    return sc->njobs - 1;
+}
+
 static int sched_build(rs_run_ctx *r, rs_err *err)
 {
     const rs_scenario *sc = &r->sc;
@@ -269,9 +290,11 @@ static int sched_build(rs_run_ctx *r, rs_err *err)
     double t_us = 0;
     for (uint32_t k = 0; k < A; k++) {
         rs_run_job *j = &r->jobs[k];
-        j->cfg = &sc->jobs[rs_rng_below(&g, sc->njobs)];
+        j->cfg = &sc->jobs[sc->sched.nlist ? sc->sched.list[k].tmpl : sched_draw(sc, &g)];
         snprintf(j->name, sizeof j->name, "%s#%u", j->cfg->name, k);
-        if (k)
+        if (sc->sched.nlist)
+            t_us = sc->sched.list[k].at_us;
+        else if (k)
             t_us += -sc->sched.interarrival_us * log(1.0 - rs_rng_unit(&g));
         rs_time at;
         if (rs_time_from_us(t_us, &at) != RS_OK)

@@ -452,6 +452,9 @@ static int settle(rs_scenario *sc, rs_err *err)
     if (sc->sched.arrivals && !sc->njobs)
         return rs_err_set(err, RS_EINVAL, "scheduler: its arrivals are copies of the jobs array's jobs; expected "
                           "a jobs array");
+    int rc = rs_scenario_sched_settle(sc, err);
+    if (rc != RS_OK)
+        return rc;
     if (sc->njobs && rs_workload_active(&sc->workload))
         return rs_err_set(err, RS_EINVAL, "jobs: each job runs its own workload; expected workload.plan and "
                           "workload.trace unset outside the jobs array");

@@ -71,6 +71,7 @@ typedef struct rs_scenario_job {
     int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
     int pxn;                     /* jobs[i].routing.pxn + 1 (rs_pxn_mode); 0: the cluster's routing.pxn */
     int prio;                    /* jobs[i].transport.priority + 1: its traffic class; 0: transport.priority */
+    double weight;               /* jobs[i].weight: a scheduler draws it in proportion; 0: 1 (unset) */
     uint32_t tag;                /* not a key: the job's index on the network (its serial space); 0: its
                                     place in the array + 1. A scheduler's arrival run alone keeps its own */
     rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */
@@ -78,16 +79,27 @@ typedef struct rs_scenario_job {
 } rs_scenario_job;
 
 /* A scheduler of arriving jobs (docs/shared-clusters.md, "Scheduler"):
- * `arrivals` jobs, each a copy of a uniformly drawn job of the jobs array,
- * arriving at seeded exponential intervals of mean interarrival_us, the
- * first at 0, started first come first served as soon as their
+ * `arrivals` jobs, each a copy of a job of the jobs array drawn in
+ * proportion to the jobs' weights, arriving at seeded exponential
+ * intervals of mean interarrival_us, the first at 0; or the arrivals of
+ * an explicit list. Each starts first come first served as soon as its
  * placement fits the GPUs the running jobs leave. Plain value type. */
 #define RS_SCHED_ARRIVALS_MAX 254
+typedef struct rs_sched_arrival {
+    char job[RS_JOB_NAME_MAX]; /* scheduler.list[k].job: a job's name */
+    double at_us;              /* scheduler.list[k].at_us: when it arrives */
+    uint32_t tmpl;             /* not a key: that job's index (settled once the jobs are read) */
+} rs_sched_arrival;
 typedef struct rs_scenario_sched {
-    uint32_t arrivals;      /* scheduler.arrivals; 0: no scheduler, the jobs start together */
+    uint32_t arrivals;      /* scheduler.arrivals, or the list's length; 0: no scheduler, the jobs start together */
     double interarrival_us; /* scheduler.interarrival_us */
     uint64_t seed;          /* scheduler.seed; 0: the run seed */
+    uint32_t nlist;         /* scheduler.list's arrivals; 0: drawn */
+    rs_sched_arrival list[RS_SCHED_ARRIVALS_MAX];
 } rs_scenario_sched;
+/* Resolve the list's job names against sc->jobs; RS_EINVAL naming the
+ * entry. */
+int rs_scenario_sched_settle(rs_scenario *sc, rs_err *err);
 
 typedef struct rs_scenario {
     rs_level fidelity;             /* fidelity (net.fidelity: packet for both) */

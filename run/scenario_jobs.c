@@ -102,9 +102,10 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     json_object_foreach((json_t *)job, key, v) {
         if (strcmp(key, "name") && strcmp(key, "start_us") && strcmp(key, "comm") && strcmp(key, "workload") &&
             strcmp(key, "traffic") && strcmp(key, "gpus") && strcmp(key, "placement") &&
-            strcmp(key, "fragmentation") && strcmp(key, "routing") && strcmp(key, "transport"))
+            strcmp(key, "fragmentation") && strcmp(key, "routing") && strcmp(key, "transport") &&
+            strcmp(key, "weight"))
             return job_fail(err, path, i, "unknown key '%.60s'; expected name, gpus, placement, fragmentation, "
-                            "start_us, comm, routing, transport, workload or traffic", key);
+                            "start_us, comm, routing, transport, weight, workload or traffic", key);
     }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "job%u", i);
@@ -119,6 +120,12 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
         if (!json_is_number(v) || !(json_number_value(v) >= 0) || json_number_value(v) > 1e12)
             return job_fail(err, path, i, "start_us: expected a time from 0 to 1e12 us");
         out->start_us = json_number_value(v);
+    }
+    if ((v = json_object_get(job, "weight"))) {
+        if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e6)
+            return job_fail(err, path, i, "weight: expected a share of a scheduler's drawn arrivals above 0 and at "
+                            "most 1e6");
+        out->weight = json_number_value(v);
     }
     if ((v = json_object_get(job, "comm"))) {
         const char *s = json_string_value(v);
@@ -202,6 +209,8 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
             bad = !rt || json_object_set_new(rt, "pxn", json_string(pxn_name(j->pxn - 1))) ||
                   json_object_set_new(o, "routing", rt);
         }
+        if (!bad && j->weight > 0)
+            bad = json_object_set_new(o, "weight", json_real(j->weight));
         if (!bad && j->prio) {
             json_t *tr = json_object();
             bad = !tr || json_object_set_new(tr, "priority", json_integer(j->prio - 1)) ||
@@ -217,17 +226,48 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
     return arr;
 }
 
+/* scheduler.list: [{"job": NAME, "at_us": T}, ...], times not
+ * decreasing. */
+static int sched_list_parse(rs_scenario_sched *s, const json_t *v, const char *path, rs_err *err)
+{
+    size_t n = json_array_size(v);
+    if (!json_is_array(v) || n == 0 || n > RS_SCHED_ARRIVALS_MAX)
+        return rs_err_set(err, RS_EINVAL, "%s: scheduler.list: expected an array of 1 to %d arrivals", path,
+                          RS_SCHED_ARRIVALS_MAX);
+    for (uint32_t k = 0; k < n; k++) {
+        const json_t *a = json_array_get(v, k), *job = json_object_get(a, "job"), *at = json_object_get(a, "at_us");
+        const char *name = json_string_value(job);
+        double t = json_number_value(at);
+        if (!json_is_object(a) || json_object_size(a) != 2 || !name || strlen(name) >= RS_JOB_NAME_MAX ||
+            !json_is_number(at) || !(t >= 0) || t > 1e12)
+            return rs_err_set(err, RS_EINVAL, "%s: scheduler.list[%u]: expected {\"job\": a job's name, "
+                              "\"at_us\": its arrival from 0 to 1e12 us}", path, k);
+        if (k && t < s->list[k - 1].at_us)
+            return rs_err_set(err, RS_EINVAL, "%s: scheduler.list[%u].at_us: %g is before the arrival above it "
+                              "(%g); expected arrivals in time order", path, k, t, s->list[k - 1].at_us);
+        snprintf(s->list[k].job, sizeof s->list[k].job, "%s", name);
+        s->list[k].at_us = t;
+    }
+    s->nlist = (uint32_t)n;
+    return RS_OK;
+}
+
 int rs_scenario_sched_parse(rs_scenario *sc, const json_t *o, const char *path, rs_err *err)
 {
     if (!json_is_object(o))
         return rs_err_set(err, RS_EINVAL, "%s: scheduler: expected an object with arrivals, interarrival_us and "
-                          "seed", path);
-    rs_scenario_sched s = { .arrivals = 0, .interarrival_us = 0, .seed = 0 };
+                          "seed, or a list", path);
+    rs_scenario_sched s;
+    memset(&s, 0, sizeof s);
     const char *k;
     const json_t *v;
     json_object_foreach((json_t *)o, k, v) {
         double x = json_number_value(v);
-        if (!strcmp(k, "arrivals")) {
+        if (!strcmp(k, "list")) {
+            int rc = sched_list_parse(&s, v, path, err);
+            if (rc != RS_OK)
+                return rc;
+        } else if (!strcmp(k, "arrivals")) {
             if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > RS_SCHED_ARRIVALS_MAX)
                 return rs_err_set(err, RS_EINVAL, "%s: scheduler.arrivals: expected an integer from 1 to %d", path,
                                   RS_SCHED_ARRIVALS_MAX);
@@ -244,18 +284,57 @@ int rs_scenario_sched_parse(rs_scenario *sc, const json_t *o, const char *path, 
             s.seed = (uint64_t)json_integer_value(v);
         } else {
             return rs_err_set(err, RS_EINVAL, "%s: scheduler.%.60s: unknown key; expected arrivals, interarrival_us "
-                              "or seed", path, k);
+                              "and seed, or list", path, k);
         }
     }
-    if (!s.arrivals || !(s.interarrival_us > 0))
-        return rs_err_set(err, RS_EINVAL, "%s: scheduler: expected arrivals and interarrival_us", path);
+    if (s.nlist) {
+        if (json_object_get(o, "arrivals") || json_object_get(o, "interarrival_us") || json_object_get(o, "seed"))
+            return rs_err_set(err, RS_EINVAL, "%s: scheduler: a list gives the arrivals; expected no arrivals, "
+                              "interarrival_us or seed beside it", path);
+        s.arrivals = s.nlist;
+    } else if (!s.arrivals || !(s.interarrival_us > 0)) {
+        return rs_err_set(err, RS_EINVAL, "%s: scheduler: expected arrivals and interarrival_us, or a list", path);
+    }
     sc->sched = s;
+    return RS_OK;
+}
+
+int rs_scenario_sched_settle(rs_scenario *sc, rs_err *err)
+{
+    for (uint32_t i = 0; i < sc->njobs; i++)
+        if (sc->jobs[i].weight > 0 && (!sc->sched.arrivals || sc->sched.nlist))
+            return rs_err_set(err, RS_EINVAL, "jobs[%u] (%s): weight: only a scheduler's drawn arrivals are "
+                              "weighted; expected scheduler.arrivals and scheduler.interarrival_us", i,
+                              sc->jobs[i].name);
+    for (uint32_t k = 0; k < sc->sched.nlist; k++) {
+        rs_sched_arrival *a = &sc->sched.list[k];
+        a->tmpl = 0;
+        while (a->tmpl < sc->njobs && strcmp(sc->jobs[a->tmpl].name, a->job))
+            a->tmpl++;
+        if (a->tmpl == sc->njobs)
+            return rs_err_set(err, RS_EINVAL, "scheduler.list[%u].job: '%s' is no job of the jobs array; expected "
+                              "one of their names", k, a->job);
+    }
     return RS_OK;
 }
 
 json_t *rs_scenario_sched_json(const rs_scenario *sc)
 {
     json_t *o = json_object();
+    if (o && sc->sched.nlist) {
+        json_t *l = json_array();
+        int bad = !l || json_object_set_new(o, "list", l);
+        for (uint32_t k = 0; !bad && k < sc->sched.nlist; k++) {
+            json_t *a = json_object();
+            bad = !a || json_array_append_new(l, a) || json_object_set_new(a, "job", json_string(sc->sched.list[k].job)) ||
+                  json_object_set_new(a, "at_us", json_real(sc->sched.list[k].at_us));
+        }
+        if (bad) {
+            json_decref(o);
+            return NULL;
+        }
+        return o;
+    }
     if (o && (json_object_set_new(o, "arrivals", json_integer(sc->sched.arrivals)) ||
               json_object_set_new(o, "interarrival_us", json_real(sc->sched.interarrival_us)) ||
               json_object_set_new(o, "seed", json_integer((json_int_t)sc->sched.seed)))) {

@@ -144,6 +144,23 @@ else
     fail "scheduler run: $(head -1 "$TMP/sched.err")"
 fi
 
+# An arrival list: the arrivals come when the list says, in its order;
+# the second waits for the first's GPUs.
+cat >"$TMP/list.json" <<'EOF'
+{"topology": {"gpus": 64, "radix": 16}, "fidelity": "flow",
+ "jobs": [{"name": "dense", "gpus": 32, "placement": "random", "workload": {"plan": "demo-dense"}},
+          {"name": "bulk", "gpus": 48, "placement": "fragmented", "traffic": {"kind": "all-to-all", "bytes": 262144}}],
+ "scheduler": {"list": [{"job": "bulk", "at_us": 0}, {"job": "dense", "at_us": 10}, {"job": "dense", "at_us": 20},
+                        {"job": "bulk", "at_us": 5000}]}}
+EOF
+if "$RS" run -q -o "$TMP/list" "$TMP/list.json" >/dev/null 2>"$TMP/list.err"; then
+    v=$(json_get "$TMP/list/summary.json" "(' '.join(j['name'] for j in d['jobs']), [j['arrival_ps'] for j in d['jobs']], d['jobs'][1]['wait_ps'] > 0, d['scheduler']['completed'])")
+    [ "$v" = "('bulk#0 dense#1 dense#2 bulk#3', [0, 10000000, 20000000, 5000000000], True, 4)" ] &&
+        ok "scheduler.list: 4 arrivals as listed, dense#1 waits for bulk#0" || fail "scheduler.list: $v"
+else
+    fail "scheduler.list run: $(head -1 "$TMP/list.err")"
+fi
+
 # (4) report and compare show the jobs.
 "$RS" report "$TMP/flow-fat-tree" >"$TMP/report.out" 2>&1
 grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&

@@ -136,6 +136,24 @@ static void test_scenario_jobs(void)
     CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
     CU_ASSERT(scenarios_equal(&sc, &back) && back.sched.arrivals == 50);
     free(dump);
+    /* An arrival list, and weights for drawn arrivals, load and dump back. */
+    const char *list = "{\"jobs\": [{\"name\": \"a\", \"traffic\": {}}, {\"name\": \"b\", \"traffic\": {}}], "
+                       "\"scheduler\": {\"list\": [{\"job\": \"b\", \"at_us\": 0}, {\"job\": \"a\", \"at_us\": 7.5}]}}";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, list, NULL, 0, &err), RS_OK);
+    CU_ASSERT(sc.sched.nlist == 2 && sc.sched.arrivals == 2 && sc.sched.list[0].tmpl == 1 &&
+              sc.sched.list[1].tmpl == 0 && sc.sched.list[1].at_us == 7.5);
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
+    CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
+    CU_ASSERT(scenarios_equal(&sc, &back) && back.sched.nlist == 2 && back.sched.list[0].tmpl == 1);
+    free(dump);
+    const char *weighted = "{\"jobs\": [{\"weight\": 3, \"traffic\": {}}, {\"traffic\": {}}], "
+                           "\"scheduler\": {\"arrivals\": 4, \"interarrival_us\": 10}}";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, weighted, NULL, 0, &err), RS_OK);
+    CU_ASSERT(sc.jobs[0].weight == 3 && sc.jobs[1].weight == 0);
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
+    CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
+    CU_ASSERT(scenarios_equal(&sc, &back) && back.jobs[0].weight == 3);
+    free(dump);
     /* Without jobs the dump has no "jobs": single-job outputs are unchanged. */
     defaults(&back);
     json_t *j = rs_scenario_to_json(&back);
@@ -171,6 +189,18 @@ static void test_scenario_jobs(void)
           "scheduler.arrivals: expected an integer from 1 to 254" },
         { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3}}",
           "scheduler: expected arrivals and interarrival_us" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"list\": []}}",
+          "scheduler.list: expected an array of 1 to 254 arrivals" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"list\": [{\"job\": \"job0\"}]}}",
+          "scheduler.list[0]: expected {\"job\": a job's name" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"list\": [{\"job\": \"x\", \"at_us\": 0}]}}",
+          "scheduler.list[0].job: 'x' is no job of the jobs array" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"list\": [{\"job\": \"job0\", \"at_us\": 5}, "
+          "{\"job\": \"job0\", \"at_us\": 4}]}}", "scheduler.list[1].at_us: 4 is before the arrival above it" },
+        { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"list\": [{\"job\": \"job0\", \"at_us\": 0}], "
+          "\"arrivals\": 3}}", "a list gives the arrivals" },
+        { "{\"jobs\": [{\"weight\": 2, \"traffic\": {}}]}", "jobs[0] (job0): weight: only a scheduler's drawn" },
+        { "{\"jobs\": [{\"weight\": 0, \"traffic\": {}}]}", "jobs[0]: weight: expected a share" },
         { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3, \"interarrival_us\": -1}}",
           "scheduler.interarrival_us" },
         { "{\"jobs\": [{\"traffic\": {}}], \"scheduler\": {\"arrivals\": 3, \"interarrival_us\": 1, \"fifo\": 1}}",
