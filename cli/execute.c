@@ -244,6 +244,22 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
         else
             fprintf(f, "- (%s): no slowdown\n", json_string_value(json_object_get(ff, "status")));
     }
+    /* With jobs: whom each fault hit. */
+    size_t i;
+    const json_t *fe;
+    json_array_foreach(json_object_get(s, "faults"), i, fe) {
+        const json_t *hit = json_object_get(fe, "jobs_hit");
+        if (!json_array_size(hit))
+            continue;
+        fprintf(f, "  fault      %s %s at %s hit", json_string_value(json_object_get(fe, "kind")),
+                json_string_value(json_object_get(fe, "target")), TIME(JI(fe, "time_ps")));
+        size_t m;
+        const json_t *h;
+        json_array_foreach(hit, m, h)
+            fprintf(f, "%s %s (%lld flows)", m ? "," : "", json_string_value(json_object_get(h, "job")),
+                    (long long)JI(h, "flows_hit"));
+        fputc('\n', f);
+    }
     fprintf(f, "  simulated  %s in %.3f s wall, %lld events, %lld packet-hops\n", TIME(JI(s, "sim_end_ps")),
             json_real_value(json_object_get(s, "wall_s")),
             (long long)json_integer_value(json_object_get(s, "events")),

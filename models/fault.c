@@ -357,6 +357,13 @@ int rs_net_fault_info_fill(const rs_net *net, uint32_t i, rs_net_fault_info *out
     return rc;
 }
 
+uint32_t rs_net_fault_job_flows(const rs_net *net, uint32_t i, uint32_t job)
+{
+    if (i >= rs_net_fault_count(net) || job < 1 || job > RS_NET_JOBS_MAX || !net->flt->e[i].job_flows)
+        return 0;
+    return net->flt->e[i].job_flows[job];
+}
+
 uint32_t rs_net_fault_absent_count(const rs_net *net) { return net->flt ? net->flt->nabsent : 0; }
 
 static int net_fault_absent_whole(const rs_net *net, uint32_t i, rs_net_fault_info *out)

@@ -42,6 +42,7 @@ typedef struct fentry {
     uint64_t lost;
     uint64_t retx;          /* data packets retransmitted by flows it hit last */
     uint32_t flows_hit;     /* flows that lost a packet to it */
+    uint32_t *job_flows;    /* of those, per job [1 .. RS_NET_JOBS_MAX] (rs_net_set_job); NULL: none of a job */
     uint32_t pending;       /* of those, not yet delivered */
     rs_time recovered_at;   /* the last of them delivered (its own time when none was pending) */
     uint64_t rate_bps;      /* degrade: the lowered rate */

@@ -722,6 +722,8 @@ void rs_fault_state_free(struct rs_faults *F)
 {
     if (!F)
         return;
+    for (uint32_t i = 0; F->e && i < F->n; i++)
+        free(F->e[i].job_flows);
     free(F->e);
     free(F->stuck);
     free(F->hits);

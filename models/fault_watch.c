@@ -306,6 +306,13 @@ static void note_hit(rs_net *net, rs_flow *f, uint32_t i)
     F->hits[F->nhits] = (struct hit){ i, f->hit };
     f->hit = (uint32_t)F->nhits++;
     e->flows_hit++;
+    if (f->job) {
+        if (!e->job_flows && !(e->job_flows = calloc(RS_NET_JOBS_MAX + 1, sizeof *e->job_flows))) {
+            rs_sim_stop(net->sim, RS_ENOMEM);
+            return;
+        }
+        e->job_flows[f->job]++;
+    }
     if (!f->rx_done)
         e->pending++;
     else if (e->recovered_at < e->t)

@@ -64,7 +64,7 @@ typedef struct rs_flow {
     uint8_t leg;             /* relayed message: 0 source HB, 1 network, 2 destination HB */
     uint8_t gone;            /* abandoned by a failover (failover.c): its packets are discarded */
     uint8_t freed;           /* handed back (rs_flow_release): its pending timers are stale */
-    uint8_t job;             /* several jobs counted (rs_net_jobs_count): its message's source's job, 0: none */
+    uint8_t job;             /* its message's source's job (rs_net_set_job), 0: none */
     uint8_t prio;            /* 802.1p priority of its data, ACKs and NAKs: its job's (rs_net_set_job_priority) or the network's */
     rs_dcqcn_rp cc;          /* DCQCN reaction point (sender) */
     uint64_t cc_bytes;       /* bytes sent since the last byte-counter event */

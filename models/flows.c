@@ -76,12 +76,11 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     f->npkts = (uint32_t)n;
     f->msg = msg;
     f->chunk = chunk;
-    if (RS_UNLIKELY(net->job_tx != NULL) && msg < net->nmsgs)
-        f->job = net->member[net->msgs[msg].src];
     f->prio = (uint8_t)net->cfg.prio;
-    if (RS_UNLIKELY(net->job_prio != NULL) && net->member && msg < net->nmsgs) {
+    if (RS_UNLIKELY(net->member != NULL) && msg < net->nmsgs) {
         uint8_t j = net->member[net->msgs[msg].src];
-        if (j && net->job_prio[j])
+        f->job = j;
+        if (net->job_prio && j && net->job_prio[j])
             f->prio = (uint8_t)(net->job_prio[j] - 1);
     }
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;

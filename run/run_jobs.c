@@ -132,12 +132,18 @@ static int job_place(rs_run_ctx *r, uint32_t k, uint8_t *taken, rs_err *err)
     return RS_OK;
 }
 
+/* Job k's index on the network (rs_net_set_job). */
+static uint32_t job_tag(const rs_run_ctx *r, uint32_t k)
+{
+    return r->jobs[k].cfg->tag ? r->jobs[k].cfg->tag : k + 1;
+}
+
 /* Start job k: its replay or its traffic. */
 static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
 {
     const rs_scenario *sc = &r->sc;
     rs_run_job *j = &r->jobs[k];
-    uint32_t tag = j->cfg->tag ? j->cfg->tag : k + 1;
+    uint32_t tag = job_tag(r, k);
     int rc = rs_net_set_job(r->net, tag, j->gpus, j->n, err);
     if (rc == RS_OK && j->cfg->pxn)
         rc = rs_net_set_job_pxn(r->net, tag, (rs_pxn_mode)(j->cfg->pxn - 1), err);
@@ -476,6 +482,27 @@ json_t *rs_run_jobs_json(const rs_run_ctx *r)
         }
     }
     return a;
+}
+
+int rs_run_jobs_faults(const rs_run_ctx *r, json_t *faults)
+{
+    size_t n = json_array_size(faults);
+    for (uint32_t i = 0; i < n; i++) {
+        json_t *hit = json_array();
+        for (uint32_t k = 0; hit && k < r->nrun_jobs; k++) {
+            uint32_t flows = r->jobs[k].cfg ? rs_net_fault_job_flows(r->net, i, job_tag(r, k)) : 0;
+            json_t *o = flows ? json_object() : NULL;
+            if (flows && (!o || json_array_append_new(hit, o) ||
+                          json_object_set_new(o, "job", json_string(r->jobs[k].name)) ||
+                          json_object_set_new(o, "flows_hit", I(flows)))) {
+                json_decref(hit);
+                return RS_ENOMEM;
+            }
+        }
+        if (!hit || json_object_set_new(json_array_get(faults, i), "jobs_hit", hit))
+            return RS_ENOMEM;
+    }
+    return RS_OK;
 }
 
 json_t *rs_run_jobs_interference(const rs_run_ctx *r)

@@ -82,6 +82,10 @@ json_t *rs_run_jobs_json(const rs_run_ctx *r);
  * the same ports (rs_net_jobs_count); [] with fewer than 2 jobs run;
  * NULL on ENOMEM. */
 json_t *rs_run_jobs_interference(const rs_run_ctx *r);
+/* Into each entry of summary.json's "faults" (rs_net_fault_info order),
+ * "jobs_hit": the jobs whose flows it hit, and how many of each's.
+ * RS_ENOMEM. */
+int rs_run_jobs_faults(const rs_run_ctx *r, json_t *faults);
 /* summary.json's "scheduler" from its jobs (with their slowdowns), NULL
  * without a scheduler or on ENOMEM. */
 json_t *rs_run_jobs_sched_json(const rs_run_ctx *r, const json_t *jobs);

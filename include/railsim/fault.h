@@ -115,6 +115,12 @@ static inline int rs_net_fault_info_get(const rs_net *net, uint32_t i, rs_net_fa
     return rs_net_fault_info_fill(net, i, out, sizeof *out);
 }
 
+/* Of fault i's flows_hit, those of job `job`'s messages (rs_net_set_job:
+ * the job holding the message's source GPU when the flow was made); 0
+ * for an i or job out of range. A run split over processes counts only
+ * this process's flows. */
+RS_API uint32_t rs_net_fault_job_flows(const rs_net *net, uint32_t i, uint32_t job);
+
 /* With c->absent_ok: the schedule entries skipped because their class
  * has no member in this topology, in schedule order. Fills time_ps, kind,
  * spec (the class), entry and origin "absent"; target is "" and applied

@@ -110,6 +110,15 @@ for f in packet flow; do
     [ "$w" = "(5, 3, True, True)" ] && ok "$f: job a at priority 5 runs as alone, b waits (same priority: $v)" ||
         fail "$f: job priorities $w (same priority: $v)"
 done
+# A fault on a spine link both jobs cross: each fault entry says whom it
+# hit, the jobs' flows adding up to its flows_hit; run prints it.
+for f in packet flow; do
+    "$RS" run --set fidelity=$f --fault "100us link-down any-spine-link" -o "$TMP/fault-$f" "$TMP/prio.json" \
+        >"$TMP/fault-$f.out" 2>&1
+    v=$(json_get "$TMP/fault-$f/summary.json" "(lambda e: (sorted(h['job'] for h in e['jobs_hit']), sum(h['flows_hit'] for h in e['jobs_hit']) == e['flows_hit'] > 0))(d['faults'][0])")
+    [ "$v" = "(['a', 'b'], True)" ] && grep -q '^  fault      link-down .* hit a (.* flows), b (' "$TMP/fault-$f.out" &&
+        ok "$f: a shared link's fault hit both jobs, their flows adding up" || fail "$f: fault attribution $v"
+done
 if command -v tshark >/dev/null 2>&1 &&
     "$RS" run -q --set 'capture.ports=leaf0.*' --set capture.snaplen=96 --set capture.end_ns=100000 \
         -o "$TMP/prio5-cap" "$TMP/prio5.json" >/dev/null 2>&1; then

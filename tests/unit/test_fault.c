@@ -300,6 +300,7 @@ static void check_failover_single_flow(rs_topo_kind kind, uint32_t radix, uint32
     rs_net_fault_info fi;
     rs_net_fault_info_get(net, 0, &fi);
     CU_ASSERT_EQUAL(fi.flows_hit, 1);
+    CU_ASSERT_EQUAL(rs_net_fault_job_flows(net, 0, 1), 0); /* no jobs set: no job's */
     CU_ASSERT(fi.packets_lost > 0);
     CU_ASSERT(fi.time_to_recover_ps != RS_TIME_MAX); /* recovered when the message completed */
     rs_net_stats st;
