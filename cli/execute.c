@@ -179,8 +179,13 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
         const json_t *t = json_object_get(job, "time_ps"), *sd = json_object_get(job, "slowdown");
         fprintf(f, "  job        %s: %lld GPUs (%s), ", json_string_value(json_object_get(job, "name")),
                 (long long)JI(job, "gpus"), json_string_value(json_object_get(job, "placement")));
+        const json_t *jco = json_object_get(job, "collective");
         if (jit)
             fprintf(f, "%s, ", json_string_value(json_object_get(jit, "name")));
+        else if (jco)
+            fprintf(f, "%s (%s) of %s over %lld ranks, ", json_string_value(json_object_get(jco, "op")),
+                    json_string_value(json_object_get(jco, "algo")), BYTES(JI(jco, "bytes")),
+                    (long long)JI(jco, "ranks"));
         else
             fprintf(f, "%s over %s, ", json_string_value(json_object_get(tr, "kind")),
                     json_string_value(json_object_get(job, "comm")));
@@ -188,7 +193,7 @@ static void print_human(FILE *f, const json_t *s, uint64_t relayed)
             fprintf(f, "did not complete\n");
             continue;
         }
-        fprintf(f, "%s%s", TIME(json_number_value(t)), jit ? " per iteration" : "");
+        fprintf(f, "%s%s", TIME(json_number_value(t)), jit || jco ? " per iteration" : "");
         if (jit && json_is_object(json_object_get(jit, "exposed_comm_ps")))
             fprintf(f, ", exposed comm %s",
                     TIME(JI(json_object_get(jit, "exposed_comm_ps"), "mean")));

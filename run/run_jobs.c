@@ -32,6 +32,7 @@ typedef struct rs_run_job {
     rs_trace *trace;            /* a workload's */
     rs_replay *replay;
     rs_synth_job sj;            /* synthetic traffic */
+    rs_collrun *coll;           /* traffic.kind=collective */
     uint64_t msgs, arrived, bytes_arrived;
     rs_time last_ps;            /* the last arrival */
 } rs_run_job;
@@ -83,6 +84,14 @@ static void job_arrived(void *ctx, rs_net *net, uint64_t tag)
     j->last_ps = rs_net_now(net);
     if (j->arrived == j->msgs)
         job_done(j, net, tag);
+}
+
+/* A job's collective completed its last iteration. */
+static void job_coll_done(void *ctx, rs_net *net, uint64_t iters)
+{
+    rs_run_job *j = ctx;
+    j->last_ps = rs_net_now(net);
+    job_done(j, net, iters);
 }
 
 /* Job k's message: err's after "jobs[k] (NAME): ". */
@@ -156,6 +165,9 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "start_us: expected a non-negative time, got %g", j->cfg->start_us);
     j->start_ps = rs_net_now(r->net) + after;
     j->started = 1;
+    if (j->cfg->has_traffic && j->cfg->traffic.kind == RS_SYNTH_COLLECTIVE)
+        return rs_collrun_create_job(&j->cfg->traffic, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j,
+                                     &j->coll, err);
     if (j->cfg->has_traffic) {
         j->msgs = pattern_msgs(&j->cfg->traffic, j->n);
         j->sj = (rs_synth_job){ .cfg = &j->cfg->traffic, .gpus = j->gpus, .n = j->n,
@@ -286,6 +298,9 @@ static int sched_build(rs_run_ctx *r, rs_err *err)
         r->jobs = &probe;
         int rc = job_place(r, 0, r->sched->taken, err);
         r->jobs = saved;
+        /* A collective's group over its ranks, checked before anything runs. */
+        if (rc == RS_OK && probe.cfg->has_traffic && probe.cfg->traffic.kind == RS_SYNTH_COLLECTIVE)
+            rc = rs_collrun_job_group(probe.cfg->traffic.group, NULL, probe.n, N, NULL, err);
         free(probe.gpus);
         memset(r->sched->taken, 0, N);
         if (rc != RS_OK)
@@ -448,6 +463,17 @@ static json_t *job_json(const rs_run_job *j)
         if (st.done == st.iterations)
             t = (double)st.time_ps;
         json_object_set_new(o, "iteration", it ? it : json_null());
+    } else if (j->coll) {
+        /* A collective: nccl-tests' figures; its time the mean iteration. */
+        json_t *co = rs_summary_collrun_json(j->coll), *tr = json_object();
+        json_object_set_new(tr, "kind", json_string("collective"));
+        json_object_set_new(o, "traffic", tr);
+        json_object_set_new(o, "collective", co ? co : json_null());
+        const json_t *tm = json_object_get(co, "time_ps");
+        uint32_t done;
+        rs_collrun_times(j->coll, &done);
+        if (done == rs_collrun_iters(j->coll) && json_is_number(tm))
+            t = json_number_value(tm);
     } else if (c->has_traffic) {
         rs_time t0 = j->start_ps;
         rs_time off;
@@ -636,6 +662,7 @@ void rs_run_jobs_free(rs_run_ctx *r)
 {
     for (uint32_t k = 0; r->jobs && k < r->nrun_jobs; k++) {
         rs_replay_destroy(r->jobs[k].replay);
+        rs_collrun_destroy(r->jobs[k].coll);
         rs_trace_destroy(r->jobs[k].trace);
         free(r->jobs[k].gpus);
     }

@@ -130,7 +130,8 @@ int rs_scenario_apply_json(rs_scenario *sc, const json_t *obj, const char *path,
 /* Job i's comm, auto settled: 1 for raw verbs. */
 static inline int rs_scenario_job_verbs(const rs_scenario_job *j)
 {
-    return j->comm == RS_JOB_COMM_VERBS || (j->comm == RS_JOB_COMM_AUTO && j->has_traffic);
+    return j->comm == RS_JOB_COMM_VERBS ||
+           (j->comm == RS_JOB_COMM_AUTO && j->has_traffic && j->traffic.kind != RS_SYNTH_COLLECTIVE);
 }
 
 /* Every key at its default: the models' defaults (rs_net_config_default,

@@ -162,12 +162,13 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
     if (out->has_traffic == rs_workload_active(&out->workload))
         return job_fail(err, path, i, "expected a workload (workload.plan or workload.trace) or traffic, %s",
                         out->has_traffic ? "not both" : "got neither");
-    if (out->has_traffic && out->traffic.kind == RS_SYNTH_COLLECTIVE)
-        return job_fail(err, path, i, "traffic.kind: a collective is not a job's traffic yet; expected single, "
-                        "permutation, all-to-all or incast, or the collective as a workload trace");
-    if (!out->has_traffic && out->comm == RS_JOB_COMM_VERBS)
-        return job_fail(err, path, i, "comm: a workload's collectives and sends are NCCL's; expected auto or "
-                        "nccl");
+    if (out->has_traffic && out->traffic.kind == RS_SYNTH_COLLECTIVE &&
+        (!strncmp(out->traffic.group, "rail:", 5) || !strncmp(out->traffic.group, "hb:", 3)))
+        return job_fail(err, path, i, "traffic.group: a job's collective runs over the job's own GPUs; expected "
+                        "all or a list of its ranks, got %.40s", out->traffic.group);
+    if ((!out->has_traffic || out->traffic.kind == RS_SYNTH_COLLECTIVE) && out->comm == RS_JOB_COMM_VERBS)
+        return job_fail(err, path, i, "comm: a %s NCCL's; expected auto or nccl",
+                        out->has_traffic ? "collective is" : "workload's collectives and sends are");
     return RS_OK;
 }
 

@@ -588,6 +588,17 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
     return o;
 }
 
+json_t *rs_summary_collrun_json(const rs_collrun *r)
+{
+    rs_summary_store s;
+    memset(&s, 0, sizeof s);
+    int ok = 1;
+    collect_collective(r, &s, &ok);
+    json_t *o = ok ? collective_json(&s.coll) : NULL;
+    free(s.coll_times);
+    return o;
+}
+
 json_t *rs_summary_replay_json(const rs_replay *r)
 {
     rs_summary_store s;

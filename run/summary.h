@@ -58,5 +58,8 @@ char *rs_summary_text(json_t *summary, const char *ports_text);
 /* A replay's figures as summary.json's "iteration" object (a shared
  * cluster's job, run_jobs.c); NULL on ENOMEM. */
 json_t *rs_summary_replay_json(const rs_replay *r);
+/* A collective driver's figures as summary.json's "collective" object
+ * (a job's traffic.kind=collective); NULL on ENOMEM. */
+json_t *rs_summary_collrun_json(const rs_collrun *r);
 
 #endif

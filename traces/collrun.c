@@ -30,6 +30,8 @@ struct rs_collrun {
     int status;
     rs_time t_end;        /* completion of the last completed iteration */
     rs_timeline *tl;      /* borrowed, or NULL */
+    rs_net_done_fn done_fn; /* a job's: called once the last iteration completes */
+    void *done_ctx;
     char group[64];       /* communicator name for the timeline */
     char errmsg[512];
 };
@@ -154,6 +156,38 @@ int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs
     return rc;
 }
 
+int rs_collrun_job_group(const char *spec, const uint32_t *gpus, uint32_t n, uint32_t net_gpus, rs_comm **out,
+                         rs_err *err)
+{
+    if (out)
+        *out = NULL;
+    rs_comm *ranks = NULL;
+    int rc = n && strncmp(spec, "rail:", 5) && strncmp(spec, "hb:", 3) ? rs_collrun_group_parse(spec, n, 1, &ranks, err)
+                                                                       : RS_EINVAL;
+    if (rc == RS_EINVAL) {
+        char got[64];
+        quote(got, sizeof got, spec);
+        return rs_err_set(err, RS_EINVAL, "traffic.group: a job's collective runs over the job's own %u GPUs; "
+                          "expected all or a list of its distinct ranks 0 to %u, got %s", n, n ? n - 1 : 0, got);
+    }
+    if (rc != RS_OK || !gpus || !out) {
+        rs_comm_destroy(ranks);
+        return rc;
+    }
+    /* Each rank of the spec its GPU. */
+    uint32_t k = rs_comm_size(ranks), *list = malloc((size_t)k * sizeof *list);
+    if (!list) {
+        rs_comm_destroy(ranks);
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting the collective");
+    }
+    for (uint32_t i = 0; i < k; i++)
+        list[i] = gpus[rs_comm_gpu(ranks, i)];
+    rc = rs_comm_create(list, k, net_gpus, out, err);
+    free(list);
+    rs_comm_destroy(ranks);
+    return rc;
+}
+
 /* ---- iterations -------------------------------------------------------- */
 
 static void iter_start(rs_collrun *r);
@@ -180,6 +214,8 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
     r->running = 0;
     if (r->done < r->iters)
         iter_start(r);
+    else if (r->done_fn)
+        r->done_fn(r->done_ctx, net, r->iters);
 }
 
 /* The collective of every iteration: traffic.op of traffic.bytes, the
@@ -248,7 +284,11 @@ static void probe_done(void *ctx, rs_net *net, uint64_t tag)
         rs_net_at(net, r->start, ev_first, r, 0);
 }
 
-int rs_collrun_create(const rs_synth_config *cfg, rs_net *net, rs_collrun **out, rs_err *err)
+/* rs_collrun_create's and rs_collrun_create_job's: the group over the
+ * whole network's GPUs, or (gpus) over a job's n GPUs, ranks 0..n-1 of the
+ * spec being gpus[0..n-1]; iteration 0 at start + traffic.start_ns. */
+static int collrun_make(const rs_synth_config *cfg, rs_net *net, const uint32_t *gpus, uint32_t n, rs_time start0,
+                        rs_net_done_fn done, void *done_ctx, rs_collrun **out, rs_err *err)
 {
     *out = NULL;
     rs_synth_config own;
@@ -262,20 +302,28 @@ int rs_collrun_create(const rs_synth_config *cfg, rs_net *net, rs_collrun **out,
     if (c->iters == 0)
         return rs_err_set(err, RS_EINVAL, "traffic.iters: expected at least 1 iteration, got 0");
     rs_time start;
-    if (rs_time_from_ns(c->start_ns, &start) != RS_OK)
+    if (rs_time_from_ns(c->start_ns, &start) != RS_OK || start > RS_TIME_MAX - start0)
         return rs_err_set(err, RS_EINVAL, "traffic.start_ns: expected a non-negative time");
+    start += start0;
     if (memchr(c->group, '\0', sizeof c->group) == NULL)
         return rs_err_set(err, RS_EINVAL, "traffic.group: not terminated");
 
     rs_net_topo_info ti;
     rs_net_topo_info_get(net, &ti);
-    uint32_t gpus = rs_net_gpus(net);
-    uint32_t hb_size = ti.hb_domains ? gpus / ti.hb_domains : 1; /* as the collectives do */
+    uint32_t ngpus = rs_net_gpus(net);
+    uint32_t hb_size = ti.hb_domains ? ngpus / ti.hb_domains : 1; /* as the collectives do */
 
     rs_collrun *r = calloc(1, sizeof *r);
     if (!r)
         return rs_err_set(err, RS_ENOMEM, "out of memory starting the collective");
-    int rc = rs_collrun_group_parse(c->group, gpus, hb_size, &r->comm, err);
+    r->done_fn = done;
+    r->done_ctx = done_ctx;
+    int rc;
+    if (!gpus) {
+        rc = rs_collrun_group_parse(c->group, ngpus, hb_size, &r->comm, err);
+    } else {
+        rc = rs_collrun_job_group(c->group, gpus, n, ngpus, &r->comm, err);
+    }
     if (rc != RS_OK)
         goto fail;
     r->times = calloc(c->iters, sizeof *r->times);
@@ -310,6 +358,20 @@ int rs_collrun_create(const rs_synth_config *cfg, rs_net *net, rs_collrun **out,
 fail:
     rs_collrun_destroy(r);
     return rc;
+}
+
+int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err)
+{
+    return collrun_make(c, net, NULL, 0, 0, NULL, NULL, out, err);
+}
+
+int rs_collrun_create_job(const rs_synth_config *c, rs_net *net, const uint32_t *gpus, uint32_t n, rs_time start,
+                          rs_net_done_fn done, void *ctx, rs_collrun **out, rs_err *err)
+{
+    *out = NULL;
+    if (!gpus || n == 0)
+        return rs_err_set(err, RS_EINVAL, "traffic.group: a job's collective needs the job's GPUs");
+    return collrun_make(c, net, gpus, n, start, done, ctx, out, err);
 }
 
 void rs_collrun_destroy(rs_collrun *r)

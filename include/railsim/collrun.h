@@ -34,6 +34,13 @@ typedef struct rs_collrun rs_collrun;
 RS_API int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_size, rs_comm **out,
                            rs_err *err);
 
+/* A job's traffic.group over its n GPUs (rank i is gpus[i], GPU ids of a
+ * network of net_gpus): "all" or a list of distinct ranks below n. With
+ * gpus and out, *out is the communicator (the caller's); with either NULL
+ * the spec is only checked. RS_EINVAL naming traffic.group, RS_ENOMEM. */
+RS_API int rs_collrun_job_group(const char *spec, const uint32_t *gpus, uint32_t n, uint32_t net_gpus, rs_comm **out,
+                                rs_err *err);
+
 /* Check c (kind must be RS_SYNTH_COLLECTIVE) against net and schedule its
  * first iteration at traffic.start_ns. Errors, nothing scheduled and *out
  * NULL: RS_EINVAL with err naming the key (traffic.group, traffic.algo,
@@ -48,6 +55,13 @@ RS_API int rs_collrun_group_parse(const char *spec, uint32_t gpus, uint32_t hb_s
  * caller's: rs_collrun_destroy after rs_net_destroy(net), or once every
  * iteration has completed (never while one still runs). */
 RS_API int rs_collrun_create(const rs_synth_config *c, rs_net *net, rs_collrun **out, rs_err *err);
+/* The same for a job of a shared cluster (docs/shared-clusters.md): the
+ * group is "all" or a list of the job's ranks, rank i being gpus[i] (n
+ * of them, copied); iteration 0 starts at start + traffic.start_ns; done
+ * (if not NULL) is called with ctx once the last iteration completes.
+ * May be called while the network runs (start not before now). */
+RS_API int rs_collrun_create_job(const rs_synth_config *c, rs_net *net, const uint32_t *gpus, uint32_t n,
+                                 rs_time start, rs_net_done_fn done, void *ctx, rs_collrun **out, rs_err *err);
 RS_API void rs_collrun_destroy(rs_collrun *r); /* NULL is a no-op */
 
 RS_API rs_coll_op rs_collrun_op(const rs_collrun *r);

@@ -110,6 +110,28 @@ for f in packet flow; do
     [ "$w" = "(5, 3, True, True)" ] && ok "$f: job a at priority 5 runs as alone, b waits (same priority: $v)" ||
         fail "$f: job priorities $w (same priority: $v)"
 done
+# A collective as a job's traffic (nccl-tests' loop over the job's GPUs)
+# beside an all-to-all, at both fidelities: its figures, its slowdown.
+cat >"$TMP/coll.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8, "radix": 8, "oversubscription": 2},
+ "jobs": [{"name": "ar", "gpus": 32, "placement": "fragmented",
+           "traffic": {"kind": "collective", "op": "allreduce", "bytes": 67108864, "iters": 3}},
+          {"name": "bulk", "gpus": 32, "placement": "random", "traffic": {"kind": "all-to-all", "bytes": 1048576}}]}
+EOF
+for f in packet flow; do
+    if "$RS" run --set fidelity=$f -o "$TMP/coll-$f" "$TMP/coll.json" >"$TMP/coll-$f.out" 2>&1; then
+        v=$(json_get "$TMP/coll-$f/summary.json" "(lambda a: (a['comm'], a['traffic']['kind'], a['collective']['op'], a['collective']['ranks'], a['collective']['iters'], len(a['collective']['times_ps']), a['time_ps'] == a['collective']['time_ps'], a['slowdown'] > 0.9, a['collective']['busbw_GBps'] > 0))(d['jobs'][0])")
+        [ "$v" = "('nccl', 'collective', 'allreduce', 32, 3, 3, True, True, True)" ] &&
+            grep -q '^  job        ar: 32 GPUs (fragmented), allreduce (ring) of 64.00 MiB over 32 ranks, .* per iteration; alone' "$TMP/coll-$f.out" &&
+            ok "$f: a collective job: 3 iterations over its 32 GPUs, timed alone" || fail "$f: collective job $v"
+    else
+        fail "$f: collective job: $(head -1 "$TMP/coll-$f.out")"
+    fi
+done
+echo '{"topology": {"gpus": 64}, "jobs": [{"gpus": 16, "traffic": {"kind": "collective", "group": "rail:0"}}]}' >"$TMP/cg.json"
+expect_bad "a job's collective over a rail" "traffic.group: a job's collective runs over the job's own GPUs" \
+    run -o "$TMP/bad" "$TMP/cg.json"
+
 # A fault on a spine link both jobs cross: each fault entry says whom it
 # hit, the jobs' flows adding up to its flows_hit; run prints it.
 for f in packet flow; do
