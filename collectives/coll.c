@@ -47,7 +47,7 @@ static rs_coll_algo auto_algo(const rs_coll *c);
  * that can run it (its groups resolved). */
 static int tuned(const rs_coll *c)
 {
-    if (rs_net_nccl(c->net)->model != RS_NCCL_NCCL)
+    if (rs_coll_nccl(c)->model != RS_NCCL_NCCL)
         return 0;
     if (coll_rooted(c->op)) /* NCCL weighs the ring alone */
         return c->algo == RS_ALGO_AUTO || c->algo == RS_ALGO_RING;
@@ -472,7 +472,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         c->algo = auto_algo(c);
     if ((rc = algo_check(c, err)) != RS_OK)
         goto fail;
-    if (rs_net_nccl(net)->model == RS_NCCL_NCCL && (op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && !parent) {
+    if (rs_coll_nccl(c)->model == RS_NCCL_NCCL && (op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && !parent) {
         coll_tune t;
         rs_coll_tune_p2p(c, &t);
         take_tune(c, &t);
@@ -496,7 +496,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         if (!c->mleft || !c->joined)
             goto nomem;
     }
-    c->chan = c->o.channels ? c->o.channels : rs_net_nccl(net)->channels;
+    c->chan = c->o.channels ? c->o.channels : rs_coll_nccl(c)->channels;
     if (c->chan == 0)
         c->chan = c->g.ndom >= 2 && c->g.kmax >= 2
                       ? (c->g.kmax < RS_COLL_MAX_CHANNELS ? c->g.kmax : RS_COLL_MAX_CHANNELS)

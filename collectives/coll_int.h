@@ -167,6 +167,11 @@ uint64_t *rs_coll_serial_blocks(rs_coll *c, uint32_t k, uint64_t per_piece, cons
 int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit);
 /* Broadcast and Reduce: rooted at rank 0, run as chains (coll_ring.c). */
 static inline int coll_rooted(rs_coll_op op) { return op == RS_COLL_BROADCAST || op == RS_COLL_REDUCE; }
+/* The nccl.* c runs under: its first rank's job's own, else the network's. */
+static inline const rs_nccl_config *rs_coll_nccl(const rs_coll *c)
+{
+    return rs_net_nccl_of(c->net, c->n ? c->gpu[0] : UINT32_MAX);
+}
 /* NCCL's base latency as the collective's end pays it: once after the
  * last completion, none for members joining (they end at their own). */
 static inline rs_time coll_base_lat(const rs_coll *c) { return c->member_done ? 0 : c->base_lat; }

@@ -217,7 +217,7 @@ static int algo_index(rs_coll_algo a)
 
 int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
 {
-    const rs_nccl_config *nc = rs_net_nccl(c->net);
+    const rs_nccl_config *nc = rs_coll_nccl(c);
     uint32_t ngpus = rs_net_gpus(c->net), hb = c->net_hb ? c->net_hb : c->o.hb_size;
     tune_in in;
     in.op = c->op;
@@ -308,7 +308,7 @@ static int p2p_proto(uint64_t peer) { return peer <= P2P_LL_THRESHOLD ? P_LL : P
 
 void rs_coll_tune_p2p(rs_coll *c, coll_tune *out)
 {
-    const rs_nccl_config *nc = rs_net_nccl(c->net);
+    const rs_nccl_config *nc = rs_coll_nccl(c);
     uint64_t peer = c->op == RS_COLL_SENDRECV ? c->bytes : c->bytes / c->n;
     int pi = p2p_proto(peer);
     out->algo = RS_ALGO_DIRECT;
@@ -340,7 +340,7 @@ uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes) { return proto_wir
 
 void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t *wire, rs_time *extra)
 {
-    int nccl = rs_net_nccl(net)->model == RS_NCCL_NCCL && src != dst;
+    int nccl = rs_net_nccl_of(net, src)->model == RS_NCCL_NCCL && src != dst;
     int pi = p2p_proto(bytes);
     *wire = nccl ? proto_wire(pi == P_LL ? RS_PROTO_LL : RS_PROTO_SIMPLE, bytes) : bytes;
     if (!extra)
@@ -350,9 +350,9 @@ void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, u
     *extra = nccl ? rs_coll_beyond_net(net, src, dst, base_lat[A_RING][pi] + hw_lat[hw][A_RING][pi]) : 0;
 }
 
-uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p)
+uint32_t rs_coll_nccl_ctas(rs_net *net, uint32_t gpu, int p2p)
 {
-    const rs_nccl_config *nc = rs_net_nccl(net);
+    const rs_nccl_config *nc = rs_net_nccl_of(net, gpu);
     if (!p2p)
         return nc->channels ? nc->channels : RS_TUNE_CHANNELS;
     uint32_t hb = rs_coll_net_hb(net), n = rs_net_gpus(net);

@@ -207,6 +207,8 @@ typedef struct rs_switch {
 
 /* topo.c */
 int rs_topo_build(rs_net *net, rs_err *err);
+/* nccl.* in range (topo.c; the network's and a job's own): RS_EINVAL naming the key. */
+int rs_nccl_config_check(const rs_nccl_config *nc, rs_err *err);
 int rs_topo_route(rs_net *net);
 void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n);
 

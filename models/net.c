@@ -147,6 +147,8 @@ void rs_net_destroy(rs_net *net)
     free(net->job_serial);
     free(net->job_pxn);
     free(net->job_prio);
+    free(net->job_nccl);
+    free(net->job_nccl_on);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -172,6 +174,12 @@ void rs_net_destroy(rs_net *net)
 
 rs_sim *rs_net_sim(rs_net *net) { return net->sim; }
 const rs_nccl_config *rs_net_nccl(const rs_net *net) { return &net->cfg.nccl; }
+
+const rs_nccl_config *rs_net_nccl_of(const rs_net *net, uint32_t gpu)
+{
+    uint8_t j = net->job_nccl && net->member && gpu < net->gpus ? net->member[gpu] : 0;
+    return j && net->job_nccl_on[j] ? &net->job_nccl[j] : &net->cfg.nccl;
+}
 rs_time rs_net_now(const rs_net *net) { return rs_sim_now(net->sim); }
 uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
 rs_fidelity rs_net_fidelity(const rs_net *net) { return net->cfg.fidelity; }
@@ -252,6 +260,28 @@ int rs_net_set_job_priority(rs_net *net, uint32_t job, uint32_t prio, rs_err *er
         return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' priorities");
     net->job_prio[job] = (uint8_t)(prio + 1);
     net->data_prios |= (uint8_t)(1u << prio);
+    return RS_OK;
+}
+
+int rs_net_set_job_nccl(rs_net *net, uint32_t job, const rs_nccl_config *nc, rs_err *err)
+{
+    if (job < 1 || job > RS_NET_JOBS_MAX)
+        return rs_err_set(err, RS_EINVAL, "job %u's nccl.*: expected a job 1 to %u", job, RS_NET_JOBS_MAX);
+    /* Checked as the network's own (the GPU is the cluster's). */
+    rs_net_config c = net->cfg;
+    c.nccl = *nc;
+    c.nccl.gpu = net->cfg.nccl.gpu;
+    int rc = rs_nccl_config_check(&c.nccl, err);
+    if (rc != RS_OK)
+        return rc;
+    if (!net->job_nccl && (!(net->job_nccl = calloc(RS_NET_JOBS_MAX + 1, sizeof *net->job_nccl)) ||
+                           !(net->job_nccl_on = calloc(RS_NET_JOBS_MAX + 1, 1)))) {
+        free(net->job_nccl);
+        net->job_nccl = NULL;
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' nccl.*");
+    }
+    net->job_nccl[job] = c.nccl;
+    net->job_nccl_on[job] = 1;
     return RS_OK;
 }
 

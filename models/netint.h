@@ -26,6 +26,8 @@ struct rs_net {
     uint32_t cur_job;          /* the job rs_net_set_job named last: rs_net_serials_reserve's space */
     uint8_t *job_pxn;          /* rs_net_set_job_pxn: [job] routing.pxn + 1 of the job, 0: the network's; NULL: none */
     uint8_t *job_prio;         /* rs_net_set_job_priority: [job] its priority + 1, 0: the network's; NULL: none */
+    rs_nccl_config *job_nccl;  /* rs_net_set_job_nccl: [job] its nccl.* (job_nccl_on[job]); NULL: none */
+    uint8_t *job_nccl_on;
     uint8_t data_prios;        /* bit p: priority p carries RoCE data (transport.priority and the jobs' own) */
     uint32_t njob_tx;
 

@@ -205,7 +205,11 @@ static int check_config(const rs_net_config *c, rs_err *err)
         rs_time_from_ns(c->hb_latency_ns, &t) || rs_time_from_us(c->rto_us, &t) || t == 0)
         return rs_err_set(err, RS_EINVAL, "topology latencies and transport.rto_us: expected non-negative times "
                           "(rto_us above 0) below 10^8 seconds");
-    const rs_nccl_config *nc = &c->nccl;
+    return rs_nccl_config_check(&c->nccl, err);
+}
+
+int rs_nccl_config_check(const rs_nccl_config *nc, rs_err *err)
+{
     if ((unsigned)nc->model > RS_NCCL_NCCL || (unsigned)nc->proto >= RS_NCCL_NPROTOS ||
         (unsigned)nc->algo >= RS_NCCL_NALGOS || (unsigned)nc->nvls > RS_NVLS_OFF || (unsigned)nc->gpu > RS_GPU_MI250X_GCD)
         return rs_err_set(err, RS_EINVAL, "nccl.*: expected nccl.model, nccl.protocol, nccl.algo, nccl.nvls and "

@@ -454,12 +454,13 @@ int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_tra
      * (docs/compute.md); none for a GPU without a preset. */
     rs_err ge;
     rs_gpu dev; /* the replay copies it */
+    uint32_t g0 = rs_trace_rank_gpu(t, 0); /* its GPUs' job's nccl.* (a shared cluster's job) */
     if (rs_workload_gpu(w, &dev, &ge) == RS_OK) {
         ro.gpu = &dev;
         if (w->contention == RS_CONTENTION_ON ||
-            (w->contention == RS_CONTENTION_AUTO && sc->net.nccl.model == RS_NCCL_NCCL)) {
-            ro.coll_ctas = rs_coll_nccl_ctas(r->net, 0);
-            ro.p2p_ctas = rs_coll_nccl_ctas(r->net, 1);
+            (w->contention == RS_CONTENTION_AUTO && rs_net_nccl_of(r->net, g0)->model == RS_NCCL_NCCL)) {
+            ro.coll_ctas = rs_coll_nccl_ctas(r->net, g0, 0);
+            ro.p2p_ctas = rs_coll_nccl_ctas(r->net, g0, 1);
             /* NCCL's HBM traffic: the GPU's line rates (docs/compute.md). */
             ro.hb_size = sc->net.hb_size;
             ro.hb_Bps = sc->net.hb_gbps * 1e9 / 8;

@@ -158,6 +158,11 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
         rc = rs_net_set_job_pxn(r->net, tag, (rs_pxn_mode)(j->cfg->pxn - 1), err);
     if (rc == RS_OK && j->cfg->prio)
         rc = rs_net_set_job_priority(r->net, tag, (uint32_t)(j->cfg->prio - 1), err);
+    if (rc == RS_OK && j->cfg->nccl_set) {
+        rs_nccl_config nc;
+        rs_scenario_job_nccl(j->cfg, &sc->net.nccl, &nc);
+        rc = rs_net_set_job_nccl(r->net, tag, &nc, err);
+    }
     if (rc != RS_OK)
         return rc;
     rs_time after = 0; /* a scheduler starts it now */

@@ -71,12 +71,20 @@ typedef struct rs_scenario_job {
     int has_traffic;             /* jobs[i].traffic given: synthetic traffic, not a workload */
     int pxn;                     /* jobs[i].routing.pxn + 1 (rs_pxn_mode); 0: the cluster's routing.pxn */
     int prio;                    /* jobs[i].transport.priority + 1: its traffic class; 0: transport.priority */
+    rs_nccl_config nccl;         /* jobs[i].nccl.*: the keys given (nccl_set) over the cluster's nccl.* */
+    uint8_t nccl_set;            /* bit k: jobs[i].nccl's key rs_job_nccl_keys[k] given */
     double weight;               /* jobs[i].weight: a scheduler draws it in proportion; 0: 1 (unset) */
     uint32_t tag;                /* not a key: the job's index on the network (its serial space); 0: its
                                     place in the array + 1. A scheduler's arrival run alone keeps its own */
     rs_workload_config workload; /* jobs[i].workload, gpus, placement, fragmentation */
     rs_synth_config traffic;     /* jobs[i].traffic */
 } rs_scenario_job;
+
+/* The nccl.* keys a job may give, in nccl_set's bit order. */
+#define RS_JOB_NCCL_KEYS 5
+extern const char *const rs_job_nccl_keys[RS_JOB_NCCL_KEYS];
+/* Job j's nccl.*: the cluster's (cluster) with the job's own keys over it. */
+void rs_scenario_job_nccl(const rs_scenario_job *j, const rs_nccl_config *cluster, rs_nccl_config *out);
 
 /* A scheduler of arriving jobs (docs/shared-clusters.md, "Scheduler"):
  * `arrivals` jobs, each a copy of a job of the jobs array drawn in

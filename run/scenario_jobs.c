@@ -16,6 +16,23 @@
 
 static const char *const comm_names[] = { "auto", "nccl", "verbs" }; /* rs_job_comm order */
 
+const char *const rs_job_nccl_keys[RS_JOB_NCCL_KEYS] = { "model", "protocol", "algo", "nvls", "channels" };
+
+void rs_scenario_job_nccl(const rs_scenario_job *j, const rs_nccl_config *cluster, rs_nccl_config *out)
+{
+    *out = *cluster;
+    if (j->nccl_set & 1)
+        out->model = j->nccl.model;
+    if (j->nccl_set & 2)
+        out->proto = j->nccl.proto;
+    if (j->nccl_set & 4)
+        out->algo = j->nccl.algo;
+    if (j->nccl_set & 8)
+        out->nvls = j->nccl.nvls;
+    if (j->nccl_set & 16)
+        out->channels = j->nccl.channels;
+}
+
 /* routing.pxn's name (run/scenario.c's table spells them the same). */
 static const char *pxn_name(int pxn)
 {
@@ -85,6 +102,13 @@ static int job_sections(const json_t *job, uint32_t i, const char *path, json_t 
             return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
         }
     }
+    /* The nccl section: any of its keys, the job's own. */
+    const json_t *nc = json_object_get(job, "nccl");
+    if (nc && (!json_is_object(nc) || json_object_set(sec, "nccl", (json_t *)nc) != 0)) {
+        json_decref(sec);
+        return json_is_object(nc) ? rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i)
+                                  : job_fail(err, path, i, "nccl: expected an object of nccl.* keys");
+    }
     if (t && json_object_set(sec, "traffic", (json_t *)t) != 0) {
         json_decref(sec);
         return rs_err_set(err, RS_ENOMEM, "out of memory reading jobs[%u]", i);
@@ -103,9 +127,9 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
         if (strcmp(key, "name") && strcmp(key, "start_us") && strcmp(key, "comm") && strcmp(key, "workload") &&
             strcmp(key, "traffic") && strcmp(key, "gpus") && strcmp(key, "placement") &&
             strcmp(key, "fragmentation") && strcmp(key, "routing") && strcmp(key, "transport") &&
-            strcmp(key, "weight"))
+            strcmp(key, "weight") && strcmp(key, "nccl"))
             return job_fail(err, path, i, "unknown key '%.60s'; expected name, gpus, placement, fragmentation, "
-                            "start_us, comm, routing, transport, weight, workload or traffic", key);
+                            "start_us, comm, routing, transport, nccl, weight, workload or traffic", key);
     }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "job%u", i);
@@ -158,6 +182,10 @@ static int job_parse(const json_t *job, uint32_t i, const char *path, rs_scenari
         out->pxn = (int)tmp.net.pxn + 1;
     if (json_object_get(json_object_get(job, "transport"), "priority"))
         out->prio = (int)tmp.net.prio + 1;
+    out->nccl = tmp.net.nccl;
+    for (int k = 0; k < RS_JOB_NCCL_KEYS; k++)
+        if (json_object_get(json_object_get(job, "nccl"), rs_job_nccl_keys[k]))
+            out->nccl_set |= (uint8_t)(1u << k);
     out->has_traffic = json_object_get(job, "traffic") != NULL;
     if (out->has_traffic == rs_workload_active(&out->workload))
         return job_fail(err, path, i, "expected a workload (workload.plan or workload.trace) or traffic, %s",
@@ -199,6 +227,7 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
         rs_scenario_default(&tmp);
         tmp.workload = j->workload;
         tmp.traffic = j->traffic;
+        tmp.net.nccl = j->nccl;
         json_t *all = rs_scenario_to_json(&tmp), *o = json_object();
         int bad = !all || !o || json_object_set_new(o, "name", json_string(j->name)) ||
                   json_object_set_new(o, "start_us", json_real(j->start_us)) ||
@@ -209,6 +238,13 @@ json_t *rs_scenario_jobs_json(const rs_scenario *sc)
             json_t *rt = json_object();
             bad = !rt || json_object_set_new(rt, "pxn", json_string(pxn_name(j->pxn - 1))) ||
                   json_object_set_new(o, "routing", rt);
+        }
+        if (!bad && j->nccl_set) { /* the job's own nccl keys, as the scenario writes them */
+            json_t *nc = json_object(), *all_nccl = json_object_get(all, "nccl");
+            bad = !nc || json_object_set_new(o, "nccl", nc);
+            for (int k = 0; !bad && k < RS_JOB_NCCL_KEYS; k++)
+                if (j->nccl_set >> k & 1)
+                    bad = json_object_set(nc, rs_job_nccl_keys[k], json_object_get(all_nccl, rs_job_nccl_keys[k]));
         }
         if (!bad && j->weight > 0)
             bad = json_object_set_new(o, "weight", json_real(j->weight));

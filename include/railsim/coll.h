@@ -326,7 +326,7 @@ RS_API void rs_coll_p2p_cost(rs_net *net, uint32_t src, uint32_t dst, uint64_t b
  * rate at NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s each, rounded up to a
  * power of 2). The same under either nccl.model: whether compute feels
  * them is workload.contention's business. */
-RS_API uint32_t rs_coll_nccl_ctas(rs_net *net, int p2p);
+RS_API uint32_t rs_coll_nccl_ctas(rs_net *net, uint32_t gpu, int p2p);
 
 /* nccl-tests: algbw = bytes / time; busbw = algbw * factor with factor
  * 2(n-1)/n for AllReduce, (n-1)/n for AllGather, ReduceScatter and

@@ -259,6 +259,9 @@ RS_API rs_sim *rs_net_sim(rs_net *net);
 /* The collective library's settings the network was configured with
  * (rs_net_config.nccl), for the collectives that run on it. */
 RS_API const rs_nccl_config *rs_net_nccl(const rs_net *net);
+/* The nccl.* of the collectives and sends of GPU gpu: its job's own
+ * (rs_net_set_job_nccl), else the network's. */
+RS_API const rs_nccl_config *rs_net_nccl_of(const rs_net *net, uint32_t gpu);
 /* How the network is simulated (the configuration's fidelity). */
 RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
 /* 1 when the network carries a steady stream of pieces between two GPUs
@@ -441,6 +444,11 @@ RS_API int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err
  * Flows created before the call keep their priority. RS_EINVAL,
  * RS_ENOMEM. */
 RS_API int rs_net_set_job_priority(rs_net *net, uint32_t job, uint32_t prio, rs_err *err);
+/* Job `job`'s own nccl.* (model, protocol, algo, nvls, channels; the GPU
+ * stays the network's system.gpu): collectives whose first rank is the
+ * job's, and its GPUs' sends, follow it (rs_net_nccl_of). Copied;
+ * checked as the network's; RS_EINVAL, RS_ENOMEM. */
+RS_API int rs_net_set_job_nccl(rs_net *net, uint32_t job, const rs_nccl_config *nc, rs_err *err);
 RS_API int rs_net_jobs_serials(rs_net *net, rs_err *err);
 RS_API uint64_t rs_net_job_tx_bytes(const rs_net *net, uint32_t port, uint32_t job);
 /* Messages sent so far between different rails that left through an HB

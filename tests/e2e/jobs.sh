@@ -128,6 +128,17 @@ for f in packet flow; do
         fail "$f: collective job: $(head -1 "$TMP/coll-$f.out")"
     fi
 done
+# A job's own nccl.*: its collectives follow it, the other job's the cluster's.
+cat >"$TMP/nccl.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8}, "fidelity": "flow",
+ "jobs": [{"name": "a", "gpus": 32, "traffic": {"kind": "collective", "op": "allreduce", "bytes": 16777216, "iters": 2}},
+          {"name": "b", "gpus": 32, "nccl": {"protocol": "ll", "algo": "ring"},
+           "traffic": {"kind": "collective", "op": "allreduce", "bytes": 16777216, "iters": 2}}]}
+EOF
+"$RS" run -q -o "$TMP/nccl" "$TMP/nccl.json" >/dev/null 2>&1
+v=$(json_get "$TMP/nccl/summary.json" "[(j['collective']['protocol'] == 'll', j['collective']['algo'] == 'ring') for j in d['jobs']] + [d['scenario']['jobs'][1]['nccl']]")
+[ "$v" = "[(False, False), (True, True), {'protocol': 'll', 'algo': 'ring'}]" ] &&
+    ok "a job's own nccl.protocol and nccl.algo: its collectives only" || fail "job nccl: $v"
 echo '{"topology": {"gpus": 64}, "jobs": [{"gpus": 16, "traffic": {"kind": "collective", "group": "rail:0"}}]}' >"$TMP/cg.json"
 expect_bad "a job's collective over a rail" "traffic.group: a job's collective runs over the job's own GPUs" \
     run -o "$TMP/bad" "$TMP/cg.json"

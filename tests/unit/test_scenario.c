@@ -146,6 +146,20 @@ static void test_scenario_jobs(void)
     CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
     CU_ASSERT(scenarios_equal(&sc, &back) && back.sched.nlist == 2 && back.sched.list[0].tmpl == 1);
     free(dump);
+    /* A job's own nccl keys: only those given, over the cluster's. */
+    const char *nc = "{\"nccl\": {\"model\": \"nccl\", \"channels\": 8}, \"jobs\": [{\"nccl\": {\"protocol\": \"ll\", "
+                     "\"channels\": 4}, \"traffic\": {}}, {\"traffic\": {}}]}";
+    CU_ASSERT_EQUAL_FATAL(load_text(&sc, nc, NULL, 0, &err), RS_OK);
+    CU_ASSERT_EQUAL(sc.jobs[0].nccl_set, 2 | 16);
+    CU_ASSERT_EQUAL(sc.jobs[1].nccl_set, 0);
+    rs_nccl_config eff;
+    rs_scenario_job_nccl(&sc.jobs[0], &sc.net.nccl, &eff);
+    CU_ASSERT(eff.model == RS_NCCL_NCCL && eff.proto == RS_PROTO_LL && eff.channels == 4 &&
+              eff.algo == sc.net.nccl.algo);
+    CU_ASSERT_EQUAL_FATAL(rs_scenario_dump(&sc, &dump), RS_OK);
+    CU_ASSERT_EQUAL(load_text(&back, dump, NULL, 0, &err), RS_OK);
+    CU_ASSERT(scenarios_equal(&sc, &back) && back.jobs[0].nccl_set == (2 | 16) && back.jobs[0].nccl.proto == RS_PROTO_LL);
+    free(dump);
     const char *weighted = "{\"jobs\": [{\"weight\": 3, \"traffic\": {}}, {\"traffic\": {}}], "
                            "\"scheduler\": {\"arrivals\": 4, \"interarrival_us\": 10}}";
     CU_ASSERT_EQUAL_FATAL(load_text(&sc, weighted, NULL, 0, &err), RS_OK);
@@ -183,6 +197,8 @@ static void test_scenario_jobs(void)
         { "{\"jobs\": [{\"transport\": {\"cc\": \"none\"}, \"traffic\": {}}]}",
           "transport.cc: the cluster's, not a job's; expected only transport.priority" },
         { "{\"jobs\": [{\"transport\": 5, \"traffic\": {}}]}", "transport: expected an object" },
+        { "{\"jobs\": [{\"nccl\": 3, \"traffic\": {}}]}", "jobs[0]: nccl: expected an object" },
+        { "{\"jobs\": [{\"nccl\": {\"protocol\": \"ll64\"}, \"traffic\": {}}]}", "nccl.protocol" },
         { "{\"jobs\": [{\"transport\": {\"priority\": 8}, \"traffic\": {}}]}", "transport.priority" },
         { "{\"workload\": {\"plan\": \"demo-dense\"}, \"jobs\": [{\"traffic\": {}}]}",
           "expected workload.plan and workload.trace unset" },
