@@ -255,21 +255,28 @@ static int add_fault_free(rs_run_ctx *r)
  * properties, then every setting as one line of JSON (the summary's
  * "scenario"). Nothing from the host or the clock, so the same inputs
  * give the same bytes. Caller frees; NULL when out of memory. */
-static char *capture_comment(const rs_scenario *sc, const char *path)
+static char *capture_comment(const rs_run_ctx *r, const char *path)
 {
+    const rs_scenario *sc = &r->sc;
     json_t *j = rs_scenario_to_json(sc);
     char *settings = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
-    if (!settings)
+    /* Jobs placed at the start (not a scheduler's arrivals): whose GPUs. */
+    char *jobs = r->jobs && !r->sched ? rs_run_jobs_capture_note(r) : NULL;
+    if (!settings || (r->jobs && !r->sched && !jobs)) {
+        free(settings);
+        free(jobs);
         return NULL;
-    const char *fmt = "railsim %s run\nscenario: %s\nseed: %llu\nsettings: %s";
+    }
+    const char *fmt = "railsim %s run\nscenario: %s\nseed: %llu\nsettings: %s%s%s";
     const char *scen = path ? path : "(none: every key at its default)";
     unsigned long long seed = (unsigned long long)sc->net.seed;
-    int n = snprintf(NULL, 0, fmt, RS_VERSION, scen, seed, settings);
+    int n = snprintf(NULL, 0, fmt, RS_VERSION, scen, seed, settings, jobs ? "\n" : "", jobs ? jobs : "");
     char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (s)
-        snprintf(s, (size_t)n + 1, fmt, RS_VERSION, scen, seed, settings);
+        snprintf(s, (size_t)n + 1, fmt, RS_VERSION, scen, seed, settings, jobs ? "\n" : "", jobs ? jobs : "");
     free(settings);
+    free(jobs);
     return s;
 }
 
@@ -532,7 +539,7 @@ static int run_build(rs_run_ctx *r, rs_err *err)
     }
     if (rs_net_capture_start(r->net, NULL, &sc->capture, NULL, &r->ncap, err) != RS_OK)
         return setup_failed(r, name, RS_EINVAL, err);
-    if (sc->capture.format == RS_CAPTURE_PCAPNG && !(r->cap_comment = capture_comment(sc, name))) {
+    if (sc->capture.format == RS_CAPTURE_PCAPNG && !(r->cap_comment = capture_comment(r, name))) {
         rs_err_set(err, RS_ENOMEM, "out of memory");
         return setup_failed(r, NULL, RS_ENOMEM, err);
     }

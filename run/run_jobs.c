@@ -414,29 +414,82 @@ void rs_run_jobs_finish(rs_run_ctx *r)
 }
 
 /* GPUs as ascending ids and ranges: "0-7,16,18-23". */
-static json_t *gpu_ranges(const uint32_t *gpus, uint32_t n)
+/* GPU g's IPv4 address in captures (docs/pcap.md): 10.x.y.z = g. */
+static int ip_text(char *buf, size_t n, uint32_t g)
+{
+    return snprintf(buf, n, "10.%u.%u.%u", g >> 16 & 255u, g >> 8 & 255u, g & 255u);
+}
+
+/* The GPUs as ascending ids and ranges ("0-7,16"), or (ip) as a
+ * Wireshark display filter on their frames' source address
+ * ("ip.src in {10.0.0.0..10.0.0.7, 10.0.0.16}"). Caller: free; NULL on
+ * ENOMEM. */
+static char *ranges_text(const uint32_t *gpus, uint32_t n, int ip)
 {
     uint32_t *s = malloc((size_t)(n ? n : 1) * sizeof *s);
-    size_t cap = (size_t)n * 24 + 1;
+    size_t cap = (size_t)n * 40 + 32, len = 0;
     char *text = malloc(cap);
-    json_t *out = NULL;
-    if (s && text) {
-        memcpy(s, gpus, (size_t)n * sizeof *s);
-        qsort(s, n, sizeof *s, cmp_u32);
-        size_t len = 0;
-        text[0] = '\0';
-        for (uint32_t i = 0; i < n;) {
-            uint32_t e = i;
-            while (e + 1 < n && s[e + 1] == s[e] + 1)
-                e++;
-            len += (size_t)snprintf(text + len, cap - len, e > i ? "%s%u-%u" : "%s%u", len ? "," : "", s[i], s[e]);
-            i = e + 1;
-        }
-        out = json_string(text);
+    if (!s || !text) {
+        free(s);
+        free(text);
+        return NULL;
     }
+    memcpy(s, gpus, (size_t)n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_u32);
+    text[0] = '\0';
+    if (ip)
+        len += (size_t)snprintf(text, cap, "ip.src in {");
+    for (uint32_t i = 0; i < n;) {
+        uint32_t e = i;
+        while (e + 1 < n && s[e + 1] == s[e] + 1)
+            e++;
+        if (ip) {
+            char a[24], b[24];
+            ip_text(a, sizeof a, s[i]);
+            ip_text(b, sizeof b, s[e]);
+            len += (size_t)snprintf(text + len, cap - len, e > i ? "%s%s..%s" : "%s%s", i ? ", " : "", a, b);
+        } else {
+            len += (size_t)snprintf(text + len, cap - len, e > i ? "%s%u-%u" : "%s%u", i ? "," : "", s[i], s[e]);
+        }
+        i = e + 1;
+    }
+    if (ip)
+        snprintf(text + len, cap - len, "}");
     free(s);
-    free(text);
+    return text;
+}
+
+static json_t *gpu_ranges(const uint32_t *gpus, uint32_t n, int ip)
+{
+    char *t = ranges_text(gpus, n, ip);
+    json_t *out = t ? json_string(t) : NULL;
+    free(t);
     return out;
+}
+
+char *rs_run_jobs_capture_note(const rs_run_ctx *r)
+{
+    size_t cap = 64, len = 0;
+    char *s = malloc(cap);
+    if (s)
+        len = (size_t)snprintf(s, cap, "jobs (GPU ids; GPU g is IPv4 10.x.y.z = g):");
+    for (uint32_t k = 0; s && k < r->nrun_jobs; k++) {
+        const rs_run_job *j = &r->jobs[k];
+        char *ids = j->gpus ? ranges_text(j->gpus, j->n, 0) : NULL;
+        size_t need = len + strlen(j->name) + (ids ? strlen(ids) : 0) + 48;
+        char *t = ids && need > cap ? realloc(s, need) : s;
+        if (!ids || !t) {
+            free(ids);
+            free(s);
+            return NULL;
+        }
+        s = t;
+        cap = need > cap ? need : cap;
+        len += (size_t)snprintf(s + len, cap - len, "%s %s %s (priority %u)", k ? ";" : "", j->name, ids,
+                                j->cfg->prio ? (unsigned)(j->cfg->prio - 1) : r->sc.net.prio);
+        free(ids);
+    }
+    return s;
 }
 
 #define I(v) json_integer((json_int_t)(v))
@@ -453,7 +506,8 @@ static json_t *job_json(const rs_run_job *j)
     json_object_set_new(o, "priority", I(c->prio ? (uint32_t)(c->prio - 1) : j->run->sc.net.prio));
     json_object_set_new(o, "gpus", I(j->n));
     json_object_set_new(o, "placement", json_string(c->workload.placement[0] ? c->workload.placement : "packed"));
-    json_object_set_new(o, "gpu_ids", gpu_ranges(j->gpus, j->n));
+    json_object_set_new(o, "gpu_ids", gpu_ranges(j->gpus, j->n, 0));
+    json_object_set_new(o, "wireshark_filter", gpu_ranges(j->gpus, j->n, 1));
     json_object_set_new(o, "start_ps", I(j->start_ps));
     if (j->run->sched) { /* a scheduler's arrival: when it came, how long it queued, when it ended */
         json_object_set_new(o, "arrival_ps", I(j->arrival_ps));
@@ -590,7 +644,7 @@ static void set_slowdown(json_t *o, double t0)
  * GPUs do not fit a list, or the run failed. */
 static double sched_alone(const rs_run_ctx *r, const rs_run_job *j, const rs_run_opts *o)
 {
-    json_t *ids = j->started ? gpu_ranges(j->gpus, j->n) : NULL;
+    json_t *ids = j->started ? gpu_ranges(j->gpus, j->n, 0) : NULL;
     const char *list = json_string_value(ids);
     rs_scenario *b = list ? malloc(sizeof *b) : NULL;
     double t0 = -1;

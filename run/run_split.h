@@ -86,6 +86,10 @@ json_t *rs_run_jobs_interference(const rs_run_ctx *r);
  * "jobs_hit": the jobs whose flows it hit, and how many of each's.
  * RS_ENOMEM. */
 int rs_run_jobs_faults(const rs_run_ctx *r, json_t *faults);
+/* For a capture's comment: each job's name, GPUs and priority on one
+ * line ("jobs (...): dense 0-7,16 (priority 3); moe 8-15 (priority 5)").
+ * Caller: free; NULL on ENOMEM. */
+char *rs_run_jobs_capture_note(const rs_run_ctx *r);
 /* summary.json's "scheduler" from its jobs (with their slowdowns), NULL
  * without a scheduler or on ENOMEM. */
 json_t *rs_run_jobs_sched_json(const rs_run_ctx *r, const json_t *jobs);

@@ -162,6 +162,16 @@ if command -v tshark >/dev/null 2>&1 &&
         done
         [ "$n" -gt 0 ] && ok "capture: RoCE frames at DSCP $c ($n)" || fail "capture: no RoCE frames at DSCP $c"
     done
+    # summary.json's wireshark_filter picks a job's frames: job a's are all
+    # at its class (CS5; its receivers' CNPs at CS6).
+    flt=$(json_get "$TMP/prio5-cap/summary.json" "d['jobs'][0]['wireshark_filter']")
+    n=0 m=0
+    for p in "$TMP"/prio5-cap/pcap/*.pcap; do
+        n=$((n + $(tshark -n -r "$p" -Y "infiniband && ($flt)" 2>/dev/null | wc -l)))
+        m=$((m + $(tshark -n -r "$p" -Y "infiniband && ($flt) && !(ip.dsfield.dscp in {40, 48})" 2>/dev/null | wc -l)))
+    done
+    [ "$n" -gt 0 ] && [ "$m" = 0 ] && ok "capture: job a's wireshark_filter finds its $n frames, all at its class" ||
+        fail "capture: job a's filter matched $n frames, $m of them not at its class ($flt)"
 fi
 
 # A scheduler: six arrivals drawn from two templates on a 64-GPU cluster,
