@@ -20,6 +20,9 @@ DIR/plots/:
   jobs.png       only with a scenario's jobs array (docs/shared-clusters.md):
                  each job's time beside the others and alone on the same
                  GPUs, and its slowdown
+  job_links.png  only with two jobs or more: the Ethernet links the jobs
+                 shared (then the busiest), each link's utilisation over the
+                 run split by job (summary job_links)
 
 A compare directory (railsim compare -o DIR, with DIR/compare.json): writes
 DIR/plots/compare.png, rail-only next to the fat tree for every case
@@ -328,6 +331,34 @@ def plot_jobs(summary, outdir, wrote):
     ax2.set_ylabel("slowdown (1 = as fast as alone)")
     ax2.set_title("slowdown beside the other jobs")
     save(fig, outdir, "jobs.png", wrote)
+
+
+JOB_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+
+
+def plot_job_links(summary, outdir, wrote):
+    """job_links.png: link utilisation coloured by job."""
+    links = [x for x in (summary or {}).get("job_links") or [] if isinstance(x, dict)]
+    jobs = [str(j.get("name")) for j in (summary or {}).get("jobs") or [] if isinstance(j, dict)]
+    if not links or len(jobs) < 2:
+        return
+    names = [str(x.get("port")) for x in links]
+    fig, ax = plt.subplots(figsize=(10, 0.28 * len(links) + 1.6), layout="constrained")
+    y = list(range(len(links)))
+    left = [0.0] * len(links)
+    for k, job in enumerate(jobs):
+        u = [(x.get("util") or [])[k] if k < len(x.get("util") or []) and
+             isinstance(x["util"][k], (int, float)) else 0.0 for x in links]
+        ax.barh(y, [100 * v for v in u], left=[100 * v for v in left], color=JOB_COLORS[k % len(JOB_COLORS)],
+                label=job)
+        left = [a + b for a, b in zip(left, u)]
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("utilisation over the run (%), data bytes of each job")
+    ax.set_title("links the jobs shared, then the busiest: utilisation by job")
+    legend_right(ax)
+    save(fig, outdir, "job_links.png", wrote)
 
 
 def util_matrix(tl, ports):
@@ -703,6 +734,7 @@ def plot_run(d):
     plot_link_util(tl, outdir, wrote, skipped)
     plot_fct(summary, tl, outdir, wrote, skipped)
     plot_jobs(summary, outdir, wrote)
+    plot_job_links(summary, outdir, wrote)
     return wrote, skipped
 
 

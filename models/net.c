@@ -489,6 +489,7 @@ static int net_port_info_whole(const rs_net *net, uint32_t port, rs_net_port_inf
     out->paused_ps = p->paused_ps;
     out->ecn_marked = p->ecn_marked;
     out->cnp_sent = p->cnp_sent;
+    out->rate_bps = p->rate_bps;
     return RS_OK;
 }
 

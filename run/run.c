@@ -660,6 +660,7 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
             rs_run_jobs_baselines(r, res->jobs);
         if (json_object_set(res->summary, "jobs", res->jobs) != 0 ||
             json_object_set_new(res->summary, "interference", rs_run_jobs_interference(r)) != 0 ||
+            json_object_set_new(res->summary, "job_links", rs_run_jobs_links(r, RS_JOB_LINKS_TOP)) != 0 ||
             rs_run_jobs_faults(r, json_object_get(res->summary, "faults")) != RS_OK ||
             (r->sched && json_object_set_new(res->summary, "scheduler", rs_run_jobs_sched_json(r, res->jobs)) != 0)) {
             json_decref(res->summary);

@@ -590,6 +590,74 @@ int rs_run_jobs_faults(const rs_run_ctx *r, json_t *faults)
     return RS_OK;
 }
 
+/* A port's jobs' bytes, for job_links' ordering. */
+typedef struct port_load {
+    uint64_t total;
+    uint32_t port, jobs;
+} port_load;
+
+/* Ports shared by more jobs first, then busier, then by id. */
+static int cmp_load(const void *a, const void *b)
+{
+    const port_load *x = a, *y = b;
+    if ((x->jobs > 1) != (y->jobs > 1))
+        return x->jobs > 1 ? -1 : 1;
+    return x->total != y->total ? (x->total < y->total) - (x->total > y->total) : (x->port > y->port) - (x->port < y->port);
+}
+
+json_t *rs_run_jobs_links(const rs_run_ctx *r, uint32_t top)
+{
+    uint32_t J = r->sc.njobs, P = rs_net_port_count(r->net), n = 0;
+    json_t *a = json_array();
+    if (!a || J < 2 || r->only >= 0 || r->sched)
+        return a;
+    port_load *pl = malloc((size_t)P * sizeof *pl);
+    if (!pl) {
+        json_decref(a);
+        return NULL;
+    }
+    for (uint32_t p = 0; p < P; p++) {
+        uint64_t t = 0;
+        uint32_t jobs = 0;
+        for (uint32_t x = 1; x <= J; x++) {
+            uint64_t b = rs_net_job_tx_bytes(r->net, p, x);
+            t += b;
+            jobs += b > 0;
+        }
+        rs_net_port_info pi;
+        /* Ethernet ports: an HB domain's NVLink ports carry its own GPUs' data. */
+        if (t && rs_net_port_info_get(r->net, p, &pi) == RS_OK && strncmp(pi.name, "nvs", 3) && !strstr(pi.name, ".hb"))
+            pl[n++] = (port_load){ t, p, jobs };
+    }
+    qsort(pl, n, sizeof *pl, cmp_load);
+    double span = (double)rs_net_now(r->net); /* the run's simulated time, ps */
+    for (uint32_t i = 0; a && i < n && i < top; i++) {
+        rs_net_port_info pi;
+        json_t *o = json_object(), *by = json_array(), *util = json_array();
+        if (rs_net_port_info_get(r->net, pl[i].port, &pi) != RS_OK || !o || !by || !util ||
+            json_array_append_new(a, o)) {
+            json_decref(o);
+            json_decref(by);
+            json_decref(util);
+            json_decref(a);
+            a = NULL;
+            break;
+        }
+        json_object_set_new(o, "port", json_string(pi.name));
+        for (uint32_t x = 1; x <= J; x++) {
+            uint64_t b = rs_net_job_tx_bytes(r->net, pl[i].port, x);
+            json_array_append_new(by, I(b));
+            /* Its share of the port's capacity over the run. */
+            json_array_append_new(util, pi.rate_bps && span > 0 ? json_real((double)b * 8e12 / ((double)pi.rate_bps * span))
+                                                                 : json_null());
+        }
+        json_object_set_new(o, "bytes", by);
+        json_object_set_new(o, "util", util);
+    }
+    free(pl);
+    return a;
+}
+
 json_t *rs_run_jobs_interference(const rs_run_ctx *r)
 {
     uint32_t J = r->sc.njobs, P = rs_net_port_count(r->net);

@@ -86,6 +86,12 @@ json_t *rs_run_jobs_interference(const rs_run_ctx *r);
  * "jobs_hit": the jobs whose flows it hit, and how many of each's.
  * RS_ENOMEM. */
 int rs_run_jobs_faults(const rs_run_ctx *r, json_t *faults);
+/* summary.json's "job_links": the `top` Ethernet ports that sent the most of the
+ * jobs' data bytes (those of two jobs or more first), each with its bytes and its share of the port's
+ * capacity over the run per job (job order); [] with fewer than 2 jobs
+ * or under a scheduler; NULL on ENOMEM. */
+#define RS_JOB_LINKS_TOP 32
+json_t *rs_run_jobs_links(const rs_run_ctx *r, uint32_t top);
 /* For a capture's comment: each job's name, GPUs and priority on one
  * line ("jobs (...): dense 0-7,16 (priority 3); moe 8-15 (priority 5)").
  * Caller: free; NULL on ENOMEM. */

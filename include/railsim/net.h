@@ -537,6 +537,7 @@ typedef struct rs_net_port_info {
     uint64_t paused_ps;          /* time some priority of this port was paused */
     uint64_t ecn_marked;         /* packets marked CE joining this port's queues */
     uint64_t cnp_sent;           /* CNPs this port transmitted */
+    uint64_t rate_bps;           /* its line rate now (a degrade lowers it while it lasts) */
 } rs_net_port_info;
 RS_API uint32_t rs_net_port_count(const rs_net *net);
 /* RS_EINVAL if port >= rs_net_port_count. */

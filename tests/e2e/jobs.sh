@@ -213,6 +213,18 @@ else
     fail "scheduler.list run: $(head -1 "$TMP/list.err")"
 fi
 
+# The summaries of jobs (classes, faults, collectives, job_links, an
+# arrival list) match docs/schema/summary.schema.json.
+SRC=$E2E/../..
+for d in flow-fat-tree prio5-packet fault-packet coll-flow nccl list sched; do
+    "$PY" "$SRC/tests/tools/schema_check.py" "$SRC/docs/schema" summary "$TMP/$d/summary.json" >"$TMP/sc" 2>&1
+    case $? in
+    0) ok "summary of $d matches its schema" ;;
+    77) ;; # no python3-jsonschema: e2e.outputs says so
+    *) fail "summary of $d fails its schema: $(head -3 "$TMP/sc")" ;;
+    esac
+done
+
 # (4) report and compare show the jobs.
 "$RS" report "$TMP/flow-fat-tree" >"$TMP/report.out" 2>&1
 grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&
@@ -220,7 +232,8 @@ grep -q '^jobs (3), each against itself alone' "$TMP/report.out" &&
     ok "report prints a row per job" || fail "report: $(grep -A4 '^jobs' "$TMP/report.out")"
 if "$PY" -c "import matplotlib" 2>/dev/null; then
     "$RS" plot "$TMP/flow-fat-tree" >"$TMP/plot.out" 2>&1 && [ -s "$TMP/flow-fat-tree/plots/jobs.png" ] &&
-        ok "plot draws jobs.png" || fail "plot: $(cat "$TMP/plot.out")"
+        [ -s "$TMP/flow-fat-tree/plots/job_links.png" ] &&
+        ok "plot draws jobs.png and job_links.png" || fail "plot: $(cat "$TMP/plot.out")"
 fi
 if "$RS" compare --set fidelity=flow -o "$TMP/cmp" "$TMP/three.json" >"$TMP/cmp.out" 2>"$TMP/cmp.err"; then
     [ "$(grep -c 'slowdown beside the others' "$TMP/cmp.out")" = 3 ] && grep -q '^  job moe ' "$TMP/cmp.out" &&
