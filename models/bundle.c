@@ -125,12 +125,6 @@ static uint64_t set_hash(const uint32_t *p, uint32_t n)
     return h ? h : 1;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static uint64_t bundle_hash_of(const void *b, uint32_t i)
 {
     return ((const rs_bundles *)b)->b[i].hash;
@@ -237,7 +231,7 @@ static int stages(rs_bundles *b, const rs_net *net, uint32_t leaf, uint32_t dst,
             links[k++] = b->sports[0];
         } else {
             int made;
-            qsort(b->sports, np, sizeof *b->sports, cmp_u32);
+            qsort(b->sports, np, sizeof *b->sports, rs_cmp_u32);
             if (bundle_of(b, b->sports, np, &links[k], &made) != RS_OK)
                 return RS_ENOMEM;
             *created += (uint32_t)made;

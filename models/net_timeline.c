@@ -136,12 +136,6 @@ static void schedule(rs_net *net, rs_net_tl *s, rs_time t)
     rs_sim_at(net->sim, t, net->ent_tl, ev_tick, net, s->gen);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void rs_net_tl_touch(rs_net *net, uint32_t port)
 {
     rs_net_tl *s = net->tl;
@@ -161,7 +155,7 @@ static void touched_in_order(rs_net *net, rs_net_tl *s)
     while ((1u << lg) < n)
         lg++;
     if ((uint64_t)n * lg < words) {
-        qsort(s->touched, n, sizeof *s->touched, cmp_u32);
+        qsort(s->touched, n, sizeof *s->touched, rs_cmp_u32);
         for (uint32_t j = 0; j < n; j++)
             s->is_touched[s->touched[j] >> 6] = 0;
         return;

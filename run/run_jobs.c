@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "rng.h"
 
 #include "run_split.h"
@@ -51,29 +52,6 @@ typedef struct rs_run_sched {
 
 static int sched_timeline(rs_run_ctx *r, rs_run_job *j, rs_err *err);
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The messages a synthetic pattern sends over n GPUs. */
-static uint64_t pattern_msgs(const rs_synth_config *c, uint32_t n)
-{
-    switch (c->kind) {
-    case RS_SYNTH_SINGLE:
-        return 1;
-    case RS_SYNTH_PERMUTATION:
-        return n;
-    case RS_SYNTH_ALL_TO_ALL:
-        return (uint64_t)n * (n - 1);
-    case RS_SYNTH_INCAST:
-        return c->fan_in;
-    default:
-        return 0;
-    }
-}
-
 static void job_done(void *ctx, rs_net *net, uint64_t tag);
 
 static void job_arrived(void *ctx, rs_net *net, uint64_t tag)
@@ -103,11 +81,11 @@ static int job_failed(const rs_run_job *j, uint32_t k, int rc, rs_err *err)
     return rc;
 }
 
-/* Place job k on the free GPUs (taken), mark them its own. */
-static int job_place(rs_run_ctx *r, uint32_t k, uint8_t *taken, rs_err *err)
+/* Place job j, the run's k-th (its draws' stream), on the free GPUs
+ * (taken), and mark them its own. */
+static int job_place(const rs_run_ctx *r, rs_run_job *j, uint32_t k, uint8_t *taken, rs_err *err)
 {
     const rs_scenario *sc = &r->sc;
-    rs_run_job *j = &r->jobs[k];
     const rs_workload_config *w = &j->cfg->workload;
     uint32_t N = rs_net_gpus(r->net);
     int rc = rs_placement_size(w->placement, w->gpus, N, &j->n, err);
@@ -116,9 +94,7 @@ static int job_place(rs_run_ctx *r, uint32_t k, uint8_t *taken, rs_err *err)
     free(j->gpus); /* a scheduler's earlier try */
     if (!(j->gpus = malloc((size_t)j->n * sizeof *j->gpus)))
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the job");
-    const char *p = w->placement;
-    if (!w->gpus && (!p[0] || !strcmp(p, "packed") || !strcmp(p, "spread") || !strcmp(p, "fragmented") ||
-                     !strcmp(p, "random"))) {
+    if (!w->gpus && (!w->placement[0] || rs_placement_is_mode(w->placement))) {
         /* No count (and no list): every GPU the jobs before it left, in order. */
         j->n = 0;
         for (uint32_t g = 0; g < N; g++)
@@ -174,7 +150,7 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
         return rs_collrun_create_job(&j->cfg->traffic, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j,
                                      &j->coll, err);
     if (j->cfg->has_traffic) {
-        j->msgs = pattern_msgs(&j->cfg->traffic, j->n);
+        j->msgs = rs_synth_messages(&j->cfg->traffic, j->n);
         j->sj = (rs_synth_job){ .cfg = &j->cfg->traffic, .gpus = j->gpus, .n = j->n,
                                 .verbs = (uint32_t)rs_scenario_job_verbs(j->cfg), .done = job_arrived, .ctx = j };
         /* Its draws by its tag: a scheduler's arrival alone draws the same. */
@@ -223,7 +199,7 @@ static void sched_try(rs_run_ctx *r)
         rs_run_job *j = &r->jobs[q->head];
         rs_err e;
         rs_err_clear(&e);
-        if (job_place(r, q->head, q->taken, &e) != RS_OK)
+        if (job_place(r, j, q->head, q->taken, &e) != RS_OK)
             return; /* it waits for GPUs (build checked it fits an empty cluster) */
         int rc = job_start(r, q->head, &e);
         if (rc != RS_OK) {
@@ -299,10 +275,7 @@ static int sched_build(rs_run_ctx *r, rs_err *err)
     for (uint32_t t = 0; t < sc->njobs; t++) {
         rs_run_job probe = { .cfg = &sc->jobs[t] };
         snprintf(probe.name, sizeof probe.name, "%s", sc->jobs[t].name);
-        rs_run_job *saved = r->jobs;
-        r->jobs = &probe;
-        int rc = job_place(r, 0, r->sched->taken, err);
-        r->jobs = saved;
+        int rc = job_place(r, &probe, 0, r->sched->taken, err);
         /* A collective's group over its ranks, checked before anything runs. */
         if (rc == RS_OK && probe.cfg->has_traffic && probe.cfg->traffic.kind == RS_SYNTH_COLLECTIVE)
             rc = rs_collrun_job_group(probe.cfg->traffic.group, NULL, probe.n, N, NULL, err);
@@ -354,7 +327,7 @@ int rs_run_jobs_build(rs_run_ctx *r, rs_err *err)
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the jobs");
     int rc = RS_OK;
     for (uint32_t k = 0; k < J && rc == RS_OK; k++) {
-        if ((rc = job_place(r, k, taken, err)) != RS_OK)
+        if ((rc = job_place(r, &r->jobs[k], k, taken, err)) != RS_OK)
             job_failed(&r->jobs[k], k, rc, err);
     }
     free(taken);
@@ -435,7 +408,7 @@ static char *ranges_text(const uint32_t *gpus, uint32_t n, int ip)
         return NULL;
     }
     memcpy(s, gpus, (size_t)n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_u32);
+    qsort(s, n, sizeof *s, rs_cmp_u32);
     text[0] = '\0';
     if (ip)
         len += (size_t)snprintf(text, cap, "ip.src in {");

@@ -27,15 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "rng.h"
 #include "trace_int.h"
 #include "versioned.h"
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Decimal digits at s as a number below 2^32, *end past them; -1 when none
  * or too large. */
@@ -79,14 +74,14 @@ static int parse_list(const char *spec, uint32_t N, uint32_t *out, uint32_t *n, 
     return RS_OK;
 }
 
-static int is_mode(const char *s)
+int rs_placement_is_mode(const char *s)
 {
     return !strcmp(s, "packed") || !strcmp(s, "spread") || !strcmp(s, "fragmented") || !strcmp(s, "random");
 }
 
 int rs_placement_size(const char *spec, uint32_t gpus, uint32_t N, uint32_t *n, rs_err *err)
 {
-    if (!spec[0] || is_mode(spec)) {
+    if (!spec[0] || rs_placement_is_mode(spec)) {
         *n = gpus ? gpus : N;
     } else {
         int rc = parse_list(spec, N, NULL, n, err);
@@ -188,7 +183,7 @@ static int fragmented(uint32_t n, uint32_t N, uint32_t H, double share, uint64_t
         return rs_err_set(err, RS_EINVAL, "workload.placement: fragmented, %u GPUs found free in the cluster's %u HB "
                           "domains, but the job needs %u; expected a lower workload.fragmentation or fewer "
                           "workload.gpus", k, D, n);
-    qsort(out, n, sizeof *out, cmp_u32);
+    qsort(out, n, sizeof *out, rs_cmp_u32);
     return RS_OK;
 }
 
@@ -233,7 +228,7 @@ int rs_placement_gpus_free(const char *spec, uint32_t n, uint32_t N, uint32_t H,
         }
         memcpy(out, all, (size_t)n * sizeof *out);
         free(all);
-        qsort(out, n, sizeof *out, cmp_u32);
+        qsort(out, n, sizeof *out, rs_cmp_u32);
         return RS_OK;
     }
     uint32_t k;
@@ -250,7 +245,7 @@ int rs_placement_gpus_free(const char *spec, uint32_t n, uint32_t N, uint32_t H,
     if (!s)
         return rs_err_set(err, RS_ENOMEM, "out of memory placing the workload");
     memcpy(s, out, (size_t)n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_u32);
+    qsort(s, n, sizeof *s, rs_cmp_u32);
     for (uint32_t i = 1; i < n; i++)
         if (s[i] == s[i - 1]) {
             rc = rs_err_set(err, RS_EINVAL, "workload.placement: GPU %u listed twice; expected each GPU once", s[i]);

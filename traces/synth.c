@@ -223,3 +223,19 @@ int rs_synth_start(const rs_synth_config *c, rs_net *net, uint64_t seed, rs_err 
         rs_net_at(net, t, ev_start, (void *)c, seed);
     return rc;
 }
+
+uint64_t rs_synth_messages(const rs_synth_config *c, uint32_t n)
+{
+    switch (c->kind) {
+    case RS_SYNTH_SINGLE:
+        return 1;
+    case RS_SYNTH_PERMUTATION:
+        return n;
+    case RS_SYNTH_ALL_TO_ALL:
+        return (uint64_t)n * (n - 1);
+    case RS_SYNTH_INCAST:
+        return c->fan_in;
+    default:
+        return 0;
+    }
+}

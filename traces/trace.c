@@ -328,12 +328,6 @@ static int check_op(const rs_trace *t, uint32_t c, uint32_t i, const rs_op *o, u
 #undef BAD
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 int rs_trace_finish(rs_trace *t, rs_err *err)
 {
     if (t->finished)
@@ -397,7 +391,7 @@ int rs_trace_finish(rs_trace *t, rs_err *err)
             if (u[s] == USE_COMM) {
                 const uint32_t *lo = rc_comm + rc_off[r];
                 size_t n = (size_t)(rc_off[r + 1] - rc_off[r]);
-                if (sl[s] >= t->ncomms || !bsearch(&sl[s], lo, n, sizeof *lo, cmp_u32)) {
+                if (sl[s] >= t->ncomms || !bsearch(&sl[s], lo, n, sizeof *lo, rs_cmp_u32)) {
                     rc = rs_err_set(err, RS_EINVAL,
                                     "rank %u: slot %u holds communicator %u, expected one of the %zu "
                                     "communicators that contain the rank", r, s, sl[s], n);

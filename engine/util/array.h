@@ -38,6 +38,13 @@ static inline int rs_array_reserve(void *arr, size_t *cap, size_t need, size_t e
     return RS_OK;
 }
 
+/* The ascending order of uint32_t values, for qsort and bsearch. */
+static inline int rs_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static inline int rs_array_reserve32(void *arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t first)
 {
     size_t c = *cap;

@@ -115,13 +115,16 @@ RS_API int rs_placement_gpus(const char *spec, uint32_t n, uint32_t N, uint32_t 
                              uint32_t *out, rs_err *err);
 RS_API int rs_workload_place(const rs_workload_config *c, uint32_t N, uint32_t H, uint64_t seed, rs_trace *t,
                              rs_err *err);
+/* 1 when spec names a placement mode (packed, spread, fragmented,
+ * random), 0 for anything else (a list, or "": packed). */
+RS_API int rs_placement_is_mode(const char *spec);
+/* Move the ranks of t, a trace of the job's n GPUs: the one on job GPU g
+ * to cluster GPU to[g]. */
+RS_API void rs_trace_place(rs_trace *t, const uint32_t *to, uint32_t n);
 /* rs_placement_gpus on a shared cluster (docs/shared-clusters.md): only
  * GPUs whose taken[g] is 0 (earlier jobs' are not); packed and spread
  * take whole free domains, fragmented and random step over taken GPUs, a
  * list must name free ones. taken NULL: rs_placement_gpus. */
-/* Move the ranks of t, a trace of the job's n GPUs: the one on job GPU g
- * to cluster GPU to[g]. */
-RS_API void rs_trace_place(rs_trace *t, const uint32_t *to, uint32_t n);
 RS_API int rs_placement_gpus_free(const char *spec, uint32_t n, uint32_t N, uint32_t H, double share, uint64_t seed,
                                   const uint8_t *taken, uint32_t *out, rs_err *err);
 

@@ -78,6 +78,9 @@ typedef struct rs_synth_job {
 /* Check j's pattern against its GPUs and schedule its messages at start +
  * traffic.start_ns. RS_EINVAL with err naming the key. */
 RS_API int rs_synth_start_job(const rs_synth_job *j, rs_net *net, uint64_t seed, rs_time start, rs_err *err);
+/* The messages c's pattern sends over n GPUs (0 for a collective, which
+ * is no pattern of messages). */
+RS_API uint64_t rs_synth_messages(const rs_synth_config *c, uint32_t n);
 
 RS_END_DECLS
 
