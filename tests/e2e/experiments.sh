@@ -76,6 +76,11 @@ check "neighbours: two jobs sharing the cluster, each timed beside the other and
     "$TMP/out/neighbours.json" \
     "(lambda r: all(j['slowdown'] == 1.0 for k in ('rail-only', 'fat-tree') for j in r[('packed', k)]['jobs']) and all(abs(j['time_ms'] / j['alone_ms'] - j['slowdown']) < 1e-9 and j['slowdown'] > 0.95 for x in d for j in x['jobs']) and all(a['alone_ms'] > b['alone_ms'] for k in ('rail-only', 'fat-tree') for a, b in zip(r[('random', k)]['jobs'], r[('packed', k)]['jobs'])))({(x['placement'], x['kind']): x for x in d})"
 
+run_exp shared/classes
+check "classes: each case's priorities as asked; the job at priority 5 is never slowed more than the other; slowdowns well formed" \
+    "$TMP/out/classes.json" \
+    "all([j['priority'] for j in x['jobs']] == [5 if j['name'] == x['high'] else 3 for j in x['jobs']] and all(j['slowdown'] > 0.95 and abs(j['time_ms'] / j['alone_ms'] - j['slowdown']) < 1e-9 for j in x['jobs']) and (x['high'] is None or min(x['jobs'], key=lambda j: j['slowdown'])['slowdown'] == next(j['slowdown'] for j in x['jobs'] if j['name'] == x['high'])) for x in d)"
+
 run_exp shared/scheduler
 check "scheduler: every arrival completes on both networks; packed on whole domains no job slows another and both networks deliver the same; slowdowns and waits well formed" \
     "$TMP/out/scheduler.json" \
