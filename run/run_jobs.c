@@ -146,9 +146,11 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "start_us: expected a non-negative time, got %g", j->cfg->start_us);
     j->start_ps = rs_net_now(r->net) + after;
     j->started = 1;
-    if (j->cfg->has_traffic && j->cfg->traffic.kind == RS_SYNTH_COLLECTIVE)
-        return rs_collrun_create_job(&j->cfg->traffic, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j,
-                                     &j->coll, err);
+    if (j->cfg->has_traffic && j->cfg->traffic.kind == RS_SYNTH_COLLECTIVE) {
+        rc = rs_collrun_create_job(&j->cfg->traffic, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j, &j->coll,
+                                   err);
+        return rc == RS_OK && r->sched ? sched_timeline(r, j, err) : rc;
+    }
     if (j->cfg->has_traffic) {
         j->msgs = rs_synth_messages(&j->cfg->traffic, j->n);
         j->sj = (rs_synth_job){ .cfg = &j->cfg->traffic, .gpus = j->gpus, .n = j->n,
@@ -174,6 +176,8 @@ static int sched_timeline(rs_run_ctx *r, rs_run_job *j, rs_err *err)
     rs_run_sched *q = r->sched;
     if (!r->tl)
         return RS_OK;
+    if (j->coll)
+        return rs_collrun_set_timeline_job(j->coll, r->tl, j->name, q->comm0++, (uint64_t)j->index << 40, err);
     int rc = rs_replay_set_timeline_job(j->replay, r->tl, j->name, q->rank0, q->comm0,
                                         (uint64_t)j->index << 40, err);
     q->rank0 += rs_trace_nranks(j->trace);
@@ -349,6 +353,12 @@ int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err)
     uint32_t rank0 = 0, comm0 = 0;
     for (uint32_t k = 0; k < r->nrun_jobs; k++) { /* a scheduler's start later: sched_timeline */
         rs_run_job *j = &r->jobs[k];
+        if (j->coll) { /* a collective: one communicator, its iterations' coll records */
+            int rc = rs_collrun_set_timeline_job(j->coll, tl, j->name, comm0++, (uint64_t)k << 40, err);
+            if (rc != RS_OK)
+                return rc;
+            continue;
+        }
         if (!j->replay)
             continue;
         int rc = rs_replay_set_timeline_job(j->replay, tl, j->name, rank0, comm0, (uint64_t)k << 40, err);

@@ -30,6 +30,8 @@ struct rs_collrun {
     int status;
     rs_time t_end;        /* completion of the last completed iteration */
     rs_timeline *tl;      /* borrowed, or NULL */
+    uint32_t tl_comm;     /* its communicator's id in tl (0; a job's: rs_collrun_set_timeline_job) */
+    uint64_t tl_coll0;    /* its first iteration's coll id in tl */
     rs_net_done_fn done_fn; /* a job's: called once the last iteration completes */
     void *done_ctx;
     char group[64];       /* communicator name for the timeline */
@@ -200,7 +202,7 @@ static void iter_done(void *ctx, rs_net *net, uint64_t tag)
     RS_ASSERT(tag == r->done && r->done < r->iters);
     rs_time t0 = rs_coll_start_time(r->coll), t1 = rs_coll_end_time(r->coll);
     if (r->tl) {
-        rs_timeline_coll_rec rec = { .id = r->done, .comm = 0, .nranks = rs_comm_size(r->comm),
+        rs_timeline_coll_rec rec = { .id = r->tl_coll0 + r->done, .comm = r->tl_comm, .nranks = rs_comm_size(r->comm),
                                      .bytes = r->bytes, .start_ps = t0, .end_ps = t1,
                                      .op = rs_coll_op_name(r->op),
                                      .algo = rs_coll_algo_name(rs_coll_algo_used(r->coll)) };
@@ -465,5 +467,19 @@ int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
     r->tl = tl;
     rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
+    return RS_OK;
+}
+
+int rs_collrun_set_timeline_job(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t comm, uint64_t coll0,
+                                rs_err *err)
+{
+    if (!r || !tl || !job)
+        return rs_err_set(err, RS_EINVAL, "timeline: a collective driver, a timeline writer and a job are required");
+    r->tl = tl;
+    r->tl_comm = comm;
+    r->tl_coll0 = coll0;
+    char name[160];
+    snprintf(name, sizeof name, "%s (%.80s)", r->group, job);
+    rs_timeline_name(tl, RS_TL_NS_COMM, comm, name);
     return RS_OK;
 }

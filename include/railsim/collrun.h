@@ -104,6 +104,11 @@ RS_API rs_time rs_collrun_bound(const rs_collrun *r);
  * to ~60 characters). Call before rs_net_run. Write errors stay in tl.
  * RS_EINVAL for NULL. */
 RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
+/* The same for one job of several on the network (docs/shared-clusters.md):
+ * its communicator is id `comm`, named with the job ("all (ar)"), and
+ * iteration i's coll record has id coll0 + i. */
+RS_API int rs_collrun_set_timeline_job(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t comm, uint64_t coll0,
+                                       rs_err *err);
 
 /* A partitioned run (docs/parallel.md): can this driver's collective run
  * split over the network's processes? One iteration of a collective that

@@ -124,6 +124,9 @@ for f in packet flow; do
         [ "$v" = "('nccl', 'collective', 'allreduce', 32, 3, 3, True, True, True)" ] &&
             grep -q '^  job        ar: 32 GPUs (fragmented), allreduce (ring) of 64.00 MiB over 32 ranks, .* per iteration; alone' "$TMP/coll-$f.out" &&
             ok "$f: a collective job: 3 iterations over its 32 GPUs, timed alone" || fail "$f: collective job $v"
+        "$RS" report "$TMP/coll-$f" 2>/dev/null | grep -q '^  allreduce  *ring  *3 ' && grep -aq 'all (ar)' "$TMP/coll-$f/timeline.msgpack" &&
+            ok "$f: the collective job's iterations in the timeline, its communicator named with the job" ||
+            fail "$f: no coll records of the collective job in the timeline"
     else
         fail "$f: collective job: $(head -1 "$TMP/coll-$f.out")"
     fi
