@@ -268,10 +268,9 @@ int rs_net_set_job_nccl(rs_net *net, uint32_t job, const rs_nccl_config *nc, rs_
     if (job < 1 || job > RS_NET_JOBS_MAX)
         return rs_err_set(err, RS_EINVAL, "job %u's nccl.*: expected a job 1 to %u", job, RS_NET_JOBS_MAX);
     /* Checked as the network's own (the GPU is the cluster's). */
-    rs_net_config c = net->cfg;
-    c.nccl = *nc;
-    c.nccl.gpu = net->cfg.nccl.gpu;
-    int rc = rs_nccl_config_check(&c.nccl, err);
+    rs_nccl_config own = *nc;
+    own.gpu = net->cfg.nccl.gpu;
+    int rc = rs_nccl_config_check(&own, err);
     if (rc != RS_OK)
         return rc;
     if (!net->job_nccl && (!(net->job_nccl = calloc(RS_NET_JOBS_MAX + 1, sizeof *net->job_nccl)) ||
@@ -280,7 +279,7 @@ int rs_net_set_job_nccl(rs_net *net, uint32_t job, const rs_nccl_config *nc, rs_
         net->job_nccl = NULL;
         return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' nccl.*");
     }
-    net->job_nccl[job] = c.nccl;
+    net->job_nccl[job] = own;
     net->job_nccl_on[job] = 1;
     return RS_OK;
 }
