@@ -330,6 +330,17 @@ int rs_run_execute(const rs_scenario *sc, const rs_cli_run *how, json_t **summar
         rs_result_destroy(res);
         return RS_EXIT_RUN_FAILED;
     }
+    /* A shared cluster over MPI ranks: who ran what. */
+    const json_t *par = json_object_get(s, "parallel"), *runs = json_object_get(par, "alone_runs");
+    if (runs) {
+        fprintf(stderr, "railsim: run: over %lld MPI ranks: rank 0 ran the shared cluster, the ranks its jobs' runs alone (",
+                (long long)JI(par, "ranks"));
+        size_t k;
+        const json_t *c;
+        json_array_foreach(runs, k, c)
+            fprintf(stderr, "%s%lld", k ? ", " : "", (long long)json_integer_value(c));
+        fprintf(stderr, "); the run itself is not partitioned yet (docs/parallel.md)\n");
+    }
     rs_result_figures fig;
     rs_result_figures_get(res, &fig);
     if (!quiet)

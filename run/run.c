@@ -652,13 +652,19 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
         rs_split_stats(r, &res->store.d);
     char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
     res->store.d.peak_rss_bytes = peak_rss();
+    /* A shared cluster's jobs, each against itself alone on its GPUs:
+     * those runs first, whatever else fails (in a spread run the other
+     * processes wait for this one's share). */
+    uint32_t nalone = 0;
+    double *alone = r->jobs && r->only == RS_RUN_ALL ? rs_run_jobs_alone(r, r->info.status != RS_EINTR, &nalone)
+                                                     : NULL;
     if (ports)
         res->summary = rs_summary_json(&r->sc, &res->store.d);
-    /* A shared cluster's jobs, each against itself alone on its GPUs. */
     if (res->summary && r->jobs && (res->jobs = rs_run_jobs_json(r)) != NULL) {
         if (r->only == RS_RUN_ALL && r->info.status != RS_EINTR)
-            rs_run_jobs_baselines(r, res->jobs);
+            rs_run_jobs_baselines(r, res->jobs, alone, nalone);
         if (json_object_set(res->summary, "jobs", res->jobs) != 0 ||
+            (r->spread && json_object_set_new(res->summary, "parallel", rs_run_jobs_parallel_json(r, nalone)) != 0) ||
             json_object_set_new(res->summary, "interference", rs_run_jobs_interference(r)) != 0 ||
             json_object_set_new(res->summary, "job_links", rs_run_jobs_links(r, RS_JOB_LINKS_TOP)) != 0 ||
             rs_run_jobs_faults(r, json_object_get(res->summary, "faults")) != RS_OK ||
@@ -670,6 +676,7 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
         json_decref(res->summary);
         res->summary = NULL;
     }
+    free(alone);
     if (res->summary)
         res->summary_text = rs_summary_text(res->summary, ports);
     free(ports);
@@ -730,10 +737,20 @@ int rs_run_only(const rs_scenario *sc, const rs_run_opts *opts, int only, rs_res
     }
     snprintf(r.res->part_note, sizeof r.res->part_note, "%s", r.part_why);
     r.info.estimate = &r.est;
-    run_loop(&r);
-    int code = run_close(&r, err);
-    if (rs_split_rank(&r) != 0) {
-        /* Its part is merged into rank 0's network, which reports. */
+    int code = RS_OK;
+    uint32_t me = rs_split_rank(&r);
+    /* A spread run's other processes run the shared run only under a
+     * scheduler (its arrivals' GPUs), then their share of the runs alone. */
+    if (me == 0 || r.split || r.sched) {
+        run_loop(&r);
+        code = run_close(&r, err);
+    }
+    if (me != 0) {
+        /* Its part is merged into rank 0's network, which reports; or its
+         * runs alone are in rank 0's result. */
+        uint32_t n;
+        if (r.spread)
+            free(rs_run_jobs_alone(&r, r.info.status != RS_EINTR, &n));
         rs_result_destroy(r.res);
         run_free(&r);
         return r.info.status == RS_OK || r.info.status == RS_EINCOMPLETE ? RS_OK : r.info.status;

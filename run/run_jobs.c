@@ -727,45 +727,101 @@ static double sched_alone(const rs_run_ctx *r, const rs_run_job *j, const rs_run
     return t0;
 }
 
-void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs)
+/* Job k alone on its GPUs (rs_run_only over it), its time; -1 when the
+ * run failed. */
+static double job_alone(const rs_run_ctx *r, uint32_t k, const rs_run_opts *o)
 {
-    uint32_t J = r->sc.njobs;
-    if (r->sched) {
-        rs_run_opts o;
-        rs_run_opts_default(&o);
-        o.force = r->o->force;
-        o.progress = r->o->progress;
-        o.ctx = r->o->ctx;
-        for (uint32_t k = 0; k < r->nrun_jobs; k++)
-            set_slowdown(json_array_get(jobs, k), sched_alone(r, &r->jobs[k], &o));
-        return;
-    }
-    if (J == 1) { /* alone already */
-        json_t *o = json_array_get(jobs, 0);
-        json_t *t = json_object_get(o, "time_ps");
-        set_slowdown(o, json_is_number(t) ? json_number_value(t) : -1);
-        return;
-    }
+    if (r->sched)
+        return sched_alone(r, &r->jobs[k], o);
     rs_scenario b = r->sc;
     b.capture.ports[0] = '\0';
     b.faults.baseline = 0;
+    rs_result *res = NULL;
+    rs_err err;
+    double t0 = -1;
+    if (rs_run_only(&b, o, (int)k, &res, &err) == RS_OK && res) {
+        const json_t *t = json_object_get(json_array_get(rs_result_jobs(res), k), "time_ps");
+        t0 = json_is_number(t) ? json_number_value(t) : -1;
+    }
+    rs_result_destroy(res);
+    return t0;
+}
+
+/* Which process runs job k alone in a spread run. Without a scheduler
+ * process 0 runs the shared run, which costs about as much as all the
+ * runs alone together: they go round the others. Under a scheduler
+ * every process ran the shared run: they go round all. */
+static uint32_t alone_rank(const rs_run_ctx *r, uint32_t k, uint32_t ranks)
+{
+    return r->sched ? k % ranks : 1 + k % (ranks - 1);
+}
+
+double *rs_run_jobs_alone(const rs_run_ctx *r, int run, uint32_t *n)
+{
+    uint32_t N = r->sched ? r->nrun_jobs : r->sc.njobs > 1 ? r->sc.njobs : 0;
+    *n = N;
+    if (!N)
+        return NULL;
+    const rs_net_comm *part = r->spread ? r->o->part : NULL;
+    uint32_t R = part ? part->ranks : 1, me = part ? part->rank : 0;
+    double *t = malloc(N * sizeof *t);
     rs_run_opts o;
     rs_run_opts_default(&o);
     o.force = r->o->force;
     /* The caller's progress, so that an interrupt stops these runs too. */
     o.progress = r->o->progress;
     o.ctx = r->o->ctx;
-    for (uint32_t k = 0; k < J; k++) {
-        rs_result *res = NULL;
-        rs_err err;
-        double t0 = -1;
-        if (rs_run_only(&b, &o, (int)k, &res, &err) == RS_OK && res) {
-            const json_t *t = json_object_get(json_array_get(rs_result_jobs(res), k), "time_ps");
-            t0 = json_is_number(t) ? json_number_value(t) : -1;
-        }
-        rs_result_destroy(res);
-        set_slowdown(json_array_get(jobs, k), t0);
+    for (uint32_t k = 0; t && k < N; k++)
+        t[k] = run && (R == 1 || alone_rank(r, k, R) == me) ? job_alone(r, k, &o) : -1;
+    if (!part)
+        return t;
+    /* Every process gets every time: the maximum over the processes of
+     * time + 1, 0 from those that did not run it (also when out of
+     * memory here: the others still wait for this process's share). */
+    uint64_t v[256];
+    for (uint32_t k0 = 0; k0 < N; k0 += 256) {
+        size_t m = N - k0 < 256 ? N - k0 : 256;
+        for (size_t i = 0; i < m; i++)
+            v[i] = t && t[k0 + i] >= 0 ? (uint64_t)t[k0 + i] + 1 : 0;
+        int rc = part->allreduce(part->ctx, v, m, 1);
+        for (size_t i = 0; t && i < m; i++)
+            t[k0 + i] = rc == RS_OK && v[i] ? (double)(v[i] - 1) : -1;
     }
+    return t;
+}
+
+json_t *rs_run_jobs_parallel_json(const rs_run_ctx *r, uint32_t n)
+{
+    uint32_t R = r->o->part->ranks;
+    json_t *o = json_object(), *a = json_array();
+    if (!o || !a) {
+        json_decref(o);
+        json_decref(a);
+        return NULL;
+    }
+    for (uint32_t p = 0; p < R; p++) {
+        uint32_t c = 0;
+        for (uint32_t k = 0; k < n; k++)
+            c += alone_rank(r, k, R) == p;
+        json_array_append_new(a, I(c));
+    }
+    if (json_object_set_new(o, "ranks", I(R)) != 0 || json_object_set_new(o, "alone_runs", a) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs, const double *alone, uint32_t n)
+{
+    if (!n && r->nrun_jobs == 1) { /* alone already */
+        json_t *o = json_array_get(jobs, 0);
+        json_t *t = json_object_get(o, "time_ps");
+        set_slowdown(o, json_is_number(t) ? json_number_value(t) : -1);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        set_slowdown(json_array_get(jobs, k), alone ? alone[k] : -1);
 }
 
 void rs_run_jobs_free(rs_run_ctx *r)

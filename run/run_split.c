@@ -25,8 +25,16 @@ int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err)
     if (!part || part->ranks <= 1)
         return RS_OK;
     char cwhy[160];
+    if (r->jobs && r->only == RS_RUN_ALL && (r->sched || r->sc.njobs > 1)) {
+        r->spread = 1;
+        if (part->rank != 0) {
+            r->outdir = NULL;
+            r->ncap = 0; /* checked, never opened: process 0 captures */
+        }
+        return RS_OK;
+    }
     if (r->jobs)
-        snprintf(r->part_why, sizeof r->part_why, "a shared cluster's jobs are not split yet");
+        snprintf(r->part_why, sizeof r->part_why, "a shared cluster's run is not partitioned yet");
     else if (r->replay && !rs_replay_splits(r->replay, cwhy, sizeof cwhy))
         snprintf(r->part_why, sizeof r->part_why, "the workload: %s", cwhy);
     else if (r->coll && !rs_collrun_splits(r->coll, cwhy, sizeof cwhy))
@@ -46,7 +54,7 @@ int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err)
 
 int rs_split_agree(const rs_run_ctx *r, int ok)
 {
-    if (!r->split)
+    if (!r->split && !r->spread)
         return ok;
     uint64_t failed = !ok;
     if (r->o->part->allreduce(r->o->part->ctx, &failed, 1, 1) != RS_OK)

@@ -49,6 +49,12 @@ typedef struct rs_run_ctx {
     rs_timeline *tll;     /* a split run: process 0's part of what it learns at the end */
     /* o->part: */
     int split;            /* the run is split (from rs_net_part_start on: every process agrees) */
+    /* A shared cluster over o->part (rs_split_begin): process 0 runs the
+     * shared run; the jobs' runs alone (their slowdowns' baselines) go
+     * round the processes (rs_run_jobs_alone). Under a scheduler every
+     * process runs the shared run too: each arrival's baseline needs the
+     * GPUs it got. */
+    int spread;
     char part_why[200];   /* why a run over o->part is not split; "" when it is, or serial */
     /* The run and how it ended (run.c). */
     rs_result *res;       /* what rs_run_with hands out */
@@ -71,9 +77,7 @@ int rs_run_replay_start(rs_run_ctx *r, const rs_workload_config *w, const rs_tra
  * jobs' replays write into tl. finish: after the run, each replay's
  * status (the first failure is r->replay_status and r->replay_err) and
  * their last op (r->info.jobs_end).
- * json: summary.json's "jobs" (NULL on ENOMEM); baselines: each job's
- * alone time and slowdown set in jobs (rs_run_with over r->only). free:
- * after the network. */
+ * json: summary.json's "jobs" (NULL on ENOMEM). free: after the network. */
 int rs_run_jobs_build(rs_run_ctx *r, rs_err *err);
 int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err);
 void rs_run_jobs_finish(rs_run_ctx *r);
@@ -99,7 +103,22 @@ char *rs_run_jobs_capture_note(const rs_run_ctx *r);
 /* summary.json's "scheduler" from its jobs (with their slowdowns), NULL
  * without a scheduler or on ENOMEM. */
 json_t *rs_run_jobs_sched_json(const rs_run_ctx *r, const json_t *jobs);
-void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs);
+/* The jobs' times alone on their GPUs (a scheduler's arrivals': alone
+ * on the GPUs each got), the baselines of their slowdowns: one rs_run_only
+ * per job, *n of them (0: none to run, a lone job is its own baseline).
+ * Spread over o->part (r->spread), each process runs its share (the
+ * others than process 0 in turn, all in turn under a scheduler), and
+ * every process gets all of them; every
+ * process must call it exactly once after the run. run = 0 (an
+ * interrupted run): this process runs none of its share. Malloc'ed, -1
+ * for a run that failed or was not run; NULL when *n is 0 or on ENOMEM. */
+double *rs_run_jobs_alone(const rs_run_ctx *r, int run, uint32_t *n);
+/* Each job's alone time and slowdown into jobs, from alone (n of them;
+ * none with a lone job: its own time). */
+void rs_run_jobs_baselines(const rs_run_ctx *r, json_t *jobs, const double *alone, uint32_t n);
+/* summary.json's "parallel" of a spread run: the ranks, and how many runs
+ * alone each ran. NULL on ENOMEM. */
+json_t *rs_run_jobs_parallel_json(const rs_run_ctx *r, uint32_t n);
 void rs_run_jobs_free(rs_run_ctx *r);
 /* run.c: rs_run_with with only job `only` run, or all of them with their
  * slowdowns (RS_RUN_ALL) or without (RS_RUN_ALL_NO_ALONE). */
@@ -115,10 +134,10 @@ static inline uint32_t rs_run_tl_mask(const rs_scenario *sc)
     return sc->timeline.heavy ? RS_TL_ALL : RS_TL_ALL & ~RS_TL_HEAVY;
 }
 
-/* This process's rank in a split run; 0 in any other. */
+/* This process's rank in a split or spread run; 0 in any other. */
 static inline uint32_t rs_split_rank(const rs_run_ctx *r)
 {
-    return r->split ? r->o->part->rank : 0;
+    return r->split || r->spread ? r->o->part->rank : 0;
 }
 
 /* With r->o->part over more than one process: decide, alike in every
@@ -126,7 +145,9 @@ static inline uint32_t rs_split_rank(const rs_run_ctx *r)
  * rank), whether the run splits, and start this process's part if so
  * (r->split; on processes but 0, r->outdir becomes NULL: process 0 writes
  * the outputs, each process adds its ports' captures and its part of the
- * timeline). When it does not split, r->part_why says why, and *idle is 1
+ * timeline). A shared cluster's jobs with runs alone to share set
+ * r->spread instead (r->outdir NULL on the processes but 0). When it
+ * does not split, r->part_why says why, and *idle is 1
  * on the processes but 0: process 0 runs it alone. RS_OK, or the error of
  * rs_net_part_start (r->split is then 1: the caller says so to the others,
  * rs_split_agree). */
@@ -135,7 +156,8 @@ int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err);
 /* A split run starts only if every process set up its part: one that
  * fails (process 0's output directory, memory) says so to the others,
  * which would otherwise wait for it in the first window. Returns whether
- * all did; a process that failed passes ok = 0. Not split: ok. */
+ * all did; a process that failed passes ok = 0. Neither split nor
+ * spread: ok. */
 int rs_split_agree(const rs_run_ctx *r, int ok);
 
 /* Open this process's part of the timeline, DIR/.timeline.msgpack.partR

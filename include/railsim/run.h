@@ -119,7 +119,10 @@ typedef struct rs_run_opts {
      * or send/recv collective, and a replay under workload.sync=rank whose
      * collectives are rings, trees or hierarchical (without faults or
      * transfers by PXN relays). Otherwise process 0 runs it alone and
-     * rs_result_parallel_note says why. Every process calls rs_run_with
+     * rs_result_parallel_note says why. A shared cluster's jobs (a
+     * scenario's jobs array) spread instead: process 0 runs the shared
+     * run, the jobs' runs alone go round the processes (summary.json's
+     * parallel.alone_runs). Every process calls rs_run_with
      * with the same scenario and options; only process 0 gets a result and
      * writes the summary (each process adds its ports' captures and its
      * part of the timeline, which process 0 merges). NULL: a serial run. */

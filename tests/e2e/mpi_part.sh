@@ -275,6 +275,55 @@ alone replay-ring-relay "the workload: its allreduce ring on communicator 0 cros
 alone replay-degrade "the workload: faults are scheduled" $W --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=8 --fault "10us link-degrade=100 leaf0.p4 30us" $NT
 
+# A shared cluster's jobs (docs/parallel.md, "Shared clusters"): rank 0
+# runs the shared run, the jobs' runs alone (their slowdowns' baselines)
+# go round the ranks; the summary (slowdowns included), the timeline and
+# the captures are the serial ones, and each rank ran its share. Under a
+# scheduler every rank runs the shared run (its arrivals' GPUs).
+cat >"$TMP/jobs3.json" <<'EOF'
+{"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8, "radix": 8, "oversubscription": 2},
+ "jobs": [{"name": "c", "gpus": 16, "placement": "packed",
+           "traffic": {"kind": "collective", "op": "allreduce", "bytes": 4194304}},
+          {"name": "a", "gpus": 16, "placement": "fragmented", "traffic": {"kind": "all-to-all", "bytes": 262144}},
+          {"name": "b", "gpus": 16, "placement": "random", "traffic": {"kind": "permutation", "bytes": 1048576}}]}
+EOF
+cat >"$TMP/jobs-sched.json" <<'EOF'
+{"topology": {"gpus": 64, "radix": 16}, "fidelity": "flow",
+ "jobs": [{"name": "ar", "gpus": 32, "placement": "random",
+           "traffic": {"kind": "collective", "op": "allreduce", "bytes": 16777216}},
+          {"name": "bulk", "gpus": 48, "placement": "fragmented", "traffic": {"kind": "all-to-all", "bytes": 262144}}],
+ "scheduler": {"arrivals": 6, "interarrival_us": 200}}
+EOF
+spread() {
+    name=$1; shift
+    "$RS" run -q "$@" -o "$TMP/$name.s" 2>"$TMP/$name.s.err" || fail "$name: serial run failed ($(cat "$TMP/$name.s.err"))"
+    for np in 2 3; do
+        $MPI -np $np "$RS" run -q "$@" -o "$TMP/$name.$np" 2>"$TMP/$name.$np.err" ||
+            fail "$name: mpirun -np $np run failed ($(cat "$TMP/$name.$np.err"))"
+        want=$(json_get "$TMP/$name.s/summary.json" "[sum(1 for k in range(len(d['jobs'])) if (k % $np if 'scheduler' in d else 1 + k % ($np - 1)) == p) for p in range($np)]")
+        v=$(json_get "$TMP/$name.$np/summary.json" "(d['parallel']['ranks'], d['parallel']['alone_runs'], all(j['slowdown'] for j in d['jobs']))")
+        same=1
+        [ "$(strip_par "$TMP/$name.s/summary.json")" = "$(strip_par "$TMP/$name.$np/summary.json")" ] || same=0
+        cmp -s "$TMP/$name.s/timeline.msgpack" "$TMP/$name.$np/timeline.msgpack" || same=0
+        [ ! -d "$TMP/$name.s/pcap" ] || diff -r "$TMP/$name.s/pcap" "$TMP/$name.$np/pcap" >/dev/null || same=0
+        [ $same = 1 ] && [ "$v" = "($np, $want, True)" ] &&
+            [ "$(grep -c "^railsim: run: over $np MPI ranks: rank 0 ran the shared cluster" "$TMP/$name.$np.err")" = 1 ] &&
+            ok "$name: -np $np: the serial summary, timeline and captures; runs alone per rank $want" ||
+            fail "$name: -np $np: same $same, parallel $v (want $want), $(head -2 "$TMP/$name.$np.err")"
+    done
+}
+spread jobs3 "$TMP/jobs3.json" --capture 'leaf0.*' --capture-format pcapng
+spread jobs-sched "$TMP/jobs-sched.json"
+"$PY" "$SRC/tests/tools/schema_check.py" "$SRC/docs/schema" summary "$TMP/jobs3.2/summary.json" >"$TMP/sc" 2>&1
+case $? in
+0) ok "a spread run's summary (its parallel section too) matches docs/schema/summary.schema.json" ;;
+77) ;;
+*) fail "a spread run's summary fails its schema: $(cat "$TMP/sc")" ;;
+esac
+echo '{"topology": {"gpus": 32, "radix": 8}, "jobs": [{"name": "solo", "gpus": 16, "traffic": {"kind": "permutation"}}]}' \
+    >"$TMP/jobs1.json"
+alone jobs-one "a shared cluster's run is not partitioned yet" "$TMP/jobs1.json" $NT
+
 # A process that cannot set up its part (here rank 0's output path is a
 # file) stops every rank: exit 2, one sentence, no rank left waiting.
 : >"$TMP/not-a-dir"
