@@ -80,8 +80,8 @@ int rs_flow_new_serial(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
     if (RS_UNLIKELY(net->member != NULL) && msg < net->nmsgs) {
         uint8_t j = net->member[net->msgs[msg].src];
         f->job = j;
-        if (net->job_prio && j && net->job_prio[j])
-            f->prio = (uint8_t)(net->job_prio[j] - 1);
+        if (net->job_cfg && j && net->job_cfg[j].prio)
+            f->prio = (uint8_t)(net->job_cfg[j].prio - 1);
     }
     f->hit = f->hit_last = f->relay_src = f->rtx_mark = RS_NONE;
     f->via = f->ugal_port = RS_NONE;

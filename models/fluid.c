@@ -217,7 +217,7 @@ int rs_fluid_enter(rs_fluid *fl, uint32_t fid, const uint32_t *ports, uint32_t h
     int rc = rs_mmf_add(fl->mmf, ports, h, &id);
     if (rc != RS_OK)
         return rc;
-    if (RS_UNLIKELY(net->job_prio != NULL))
+    if (RS_UNLIKELY(net->job_classes))
         rs_mmf_set_class(fl->mmf, id, net->flows[fid].prio); /* jobs' traffic classes: strict priority */
     if (rs_array_reserve32((void **)&fl->rec, &fl->caprec, id + 1, sizeof *fl->rec, 16) != RS_OK ||
         rs_array_reserve32((void **)&fl->heap, &fl->capheap, fl->nheap + 1, sizeof *fl->heap, 16) != RS_OK) {

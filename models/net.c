@@ -145,10 +145,7 @@ void rs_net_destroy(rs_net *net)
     free(net->member);
     free(net->job_tx);
     free(net->job_serial);
-    free(net->job_pxn);
-    free(net->job_prio);
-    free(net->job_nccl);
-    free(net->job_nccl_on);
+    free(net->job_cfg);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);
     free(net->ugal_load);
@@ -177,8 +174,8 @@ const rs_nccl_config *rs_net_nccl(const rs_net *net) { return &net->cfg.nccl; }
 
 const rs_nccl_config *rs_net_nccl_of(const rs_net *net, uint32_t gpu)
 {
-    uint8_t j = net->job_nccl && net->member && gpu < net->gpus ? net->member[gpu] : 0;
-    return j && net->job_nccl_on[j] ? &net->job_nccl[j] : &net->cfg.nccl;
+    uint8_t j = net->job_cfg && net->member && gpu < net->gpus ? net->member[gpu] : 0;
+    return j && net->job_cfg[j].nccl_on ? &net->job_cfg[j].nccl : &net->cfg.nccl;
 }
 rs_time rs_net_now(const rs_net *net) { return rs_sim_now(net->sim); }
 uint32_t rs_net_gpus(const rs_net *net) { return net->gpus; }
@@ -240,14 +237,22 @@ int rs_net_set_job(rs_net *net, uint32_t job, const uint32_t *gpus, uint32_t n, 
     return RS_OK;
 }
 
+/* The jobs' own settings, made on the first one set. */
+static int job_cfgs(rs_net *net, rs_err *err)
+{
+    if (!net->job_cfg && !(net->job_cfg = calloc(RS_NET_JOBS_MAX + 1, sizeof *net->job_cfg)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' own settings");
+    return RS_OK;
+}
+
 int rs_net_set_job_pxn(rs_net *net, uint32_t job, rs_pxn_mode pxn, rs_err *err)
 {
     if (job < 1 || job > RS_NET_JOBS_MAX || (unsigned)pxn > RS_PXN_OFF)
         return rs_err_set(err, RS_EINVAL, "job %u's routing.pxn %d: expected a job 1 to %u and auto, on or off", job,
                           (int)pxn, RS_NET_JOBS_MAX);
-    if (!net->job_pxn && !(net->job_pxn = calloc(RS_NET_JOBS_MAX + 1, 1)))
-        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' forwarding");
-    net->job_pxn[job] = (uint8_t)(pxn + 1);
+    if (job_cfgs(net, err) != RS_OK)
+        return RS_ENOMEM;
+    net->job_cfg[job].pxn = (uint8_t)(pxn + 1);
     return RS_OK;
 }
 
@@ -256,9 +261,10 @@ int rs_net_set_job_priority(rs_net *net, uint32_t job, uint32_t prio, rs_err *er
     if (job < 1 || job > RS_NET_JOBS_MAX || prio >= RS_NPRIO)
         return rs_err_set(err, RS_EINVAL, "job %u's transport.priority %u: expected a job 1 to %u and a priority "
                           "0 to 7", job, prio, RS_NET_JOBS_MAX);
-    if (!net->job_prio && !(net->job_prio = calloc(RS_NET_JOBS_MAX + 1, 1)))
-        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' priorities");
-    net->job_prio[job] = (uint8_t)(prio + 1);
+    if (job_cfgs(net, err) != RS_OK)
+        return RS_ENOMEM;
+    net->job_cfg[job].prio = (uint8_t)(prio + 1);
+    net->job_classes = 1;
     net->data_prios |= (uint8_t)(1u << prio);
     return RS_OK;
 }
@@ -273,14 +279,10 @@ int rs_net_set_job_nccl(rs_net *net, uint32_t job, const rs_nccl_config *nc, rs_
     int rc = rs_nccl_config_check(&own, err);
     if (rc != RS_OK)
         return rc;
-    if (!net->job_nccl && (!(net->job_nccl = calloc(RS_NET_JOBS_MAX + 1, sizeof *net->job_nccl)) ||
-                           !(net->job_nccl_on = calloc(RS_NET_JOBS_MAX + 1, 1)))) {
-        free(net->job_nccl);
-        net->job_nccl = NULL;
-        return rs_err_set(err, RS_ENOMEM, "out of memory for the jobs' nccl.*");
-    }
-    net->job_nccl[job] = own;
-    net->job_nccl_on[job] = 1;
+    if (job_cfgs(net, err) != RS_OK)
+        return RS_ENOMEM;
+    net->job_cfg[job].nccl = own;
+    net->job_cfg[job].nccl_on = 1;
     return RS_OK;
 }
 

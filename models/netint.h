@@ -15,6 +15,15 @@
 #include "partition.h"
 #include "pool.h"
 
+/* A job's own settings (rs_net_set_job_pxn, rs_net_set_job_priority,
+ * rs_net_set_job_nccl); 0: the network's. */
+struct rs_net_job_cfg {
+    uint8_t pxn;          /* routing.pxn + 1 */
+    uint8_t prio;         /* transport.priority + 1 */
+    uint8_t nccl_on;      /* nccl is the job's */
+    rs_nccl_config nccl;
+};
+
 struct rs_net {
     rs_sim *sim;
     rs_net_config cfg;
@@ -24,10 +33,8 @@ struct rs_net {
     uint64_t *job_tx;          /* rs_net_jobs_count: [port * njob_tx + job - 1] data bytes sent; NULL: not counted */
     uint64_t *job_serial;      /* rs_net_jobs_serials: each job's next flow serial ([0]: unused); NULL: one space */
     uint32_t cur_job;          /* the job rs_net_set_job named last: rs_net_serials_reserve's space */
-    uint8_t *job_pxn;          /* rs_net_set_job_pxn: [job] routing.pxn + 1 of the job, 0: the network's; NULL: none */
-    uint8_t *job_prio;         /* rs_net_set_job_priority: [job] its priority + 1, 0: the network's; NULL: none */
-    rs_nccl_config *job_nccl;  /* rs_net_set_job_nccl: [job] its nccl.* (job_nccl_on[job]); NULL: none */
-    uint8_t *job_nccl_on;
+    struct rs_net_job_cfg *job_cfg; /* [job] a job's own settings, from the first one set; NULL: none */
+    uint8_t job_classes;       /* a job has its own priority: the flow level fills class by class */
     uint8_t data_prios;        /* bit p: priority p carries RoCE data (transport.priority and the jobs' own) */
     uint32_t njob_tx;
 
@@ -203,10 +210,10 @@ static inline int rs_cfg_pxn(const rs_net_config *c)
  * job has its own (rs_net_set_job_pxn). */
 static inline int rs_src_pxn(const rs_net *net, uint32_t src)
 {
-    uint8_t j = net->job_pxn && net->member ? net->member[src] : 0;
-    if (!j || !net->job_pxn[j])
+    uint8_t j = net->job_cfg && net->member ? net->member[src] : 0;
+    if (!j || !net->job_cfg[j].pxn)
         return rs_cfg_pxn(&net->cfg);
-    rs_net_config c = { .pxn = (rs_pxn_mode)(net->job_pxn[j] - 1), .kind = net->cfg.kind };
+    rs_net_config c = { .pxn = (rs_pxn_mode)(net->job_cfg[j].pxn - 1), .kind = net->cfg.kind };
     return rs_cfg_pxn(&c);
 }
 
