@@ -122,10 +122,10 @@ static int cmd_gen(int argc, char **argv)
             if (n > maxops)
                 maxops = n;
         }
-        printf("railsim trace gen: %s on %u GPUs (tp %u, pp %u, dp %u, cp %u, ep %u, zero %u): "
+        printf("railsim trace gen: %s on %u GPUs (tp %u, pp %u, dp %u, cp %u, ep %u, zero %u, batch %u): "
                "%u ranks in %u classes, up to %u ops per rank\n",
                plan.name, rs_trace_ngpus(t), plan.par.tp, plan.par.pp, plan.par.dp, plan.par.cp, plan.par.ep,
-               plan.par.zero, rs_trace_nranks(t), rs_trace_nclasses(t), maxops);
+               plan.par.zero, plan.par.global_batch, rs_trace_nranks(t), rs_trace_nclasses(t), maxops);
         char fb[RS_FMT_LEN], pb[RS_FMT_LEN], eb[RS_FMT_LEN];
         printf("  wrote %s: %s (payload %s, flat programs %s, ratio %.0f:1); generated in %.3f s, encoded in %.3f s\n",
                out, rs_fmt_bytes(fb, sizeof fb, (double)st.file_bytes), rs_fmt_bytes(pb, sizeof pb, (double)st.payload_bytes),

@@ -186,6 +186,7 @@ static int fill_preset(const char *name, rs_plan *p)
             rs_plan_default(p);
             snprintf(p->name, sizeof p->name, "%s", name);
             presets[i].fill(p);
+            p->batch_of_preset = 1;
             return RS_OK;
         }
     return RS_EINVAL;
@@ -368,6 +369,16 @@ int rs_plan_set_gpus(rs_plan *p, uint32_t ngpus, rs_err *err)
     q.par.dp = (uint32_t)(ngpus / fixed);
     q.gpus = ngpus;
     uint32_t mb = q.par.micro_batch ? q.par.micro_batch : 1;
+    uint64_t per = (uint64_t)mb * q.par.dp;
+    if (q.batch_of_preset && q.par.global_batch % per) {
+        /* A preset's batch: the next multiple of a micro-batch per DP rank. */
+        uint64_t b = (q.par.global_batch / per + 1) * per;
+        if (b > UINT32_MAX)
+            return rs_err_set(err, RS_EINVAL, "--gpus %u: the preset's parallelism.global_batch %u would grow "
+                              "to %llu, a multiple of micro_batch x dp = %u x %u; expected at most 2^32 - 1",
+                              ngpus, q.par.global_batch, (unsigned long long)b, mb, q.par.dp);
+        q.par.global_batch = (uint32_t)b;
+    }
     if (q.par.global_batch % mb == 0 && (q.par.global_batch / mb) % q.par.dp) {
         /* Which sizes the batch takes: dp must divide its micro-batches
          * (and be a multiple of ep). */
@@ -442,7 +453,7 @@ static const rs_key keys[] = {
 
 /* Which of the keys that depend on each other a file gave. */
 typedef struct given_keys {
-    bool gpu_preset, peak, bw;
+    bool gpu_preset, peak, bw, batch;
 } given_keys;
 
 static int given(const rs_key *k, void *base, void *ctx, const char *path, rs_err *err)
@@ -455,6 +466,8 @@ static int given(const rs_key *k, void *base, void *ctx, const char *path, rs_er
         g->peak = true;
     if (k->off == offsetof(rs_plan, mem_bw))
         g->bw = true;
+    if (k->off == offsetof(rs_plan, par.global_batch))
+        g->batch = true;
     return RS_OK;
 }
 
@@ -473,7 +486,7 @@ int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
         return rc;
     rs_plan p;
     rs_plan_default(&p);
-    given_keys g = { false, false, false };
+    given_keys g = { false, false, false, false };
     const json_t *pre = json_object_get(root, "preset");
     if (pre) {
         char got[80], list[160];
@@ -503,6 +516,8 @@ int rs_plan_load(const char *path, rs_plan *out, rs_err *err)
     if (g.peak && !g.gpu_preset)
         p.gpu_preset[0] = '\0';
     p.gpu_given = g.gpu_preset || g.peak;
+    if (g.batch)
+        p.batch_of_preset = 0;
     if ((rc = rs_plan_validate(&p, path, err)))
         goto done;
     *out = p;

@@ -59,6 +59,7 @@ typedef struct rs_plan {
     double efficiency;             /* gpu.model=flat: fraction of peak compute achieves */
     rs_compute_model compute;      /* gpu.model */
     int gpu_given;                 /* the plan file named its GPU (gpu.preset or gpu.peak_flops) */
+    int batch_of_preset;           /* par.global_batch is its preset's (not given): rs_plan_set_gpus may grow it */
 } rs_plan;
 
 /* Defaults: a tiny dense model on one H100 (see docs/plan-format.md). */
@@ -80,8 +81,10 @@ RS_API int rs_plan_load(const char *path, rs_plan *out, rs_err *err);
 RS_API int rs_plan_load_arg(const char *arg, rs_plan *out, rs_err *err);
 
 /* Keep TP, PP, CP and EP, set DP (and gpus) to fill `gpus` GPUs, then
- * validate. RS_EINVAL if gpus is not a multiple of tp*pp*cp (or of
- * tp*pp*cp*ep) or the batch no longer divides. */
+ * validate. A preset's own batch (batch_of_preset) that dp does not
+ * divide grows to the next multiple of micro_batch*dp (docs/plan-format.md);
+ * a batch the plan file gave stays. RS_EINVAL if gpus is not a multiple
+ * of tp*pp*cp (or of tp*pp*cp*ep) or the batch no longer divides. */
 RS_API int rs_plan_set_gpus(rs_plan *p, uint32_t gpus, rs_err *err);
 
 /* Check every field and combination; the sentence names the field

@@ -21,6 +21,17 @@ if [ $? -eq 0 ] && [ "$size" -gt 0 ] && [ "$size" -lt 1000000 ]; then
 else
     fail "gpt-1t on 16384 GPUs: $size bytes"
 fi
+# A preset fills every GPU count its layout divides: its batch grows
+# where dp does not divide it (docs/plan-format.md), and a batch the
+# plan file gives stays.
+"$RS" trace gen llama2-7b --gpus 1024 -o "$TMP/l1k.rst" >"$TMP/l1k.out" 2>&1 &&
+    grep -q "llama2-7b on 1024 GPUs (tp 1, pp 1, dp 1024, cp 1, ep 1, zero 3, batch 2048)" "$TMP/l1k.out" &&
+    "$RS" trace gen demo-moe --gpus 256 -o "$TMP/m256.rst" 2>&1 | grep -q "dp 128, cp 1, ep 8, zero 0, batch 128)" &&
+    ok "presets at any size: llama2-7b on 1024 GPUs (batch 2048), demo-moe on 256 (batch 128)" ||
+    fail "presets at any size: $(head -1 "$TMP/l1k.out")"
+echo '{"preset": "llama2-7b", "parallelism": {"global_batch": 1024}}' >"$TMP/l1k.json"
+expect_bad "a given batch dp does not divide" "parallelism.global_batch 1024 is 512 micro-batches of 2" \
+    trace gen "$TMP/l1k.json" --gpus 1024 -o "$TMP/out.rst"
 "$RS" trace info "$TMP/g1t.rst" >"$TMP/info.out" 2>&1
 if [ $? -eq 0 ] && grep -q "16384 on 16384 GPUs, 64 rank classes" "$TMP/info.out" &&
    grep -q "tp 8, pp 64, dp 32" "$TMP/info.out" && grep -q "compression ratio" "$TMP/info.out" &&

@@ -223,15 +223,42 @@ static void test_plan_set_gpus_keeps_tp_pp_and_fills_dp(void)
     CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 1000, &err), RS_EINVAL);
     CU_ASSERT(strstr(err.msg, "--gpus") != NULL);
     CU_ASSERT_EQUAL(p.par.dp, 32); /* untouched on failure */
-    /* A count the layout divides but the batch does not: the error says
-     * which sizes the plan takes (llama2-7b: 1,024 sequences in
-     * micro-batches of 2, so dp up to 512). */
+    CU_ASSERT_EQUAL(p.par.global_batch, 3072); /* 96 micro-batches per DP rank: kept */
+    /* A count the layout divides but the preset's batch does not: the
+     * batch grows to the next multiple of micro_batch x dp (llama2-7b:
+     * 1,024 sequences in micro-batches of 2 fill dp 512; at dp 1,024,
+     * 2,048); where it divides, it stays. */
     CU_ASSERT_EQUAL_FATAL(rs_plan_preset("llama2-7b", &p, &err), RS_OK);
-    CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 1024, &err), RS_EINVAL);
+    rs_plan q = p;
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 512, &err), RS_OK);
+    CU_ASSERT_EQUAL(q.par.global_batch, 1024);
+    q = p;
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 1024, &err), RS_OK);
+    CU_ASSERT_EQUAL(q.par.dp, 1024);
+    CU_ASSERT_EQUAL(q.par.global_batch, 2048);
+    q = p;
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 1536, &err), RS_OK); /* 1,024 is not a multiple of 2 x 1,536 */
+    CU_ASSERT_EQUAL(q.par.global_batch, 3072);
+    CU_ASSERT_EQUAL_FATAL(rs_plan_preset("demo-moe", &q, &err), RS_OK);
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 256, &err), RS_OK);
+    CU_ASSERT_EQUAL(q.par.dp, 128);
+    CU_ASSERT_EQUAL(q.par.global_batch, 128);
+    /* A batch the plan file gave stays: the error says which sizes the
+     * plan takes. */
+    const char *path = tmp_json("{\"preset\": \"llama2-7b\", \"parallelism\": {\"global_batch\": 1024}}");
+    CU_ASSERT_EQUAL_FATAL(rs_plan_load(path, &q, &err), RS_OK);
+    unlink(path);
+    CU_ASSERT_EQUAL(q.batch_of_preset, 0);
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 1024, &err), RS_EINVAL);
     CU_ASSERT(strstr(err.msg, "--gpus 1024: parallelism.global_batch 1024 is 512 micro-batches of 2") != NULL);
     CU_ASSERT(strstr(err.msg, "(at most 512 GPUs)") != NULL);
-    CU_ASSERT_EQUAL(rs_plan_set_gpus(&p, 512, &err), RS_OK);
-    CU_ASSERT_EQUAL(p.par.dp, 512);
+    CU_ASSERT_EQUAL(q.par.global_batch, 1024); /* untouched on failure */
+    /* A file naming the preset without a batch keeps the preset's rule. */
+    path = tmp_json("{\"preset\": \"llama2-7b\", \"model\": {\"layers\": 2}}");
+    CU_ASSERT_EQUAL_FATAL(rs_plan_load(path, &q, &err), RS_OK);
+    unlink(path);
+    CU_ASSERT_EQUAL(rs_plan_set_gpus(&q, 1024, &err), RS_OK);
+    CU_ASSERT_EQUAL(q.par.global_batch, 2048);
 }
 
 /* A compute-only single-GPU plan at exactly 1 FLOP per picosecond and 32
