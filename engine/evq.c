@@ -232,14 +232,16 @@ static void merge(const rs_event *x, size_t nx, const rs_event *y, size_t ny, rs
 
 /* Sort a[0..n) by (t, key), tmp[0..n) as scratch: natural merge sort, one
  * pass per halving of the number of ascending runs. Returns the array
- * (a or tmp) that holds the result. Keys are unique, so stability is moot. */
+ * (a or tmp) that holds the result. Keys are unique, so stability is moot;
+ * runs are non-descending all the same, so that two events of one key (a
+ * model's bug, or a hostile frame of another process) still end the sort. */
 static rs_event *sort_events(rs_event *a, rs_event *tmp, size_t n)
 {
     for (;;) {
         size_t i = 0;
         while (i < n) {
             size_t m = i + 1;
-            while (m < n && k128(&a[m - 1]) < k128(&a[m]))
+            while (m < n && k128(&a[m - 1]) <= k128(&a[m]))
                 m++;
             if (m == n) {
                 if (i == 0)
@@ -248,7 +250,7 @@ static rs_event *sort_events(rs_event *a, rs_event *tmp, size_t n)
                 break;
             }
             size_t e = m + 1;
-            while (e < n && k128(&a[e - 1]) < k128(&a[e]))
+            while (e < n && k128(&a[e - 1]) <= k128(&a[e]))
                 e++;
             merge(a + i, m - i, a + m, e - m, tmp + i);
             i = e;
