@@ -15,7 +15,7 @@ FUZZ_BUILD ?= build-fuzz
 CLANG_BUILD ?= build-clang
 FUZZ_SECONDS ?= 60
 JOBS  ?= $(shell nproc)
-FUZZ_TARGETS = scenario timeline trace plan fault parts chakra
+FUZZ_TARGETS = scenario timeline trace plan fault parts chakra wire
 
 .PHONY: all deps build run test check asan fuzz clang bench clean
 

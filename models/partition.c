@@ -34,6 +34,11 @@ void rs_part_init(rs_net *net)
 
 uint32_t rs_net_part_ranks(const rs_net *net) { return net->pt.ranks; }
 
+const char *rs_net_part_errmsg(const rs_net *net)
+{
+    return net->pt.ops->errmsg ? net->pt.ops->errmsg(net) : "";
+}
+
 int rs_net_gpu_local(const rs_net *net, uint32_t gpu)
 {
     return gpu < net->gpus && rs_part_owns_node(net, gpu);

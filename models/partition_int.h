@@ -72,6 +72,9 @@ typedef struct rs_part_ops {
     void (*ship_timer)(struct rs_net *net, uint32_t node, rs_time t, uint64_t key, uint32_t cb, uint64_t arg);
     /* Frames, sends and timers shipped and not yet exchanged. NULL: 0. */
     size_t (*shipped)(const struct rs_net *net);
+    /* What was wrong with a message another process sent (docs/parallel.md,
+     * "Wire format"), "" when nothing. NULL: "". */
+    const char *(*errmsg)(const struct rs_net *net);
     /* Every process makes a relayed message's chunk flows as it is sent,
      * under ids of a block (net.c make_chunk_flows). */
     unsigned premade_relays : 1;

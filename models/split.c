@@ -34,8 +34,10 @@
  * taken once), the owner's ports copied, completion times pooled.
  */
 #include "netint.h"
+#include "split_wire.h"
 #include "versioned.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,55 +78,13 @@ typedef struct rs_split {
     struct part_ids *dead; /* per process: own flows it may reuse now */
     rs_net_part_stats st;
     int own_ids;             /* this process made records of its own (or mirrors): ids differ between processes */
+    char why[256];           /* what was wrong with a message another process sent; "": nothing */
+    rs_time *arr_next;       /* per port: a frame over its link must arrive at or after this (the last + 1) */
 } rs_split;
 
 static const rs_part_ops split_ops;
 static void split_state_free(rs_split *P);
 static void flow_touched(rs_net *net, uint32_t f);
-
-/* A shipped frame: its arrival time and the descriptor, whose link
- * (next, of no use in a copy) carries its flow's home process (RS_NONE:
- * the same id everywhere) and the flow's id there: 72 bytes. */
-typedef struct part_frame {
-    rs_time t;
-    rs_pkt pkt;
-} part_frame;
-_Static_assert(sizeof(rs_pkt *) == 2 * sizeof(uint32_t), "a frame's link holds its flow's home and id");
-
-static void frame_home_put(rs_pkt *pkt, uint32_t home, uint32_t fid)
-{
-    const uint32_t w[2] = { home, fid };
-    memcpy(&pkt->next, w, sizeof w);
-}
-
-static void frame_home_get(const rs_pkt *pkt, uint32_t *home, uint32_t *fid)
-{
-    uint32_t w[2];
-    memcpy(w, &pkt->next, sizeof w);
-    *home = w[0];
-    *fid = w[1];
-}
-
-/* A shipped timer (rs_net_at_gpu_for). */
-typedef struct part_timer {
-    rs_time t;
-    uint64_t key, arg;
-    uint32_t cb, pad;
-} part_timer;
-
-/* A mirror's packets made and freed since its last report, to its home. */
-typedef struct part_rep {
-    uint32_t home_id, made, freed, pad;
-} part_rep;
-
-/* What one process sends another in a window: the counts (in the room
- * of one frame), then the arrays: flows to reuse, sends to mirror,
- * timers, frames, reports. */
-typedef struct part_hdr {
-    uint32_t from, nd, ns, ne, nf, nr;
-} part_hdr;
-#define PART_HDR_ROOM sizeof(part_frame)
-_Static_assert(sizeof(part_hdr) <= PART_HDR_ROOM, "a window's header fits a frame's room");
 
 static double wall(void)
 {
@@ -283,6 +243,7 @@ static void split_state_free(rs_split *P)
     for (uint32_t r = 0; P->dead && r < P->comm.ranks; r++)
         free(P->dead[r].v);
     free(P->touched.v);
+    free(P->arr_next);
     free(P->out);
     free(P->mir);
     free(P->rep);
@@ -494,7 +455,12 @@ static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
     return RS_OK;
 }
 
-/* A mirror made here of process `home`'s flow `id`. */
+/* Flow ids a process may name in a message: a mirror table of that many
+ * ids is 256 MiB; a process holding more flows at once would need tens
+ * of GiB for them. */
+#define PART_FLOW_IDS (1u << 26)
+
+/* A mirror made here of process `home`'s flow `id` (below PART_FLOW_IDS). */
 static int mir_set(rs_split *P, uint32_t home, uint32_t id, uint32_t local)
 {
     struct part_mir *mr = &P->mir[home];
@@ -514,8 +480,83 @@ static uint32_t frame_flow(const rs_split *P, uint32_t home, uint32_t fid)
 {
     if (home == RS_NONE || home == P->comm.rank)
         return fid;
+    if (home >= P->comm.ranks)
+        return RS_NONE;
     const struct part_mir *mr = &P->mir[home];
     return fid < mr->n ? mr->id[fid] : RS_NONE;
+}
+
+/* What was wrong with a message from process `from`, into P->why (the
+ * first only); RS_EFORMAT. */
+static int bad_msg(rs_split *P, uint32_t from, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad_msg(rs_split *P, uint32_t from, const char *fmt, ...)
+{
+    if (P->why[0])
+        return RS_EFORMAT;
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(P->why, sizeof P->why, "a window message from rank %u: %s", from, what);
+    return RS_EFORMAT;
+}
+
+/* A window message's header at b (avail bytes left of what came), checked:
+ * its wire header, and exactly the bytes its counts announce. */
+static int window_hdr(rs_split *P, const char *b, size_t avail, part_hdr *h)
+{
+    if (rs_wire_read(b, avail, RS_WIRE_WINDOW, UINT32_MAX, P->comm.ranks, &h->w, P->why, sizeof P->why) != RS_OK)
+        return RS_EFORMAT;
+    if (avail < sizeof *h)
+        return bad_msg(P, h->w.from, "%zu bytes, expected at least %zu", avail, sizeof *h);
+    memcpy(h, b, sizeof *h);
+    uint64_t want = PART_HDR_ROOM - sizeof h->w + (uint64_t)h->nd * sizeof(uint32_t) +
+                    (uint64_t)h->ns * sizeof(rs_part_send) + (uint64_t)h->ne * sizeof(part_timer) +
+                    (uint64_t)h->nf * sizeof(part_frame) + (uint64_t)h->nr * sizeof(part_rep);
+    if (h->w.len != want || h->w.from == P->comm.rank)
+        return bad_msg(P, h->w.from, "%llu bytes after its header, its counts make %llu", (unsigned long long)h->w.len,
+                       (unsigned long long)want);
+    return RS_OK;
+}
+
+/* A shipped frame, checked before it arrives here: on a cut link into a
+ * node of this process, not before now, of a kind and priority that
+ * exist, between GPUs that exist, of a flow this process holds (its id
+ * here into pkt->flow). */
+static int frame_check(rs_net *net, rs_split *P, uint32_t from, rs_time t, uint32_t home, uint32_t fid, rs_pkt *pkt)
+{
+    uint32_t L = pkt->link;
+    if (L >= net->nports || !net->ports[L].cut || pkt->to_port != net->ports[L].peer_port ||
+        pkt->to_node != net->ports[L].peer_node || !rs_part_owns_node(net, pkt->to_node))
+        return bad_msg(P, from, "a frame on port %u, not a link into this rank", L);
+    if (t < rs_sim_now(net->sim) || t >= RS_TIME_MAX)
+        return bad_msg(P, from, "a frame arriving at %llu ps, before this window", (unsigned long long)t);
+    /* A link's frames arrive one after the other (rs_sim_at_once: never
+     * two at one instant). */
+    if (!P->arr_next && !(P->arr_next = calloc(net->nports, sizeof *P->arr_next)))
+        return RS_ENOMEM;
+    if (t < P->arr_next[L])
+        return bad_msg(P, from, "a frame arriving at %llu ps over port %u, not after the one before it",
+                       (unsigned long long)t, L);
+    if (pkt->type > RS_PKT_PFC || pkt->prio >= RS_NPRIO || pkt->payload > pkt->wire)
+        return bad_msg(P, from, "a frame of type %u, priority %u, %u bytes of payload in %u", pkt->type, pkt->prio,
+                       pkt->payload, pkt->wire);
+    if (pkt->type == RS_PKT_PFC) { /* hop by hop: no flow */
+        if (home != RS_NONE)
+            return bad_msg(P, from, "a PFC frame of flow %u of rank %u", fid, home);
+        pkt->flow = RS_NONE;
+        P->arr_next[L] = t + 1;
+        return RS_OK;
+    }
+    pkt->flow = frame_flow(P, home, fid);
+    const rs_flow *f = pkt->flow < net->nflows ? &net->flows[pkt->flow] : NULL;
+    if (!f || f->freed || pkt->src >= net->gpus || pkt->dst >= net->gpus ||
+        pkt->psn > f->npkts + (pkt->type == RS_PKT_DATA ? 0 : 1) || (pkt->type == RS_PKT_DATA && pkt->psn == f->npkts))
+        return bad_msg(P, from, "a frame of flow %u of rank %u, PSN %u, from GPU %u to %u, not a flow here", fid,
+                       home, pkt->psn, pkt->src, pkt->dst);
+    P->arr_next[L] = t + 1;
+    return RS_OK;
 }
 
 /* n bytes of v at b (v may be NULL when n is 0); the end. */
@@ -546,20 +587,20 @@ static int exchange(rs_net *net, uint64_t v[NV])
         struct part_ids *dd = &P->dead[r];
         if (o->n + o->ns + o->ne + rp->n + dd->n == 0)
             continue; /* nothing: no message to this process */
-        part_hdr h = { P->comm.rank, (uint32_t)dd->n, (uint32_t)o->ns, (uint32_t)o->ne, (uint32_t)o->n,
-                       (uint32_t)rp->n };
+        size_t n = PART_HDR_ROOM + dd->n * sizeof *dd->v + o->ns * sizeof *o->s + o->ne * sizeof *o->e +
+                   o->n * sizeof *o->v + rp->n * sizeof *rp->v;
+        part_hdr h = { rs_wire_make(RS_WIRE_WINDOW, P->comm.rank, n - sizeof h.w), (uint32_t)dd->n, (uint32_t)o->ns,
+                       (uint32_t)o->ne, (uint32_t)o->n, (uint32_t)rp->n };
         if (o->ns + o->ne + rp->n + dd->n == 0) {
             /* Frames alone, the common window: sent from where they are,
              * the header in the room kept ahead of them. */
             memset(&o->v[0], 0, sizeof o->v[0]);
             memcpy(&o->v[0], &h, sizeof h);
             send[r] = o->v;
-            len[r] = (1 + o->n) * sizeof *o->v;
+            len[r] = n;
             o->n = 0;
             continue;
         }
-        size_t n = PART_HDR_ROOM + dd->n * sizeof *dd->v + o->ns * sizeof *o->s + o->ne * sizeof *o->e +
-                   o->n * sizeof *o->v + rp->n * sizeof *rp->v;
         char *b = send[r] = malloc(n);
         if (!b) {
             rc = RS_ENOMEM;
@@ -592,32 +633,40 @@ static int exchange(rs_net *net, uint64_t v[NV])
      * mirrors go before a send reuses the id), its sends' mirrors (the
      * frames may be theirs), its timers, its frames, then its mirrors'
      * reports (reuse_one looks at their flows after the round). */
-    const char *b = recv, *end = b + rlen;
-    while (rc == RS_OK && b && (size_t)(end - b) >= PART_HDR_ROOM) {
+    const char *b = recv, *end = recv ? b + rlen : NULL;
+    while (rc == RS_OK && b && b < end) {
         part_hdr h;
-        memcpy(&h, b, sizeof h);
-        b += PART_HDR_ROOM;
-        if (h.from >= R || (size_t)(end - b) < h.nd * sizeof(uint32_t) + h.ns * sizeof(rs_part_send) +
-                                                  h.ne * sizeof(part_timer) + h.nf * sizeof(part_frame) +
-                                                  h.nr * sizeof(part_rep)) {
-            rc = RS_EINTERNAL;
+        if ((rc = window_hdr(P, b, (size_t)(end - b), &h)) != RS_OK)
             break;
-        }
+        const char *next = b + sizeof h.w + h.w.len;
+        b += PART_HDR_ROOM;
+        uint32_t from = h.w.from;
         for (uint64_t i = 0; rc == RS_OK && i < h.nd; i++, b += sizeof(uint32_t)) {
             uint32_t id;
             memcpy(&id, b, sizeof id);
-            rc = mirror_reuse(net, h.from, id);
+            if (mirror_reuse(net, from, id) != RS_OK)
+                rc = bad_msg(P, from, "flow %u to reuse has no mirror here", id);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.ns; i++, b += sizeof(rs_part_send)) {
             rs_part_send sr;
             memcpy(&sr, b, sizeof sr);
+            if (sr.home != from || sr.home_id >= PART_FLOW_IDS) {
+                rc = bad_msg(P, from, "a send of rank %u's flow %u", sr.home, sr.home_id);
+                break;
+            }
             P->own_ids = 1;
-            uint32_t f = sr.home < R ? rs_net_mirror_send(net, &sr) : RS_NONE;
-            rc = f == RS_NONE ? RS_ENOMEM : mir_set(P, sr.home, sr.home_id, f);
+            uint32_t f = rs_net_mirror_send(net, &sr);
+            rc = f == RS_NONE ? bad_msg(P, from, "a send from GPU %u to %u of %llu bytes that cannot be mirrored",
+                                        sr.src, sr.dst, (unsigned long long)sr.bytes)
+                              : mir_set(P, sr.home, sr.home_id, f);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.ne; i++, b += sizeof(part_timer)) {
             part_timer e;
             memcpy(&e, b, sizeof e);
+            if (e.t < rs_sim_now(net->sim) || !rs_net_cb_named(net, e.cb)) {
+                rc = bad_msg(P, from, "a timer of callback %u at %llu ps", e.cb, (unsigned long long)e.t);
+                break;
+            }
             rs_net_timer_at_key(net, e.t, e.key, e.cb, e.arg);
         }
         for (uint64_t i = 0; rc == RS_OK && i < h.nf; i++, b += sizeof(part_frame)) {
@@ -632,9 +681,8 @@ static int exchange(rs_net *net, uint64_t v[NV])
             uint32_t home, fid;
             frame_home_get(pkt, &home, &fid);
             pkt->next = NULL;
-            if ((pkt->flow = frame_flow(P, home, fid)) == RS_NONE && home != RS_NONE) {
+            if ((rc = frame_check(net, P, from, t, home, fid, pkt)) != RS_OK) {
                 rs_pool_put(&net->pkts, pkt);
-                rc = RS_EINTERNAL; /* a frame of a flow never mirrored here */
                 break;
             }
             if (home != RS_NONE) {
@@ -648,13 +696,14 @@ static int exchange(rs_net *net, uint64_t v[NV])
             memcpy(&rp, b, sizeof rp);
             rs_flow *fl = rp.home_id < net->nflows ? &net->flows[rp.home_id] : NULL;
             if (!fl || fl->freed || fl->home != P->comm.rank) {
-                rc = RS_EINTERNAL; /* a report for a flow this process does not hold */
+                rc = bad_msg(P, from, "a report for flow %u, not one of this rank's", rp.home_id);
                 break;
             }
             fl->rmade += rp.made;
             fl->rfreed += rp.freed;
             flow_touched(net, rp.home_id);
         }
+        b = next;
     }
     free(recv);
     if (rc == RS_OK)
@@ -663,18 +712,6 @@ static int exchange(rs_net *net, uint64_t v[NV])
 }
 
 /* -- the merge on rank 0 ---------------------------------------------------- */
-
-/* What a process sends rank 0 at the end. */
-typedef struct part_tail {
-    rs_net_stats st;
-    uint64_t events, events_shared, frames_sent;
-    uint64_t nports;         /* its ports (each: index, then the port) */
-    uint64_t fct_n, fct_min, fct_max, fct_hist;
-    unsigned __int128 fct_sum;
-    uint64_t ndone;          /* kept completion times that follow */
-    uint64_t msgs_relayed;   /* rs_net_msgs_relayed: counted where the message starts */
-    int32_t status;
-} part_tail;
 
 static char *tail_pack(rs_net *net, int status, size_t *len)
 {
@@ -698,11 +735,14 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     }
     h.ndone = net->ndone;
     h.msgs_relayed = net->msgs_relayed;
-    size_t n = sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port)) + h.ndone * sizeof(rs_time) +
-               (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
+    size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port)) +
+               h.ndone * sizeof(rs_time) + (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
     char *b = malloc(n), *w = b;
     if (!b)
         return NULL;
+    rs_wire wh = rs_wire_make(RS_WIRE_TAIL, P->comm.rank, n - sizeof wh);
+    memcpy(w, &wh, sizeof wh);
+    w += sizeof wh;
     memcpy(w, &h, sizeof h);
     w += sizeof h;
     for (uint32_t i = 0; i < net->nports; i++) {
@@ -800,6 +840,37 @@ static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const
     return RS_OK;
 }
 
+/* Process r's end-of-run message at b (n bytes), checked before a byte
+ * of it is used: its wire header, exactly the bytes its counts announce
+ * (a multiple of 8: the next one's times stay aligned), and ports that
+ * exist and are r's. Its counts into *h. */
+static int tail_check(const rs_net *net, rs_split *P, const char *b, size_t n, uint32_t r, part_tail *h)
+{
+    rs_wire w;
+    if (rs_wire_read(b, n, RS_WIRE_TAIL, r, P->comm.ranks, &w, P->why, sizeof P->why) != RS_OK)
+        return RS_EFORMAT;
+    const char *what = NULL;
+    if (w.len != n - sizeof w || w.len < sizeof *h || n % 8)
+        what = "its length is not what its header says";
+    if (!what) {
+        memcpy(h, b + sizeof w, sizeof *h);
+        size_t per = sizeof(uint64_t) + sizeof(rs_port), rest = (size_t)w.len - sizeof *h;
+        size_t hist = h->fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0;
+        if (h->nports > net->nports || h->ndone > rest / sizeof(rs_time) ||
+            rest != h->nports * per + h->ndone * sizeof(rs_time) + hist || h->fct_hist > 1)
+            what = "its counts do not add up to its length";
+        for (uint64_t k = 0; !what && k < h->nports; k++) {
+            uint64_t id;
+            memcpy(&id, b + sizeof w + sizeof *h + k * per, sizeof id);
+            if (id >= net->nports || P->node_rank[net->ports[id].node] != r)
+                what = "it names a port that is not its own";
+        }
+    }
+    if (what)
+        snprintf(P->why, sizeof P->why, "an end-of-run message from rank %u: %zu bytes; %s", r, n, what);
+    return what ? RS_EFORMAT : RS_OK;
+}
+
 static int merge(rs_net *net, char *all, const size_t *len, int *status)
 {
     rs_split *P = net->pt.state;
@@ -811,9 +882,12 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
     int rc = hd && t && done && hist ? RS_OK : RS_ENOMEM;
     uint64_t events = 0;
     P->st.frames_all = 0;
-    for (uint32_t r = 0, off = 0; rc == RS_OK && r < R; off += (uint32_t)len[r], r++) {
+    size_t off = 0;
+    for (uint32_t r = 0; rc == RS_OK && r < R; off += len[r], r++) {
         const char *b = all + off;
-        memcpy(&hd[r], b, sizeof hd[r]);
+        if ((rc = tail_check(net, P, b, len[r], r, &hd[r])) != RS_OK)
+            break;
+        b += sizeof(rs_wire);
         const part_tail *h = t[r] = &hd[r];
         if (*status == RS_OK)
             *status = h->status;
@@ -988,6 +1062,12 @@ static int split_flow_settle(rs_net *net, rs_flow *f, uint32_t fid)
     return 1;
 }
 
+static const char *split_errmsg(const rs_net *net)
+{
+    const rs_split *P = net->pt.state;
+    return P ? P->why : "";
+}
+
 static const rs_part_ops split_ops = {
     .run = split_run,
     .free = split_free,
@@ -999,5 +1079,6 @@ static const rs_part_ops split_ops = {
     .ship_send = split_ship_send,
     .ship_timer = split_ship_timer,
     .shipped = split_shipped,
+    .errmsg = split_errmsg,
     .premade_relays = 1,
 };

@@ -350,6 +350,9 @@ static void explain(const rs_run_ctx *r)
     else if (res->status == RS_ENOMEM) /* before anything it left waiting looks stuck */
         snprintf(m, n, "run failed: out of memory at simulated time %s (%llu messages sent); expected a "
                        "smaller run, or fidelity=flow", now, (unsigned long long)st->msgs);
+    else if (r->part_err[0] || rs_net_part_errmsg(r->net)[0]) /* docs/parallel.md, "Wire format" */
+        snprintf(m, n, "run failed: %s (every MPI rank must run the same railsim on the same inputs)",
+                 r->part_err[0] ? r->part_err : rs_net_part_errmsg(r->net));
     else if (rs_net_fault_errmsg(r->net)[0]) {
         /* The faults name the fault and the GPU pairs; the workload adds
          * the operation: what each blocked rank waits on (a replay), or

@@ -8,9 +8,11 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "run_split.h"
+#include "wire.h"
 
 /* A split run's timeline: process r's part of it, DIR/.timeline.msgpack.partR. */
 static void part_path(char *buf, size_t n, const char *outdir, uint32_t r)
@@ -101,35 +103,62 @@ static int coll_merge(rs_run_ctx *r, rs_timeline *late)
 {
     const rs_net_comm *part = r->o->part;
     uint32_t R = part->ranks;
-    void *mine = NULL, *all = NULL;
+    void *body = NULL, *all = NULL;
     size_t n = 0;
-    int rc = r->coll ? rs_collrun_part_pack(r->coll, &mine, &n) : rs_replay_part_pack(r->replay, &mine, &n);
+    int rc = r->coll ? rs_collrun_part_pack(r->coll, &body, &n) : rs_replay_part_pack(r->replay, &body, &n);
+    /* Behind the wire header (docs/parallel.md, "Wire format"). */
+    rs_wire_kind kind = r->coll ? RS_WIRE_COLL : RS_WIRE_REPLAY;
+    rs_wire w = rs_wire_make(kind, part->rank, n);
+    char *mine = rc == RS_OK ? malloc(sizeof w + n) : NULL;
+    if (mine) {
+        memcpy(mine, &w, sizeof w);
+        if (n)
+            memcpy(mine + sizeof w, body, n);
+    }
+    free(body);
     size_t *len = calloc(R, sizeof *len);
+    size_t *plen = calloc(R, sizeof *plen);
     const void **parts = calloc(R, sizeof *parts);
-    if (rc != RS_OK || !len || !parts) {
+    if (!mine || !len || !plen || !parts) {
         free(mine);
         free(len);
+        free(plen);
         free(parts);
         return RS_ENOMEM; /* the others wait in the gather: MPI aborts them */
     }
-    rc = part->gather(part->ctx, mine, n, &all, len);
+    rc = part->gather(part->ctx, mine, sizeof w + n, &all, len);
     if (rc == RS_OK && part->rank == 0) {
         size_t off = 0;
-        for (uint32_t i = 0; i < R; i++) {
-            parts[i] = (const char *)all + off;
+        for (uint32_t i = 0; rc == RS_OK && i < R; i++) {
+            if (rs_wire_read((const char *)all + off, len[i], kind, i, R, &w, r->part_err, sizeof r->part_err) !=
+                    RS_OK ||
+                w.len != len[i] - sizeof w) {
+                if (!r->part_err[0])
+                    snprintf(r->part_err, sizeof r->part_err, "%s from rank %u: %zu bytes, its header says %llu",
+                             rs_wire_kind_name(kind), i, len[i] - sizeof w, (unsigned long long)w.len);
+                rc = RS_EFORMAT;
+                break;
+            }
+            parts[i] = (const char *)all + off + sizeof w;
+            plen[i] = len[i] - sizeof w;
             off += len[i];
         }
+    }
+    if (rc == RS_OK && part->rank == 0) {
         if (late && r->coll)
             rs_collrun_timeline_move(r->coll, late);
         /* A part that did not survive the trip is ours to explain: internal. */
-        int frc = r->coll ? rs_collrun_part_finish(r->coll, parts, len, R)
-                          : rs_replay_part_finish(r->replay, parts, len, R, late);
+        int frc = r->coll ? rs_collrun_part_finish(r->coll, parts, plen, R)
+                          : rs_replay_part_finish(r->replay, parts, plen, R, late);
+        if (frc != RS_OK && frc != RS_ENOMEM)
+            snprintf(r->part_err, sizeof r->part_err, "%s that does not read back", rs_wire_kind_name(kind));
         if (frc != RS_OK)
-            rc = frc == RS_ENOMEM ? RS_ENOMEM : RS_EINTERNAL;
+            rc = frc == RS_ENOMEM ? RS_ENOMEM : RS_EFORMAT;
     }
     free(mine);
     free(all);
     free(len);
+    free(plen);
     free(parts);
     return rc;
 }

@@ -56,6 +56,7 @@ typedef struct rs_run_ctx {
      * GPUs it got. */
     int spread;
     char part_why[200];   /* why a run over o->part is not split; "" when it is, or serial */
+    char part_err[256];   /* what was wrong with a collective's or replay's part another process sent */
     /* The run and how it ended (run.c). */
     rs_result *res;       /* what rs_run_with hands out */
     rs_run_info info;     /* the run's status, wall time and workload, for the summary */

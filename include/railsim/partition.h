@@ -88,6 +88,11 @@ static inline void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *o
 /* Processes the run is split over: 1 for a serial run. */
 RS_API uint32_t rs_net_part_ranks(const rs_net *net);
 
+/* Why a split run stopped with RS_EFORMAT: what was wrong with a message
+ * another process sent (its wire header, its length or a record in it;
+ * docs/parallel.md, "Wire format"). "" when nothing was. */
+RS_API const char *rs_net_part_errmsg(const rs_net *net);
+
 /* Where a record goes in a partitioned run's merged outputs (timeline and
  * pcapng parts): the time and key of the event that writes it, the flow
  * starts of that event before it, and its index in the event. */

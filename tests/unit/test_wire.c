@@ -1,0 +1,268 @@
+/*
+ * test_wire.c - the wire format between a split run's processes (wire.h,
+ * split_wire.h; docs/parallel.md, "Wire format"), without MPI: the header
+ * check alone, then whole split runs on a stand-in communicator
+ * (standin.h) whose other rank sends what each test writes. A message
+ * that is not railsim's, of another version, cut short, of counts that
+ * do not add up, or carrying a record this process cannot hold stops the
+ * run with RS_EFORMAT and one sentence naming what; one that is well
+ * formed goes through.
+ */
+#include "cu_main.h"
+#include "standin.h"
+
+/* -- the header alone ---------------------------------------------------- */
+
+static void expect_read(const void *b, size_t n, rs_wire_kind kind, uint32_t from, int rc, const char *needle)
+{
+    rs_wire w;
+    char why[256] = "";
+    CU_ASSERT_EQUAL(rs_wire_read(b, n, kind, from, 2, &w, why, sizeof why), rc);
+    if (needle && !strstr(why, needle)) {
+        fprintf(stderr, "\n  '%s' lacks '%s'\n", why, needle);
+        CU_FAIL("message");
+    }
+}
+
+static void test_header_is_checked(void)
+{
+    char b[64];
+    memset(b, 0, sizeof b);
+    rs_wire w = rs_wire_make(RS_WIRE_WINDOW, 1, 40);
+    memcpy(b, &w, sizeof w);
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_OK, NULL);
+    expect_read(b, 10, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "a window message: 10 bytes, expected at least the 24");
+    expect_read(NULL, 0, RS_WIRE_TAIL, 1, RS_EFORMAT, "an end-of-run message from rank 1: 0 bytes");
+    expect_read(b, sizeof w + 39, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "its header announces 40 bytes, 39 came");
+    expect_read(b, sizeof w + 40, RS_WIRE_TAIL, 1, RS_EFORMAT, "an end-of-run message from rank 1: its header says a "
+                                                                "window message");
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, 0, RS_EFORMAT, "its header says rank 1, expected the sender's");
+    w.from = 2;
+    memcpy(b, &w, sizeof w);
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "says rank 2, expected a rank of the run");
+    w = rs_wire_make(RS_WIRE_WINDOW, 1, 40);
+    w.version = 2;
+    memcpy(b, &w, sizeof w);
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 2, expected 1");
+    w.version = RS_WIRE_VERSION;
+    w.magic = 0x12345678u;
+    memcpy(b, &w, sizeof w);
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT,
+                "magic number 0x12345678, expected 0x57505352 (not railsim's wire format)");
+}
+
+/* -- whole runs on the stand-in ------------------------------------------ */
+
+/* A well-formed end-of-run message of a rank 1 that did nothing. */
+static size_t empty_tail(char *b)
+{
+    part_tail t;
+    memset(&t, 0, sizeof t);
+    rs_wire w = rs_wire_make(RS_WIRE_TAIL, 1, sizeof t);
+    memcpy(b, &w, sizeof w);
+    memcpy(b + sizeof w, &t, sizeof t);
+    return sizeof w + sizeof t;
+}
+
+/* Run the stand-in's network with rank 1 sending win (n bytes) in the
+ * first window and tail at the end (NULL: an empty well-formed one);
+ * expect RS_EFORMAT naming `needle`, or (needle NULL) no complaint. */
+static void expect_run(const void *win, size_t n, const void *tail, size_t ntail, const char *needle)
+{
+    char et[sizeof(rs_wire) + sizeof(part_tail)];
+    rs_standin s = { win, n, tail, ntail, 0 };
+    if (!tail) {
+        s.tail = et;
+        s.ntail = empty_tail(et);
+    }
+    rs_net *net = rs_standin_net(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    int rc = rs_net_run(net, RS_TIME_MAX);
+    const char *why = rs_net_part_errmsg(net);
+    if (needle) {
+        CU_ASSERT_EQUAL(rc, RS_EFORMAT);
+        if (!strstr(why, needle)) {
+            fprintf(stderr, "\n  '%s' lacks '%s'\n", why, needle);
+            CU_FAIL("message");
+        }
+    } else {
+        CU_ASSERT_NOT_EQUAL(rc, RS_EFORMAT);
+        CU_ASSERT_STRING_EQUAL(why, "");
+    }
+    CU_ASSERT(s.exchanges >= 1);
+    rs_net_destroy(net);
+}
+
+/* A window message of rank 1: its header, then nf frames as filled by
+ * the caller (frames[0..nf)), into b. */
+static size_t window(char *b, const part_frame *frames, uint32_t nf)
+{
+    part_hdr h;
+    memset(&h, 0, sizeof h);
+    size_t n = PART_HDR_ROOM + nf * sizeof(part_frame);
+    h.w = rs_wire_make(RS_WIRE_WINDOW, 1, n - sizeof h.w);
+    h.nf = nf;
+    memset(b, 0, PART_HDR_ROOM);
+    memcpy(b, &h, sizeof h);
+    if (nf)
+        memcpy(b + PART_HDR_ROOM, frames, nf * sizeof(part_frame));
+    return n;
+}
+
+/* A data frame of flow 4 (GPU 4 to GPU 0, made alike in both ranks: no
+ * home) arriving at rank 0 over the first cable from rank 1, at 1 ms. */
+static part_frame data_frame(const rs_net *net)
+{
+    part_frame f;
+    memset(&f, 0, sizeof f);
+    uint32_t L = rs_standin_cut_port(net, 0);
+    f.t = 1000000000;
+    f.pkt.link = L;
+    f.pkt.to_port = L == RS_NONE ? 0 : net->ports[L].peer_port;
+    f.pkt.to_node = L == RS_NONE ? 0 : net->ports[L].peer_node;
+    f.pkt.type = RS_PKT_DATA;
+    f.pkt.prio = 3;
+    f.pkt.src = 4;
+    f.pkt.dst = 0;
+    f.pkt.payload = 1024;
+    f.pkt.wire = 1106;
+    f.pkt.in_port = RS_NONE;
+    frame_home_put(&f.pkt, RS_NONE, 4);
+    return f;
+}
+
+static void test_window_garbage_is_refused(void)
+{
+    expect_run("not a message", 13, NULL, 0, "a window message: 13 bytes, expected at least the 24 of its header");
+    char b[512];
+    rs_wire w = rs_wire_make(RS_WIRE_WINDOW, 1, 0);
+    w.magic = 0xdeadbeefu;
+    memcpy(b, &w, sizeof w);
+    expect_run(b, sizeof w, NULL, 0, "magic number 0xdeadbeef");
+    w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
+    w.version = 7;
+    memcpy(b, &w, sizeof w);
+    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 1");
+    w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
+    memcpy(b, &w, sizeof w);
+    expect_run(b, sizeof w + 50, NULL, 0, "its header announces 100 bytes, 50 came");
+    /* Counts that announce a frame the message does not hold. */
+    size_t n = window(b, NULL, 0);
+    part_hdr h;
+    memcpy(&h, b, sizeof h);
+    h.nf = 1;
+    memcpy(b, &h, sizeof h);
+    expect_run(b, n, NULL, 0, "a window message from rank 1: 48 bytes after its header, its counts make 120");
+    /* A window message that claims to come from rank 0 itself. */
+    h.nf = 0;
+    h.w.from = 0;
+    memcpy(b, &h, sizeof h);
+    expect_run(b, n, NULL, 0, "its counts make 48");
+}
+
+static void test_window_records_are_checked(void)
+{
+    rs_standin probe = { 0 };
+    rs_net *net = rs_standin_net(&probe);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    part_frame good = data_frame(net);
+    rs_net_destroy(net);
+    CU_ASSERT_NOT_EQUAL_FATAL(good.pkt.link, RS_NONE);
+    char b[512];
+    /* A well-formed frame of a flow both ranks hold goes through. */
+    expect_run(b, window(b, &good, 1), NULL, 0, NULL);
+    part_frame f = good;
+    f.pkt.link = 100000;
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame on port 100000, not a link into this rank");
+    f = good;
+    f.pkt.to_node = good.pkt.to_node + 1;
+    expect_run(b, window(b, &f, 1), NULL, 0, "not a link into this rank");
+    f = good;
+    f.pkt.prio = 9;
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of type 0, priority 9");
+    f = good;
+    f.pkt.type = 17;
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of type 17");
+    f = good;
+    frame_home_put(&f.pkt, RS_NONE, 4000);
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of flow 4000 of rank 4294967295, PSN 0");
+    f = good;
+    f.pkt.psn = 1u << 30;
+    expect_run(b, window(b, &f, 1), NULL, 0, "PSN 1073741824");
+    f = good;
+    frame_home_put(&f.pkt, 1, 3); /* rank 1 never sent a mirror of its flow 3 */
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of flow 3 of rank 1");
+    frame_home_put(&f.pkt, 5, 3); /* a rank that does not exist */
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of flow 3 of rank 5");
+    /* A report for a flow this rank does not hold. */
+    part_hdr h;
+    memset(&h, 0, sizeof h);
+    part_rep rp = { 70000, 1, 1, 0 };
+    h.w = rs_wire_make(RS_WIRE_WINDOW, 1, PART_HDR_ROOM - sizeof h.w + sizeof rp);
+    h.nr = 1;
+    memset(b, 0, PART_HDR_ROOM);
+    memcpy(b, &h, sizeof h);
+    memcpy(b + PART_HDR_ROOM, &rp, sizeof rp);
+    expect_run(b, PART_HDR_ROOM + sizeof rp, NULL, 0, "a report for flow 70000, not one of this rank's");
+    /* A timer of a callback never registered. */
+    part_timer tm = { 2000000000, 1, 0, 12345, 0 };
+    h.nr = 0;
+    h.ne = 1;
+    h.w.len = PART_HDR_ROOM - sizeof h.w + sizeof tm;
+    memcpy(b, &h, sizeof h);
+    memcpy(b + PART_HDR_ROOM, &tm, sizeof tm);
+    expect_run(b, PART_HDR_ROOM + sizeof tm, NULL, 0, "a timer of callback 12345");
+    /* A flow to reuse that was never mirrored here. */
+    uint32_t id = 9;
+    h.ne = 0;
+    h.nd = 1;
+    h.w.len = PART_HDR_ROOM - sizeof h.w + sizeof id;
+    memcpy(b, &h, sizeof h);
+    memcpy(b + PART_HDR_ROOM, &id, sizeof id);
+    expect_run(b, PART_HDR_ROOM + sizeof id, NULL, 0, "flow 9 to reuse has no mirror here");
+}
+
+static void test_tail_is_checked(void)
+{
+    expect_run(NULL, 0, "short", 5, "an end-of-run message from rank 1: 5 bytes, expected at least the 24");
+    char b[sizeof(rs_wire) + sizeof(part_tail) + sizeof(uint64_t) + sizeof(rs_port) + 64];
+    size_t n = empty_tail(b);
+    /* Its header from another rank than the one it came from. */
+    rs_wire w;
+    memcpy(&w, b, sizeof w);
+    w.from = 0;
+    memcpy(b, &w, sizeof w);
+    expect_run(NULL, 0, b, n, "its header says rank 0, expected the sender's");
+    /* A port that is rank 0's, with the bytes for it. */
+    n = empty_tail(b);
+    part_tail t;
+    memcpy(&t, b + sizeof w, sizeof t);
+    t.nports = 1;
+    memcpy(b + sizeof w, &t, sizeof t);
+    uint64_t id = 0; /* GPU 0's NIC: rank 0's */
+    memcpy(b + n, &id, sizeof id);
+    memset(b + n + sizeof id, 0, sizeof(rs_port));
+    n += sizeof id + sizeof(rs_port);
+    w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
+    memcpy(b, &w, sizeof w);
+    expect_run(NULL, 0, b, n, "it names a port that is not its own");
+    /* Counts that announce more than came. */
+    t.nports = 0;
+    t.ndone = 3;
+    memcpy(b + sizeof w, &t, sizeof t);
+    n = sizeof w + sizeof t + 2 * sizeof(rs_time);
+    w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
+    memcpy(b, &w, sizeof w);
+    expect_run(NULL, 0, b, n, "its counts do not add up to its length");
+}
+
+static const rs_cu_test wire_tests[] = {
+    RS_CU_TEST(test_header_is_checked),
+    RS_CU_TEST(test_window_garbage_is_refused),
+    RS_CU_TEST(test_window_records_are_checked),
+    RS_CU_TEST(test_tail_is_checked),
+};
+
+static void register_suites(void) { RS_CU_SUITE("wire", wire_tests); }
+
+int main(void) { return rs_cu_run(register_suites); }
