@@ -514,7 +514,9 @@ static int window_hdr(rs_split *P, const char *b, size_t avail, part_hdr *h)
     uint64_t want = PART_HDR_ROOM - sizeof h->w + (uint64_t)h->nd * sizeof(uint32_t) +
                     (uint64_t)h->ns * sizeof(rs_part_send) + (uint64_t)h->ne * sizeof(part_timer) +
                     (uint64_t)h->nf * sizeof(part_frame) + (uint64_t)h->nr * sizeof(part_rep);
-    if (h->w.len != want || h->w.from == P->comm.rank)
+    if (h->w.from == P->comm.rank)
+        return bad_msg(P, h->w.from, "its header names this rank as the sender");
+    if (h->w.len != want)
         return bad_msg(P, h->w.from, "%llu bytes after its header, its counts make %llu", (unsigned long long)h->w.len,
                        (unsigned long long)want);
     return RS_OK;
@@ -539,7 +541,8 @@ static int frame_check(rs_net *net, rs_split *P, uint32_t from, rs_time t, uint3
     if (t < P->arr_next[L])
         return bad_msg(P, from, "a frame arriving at %llu ps over port %u, not after the one before it",
                        (unsigned long long)t, L);
-    if (pkt->type > RS_PKT_PFC || pkt->prio >= RS_NPRIO || pkt->payload > pkt->wire)
+    /* (A NAK's payload field holds its SACK PSN.) */
+    if (pkt->type > RS_PKT_PFC || pkt->prio >= RS_NPRIO || (pkt->type == RS_PKT_DATA && pkt->payload > pkt->wire))
         return bad_msg(P, from, "a frame of type %u, priority %u, %u bytes of payload in %u", pkt->type, pkt->prio,
                        pkt->payload, pkt->wire);
     if (pkt->type == RS_PKT_PFC) { /* hop by hop: no flow */

@@ -157,7 +157,7 @@ static void test_window_garbage_is_refused(void)
     h.nf = 0;
     h.w.from = 0;
     memcpy(b, &h, sizeof h);
-    expect_run(b, n, NULL, 0, "its counts make 48");
+    expect_run(b, n, NULL, 0, "a window message from rank 0: its header names this rank as the sender");
 }
 
 static void test_window_records_are_checked(void)
@@ -180,6 +180,17 @@ static void test_window_records_are_checked(void)
     f = good;
     f.pkt.prio = 9;
     expect_run(b, window(b, &f, 1), NULL, 0, "a frame of type 0, priority 9");
+    f = good;
+    f.pkt.payload = 5000; /* more payload than wire */
+    expect_run(b, window(b, &f, 1), NULL, 0, "a frame of type 0, priority 3, 5000 bytes of payload in 1106");
+    f = good; /* a NAK's payload field holds its SACK PSN: not a size */
+    f.pkt.type = RS_PKT_NAK;
+    f.pkt.src = 0;
+    f.pkt.dst = 4;
+    f.pkt.psn = 2;
+    f.pkt.sack = 9;
+    f.pkt.wire = 4;
+    expect_run(b, window(b, &f, 1), NULL, 0, NULL);
     f = good;
     f.pkt.type = 17;
     expect_run(b, window(b, &f, 1), NULL, 0, "a frame of type 17");
