@@ -11,6 +11,15 @@
 #include "cu_main.h"
 #include "standin.h"
 
+/* The sentence why names needle (NULL: nothing to name). */
+static void expect_msg(const char *why, const char *needle)
+{
+    if (needle && !strstr(why, needle)) {
+        fprintf(stderr, "\n  '%s' lacks '%s'\n", why, needle);
+        CU_FAIL("message");
+    }
+}
+
 /* -- the header alone ---------------------------------------------------- */
 
 static void expect_read(const void *b, size_t n, rs_wire_kind kind, uint32_t from, int rc, const char *needle)
@@ -18,10 +27,7 @@ static void expect_read(const void *b, size_t n, rs_wire_kind kind, uint32_t fro
     rs_wire w;
     char why[256] = "";
     CU_ASSERT_EQUAL(rs_wire_read(b, n, kind, from, 2, &w, why, sizeof why), rc);
-    if (needle && !strstr(why, needle)) {
-        fprintf(stderr, "\n  '%s' lacks '%s'\n", why, needle);
-        CU_FAIL("message");
-    }
+    expect_msg(why, needle);
 }
 
 static void test_header_is_checked(void)
@@ -81,10 +87,7 @@ static void expect_run(const void *win, size_t n, const void *tail, size_t ntail
     const char *why = rs_net_part_errmsg(net);
     if (needle) {
         CU_ASSERT_EQUAL(rc, RS_EFORMAT);
-        if (!strstr(why, needle)) {
-            fprintf(stderr, "\n  '%s' lacks '%s'\n", why, needle);
-            CU_FAIL("message");
-        }
+        expect_msg(why, needle);
     } else {
         CU_ASSERT_NOT_EQUAL(rc, RS_EFORMAT);
         CU_ASSERT_STRING_EQUAL(why, "");
