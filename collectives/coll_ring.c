@@ -62,9 +62,10 @@ struct ring_rank {
 #define RING_MIN_SLICE 4096u
 
 /* Flow level: a ring runs as streams when steps x pieces is at least
- * RING_STREAM_MIN_SEQ (stream_pace). Below, the per-piece form: a 6.8 MB
- * ReduceScatter over 4 ranks (3 steps x 2 pieces) came out 4.9% fast as
- * plain streams, +0.4% per piece. */
+ * RING_STREAM_MIN_SEQ, or when its slowest hop's bandwidth bounds it
+ * even against a pessimistic pace (stream_pace's *busy). Else the
+ * per-piece form: a 6.8 MB ReduceScatter over 4 ranks (3 steps x 2
+ * pieces) came out 4.9% fast as plain streams, +0.4% per piece. */
 #define RING_STREAM_MIN_SEQ 64u
 
 static uint32_t slice_of(const rs_coll *c, uint32_t pos, uint32_t s)
@@ -324,7 +325,10 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
     uint32_t ch, pos, k;
     decode(tag, &ch, &pos, &k);
     uint32_t last = c->steps * c->ch_pieces[ch] - 1;
-    rs_time now = rs_net_now(net), t = now > c->stream_hold ? now : c->stream_hold;
+    /* Its last piece lands the hop's per-step latency after it arrives,
+     * as every piece does (hop_delay); stream_hold counts it already. */
+    rs_time now = rs_net_now(net), at = now + c->rr[(size_t)ch * c->n + pos].hop_extra;
+    rs_time t = at > c->stream_hold ? at : c->stream_hold;
     t += reduce_step(c, c->steps - 1) ? rs_coll_reduce_time(c, piece_bytes(c, ch, pos, last)) : 0;
     if (t > now) {
         rs_net_at(net, t, stream_done, c, tag);
@@ -351,8 +355,23 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
  * spine twice: at the spine hop's T_h / 2, for 64 GPUs in HB domains of 4
  * twice the time of rail-only); with two or more pieces of 512 KiB the
  * bandwidth bound dominates and this one is idle.
- * RS_OK and *hold, or the estimate's error (then no streams). */
-static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
+ *
+ * *busy: the third bound holds even if every hop's piece waited behind
+ * the pieces of every channel that leaves its GPU by the same kind of
+ * link (share[2 x rank + same domain], ring_start): the hop sends as a
+ * stream would and the stream is exact (a TP AllReduce of 48 MiB over 8
+ * GPUs in two domains of 4: 0.01% from its pieces). Otherwise the pace
+ * is what decides and the stream's bound is an estimate: with fewer than
+ * RING_STREAM_MIN_SEQ pieces the ring keeps them (docs/fidelity.md,
+ * "Ring streams").
+ * RS_OK, *hold and *busy, or the estimate's error (then no streams). */
+/* 1 when ranks a and b are in one HB domain (as rs_coll_hop_extra). */
+static uint32_t same_dom(const rs_coll *c, uint32_t a, uint32_t b)
+{
+    return c->gpu[a] / c->o.hb_size == c->gpu[b] / c->o.hb_size;
+}
+
+static int stream_pace(const rs_coll *c, uint32_t ch, const uint32_t *share, rs_time *hold, int *busy)
 {
     uint32_t n = c->n, m = c->ch_pieces[ch];
     const uint32_t *ord = c->order + (size_t)ch * n;
@@ -361,20 +380,29 @@ static int stream_pace(const rs_coll *c, uint32_t ch, rs_time *hold)
     for (uint32_t s = 0; s < c->steps; s++)
         reduces += (uint32_t)reduce_step(c, s);
     double red = (double)rs_coll_reduce_time(c, piece) * reduces / c->steps;
-    double sum = 0, max = 0;
+    double sum = 0, max = 0, shared = 0;
+    uint64_t stream = c->steps * ((c->ch_bytes[ch] + n - 1) / n); /* a stream's bytes, at most */
+    rs_time bw = 0;
     for (uint32_t pos = 0; pos < n; pos++) {
-        rs_time ser, lat;
-        int rc = rs_net_hop_estimate(c->net, c->gpu[ord[pos]], c->gpu[ord[pos + 1 == n ? 0 : pos + 1]], piece,
-                                     &ser, &lat);
+        rs_time ser, lat, sser, slat;
+        uint32_t a = c->gpu[ord[pos]], b = c->gpu[ord[pos + 1 == n ? 0 : pos + 1]];
+        int rc = rs_net_hop_estimate(c->net, a, b, piece, &ser, &lat);
+        if (rc == RS_OK)
+            rc = rs_net_hop_estimate(c->net, a, b, rs_coll_wire_bytes(c, stream), &sser, &slat);
         if (rc != RS_OK)
             return rc;
+        if (sser > bw)
+            bw = sser;
         lat += c->rr[(size_t)ch * n + pos].hop_extra; /* hop_latencies ran first */
         sum += (double)(ser + lat);
+        shared += (double)(ser * share[2 * ord[pos] + same_dom(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1])] + lat);
         if ((double)(ser + 2 * lat) > max)
             max = (double)(ser + 2 * lat);
     }
     double avg = sum / n + red, chain = avg / m, window = (max + red) / c->o.window;
     *hold = (rs_time)(((double)c->steps * m - 1) * (chain > window ? chain : window) + avg);
+    double worst = shared / n + red;
+    *busy = bw >= (rs_time)(((double)c->steps * m - 1) * (worst / m > window ? worst / m : window) + worst);
     return RS_OK;
 }
 
@@ -512,14 +540,24 @@ int rs_coll_ring_start(rs_coll *c, rs_err *err)
      * a fault holds back (a retransmit timeout) stalls every piece behind
      * it around the ring, which a stream per rank would not. */
     int faults = rs_net_fault_count(c->net) > 0;
+    uint32_t *share = c->stream ? calloc(2 * (size_t)n, sizeof *share) : NULL;
+    if (c->stream && !share)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting a ring over %u ranks", n);
+    for (uint32_t ch = 0; share && ch < nch; ch++) {
+        const uint32_t *ord = c->order + (size_t)ch * n;
+        for (uint32_t pos = 0; pos < n; pos++)
+            share[2 * ord[pos] + same_dom(c, ord[pos], ord[pos + 1 == n ? 0 : pos + 1])]++;
+    }
     for (uint32_t ch = 0; ch < nch && c->stream; ch++) {
-        rs_time hold;
-        if ((uint64_t)c->ch_pieces[ch] * c->steps < RING_STREAM_MIN_SEQ || (c->ch_pieces[ch] == 1 && faults) ||
-            stream_pace(c, ch, &hold) != RS_OK)
+        rs_time hold = 0;
+        int busy = 0;
+        if ((c->ch_pieces[ch] == 1 && faults) || stream_pace(c, ch, share, &hold, &busy) != RS_OK ||
+            ((uint64_t)c->ch_pieces[ch] * c->steps < RING_STREAM_MIN_SEQ && !busy))
             c->stream = 0;
         else if (hold > c->stream_hold)
             c->stream_hold = hold;
     }
+    free(share);
     c->stream_pace = c->stream_hold;
     c->stream_hold += rs_net_now(c->net);
     if (!c->stream || c->member_done) /* pieces' credits, or members' postings */
@@ -753,9 +791,12 @@ void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, do
     double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
     double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     /* A long pipelined ring sends one stream per rank and channel where
-     * the network takes streams (RING_STREAM_MIN_SEQ). */
+     * the network takes streams (RING_STREAM_MIN_SEQ); so does one whose
+     * slices are a piece or more, which its slowest hop's bandwidth
+     * bounds (stream_pace's *busy: the estimate has no hop times). */
     double pieces = ceil(bytes / n / ch / (double)o.chunk_bytes);
-    int stream = t->streams && (pieces > 1 ? pieces : 1) * steps >= RING_STREAM_MIN_SEQ;
+    int stream = t->streams && ((pieces > 1 ? pieces : 1) * steps >= RING_STREAM_MIN_SEQ ||
+                                bytes / n / ch >= (double)o.chunk_bytes / 2);
     switch (op) {
     case RS_COLL_ALLREDUCE:
     case RS_COLL_ALLGATHER:

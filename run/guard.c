@@ -51,10 +51,17 @@ typedef struct tally {
 /* HB shares of a set of GPUs in ring order: neighbours in one domain, and
  * ordered pairs in one domain. */
 static void hb_shares(const uint32_t *gpus, uint32_t n, uint32_t hb, double *ring, double *a2a,
-                      double *per_domain)
+                      double *per_domain, uint8_t *one_rail)
 {
     *ring = *a2a = 0;
     *per_domain = 1;
+    /* One rail (or one domain): no block of an all-to-all needs a relay. */
+    uint32_t rails = 1, doms = 1;
+    for (uint32_t i = 1; hb > 1 && i < n; i++) {
+        rails &= gpus[i] % hb == gpus[0] % hb;
+        doms &= gpus[i] / hb == gpus[0] / hb;
+    }
+    *one_rail = (uint8_t)(hb < 2 || rails || doms);
     if (n < 2 || hb < 2)
         return;
     uint32_t same = 0;
@@ -113,9 +120,10 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
     double *ring = malloc(((size_t)ncomms + 1) * sizeof *ring);
     double *a2a = malloc(((size_t)ncomms + 1) * sizeof *a2a);
     double *per = malloc(((size_t)ncomms + 1) * sizeof *per);
+    uint8_t *one_rail = malloc((size_t)ncomms + 1);
     uint32_t *gpus = NULL;
     uint32_t gcap = 0;
-    int rc = rep && ring && a2a && per ? RS_OK : RS_ENOMEM;
+    int rc = rep && ring && a2a && per && one_rail ? RS_OK : RS_ENOMEM;
     for (uint32_t c = 0; rc == RS_OK && c < ncls; c++)
         rep[c] = RS_NONE;
     for (uint32_t r = 0; rc == RS_OK && r < nranks; r++)
@@ -130,7 +138,7 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
         }
         for (uint32_t i = 0; i < n; i++)
             gpus[i] = rs_trace_rank_gpu(tr, ranks[i]);
-        hb_shares(gpus, n, sc->net.hb_size, &ring[c], &a2a[c], &per[c]);
+        hb_shares(gpus, n, sc->net.hb_size, &ring[c], &a2a[c], &per[c], &one_rail[c]);
     }
     double iters = sc->workload.iterations ? sc->workload.iterations : 1;
     for (uint32_t c = 0; rc == RS_OK && c < ncls; c++) {
@@ -151,13 +159,19 @@ static int tally_trace(const rs_scenario *sc, const rs_trace *tr, tally *t)
             } else if (op->kind == RS_OP_COLL) {
                 uint32_t comm = rs_trace_op_comm(tr, rep[c], op), n;
                 rs_trace_comm_ranks(tr, comm, &n);
-                /* each rank of the class counts its own share: n = 1 rank */
-                rs_coll_load_add(&t->l, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm], per[comm],
-                         &nt);
+                /* each rank of the class counts its own share: n = 1 rank;
+                 * an all-to-all on one rail sends each block whole (no
+                 * PXN relay, so no chunk pipeline) */
+                if (op->coll == RS_COLL_ALLTOALL && one_rail[comm] && n > 1)
+                    rs_coll_load_steps(&t->l, times / n, n, n - 1, (double)op->bytes / n, a2a[comm], 1, 1);
+                else
+                    rs_coll_load_add(&t->l, times / n, op->coll, n, (double)op->bytes, ring[comm], a2a[comm],
+                                     per[comm], &nt);
             }
         }
     }
     free(gpus);
+    free(one_rail);
     free(per);
     free(a2a);
     free(ring);
