@@ -35,7 +35,7 @@ static void usage(FILE *f)
           "       railsim trace import chakra DIR|FILE.RANK.et... -o FILE [--gpu PRESET] [--efficiency E]\n"
           "                                   [--comm-groups FILE.json] [-q]\n"
           "       railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]\n"
-          "presets: llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b\n", f);
+          "presets: llama2-7b, llama2-70b, gpt3-175b, gpt-13b, gpt-1t, mixtral-8x7b, demo-dense, demo-moe\n", f);
 }
 
 /* A whole decimal number in [lo, hi]. */

@@ -125,7 +125,7 @@ static const cmd_help cmds[] = {
       "railsim trace import chakra DIR|NAME.RANK.et... -o FILE [--gpu PRESET] [--efficiency E] [--comm-groups FILE] [-q]\n"
       "railsim trace export chakra TRACE|PLAN|PRESET -o DIR [--name NAME] [--gpus N]",
       "training plan -> compressed collective trace; describe or print a trace; Chakra ET in and out",
-      "  gen PLAN|PRESET\ta plan file or preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, mixtral-8x7b, demo-dense, "
+      "  gen PLAN|PRESET\ta plan file or preset (llama2-7b, llama2-70b, gpt3-175b, gpt-13b, gpt-1t, mixtral-8x7b, demo-dense, "
       "demo-moe)\n"
       "  --gpus N\tkeep TP, PP, CP and EP; DP fills N GPUs\n"
       "  -o FILE\tthe trace to write\n"

@@ -255,7 +255,7 @@ static const rs_key keys[] = {
     UINT("traffic.iters", traffic.iters, 1, 1000000,
          "collective iterations, back to back; summary times each"),
     STR("workload.plan", workload.plan,
-        "training plan to replay: a plan JSON file or a preset (llama2-7b, llama2-70b, gpt3-175b, gpt-1t, "
+        "training plan to replay: a plan JSON file or a preset (llama2-7b, llama2-70b, gpt3-175b, gpt-13b, gpt-1t, "
         "mixtral-8x7b, demo-dense, demo-moe), DP set to fill topology.gpus; "
         "replaces traffic.*"),
     STR("workload.trace", workload.trace,

@@ -83,6 +83,10 @@ void rs_plan_default(rs_plan *p)
  *  gpt3-175b: Brown et al. 2020, Table 2.1 (96 layers, d 12288, 96 heads,
  *    2048 context), parallelised as in Narayanan et al. 2021, Table 1
  *    (TP 8, PP 8, batch 1536 on 1536 GPUs);
+ *  gpt-13b: GPT-3 13B (Brown et al. 2020, Table 2.1: 40 layers, 40 heads of
+ *    128, 2048 context, batch 1M tokens) with Megatron-LM's hidden 5120
+ *    (40 x 128; Table 2.1 lists 5140), the case Wormhole (NSDI'26) and
+ *    SimAI (NSDI'25) simulate on 128 GPUs: TP 8 in the HB domain, DP across;
  *  gpt-1t: Narayanan et al. 2021 (Megatron-LM, SC'21), Table 1: 128 layers,
  *    hidden 25600, 160 heads, TP 8, PP 64, batch 3072 on 3072 GPUs;
  *  mixtral-8x7b: Jiang et al. 2024, Table 1 (32 layers, d 4096, ffn 14336,
@@ -113,6 +117,14 @@ static void preset_gpt3_175b(rs_plan *p)
     p->par.pp = 8;
     p->par.dp = 24;
     p->par.global_batch = 1536;
+}
+
+static void preset_gpt_13b(rs_plan *p)
+{
+    p->model = (rs_plan_model){ 40, 5120, 20480, 40, 40, 2048, 50257, 0, 0, 2, 0 };
+    p->par.tp = 8;
+    p->par.dp = 16;
+    p->par.global_batch = 512;
 }
 
 static void preset_gpt_1t(rs_plan *p)
@@ -165,6 +177,7 @@ static const struct preset {
     { "llama2-7b", preset_llama2_7b },
     { "llama2-70b", preset_llama2_70b },
     { "gpt3-175b", preset_gpt3_175b },
+    { "gpt-13b", preset_gpt_13b },
     { "gpt-1t", preset_gpt_1t },
     { "mixtral-8x7b", preset_mixtral },
     { "demo-dense", preset_demo_dense },
@@ -174,7 +187,7 @@ static const struct preset {
 
 const char *const *rs_plan_preset_names(void)
 {
-    static const char *const names[NPRESETS + 1] = { "llama2-7b", "llama2-70b", "gpt3-175b", "gpt-1t",
+    static const char *const names[NPRESETS + 1] = { "llama2-7b", "llama2-70b", "gpt3-175b", "gpt-13b", "gpt-1t",
                                                      "mixtral-8x7b", "demo-dense", "demo-moe", NULL };
     return names;
 }

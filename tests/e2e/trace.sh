@@ -5,7 +5,7 @@
 RS=$1; E2E=$2
 . "$E2E/lib.sh"
 
-for p in llama2-7b llama2-70b gpt3-175b gpt-1t mixtral-8x7b; do
+for p in llama2-7b llama2-70b gpt3-175b gpt-13b gpt-1t mixtral-8x7b; do
     if "$RS" trace gen "$p" -o "$TMP/$p.rst" -q && [ -s "$TMP/$p.rst" ] && [ ! -e "$TMP/$p.rst.tmp" ]; then
         ok "gen $p ($(wc -c <"$TMP/$p.rst") bytes)"
     else

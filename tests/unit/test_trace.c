@@ -107,7 +107,7 @@ static void round_trip(rs_trace *t)
 
 static void test_trace_round_trip_keeps_every_op(void)
 {
-    const char *presets[] = { "llama2-7b", "llama2-70b", "gpt3-175b", "mixtral-8x7b" };
+    const char *presets[] = { "llama2-7b", "llama2-70b", "gpt3-175b", "gpt-13b", "mixtral-8x7b" };
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
         rs_trace *t = gen_preset(presets[i], 0);
         round_trip(t);
