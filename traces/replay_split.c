@@ -250,6 +250,20 @@ static int read_head(rs_replay *r, rd *d, rs_time *extra, part_hdr *h)
     return RS_OK;
 }
 
+/* A rank's state from another process indexes only what this replay has:
+ * its stream heads and running op among its class's ops, its last
+ * dimension among the dimensions, its iteration at most the last. */
+static int rank_fits(const rs_replay *r, const rank_st *k)
+{
+    uint32_t nops = r->cls[k->cls].nops;
+    if (k->last_dim >= RS_DIM_COUNT || k->iter > r->iterations || (k->c_op != RS_NONE && k->c_op >= nops))
+        return 0;
+    for (uint32_t s = 0; s < RS_STREAMS_MAX; s++)
+        if (k->head[s] != RS_NONE && k->head[s] >= nops)
+            return 0;
+    return 1;
+}
+
 /* A part's ranks: their state replaces rank 0's (which never ran them). */
 static int read_ranks(rs_replay *r, rd *d, uint32_t nrank)
 {
@@ -257,7 +271,7 @@ static int read_ranks(rs_replay *r, rd *d, uint32_t nrank)
         uint32_t rank;
         rank_st k;
         if (!rd_get(d, &rank, sizeof rank) || rank >= r->nranks || !rd_get(d, &k, sizeof k) ||
-            k.state_off != r->rk[rank].state_off || k.cls != r->rk[rank].cls ||
+            k.state_off != r->rk[rank].state_off || k.cls != r->rk[rank].cls || !rank_fits(r, &k) ||
             !rd_get(d, r->state + k.state_off, r->cls[k.cls].nops))
             return RS_EINVAL;
         r->rk[rank] = k;
@@ -294,14 +308,14 @@ static int read_inst(rs_replay *r, rd *d)
     }
     for (uint32_t e = 0; e < pi.nissued; e++) {
         uint32_t v[2];
-        if (!rd_get(d, v, sizeof v) || v[0] >= cm->n)
+        if (!rd_get(d, v, sizeof v) || v[0] >= cm->n || v[1] >= r->cls[r->rk[cm->ranks[v[0]]].cls].nops)
             return RS_EINVAL;
         if (in->opidx[v[0]] == RS_NONE)
             in->opidx[v[0]] = v[1];
     }
     for (uint32_t e = 0; e < pi.ntally; e++) {
         part_tally t;
-        if (!rd_get(d, &t, sizeof t) || t.port >= RS_TALLY_NPORTS)
+        if (!rd_get(d, &t, sizeof t) || t.port >= RS_TALLY_NPORTS || t.gpu >= rs_net_gpus(r->net))
             return RS_EINVAL;
         if (rs_tally_add(in->merged, t.gpu, (rs_tally_port)t.port, t.bytes) != RS_OK)
             return RS_ENOMEM;

@@ -69,11 +69,31 @@ static inline rs_net_comm rs_standin_comm(rs_standin *s)
     return c;
 }
 
+/* Rank 1's end-of-run message when it did nothing (no ports, no
+ * completions), well formed, into b (RS_STANDIN_TAIL bytes). */
+#define RS_STANDIN_TAIL (sizeof(rs_wire) + sizeof(part_tail))
+static inline size_t rs_standin_empty_tail(char *b)
+{
+    part_tail t;
+    memset(&t, 0, sizeof t);
+    rs_wire w = rs_wire_make(RS_WIRE_TAIL, 1, sizeof t);
+    memcpy(b, &w, sizeof w);
+    memcpy(b + sizeof w, &t, sizeof t);
+    return sizeof w + sizeof t;
+}
+
+/* Split net on s (rs_net_part_start): RS_OK or its error. */
+static inline int rs_standin_start(rs_net *net, rs_standin *s)
+{
+    rs_net_comm comm = rs_standin_comm(s);
+    rs_err err;
+    return rs_net_part_start(net, &comm, &err);
+}
+
 /* The small network the runs split: 8 GPUs on a fat tree of radix 4, HB
  * domains of 1, the ideal transport (no ACKs: rank 0's flows end without
- * rank 1), GPU g sending 64 KiB to GPU g + 4 mod 8 at time 0. Split on s
- * (rs_net_part_start), not run yet; NULL when it could not be built. */
-static inline rs_net *rs_standin_net(rs_standin *s)
+ * rank 1); not split yet. NULL when it could not be built. */
+static inline rs_net *rs_standin_bare_net(void)
 {
     rs_net_config c;
     rs_net_config_default(&c);
@@ -83,7 +103,16 @@ static inline rs_net *rs_standin_net(rs_standin *s)
     c.transport = RS_TRANSPORT_IDEAL;
     rs_net *net = NULL;
     rs_err err;
-    if (rs_net_create(&c, &net, &err) != RS_OK)
+    return rs_net_create(&c, &net, &err) == RS_OK ? net : NULL;
+}
+
+/* That network with GPU g sending 64 KiB to GPU g + 4 mod 8 at time 0,
+ * split on s (rs_net_part_start), not run yet; NULL when it could not be
+ * built. */
+static inline rs_net *rs_standin_net(rs_standin *s)
+{
+    rs_net *net = rs_standin_bare_net();
+    if (!net)
         return NULL;
     for (uint32_t g = 0; g < 8; g++) {
         rs_net_msg m;
@@ -96,8 +125,7 @@ static inline rs_net *rs_standin_net(rs_standin *s)
             return NULL;
         }
     }
-    rs_net_comm comm = rs_standin_comm(s);
-    if (rs_net_part_start(net, &comm, &err) != RS_OK) {
+    if (rs_standin_start(net, s) != RS_OK) {
         rs_net_destroy(net);
         return NULL;
     }

@@ -21,6 +21,7 @@
 #include "gpu.h"
 #include "plan.h"
 #include "replay.h"
+#include "standin.h"
 #include "trace.h"
 
 #define MiB (1ull << 20)
@@ -1020,6 +1021,97 @@ static void test_replay_compute_end_integrates_straggler_windows(void)
     rs_net_destroy(net);
 }
 
+/* -- a split replay's part, pack and merge (docs/parallel.md, "Replays") -- */
+
+/* One layer of DP 8 over 8 GPUs under workload.sync=rank, rings, run as
+ * rank 0 of the stand-in communicator (standin.h: rank 1 never runs and
+ * ends with an empty end-of-run message), so rank 0's members stall where
+ * their rings wait for rank 1's. Rank 0 then packs its part
+ * (rs_replay_part_pack; a copy in *own, *nown bytes, when own is not
+ * NULL) and merges {its part, p1 of n1 bytes} (p1 NULL: its own part
+ * again) with rs_replay_part_finish, whose code is returned; the replay
+ * is finished after it, as a run does, whatever the merge said. */
+static int merge_with(const void *p1, size_t n1, unsigned char **own, size_t *nown)
+{
+    rs_plan p;
+    rs_plan_default(&p);
+    p.model.layers = 1;
+    p.par.dp = 8;
+    p.par.global_batch = 8;
+    rs_trace *t = gen_plan(&p);
+    rs_net *net = rs_standin_bare_net();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    rs_err err;
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.sync = RS_SYNC_RANK;
+    o.algo = RS_ALGO_RING;
+    rs_replay *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(rs_replay_create(t, net, &o, &r, &err), RS_OK);
+    char why[256];
+    CU_ASSERT_FATAL(rs_replay_splits(r, why, sizeof why));
+    char tail[RS_STANDIN_TAIL];
+    rs_standin s = { NULL, 0, tail, rs_standin_empty_tail(tail), 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_standin_start(net, &s), RS_OK);
+    /* Rank 1's silence is no wire error; the run ends with records of
+     * rank 0's still held for it (RS_EINTERNAL from the idle check), the
+     * replay's part as it stands then. */
+    CU_ASSERT_NOT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EFORMAT);
+    void *mine = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(rs_replay_part_pack(r, &mine, &n), RS_OK);
+    const void *all[2] = { mine, p1 ? p1 : mine };
+    size_t len[2] = { n, p1 ? n1 : n };
+    int rc = rs_replay_part_finish(r, all, len, 2, NULL);
+    (void)rs_replay_finish(r, &err); /* diagnoses the stalled ranks from what was merged */
+    if (own) {
+        *own = mine;
+        *nown = n;
+    } else {
+        free(mine);
+    }
+    rs_replay_destroy(r);
+    rs_net_destroy(net);
+    rs_trace_destroy(t);
+    return rc;
+}
+
+/* Rank 0's own part read as rank 1's is well formed (its ranks' layout
+ * is the replay's), so it merges. A part cut short, or running on, is
+ * refused (RS_EINVAL). A part with any one byte changed is merged or
+ * refused, never read past or used to index past what the replay has
+ * (the sanitizer build runs this: a rank's last dimension, stream heads
+ * and running op, an instance's ops and a transfer's GPU are checked). */
+static void test_replay_split_part_reads_back_and_refuses_damage(void)
+{
+    unsigned char *own = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(merge_with(NULL, 0, &own, &n), RS_OK);
+    CU_ASSERT_FATAL(n > 64);
+    unsigned char *b = malloc(n + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    size_t cuts[] = { 0, 1, n / 4, n / 2, n - 8, n - 1 };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        CU_ASSERT_EQUAL(merge_with(own, cuts[i], NULL, NULL), RS_EINVAL);
+    memcpy(b, own, n);
+    b[n] = 0;
+    CU_ASSERT_EQUAL(merge_with(b, n + 1, NULL, NULL), RS_EINVAL);
+    uint32_t refused = 0, merged = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(b, own, n);
+        b[i] ^= 0xa5;
+        int rc = merge_with(b, n, NULL, NULL);
+        refused += rc == RS_EINVAL;
+        merged += rc == RS_OK;
+        other += rc != RS_EINVAL && rc != RS_OK;
+    }
+    fprintf(stderr, "\n  a %zu-byte part, each byte changed in turn: %u refused, %u merged\n", n, refused, merged);
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT(refused > 0 && merged > 0);
+    free(b);
+    free(own);
+}
+
 static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_compute_only_plan_matches_flop_model),
     RS_CU_TEST(test_replay_dp_tp_matches_bandwidth_closed_form),
@@ -1039,6 +1131,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_hbm_contention_slows_memory_bound_compute),
     RS_CU_TEST(test_replay_jitter_is_seeded),
     RS_CU_TEST(test_replay_rank_sync_members_start_and_end_on_their_own),
+    RS_CU_TEST(test_replay_split_part_reads_back_and_refuses_damage),
 };
 
 static void register_suites(void) { RS_CU_SUITE("replay", replay_tests); }

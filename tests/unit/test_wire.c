@@ -59,27 +59,16 @@ static void test_header_is_checked(void)
 
 /* -- whole runs on the stand-in ------------------------------------------ */
 
-/* A well-formed end-of-run message of a rank 1 that did nothing. */
-static size_t empty_tail(char *b)
-{
-    part_tail t;
-    memset(&t, 0, sizeof t);
-    rs_wire w = rs_wire_make(RS_WIRE_TAIL, 1, sizeof t);
-    memcpy(b, &w, sizeof w);
-    memcpy(b + sizeof w, &t, sizeof t);
-    return sizeof w + sizeof t;
-}
-
 /* Run the stand-in's network with rank 1 sending win (n bytes) in the
  * first window and tail at the end (NULL: an empty well-formed one);
  * expect RS_EFORMAT naming `needle`, or (needle NULL) no complaint. */
 static void expect_run(const void *win, size_t n, const void *tail, size_t ntail, const char *needle)
 {
-    char et[sizeof(rs_wire) + sizeof(part_tail)];
+    char et[RS_STANDIN_TAIL];
     rs_standin s = { win, n, tail, ntail, 0 };
     if (!tail) {
         s.tail = et;
-        s.ntail = empty_tail(et);
+        s.ntail = rs_standin_empty_tail(et);
     }
     rs_net *net = rs_standin_net(&s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(net);
@@ -240,7 +229,7 @@ static void test_tail_is_checked(void)
 {
     expect_run(NULL, 0, "short", 5, "an end-of-run message from rank 1: 5 bytes, expected at least the 24");
     char b[sizeof(rs_wire) + sizeof(part_tail) + sizeof(uint64_t) + sizeof(rs_port) + 64];
-    size_t n = empty_tail(b);
+    size_t n = rs_standin_empty_tail(b);
     /* Its header from another rank than the one it came from. */
     rs_wire w;
     memcpy(&w, b, sizeof w);
@@ -248,7 +237,7 @@ static void test_tail_is_checked(void)
     memcpy(b, &w, sizeof w);
     expect_run(NULL, 0, b, n, "its header says rank 0, expected the sender's");
     /* A port that is rank 0's, with the bytes for it. */
-    n = empty_tail(b);
+    n = rs_standin_empty_tail(b);
     part_tail t;
     memcpy(&t, b + sizeof w, sizeof t);
     t.nports = 1;
