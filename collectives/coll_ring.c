@@ -337,6 +337,12 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
     stream_end(c, tag);
 }
 
+/* 1 when ranks a and b are in one HB domain (as rs_coll_hop_extra). */
+static uint32_t same_dom(const rs_coll *c, uint32_t a, uint32_t b)
+{
+    return c->gpu[a] / c->o.hb_size == c->gpu[b] / c->o.hb_size;
+}
+
 /* How long the piece-by-piece ring of channel ch takes at least, from its
  * start to the last piece's arrival, by the two bounds a stream leaves
  * out. Piece k of a rank waits for piece k-m from its predecessor (m
@@ -365,12 +371,6 @@ static void stream_arrived(void *ctx, rs_net *net, uint64_t tag)
  * RING_STREAM_MIN_SEQ pieces the ring keeps them (docs/fidelity.md,
  * "Ring streams").
  * RS_OK, *hold and *busy, or the estimate's error (then no streams). */
-/* 1 when ranks a and b are in one HB domain (as rs_coll_hop_extra). */
-static uint32_t same_dom(const rs_coll *c, uint32_t a, uint32_t b)
-{
-    return c->gpu[a] / c->o.hb_size == c->gpu[b] / c->o.hb_size;
-}
-
 static int stream_pace(const rs_coll *c, uint32_t ch, const uint32_t *share, rs_time *hold, int *busy)
 {
     uint32_t n = c->n, m = c->ch_pieces[ch];
@@ -791,9 +791,10 @@ void rs_coll_load_add(rs_coll_load *l, double times, rs_coll_op op, double n, do
     double ch = ring_hb < 1 && per_domain > 1 ? per_domain : ring_hb < 1 ? 1 : 2;
     double steps = op == RS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
     /* A long pipelined ring sends one stream per rank and channel where
-     * the network takes streams (RING_STREAM_MIN_SEQ); so does one whose
-     * slices are a piece or more, which its slowest hop's bandwidth
-     * bounds (stream_pace's *busy: the estimate has no hop times). */
+     * the network takes streams (RING_STREAM_MIN_SEQ); so, roughly, does
+     * one whose slices are half a piece or more, which its slowest hop's
+     * bandwidth bounds (stream_pace's *busy: the estimate has no hop
+     * times). */
     double pieces = ceil(bytes / n / ch / (double)o.chunk_bytes);
     int stream = t->streams && ((pieces > 1 ? pieces : 1) * steps >= RING_STREAM_MIN_SEQ ||
                                 bytes / n / ch >= (double)o.chunk_bytes / 2);

@@ -1078,7 +1078,7 @@ static int merge_with(const void *p1, size_t n1, unsigned char **own, size_t *no
 
 /* Rank 0's own part read as rank 1's is well formed (its ranks' layout
  * is the replay's), so it merges. A part cut short, or running on, is
- * refused (RS_EINVAL). A part with any one byte changed is merged or
+ * refused (RS_EINVAL). A part with one byte changed is merged or
  * refused, never read past or used to index past what the replay has
  * (the sanitizer build runs this: a rank's last dimension, stream heads
  * and running op, an instance's ops and a transfer's GPU are checked). */
@@ -1096,8 +1096,13 @@ static void test_replay_split_part_reads_back_and_refuses_damage(void)
     memcpy(b, own, n);
     b[n] = 0;
     CU_ASSERT_EQUAL(merge_with(b, n + 1, NULL, NULL), RS_EINVAL);
+    /* Half the bytes, the other half of each next 64 (a rank's record
+     * repeats in the part at other offsets: each of its bytes is changed
+     * in some rank's): half the runs, which the sanitizer build pays for. */
     uint32_t refused = 0, merged = 0, other = 0;
     for (size_t i = 0; i < n; i++) {
+        if ((i + i / 64) % 2)
+            continue;
         memcpy(b, own, n);
         b[i] ^= 0xa5;
         int rc = merge_with(b, n, NULL, NULL);
@@ -1105,7 +1110,8 @@ static void test_replay_split_part_reads_back_and_refuses_damage(void)
         merged += rc == RS_OK;
         other += rc != RS_EINVAL && rc != RS_OK;
     }
-    fprintf(stderr, "\n  a %zu-byte part, each byte changed in turn: %u refused, %u merged\n", n, refused, merged);
+    fprintf(stderr, "\n  a %zu-byte part, %u of its bytes changed in turn: %u refused, %u merged\n", n,
+            refused + merged + other, refused, merged);
     CU_ASSERT_EQUAL(other, 0);
     CU_ASSERT(refused > 0 && merged > 0);
     free(b);
