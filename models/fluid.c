@@ -96,6 +96,7 @@ int rs_fluid_create(rs_net *net)
             goto fail;
         }
         fl->capdq = 16;
+        fl->dq_ahead = RS_FLUID_DQ_AHEAD;
     }
     free(cap);
     net->backend_state = fl;
@@ -114,6 +115,7 @@ void rs_fluid_destroy(rs_fluid *fl)
     rs_bundles_destroy(fl->bund);
     free(fl->port);
     free(fl->dq);
+    free(fl->dqa);
     free(fl->qlen);
     free(fl->qslope);
     free(fl->qstamp);
@@ -671,14 +673,15 @@ int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps)
     return RS_OK;
 }
 
-int rs_fluid_flow_dcqcn(const rs_net *net, uint32_t f, double *rc, double *rt, double *alpha)
+int rs_fluid_flow_dcqcn(rs_net *net, uint32_t f, double *rc, double *rt, double *alpha)
 {
-    const rs_fluid *fl = fluid_of(net);
+    rs_fluid *fl = fluid_of(net);
     if (!fl || !fl->dq || f >= fl->capof || f >= net->nflows || fl->of_flow[f] == RS_NONE)
         return RS_EINVAL;
     const dq_flow *q = &fl->dq[fl->of_flow[f]];
     if (!q->on)
         return RS_EINVAL;
+    rs_fluid_dq_settle(fl, fl->of_flow[f], rs_sim_now(net->sim)); /* its events so far */
     *rc = q->cc.rc;
     *rt = q->cc.rt;
     *alpha = q->cc.alpha;

@@ -81,6 +81,7 @@ typedef struct dq_flow {
     uint32_t goal_stage;    /* 0: goal not computed yet */
     uint32_t gen;
     uint8_t on;
+    uint8_t ahead;          /* saturated, its engine event later (fluid_dcqcn.c): 1, 2 with rs_fluid.dqa */
 } dq_flow;
 
 struct rs_fluid {
@@ -112,6 +113,9 @@ struct rs_fluid {
      * when off (then the rates are plain max-min). */
     dq_flow *dq;
     uint32_t capdq;
+    dq_flow *dqa;           /* per id: where a saturated flow's run ahead stopped */
+    uint32_t capdqa;
+    uint32_t dq_ahead;      /* own events a saturated flow runs ahead: RS_FLUID_DQ_AHEAD (0: none, for tests) */
     /* Per switch port, while the queues stand still (one dq_solved, one
      * event's rescheduling of a port's flows): its queue and slope, valid
      * where qstamp equals dqstamp (one computation per port per lot). */
@@ -205,10 +209,13 @@ int rs_fluid_park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t ra
  * solver flow id joins the fluid (RS_ENOMEM); a solve recomputed flows
  * t[0..n); the bits x 10^12 of id still in flight in the network, of the
  * `left` it has not delivered, and taking `bits` of them out (a flow
- * leaving early). */
+ * leaving early); id's own DCQCN events before now run (a saturated flow
+ * runs ahead of the engine, RS_FLUID_DQ_AHEAD of them at a time). */
+#define RS_FLUID_DQ_AHEAD 64
 int rs_fluid_dq_enter(rs_fluid *fl, uint32_t id);
 void rs_fluid_dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now);
 unsigned __int128 rs_fluid_dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left);
+void rs_fluid_dq_settle(rs_fluid *fl, uint32_t id, rs_time now);
 void rs_fluid_dq_take_in_flight(rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 bits);
 
 #endif

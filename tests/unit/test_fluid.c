@@ -20,6 +20,7 @@
 #include "fixture_net.h"
 #include "fault.h"
 #include "fluid.h"
+#include "fluid_int.h" /* dq_ahead */
 #include "net.h"
 #include "netint.h" /* wire overhead constants, flows and ports */
 #include "rng.h"
@@ -1085,6 +1086,53 @@ static void test_fluid_dcqcn_survivor_keeps_its_cut_rate(void)
     CU_ASSERT(err > -0.03 && err < 0.03);
 }
 
+/* A 4:1 incast of 2, 4, 6 and 8 MiB under the default (ConnectX) DCQCN:
+ * the senders' backlogs reach PFC's bound and stay there while their CNPs
+ * and byte-counter increases come every few microseconds, so they run
+ * ahead of the engine (fluid_dcqcn.c): Rc swings between about 270 and
+ * 400 Gb/s above a share of 100 to 200. Every message ends at the
+ * picosecond it ends with one engine event per DCQCN event, with and
+ * without probes that bring the flows up to arbitrary instants, and the
+ * probes read the same rates and DCQCN state; the run takes several times
+ * fewer events. */
+static void test_fluid_dcqcn_saturated_flows_run_ahead_exactly(void)
+{
+    enum { PROBES = 12 };
+    rs_time fct[4][4];
+    uint64_t events[4];
+    cc_probe p[4][PROBES];
+    for (int v = 0; v < 4; v++) {
+        rs_net_config c;
+        rs_fx_config_at(&c, 8, 1, 8, RS_FIDELITY_FLOW);
+        rs_net *net = rs_fx_net(&c);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fluid_of(net)->dq);
+        fluid_of(net)->dq_ahead = v & 1 ? RS_FLUID_DQ_AHEAD : 0;
+        for (uint32_t i = 0; i < 4; i++)
+            CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, 1 + i, 0, (2u + 2u * i) << 20, NULL, NULL, i), RS_OK);
+        for (int i = 0; v >= 2 && i < PROBES; i++)
+            rs_net_at(net, (rs_time)(13 + 29 * i) * US + 7 * (rs_time)i, probe_cc, &p[v][i], 3);
+        CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        for (uint32_t i = 0; i < 4; i++)
+            fct[v][i] = fct_of(net, 1 + i);
+        events[v] = rs_sim_events_run(net->sim);
+        rs_net_destroy(net);
+    }
+    printf("\n  incast 4:1: %llu events one per DCQCN event, %llu run ahead (%llu, %llu with probes)\n",
+           (unsigned long long)events[0], (unsigned long long)events[1], (unsigned long long)events[2],
+           (unsigned long long)events[3]);
+    for (int v = 1; v < 4; v++)
+        for (int i = 0; i < 4; i++)
+            CU_ASSERT_EQUAL(fct[v][i], fct[0][i]);
+    for (int i = 0; i < PROBES; i++) {
+        CU_ASSERT(p[2][i].ok && p[3][i].ok);
+        CU_ASSERT_EQUAL(p[2][i].rate, p[3][i].rate);
+        CU_ASSERT(p[2][i].rc == p[3][i].rc && p[2][i].rt == p[3][i].rt && p[2][i].alpha == p[3][i].alpha);
+    }
+    for (int i = 0; i < PROBES; i++) /* cut again and again, delivered at their share */
+        CU_ASSERT(p[2][i].rc > (double)p[2][i].rate && p[2][i].rc < 400e9 && p[2][i].alpha < 1);
+    CU_ASSERT(events[1] * 4 < events[0]);
+}
+
 static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_single_flow_time_is_exact),
     RS_CU_TEST(test_fluid_hb_flow_matches_packet_within_rounding),
@@ -1105,6 +1153,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_packet_spraying_pools_too),
     RS_CU_TEST(test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer),
     RS_CU_TEST(test_fluid_dcqcn_survivor_keeps_its_cut_rate),
+    RS_CU_TEST(test_fluid_dcqcn_saturated_flows_run_ahead_exactly),
 };
 
 static void register_suites(void)
