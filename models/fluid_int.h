@@ -211,7 +211,7 @@ int rs_fluid_park(rs_fluid *fl, uint32_t fid, unsigned __int128 rem, uint64_t ra
  * `left` it has not delivered, and taking `bits` of them out (a flow
  * leaving early); id's own DCQCN events before now run (a saturated flow
  * runs ahead of the engine, RS_FLUID_DQ_AHEAD of them at a time). */
-#define RS_FLUID_DQ_AHEAD 64
+#define RS_FLUID_DQ_AHEAD 256
 int rs_fluid_dq_enter(rs_fluid *fl, uint32_t id);
 void rs_fluid_dq_solved(rs_fluid *fl, const uint32_t *t, size_t n, rs_time now);
 unsigned __int128 rs_fluid_dq_in_flight(const rs_fluid *fl, uint32_t id, rs_time now, unsigned __int128 left);
