@@ -108,8 +108,10 @@ int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes
  * packet fidelity). */
 int rs_fluid_flow_rate(const rs_net *net, uint32_t f, uint64_t *bps);
 /* DCQCN state of transport flow f in the fluid (transport.cc=dcqcn):
- * current and target rate (bit/s) and alpha. RS_EINVAL when f is not in
- * the fluid or carries no DCQCN state (cc=none, ECN off, HB, ideal). */
+ * current and target rate (bit/s) and alpha, as of now (a saturated flow
+ * running ahead of the engine is brought up to now first, hence the
+ * non-const net). RS_EINVAL when f is not in the fluid or carries no
+ * DCQCN state (cc=none, ECN off, HB, ideal). */
 int rs_fluid_flow_dcqcn(rs_net *net, uint32_t f, double *rc, double *rt, double *alpha);
 
 /* Wire bytes port `port` has carried by `now` (now at or after the last
