@@ -146,6 +146,7 @@ int rs_coll_splits(rs_net *net, const rs_comm *comm, const rs_coll_req *req, cha
     else if (!((op == RS_COLL_ALLTOALL || op == RS_COLL_SENDRECV) && algo == RS_ALGO_DIRECT) && algo != RS_ALGO_RING &&
              algo != RS_ALGO_TREE)
         w = algo == RS_ALGO_PAIRWISE ? "pairwise steps wait for both ends at zero delay across GPUs"
+            : algo == RS_ALGO_NVLS   ? "NVLS waits for every member at zero delay across GPUs"
                                      : "a hierarchical collective is not split yet (only ring, tree, direct "
                                        "all-to-all and send/recv)";
     if (w && why)
@@ -222,7 +223,8 @@ int rs_coll_part_finish(rs_coll *c, const void *const *all, const size_t *len, u
     c->pending = 0;
     rs_net *net = c->net; /* done may destroy c */
     /* As the serial run's: NCCL's base latency after the last completion
-     * (rs_coll_advance), none for members joining. The serial run spends
+     * (rs_coll_advance), none for members joining (each paid it in its
+     * own process, and nothing a replay writes reads this end). The serial run spends
      * an event on it, counted here, and what done writes goes at that
      * event's time (the rest of its place is the last completion's: only
      * a record of another event at that very picosecond could sort
@@ -355,6 +357,17 @@ static int algo_check(const rs_coll *c, rs_err *err)
     return RS_OK;
 }
 
+/* Members joining one by one: 1 when c's steps wait for every member, so
+ * that it starts when the last joins (rs_coll_join). NVLS: the switch's
+ * reduction of each piece needs every member's; pairwise: each step
+ * waits for both ends; a chain reads its successor's slots; a windowed
+ * all-to-all sends as sends finish. */
+static int join_gathers(const rs_coll *c)
+{
+    return c->algo == RS_ALGO_NVLS || c->algo == RS_ALGO_PAIRWISE || coll_rooted(c->op) ||
+           (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1);
+}
+
 /* What members joining one by one cannot run (rs_coll_create). */
 static int join_check(const rs_coll *c, rs_err *err)
 {
@@ -362,22 +375,37 @@ static int join_check(const rs_coll *c, rs_err *err)
     int empty = c->n == 1 || c->bytes == 0; /* each member done as it joins: nothing crosses processes */
     if (c->split && !empty && c->cb0 == RS_COLL_NONE)
         r = "a network split over processes without a name (rs_coll_create with a reservation)";
+    else if (c->split && !empty && join_gathers(c))
+        r = "a collective that waits for every member, split over processes";
     else if (c->split && !empty && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE &&
              c->algo != RS_ALGO_HIERARCHICAL)
         r = "an all-to-all split over processes (its postings are not named alike yet)";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
-    else if (c->algo == RS_ALGO_PAIRWISE)
-        r = "a pairwise all-to-all (its steps wait for both ends)";
-    else if (c->algo == RS_ALGO_NVLS)
-        r = "NVLS (its reductions wait for every member)";
-    else if (coll_rooted(c->op))
-        r = "a broadcast or reduce (a chain from or to its root)";
-    else if (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1)
-        r = "a direct all-to-all with a window of peers";
     if (r)
         return rs_err_set(err, RS_EINVAL, "collective: members joining one by one: %s is not implemented", r);
     return RS_OK;
+}
+
+/* Start c's algorithm: every member at once, or (member_done) none. */
+static int coll_start(rs_coll *c, rs_err *err)
+{
+    switch (c->algo) {
+    case RS_ALGO_RING:
+        return coll_rooted(c->op) ? rs_coll_chain_start(c, err) : rs_coll_ring_start(c, err);
+    case RS_ALGO_TREE:
+        return rs_coll_tree_start(c, err);
+    case RS_ALGO_DIRECT:
+        return c->op == RS_COLL_SENDRECV ? rs_coll_sendrecv_start(c, err) : rs_coll_a2a_start(c, err);
+    case RS_ALGO_PAIRWISE:
+        return rs_coll_a2a_start(c, err);
+    case RS_ALGO_HIERARCHICAL:
+        return rs_coll_hier_start(c, err);
+    case RS_ALGO_NVLS:
+        return rs_coll_nvls_start(c, err);
+    default:
+        return RS_EINTERNAL;
+    }
 }
 
 /* -- start and destroy -------------------------------------------------- */
@@ -459,7 +487,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     memcpy(c->gpu, gpus, (size_t)n * sizeof *c->gpu);
     if (groups_resolve(c, net) != RS_OK)
         goto nomem;
-    c->member_done = member; /* the tuner leaves out NVLS for members joining */
+    c->member_done = member;
     c->nvls_eff = 1;         /* nccl.model=ideal: an ideal switch reduction */
     if (tuned(c)) {
         coll_tune t;
@@ -512,30 +540,18 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         *out = c;
         return RS_OK;
     }
-    switch (c->algo) {
-    case RS_ALGO_RING:
-        rc = coll_rooted(op) ? rs_coll_chain_start(c, err) : rs_coll_ring_start(c, err);
-        break;
-    case RS_ALGO_TREE:
-        rc = rs_coll_tree_start(c, err);
-        break;
-    case RS_ALGO_DIRECT:
-        rc = op == RS_COLL_SENDRECV ? rs_coll_sendrecv_start(c, err) : rs_coll_a2a_start(c, err);
-        break;
-    case RS_ALGO_PAIRWISE:
-        rc = rs_coll_a2a_start(c, err);
-        break;
-    case RS_ALGO_HIERARCHICAL:
-        rc = rs_coll_hier_start(c, err);
-        break;
-    case RS_ALGO_NVLS:
-        rc = rs_coll_nvls_start(c, err);
-        break;
-    default:
-        rc = RS_EINTERNAL;
-        break;
+    if (member && join_gathers(c)) {
+        /* It runs as if every member started at once, from the last join,
+         * unnamed: it never splits over processes (join_check), so it
+         * takes its serials and callbacks then, and a probe counts none. */
+        c->gather_done = member;
+        c->member_done = NULL;
+        c->serial0 = UINT64_MAX;
+        c->cb0 = RS_COLL_NONE;
+        *out = c;
+        return RS_OK;
     }
-    if (rc != RS_OK)
+    if ((rc = coll_start(c, err)) != RS_OK)
         goto fail;
     c->pending_total = c->pending;
     *out = c;
@@ -617,19 +633,30 @@ static void member_empty(void *ctx, rs_net *net, uint64_t x)
 {
     (void)net;
     rs_coll *c = ctx;
-    c->member_done(c->ctx, c->net, c->tag, (uint32_t)x);
+    rs_coll_member_tell(c, (uint32_t)x);
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
 int rs_coll_join(rs_coll *c, uint32_t x)
 {
-    if (!c->member_done || x >= c->n || c->joined[x])
+    if ((!c->member_done && !c->gather_done) || x >= c->n || c->joined[x])
         return RS_EINVAL;
     c->joined[x] = 1;
     c->njoined++;
     if (c->n == 1 || c->bytes == 0) {
         rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net), member_empty, c, x);
         return RS_OK;
+    }
+    if (c->gather_done) {
+        if (c->njoined < c->n)
+            return RS_OK;
+        rs_err err;
+        c->t_start = rs_net_now(c->net);
+        int rc = coll_start(c, &err);
+        c->pending_total = c->pending;
+        if (rc != RS_OK)
+            rs_coll_fail(c, rc);
+        return rc;
     }
     switch (c->algo) {
     case RS_ALGO_RING:

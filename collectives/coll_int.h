@@ -96,6 +96,13 @@ struct rs_coll {
     /* Members joining one by one (rs_coll_create; docs/collectives.md,
      * "Members joining"); member_done NULL: they all started at once. */
     rs_coll_member_fn member_done;
+    /* Members joining a collective whose steps wait for every member
+     * (NVLS, pairwise, a chain, a windowed all-to-all): it starts when the
+     * last joins, as if all had started at once (member_done NULL), and
+     * tells gather_done for each member when it ends. */
+    rs_coll_member_fn gather_done;
+    uint32_t notified;       /* members joining, base latency: members told so far */
+    uint8_t drained;         /* the same: every completion is in, the last member told finishes it */
     uint64_t *mleft;         /* [n] a member's receives and sends still to come */
     uint8_t *joined;         /* [n] */
     uint32_t njoined;        /* members joined so far */
@@ -124,6 +131,8 @@ struct rs_coll {
  * members join one by one (nothing otherwise); its last tells
  * member_done. Call before rs_coll_advance on the same path. */
 void rs_coll_member_step(rs_coll *c, uint32_t x);
+/* Tell member_done that member x's part is done (counted in notified). */
+void rs_coll_member_tell(rs_coll *c, uint32_t x);
 /* Members joining: 1 when ranks a and b share an HB domain of the network.
  * Their connection is NCCL's P2P transport, whose buffer slots persist
  * from one collective to the next: a sender may fill them before its
@@ -172,8 +181,10 @@ static inline const rs_nccl_config *rs_coll_nccl(const rs_coll *c)
 {
     return rs_net_nccl_of(c->net, c->n ? c->gpu[0] : UINT32_MAX);
 }
-/* NCCL's base latency as the collective's end pays it: once after the
- * last completion, none for members joining (they end at their own). */
+/* NCCL's base latency (kernel launch and set-up) as the collective's end
+ * pays it: once after the last completion, or (members joining) none:
+ * each member pays it after its own part (rs_coll_member_step), and the
+ * last one told ends the collective. */
 static inline rs_time coll_base_lat(const rs_coll *c) { return c->member_done ? 0 : c->base_lat; }
 /* A timer that finishes the collective now (ctx: the rs_coll). */
 void rs_coll_finish_timer(void *ctx, rs_net *net, uint64_t arg);

@@ -64,6 +64,10 @@ void rs_coll_finish_at(rs_coll *c, rs_time t)
         rs_tally_destroy(c->tally);
         c->tally = NULL;
     }
+    /* Members that joined a collective which waited for all of them end
+     * with it, in member order. */
+    for (uint32_t x = 0; c->gather_done && x < c->n; x++)
+        c->gather_done(c->ctx, c->net, c->tag, x);
     if (c->done)
         c->done(c->ctx, c->net, c->tag);
 }
@@ -88,9 +92,15 @@ void rs_coll_advance(rs_coll *c, uint64_t k)
         return;
     }
     if (c->pending == 0 && !c->finished) {
+        /* Members joining pay NCCL's base latency after their own parts
+         * (rs_coll_member_step): the last of them to be told finishes
+         * the collective, without an event of its own. */
+        if (c->member_done && c->base_lat && c->notified < c->n) {
+            c->drained = 1;
+            return;
+        }
         /* NCCL's base latency (kernel launch and set-up) once, at the end:
-         * the collective is done that much later (members joining end at
-         * their own completions, without it). */
+         * the collective is done that much later. */
         if (coll_base_lat(c))
             rs_net_at(c->net, rs_net_now(c->net) + coll_base_lat(c), rs_coll_finish_timer, c, 0);
         else
@@ -165,11 +175,32 @@ int rs_coll_name_cbs(rs_coll *c, rs_net_timer_fn arrived, rs_net_timer_fn credit
     return rc == RS_OK ? rs_net_cb_register(c->net, credit, c, &i) : rc;
 }
 
+void rs_coll_member_tell(rs_coll *c, uint32_t x)
+{
+    c->notified++;
+    c->member_done(c->ctx, c->net, c->tag, x);
+}
+
+/* Member x's part, base latency after its last completion. */
+static void member_late(void *ctx, rs_net *net, uint64_t x)
+{
+    rs_coll *c = ctx;
+    rs_coll_member_tell(c, (uint32_t)x);
+    if (c->drained && c->notified == c->n)
+        rs_coll_finish_at(c, rs_net_now(net)); /* last: may free c */
+}
+
 void rs_coll_member_step(rs_coll *c, uint32_t x)
 {
     if (!c->mleft)
         return;
     RS_ASSERT(c->mleft[x] > 0);
-    if (--c->mleft[x] == 0)
-        c->member_done(c->ctx, c->net, c->tag, x);
+    if (--c->mleft[x] != 0)
+        return;
+    /* NCCL's base latency, as the collective's own end pays it
+     * (rs_coll_advance): this member's call returns that much later. */
+    if (c->base_lat)
+        rs_net_at_gpu(c->net, c->gpu[x], rs_net_now(c->net) + c->base_lat, member_late, c, x);
+    else
+        rs_coll_member_tell(c, x);
 }

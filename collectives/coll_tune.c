@@ -237,8 +237,7 @@ int rs_coll_tune(rs_coll *c, coll_tune *out, rs_err *err)
     in.inter = ngpus > hb ? port_gbs(c->net, a, (a + hb) % ngpus) * ti.nics / ngpus : 0;
     if (in.intra == 0)
         in.intra = in.inter;
-    in.nvls = nc->nvls != RS_NVLS_OFF && in.gen >= 2 && in.nodes == 1 && c->n >= 2 && !c->member_done &&
-              !c->split;
+    in.nvls = nc->nvls != RS_NVLS_OFF && in.gen >= 2 && in.nodes == 1 && c->n >= 2;
     if (nc->nvls == RS_NVLS_ON && in.gen < 2)
         return rs_err_set(err, RS_EINVAL, "nccl.nvls: on needs GPUs with NVLink SHARP (system.gpu h100 or later)");
 

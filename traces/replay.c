@@ -447,15 +447,6 @@ int rs_replay_create(const rs_trace *t, rs_net *net, const rs_replay_opts *opts,
         return rs_err_set(err, RS_EINVAL, "workload.algo: unknown algorithm %d", (int)o->algo);
     if ((unsigned)o->sync > RS_SYNC_RANK)
         return rs_err_set(err, RS_EINVAL, "workload.sync: unknown mode %d", (int)o->sync);
-    if (o->sync == RS_SYNC_RANK && o->algo == RS_ALGO_PAIRWISE)
-        return rs_err_set(err, RS_EINVAL, "workload.sync=rank: a pairwise all-to-all (workload.algo=pairwise) "
-                          "waits for both ends at each step and is not implemented with members joining one by "
-                          "one; expected workload.algo auto, ring, tree, direct or hierarchical, or workload.sync="
-                          "collective");
-    if (o->sync == RS_SYNC_RANK && o->coll && o->coll->a2a_peers)
-        return rs_err_set(err, RS_EINVAL, "workload.sync=rank: a direct all-to-all with a window of peers "
-                          "(a2a_peers %u) is not implemented with members joining one by one; expected 0",
-                          o->coll->a2a_peers);
     if (rs_trace_ngpus(t) > rs_net_gpus(net))
         return rs_err_set(err, RS_EINVAL, "trace %s is for %u GPUs, but the network has %u (topology.gpus)",
                           rs_trace_name(t), rs_trace_ngpus(t), rs_net_gpus(net));

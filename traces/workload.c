@@ -18,6 +18,7 @@ static void workload_defaults(rs_workload_config *c)
     memset(c, 0, sizeof *c);
     c->iterations = 1;
     c->algo = RS_ALGO_AUTO;
+    c->sync = RS_SYNC_RANK;
     snprintf(c->placement, sizeof c->placement, "packed");
     c->fragmentation = 0.5;
 }

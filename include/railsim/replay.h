@@ -79,7 +79,7 @@ typedef struct rs_workload_config {
     double fragmentation;             /* workload.fragmentation: share of partly free HB domains (fragmented) */
 } rs_workload_config;
 
-/* No workload, 1 iteration, algorithm auto. */
+/* No workload, 1 iteration, algorithm auto, workload.sync=rank. */
 RS_API void rs_workload_config_init(rs_workload_config *c, size_t size);
 static inline void rs_workload_config_default(rs_workload_config *c)
 {
@@ -150,9 +150,9 @@ typedef struct rs_replay_opts {
      * auto for the others. */
     rs_coll_algo algo;
     const rs_coll_opts *coll; /* NULL: rs_coll_opts_default; copied */
-    /* RS_SYNC_RANK: members join one by one (rs_coll_create); refused
-     * (RS_EINVAL) with algo pairwise or options naming a window of
-     * all-to-all peers. */
+    /* RS_SYNC_RANK: members join one by one (rs_coll_create); what
+     * waits for every member (NVLS, pairwise, a chain, a window of
+     * all-to-all peers) starts when its last member issues it. */
     rs_replay_sync sync;
     /* The GPUs' side of a replay (docs/compute.md); all off when zero:
      * gpu: the GPU the ranks run on, for their power (NULL: no power
@@ -187,14 +187,14 @@ typedef struct rs_replay_opts {
 } rs_replay_opts;
 
 /* 1 iteration, algorithm auto, the collectives' default options,
- * workload.sync=collective; inline so that `size` is the caller's. */
+ * workload.sync=rank; inline so that `size` is the caller's. */
 static inline void rs_replay_opts_default(rs_replay_opts *o)
 {
     o->size = (uint32_t)sizeof *o;
     o->iterations = 1;
     o->algo = RS_ALGO_AUTO;
     o->coll = NULL;
-    o->sync = RS_SYNC_COLLECTIVE;
+    o->sync = RS_SYNC_RANK;
     o->gpu = NULL;
     o->coll_ctas = o->p2p_ctas = 0;
     o->jitter = 0;

@@ -18,7 +18,17 @@ NET="--set topology.gpus=4 --set topology.hb_size=1 --set workload.trace=$TMP/sy
 
 # (1) Straggler: GPU 1 at half speed over the whole run (both compute ops:
 # +2 us); GPU 3 x1.5 from 0.5 us for 1 us: the first op's last 0.5 us of
-# work take 0.75 us (+0.25 us). Everyone waits in the AllReduce.
+# work take 0.75 us (+0.25 us). Under a barrier per collective
+# (workload.sync=collective) everyone waits in the AllReduce: the
+# iteration grows by exactly that. Under the default (rank) the others'
+# parts start without GPU 1, so its first 1 us is partly hidden: the
+# iteration grows by at least its second op's 1 us and at most 2 us.
+"$RS" run -q $NET --set faults.baseline=false -o "$TMP/r0" || fail "sync trace without faults (rank)"
+"$RS" run -q $NET --fault "0 straggler=2 gpu1 1s" -o "$TMP/r1" || fail "straggler x2 (rank): exit $?"
+r0=$(json_get "$TMP/r0/summary.json" "d['iteration']['time_ps']")
+check "straggler x2 on gpu1 under workload.sync=rank: iteration + 1 to 2 us" "$TMP/r1/summary.json" \
+    "$r0 + 1000000 <= d['iteration']['time_ps'] <= $r0 + 2000000 and d['fault_free']['time_ps'] == $r0"
+NET="$NET --set workload.sync=collective"
 "$RS" run -q $NET --set faults.baseline=false -o "$TMP/s0" || fail "sync trace without faults"
 "$RS" run -q $NET --fault "0 straggler=2 gpu1 1s" -o "$TMP/s1" || fail "straggler x2: exit $?"
 "$RS" run -q $NET --fault "500ns straggler=1.5 gpu3 1us" -o "$TMP/s2" || fail "straggler x1.5: exit $?"
@@ -77,8 +87,8 @@ for side in rail_only fat_tree; do
 done
 "$RS" compare -q $CMP --fault "0 nic-down gpu1" --set faults.reroute_hb=false -o "$TMP/c2" 2>"$TMP/cerr" \
     && ok "compare with a cut-off on both sides: exit 0" || fail "compare cut-off: exit $?, $(cat "$TMP/cerr")"
-check "compare: fat tree stopped by the cut-off, naming 1->3" "$TMP/c2/compare.json" \
-    "(lambda s: s['stopped'] is True and ' 1->3' in s['faults_stop'] and s['time_ps'] is None and s['fault_free']['slowdown'] is None and s['fault_free']['status'] == 'complete')(d['cases'][0]['fat_tree'])"
+check "compare: fat tree stopped by the cut-off, naming 3->1" "$TMP/c2/compare.json" \
+    "(lambda s: s['stopped'] is True and ' 3->1' in s['faults_stop'] and s['time_ps'] is None and s['fault_free']['slowdown'] is None and s['fault_free']['status'] == 'complete')(d['cases'][0]['fat_tree'])"
 grep -q "| faults applied | STOPPED, cut off after: nic-down gpu1.nic @0us | STOPPED, cut off after: nic-down gpu1.nic @0us | |" "$TMP/c2/compare.md" \
     && grep -q "| slowdown vs fault-free |" "$TMP/c/compare.md" && ok "compare.md: faults and slowdown rows" \
     || fail "compare.md: $(head -14 "$TMP/c2/compare.md")"

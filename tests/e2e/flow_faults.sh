@@ -48,9 +48,10 @@ assert a == b" "$TMP/o1/summary.json" "$TMP/o2/summary.json" \
     && ok "flow level partition: exit 1 naming the cut-off ranks" || fail "flow level partition: rc=$rc $(cat "$TMP/err")"
 
 # (3) Straggler: GPU 1 at half speed over the whole run: +2 us exactly at
-# flow level too (the 4-rank sync trace of fault_exp.sh).
+# flow level too under a barrier per collective (the 4-rank sync trace of
+# fault_exp.sh, which checks the default's bounds).
 "$TRACE_TOOL" "$TMP/sync.rst" sync || { fail "writing the sync trace"; finish; exit 1; }
-NET="--set topology.gpus=4 --set topology.hb_size=1 --set workload.trace=$TMP/sync.rst --set fidelity=flow"
+NET="--set topology.gpus=4 --set topology.hb_size=1 --set workload.trace=$TMP/sync.rst --set fidelity=flow --set workload.sync=collective"
 "$RS" run -q $NET --fault "0 straggler=2 gpu1 1s" -o "$TMP/s1" || fail "flow level straggler: exit $?"
 check "flow level straggler x2 on gpu1: iteration + 2 us exactly" "$TMP/s1/summary.json" \
     "d['iteration']['time_ps'] == d['fault_free']['time_ps'] + 2000000"

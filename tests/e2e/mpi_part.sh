@@ -225,9 +225,10 @@ split replay-pp-rail --set workload.plan=$TMP/pp.json --set workload.sync=rank -
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8
 split replay-pp-fat --set workload.plan=$TMP/pp.json --set workload.sync=rank --set workload.iterations=2 \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
-# NCCL's costs in a replay whose members join one by one (NVLS left out
-# for them, as the split check must know).
-split replay-pp-nccl --set workload.plan=$TMP/pp.json --set workload.sync=rank --set system.preset=dgx-h100 \
+# NCCL's costs in a replay whose members join one by one, each paying
+# the base latency in its own process; NVLS off, which waits for every
+# member and does not split (below).
+split replay-pp-nccl --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set nccl.nvls=off \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
@@ -257,7 +258,10 @@ alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topo
 alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
-    --set workload.plan=$PL --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
+    --set workload.plan=$PL --set workload.sync=collective --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
+alone replay-nvls "the workload: its allreduce nvls on communicator 0 is not split yet" \
+    --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set topology.gpus=16 --set topology.hb_size=4 \
+    --set topology.radix=8 $NT
 echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
 alone replay-a2a "the workload: its alltoall direct on communicator" --set workload.plan=$TMP/moe1.json \
     --set workload.sync=rank --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT

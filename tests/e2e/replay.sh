@@ -107,23 +107,27 @@ done
     ok "workload.contention: auto off under nccl.model=ideal, on takes effect there" ||
     fail "workload.contention under nccl.model=ideal"
 
-# 3b. workload.sync=rank: each member's part of a collective starts at its
-# issue and ends with its own part; the same summary and timeline bytes
-# twice, the key in the summary; pairwise is
-# refused (exit 2, nothing written).
-"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank -o "$TMP/rank" -q 2>"$TMP/rank.err" &&
-"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank -o "$TMP/rank2" -q 2>/dev/null
+# 3b. workload.sync=rank (the default): each member's part of a
+# collective starts at its issue and ends with its own part; the same
+# summary and timeline bytes twice, the key in the summary. What waits
+# for every member (a pairwise all-to-all) starts at its last member's
+# issue: demo-moe's all-to-alls run pairwise under it, within 0.1% of
+# the barrier's iteration.
+"$RS" run $NET --set workload.plan="$TMP/dptp.json" -o "$TMP/rank" -q 2>"$TMP/rank.err" &&
+"$RS" run $NET --set workload.plan="$TMP/dptp.json" -o "$TMP/rank2" -q 2>/dev/null
 rc=$?
 [ $rc -eq 0 ] && [ "$(strip_host "$TMP/rank/summary.json")" = "$(strip_host "$TMP/rank2/summary.json")" ] &&
     cmp -s "$TMP/rank/timeline.msgpack" "$TMP/rank2/timeline.msgpack" &&
     [ "$(json_get "$TMP/rank/summary.json" "d['status'], d['scenario']['workload']['sync']")" = "complete rank" ] &&
-    ok "workload.sync=rank replays, deterministic" || fail "workload.sync=rank (exit $rc): $(cat "$TMP/rank.err")"
-"$RS" run $NET --set workload.plan="$TMP/dptp.json" --set workload.sync=rank --set workload.algo=pairwise \
-    -o "$TMP/rankpw" -q 2>"$TMP/err"
-rc=$?
-[ $rc -eq 2 ] && [ ! -e "$TMP/rankpw/summary.json" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
-    grep -q "workload.sync=rank: a pairwise all-to-all" "$TMP/err" &&
-    ok "workload.sync=rank with pairwise: exit 2" || fail "sync=rank with pairwise: exit $rc: $(cat "$TMP/err")"
+    ok "workload.sync=rank by default, deterministic" || fail "workload.sync=rank (exit $rc): $(cat "$TMP/rank.err")"
+for s in rank collective; do
+    "$RS" run $NET --set fidelity=flow --set workload.plan=demo-moe --set workload.algo=pairwise \
+        --set workload.sync=$s -o "$TMP/pw-$s" -q 2>"$TMP/err" || fail "pairwise under $s: $(cat "$TMP/err")"
+done
+"$RS" report "$TMP/pw-rank" | grep -q "^  alltoall  *pairwise  *256 " &&
+    [ "$(json_get "$TMP/pw-rank/summary.json" "abs(d['iteration']['time_ps'] / json.load(open('$TMP/pw-collective/summary.json'))['iteration']['time_ps'] - 1) < 1e-3")" = True ] &&
+    ok "workload.sync=rank runs pairwise all-to-alls, each from its last member's issue" ||
+    fail "pairwise under workload.sync=rank: $("$RS" report "$TMP/pw-rank" | grep alltoall)"
 
 # 4. A preset: DP fills the network (llama2-70b keeps tp 8 x pp 4).
 "$RS" run --set workload.plan=llama2-70b --set topology.gpus=48 -q 2>"$TMP/err"

@@ -807,8 +807,18 @@ static void join_timer(void *ctx, rs_net *net, uint64_t m)
 
 /* One collective whose member m joins at join_ps[m] (NULL: all at 0);
  * the members' done times into *j. Returns the collective's end. */
+static rs_time run_join_opts(const rs_net_config *nc, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                             uint64_t bytes, const rs_coll_opts *o, const rs_time *join_ps, join_run *j,
+                             rs_coll_algo *used);
 static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
                         uint64_t bytes, const rs_time *join_ps, join_run *j, rs_coll_algo *used)
+{
+    return run_join_opts(nc, comm, op, algo, bytes, NULL, join_ps, j, used);
+}
+
+static rs_time run_join_opts(const rs_net_config *nc, const rs_comm *comm, rs_coll_op op, rs_coll_algo algo,
+                             uint64_t bytes, const rs_coll_opts *o, const rs_time *join_ps, join_run *j,
+                             rs_coll_algo *used)
 {
     memset(j, 0, sizeof *j);
     j->n = rs_comm_size(comm);
@@ -817,7 +827,7 @@ static rs_time run_join(const rs_net_config *nc, const rs_comm *comm, rs_coll_op
         j->done_at[m] = RS_TIME_MAX;
     rs_net *net = rs_fx_net(nc);
     rs_err err;
-    int rc = rs_fx_coll(net, comm, op, algo, bytes, NULL, join_member_done, join_done, j, 78, NULL, &j->coll, &err);
+    int rc = rs_fx_coll(net, comm, op, algo, bytes, o, join_member_done, join_done, j, 78, NULL, &j->coll, &err);
     if (rc != RS_OK)
         fprintf(stderr, "rs_coll_create: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
@@ -945,27 +955,49 @@ static void test_members_joining_flow_streams_agree_with_packets(void)
     rs_comm_destroy(rail);
 }
 
-/* What members cannot join one by one yet is refused with a sentence; a
- * reservation without members joining, and a join of a collective whose
- * members all started at once, are refused too. */
-static void test_create_refuses_what_members_cannot_join(void)
+/* A collective whose steps wait for every member (pairwise, a windowed
+ * all-to-all, a broadcast or reduce chain) joined one by one starts when
+ * the last member joins and runs from there exactly as if every member
+ * had started then: member 3 joining 50 us late, the others at 0, every
+ * member ends at the collective's end, 50 us plus the all-at-once time.
+ * A reservation without members joining, and a join of a collective whose
+ * members all started at once, are refused. */
+static void test_members_joining_what_waits_for_everyone(void)
 {
     rs_net_config nc;
     cfg(&nc, RS_TOPO_FAT_TREE, 16, 4, 8, RS_TRANSPORT_IDEAL);
-    rs_net *net = rs_fx_net(&nc);
     rs_comm *all = comm_all(16);
+    rs_coll_opts win;
+    rs_coll_opts_default(&win);
+    win.a2a_peers = 2;
+    const struct {
+        rs_coll_op op;
+        rs_coll_algo algo;
+        const rs_coll_opts *o;
+    } cs[] = {
+        { RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, NULL },
+        { RS_COLL_ALLTOALL, RS_ALGO_DIRECT, &win },
+        { RS_COLL_BROADCAST, RS_ALGO_RING, NULL },
+        { RS_COLL_REDUCE, RS_ALGO_RING, NULL },
+    };
+    rs_time late[64] = { 0 };
+    late[3] = 50 * RS_PS_PER_US;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        run_result base = run_coll(&nc, all, cs[i].op, cs[i].algo, MiB, cs[i].o);
+        join_run j;
+        rs_coll_algo used;
+        rs_time end = run_join_opts(&nc, all, cs[i].op, cs[i].algo, MiB, cs[i].o, late, &j, &used);
+        printf("\n    %s %s, member 3 at 50 us: ends %.3f us (all at once %.3f us)", rs_coll_op_name(cs[i].op),
+               rs_coll_algo_name(used), rs_time_to_us(end), base.us);
+        CU_ASSERT_EQUAL(used, cs[i].algo);
+        CU_ASSERT_EQUAL(end, late[3] + base.time_ps);
+        CU_ASSERT_EQUAL(j.members_done, 16);
+        for (uint32_t m = 0; m < j.n; m++)
+            CU_ASSERT_EQUAL(j.done_at[m], end);
+    }
+    rs_net *net = rs_fx_net(&nc);
     rs_coll *c = NULL;
     rs_err err;
-    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_PAIRWISE, MiB, NULL, join_member_done, join_done,
-                               NULL, 0, NULL, &c, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NULL(c);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "pairwise"));
-    rs_coll_opts o;
-    rs_coll_opts_default(&o);
-    o.a2a_peers = 2;
-    CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, MiB, &o, join_member_done, join_done,
-                               NULL, 0, NULL, &c, &err), RS_EINVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "window of peers"));
     rs_coll_reservation res = { UINT64_MAX, UINT32_MAX };
     CU_ASSERT_EQUAL(rs_fx_coll(net, all, RS_COLL_ALLREDUCE, RS_ALGO_RING, MiB, NULL, NULL, join_done, NULL, 0, &res,
                                &c, &err), RS_EINVAL);
@@ -1069,7 +1101,7 @@ static const rs_cu_test coll_tests[] = {
     RS_CU_TEST(test_splits_names_what_a_split_run_can_run),
     RS_CU_TEST(test_members_joining_one_by_one),
     RS_CU_TEST(test_members_joining_flow_streams_agree_with_packets),
-    RS_CU_TEST(test_create_refuses_what_members_cannot_join),
+    RS_CU_TEST(test_members_joining_what_waits_for_everyone),
     RS_CU_TEST(test_named_collective_takes_the_serials_it_is_given),
 };
 
