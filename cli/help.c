@@ -34,8 +34,8 @@ static const cmd_help cmds[] = {
       "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n"
       "  (mpirun -np N)\tat packet level, synthetic traffic and one iteration of a ring, tree, direct "
       "all-to-all or send/recv collective (without faults but link degrades), and a replay under "
-      "workload.sync=rank (the default) whose collectives are rings, trees or hierarchical (without faults or "
-      "transfers by PXN relays), are split over the ranks; a shared cluster's jobs run alone (their slowdowns' baselines) "
+      "workload.sync=rank (the default) whose collectives are rings, trees, hierarchical or NVLS (without "
+      "faults or transfers by PXN relays), are split over the ranks; a shared cluster's jobs run alone (their slowdowns' baselines) "
       "on the ranks while rank 0 runs the cluster; the summary, timeline and captures are the serial run's "
       "(docs/parallel.md)\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"

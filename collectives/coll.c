@@ -368,6 +368,15 @@ static int join_gathers(const rs_coll *c)
            (c->algo == RS_ALGO_DIRECT && c->o.a2a_peers && c->o.a2a_peers < c->n - 1);
 }
 
+/* 1 when every member's GPU runs in this process (a split network). */
+static int coll_local(const rs_coll *c)
+{
+    for (uint32_t x = 0; x < c->n; x++)
+        if (!rs_net_gpu_local(c->net, c->gpu[x]))
+            return 0;
+    return 1;
+}
+
 /* What members joining one by one cannot run (rs_coll_create). */
 static int join_check(const rs_coll *c, rs_err *err)
 {
@@ -375,10 +384,11 @@ static int join_check(const rs_coll *c, rs_err *err)
     int empty = c->n == 1 || c->bytes == 0; /* each member done as it joins: nothing crosses processes */
     if (c->split && !empty && c->cb0 == RS_COLL_NONE)
         r = "a network split over processes without a name (rs_coll_create with a reservation)";
-    else if (c->split && !empty && join_gathers(c))
-        r = "a collective that waits for every member, split over processes";
+    else if (c->split && !empty && join_gathers(c) && !(c->algo == RS_ALGO_NVLS && coll_local(c)))
+        r = "a collective that waits for every member across processes (only NVLS, inside one process's HB "
+            "domain)";
     else if (c->split && !empty && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE &&
-             c->algo != RS_ALGO_HIERARCHICAL)
+             c->algo != RS_ALGO_HIERARCHICAL && c->algo != RS_ALGO_NVLS)
         r = "an all-to-all split over processes (its postings are not named alike yet)";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
@@ -541,15 +551,20 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
         return RS_OK;
     }
     if (member && join_gathers(c)) {
-        /* It runs as if every member started at once, from the last join,
-         * unnamed: it never splits over processes (join_check), so it
-         * takes its serials and callbacks then, and a probe counts none. */
+        /* It runs as if every member started at once, from the last join.
+         * NVLS keeps its name (its transfers' serials; it runs split, in
+         * the process of its HB domain); the others run unnamed, on one
+         * process only (join_check), and a probe counts nothing for them. */
         c->gather_done = member;
         c->member_done = NULL;
-        c->serial0 = UINT64_MAX;
-        c->cb0 = RS_COLL_NONE;
-        *out = c;
-        return RS_OK;
+        if (c->algo != RS_ALGO_NVLS) {
+            c->serial0 = UINT64_MAX;
+            c->cb0 = RS_COLL_NONE;
+        }
+        if (!probe || c->algo != RS_ALGO_NVLS) {
+            *out = c;
+            return RS_OK;
+        }
     }
     if ((rc = coll_start(c, err)) != RS_OK)
         goto fail;

@@ -49,8 +49,15 @@ int rs_coll_nvls_start(rs_coll *c, rs_err *err)
     }
     uint64_t per = (uint64_t)ceil(load / (n - 1) / c->nvls_eff);
     c->pending = (uint64_t)n * (n - 1);
+    if (c->probe) { /* named (members joining): a serial per transfer, no callbacks */
+        c->probe->serials += c->pending;
+        return RS_OK;
+    }
+    /* Named: transfer (i, k) takes serial0 + i (n - 1) + k - 1, alike in
+     * every process; else each its own as it starts. */
     for (uint32_t i = 0; i < n && c->status == RS_OK; i++)
         for (uint32_t k = 1; k < n && c->status == RS_OK; k++)
-            rs_coll_send(c, i, (i + k) % n, per, nvls_arrived, (uint64_t)i * n + k);
+            rs_coll_send_named(c, i, (i + k) % n, per, nvls_arrived, NULL, (uint64_t)i * n + k,
+                               c->serial0 == UINT64_MAX ? UINT64_MAX : c->serial0 + (uint64_t)i * (n - 1) + k - 1);
     return c->status;
 }

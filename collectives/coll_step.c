@@ -55,6 +55,16 @@ int rs_coll_send_named(rs_coll *c, uint32_t a, uint32_t b, uint64_t bytes, rs_ne
     return RS_OK;
 }
 
+/* Every member of a collective that waited for all of them is done. */
+static void gather_tell(void *ctx, rs_net *net, uint64_t arg)
+{
+    (void)net;
+    (void)arg;
+    rs_coll *c = ctx;
+    for (uint32_t x = 0; x < c->n; x++)
+        c->gather_done(c->ctx, c->net, c->tag, x);
+}
+
 void rs_coll_finish_at(rs_coll *c, rs_time t)
 {
     c->finished = 1;
@@ -66,8 +76,8 @@ void rs_coll_finish_at(rs_coll *c, rs_time t)
     }
     /* Members that joined a collective which waited for all of them end
      * with it, in member order. */
-    for (uint32_t x = 0; c->gather_done && x < c->n; x++)
-        c->gather_done(c->ctx, c->net, c->tag, x);
+    if (c->gather_done)
+        gather_tell(c, c->net, 0);
     if (c->done)
         c->done(c->ctx, c->net, c->tag);
 }
@@ -86,9 +96,16 @@ void rs_coll_advance(rs_coll *c, uint64_t k)
         /* A split run: this process sees its GPUs' completions only;
          * rank 0 finishes the collective after the run
          * (rs_coll_part_finish), its records placed here if this is the
-         * last. */
+         * last. One that waited for its members joining, all here (NVLS),
+         * tells them as the serial run's end does. */
         c->split_done += k;
         rs_net_rec_key_take(c->net, &c->split_last);
+        if (c->gather_done && c->split_done == c->pending_total) {
+            if (c->base_lat)
+                rs_net_at_gpu(c->net, c->gpu[0], rs_net_now(c->net) + c->base_lat, gather_tell, c, 0);
+            else
+                gather_tell(c, c->net, 0);
+        }
         return;
     }
     if (c->pending == 0 && !c->finished) {

@@ -47,9 +47,9 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
             rs_coll_algo a = RS_ALGO_AUTO;
             rs_replay_coll_req(r, c, o->coll, o->bytes, &req);
             rs_coll_algo_resolve(r->net, cm->comm, &req, &a);
-            if (a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL) {
-                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees and "
-                         "hierarchical ones)",
+            if (a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL && a != RS_ALGO_NVLS) {
+                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees, "
+                         "hierarchical ones and NVLS)",
                          rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), c);
                 w = buf;
                 break;

@@ -342,9 +342,9 @@ RS_API uint32_t rs_replay_tl_comms(const rs_replay *r);
 
 /* Can this replay run split on its network? 1, or 0 with the reason (one
  * clause: "its alltoall direct on communicator 8 is not split yet ...")
- * in why: workload.sync=rank at packet level, collectives run as rings, trees or
- * hierarchical ones (as the algorithm rule picks them), no send by a PXN
- * relay (rs_net_relayed). */
+ * in why: workload.sync=rank at packet level, collectives run as rings, trees,
+ * hierarchical ones or NVLS (as the algorithm rule picks them), no send by
+ * a PXN relay (rs_net_relayed). */
 RS_API int rs_replay_splits(const rs_replay *r, char *why, size_t n);
 /* This process's part, *len bytes at *buf (malloc'ed). RS_ENOMEM. */
 RS_API int rs_replay_part_pack(const rs_replay *r, void **buf, size_t *len);

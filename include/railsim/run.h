@@ -117,7 +117,7 @@ typedef struct rs_run_opts {
      * timelines and captures included, without faults but link degrades,
      * synthetic traffic, one iteration of a ring, tree, direct all-to-all
      * or send/recv collective, and a replay under workload.sync=rank whose
-     * collectives are rings, trees or hierarchical (without faults or
+     * collectives are rings, trees, hierarchical or NVLS (without faults or
      * transfers by PXN relays). Otherwise process 0 runs it alone and
      * rs_result_parallel_note says why. A shared cluster's jobs (a
      * scenario's jobs array) spread instead: process 0 runs the shared

@@ -226,10 +226,13 @@ split replay-pp-rail --set workload.plan=$TMP/pp.json --set workload.sync=rank -
 split replay-pp-fat --set workload.plan=$TMP/pp.json --set workload.sync=rank --set workload.iterations=2 \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 # NCCL's costs in a replay whose members join one by one, each paying
-# the base latency in its own process; NVLS off, which waits for every
-# member and does not split (below).
+# the base latency in its own process: NVLS off, and on (the default
+# system's, its TP AllReduces inside the HB domain: one process holds
+# each domain, so the collective that waits for its members runs there).
 split replay-pp-nccl --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set nccl.nvls=off \
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
+split replay-nvls --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set topology.gpus=16 \
+    --set topology.hb_size=4 --set topology.radix=8
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {
@@ -259,9 +262,6 @@ alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --s
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
     --set workload.plan=$PL --set workload.sync=collective --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
-alone replay-nvls "the workload: its allreduce nvls on communicator 0 is not split yet" \
-    --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set topology.gpus=16 --set topology.hb_size=4 \
-    --set topology.radix=8 $NT
 echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
 alone replay-a2a "the workload: its alltoall direct on communicator" --set workload.plan=$TMP/moe1.json \
     --set workload.sync=rank --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT

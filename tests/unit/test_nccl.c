@@ -17,6 +17,7 @@
 #include "cu_main.h"
 #include "fixture_coll.h"
 #include "fixture_net.h"
+#include "partition.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -366,7 +367,8 @@ static void test_broadcast_and_reduce_chain(void)
  * each member pays NCCL's base latency after its own part as the
  * collective's end does: joined together at 0, every member ends when the
  * all-at-once collective does, for NVLS and for a forced ring (whose
- * slots inside the domain need no posting). */
+ * slots inside the domain need no posting). Named, NVLS takes its
+ * transfers' serials from its block. */
 static void test_members_joining_pay_the_base_latency(void)
 {
     rs_net_config c;
@@ -400,6 +402,33 @@ static void test_members_joining_pay_the_base_latency(void)
         rs_comm_destroy(comm);
         rs_net_destroy(net);
     }
+    /* Named (a replay's reservation, alike in every process of a split
+     * run): NVLS takes one serial per transfer from its block, 8 x 7, and
+     * reserves none of its own. */
+    rs_net *net = rs_fx_net(&c);
+    rs_comm *comm = NULL;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_comm_create_all(8, &comm, &err), RS_OK);
+    rs_coll_needs sz;
+    CU_ASSERT_EQUAL_FATAL(rs_fx_coll_needs(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 64 * MiB, NULL, &sz, &err),
+                          RS_OK);
+    CU_ASSERT_EQUAL(sz.serials, 56);
+    CU_ASSERT_EQUAL(sz.cbs, 0);
+    members mb;
+    memset(&mb, 0, sizeof mb);
+    rs_coll_reservation name = { rs_net_serials_reserve(net, sz.serials), UINT32_MAX };
+    uint64_t before = rs_net_serials_reserve(net, 0);
+    CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, comm, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 64 * MiB, NULL, member_cb, done_fn,
+                                     &mb, 0, &name, &mb.coll, &err), RS_OK);
+    for (uint32_t m = 0; m < 8; m++)
+        rs_net_at(net, 0, join_at, &mb, m);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    CU_ASSERT_EQUAL(rs_coll_algo_used(mb.coll), RS_ALGO_NVLS);
+    CU_ASSERT_EQUAL(mb.ndone, 8);
+    CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0), before);
+    rs_coll_destroy(mb.coll);
+    rs_comm_destroy(comm);
+    rs_net_destroy(net);
 }
 
 static const rs_cu_test nccl_tests[] = {
