@@ -83,9 +83,13 @@ void rs_replay_coll_arrive(rs_replay *r, uint32_t rank, uint32_t j)
         }
         if (!in->coll) /* its creation failed: the run is stopping */
             return;
-        if (rs_coll_join(in->coll, pos) != RS_OK && r->status == RS_OK)
-            rs_replay_fail(r, rs_coll_status(in->coll) != RS_OK ? rs_coll_status(in->coll) : RS_EINTERNAL,
-                           "rank %u op %u (coll \"%s\") could not join its collective", rank, j, rs_replay_label(r, o));
+        int rc = rs_coll_join(in->coll, pos);
+        if (rc != RS_OK && r->status == RS_OK) {
+            rc = rs_coll_status(in->coll) != RS_OK ? rs_coll_status(in->coll) : rc;
+            rs_replay_fail(r, rc, "rank %u op %u (coll \"%s\", %s of %llu bytes on communicator %u) could not join its "
+                           "collective: %s", rank, j, rs_replay_label(r, o), rs_coll_op_name((rs_coll_op)in->op),
+                           (unsigned long long)in->bytes, comm, rs_strerror(rc));
+        }
         return;
     }
     if (++in->arrived < cm->n)
