@@ -73,7 +73,8 @@ int rs_net_cb_reserve(rs_net *net, uint32_t n, rs_net_cb_resolve_fn resolve, voi
         return RS_ENOMEM;
     net->cb_ranges = rg;
     rg[net->ncb_ranges++] = (struct rs_net_cb_range){ net->ncbs, n, resolve, ctx };
-    memset(net->cbs + net->ncbs, 0, (size_t)n * sizeof *net->cbs);
+    if (n) /* cbs is still NULL when nothing was ever registered */
+        memset(net->cbs + net->ncbs, 0, (size_t)n * sizeof *net->cbs);
     *first = net->ncbs;
     net->ncbs += n;
     return RS_OK;
