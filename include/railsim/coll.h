@@ -145,8 +145,8 @@ typedef struct rs_coll_req {
     const rs_coll_opts *opts; /* NULL (default): rs_coll_opts_default; copied */
     /* NULL (default): every member starts now, as a group. Else members
      * join one by one (rs_coll_join), as NCCL's ranks do: member_done(ctx,
-     * net, tag, m) runs once m's part is done (docs/collectives.md,
-     * "Members joining"). */
+     * net, tag, m) runs once m's part is done, plus NCCL's base latency
+     * under nccl.model=nccl (docs/collectives.md, "Members joining"). */
     rs_coll_member_fn member_done;
     /* Runs, from a network event, when every member has finished (a
      * collective with nothing to move, one rank or zero bytes, completes
@@ -156,7 +156,7 @@ typedef struct rs_coll_req {
     uint64_t tag;
     /* Members joining: what its creator reserved for it (NULL, default:
      * serials and callbacks taken at creation, in creation order). On a
-     * network split over processes, a ring, tree or hierarchical
+     * network split over processes, a ring, tree, hierarchical or NVLS
      * collective with a reservation runs split: each process runs its
      * GPUs' part, member_done runs for them, done never runs (no process
      * sees every member), and the creator merges after the run
@@ -188,9 +188,12 @@ static inline void rs_coll_req_init(rs_coll_req *r, rs_coll_op op, uint64_t byte
  * credit, as NCCL's receiver proxy posts its FIFO entries; inside a domain
  * the slots persist from the last collective and a sender may fill them
  * before the member joins). Members joining: ring, tree, direct
- * all-to-all (no window of peers) and hierarchical; pairwise all-to-all,
- * a window of peers and send/recv are refused, and so is a network split
- * over processes without a reservation.
+ * all-to-all (no window of peers) and hierarchical each member from its
+ * join; what waits for every member (NVLS, pairwise all-to-all, a window
+ * of peers, broadcast and reduce) starts at the last join and ends for
+ * all at once; send/recv is refused, and so is a network split over
+ * processes without a reservation or (of those that wait) other than
+ * NVLS inside one process.
  *
  * Errors (nothing started, *out NULL): RS_EINVAL with err naming the
  * problem (an algorithm that does not implement op, send/recv on fewer
