@@ -388,8 +388,9 @@ static int join_check(const rs_coll *c, rs_err *err)
         r = "a collective that waits for every member across processes (only NVLS, inside one process's HB "
             "domain)";
     else if (c->split && !empty && c->algo != RS_ALGO_RING && c->algo != RS_ALGO_TREE &&
-             c->algo != RS_ALGO_HIERARCHICAL && c->algo != RS_ALGO_NVLS)
-        r = "an all-to-all split over processes (its postings are not named alike yet)";
+             c->algo != RS_ALGO_HIERARCHICAL && c->algo != RS_ALGO_NVLS &&
+             !(c->algo == RS_ALGO_DIRECT && c->op == RS_COLL_ALLTOALL))
+        r = "this algorithm split over processes";
     else if (c->op == RS_COLL_SENDRECV)
         r = "send/recv (use rs_net_send)";
     if (r)

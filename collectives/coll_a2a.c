@@ -119,10 +119,13 @@ static void direct_left(void *ctx, rs_net *net, uint64_t tag)
     rs_coll_member_step(ctx, (uint32_t)(tag >> 32));
 }
 
-/* Members joining: i sends its block to j, j's buffer posted. */
+/* Members joining: i sends its block to j, j's buffer posted; named
+ * by its place (i, offset), alike in every process of a split run. */
 static void direct_send(rs_coll *c, uint32_t i, uint32_t j)
 {
-    rs_coll_send_posted(c, i, j, block(c, j), direct_arrived, direct_left, ((uint64_t)i << 32) | j);
+    uint32_t n = c->n, k = (uint32_t)(((uint64_t)j + n - i) % n);
+    uint64_t serial = c->a2a_serial == UINT64_MAX ? UINT64_MAX : c->a2a_serial + (uint64_t)i * (n - 1) + k - 1;
+    rs_coll_send_named(c, i, j, block(c, j), direct_arrived, direct_left, ((uint64_t)i << 32) | j, serial);
 }
 
 static int posted(const rs_coll *c, uint32_t j, uint32_t i)
@@ -176,9 +179,29 @@ int rs_coll_a2a_start(rs_coll *c, rs_err *err)
 {
     uint32_t n = c->n;
     c->pending = (uint64_t)n * (n - 1);
+    c->a2a_serial = UINT64_MAX;
     if (c->member_done) {
         /* Members join one by one (rs_coll_a2a_join): a member receives
-         * and sends n-1 blocks. */
+         * and sends n-1 blocks. At packet level each block's serial (its
+         * entropy, its captured QPN) is its place in the collective, from
+         * a block taken now, and the two callbacks that cross processes
+         * (a block's arrival, a posting) are named: a run split over
+         * processes makes them alike. */
+        if (!rs_net_streams(c->net)) {
+            uint32_t one = 1;
+            uint64_t *first = rs_coll_serial_blocks(c, 1, c->pending, &one);
+            if (!first)
+                return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
+            c->a2a_serial = first[0];
+            free(first);
+            for (uint32_t i = 0; c->probe && i < n; i++)
+                for (uint32_t j = 0; j < n; j++)
+                    c->probe->relayed += (uint32_t)(i != j && rs_net_relayed(c->net, c->gpu[i], c->gpu[j]));
+            if ((c->split || c->probe) && rs_coll_name_cbs(c, direct_arrived, direct_post) != RS_OK)
+                return rs_err_set(err, RS_ENOMEM, "out of memory starting an all-to-all over %u ranks", n);
+        }
+        if (c->probe)
+            return RS_OK;
         c->posted = calloc(((uint64_t)n * n + 63) / 64, sizeof *c->posted);
         c->a2a_held = calloc(n, sizeof *c->a2a_held);
         if (!c->posted || !c->a2a_held)

@@ -109,6 +109,8 @@ struct rs_coll {
     uint32_t *pos_of;        /* ring: [nch][n] rank -> position; hierarchical: [n] domain x GPUs + local */
     uint64_t *posted;        /* direct all-to-all: bit j x n + i, j's receive buffer posted to i */
     uint32_t *a2a_held;      /* direct all-to-all: [n] blocks arrived over HB links before the member joined */
+    uint64_t a2a_serial;     /* direct all-to-all, members joining at packet level: block i -> i + k takes
+                                a2a_serial + i (n - 1) + k - 1; UINT64_MAX: each its own as it starts */
     rs_coll **hkid;          /* hierarchical: [nseg][phases][groups], created as members join */
     uint8_t *hdone;          /* hierarchical: [n][nseg][phases] a member's part: idle, joined, done */
     uint32_t hgroups;        /* hierarchical: max(domains, GPUs per domain) */

@@ -47,10 +47,12 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
             rs_coll_algo a = RS_ALGO_AUTO;
             rs_replay_coll_req(r, c, o->coll, o->bytes, &req);
             rs_coll_algo_resolve(r->net, cm->comm, &req, &a);
-            if (a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL && a != RS_ALGO_NVLS) {
-                snprintf(buf, sizeof buf, "its %s %s on communicator %u is not split yet (only rings, trees, "
-                         "hierarchical ones and NVLS)",
-                         rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), c);
+            int windowed = a == RS_ALGO_DIRECT && req.opts && req.opts->a2a_peers && req.opts->a2a_peers < cm->n - 1;
+            if ((a != RS_ALGO_RING && a != RS_ALGO_TREE && a != RS_ALGO_HIERARCHICAL && a != RS_ALGO_NVLS &&
+                 !(a == RS_ALGO_DIRECT && o->coll == RS_COLL_ALLTOALL)) || windowed) {
+                snprintf(buf, sizeof buf, "its %s %s%s on communicator %u is not split yet (only rings, trees, "
+                         "hierarchical ones, NVLS and direct all-to-alls without a window)",
+                         rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), windowed ? " with a window" : "", c);
                 w = buf;
                 break;
             }

@@ -8,11 +8,11 @@
 # adaptive routing; frames
 # cross the ranks in each; and collectives whose transfers all start with
 # them (direct all-to-all, send/recv); and replays under workload.sync=rank
-# (rings, trees, hierarchical, pipeline sends). A scenario that cannot be
-# split (faults, a pairwise or hierarchical collective, several iterations
-# of one, a replay under the barrier, with all-to-alls or sends by PXN
-# relays) runs on rank 0 alone, says why once, and gives the serial
-# summary.
+# (rings, trees, hierarchical, NVLS, direct all-to-alls, pipeline sends).
+# A scenario that cannot be split (faults, a pairwise or hierarchical
+# collective, several iterations of one, a replay under the barrier, with
+# sends by PXN relays) runs on rank 0 alone, says why once, and gives the
+# serial summary.
 RS=$1; E2E=$2; MPIRUN=$3
 . "$E2E/lib.sh"
 MPI="$MPIRUN --allow-run-as-root --oversubscribe"
@@ -233,6 +233,13 @@ split replay-pp-nccl --set workload.plan=$TMP/pp.json --set system.preset=dgx-h1
     --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 split replay-nvls --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 --set topology.gpus=16 \
     --set topology.hb_size=4 --set topology.radix=8
+# MoE (one demo-moe layer, EP 8 over two HB domains of 4): direct
+# all-to-alls whose members post their buffers to their peers across the
+# ranks, each block named by its place; from the sources' NICs (PXN off:
+# a relay is not split yet)
+echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
+split replay-a2a --set workload.plan=$TMP/moe1.json --set routing.pxn=off --set topology.gpus=16 \
+    --set topology.hb_size=4 --set topology.radix=8
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {
@@ -262,9 +269,8 @@ alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --s
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
     --set workload.plan=$PL --set workload.sync=collective --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
-echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
-alone replay-a2a "the workload: its alltoall direct on communicator" --set workload.plan=$TMP/moe1.json \
-    --set workload.sync=rank --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
+alone replay-a2a-pxn "the workload: its alltoall direct on communicator 8 crosses rails by PXN relays" \
+    --set workload.plan=$TMP/moe1.json --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
 # a send across rails and HB domains goes by a PXN relay
 "$PY" - "$E2E/chakra" "$TMP/xrail" <<'PYEOF' || fail "could not write the cross-rail Chakra traces"
 import sys

@@ -1064,6 +1064,44 @@ static void test_named_collective_takes_the_serials_it_is_given(void)
         rs_coll_destroy(j.coll);
         rs_net_destroy(net);
     }
+    /* A direct all-to-all: a serial per block, n (n - 1), taken by its
+     * place (i, offset); its two callbacks (a block's arrival, a
+     * posting); and, on the fat tree with PXN, the blocks that would go
+     * by a relay counted (16 x 15 pairs less 16 x 3 in an HB domain and
+     * 16 x 3 on the same rail), which a split replay refuses. Without
+     * PXN nothing is relayed, and the named run reserves nothing more. */
+    for (int pxn = 0; pxn < 2; pxn++) {
+        rs_net_config ac = nc;
+        ac.pxn = pxn ? RS_PXN_AUTO : RS_PXN_OFF;
+        rs_net *net = rs_fx_net(&ac);
+        rs_coll_needs sz;
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll_needs(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 4 * MiB, NULL, &sz, &err),
+                              RS_OK);
+        CU_ASSERT_EQUAL(sz.serials, 240u);
+        CU_ASSERT_EQUAL(sz.cbs, 2u);
+        CU_ASSERT_EQUAL(sz.relayed, pxn ? 144u : 0u);
+        if (pxn) {
+            rs_net_destroy(net);
+            continue;
+        }
+        join_run j;
+        memset(&j, 0, sizeof j);
+        j.n = 16;
+        for (uint32_t m = 0; m < 64; m++)
+            j.done_at[m] = RS_TIME_MAX;
+        rs_coll_reservation name = { rs_net_serials_reserve(net, sz.serials), UINT32_MAX };
+        uint64_t before = rs_net_serials_reserve(net, 0);
+        CU_ASSERT_EQUAL_FATAL(rs_fx_coll(net, all, RS_COLL_ALLTOALL, RS_ALGO_DIRECT, 4 * MiB, NULL, join_member_done,
+                                         join_done, &j, 78, &name, &j.coll, &err), RS_OK);
+        for (uint32_t m = 0; m < 16; m++)
+            rs_net_at(net, 0, join_timer, &j, m);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_serials_reserve(net, 0), before);
+        CU_ASSERT_EQUAL(j.members_done, 16);
+        CU_ASSERT_EQUAL(j.done_calls, 1);
+        rs_coll_destroy(j.coll);
+        rs_net_destroy(net);
+    }
     rs_net *net = rs_fx_net(&nc);
     CU_ASSERT_EQUAL(rs_fx_coll_algo(net, all, RS_COLL_ALLGATHER, RS_ALGO_AUTO, 64 * MiB, NULL), RS_ALGO_RING);
     CU_ASSERT_EQUAL(rs_fx_coll_algo(net, all, RS_COLL_ALLREDUCE, RS_ALGO_AUTO, 4096, NULL), RS_ALGO_TREE);
