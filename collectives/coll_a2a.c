@@ -109,7 +109,7 @@ static void pw_arrived(void *ctx, rs_net *net, uint64_t tag)
     rs_coll_advance(c, 1); /* last: may finish and free c */
 }
 
-/* Members joining: i's block to j has left i (a relayed one: arrived):
+/* Members joining: i's block to j has left i (a relayed one: the relay's NIC):
  * one of i's sends done. A whole block is one message where NCCL's
  * kernel pushes it through NCCL_STEPS slots, so i counts it done once it
  * is out, not when issued. */

@@ -75,6 +75,7 @@ static int failover_restart(rs_net *net, uint32_t m)
     msg->nchunks = (uint32_t)n;
     uint64_t *ctr = rs_serial_ctr(net, msg->src);
     msg->serial0 = *ctr;
+    msg->gpu_serials = 0; /* a restart takes a block of the counter, as an unnamed relay */
     *ctr += 3 * n;
     rs_relay_reset(msg); /* chunks still to be acknowledged from before are no longer its */
     msg->pipe = 1;

@@ -116,8 +116,7 @@ int rs_msg_start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes,
         if (RS_UNLIKELY(net->tl != NULL))
             rs_net_tl_wake(net); /* as rs_flow_new does */
     } else {
-        rc = rs_flow_new_serial(net, src, dst, bytes, m, chunk, via_hb,
-                                msg->serial0 + (uint64_t)leg * msg->nchunks + chunk, &f);
+        rc = rs_flow_new_serial(net, src, dst, bytes, m, chunk, via_hb, rs_relay_serial(net, msg, leg, chunk), &f);
     }
     if (rc != RS_OK)
         return rc;
@@ -274,8 +273,8 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
             net->pt.ops->ship_send(net, m, net->msgs[m].flow1);
         return send_started(net, m, rc);
     }
-    if (own)
-        return send_started(net, m, RS_EINTERNAL); /* a relay's chunks are not mirrored yet */
+    if (own && msg->leg_dst != dst)
+        return send_started(net, m, RS_EINTERNAL); /* a relay into the destination's domain is not shipped yet */
     uint64_t ch = net->cfg.relay_chunk_bytes;
     uint64_t n = bytes ? (bytes + ch - 1) / ch : 1;
     if (n > UINT32_MAX)
@@ -285,10 +284,21 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     msg->nchunks = (uint32_t)n;
     msg->pipe = 1;
     rs_relay_reset(msg);
-    uint64_t *ctr = rs_serial_ctr(net, src);
-    msg->serial0 = *ctr; /* its chunks' serials, whoever makes them when */
-    *ctr += 3 * n;
-    if (net->pt.ops->premade_relays) {
+    if (msg->named) { /* its chunks' serials by its source GPU (rs_relay_serial) */
+        if (!net->relay_serial && !(net->relay_serial = calloc(net->gpus, sizeof *net->relay_serial)))
+            return send_started(net, m, RS_ENOMEM);
+        msg->gpu_serials = 1;
+        msg->serial0 = net->relay_serial[src];
+        net->relay_serial[src] += 3 * n;
+    } else {
+        uint64_t *ctr = rs_serial_ctr(net, src);
+        msg->serial0 = *ctr; /* its chunks' serials, whoever makes them when */
+        *ctr += 3 * n;
+    }
+    /* Made by this process's own event, its network leg crossing
+     * processes: each chunk is shipped as it starts (relay.c). */
+    msg->shipped = (uint8_t)own;
+    if (net->pt.ops->premade_relays && !own) {
         int rc = rs_relay_premake(net, m);
         if (rc != RS_OK)
             return send_started(net, m, rc);
@@ -332,4 +342,70 @@ uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
     net->flows[f].home_id = s->home_id;
     msg->flow1 = f;
     return f;
+}
+
+uint32_t rs_net_mirror_chunk(rs_net *net, const rs_part_send *s, uint32_t *mp)
+{
+    uint64_t ch = net->cfg.relay_chunk_bytes, n = s->bytes ? (s->bytes + ch - 1) / ch : 1;
+    uint32_t K = net->hb_size, m = *mp, f;
+    /* A relay as rs_msg_send makes one: from the source's HB domain, over
+     * the destination's rail, into the destination itself. */
+    if (s->src >= net->gpus || s->dst >= net->gpus || s->leg_src >= net->gpus || K < 2 || s->leg_src == s->src ||
+        s->leg_src / K != s->src / K || s->src / K == s->dst / K || rs_gpu_rail(net, s->leg_src) != rs_gpu_rail(net, s->dst) ||
+        n != s->nchunks || s->chunk >= s->nchunks || (s->cb != RS_NONE && s->cb >= net->ncbs))
+        return RS_NONE;
+    int made = m == RS_NONE;
+    if (made) {
+        const struct rs_net_cb *cb = NULL;
+        if (s->chunk != 0)
+            return RS_NONE;
+        if (s->cb != RS_NONE && rs_part_owns_node(net, s->dst) && !(cb = rs_net_cb_named(net, s->cb)))
+            return RS_NONE;
+        if (msg_alloc(net, &m) != RS_OK)
+            return RS_NONE;
+        msg_fill(net, m, s->src, s->dst, s->bytes, s->start, UINT64_MAX); /* counted where its source is */
+        rs_msg *msg = &net->msgs[m];
+        msg->tag = s->tag;
+        if (cb) {
+            msg->done = cb->fn;
+            msg->ctx = cb->ctx;
+        }
+        msg->leg_src = s->leg_src;
+        msg->nchunks = s->nchunks;
+        msg->pipe = 1;
+        msg->shipped = 1;
+        rs_relay_reset(msg);
+    } else {
+        const rs_msg *msg = m < net->nmsgs ? &net->msgs[m] : NULL;
+        if (!msg || msg->freed || !msg->shipped || msg->made1 != s->chunk || msg->nchunks != s->nchunks ||
+            msg->src != s->src || msg->dst != s->dst || msg->bytes != s->bytes)
+            return RS_NONE;
+    }
+    rs_msg *msg = &net->msgs[m];
+    net->mirroring = 1;
+    int rc = rs_flow_new_serial(net, msg->leg_src, msg->dst, rs_msg_chunk_bytes(net, msg, s->chunk), m, s->chunk, 0,
+                                s->serial, &f);
+    net->mirroring = 0;
+    if (rc != RS_OK) {
+        if (made)
+            msg_release(net, m);
+        return RS_NONE;
+    }
+    net->flows[f].leg = 1;
+    net->flows[f].home = s->home;
+    net->flows[f].home_id = s->home_id;
+    msg = &net->msgs[m];
+    msg->made1++;
+    msg->flows_live++;
+    *mp = m;
+    return f;
+}
+
+void rs_net_relay_flow_gone(rs_net *net, uint32_t m)
+{
+    rs_msg *msg = m < net->nmsgs ? &net->msgs[m] : NULL;
+    if (!msg || msg->freed || !msg->shipped || RS_NEVER(msg->flows_live == 0))
+        return;
+    if (--msg->flows_live == 0 && msg->made1 == msg->nchunks)
+        msg_release(net, m);
 }

@@ -49,6 +49,10 @@ typedef struct rs_msg {
     uint8_t named;           /* its flow's serial is serial0, given at the send (rs_net_msg.serial) */
     uint8_t freed;           /* handed back (msg_release) */
     uint8_t premade;         /* pipe: its chunk flows were made at the send (the partition's premade_relays) */
+    uint8_t gpu_serials;     /* pipe: serial0 counts its source GPU's chunks (rs_relay_serial) */
+    uint8_t shipped;         /* pipe, a split run: its network-leg chunks are shipped (or mirrored) one by one */
+    uint32_t made1;          /* shipped: network-leg chunk flows made here */
+    uint32_t flows_live;     /* shipped: of them, not yet handed back (rs_net_relay_flow_gone) */
 } rs_msg;
 
 /* Completion-time statistics (fct.c; a split run merges them, split.c). */
@@ -97,6 +101,15 @@ int rs_msg_start_flow(rs_net *net, uint32_t src, uint32_t dst, uint64_t bytes, u
 uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s);
 /* Hand message record m back (split.c: a mirror's, once its home let go). */
 void rs_net_msg_reuse(rs_net *net, uint32_t m);
+/* The receiving side of a shipped relay chunk (split.c): chunk s->chunk's
+ * flow of the relayed message *m here (RS_NONE: chunk 0, which makes the
+ * message, *m set). The mirror's flow id, or RS_NONE when the record
+ * cannot be one. */
+uint32_t rs_net_mirror_chunk(rs_net *net, const rs_part_send *s, uint32_t *m);
+/* A shipped relay chunk's flow of message m was handed back here (split.c;
+ * not the destination's process, whose completion hands the message
+ * back): the message goes back with its last. */
+void rs_net_relay_flow_gone(rs_net *net, uint32_t m);
 
 /* relay.c */
 /* Does relayed message msg have leg k (the network leg always)? */
@@ -104,6 +117,12 @@ static inline int rs_relay_leg_exists(const rs_msg *msg, unsigned k)
 {
     return k == 1 || (k == 0 ? msg->leg_src != msg->src : msg->leg_dst != msg->dst);
 }
+/* The serial of relayed message msg's leg-k chunk c. A named message's
+ * (rs_net_msg.serial given: a member's send, a replay's) count its source
+ * GPU's chunks, in a space of their own (the top bit set), so a split
+ * run's processes, each making only its own GPUs' sends, give them the
+ * serial run's; others take a block of the network's counter at the send. */
+uint64_t rs_relay_serial(const rs_net *net, const rs_msg *msg, unsigned k, uint32_t c);
 /* How many of the legs before `leg` the relayed message has: where that
  * leg's chunk flows start in the block made at the send. */
 uint32_t rs_relay_legs_before(const rs_msg *msg, unsigned leg);

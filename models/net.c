@@ -145,6 +145,7 @@ void rs_net_destroy(rs_net *net)
     free(net->member);
     free(net->job_tx);
     free(net->job_serial);
+    free(net->relay_serial);
     free(net->job_cfg);
     free(net->leaf_index_of_gpu);
     free(net->leaf_port);

@@ -69,6 +69,7 @@ struct rs_net {
     size_t capflows;
     rs_free_ids flow_free;   /* finished flow records to reuse */
     uint64_t flow_serial;    /* flows created so far */
+    uint64_t *relay_serial;  /* [gpus] named relays' chunks from each source GPU so far (rs_relay_serial); NULL: none yet */
     rs_msg *msgs;
     uint32_t nmsgs;          /* records handed out (high-water mark); free ones have finished = 1 */
     size_t capmsgs;

@@ -30,13 +30,19 @@ struct rs_flow;
 
 /* A send made by this process's own event, whose frames cross processes:
  * every other process makes a mirror of it from this record (split.c,
- * rs_net_mirror_send). */
+ * rs_net_mirror_send). A relayed (PXN) message is shipped chunk by chunk,
+ * one record per network-leg chunk as it starts (rs_net_mirror_chunk):
+ * the message's fields, the chunk's flow (serial, home_id) and place. */
 typedef struct rs_part_send {
     rs_time start;
     uint64_t bytes, tag, serial;
     uint32_t home, home_id;  /* the sending process and its flow's id there */
     uint32_t src, dst;
     uint32_t cb;             /* the done callback (rs_net_cb_register), RS_NONE: none */
+    uint32_t nchunks;        /* a relayed message's chunks; 0: a whole message (one flow) */
+    uint32_t chunk;          /* relayed: this record's chunk */
+    uint32_t home_msg;       /* relayed: the message's id in its home */
+    uint32_t leg_src;        /* relayed: the relay GPU its network leg leaves from */
     uint32_t pad;
 } rs_part_send;
 

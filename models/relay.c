@@ -25,6 +25,12 @@
 
 #include <string.h>
 
+uint64_t rs_relay_serial(const rs_net *net, const rs_msg *msg, unsigned k, uint32_t c)
+{
+    uint64_t i = msg->serial0 + (uint64_t)k * msg->nchunks + c;
+    return msg->gpu_serials ? 1ULL << 63 | (i * net->gpus + msg->src) : i;
+}
+
 /* How many of the legs before `leg` the relayed message has: where that
  * leg's chunk flows start in the block a partitioned run makes at the
  * send (rs_relay_premake). */
@@ -53,7 +59,7 @@ int rs_relay_premake(rs_net *net, uint32_t m)
         for (uint32_t c = 0; c < n; c++) {
             uint32_t f;
             int rc = rs_flow_new_serial(net, from, to, rs_msg_chunk_bytes(net, msg, c), m, c, k != 1,
-                                        msg->serial0 + (uint64_t)k * n + c, &f);
+                                        rs_relay_serial(net, msg, k, c), &f);
             if (rc != RS_OK)
                 return rc;
             if (base == RS_NONE)
@@ -165,13 +171,23 @@ int rs_relay_push(rs_net *net, uint32_t m, unsigned k0, unsigned k1)
         msg->busy[k] = 1;
         uint32_t from = k == 0 ? msg->src : k == 1 ? msg->leg_src : msg->leg_dst;
         uint32_t to = k == 0 ? msg->leg_src : k == 1 ? msg->leg_dst : msg->dst;
+        /* A shipped relay's network-leg chunk is this process's own flow,
+         * its first frame possibly shipped as it starts (msg.c). */
+        int ship = k == 1 && msg->shipped;
+        net->flow_home = ship ? rs_part_rank(net) : RS_NONE;
         int rc = rs_msg_start_flow(net, from, to, rs_msg_chunk_bytes(net, msg, c), m, c, k != 1, (uint8_t)k);
+        net->flow_home = RS_NONE;
         if (rc != RS_OK)
             return rc;
         if (k == 1) {
             msg = &net->msgs[m];
             msg->sent1++;
             msg->fly1[c % RS_RELAY_SLOTS] = msg->flow1;
+            if (ship) { /* every other process mirrors it (rs_net_mirror_chunk) */
+                msg->made1++;
+                msg->flows_live++;
+                net->pt.ops->ship_send(net, m, msg->flow1);
+            }
         }
     }
     return RS_OK;
@@ -206,9 +222,22 @@ void rs_msg_flow_left(rs_net *net, uint32_t fid)
     if (!msg || !msg->busy[1] || msg->sent1 != net->flows[fid].chunk + 1)
         return;
     msg->busy[1] = 0;
-    int rc = rs_relay_push(net, net->flows[fid].msg, 0, 1);
-    if (rc != RS_OK)
+    uint32_t m = net->flows[fid].msg;
+    int last = net->flows[fid].chunk + 1 == msg->nchunks;
+    int rc = rs_relay_push(net, m, 0, 1);
+    if (rc != RS_OK) {
         rs_sim_stop(net->sim, rc);
+        return;
+    }
+    /* Its last chunk has left the relay GPU's NIC: the message has left
+     * its source's side (rs_net_msg.left), as a single flow has when its
+     * last frame leaves and a whole relay at flow level when its last
+     * byte went into the fluid. Known at the source's end. */
+    msg = &net->msgs[m];
+    if (last && msg->left && !msg->left_told) {
+        msg->left_told = 1;
+        msg->left(msg->ctx, net, msg->tag);
+    }
 }
 
 void rs_msg_flow_acked(rs_net *net, uint32_t fid)

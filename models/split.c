@@ -60,11 +60,13 @@ typedef struct rs_split {
         struct part_timer *e;
         size_t ne, cape;
     } *out;
-    /* Per process: the mirrors here of the flows it made (home id -> id). */
+    /* Per process: the mirrors here of the flows it made (home id -> id),
+     * and of its relayed messages whose chunks are still coming (mmir:
+     * home message id -> id, from chunk 0 to the last). */
     struct part_mir {
         uint32_t *id;
         uint32_t n, cap;
-    } *mir;
+    } *mir, *mmir;
     /* Flows of other homes whose counts changed here (to report), own flows
      * to check for reuse; the reports and reuse notices to send. */
     struct part_ids {
@@ -176,6 +178,7 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
     uint32_t nent = rs_sim_entities(net->sim);
     if (!P || !(P->node_rank = malloc(net->nnodes * sizeof *P->node_rank)) || !(P->own = malloc(nent)) ||
         !(P->out = calloc(comm->ranks, sizeof *P->out)) || !(P->mir = calloc(comm->ranks, sizeof *P->mir)) ||
+        !(P->mmir = calloc(comm->ranks, sizeof *P->mmir)) ||
         !(P->rep = calloc(comm->ranks, sizeof *P->rep)) || !(P->dead = calloc(comm->ranks, sizeof *P->dead))) {
         split_state_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
@@ -238,6 +241,8 @@ static void split_state_free(rs_split *P)
     }
     for (uint32_t r = 0; P->mir && r < P->comm.ranks; r++)
         free(P->mir[r].id);
+    for (uint32_t r = 0; P->mmir && r < P->comm.ranks; r++)
+        free(P->mmir[r].id);
     for (uint32_t r = 0; P->rep && r < P->comm.ranks; r++)
         free(P->rep[r].v);
     for (uint32_t r = 0; P->dead && r < P->comm.ranks; r++)
@@ -246,6 +251,7 @@ static void split_state_free(rs_split *P)
     free(P->arr_next);
     free(P->out);
     free(P->mir);
+    free(P->mmir);
     free(P->rep);
     free(P->dead);
     free(P->node_rank);
@@ -286,6 +292,12 @@ static void split_ship_send(rs_net *net, uint32_t m, uint32_t f)
     const rs_msg *msg = &net->msgs[m];
     rs_part_send rec = { .start = msg->start, .bytes = msg->bytes, .tag = msg->tag, .serial = net->flows[f].serial,
                          .home = P->comm.rank, .home_id = f, .src = msg->src, .dst = msg->dst, .cb = RS_NONE };
+    if (msg->pipe) { /* a relay's network-leg chunk, as it starts */
+        rec.nchunks = msg->nchunks;
+        rec.chunk = net->flows[f].chunk;
+        rec.home_msg = m;
+        rec.leg_src = msg->leg_src;
+    }
     if (msg->done && (rec.cb = rs_net_cb_find(net, msg->done, msg->ctx)) == RS_NONE) {
         rs_sim_stop(net->sim, RS_EINTERNAL); /* its done callback has no name the others know */
         return;
@@ -415,8 +427,12 @@ static int report_one(rs_net *net, rs_flow *f, uint32_t id, int *keep)
  * this is its destination's process, whose completion handed it back. */
 static void records_reuse(rs_net *net, rs_flow *f, uint32_t id)
 {
-    if (!rs_part_owns_node(net, f->dst))
-        rs_net_msg_reuse(net, f->msg);
+    if (!rs_part_owns_node(net, f->dst)) {
+        if (f->chunk != RS_NONE)
+            rs_net_relay_flow_gone(net, f->msg); /* a relay's: the message goes with its last chunk */
+        else
+            rs_net_msg_reuse(net, f->msg);
+    }
     rs_sack_release(net, f);
     rs_flow_release(net, id);
 }
@@ -460,10 +476,10 @@ static int mirror_reuse(rs_net *net, uint32_t home, uint32_t home_id)
  * of GiB for them. */
 #define PART_FLOW_IDS (1u << 26)
 
-/* A mirror made here of process `home`'s flow `id` (below PART_FLOW_IDS). */
-static int mir_set(rs_split *P, uint32_t home, uint32_t id, uint32_t local)
+/* In table mr (of a process `home`): its id `id` (below PART_FLOW_IDS)
+ * is `local` here. */
+static int mir_put(struct part_mir *mr, uint32_t id, uint32_t local)
 {
-    struct part_mir *mr = &P->mir[home];
     if (id >= mr->n) {
         if (rs_array_reserve32((void **)&mr->id, &mr->cap, id + 1, sizeof *mr->id, 1024) != RS_OK)
             return RS_ENOMEM;
@@ -473,6 +489,30 @@ static int mir_set(rs_split *P, uint32_t home, uint32_t id, uint32_t local)
     }
     mr->id[id] = local;
     return RS_OK;
+}
+
+/* A mirror made here of process `home`'s flow `id`. */
+static int mir_set(rs_split *P, uint32_t home, uint32_t id, uint32_t local)
+{
+    return mir_put(&P->mir[home], id, local);
+}
+
+/* A relayed message's network-leg chunk shipped by process `from`: its
+ * flow here, under the message chunk 0 made (msg.c rs_net_mirror_chunk).
+ * Chunks come in order, each in the window its home started it. */
+static int bad_msg(rs_split *P, uint32_t from, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int mirror_chunk(rs_net *net, rs_split *P, uint32_t from, const rs_part_send *sr)
+{
+    struct part_mir *mm = &P->mmir[from];
+    uint32_t m = sr->home_msg < mm->n ? mm->id[sr->home_msg] : RS_NONE;
+    uint32_t f = sr->home_msg < PART_FLOW_IDS && (sr->chunk == 0) == (m == RS_NONE) ? rs_net_mirror_chunk(net, sr, &m)
+                                                                                 : RS_NONE;
+    if (f == RS_NONE)
+        return bad_msg(P, from, "chunk %u of %u of its message %u from GPU %u to %u of %llu bytes, which cannot be "
+                       "mirrored", sr->chunk, sr->nchunks, sr->home_msg, sr->src, sr->dst,
+                       (unsigned long long)sr->bytes);
+    int rc = mir_put(mm, sr->home_msg, sr->chunk + 1 == sr->nchunks ? RS_NONE : m);
+    return rc == RS_OK ? mir_set(P, sr->home, sr->home_id, f) : rc;
 }
 
 /* The id here of a shipped frame's flow (RS_NONE: none). */
@@ -488,7 +528,6 @@ static uint32_t frame_flow(const rs_split *P, uint32_t home, uint32_t fid)
 
 /* What was wrong with a message from process `from`, into P->why (the
  * first only); RS_EFORMAT. */
-static int bad_msg(rs_split *P, uint32_t from, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad_msg(rs_split *P, uint32_t from, const char *fmt, ...)
 {
     if (P->why[0])
@@ -658,6 +697,10 @@ static int exchange(rs_net *net, uint64_t v[NV])
                 break;
             }
             P->own_ids = 1;
+            if (sr.nchunks) {
+                rc = mirror_chunk(net, P, from, &sr);
+                continue;
+            }
             uint32_t f = rs_net_mirror_send(net, &sr);
             rc = f == RS_NONE ? bad_msg(P, from, "a send from GPU %u to %u of %llu bytes that cannot be mirrored",
                                         sr.src, sr.dst, (unsigned long long)sr.bytes)

@@ -565,7 +565,6 @@ void rs_replay_destroy(rs_replay *r)
     free(r->call_op);
     free(r->call_serial);
     free(r->call_cb);
-    free(r->call_relayed);
     free(r->byid);
     free(r->work);
     free(r->op_t0);

@@ -195,8 +195,7 @@ static int names_build(rs_replay *r, rs_err *err)
     }
     r->call_serial = calloc((size_t)calls + 1, sizeof *r->call_serial);
     r->call_cb = calloc((size_t)calls + 1, sizeof *r->call_cb);
-    r->call_relayed = calloc((size_t)calls + 1, 1);
-    if (!r->call_serial || !r->call_cb || !r->call_relayed)
+    if (!r->call_serial || !r->call_cb)
         return rs_err_set(err, RS_ENOMEM, "out of memory naming the replay's collectives");
     uint64_t off = 0, cbs = 0;
     for (uint32_t c = 0; c < C; c++)
@@ -216,7 +215,6 @@ static int names_build(rs_replay *r, rs_err *err)
                                   j - r->call_base[c] + 1, rs_coll_op_name((rs_coll_op)o->coll),
                                   (unsigned long long)o->bytes, e.msg);
             off += need.serials;
-            r->call_relayed[j] = need.relayed != 0;
             if ((cbs += need.cbs) > UINT32_MAX / 4)
                 return rs_err_set(err, RS_EINVAL, "trace: its collectives need more than 2^30 callback indices "
                                   "per iteration");

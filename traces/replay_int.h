@@ -207,7 +207,6 @@ struct rs_replay {
     const rs_op **call_op; /* [calls per iteration] the op of call j on communicator c (its first member's) */
     uint64_t *call_serial; /* packet level: [calls] serial offset of each call in an iteration's block */
     uint32_t *call_cb;    /* packet level: [calls + 1] callback offset of each call in an iteration's block */
-    uint8_t *call_relayed; /* packet level: [calls] 1 when one of its transfers goes by a PXN relay */
     uint64_t ser_base, ser_iter; /* packet level: the block's first serial; serials per iteration */
     uint32_t cb_base, cb_iter; /* packet level: the callbacks' first index; indices per iteration; RS_NONE at
                                   flow level */

@@ -24,19 +24,6 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
     else if (rs_net_fault_count(r->net))
         w = "faults are scheduled (a collective's credit times are taken from the ports' rates when it is built, "
             "at different times in different processes)";
-    for (uint32_t rank = 0; !w && rank < r->nranks; rank++) {
-        const cls_info *ci = &r->cls[r->rk[rank].cls];
-        for (uint32_t i = 0; i < ci->nops; i++) {
-            const rs_op *o = &ci->ops[i];
-            uint32_t peer = o->kind == RS_OP_SEND ? rs_trace_slot(r->t, rank, o->comm) : RS_NONE;
-            if (peer != RS_NONE && rs_net_relayed(r->net, r->gpu[rank], r->gpu[peer])) {
-                snprintf(buf, sizeof buf, "rank %u's sends to rank %u cross rails by PXN relays, which are not split "
-                         "from a rank's own events yet", rank, peer);
-                w = buf;
-                break;
-            }
-        }
-    }
     for (uint32_t c = 0; !w && c < r->ncomms; c++) {
         const comm_st *cm = &r->cm[c];
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1] && cm->n > 1; j++) {
@@ -53,13 +40,6 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
                 snprintf(buf, sizeof buf, "its %s %s%s on communicator %u is not split yet (only rings, trees, "
                          "hierarchical ones, NVLS and direct all-to-alls without a window)",
                          rs_coll_op_name((rs_coll_op)o->coll), rs_coll_algo_name(a), windowed ? " with a window" : "", c);
-                w = buf;
-                break;
-            }
-            if (r->call_relayed[j]) {
-                snprintf(buf, sizeof buf, "its %s %s on communicator %u crosses rails by PXN relays, which are not "
-                         "split from a rank's own events yet", rs_coll_op_name((rs_coll_op)o->coll),
-                         rs_coll_algo_name(a), c);
                 w = buf;
                 break;
             }

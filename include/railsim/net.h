@@ -312,8 +312,10 @@ typedef struct rs_net_msg {
     /* Runs once the message has left its source, before done: when the
      * source's port (NIC, or HB port inside a domain) starts its last
      * frame for the first time at packet level, when its last byte has
-     * gone into the fluid at flow level; a relayed or failed-over message
-     * (a chunk pipeline) leaves when it completes. A sender that posts its
+     * gone into the fluid at flow level; a relayed (PXN) or failed-over
+     * message (a chunk pipeline) when its last chunk's last frame leaves
+     * the NIC it crosses the network from (a failover that drains
+     * without a chunk left to send: when it completes). A sender that posts its
      * next message from `left` sends back to back, as a QP runs its work
      * requests in order. NULL: not told. */
     rs_net_done_fn left;

@@ -235,11 +235,14 @@ split replay-nvls --set workload.plan=$TMP/pp.json --set system.preset=dgx-h100 
     --set topology.hb_size=4 --set topology.radix=8
 # MoE (one demo-moe layer, EP 8 over two HB domains of 4): direct
 # all-to-alls whose members post their buffers to their peers across the
-# ranks, each block named by its place; from the sources' NICs (PXN off:
-# a relay is not split yet)
+# ranks, each block named by its place; from the sources' NICs, and by
+# PXN relays (the default), each network-leg chunk shipped as it starts
+# and mirrored in the other ranks, its serial counted by its source GPU
 echo '{"preset": "demo-moe", "model": {"layers": 1}}' >"$TMP/moe1.json"
 split replay-a2a --set workload.plan=$TMP/moe1.json --set routing.pxn=off --set topology.gpus=16 \
     --set topology.hb_size=4 --set topology.radix=8
+split replay-a2a-pxn --set workload.plan=$TMP/moe1.json --set topology.gpus=16 --set topology.hb_size=4 \
+    --set topology.radix=8
 
 # Not split: rank 0 runs it, the summary is the serial one, the reason is said once.
 alone() {
@@ -269,9 +272,8 @@ alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --s
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
     --set workload.plan=$PL --set workload.sync=collective --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 $NT
-alone replay-a2a-pxn "the workload: its alltoall direct on communicator 8 crosses rails by PXN relays" \
-    --set workload.plan=$TMP/moe1.json --set topology.gpus=16 --set topology.hb_size=4 --set topology.radix=8 $NT
-# a send across rails and HB domains goes by a PXN relay
+# Split since 2026-12-05 though among the cases above: a send across
+# rails and HB domains goes by a PXN relay, its chunks shipped as they start
 "$PY" - "$E2E/chakra" "$TMP/xrail" <<'PYEOF' || fail "could not write the cross-rail Chakra traces"
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -284,9 +286,8 @@ ranks = [[node(1, "compute", COMP, [attr("is_cpu_op", BOOL, 0)], dur=5)] + ([p2p
 write(sys.argv[2], "xrail", ranks)
 PYEOF
 "$RS" trace import chakra "$TMP/xrail/xrail" -o "$TMP/xrail.trace" -q || fail "could not import the cross-rail traces"
-alone replay-pxn-send "the workload: rank 0's sends to rank 5 cross rails by PXN relays" \
-    --set workload.trace=$TMP/xrail.trace --set workload.sync=rank --set topology.gpus=8 --set topology.hb_size=4 \
-    --set topology.radix=8 $NT
+split replay-pxn-send --set workload.trace=$TMP/xrail.trace --set workload.sync=rank --set topology.gpus=8 --set topology.hb_size=4 \
+    --set topology.radix=8
 # a ring over three HB domains of 2 changes rail on one hop: a PXN relay
 "$PY" - "$E2E/chakra" "$TMP/six" <<'PYEOF' || fail "could not write the 6-rank Chakra traces"
 import sys
@@ -297,8 +298,7 @@ write(sys.argv[2], "six", [[node(1, "compute", COMP, [attr("is_cpu_op", BOOL, 0)
                                                    attr("comm_size", UINT64, 4 * MIB)], ctrl=[1])] for r in range(6)])
 PYEOF
 "$RS" trace import chakra "$TMP/six/six" -o "$TMP/six.trace" -q || fail "could not import the 6-rank traces"
-alone replay-ring-relay "the workload: its allreduce ring on communicator 0 crosses rails by PXN relays" \
-    --set workload.trace=$TMP/six.trace --set workload.sync=rank --set workload.algo=ring --set topology.gpus=6 \
+split replay-ring-relay --set workload.trace=$TMP/six.trace --set workload.sync=rank --set workload.algo=ring --set topology.gpus=6 \
     --set topology.hb_size=2 --set topology.radix=8 $NT
 # a link degrade splits other runs, not a replay (its collectives' credit
 # times would be taken at different times in different processes)

@@ -575,6 +575,37 @@ static void test_relay_slots_bound_the_network_leg(void)
     CU_ASSERT(gbn > big && sel > big);
 }
 
+/* A relayed (PXN) message has left its source's side when its last
+ * chunk's last frame leaves the relay GPU's NIC, as a single flow has
+ * when its own last frame leaves: `left` runs once, after the whole
+ * message went through the NIC at line rate and about one path latency
+ * before `done` (it used to run at the completion, at the destination),
+ * at packet level; at flow level when its last byte went into the fluid. */
+static void test_relayed_message_leaves_at_the_relays_nic(void)
+{
+    for (int fid = 0; fid < 2; fid++) {
+        rs_net_config c;
+        rs_fx_config(&c, 16, 8, 64);
+        c.kind = RS_TOPO_RAIL_ONLY;
+        c.fidelity = fid ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        rs_net *net = rs_fx_net(&c);
+        uint64_t bytes = 3u << 20; /* 6 chunks of 512 KiB */
+        struct posted p = { 0 };
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send_full(net, 0, 9, bytes, posted_done, posted_left, &p, 1, NULL,
+                                              RS_NET_SERIAL_NEXT), RS_OK);
+        rs_fx_run_idle(net);
+        CU_ASSERT_EQUAL(p.lefts, 1);
+        CU_ASSERT_EQUAL(p.dones, 1);
+        rs_time line = rs_ser_time(bytes, 400000000000ULL);
+        printf("\n  3 MiB relayed 0 -> 9 (%s): left %.3f us, done %.3f us, line %.3f us", fid ? "flow" : "packet",
+               rs_time_to_us(p.left[1]), rs_time_to_us(p.done[1]), rs_time_to_us(line));
+        CU_ASSERT(p.left[1] > line);
+        CU_ASSERT(p.left[1] < p.done[1]);
+        CU_ASSERT(p.done[1] - p.left[1] < 4 * RS_PS_PER_US); /* flow level: the fill is in its latency */
+        rs_net_destroy(net);
+    }
+}
+
 /* -- tallies ------------------------------------------------------------ */
 
 static void test_tally_sums_per_port_and_grows(void)
@@ -977,6 +1008,7 @@ static const rs_cu_test fct_tests[] = {
 static const rs_cu_test tally_tests[] = {
     RS_CU_TEST(test_tally_sums_per_port_and_grows),
     RS_CU_TEST(test_relay_slots_bound_the_network_leg),
+    RS_CU_TEST(test_relayed_message_leaves_at_the_relays_nic),
     RS_CU_TEST(test_tally_counts_relay_legs_where_they_go),
     RS_CU_TEST(test_tally_bound_of_hb_bytes),
 };

@@ -47,9 +47,9 @@ static void test_header_is_checked(void)
     memcpy(b, &w, sizeof w);
     expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "says rank 2, expected a rank of the run");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 40);
-    w.version = 2;
+    w.version = 1; /* before relays' chunks were shipped (2026-12-05) */
     memcpy(b, &w, sizeof w);
-    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 2, expected 1");
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 1, expected 2");
     w.version = RS_WIRE_VERSION;
     w.magic = 0x12345678u;
     memcpy(b, &w, sizeof w);
@@ -134,7 +134,7 @@ static void test_window_garbage_is_refused(void)
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     w.version = 7;
     memcpy(b, &w, sizeof w);
-    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 1");
+    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 2");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     memcpy(b, &w, sizeof w);
     expect_run(b, sizeof w + 50, NULL, 0, "its header announces 100 bytes, 50 came");
@@ -223,6 +223,30 @@ static void test_window_records_are_checked(void)
     memcpy(b, &h, sizeof h);
     memcpy(b + PART_HDR_ROOM, &id, sizeof id);
     expect_run(b, PART_HDR_ROOM + sizeof id, NULL, 0, "flow 9 to reuse has no mirror here");
+    /* A relay's network-leg chunk (docs/parallel.md, "PXN relays"): one
+     * whose message never came (its chunk 0), and a chunk 0 on a network
+     * without HB domains (no relay), cannot be mirrored. */
+    rs_part_send sr;
+    memset(&sr, 0, sizeof sr);
+    sr.bytes = 1u << 20;
+    sr.home = 1;
+    sr.home_id = 3;
+    sr.src = 4;
+    sr.dst = 0;
+    sr.cb = RS_NONE;
+    sr.nchunks = 2;
+    sr.chunk = 1;
+    sr.leg_src = 4;
+    h.nd = 0;
+    h.ns = 1;
+    h.w.len = PART_HDR_ROOM - sizeof h.w + sizeof sr;
+    memcpy(b, &h, sizeof h);
+    memcpy(b + PART_HDR_ROOM, &sr, sizeof sr);
+    expect_run(b, PART_HDR_ROOM + sizeof sr, NULL, 0,
+               "chunk 1 of 2 of its message 0 from GPU 4 to 0 of 1048576 bytes, which cannot be mirrored");
+    sr.chunk = 0;
+    memcpy(b + PART_HDR_ROOM, &sr, sizeof sr);
+    expect_run(b, PART_HDR_ROOM + sizeof sr, NULL, 0, "chunk 0 of 2 of its message 0");
 }
 
 static void test_tail_is_checked(void)
