@@ -224,8 +224,9 @@ typedef struct rs_coll_needs {
     uint32_t size; /* sizeof(rs_coll_needs) where the caller was compiled (docs/library.md, "Versioned structs") */
     uint64_t serials;
     uint32_t cbs;
-    uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups) that would go by a PXN
-                         relay (rs_net_relayed), which a split run cannot send from a member's event */
+    uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups, all-to-all blocks) that
+                         would go by a PXN relay (rs_net_relayed); a split run ships their chunks (since
+                         2026-12-05; before, it could not send them from a member's event) */
 } rs_coll_needs;
 /* What collective *req (members joining) over comm needs reserved,
  * without making it. RS_EINVAL / RS_ENOMEM as rs_coll_create. */
