@@ -264,8 +264,10 @@ static void ev_converge(rs_sim *sim, void *obj, uint64_t i)
     routes_changed(obj, (uint32_t)i);
 }
 
-/* A partitioned run (split.c) applies faults that only change link rates:
- * every process applies them alike from their shared events. Not yet a
+/* A partitioned run (split.c) applies faults that only change link rates,
+ * and stragglers, which change nothing in the network (a replay reads
+ * their schedule in its GPU's compute): every process applies them alike
+ * from their shared events. Not yet a
  * cable, NIC or switch that fails: the frames on a wire between two
  * processes are lost by a mark the receiving one has not, failover and
  * cutting messages off test completions only their destinations'
@@ -279,8 +281,9 @@ int rs_fault_splits(const rs_net *net, char *why, size_t n)
     const struct rs_faults *F = net->flt;
     const char *r = NULL;
     for (uint32_t i = 0; F && !r && i < F->n; i++)
-        if (F->e[i].kind != FK_LINK_DEGRADE && F->e[i].kind != FK_LINK_RESTORE)
-            r = "faults that take a link, NIC or switch down are scheduled (only link-degrade splits)";
+        if (F->e[i].kind != FK_LINK_DEGRADE && F->e[i].kind != FK_LINK_RESTORE &&
+            rs_fault_kind_target[F->e[i].kind] != TGT_GPU)
+            r = "faults that take a link, NIC or switch down are scheduled (only link-degrade and straggler split)";
     if (!r && F && net->loss_below)
         r = "faults are scheduled with bit errors (topology.loss_rate): the watchdog would read one process's "
             "progress";

@@ -303,8 +303,12 @@ split replay-ring-relay --set workload.trace=$TMP/six.trace --set workload.sync=
     --set topology.hb_size=2 --set topology.radix=8 $NT
 # a link degrade splits other runs, not a replay (its collectives' credit
 # times would be taken at different times in different processes)
-alone replay-degrade "the workload: faults are scheduled" $W --set topology.gpus=32 --set topology.hb_size=4 \
-    --set topology.radix=8 --fault "10us link-degrade=100 leaf0.p4 30us" $NT
+alone replay-degrade "the workload: faults other than stragglers are scheduled" $W --set topology.gpus=32 \
+    --set topology.hb_size=4 --set topology.radix=8 --fault "10us link-degrade=100 leaf0.p4 30us" $NT
+# a straggler acts through its GPU's compute (a schedule every process
+# reads alike): the replay splits (since 2026-12-05)
+split replay-straggler $W --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
+    --fault "5us straggler=2 gpu5 200us" --fault "50us straggler=1.5 gpu20 1ms"
 
 # A shared cluster's jobs (docs/parallel.md, "Shared clusters"): rank 0
 # runs the shared run, the jobs' runs alone (their slowdowns' baselines)
