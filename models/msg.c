@@ -306,15 +306,16 @@ int rs_msg_send(rs_net *net, const rs_net_msg *req)
     return send_started(net, m, rs_relay_push(net, m, 0, 1)); /* starts one chunk flow: all or nothing */
 }
 
-/* The receiving side of rs_part_ship_send: the message and its flow as
- * the sending process made them, for the frames and the completion this
- * process sees (never sent from here: its source is elsewhere). */
-uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
+/* A shipped send's message here, its flow's serial given (UINT64_MAX: a
+ * relay's, whose chunks have serials of their own): its record, counted
+ * where its source is, its tag and its done callback, which runs where
+ * its destination is: named there (a receiver that joined has its
+ * collective), not needed elsewhere. RS_NONE: s names a GPU or callback
+ * this process has not, or out of memory. */
+static uint32_t mirror_msg(rs_net *net, const rs_part_send *s, uint64_t serial)
 {
-    uint32_t m, f;
-    /* Its done runs where its destination is: named there (a receiver
-     * that joined has its collective), not needed elsewhere. */
     const struct rs_net_cb *cb = NULL;
+    uint32_t m;
     if (s->src >= net->gpus || s->dst >= net->gpus || (s->cb != RS_NONE && s->cb >= net->ncbs))
         return RS_NONE;
     if (s->cb != RS_NONE && rs_part_owns_node(net, s->dst) && !(cb = rs_net_cb_named(net, s->cb)))
@@ -323,24 +324,47 @@ uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
         cb = &net->cbs[s->cb];
     if (msg_alloc(net, &m) != RS_OK)
         return RS_NONE;
-    msg_fill(net, m, s->src, s->dst, s->bytes, s->start, s->serial); /* counted where its source is */
+    msg_fill(net, m, s->src, s->dst, s->bytes, s->start, serial);
     rs_msg *msg = &net->msgs[m];
     msg->tag = s->tag;
     if (cb) {
         msg->done = cb->fn;
         msg->ctx = cb->ctx;
     }
+    return m;
+}
+
+/* Message m's network-leg flow from GPU `from` as its home made it
+ * (chunk RS_NONE: the whole message), never started here; RS_NONE when
+ * out of memory. */
+static uint32_t mirror_flow(rs_net *net, const rs_part_send *s, uint32_t m, uint32_t from, uint64_t bytes,
+                            uint32_t chunk)
+{
+    uint32_t f;
     net->mirroring = 1;
-    int rc = rs_flow_new_serial(net, s->src, s->dst, s->bytes, m, RS_NONE, 0, s->serial, &f);
+    int rc = rs_flow_new_serial(net, from, s->dst, bytes, m, chunk, 0, s->serial, &f);
     net->mirroring = 0;
-    if (rc != RS_OK) {
-        msg_release(net, m);
+    if (rc != RS_OK)
         return RS_NONE;
-    }
     net->flows[f].leg = 1;
     net->flows[f].home = s->home;
     net->flows[f].home_id = s->home_id;
-    msg->flow1 = f;
+    return f;
+}
+
+/* The receiving side of rs_part_ship_send: the message and its flow as
+ * the sending process made them, for the frames and the completion this
+ * process sees (never sent from here: its source is elsewhere). */
+uint32_t rs_net_mirror_send(rs_net *net, const rs_part_send *s)
+{
+    uint32_t m = mirror_msg(net, s, s->serial), f;
+    if (m == RS_NONE)
+        return RS_NONE;
+    if ((f = mirror_flow(net, s, m, s->src, s->bytes, RS_NONE)) == RS_NONE) {
+        msg_release(net, m);
+        return RS_NONE;
+    }
+    net->msgs[m].flow1 = f;
     return f;
 }
 
@@ -352,24 +376,13 @@ uint32_t rs_net_mirror_chunk(rs_net *net, const rs_part_send *s, uint32_t *mp)
      * the destination's rail, into the destination itself. */
     if (s->src >= net->gpus || s->dst >= net->gpus || s->leg_src >= net->gpus || K < 2 || s->leg_src == s->src ||
         s->leg_src / K != s->src / K || s->src / K == s->dst / K || rs_gpu_rail(net, s->leg_src) != rs_gpu_rail(net, s->dst) ||
-        n != s->nchunks || s->chunk >= s->nchunks || (s->cb != RS_NONE && s->cb >= net->ncbs))
+        n != s->nchunks || s->chunk >= s->nchunks)
         return RS_NONE;
     int made = m == RS_NONE;
     if (made) {
-        const struct rs_net_cb *cb = NULL;
-        if (s->chunk != 0)
+        if (s->chunk != 0 || (m = mirror_msg(net, s, UINT64_MAX)) == RS_NONE)
             return RS_NONE;
-        if (s->cb != RS_NONE && rs_part_owns_node(net, s->dst) && !(cb = rs_net_cb_named(net, s->cb)))
-            return RS_NONE;
-        if (msg_alloc(net, &m) != RS_OK)
-            return RS_NONE;
-        msg_fill(net, m, s->src, s->dst, s->bytes, s->start, UINT64_MAX); /* counted where its source is */
         rs_msg *msg = &net->msgs[m];
-        msg->tag = s->tag;
-        if (cb) {
-            msg->done = cb->fn;
-            msg->ctx = cb->ctx;
-        }
         msg->leg_src = s->leg_src;
         msg->nchunks = s->nchunks;
         msg->pipe = 1;
@@ -382,18 +395,11 @@ uint32_t rs_net_mirror_chunk(rs_net *net, const rs_part_send *s, uint32_t *mp)
             return RS_NONE;
     }
     rs_msg *msg = &net->msgs[m];
-    net->mirroring = 1;
-    int rc = rs_flow_new_serial(net, msg->leg_src, msg->dst, rs_msg_chunk_bytes(net, msg, s->chunk), m, s->chunk, 0,
-                                s->serial, &f);
-    net->mirroring = 0;
-    if (rc != RS_OK) {
+    if ((f = mirror_flow(net, s, m, msg->leg_src, rs_msg_chunk_bytes(net, msg, s->chunk), s->chunk)) == RS_NONE) {
         if (made)
             msg_release(net, m);
         return RS_NONE;
     }
-    net->flows[f].leg = 1;
-    net->flows[f].home = s->home;
-    net->flows[f].home_id = s->home_id;
     msg = &net->msgs[m];
     msg->made1++;
     msg->flows_live++;
