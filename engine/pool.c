@@ -28,7 +28,7 @@ void rs_pool_init_aligned(rs_pool *p, size_t obj_size, size_t per_slab, size_t a
     p->per_slab = per_slab ? per_slab : (65536 / p->obj_size ? 65536 / p->obj_size : 1);
 }
 
-void rs_pool_fini(rs_pool *p)
+static void free_slabs(rs_pool *p)
 {
     void *s = p->slabs;
     while (s) {
@@ -37,7 +37,13 @@ void rs_pool_fini(rs_pool *p)
         s = next;
     }
     p->slabs = p->free = NULL;
-    p->live = p->capacity = 0;
+    p->capacity = 0;
+}
+
+void rs_pool_fini(rs_pool *p)
+{
+    free_slabs(p);
+    p->live = 0;
 }
 
 void *rs_pool_grow_get(rs_pool *p)
@@ -72,6 +78,14 @@ void *rs_pool_grow_get(rs_pool *p)
     }
     p->capacity += p->per_slab;
     return rs_pool_get(p);
+}
+
+int rs_pool_trim(rs_pool *p)
+{
+    if (p->live)
+        return 0;
+    free_slabs(p);
+    return 1;
 }
 
 void rs_pool_poison(rs_pool *p, void *o)

@@ -68,6 +68,11 @@ static inline void rs_pool_put(rs_pool *p, void *o)
 
 static inline uint64_t rs_pool_live(const rs_pool *p) { return p->live; }
 
+/* With no object live, give every slab back (the pool grows again when
+ * asked): a run that went idle returns its packets' memory before the
+ * end-of-run work. Returns 1 if it did, 0 with objects still live. */
+int rs_pool_trim(rs_pool *p);
+
 RS_END_DECLS
 
 #endif

@@ -258,7 +258,7 @@ void rs_capture_part_close(rs_net *net)
         return;
     release(net, RS_TIME_MAX);
     for (uint32_t i = 0; i < net->nports; i++)
-        if (net->ports[i].cap == net->cap_ng)
+        if (rs_part_owns_port(net, i) && net->ports[i].cap == net->cap_ng)
             net->ports[i].cap = NULL;
     rs_err e;
     if (net->cap_err != RS_OK)
@@ -302,6 +302,8 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
     if (rc != RS_OK)
         rs_err_set(err, rc, "a capture file could not be written");
     for (uint32_t i = 0; net->ports && i < net->nports; i++) {
+        if (!rs_part_owns_port(net, i))
+            continue; /* a split run: its process closes its file */
         rs_port *p = &net->ports[i];
         if (!p->cap)
             continue;
@@ -345,7 +347,7 @@ int rs_net_capture_finish(rs_net *net, int keep, rs_err *err)
 
 /* The frame pkt is on the wire out of port p (its sender), having crossed
  * `hops` switches so far. */
-static void describe(const rs_net *net, const rs_port *p, const rs_pkt *pkt, uint32_t hops, rs_frame *out)
+static void describe(const rs_net *net, const rs_link *p, const rs_pkt *pkt, uint32_t hops, rs_frame *out)
 {
     rs_frame f;
     memset(&f, 0, sizeof f);
@@ -409,7 +411,7 @@ static void describe(const rs_net *net, const rs_port *p, const rs_pkt *pkt, uin
 void rs_capture_frame(rs_net *net, const rs_port *p, const rs_pkt *pkt, rs_time t)
 {
     rs_frame f;
-    describe(net, p, pkt, pkt->hops, &f);
+    describe(net, &net->links[p - net->ports], pkt, pkt->hops, &f);
     if (net->cap_ng) {
         hold(net, t, net->cap_if[p - net->ports], RS_PCAP_OUT, &f);
         return;
@@ -435,7 +437,7 @@ void rs_capture_arrival(rs_net *net, const rs_pkt *pkt, rs_time now)
     /* The bytes its sender put on the wire: the arrival has counted this
      * hop already, the TTL was set before it. */
     rs_frame f;
-    describe(net, &net->ports[pkt->link], pkt, pkt->hops - 1, &f);
+    describe(net, &net->links[pkt->link], pkt, pkt->hops - 1, &f); /* the sender may be another process */
     if (lag == 0) {
         hold(net, t, ifid, RS_PCAP_IN, &f);
         return;

@@ -564,7 +564,7 @@ static void ev_arrive(rs_sim *sim, void *obj, uint64_t arg)
     rs_pkt *nx = pkt->next;
     if (nx)
         rs_sim_at_once(sim, pkt->t_next, rs_link_entity(net, pkt->link), ev_arrive, nx, arg);
-    else
+    else if (RS_LIKELY(rs_part_owns_port(net, pkt->link))) /* a cut link's sender is another process */
         net->ports[pkt->link].fly_tail = NULL;
 
     pkt->hops++;
@@ -621,7 +621,7 @@ void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t)
 void rs_fabric_settle(rs_net *net)
 {
     for (uint32_t i = 0; i < net->nports; i++)
-        for (unsigned q = 0; q < RS_NPRIO; q++)
+        for (unsigned q = 0; rs_part_owns_port(net, i) && q < RS_NPRIO; q++)
             if (net->ports[i].paused & (1u << q)) {
                 rs_time d = rs_sim_now(net->sim) - net->ports[i].paused_since[q];
                 net->ports[i].paused_ps += d;

@@ -166,6 +166,46 @@ typedef struct rs_port {
 } __attribute__((aligned(64))) rs_port;
 _Static_assert(sizeof(rs_portq) == 32 && offsetof(rs_port, q) == 128, "rs_port line layout");
 
+/* What every process knows of a port: its cable's ends, its kind, rate and
+ * latency, and whether it is up; copies of its rs_port's, written where
+ * those are (topo.c, fault.c). The ports themselves are their owner's in
+ * a split run (the others' pages are given back, ports.c): whatever looks
+ * at ports it may not own (a path's latency, a route's usable links, a
+ * captured frame's sender) reads these. 40 bytes a port. */
+typedef struct rs_link {
+    rs_time prop;              /* rs_port.prop */
+    uint64_t rate_bps, ps_per_byte;
+    uint32_t node, peer_node, peer_port;
+    uint8_t kind, up;
+} rs_link;
+
+/* A port's end-of-run counters, as a split run's processes send them to
+ * rank 0 (split.c): what the summary and rs_net_port_info read of a port
+ * rank 0 does not own. 80 bytes. */
+typedef struct rs_port_count {
+    uint64_t tx_pkts, tx_bytes, max_qbytes, max_ing_bytes, drops;
+    uint64_t pfc_sent, pfc_received, paused_ps, ecn_marked, cnp_sent;
+} rs_port_count;
+
+static inline void rs_port_count_get(const rs_port *p, rs_port_count *c)
+{
+    *c = (rs_port_count){ p->tx_pkts,  p->tx_bytes,     p->max_qbytes, p->max_ing_bytes, p->drops,
+                          p->pfc_sent, p->pfc_received, p->paused_ps,  p->ecn_marked,    p->cnp_sent };
+}
+
+/* Port i's rs_link brought to its rs_port (a process that owns it). */
+static inline void rs_link_sync(rs_link *l, const rs_port *p)
+{
+    l->prop = p->prop;
+    l->rate_bps = p->rate_bps;
+    l->ps_per_byte = p->ps_per_byte;
+    l->node = p->node;
+    l->peer_node = p->peer_node;
+    l->peer_port = p->peer_port;
+    l->kind = p->kind;
+    l->up = p->up;
+}
+
 /* The ECMP hash a switch computes over what it sees of a packet: the
  * addresses (GPU ids), the UDP source port (the flow's entropy) and its
  * own salt. The one definition for the packet level (fabric.c) and the

@@ -66,10 +66,17 @@
 static void ev_fault(rs_sim *sim, void *obj, uint64_t i);
 static void ev_converge(rs_sim *sim, void *obj, uint64_t i);
 
-static void set_rate(rs_port *p, uint64_t bps)
+/* Port i's rate, in its rs_link and, where this process owns it, in the
+ * port. */
+static void set_rate(rs_net *net, uint32_t i, uint64_t bps)
 {
-    p->rate_bps = bps;
-    p->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
+    rs_link *l = &net->links[i];
+    l->rate_bps = bps;
+    l->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
+    if (rs_part_owns_port(net, i)) {
+        net->ports[i].rate_bps = l->rate_bps;
+        net->ports[i].ps_per_byte = l->ps_per_byte;
+    }
 }
 
 /* The cable of port p failed: whatever is on its wire now is lost. Only
@@ -115,7 +122,7 @@ static void release(struct rs_faults *F, uint32_t *head, uint32_t i)
 
 static uint32_t cable_id(const rs_net *net, uint32_t port)
 {
-    uint32_t peer = net->ports[port].peer_port;
+    uint32_t peer = net->links[port].peer_port;
     return port < peer ? port : peer;
 }
 
@@ -124,7 +131,7 @@ static uint32_t cable_id(const rs_net *net, uint32_t port)
 static uint32_t cable_holder(const rs_net *net, uint32_t port)
 {
     const struct rs_faults *F = net->flt;
-    const rs_port *p = &net->ports[port];
+    const rs_link *p = &net->links[port];
     uint32_t heads[3] = { F->cab_hold[cable_id(net, port)], F->sw_hold[p->node], F->sw_hold[p->peer_node] };
     uint32_t first = RS_NONE;
     for (unsigned k = 0; k < 3; k++)
@@ -154,6 +161,7 @@ static void set_cable(rs_net *net, uint32_t port)
         p->down_fault = q->down_fault = net->flt->cur - 1;
     }
     p->up = q->up = up;
+    net->links[port].up = net->links[p->peer_port].up = up;
     /* The backend: queued frames drain into the dead link, or capacities
      * and parked flows. */
     int rc = net->be->cable_state_changed ? net->be->cable_state_changed(net, port) : RS_OK;
@@ -166,15 +174,15 @@ static void set_cable(rs_net *net, uint32_t port)
 static void set_cable_rate(rs_net *net, uint32_t port, uint64_t nominal)
 {
     const struct rs_faults *F = net->flt;
-    rs_port *p = &net->ports[port];
+    const rs_link *l = &net->links[port]; /* a degrade is every process's event: the port may be another's */
     uint64_t bps = nominal;
     for (uint32_t h = F->deg_hold[cable_id(net, port)]; h != RS_NONE; h = F->e[h].hold_next)
         if (F->e[h].rate_bps < bps)
             bps = F->e[h].rate_bps;
-    if (bps == p->rate_bps)
+    if (bps == l->rate_bps)
         return;
-    set_rate(p, bps);
-    set_rate(&net->ports[p->peer_port], bps);
+    set_rate(net, port, bps);
+    set_rate(net, l->peer_port, bps);
     int rc;
     if (net->be->cable_rate_changed && (rc = net->be->cable_rate_changed(net, port)) != RS_OK)
         rs_sim_stop(net->sim, rc);

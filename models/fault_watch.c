@@ -69,6 +69,10 @@ static int describe_fault(const struct rs_faults *F, uint32_t i, char *buf, size
 static unsigned pfc_wait(rs_net *net, uint32_t pid, unsigned q, int depth, uint32_t *culprit)
 {
     struct rs_faults *F = net->flt;
+    /* A split run: another process's port is its process's to judge; the
+     * chain is followed as far as this process's ports go. */
+    if (!rs_part_owns_port(net, pid))
+        return W_PROGRESS;
     rs_port *p = &net->ports[pid];
     if (!(p->paused & (1u << q)) || depth > MAX_WAIT_DEPTH)
         return W_PROGRESS;
@@ -82,11 +86,12 @@ static unsigned pfc_wait(rs_net *net, uint32_t pid, unsigned q, int depth, uint3
     F->seen[pid] = F->gen;
     F->verdict[pid] = W_VISITING;
     unsigned v;
-    const rs_port *in = &net->ports[p->peer_port]; /* the pauser: the switch's ingress from p */
+    /* The pauser: the switch's ingress from p (NULL: another process's). */
+    const rs_port *in = rs_part_owns_port(net, p->peer_port) ? &net->ports[p->peer_port] : NULL;
     if (!p->up) {
         *culprit = pid;
         v = W_DEAD;
-    } else if (!(in->pause_sent & (1u << q)) || net->nodes[p->peer_node].kind != RS_NODE_SWITCH) {
+    } else if (!in || !(in->pause_sent & (1u << q)) || net->nodes[p->peer_node].kind != RS_NODE_SWITCH) {
         v = W_PROGRESS; /* a resume is on its way */
     } else {
         /* Stuck only if every egress queue holding the pauser's bytes is. */

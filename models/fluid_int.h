@@ -161,6 +161,21 @@ static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
     return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
 }
 
+/* link_port's rs_link: what every process knows of it (a split packet run
+ * asks paths' latencies of ports it may not own). */
+static inline const rs_link *link_info(const rs_net *net, uint32_t l)
+{
+    if (l < net->nports)
+        return &net->links[l];
+    uint32_t n;
+    return &net->links[rs_bundle_members(fluid_of(net)->bund, l, &n)[0]];
+}
+
+static inline rs_time link_ser(const rs_link *p, uint64_t bytes)
+{
+    return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
+}
+
 /* What flow f delivers, as the summary counts it: its data frames (a
  * relayed message's HB frames too, hb_frames of them) and its payload per
  * counter (goodput once per leg). count_sent adds it; a tail lost for

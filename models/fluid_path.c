@@ -79,16 +79,16 @@ static int multipath_links(const rs_net *net, uint32_t fid, uint32_t *links, uin
 
 static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint32_t max)
 {
-    const rs_port *p = &net->ports[f->port];
+    const rs_link *p = &net->links[f->port];
     if (max < 1)
         return RS_ERANGE;
     uint32_t n = 0;
     if (f->relay_src != RS_NONE) {
         /* A whole relayed message: the source's HB crossing to f->src first. */
-        const rs_port *hb = &net->ports[rs_gpu_hb_port(net, f->relay_src)];
+        const rs_link *hb = &net->links[rs_gpu_hb_port(net, f->relay_src)];
         if (max < 3)
             return RS_ERANGE;
-        ports[n++] = (uint32_t)(hb - net->ports);
+        ports[n++] = (uint32_t)(hb - net->links);
         ports[n++] = net->nodes[hb->peer_node].port_base + f->src % net->hb_size;
     }
     ports[n++] = f->port;
@@ -112,7 +112,7 @@ static int walk_path(const rs_net *net, const rs_flow *f, uint32_t *ports, uint3
         if (n == max)
             return RS_ERANGE;
         ports[n++] = out;
-        node = net->ports[out].peer_node;
+        node = net->links[out].peer_node;
     }
     return node == rs_nic_gpu(net, f->dst) ? (int)n : RS_EUNREACH;
 }
@@ -149,10 +149,10 @@ rs_time rs_fluid_path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, 
 {
     rs_time t = 0;
     for (uint32_t i = 0; i < h; i++) {
-        const rs_port *p = link_port(net, ports[i]);
+        const rs_link *p = link_info(net, ports[i]);
         t += p->prop;
         if (i > 0)
-            t += port_ser(p, mw);
+            t += link_ser(p, mw);
     }
     return t;
 }
@@ -255,7 +255,7 @@ static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, r
     *lat = rs_fluid_path_lat(net, ports, (uint32_t)h, mw);
     *ser = 0;
     for (int i = 0; i < h; i++) {
-        rs_time t = port_ser(&net->ports[ports[i]], wire);
+        rs_time t = link_ser(&net->links[ports[i]], wire);
         if (t > *ser)
             *ser = t;
     }

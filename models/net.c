@@ -140,7 +140,8 @@ void rs_net_destroy(rs_net *net)
     }
     free(net->sw);
     free(net->nodes);
-    free(net->ports);
+    rs_ports_free(net->ports, net->nports);
+    free(net->links);
     free(net->leaf_of_gpu);
     free(net->member);
     free(net->job_tx);
@@ -458,9 +459,11 @@ static void net_stats_whole(const rs_net *net, rs_net_stats *out)
 {
     *out = net->st;
     out->max_queue_bytes = 0;
-    for (uint32_t i = 0; i < net->nports; i++)
-        if (net->ports[i].kind == RS_PORT_SWITCH && net->ports[i].max_qbytes > out->max_queue_bytes)
-            out->max_queue_bytes = net->ports[i].max_qbytes;
+    for (uint32_t i = 0; i < net->nports; i++) {
+        rs_port_count c;
+        if (net->links[i].kind == RS_PORT_SWITCH && rs_net_port_counts(net, i, &c) && c.max_qbytes > out->max_queue_bytes)
+            out->max_queue_bytes = c.max_qbytes;
+    }
     out->pkts_in_flight = rs_pool_live(&net->pkts);
 }
 
@@ -478,20 +481,22 @@ static int net_port_info_whole(const rs_net *net, uint32_t port, rs_net_port_inf
 {
     if (port >= net->nports)
         return RS_EINVAL;
-    const rs_port *p = &net->ports[port];
+    const rs_link *l = &net->links[port];
     rs_topo_port_name(net, port, out->name, sizeof out->name);
-    rs_topo_port_name(net, p->peer_port, out->peer, sizeof out->peer);
-    out->tx_pkts = p->tx_pkts;
-    out->tx_bytes = p->tx_bytes;
-    out->drops = p->drops;
-    out->max_queue_bytes = p->max_qbytes;
-    out->max_ingress_bytes = p->max_ing_bytes;
-    out->pfc_sent = p->pfc_sent;
-    out->pfc_received = p->pfc_received;
-    out->paused_ps = p->paused_ps;
-    out->ecn_marked = p->ecn_marked;
-    out->cnp_sent = p->cnp_sent;
-    out->rate_bps = p->rate_bps;
+    rs_topo_port_name(net, l->peer_port, out->peer, sizeof out->peer);
+    rs_port_count c;
+    rs_net_port_counts(net, port, &c);
+    out->tx_pkts = c.tx_pkts;
+    out->tx_bytes = c.tx_bytes;
+    out->drops = c.drops;
+    out->max_queue_bytes = c.max_qbytes;
+    out->max_ingress_bytes = c.max_ing_bytes;
+    out->pfc_sent = c.pfc_sent;
+    out->pfc_received = c.pfc_received;
+    out->paused_ps = c.paused_ps;
+    out->ecn_marked = c.ecn_marked;
+    out->cnp_sent = c.cnp_sent;
+    out->rate_bps = l->rate_bps;
     return RS_OK;
 }
 
@@ -543,3 +548,4 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
     *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;
 }
+

@@ -198,12 +198,12 @@ static int scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
     }
     for (uint32_t j = 0; j < nvisit; j++) {
         uint32_t i = s->touched ? s->touched[j] : j;
+        if (RS_UNLIKELY(split(net)) && !rs_part_owns_port(net, i))
+            continue; /* its process samples it */
         const rs_port *p = &net->ports[i];
         port_seen *ps = &s->ps[i];
         if (!net->be->rates && p->tx_bytes == ps->ser && p->qbytes == 0)
             continue; /* sent nothing since the last tick, nothing queued */
-        if (RS_UNLIKELY(split(net)) && !rs_part_owns_node(net, p->node))
-            continue; /* its process samples it */
         active = 1;
         s->scan_port = i + 1;
         uint64_t bps, ser = carried(net, i, now, &bps);
@@ -245,9 +245,11 @@ static int scan(rs_net *net, rs_net_tl *s, rs_time now, int samples)
          * one frame): not worth a test per port above, so look again. */
         s->scan_pass = 1;
         for (uint32_t i = 0; i < net->nports; i++) {
+            if (RS_UNLIKELY(split(net)) && !rs_part_owns_port(net, i))
+                continue;
             const rs_port *p = &net->ports[i];
             port_seen *ps = &s->ps[i];
-            if (p->ecn_marked == ps->ecn || (RS_UNLIKELY(split(net)) && !rs_part_owns_node(net, p->node)))
+            if (p->ecn_marked == ps->ecn)
                 continue;
             s->scan_port = i + 1;
             uint64_t d = p->ecn_marked - ps->ecn;
@@ -471,7 +473,7 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
         return rs_err_set(err, RS_EINVAL, "timeline: the network already writes a timeline; stop it first");
     rs_net_tl *s = calloc(1, sizeof *s);
     if (s) {
-        s->ps = malloc((size_t)net->nports * sizeof *s->ps);
+        s->ps = calloc(net->nports, sizeof *s->ps);
         s->named = calloc((size_t)net->nports / 8 + 1, 1);
     }
     if (!s || !s->ps || !s->named)
@@ -504,6 +506,8 @@ int rs_net_timeline_start(rs_net *net, rs_timeline *tl, rs_time sample_interval_
     s->cnp_seen = net->st.cnps_sent;
     net->tl = s;
     for (uint32_t i = 0; i < net->nports; i++) {
+        if (!rs_part_owns_port(net, i))
+            continue; /* its process samples it */
         const rs_port *p = &net->ports[i];
         uint64_t bps;
         s->ps[i] = (port_seen){ carried(net, i, now, &bps), p->ecn_marked, p->cnp_sent };

@@ -9,6 +9,7 @@
 #define RS_NETINT_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "hindex.h"
 #include "msg_int.h"
@@ -40,7 +41,8 @@ struct rs_net {
 
     rs_node *nodes;
     uint32_t nnodes, nswitches, first_switch, first_hb;
-    rs_port *ports;
+    rs_port *ports;          /* a split run: this process's own (ports.c); ask rs_part_owns_port */
+    rs_link *links;          /* per port, what every process knows of it (fabric_int.h) */
     uint32_t nports;
     rs_switch *sw;
     uint32_t nleaves;
@@ -222,6 +224,28 @@ static inline int rs_part_owns_node(const rs_net *net, uint32_t node)
 {
     return !net->pt.node_rank || net->pt.node_rank[node] == net->pt.rank;
 }
+/* Does this process own port i? Asked before reading the port: another
+ * process's port may sit on a page given back (ports.c). */
+static inline int rs_part_owns_port(const rs_net *net, uint32_t i)
+{
+    return !net->pt.port_mine || net->pt.port_mine[i];
+}
+/* Port i's counters into *c: its own, or on rank 0 after a split run's
+ * merge those its process sent. 0 (and zeros) for a port another process
+ * owns that no merge brought. */
+static inline int rs_net_port_counts(const rs_net *net, uint32_t i, rs_port_count *c)
+{
+    if (rs_part_owns_port(net, i)) {
+        rs_port_count_get(&net->ports[i], c);
+        return 1;
+    }
+    if (net->pt.merged) {
+        *c = net->pt.merged[i];
+        return 1;
+    }
+    memset(c, 0, sizeof *c);
+    return 0;
+}
 static inline uint32_t rs_part_rank(const rs_net *net) { return net->pt.rank; }
 static inline uint32_t rs_part_ranks(const rs_net *net) { return net->pt.ranks; }
 static inline void rs_part_ship(rs_net *net, rs_pkt *pkt, rs_time t) { net->pt.ops->ship(net, pkt, t); }
@@ -249,6 +273,13 @@ static inline size_t rs_part_shipped(const rs_net *net)
 {
     return net->pt.ops->shipped ? net->pt.ops->shipped(net) : 0;
 }
+
+/* The ports array (ports.c): mapped pages of its own, so that a split run
+ * can give back the pages holding only other processes' ports
+ * (rs_ports_release; the bytes given back). */
+rs_port *rs_ports_alloc(uint32_t n);
+void rs_ports_free(rs_port *ports, uint32_t n);
+size_t rs_ports_release(rs_net *net, const uint8_t *keep);
 
 static inline uint32_t rs_port_entity(const rs_net *net, uint32_t port)
 {

@@ -18,6 +18,10 @@ static int serial_run(rs_net *net, rs_time until)
     rs_fabric_settle(net);
     if (rc == RS_OK && net->be->idle_check && rs_sim_pending(net->sim) == 0)
         rc = net->be->idle_check(net);
+    /* Idle: the packets' slabs go back before the summary is built (the
+     * largest part of a large run's memory; docs/parallel.md, "Memory"). */
+    if (rs_sim_pending(net->sim) == 0)
+        rs_pool_trim(&net->pkts);
     return rc;
 }
 
@@ -33,6 +37,11 @@ void rs_part_init(rs_net *net)
 /* -- what the layers above ask ------------------------------------------- */
 
 uint32_t rs_net_part_ranks(const rs_net *net) { return net->pt.ranks; }
+
+uint64_t rs_net_part_peak_rss(const rs_net *net, uint32_t rank)
+{
+    return net->pt.ops->peak_rss ? net->pt.ops->peak_rss(net, rank) : 0;
+}
 
 const char *rs_net_part_errmsg(const rs_net *net)
 {

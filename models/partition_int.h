@@ -81,6 +81,8 @@ typedef struct rs_part_ops {
     /* What was wrong with a message another process sent (docs/parallel.md,
      * "Wire format"), "" when nothing. NULL: "". */
     const char *(*errmsg)(const struct rs_net *net);
+    /* rs_net_part_peak_rss. NULL: 0. */
+    uint64_t (*peak_rss)(const struct rs_net *net, uint32_t rank);
     /* Every process makes a relayed message's chunk flows as it is sent,
      * under ids of a block (net.c make_chunk_flows). */
     unsigned premade_relays : 1;
@@ -91,6 +93,10 @@ typedef struct rs_partition {
     const rs_part_ops *ops;
     void *state;              /* the partition's own (split.c's), NULL for the trivial one */
     const uint32_t *node_rank; /* per node, the process that owns it; NULL: this one owns every node */
+    const uint8_t *port_mine; /* per port, 1 if this process owns it (its node); NULL: every port. The
+                               * others' pages are given back (ports.c): ask before reading a port. */
+    const struct rs_port_count *merged; /* rank 0 after the merge: per port, the counters of those it does
+                                         * not own, as their processes sent them (split.c); else NULL */
     uint32_t rank, ranks;     /* this process, and how many; 0 and 1 in a serial run */
     /* The event the records are keyed in (rs_part_key): its time and key,
      * its flow starts so far and its next record's index. */

@@ -28,10 +28,16 @@
  * t + serialization + L or later. Each window is an all-reduce (T, and
  * whether a process failed) and an exchange of the shipped frames.
  *
- * At the end every process sends rank 0 its counters, its ports and its
- * completion times, and rank 0's network is left as the serial run leaves
- * it: counters added (the ones every process counts alike, messages sent,
- * taken once), the owner's ports copied, completion times pooled.
+ * At the end every process sends rank 0 its counters, its ports'
+ * counters and its completion times, and rank 0's network reports what
+ * the serial run's does: counters added (the ones every process counts
+ * alike, messages sent, taken once), the others' ports' counters kept
+ * beside its own ports (rs_partition.merged), completion times pooled.
+ *
+ * Memory: each process keeps its own ports. The pages of the ports array
+ * that hold only other processes' ports are given back when the run
+ * starts (ports.c), and whatever looks at a port it may not own reads its
+ * rs_link (what every process knows of it) or asks rs_part_owns_port.
  */
 #include "netint.h"
 #include "split_wire.h"
@@ -41,12 +47,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 typedef struct rs_split {
     rs_net_comm comm;
     uint32_t *node_rank;     /* per node: its process */
     uint8_t *own;            /* per entity: RS_SIM_REMOTE / MINE / SHARED (rs_sim_set_owner) */
+    uint8_t *port_mine;      /* per port: this process's (rs_partition.port_mine) */
+    rs_port_count *merged;   /* rank 0: the others' ports' counters (rs_partition.merged) */
+    uint64_t *rss;           /* rank 0: each process's peak RSS at its end (rs_net_part_peak_rss) */
     rs_time lookahead;
     rs_time ship_min;        /* the earliest arrival or timer shipped in this window */
     rs_time win_end;         /* the running window's end */
@@ -212,11 +222,18 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "a partitioned run: a link between processes has no latency; expected "
                           "topology.link_latency_ns above 0");
     }
+    if (!(P->port_mine = malloc(net->nports ? net->nports : 1))) {
+        split_state_free(P);
+        return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
+    }
+    for (uint32_t i = 0; i < net->nports; i++)
+        P->port_mine[i] = P->node_rank[net->ports[i].node] == comm->rank;
     P->st.ranks = comm->ranks;
     P->st.lookahead_ps = P->lookahead == RS_TIME_MAX ? 0 : P->lookahead;
     net->pt.ops = &split_ops;
     net->pt.state = P;
     net->pt.node_rank = P->node_rank;
+    net->pt.port_mine = P->port_mine;
     net->pt.rank = comm->rank;
     net->pt.ranks = comm->ranks;
     rs_sim_set_owner(net->sim, P->own);
@@ -228,6 +245,8 @@ static void split_free(rs_net *net)
     split_state_free(net->pt.state);
     net->pt.state = NULL;
     net->pt.node_rank = NULL;
+    net->pt.port_mine = NULL;
+    net->pt.merged = NULL;
 }
 
 static void split_state_free(rs_split *P)
@@ -256,6 +275,9 @@ static void split_state_free(rs_split *P)
     free(P->dead);
     free(P->node_rank);
     free(P->own);
+    free(P->port_mine);
+    free(P->merged);
+    free(P->rss);
     free(P);
 }
 
@@ -567,9 +589,12 @@ static int window_hdr(rs_split *P, const char *b, size_t avail, part_hdr *h)
  * here into pkt->flow). */
 static int frame_check(rs_net *net, rs_split *P, uint32_t from, rs_time t, uint32_t home, uint32_t fid, rs_pkt *pkt)
 {
-    uint32_t L = pkt->link;
-    if (L >= net->nports || !net->ports[L].cut || pkt->to_port != net->ports[L].peer_port ||
-        pkt->to_node != net->ports[L].peer_node || !rs_part_owns_node(net, pkt->to_node))
+    /* Checked from the receiving end: the sender's port is another
+     * process's, whose page this one gave back. */
+    uint32_t L = pkt->link, v = pkt->to_node, to = pkt->to_port;
+    const rs_node *nd = v < net->nnodes && rs_part_owns_node(net, v) ? &net->nodes[v] : NULL;
+    if (!nd || to < nd->port_base || to - nd->port_base >= nd->nports || !net->ports[to].cut ||
+        net->ports[to].peer_port != L)
         return bad_msg(P, from, "a frame on port %u, not a link into this rank", L);
     if (t < rs_sim_now(net->sim) || t >= RS_TIME_MAX)
         return bad_msg(P, from, "a frame arriving at %llu ps, before this window", (unsigned long long)t);
@@ -769,8 +794,9 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     h.events_shared = rs_sim_events_shared(net->sim);
     h.frames_sent = P->st.frames_sent;
     h.status = status;
-    for (uint32_t i = 0; i < net->nports; i++)
-        h.nports += P->node_rank[net->ports[i].node] == P->comm.rank;
+    /* Rank 0's own ports stay where they are. */
+    for (uint32_t i = 0; P->comm.rank != 0 && i < net->nnodes; i++)
+        h.nports += P->node_rank[i] == P->comm.rank ? net->nodes[i].nports : 0;
     const struct rs_fct_acc *a = net->fct;
     if (a) {
         h.fct_n = a->n;
@@ -781,7 +807,9 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     }
     h.ndone = net->ndone;
     h.msgs_relayed = net->msgs_relayed;
-    size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port)) +
+    struct rusage ru;
+    h.peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
+    size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port_count)) +
                h.ndone * sizeof(rs_time) + (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
     char *b = malloc(n), *w = b;
     if (!b)
@@ -791,13 +819,17 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     w += sizeof wh;
     memcpy(w, &h, sizeof h);
     w += sizeof h;
-    for (uint32_t i = 0; i < net->nports; i++) {
-        if (P->node_rank[net->ports[i].node] != P->comm.rank)
-            continue;
-        uint64_t id = i;
-        memcpy(w, &id, sizeof id);
-        memcpy(w + sizeof id, &net->ports[i], sizeof(rs_port));
-        w += sizeof id + sizeof(rs_port);
+    for (uint32_t v = 0; v < net->nnodes; v++) {
+        const rs_node *nd = &net->nodes[v];
+        for (uint32_t i = nd->port_base; P->comm.rank != 0 && P->node_rank[v] == P->comm.rank &&
+                                          i < nd->port_base + nd->nports; i++) {
+            uint64_t id = i;
+            rs_port_count c;
+            rs_port_count_get(&net->ports[i], &c);
+            memcpy(w, &id, sizeof id);
+            memcpy(w + sizeof id, &c, sizeof c);
+            w += sizeof id + sizeof c;
+        }
     }
     if (h.ndone)
         memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));
@@ -886,6 +918,21 @@ static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const
     return RS_OK;
 }
 
+/* The node of port i, from the nodes' port ranges (rank 0 reads no
+ * other process's port: their pages were given back). */
+static uint32_t port_node(const rs_net *net, uint32_t i)
+{
+    uint32_t lo = 0, hi = net->nnodes; /* the last node whose first port is at most i */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (net->nodes[mid].port_base <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Process r's end-of-run message at b (n bytes), checked before a byte
  * of it is used: its wire header, exactly the bytes its counts announce
  * (a multiple of 8: the next one's times stay aligned), and ports that
@@ -900,7 +947,7 @@ static int tail_check(const rs_net *net, rs_split *P, const char *b, size_t n, u
         what = "its length is not what its header says";
     if (!what) {
         memcpy(h, b + sizeof w, sizeof *h);
-        size_t per = sizeof(uint64_t) + sizeof(rs_port), rest = (size_t)w.len - sizeof *h;
+        size_t per = sizeof(uint64_t) + sizeof(rs_port_count), rest = (size_t)w.len - sizeof *h;
         size_t hist = h->fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0;
         if (h->nports > net->nports || h->ndone > rest / sizeof(rs_time) ||
             rest != h->nports * per + h->ndone * sizeof(rs_time) + hist || h->fct_hist > 1)
@@ -908,7 +955,7 @@ static int tail_check(const rs_net *net, rs_split *P, const char *b, size_t n, u
         for (uint64_t k = 0; !what && k < h->nports; k++) {
             uint64_t id;
             memcpy(&id, b + sizeof w + sizeof *h + k * per, sizeof id);
-            if (id >= net->nports || P->node_rank[net->ports[id].node] != r)
+            if (id >= net->nports || P->node_rank[port_node(net, (uint32_t)id)] != r)
                 what = "it names a port that is not its own";
         }
     }
@@ -928,6 +975,13 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
     int rc = hd && t && done && hist ? RS_OK : RS_ENOMEM;
     uint64_t events = 0;
     P->st.frames_all = 0;
+    /* The others' ports' counters, beside this process's ports (whose
+     * pages for theirs stay given back): pages of it are touched only for
+     * the ports that come. */
+    if (rc == RS_OK && !P->merged && !(P->merged = calloc(net->nports ? net->nports : 1, sizeof *P->merged)))
+        rc = RS_ENOMEM;
+    if (rc == RS_OK && !P->rss && !(P->rss = calloc(R, sizeof *P->rss)))
+        rc = RS_ENOMEM;
     size_t off = 0;
     for (uint32_t r = 0; rc == RS_OK && r < R; off += len[r], r++) {
         const char *b = all + off;
@@ -937,22 +991,14 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
         const part_tail *h = t[r] = &hd[r];
         if (*status == RS_OK)
             *status = h->status;
+        P->rss[r] = h->peak_rss;
         events += h->events - (r ? h->events_shared : 0);
         P->st.frames_all += h->frames_sent;
         b += sizeof *h;
-        for (uint64_t k = 0; k < h->nports; k++, b += sizeof(uint64_t) + sizeof(rs_port)) {
+        for (uint64_t k = 0; k < h->nports; k++, b += sizeof(uint64_t) + sizeof(rs_port_count)) {
             uint64_t id;
             memcpy(&id, b, sizeof id);
-            if (r == 0)
-                continue;
-            rs_port *p = &net->ports[id];
-            memcpy(p, b + sizeof id, sizeof *p);
-            /* Its queues are empty and nothing is on its link at the end;
-             * the pointers were the other process's. */
-            p->fly_tail = p->cut_tail = NULL;
-            p->cap = NULL;
-            for (unsigned q = 0; q < RS_NPRIO; q++)
-                p->q[q].head = p->q[q].tail = NULL;
+            memcpy(&P->merged[id], b + sizeof id, sizeof *P->merged);
         }
         done[r] = (const rs_time *)(const void *)b;
         b += h->ndone * sizeof(rs_time);
@@ -964,6 +1010,8 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
     }
     if (rc == RS_OK)
         rc = fct_pool(net, t, done, hist, R);
+    if (rc == RS_OK)
+        net->pt.merged = P->merged;
     if (rc == RS_OK)
         rs_sim_set_events_run(net->sim, events);
     free(hd);
@@ -981,6 +1029,11 @@ static int split_run(rs_net *net, rs_time until)
     rs_split *P = net->pt.state;
     rs_sim *sim = net->sim;
     const rs_net_comm *c = &P->comm;
+    /* The pages of ports that are only other processes' go back: from
+     * here on this process touches them only when rank 0 merges
+     * (docs/parallel.md, "Memory"). The setup before (the timeline's and
+     * the captures' port lists) read every port. */
+    rs_ports_release(net, P->port_mine);
     int rc = RS_OK;
     /* The first window's start; then each exchange brings the next. */
     uint64_t v[NV] = { rs_sim_next_time(sim), rs_sim_status(sim) == RS_OK };
@@ -1026,6 +1079,7 @@ static int split_run(rs_net *net, rs_time until)
     int status = rs_sim_status(sim);
     if (status == RS_OK && (rs_pool_live(&net->pkts) != 0 || rs_pool_live(&net->timers) != 0))
         status = RS_EINTERNAL;
+    rs_pool_trim(&net->pkts); /* before the merge's buffers (docs/parallel.md, "Memory") */
     size_t n = 0;
     char *mine = tail_pack(net, status, &n);
     if (!mine)
@@ -1114,6 +1168,12 @@ static const char *split_errmsg(const rs_net *net)
     return P ? P->why : "";
 }
 
+static uint64_t split_peak_rss(const rs_net *net, uint32_t rank)
+{
+    const rs_split *P = net->pt.state;
+    return P && P->rss && rank < P->comm.ranks ? P->rss[rank] : 0;
+}
+
 static const rs_part_ops split_ops = {
     .run = split_run,
     .free = split_free,
@@ -1126,5 +1186,6 @@ static const rs_part_ops split_ops = {
     .ship_timer = split_ship_timer,
     .shipped = split_shipped,
     .errmsg = split_errmsg,
+    .peak_rss = split_peak_rss,
     .premade_relays = 1,
 };

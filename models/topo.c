@@ -331,8 +331,10 @@ int rs_topo_build(rs_net *net, rs_err *err)
         np += net->nodes[i].nports;
     }
     net->nports = np;
-    /* 64-byte aligned: rs_port is laid out by cache line. */
-    net->ports = aligned_alloc(64, ((size_t)np ? np : 1) * sizeof *net->ports);
+    /* Page-aligned (so 64-byte aligned: rs_port is laid out by cache
+     * line), and in pages of its own that a split run gives back
+     * (rs_ports_release). */
+    net->ports = rs_ports_alloc(np);
     if (!net->ports) {
         free(fill);
         goto out;
@@ -361,6 +363,10 @@ int rs_topo_build(rs_net *net, rs_err *err)
         }
     }
     free(fill);
+    if (!(net->links = malloc(((size_t)np ? np : 1) * sizeof *net->links)))
+        goto out;
+    for (uint32_t i = 0; i < np; i++)
+        rs_link_sync(&net->links[i], &net->ports[i]);
 
     /* Switch records and the GPU -> leaf map. */
     net->sw = calloc(net->nswitches ? net->nswitches : 1, sizeof *net->sw);
@@ -398,9 +404,11 @@ out:
 
 #define DIST_NONE 255
 
-static inline int port_usable(const rs_net *net, const rs_port *p)
+/* Routes are every process's (a split run's too): they read the links,
+ * never the ports, which are their owners'. */
+static inline int port_usable(const rs_net *net, const rs_link *p)
 {
-    return p->up && net->ports[p->peer_port].up;
+    return p->up && net->links[p->peer_port].up;
 }
 
 int rs_topo_route(rs_net *net)
@@ -431,7 +439,7 @@ int rs_topo_route(rs_net *net)
             uint32_t s = queue[qh++];
             const rs_node *n = &net->nodes[net->sw[s].node];
             for (uint32_t i = 0; i < n->nports; i++) {
-                const rs_port *p = &net->ports[n->port_base + i];
+                const rs_link *p = &net->links[n->port_base + i];
                 const rs_node *peer = &net->nodes[p->peer_node];
                 if (peer->kind != RS_NODE_SWITCH || !port_usable(net, p))
                     continue;
@@ -477,7 +485,7 @@ int rs_topo_route(rs_net *net)
             uint64_t h = 0;
             for (uint32_t i = 0; i < n->nports; i++) {
                 uint32_t pid = n->port_base + i;
-                const rs_port *p = &net->ports[pid];
+                const rs_link *p = &net->links[pid];
                 const rs_node *peer = &net->nodes[p->peer_node];
                 if (peer->kind == RS_NODE_SWITCH && port_usable(net, p) &&
                     dist[peer->sw] + 1 == dist[s]) {
@@ -534,8 +542,8 @@ int rs_net_path_links(const rs_net *net, uint32_t a, uint32_t b)
         return -1;
     if (a == b)
         return 0;
-    const rs_port *pa = &net->ports[rs_gpu_nic_port(net, a)];
-    const rs_port *pb = &net->ports[rs_gpu_nic_port(net, b)];
+    const rs_link *pa = &net->links[rs_gpu_nic_port(net, a)];
+    const rs_link *pb = &net->links[rs_gpu_nic_port(net, b)];
     if (!port_usable(net, pa) || !port_usable(net, pb))
         return -1;
     uint32_t la = net->leaf_of_gpu[a], lb = net->leaf_of_gpu[b];
@@ -577,7 +585,7 @@ static void node_name(const rs_net *net, uint32_t id, char *buf, size_t n)
 
 void rs_topo_port_name(const rs_net *net, uint32_t port, char *buf, size_t n)
 {
-    const rs_port *p = &net->ports[port];
+    const rs_link *p = &net->links[port];
     char node[32];
     node_name(net, p->node, node, sizeof node);
     if (p->kind == RS_PORT_NIC)

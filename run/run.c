@@ -652,7 +652,7 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     /* The peak is read once the summary's big part (the ports) exists:
      * what it costs counts, only the final copy of its text does not. */
     if (collected)
-        rs_split_stats(r, &res->store.d);
+        rs_split_stats(r, &res->store);
     char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
     res->store.d.peak_rss_bytes = peak_rss();
     /* A shared cluster's jobs, each against itself alone on its GPUs:
@@ -681,8 +681,9 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     }
     free(alone);
     if (res->summary)
-        res->summary_text = rs_summary_text(res->summary, ports);
-    free(ports);
+        res->summary_text = rs_summary_text(res->summary, ports); /* takes ports */
+    else
+        free(ports);
     if (!res->summary_text) {
         rs_result_destroy(res);
         rs_err_set(err, RS_ENOMEM, "out of memory building the summary");

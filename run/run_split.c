@@ -217,10 +217,17 @@ int rs_split_timeline_close(rs_run_ctx *r, int partial, rs_err *err)
     return r->tl ? timeline_merge(r, all, partial, err) : RS_OK;
 }
 
-void rs_split_stats(const rs_run_ctx *r, rs_result_data *d)
+void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s)
 {
     if (!r->split)
         return;
+    rs_result_data *d = &s->d;
     d->parallel_valid = 1;
     rs_net_part_stats_get(r->net, &d->parallel);
+    uint32_t R = d->parallel.ranks;
+    if (R && rs_net_part_peak_rss(r->net, 0) && (s->rss = malloc(R * sizeof *s->rss)) != NULL) {
+        for (uint32_t k = 0; k < R; k++)
+            s->rss[k] = rs_net_part_peak_rss(r->net, k);
+        d->parallel_peak_rss = s->rss;
+    }
 }

@@ -185,7 +185,8 @@ int rs_split_gather(rs_run_ctx *r);
  * closes it (marked partial if partial). RS_OK, or RS_EIO with err. */
 int rs_split_timeline_close(rs_run_ctx *r, int partial, rs_err *err);
 
-/* A split run's figures into d (summary "parallel"). */
-void rs_split_stats(const rs_run_ctx *r, rs_result_data *d);
+/* A split run's figures into s->d (summary "parallel"), each process's
+ * peak RSS kept in s. */
+void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s);
 
 #endif

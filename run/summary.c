@@ -197,6 +197,7 @@ void rs_summary_store_free(rs_summary_store *s)
     free(s->it_times);
     free(s->name);
     free(s->faults_stop);
+    free(s->rss);
     memset(s, 0, sizeof *s);
 }
 
@@ -296,24 +297,27 @@ char *rs_summary_ports_text(const rs_result_data *d)
 #define PORTS_MARK "\001railsim-ports"
 #define PORTS_MARK_DUMPED "\n  \"ports\": \"\\u0001railsim-ports\""
 
-char *rs_summary_text(json_t *summary, const char *ports_text)
+char *rs_summary_text(json_t *summary, char *ports_text)
 {
     char *t = json_dumps(summary, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_object_del(summary, "ports");
-    if (!t)
-        return NULL;
-    char *at = strstr(t, PORTS_MARK_DUMPED);
-    if (RS_NEVER(!at)) {
+    char *at = t ? strstr(t, PORTS_MARK_DUMPED) : NULL;
+    if (!t || RS_NEVER(!at)) {
         free(t);
+        free(ports_text);
         return NULL;
     }
+    /* Built in the ports' own buffer (the largest part of a large run's
+     * summary): moved up behind the head, without a second copy. */
     size_t head = (size_t)(at - t) + strlen("\n  \"ports\": ");
     const char *tail = at + strlen(PORTS_MARK_DUMPED);
     size_t np = strlen(ports_text), nt = strlen(tail);
-    char *out = malloc(head + np + nt + 1);
-    if (out) {
+    char *out = realloc(ports_text, head + np + nt + 1);
+    if (!out) {
+        free(ports_text);
+    } else {
+        memmove(out + head, out, np);
         memcpy(out, t, head);
-        memcpy(out + head, ports_text, np);
         memcpy(out + head + np, tail, nt + 1);
     }
     free(t);
@@ -562,6 +566,12 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d)
         json_object_set_new(par, "frames_exchanged", I(ps->frames_all));
         json_object_set_new(par, "rank0_events", I(ps->events_mine));
         json_object_set_new(par, "rank0_sync_s", json_real(ps->sync_s));
+        if (d->parallel_peak_rss) {
+            json_t *rss = json_array();
+            for (uint32_t r = 0; r < ps->ranks; r++)
+                json_array_append_new(rss, I(d->parallel_peak_rss[r]));
+            json_object_set_new(par, "peak_rss_bytes", rss);
+        }
         json_object_set_new(o, "parallel", par);
     }
     if (d->estimate_valid) {

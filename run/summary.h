@@ -34,6 +34,7 @@ typedef struct rs_summary_store {
     rs_net_pfc_stuck *stuck;
     rs_time *coll_times, *it_times;
     char *name, *faults_stop;
+    uint64_t *rss;            /* d.parallel_peak_rss */
 } rs_summary_store;
 
 /* Collect everything summary.json holds from the network and the
@@ -53,8 +54,10 @@ json_t *rs_summary_json(const rs_scenario *sc, const rs_result_data *d);
 char *rs_summary_ports_text(const rs_result_data *d);
 /* summary.json's text: summary (from rs_summary_json) pretty-printed with
  * ports_text in place of its placeholder, which leaves summary (the
- * object then has no "ports"). Caller: free; NULL on ENOMEM. */
-char *rs_summary_text(json_t *summary, const char *ports_text);
+ * object then has no "ports"). ports_text is taken (the text is built in
+ * its buffer): the caller no longer frees it. Caller: free the result;
+ * NULL on ENOMEM. */
+char *rs_summary_text(json_t *summary, char *ports_text);
 /* A replay's figures as summary.json's "iteration" object (a shared
  * cluster's job, run_jobs.c); NULL on ENOMEM. */
 json_t *rs_summary_replay_json(const rs_replay *r);

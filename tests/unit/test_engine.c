@@ -200,6 +200,31 @@ static void test_pool_live_counts_gets_minus_puts(void)
     CU_ASSERT_EQUAL(rs_pool_live(&p), 0);
 }
 
+static void test_pool_trims_only_when_nothing_is_live(void)
+{
+    rs_pool p;
+    rs_pool_init(&p, 24, 4);
+    void *o[6];
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o[i] = rs_pool_get(&p));
+    CU_ASSERT_EQUAL(p.capacity, 8);
+    for (int i = 0; i < 5; i++)
+        rs_pool_put(&p, o[i]);
+    CU_ASSERT_EQUAL(rs_pool_trim(&p), 0); /* one still live: the slabs stay */
+    CU_ASSERT_EQUAL(p.capacity, 8);
+    rs_pool_put(&p, o[5]);
+    CU_ASSERT_EQUAL(rs_pool_trim(&p), 1);
+    CU_ASSERT_EQUAL(p.capacity, 0);
+    CU_ASSERT_PTR_NULL(p.slabs);
+    /* It grows again, with the sizes it had. */
+    void *a = rs_pool_get(&p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(p.capacity, 4);
+    CU_ASSERT_EQUAL(rs_pool_live(&p), 1);
+    rs_pool_put(&p, a);
+    rs_pool_fini(&p);
+}
+
 static void test_pool_objects_are_distinct_and_size_rounded_to_8_apart(void)
 {
     static const size_t sizes[] = { 1, 8, 13, 24, 41, 100 };
@@ -497,6 +522,7 @@ static const rs_cu_test time_tests[] = {
 
 static const rs_cu_test pool_tests[] = {
     RS_CU_TEST(test_pool_live_counts_gets_minus_puts),
+    RS_CU_TEST(test_pool_trims_only_when_nothing_is_live),
     RS_CU_TEST(test_pool_objects_are_distinct_and_size_rounded_to_8_apart),
     RS_CU_TEST(test_pool_reuses_freed_object),
     RS_CU_TEST(test_pool_many_gets_span_several_slabs),

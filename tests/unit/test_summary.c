@@ -64,9 +64,8 @@ static void check_ports(uint32_t nports)
     CU_ASSERT_STRING_EQUAL(again, text);
     free(again);
     json_decref(back);
-    free(text);
+    free(text); /* pt's buffer: rs_summary_text took it */
     json_decref(tree);
-    free(pt);
 }
 
 static void test_summary_no_ports(void) { check_ports(0); }

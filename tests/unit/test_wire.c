@@ -8,8 +8,12 @@
  * run with RS_EFORMAT and one sentence naming what; one that is well
  * formed goes through.
  */
+#define _DEFAULT_SOURCE /* mincore */
 #include "cu_main.h"
 #include "standin.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The sentence why names needle (NULL: nothing to name). */
 static void expect_msg(const char *why, const char *needle)
@@ -47,9 +51,9 @@ static void test_header_is_checked(void)
     memcpy(b, &w, sizeof w);
     expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "says rank 2, expected a rank of the run");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 40);
-    w.version = 1; /* before relays' chunks were shipped (2026-12-05) */
+    w.version = 2; /* before the end-of-run message carried ports' counters, not the ports (2026-12-05) */
     memcpy(b, &w, sizeof w);
-    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 1, expected 2");
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 2, expected 3");
     w.version = RS_WIRE_VERSION;
     w.magic = 0x12345678u;
     memcpy(b, &w, sizeof w);
@@ -134,7 +138,7 @@ static void test_window_garbage_is_refused(void)
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     w.version = 7;
     memcpy(b, &w, sizeof w);
-    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 2");
+    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 3");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     memcpy(b, &w, sizeof w);
     expect_run(b, sizeof w + 50, NULL, 0, "its header announces 100 bytes, 50 came");
@@ -252,7 +256,7 @@ static void test_window_records_are_checked(void)
 static void test_tail_is_checked(void)
 {
     expect_run(NULL, 0, "short", 5, "an end-of-run message from rank 1: 5 bytes, expected at least the 24");
-    char b[sizeof(rs_wire) + sizeof(part_tail) + sizeof(uint64_t) + sizeof(rs_port) + 64];
+    char b[sizeof(rs_wire) + sizeof(part_tail) + sizeof(uint64_t) + sizeof(rs_port_count) + 64];
     size_t n = rs_standin_empty_tail(b);
     /* Its header from another rank than the one it came from. */
     rs_wire w;
@@ -268,8 +272,8 @@ static void test_tail_is_checked(void)
     memcpy(b + sizeof w, &t, sizeof t);
     uint64_t id = 0; /* GPU 0's NIC: rank 0's */
     memcpy(b + n, &id, sizeof id);
-    memset(b + n + sizeof id, 0, sizeof(rs_port));
-    n += sizeof id + sizeof(rs_port);
+    memset(b + n + sizeof id, 0, sizeof(rs_port_count));
+    n += sizeof id + sizeof(rs_port_count);
     w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
     memcpy(b, &w, sizeof w);
     expect_run(NULL, 0, b, n, "it names a port that is not its own");
@@ -283,11 +287,85 @@ static void test_tail_is_checked(void)
     expect_run(NULL, 0, b, n, "its counts do not add up to its length");
 }
 
+/* A split run's memory (docs/parallel.md, "Memory"): rank 0 gives back
+ * the pages of the ports array that hold only rank 1's ports, keeps its
+ * own ports whole, and after the merge reports rank 1's ports from the
+ * counters rank 1 sent, and rank 1's peak RSS. */
+static void test_split_run_keeps_only_its_ports(void)
+{
+    /* Rank 1's end-of-run message: one of its ports, with counters. */
+    rs_standin probe = { 0 };
+    rs_net *net = rs_standin_net(&probe);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    uint32_t theirs = rs_standin_cut_port(net, 0);
+    CU_ASSERT_NOT_EQUAL_FATAL(theirs, RS_NONE);
+    rs_net_destroy(net);
+    char b[sizeof(rs_wire) + sizeof(part_tail) + sizeof(uint64_t) + sizeof(rs_port_count)];
+    part_tail t;
+    memset(&t, 0, sizeof t);
+    t.nports = 1;
+    t.peak_rss = 123456789;
+    rs_port_count c;
+    memset(&c, 0, sizeof c);
+    c.tx_pkts = 77;
+    c.tx_bytes = 77 * 1106;
+    c.max_qbytes = 4212;
+    uint64_t id = theirs;
+    rs_wire w = rs_wire_make(RS_WIRE_TAIL, 1, sizeof b - sizeof w);
+    memcpy(b, &w, sizeof w);
+    memcpy(b + sizeof w, &t, sizeof t);
+    memcpy(b + sizeof w + sizeof t, &id, sizeof id);
+    memcpy(b + sizeof w + sizeof t + sizeof id, &c, sizeof c);
+
+    rs_standin s = { NULL, 0, b, sizeof b, 0 };
+    net = rs_standin_net(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    /* (Rank 1 delivered nothing it was sent, so the counts do not close:
+     * RS_EINTERNAL; the message itself was taken.) */
+    CU_ASSERT_NOT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_EFORMAT);
+    CU_ASSERT_STRING_EQUAL(rs_net_part_errmsg(net), "");
+    /* Every page that holds none of rank 0's ports is not resident; its
+     * own ports read as the network built them. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)net->nports * sizeof(rs_port);
+    size_t pages = (bytes + page - 1) / page, given = 0;
+    unsigned char *res = malloc(pages);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    CU_ASSERT_EQUAL_FATAL(mincore(net->ports, pages * page, res), 0);
+    for (size_t k = 0; k < pages; k++) {
+        int mine = 0;
+        for (size_t i = k * page / sizeof(rs_port); i <= ((k + 1) * page - 1) / sizeof(rs_port) && i < net->nports; i++)
+            mine |= rs_part_owns_port(net, (uint32_t)i);
+        if (!mine) {
+            CU_ASSERT_EQUAL(res[k] & 1, 0);
+            given++;
+        }
+    }
+    free(res);
+    CU_ASSERT(given > 0); /* the stand-in's network is large enough to have such a page */
+    for (uint32_t i = 0; i < net->nports; i++)
+        if (rs_part_owns_port(net, i)) {
+            CU_ASSERT_EQUAL(net->ports[i].peer_port, net->links[i].peer_port);
+            CU_ASSERT_EQUAL(net->ports[i].rate_bps, net->links[i].rate_bps);
+        }
+    /* Rank 1's port: its counters as it sent them. */
+    rs_net_port_info pi;
+    CU_ASSERT_EQUAL(rs_net_port_info_get(net, theirs, &pi), RS_OK);
+    CU_ASSERT_EQUAL(pi.tx_pkts, 77);
+    CU_ASSERT_EQUAL(pi.tx_bytes, 77 * 1106);
+    CU_ASSERT_EQUAL(pi.max_queue_bytes, 4212);
+    CU_ASSERT_EQUAL(pi.rate_bps, net->links[theirs].rate_bps);
+    CU_ASSERT_EQUAL(rs_net_part_peak_rss(net, 1), 123456789);
+    CU_ASSERT(rs_net_part_peak_rss(net, 0) > 0);
+    CU_ASSERT_EQUAL(rs_net_part_peak_rss(net, 2), 0);
+    rs_net_destroy(net);
+}
+
 static const rs_cu_test wire_tests[] = {
     RS_CU_TEST(test_header_is_checked),
     RS_CU_TEST(test_window_garbage_is_refused),
     RS_CU_TEST(test_window_records_are_checked),
     RS_CU_TEST(test_tail_is_checked),
+    RS_CU_TEST(test_split_run_keeps_only_its_ports),
 };
 
 static void register_suites(void) { RS_CU_SUITE("wire", wire_tests); }
