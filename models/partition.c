@@ -38,11 +38,6 @@ void rs_part_init(rs_net *net)
 
 uint32_t rs_net_part_ranks(const rs_net *net) { return net->pt.ranks; }
 
-uint64_t rs_net_part_peak_rss(const rs_net *net, uint32_t rank)
-{
-    return net->pt.ops->peak_rss ? net->pt.ops->peak_rss(net, rank) : 0;
-}
-
 const char *rs_net_part_errmsg(const rs_net *net)
 {
     return net->pt.ops->errmsg ? net->pt.ops->errmsg(net) : "";

@@ -81,8 +81,6 @@ typedef struct rs_part_ops {
     /* What was wrong with a message another process sent (docs/parallel.md,
      * "Wire format"), "" when nothing. NULL: "". */
     const char *(*errmsg)(const struct rs_net *net);
-    /* rs_net_part_peak_rss. NULL: 0. */
-    uint64_t (*peak_rss)(const struct rs_net *net, uint32_t rank);
     /* Every process makes a relayed message's chunk flows as it is sent,
      * under ids of a block (net.c make_chunk_flows). */
     unsigned premade_relays : 1;

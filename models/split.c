@@ -47,7 +47,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 typedef struct rs_split {
@@ -56,7 +55,6 @@ typedef struct rs_split {
     uint8_t *own;            /* per entity: RS_SIM_REMOTE / MINE / SHARED (rs_sim_set_owner) */
     uint8_t *port_mine;      /* per port: this process's (rs_partition.port_mine) */
     rs_port_count *merged;   /* rank 0: the others' ports' counters (rs_partition.merged) */
-    uint64_t *rss;           /* rank 0: each process's peak RSS at its end (rs_net_part_peak_rss) */
     rs_time lookahead;
     rs_time ship_min;        /* the earliest arrival or timer shipped in this window */
     rs_time win_end;         /* the running window's end */
@@ -277,7 +275,6 @@ static void split_state_free(rs_split *P)
     free(P->own);
     free(P->port_mine);
     free(P->merged);
-    free(P->rss);
     free(P);
 }
 
@@ -803,12 +800,12 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         h.fct_min = a->min;
         h.fct_max = a->max;
         h.fct_sum = a->sum;
-        h.fct_hist = a->hist != NULL;
+        h.fct_hist = a->hist != NULL && P->comm.rank != 0;
     }
-    h.ndone = net->ndone;
+    /* Rank 0's own completion times, as its ports, stay where they are:
+     * its message carries their count alone (fct_n). */
+    h.ndone = P->comm.rank != 0 ? net->ndone : 0;
     h.msgs_relayed = net->msgs_relayed;
-    struct rusage ru;
-    h.peak_rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024u : 0;
     size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port_count)) +
                h.ndone * sizeof(rs_time) + (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
     char *b = malloc(n), *w = b;
@@ -874,10 +871,10 @@ static void stats_add(rs_net_stats *to, const rs_net_stats *s)
 static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const *done, const uint64_t *const *hist,
                     uint32_t R)
 {
-    uint64_t n = 0, kept = 0;
+    uint64_t n = 0, kept = net->ndone; /* rank 0's own are in place (its message has none) */
     for (uint32_t r = 0; r < R; r++) {
         n += t[r]->fct_n;
-        kept += t[r]->ndone;
+        kept += r ? t[r]->ndone : 0;
     }
     if (n == 0)
         return RS_OK;
@@ -980,8 +977,6 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
      * the ports that come. */
     if (rc == RS_OK && !P->merged && !(P->merged = calloc(net->nports ? net->nports : 1, sizeof *P->merged)))
         rc = RS_ENOMEM;
-    if (rc == RS_OK && !P->rss && !(P->rss = calloc(R, sizeof *P->rss)))
-        rc = RS_ENOMEM;
     size_t off = 0;
     for (uint32_t r = 0; rc == RS_OK && r < R; off += len[r], r++) {
         const char *b = all + off;
@@ -991,7 +986,6 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
         const part_tail *h = t[r] = &hd[r];
         if (*status == RS_OK)
             *status = h->status;
-        P->rss[r] = h->peak_rss;
         events += h->events - (r ? h->events_shared : 0);
         P->st.frames_all += h->frames_sent;
         b += sizeof *h;
@@ -1168,12 +1162,6 @@ static const char *split_errmsg(const rs_net *net)
     return P ? P->why : "";
 }
 
-static uint64_t split_peak_rss(const rs_net *net, uint32_t rank)
-{
-    const rs_split *P = net->pt.state;
-    return P && P->rss && rank < P->comm.ranks ? P->rss[rank] : 0;
-}
-
 static const rs_part_ops split_ops = {
     .run = split_run,
     .free = split_free,
@@ -1186,6 +1174,5 @@ static const rs_part_ops split_ops = {
     .ship_timer = split_ship_timer,
     .shipped = split_shipped,
     .errmsg = split_errmsg,
-    .peak_rss = split_peak_rss,
     .premade_relays = 1,
 };

@@ -69,7 +69,6 @@ typedef struct part_tail {
     unsigned __int128 fct_sum;
     uint64_t ndone;          /* kept completion times that follow */
     uint64_t msgs_relayed;   /* rs_net_msgs_relayed: counted where the message starts */
-    uint64_t peak_rss;       /* the sender's peak resident bytes when it packed this (rs_net_part_peak_rss) */
     int32_t status;
 } part_tail;
 

@@ -60,7 +60,7 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t peak_rss(void)
+uint64_t rs_run_peak_rss(void)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
@@ -283,6 +283,8 @@ static char *capture_comment(const rs_run_ctx *r, const char *path)
 /* What the run owns, in the order run_split.h gives. */
 static void run_free(rs_run_ctx *r)
 {
+    free(r->rss);
+    r->rss = NULL;
     rs_net_destroy(r->net);
     rs_collrun_destroy(r->coll);
     rs_replay_destroy(r->replay);
@@ -628,12 +630,15 @@ static int run_close(rs_run_ctx *r, rs_err *err)
         info->status = RS_EIO;
         snprintf(r->res->message, sizeof r->res->message, "%s", cerr.msg);
     }
-    if (r->tlp) /* a split run: every part closed, then rank 0 merges them */
-        return rs_split_timeline_close(r, info->status != RS_OK, err);
-    if (!r->tl)
-        return RS_OK;
-    rs_net_timeline_stop(r->net);
-    return rs_timeline_close(r->tl, info->status != RS_OK, err) != RS_OK ? RS_EIO : RS_OK;
+    int rc = RS_OK;
+    if (r->tlp) { /* a split run: every part closed, then rank 0 merges them */
+        rc = rs_split_timeline_close(r, info->status != RS_OK, err);
+    } else if (r->tl) {
+        rs_net_timeline_stop(r->net);
+        rc = rs_timeline_close(r->tl, info->status != RS_OK, err) != RS_OK ? RS_EIO : RS_OK;
+    }
+    rs_split_rss(r); /* every process of a split run, after its last exchange */
+    return rc;
 }
 
 /* The result: the summary (with the fault-free run and a split run's
@@ -654,7 +659,7 @@ static int result_build(rs_run_ctx *r, int code, rs_result **out, rs_err *err)
     if (collected)
         rs_split_stats(r, &res->store);
     char *ports = collected ? rs_summary_ports_text(&res->store.d) : NULL;
-    res->store.d.peak_rss_bytes = peak_rss();
+    res->store.d.peak_rss_bytes = rs_run_peak_rss();
     /* A shared cluster's jobs, each against itself alone on its GPUs:
      * those runs first, whatever else fails (in a spread run the other
      * processes wait for this one's share). */

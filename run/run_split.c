@@ -224,10 +224,26 @@ void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s)
     rs_result_data *d = &s->d;
     d->parallel_valid = 1;
     rs_net_part_stats_get(r->net, &d->parallel);
-    uint32_t R = d->parallel.ranks;
-    if (R && rs_net_part_peak_rss(r->net, 0) && (s->rss = malloc(R * sizeof *s->rss)) != NULL) {
-        for (uint32_t k = 0; k < R; k++)
-            s->rss[k] = rs_net_part_peak_rss(r->net, k);
+    if (r->rss && (s->rss = malloc(d->parallel.ranks * sizeof *s->rss)) != NULL) {
+        memcpy(s->rss, r->rss, d->parallel.ranks * sizeof *s->rss);
         d->parallel_peak_rss = s->rss;
     }
+}
+
+void rs_split_rss(rs_run_ctx *r)
+{
+    if (!r->split)
+        return;
+    const rs_net_comm *part = r->o->part;
+    /* Each process's figure at its own index, zeros elsewhere: the
+     * maxima are every process's figure, everywhere. */
+    uint64_t *v = calloc(part->ranks, sizeof *v);
+    uint64_t failed = v == NULL;
+    if (v)
+        v[part->rank] = rs_run_peak_rss();
+    int rc = part->allreduce(part->ctx, v ? v : &failed, v ? part->ranks : 1, 1);
+    if (rc == RS_OK && v)
+        r->rss = v;
+    else
+        free(v);
 }

@@ -64,6 +64,7 @@ typedef struct rs_run_ctx {
     uint32_t iters_done;  /* a collective's iterations completed */
     int replay_status;    /* rs_replay_finish's code, and its message: */
     rs_err replay_err;
+    uint64_t *rss;        /* a split run: each process's peak RSS after its last exchange (rs_split_rss) */
 } rs_run_ctx;
 
 /* run.c: start the replay of trace t (workload w) on r's network at
@@ -188,5 +189,12 @@ int rs_split_timeline_close(rs_run_ctx *r, int partial, rs_err *err);
 /* A split run's figures into s->d (summary "parallel"), each process's
  * peak RSS kept in s. */
 void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s);
+
+/* Every process of a split run, after its last exchange: each process's
+ * peak RSS into r->rss (one all-reduce; left NULL when it failed). */
+void rs_split_rss(rs_run_ctx *r);
+
+/* This process's peak resident memory in bytes (getrusage). */
+uint64_t rs_run_peak_rss(void);
 
 #endif

@@ -85,12 +85,6 @@ static inline void rs_net_part_stats_get(const rs_net *net, rs_net_part_stats *o
     rs_net_part_stats_fill(net, out, sizeof *out);
 }
 
-/* Process `rank`'s peak resident memory in bytes when its part of a split
- * run ended, as it reported it to process 0 (getrusage's maximum). Known
- * on process 0 after the run (its own: at the merge, before the summary is
- * built); 0 otherwise, and for a serial run. */
-RS_API uint64_t rs_net_part_peak_rss(const rs_net *net, uint32_t rank);
-
 /* Processes the run is split over: 1 for a serial run. */
 RS_API uint32_t rs_net_part_ranks(const rs_net *net);
 

@@ -304,8 +304,8 @@ typedef struct rs_result_data {
     const rs_result_fault_free *fault_free; /* NULL: no fault-free run (faults.baseline) */
     uint64_t msgs_relayed;    /* rs_net_msgs_relayed: messages forwarded through an HB domain onto another
                                * rail (not in summary.json; `railsim run` prints it) */
-    const uint64_t *parallel_peak_rss; /* a partitioned run: [parallel.ranks], each process's peak RSS when its
-                                        * part ended (rs_net_part_peak_rss); NULL otherwise */
+    const uint64_t *parallel_peak_rss; /* a partitioned run: [parallel.ranks], each process's peak RSS after
+                                        * its last exchange (rank 0's: before the summary); NULL otherwise */
 } rs_result_data;
 RS_API const rs_result_data *rs_result_data_get(const rs_result *r);
 

@@ -290,7 +290,7 @@ static void test_tail_is_checked(void)
 /* A split run's memory (docs/parallel.md, "Memory"): rank 0 gives back
  * the pages of the ports array that hold only rank 1's ports, keeps its
  * own ports whole, and after the merge reports rank 1's ports from the
- * counters rank 1 sent, and rank 1's peak RSS. */
+ * counters rank 1 sent. */
 static void test_split_run_keeps_only_its_ports(void)
 {
     /* Rank 1's end-of-run message: one of its ports, with counters. */
@@ -304,7 +304,6 @@ static void test_split_run_keeps_only_its_ports(void)
     part_tail t;
     memset(&t, 0, sizeof t);
     t.nports = 1;
-    t.peak_rss = 123456789;
     rs_port_count c;
     memset(&c, 0, sizeof c);
     c.tx_pkts = 77;
@@ -354,9 +353,6 @@ static void test_split_run_keeps_only_its_ports(void)
     CU_ASSERT_EQUAL(pi.tx_bytes, 77 * 1106);
     CU_ASSERT_EQUAL(pi.max_queue_bytes, 4212);
     CU_ASSERT_EQUAL(pi.rate_bps, net->links[theirs].rate_bps);
-    CU_ASSERT_EQUAL(rs_net_part_peak_rss(net, 1), 123456789);
-    CU_ASSERT(rs_net_part_peak_rss(net, 0) > 0);
-    CU_ASSERT_EQUAL(rs_net_part_peak_rss(net, 2), 0);
     rs_net_destroy(net);
 }
 
