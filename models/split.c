@@ -1024,9 +1024,10 @@ static int split_run(rs_net *net, rs_time until)
     rs_sim *sim = net->sim;
     const rs_net_comm *c = &P->comm;
     /* The pages of ports that are only other processes' go back: from
-     * here on this process touches them only when rank 0 merges
-     * (docs/parallel.md, "Memory"). The setup before (the timeline's and
-     * the captures' port lists) read every port. */
+     * here on no process touches another's ports (rank 0 reports theirs
+     * from the counters they send at the end; docs/parallel.md,
+     * "Memory"). The setup before (the timeline's and the captures' port
+     * lists) read every port. */
     rs_ports_release(net, P->port_mine);
     int rc = RS_OK;
     /* The first window's start; then each exchange brings the next. */
