@@ -48,6 +48,10 @@ int rs_split_begin(rs_run_ctx *r, int *idle, rs_err *err)
         return RS_OK;
     }
     r->split = 1;
+    /* Room for every process's peak RSS at the end (rs_split_rss), taken
+     * now: a failure then would leave the others in the all-reduce. */
+    if (!(r->rss = calloc(part->ranks, sizeof *r->rss)))
+        return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     int rc = rs_net_part_start(r->net, part, err);
     if (rc == RS_OK && part->rank != 0)
         r->outdir = NULL;
@@ -224,7 +228,7 @@ void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s)
     rs_result_data *d = &s->d;
     d->parallel_valid = 1;
     rs_net_part_stats_get(r->net, &d->parallel);
-    if (r->rss && (s->rss = malloc(d->parallel.ranks * sizeof *s->rss)) != NULL) {
+    if (r->rss_ok && (s->rss = malloc(d->parallel.ranks * sizeof *s->rss)) != NULL) {
         memcpy(s->rss, r->rss, d->parallel.ranks * sizeof *s->rss);
         d->parallel_peak_rss = s->rss;
     }
@@ -232,18 +236,15 @@ void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s)
 
 void rs_split_rss(rs_run_ctx *r)
 {
-    if (!r->split)
+    if (!r->split || !r->rss) /* (no room: its setup failed, and with it every process's) */
         return;
     const rs_net_comm *part = r->o->part;
     /* Each process's figure at its own index, zeros elsewhere: the
      * maxima are every process's figure, everywhere. */
-    uint64_t *v = calloc(part->ranks, sizeof *v);
-    uint64_t failed = v == NULL;
-    if (v)
-        v[part->rank] = rs_run_peak_rss();
-    int rc = part->allreduce(part->ctx, v ? v : &failed, v ? part->ranks : 1, 1);
-    if (rc == RS_OK && v)
-        r->rss = v;
+    memset(r->rss, 0, part->ranks * sizeof *r->rss);
+    r->rss[part->rank] = rs_run_peak_rss();
+    if (part->allreduce(part->ctx, r->rss, part->ranks, 1) != RS_OK)
+        r->rss_ok = 0;
     else
-        free(v);
+        r->rss_ok = 1;
 }

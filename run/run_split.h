@@ -65,6 +65,7 @@ typedef struct rs_run_ctx {
     int replay_status;    /* rs_replay_finish's code, and its message: */
     rs_err replay_err;
     uint64_t *rss;        /* a split run: each process's peak RSS after its last exchange (rs_split_rss) */
+    int rss_ok;           /* rss was filled */
 } rs_run_ctx;
 
 /* run.c: start the replay of trace t (workload w) on r's network at
@@ -191,7 +192,7 @@ int rs_split_timeline_close(rs_run_ctx *r, int partial, rs_err *err);
 void rs_split_stats(const rs_run_ctx *r, rs_summary_store *s);
 
 /* Every process of a split run, after its last exchange: each process's
- * peak RSS into r->rss (one all-reduce; left NULL when it failed). */
+ * peak RSS into r->rss (one all-reduce; r->rss_ok says it came). */
 void rs_split_rss(rs_run_ctx *r);
 
 /* This process's peak resident memory in bytes (getrusage). */
