@@ -620,12 +620,15 @@ void rs_fabric_arrival(rs_net *net, rs_pkt *pkt, rs_time t)
 /* Close the books on pauses still in force (for statistics at the end). */
 void rs_fabric_settle(rs_net *net)
 {
-    for (uint32_t i = 0; i < net->nports; i++)
-        for (unsigned q = 0; rs_part_owns_port(net, i) && q < RS_NPRIO; q++)
+    for (uint32_t i = 0; i < net->nports; i++) {
+        if (!rs_part_owns_port(net, i))
+            continue; /* a split run: its process closes its books */
+        for (unsigned q = 0; q < RS_NPRIO; q++)
             if (net->ports[i].paused & (1u << q)) {
                 rs_time d = rs_sim_now(net->sim) - net->ports[i].paused_since[q];
                 net->ports[i].paused_ps += d;
                 net->st.pfc_paused_ps += d;
                 net->ports[i].paused_since[q] = rs_sim_now(net->sim);
             }
+    }
 }

@@ -193,6 +193,13 @@ static inline void rs_port_count_get(const rs_port *p, rs_port_count *c)
                           p->pfc_sent, p->pfc_received, p->paused_ps,  p->ecn_marked,    p->cnp_sent };
 }
 
+/* Serialisation per byte at rate_bps when it is a whole number of
+ * picoseconds, else 0 (rs_ser_time then). */
+static inline uint64_t rs_ps_per_byte(uint64_t rate_bps)
+{
+    return (8 * RS_PS_PER_S) % rate_bps == 0 ? 8 * RS_PS_PER_S / rate_bps : 0;
+}
+
 /* Port i's rs_link brought to its rs_port (a process that owns it). */
 static inline void rs_link_sync(rs_link *l, const rs_port *p)
 {

@@ -72,7 +72,7 @@ static void set_rate(rs_net *net, uint32_t i, uint64_t bps)
 {
     rs_link *l = &net->links[i];
     l->rate_bps = bps;
-    l->ps_per_byte = (8 * RS_PS_PER_S) % bps == 0 ? 8 * RS_PS_PER_S / bps : 0;
+    l->ps_per_byte = rs_ps_per_byte(bps);
     if (rs_part_owns_port(net, i)) {
         net->ports[i].rate_bps = l->rate_bps;
         net->ports[i].ps_per_byte = l->ps_per_byte;

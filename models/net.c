@@ -461,7 +461,8 @@ static void net_stats_whole(const rs_net *net, rs_net_stats *out)
     out->max_queue_bytes = 0;
     for (uint32_t i = 0; i < net->nports; i++) {
         rs_port_count c;
-        if (net->links[i].kind == RS_PORT_SWITCH && rs_net_port_counts(net, i, &c) && c.max_qbytes > out->max_queue_bytes)
+        if (net->links[i].kind == RS_PORT_SWITCH && rs_net_port_counts(net, i, &c) &&
+            c.max_qbytes > out->max_queue_bytes)
             out->max_queue_bytes = c.max_qbytes;
     }
     out->pkts_in_flight = rs_pool_live(&net->pkts);
@@ -548,4 +549,3 @@ int rs_net_estimate_bytes(const rs_net_config *c, uint64_t messages, uint64_t at
     *bytes = total > 1.8e19 ? UINT64_MAX : (uint64_t)total;
     return RS_OK;
 }
-

@@ -791,20 +791,20 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     h.events_shared = rs_sim_events_shared(net->sim);
     h.frames_sent = P->st.frames_sent;
     h.status = status;
-    /* Rank 0's own ports stay where they are. */
-    for (uint32_t i = 0; P->comm.rank != 0 && i < net->nnodes; i++)
-        h.nports += P->node_rank[i] == P->comm.rank ? net->nodes[i].nports : 0;
+    /* Rank 0's own ports, completion times and histogram stay where they
+     * are: its message to itself carries their counts alone (fct_n). */
+    int ship = P->comm.rank != 0;
+    for (uint32_t i = 0; ship && i < net->nports; i++)
+        h.nports += P->port_mine[i];
     const struct rs_fct_acc *a = net->fct;
     if (a) {
         h.fct_n = a->n;
         h.fct_min = a->min;
         h.fct_max = a->max;
         h.fct_sum = a->sum;
-        h.fct_hist = a->hist != NULL && P->comm.rank != 0;
+        h.fct_hist = ship && a->hist != NULL;
     }
-    /* Rank 0's own completion times, as its ports, stay where they are:
-     * its message carries their count alone (fct_n). */
-    h.ndone = P->comm.rank != 0 ? net->ndone : 0;
+    h.ndone = ship ? net->ndone : 0;
     h.msgs_relayed = net->msgs_relayed;
     size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port_count)) +
                h.ndone * sizeof(rs_time) + (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
@@ -816,17 +816,15 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     w += sizeof wh;
     memcpy(w, &h, sizeof h);
     w += sizeof h;
-    for (uint32_t v = 0; v < net->nnodes; v++) {
-        const rs_node *nd = &net->nodes[v];
-        for (uint32_t i = nd->port_base; P->comm.rank != 0 && P->node_rank[v] == P->comm.rank &&
-                                          i < nd->port_base + nd->nports; i++) {
-            uint64_t id = i;
-            rs_port_count c;
-            rs_port_count_get(&net->ports[i], &c);
-            memcpy(w, &id, sizeof id);
-            memcpy(w + sizeof id, &c, sizeof c);
-            w += sizeof id + sizeof c;
-        }
+    for (uint32_t i = 0; h.nports && i < net->nports; i++) {
+        if (!P->port_mine[i])
+            continue;
+        uint64_t id = i;
+        rs_port_count c;
+        rs_port_count_get(&net->ports[i], &c);
+        memcpy(w, &id, sizeof id);
+        memcpy(w + sizeof id, &c, sizeof c);
+        w += sizeof id + sizeof c;
     }
     if (h.ndone)
         memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));

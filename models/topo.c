@@ -229,7 +229,7 @@ static void init_port(rs_net *net, rs_port *p, uint32_t node, uint32_t peer, uin
     p->kind = kind;
     p->up = 1;
     p->rate_bps = (uint64_t)llround(gbps * 1e9);
-    p->ps_per_byte = (8 * RS_PS_PER_S) % p->rate_bps == 0 ? 8 * RS_PS_PER_S / p->rate_bps : 0;
+    p->ps_per_byte = rs_ps_per_byte(p->rate_bps);
     p->prop = prop;
     p->limit = kind == RS_PORT_SWITCH ? net->cfg.buffer_bytes : UINT64_MAX;
     p->act_head = p->act_tail = RS_NONE;

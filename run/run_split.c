@@ -243,8 +243,5 @@ void rs_split_rss(rs_run_ctx *r)
      * maxima are every process's figure, everywhere. */
     memset(r->rss, 0, part->ranks * sizeof *r->rss);
     r->rss[part->rank] = rs_run_peak_rss();
-    if (part->allreduce(part->ctx, r->rss, part->ranks, 1) != RS_OK)
-        r->rss_ok = 0;
-    else
-        r->rss_ok = 1;
+    r->rss_ok = part->allreduce(part->ctx, r->rss, part->ranks, 1) == RS_OK;
 }
