@@ -34,10 +34,10 @@ static const cmd_help cmds[] = {
       "  --force\trun even when the resource guard expects the run not to fit in memory or on disk\n"
       "  (mpirun -np N)\tat packet level, synthetic traffic and one iteration of a ring, tree, direct "
       "all-to-all or send/recv collective (without faults but link degrades), and a replay under "
-      "workload.sync=rank (the default) whose collectives are rings, trees, hierarchical or NVLS (without "
-      "faults or transfers by PXN relays), are split over the ranks; a shared cluster's jobs run alone (their slowdowns' baselines) "
-      "on the ranks while rank 0 runs the cluster; the summary, timeline and captures are the serial run's "
-      "(docs/parallel.md)\n",
+      "workload.sync=rank (the default) whose collectives are rings, trees, hierarchical, NVLS or direct "
+      "all-to-alls (PXN relays included; without faults but stragglers and link degrades), are split over "
+      "the ranks; a shared cluster's jobs run alone (their slowdowns' baselines) on the ranks while rank 0 "
+      "runs the cluster; the summary, timeline and captures are the serial run's (docs/parallel.md)\n",
       "railsim run --set topology.gpus=128 --set traffic.kind=collective --set traffic.op=allreduce -o out/ar\n"
       "railsim run --set workload.plan=llama2-7b --set topology.gpus=64 --set fidelity=flow -o out/llama\n"
       "mpirun -np 2 railsim run bench/scenarios/fat-tree-1024-permutation.json -o out/p\n" },

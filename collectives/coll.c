@@ -490,6 +490,7 @@ int rs_coll_launch(rs_net *net, const uint32_t *gpus, uint32_t n, const rs_coll_
     c->reduce_bps = (uint64_t)(o->reduce_gbps * 1e9 + 0.5);
     c->split = !probe && rs_net_part_ranks(net) > 1;
     c->serial0 = req->reserved ? req->reserved->serial0 : UINT64_MAX;
+    c->rate_changes = rs_net_rate_changes(net);
     c->cb0 = req->reserved ? req->reserved->cb0 : RS_COLL_NONE;
     c->probe = probe;
     c->gpu = malloc((size_t)n * sizeof *c->gpu);

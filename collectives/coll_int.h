@@ -118,6 +118,7 @@ struct rs_coll {
 
     /* Named (rs_coll_create with a reservation): serials and callback indices given. */
     uint64_t serial0;        /* UINT64_MAX: reserve at start */
+    uint64_t rate_changes;   /* rs_net_rate_changes when the kept credit times were computed (rs_coll_rates_moved) */
     uint32_t cb0;            /* RS_COLL_NONE: register at start (a split collective) */
     rs_coll_needs *probe;    /* rs_coll_needs_get: count serials and callbacks here, reserve and register nothing */
     uint64_t *hk_serial;     /* hierarchical, named or probed: [nseg][phases][groups] each sub-collective's first
@@ -202,10 +203,25 @@ void rs_coll_fail(rs_coll *c, int rc);
  * free, as NCCL's receiver proxy does when it posts a receive (an RDMA
  * write of a 64-byte FIFO entry, struct ncclIbSendFifo in NVIDIA/nccl
  * src/transport/net_ib.cc). The time such a write takes from rank `from`
- * to rank `to` crossing the path alone (rs_net_hop_estimate); 0 where a
- * fault left no path at the start (the credit is then instant). */
+ * to rank `to` crossing the path alone (rs_net_hop_estimate), at the
+ * present rates; 0 where a fault left no path at the start (the credit is
+ * then instant). */
 #define RS_COLL_CREDIT_BYTES 64u
 rs_time rs_coll_credit_time(const rs_coll *c, uint32_t from, uint32_t to);
+/* Credit times a collective keeps (rings' and trees') hold while no
+ * degrade or restore changed a rate since they were computed: 1 (and c
+ * takes note) when one did, and they are to be computed again. So every
+ * credit costs what the path costs when it is given, in whichever
+ * process gives it (a split run's processes build a collective at
+ * different times). */
+static inline int rs_coll_rates_moved(rs_coll *c)
+{
+    uint64_t k = rs_net_rate_changes(c->net);
+    if (RS_LIKELY(k == c->rate_changes))
+        return 0;
+    c->rate_changes = k;
+    return 1;
+}
 /* Reduction time of `bytes` (0 when reductions are free). */
 rs_time rs_coll_reduce_time(const rs_coll *c, uint64_t bytes);
 
@@ -238,7 +254,8 @@ uint64_t rs_coll_wire_bytes(const rs_coll *c, uint64_t bytes);
 rs_time rs_coll_hop_extra(const rs_coll *c, uint32_t a, uint32_t b);
 /* `us` of NCCL's latency from GPU ga to gb less what the network already
  * takes for a 64-byte message between them (all of it when no path is
- * known); 0 when us is not a time. rs_coll_hop_extra and
+ * known, at the rates of the run's start: NCCL's constants, not a
+ * degrade's); 0 when us is not a time. rs_coll_hop_extra and
  * rs_coll_p2p_cost. */
 rs_time rs_coll_beyond_net(rs_net *net, uint32_t ga, uint32_t gb, double us);
 /* GPUs per HB domain of the network. */

@@ -138,7 +138,7 @@ rs_time rs_coll_beyond_net(rs_net *net, uint32_t ga, uint32_t gb, double us)
     rs_time want, ser = 0, lat = 0;
     if (rs_time_from_us(us, &want) != RS_OK)
         return 0;
-    if (rs_net_hop_estimate(net, ga, gb, RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
+    if (rs_net_hop_as_built(net, ga, gb, RS_COLL_CREDIT_BYTES, &ser, &lat) != RS_OK)
         return want;
     return want > ser + lat ? want - (ser + lat) : 0;
 }

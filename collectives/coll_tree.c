@@ -149,6 +149,16 @@ static void try_down(rs_coll *c, uint32_t q, uint32_t x)
 }
 
 static void tree_credit(void *ctx, rs_net *net, uint64_t tag);
+static void credit_latencies(rs_coll *c, uint32_t q);
+
+/* The kept credit times, computed again after a degrade or restore
+ * changed a rate (rs_coll_rates_moved). */
+static void credits_now(rs_coll *c)
+{
+    if (RS_UNLIKELY(rs_coll_rates_moved(c)))
+        for (uint32_t q = 0; q < c->ntree; q++)
+            credit_latencies(c, q);
+}
 
 /* x consumed what its children sent up to piece red_done (from `old`):
  * their slots are free. As coll_ring.c, no credit once the children can
@@ -158,6 +168,7 @@ static void up_credit(rs_coll *c, uint32_t q, uint32_t x, uint32_t old)
     const tree_rank *r = T(c, q, x);
     if (r->red_done == old || old + c->o.window >= c->tree_pieces[q])
         return;
+    credits_now(c);
     for (uint32_t s = 0; s < r->nchild; s++) {
         uint32_t y = r->child[s];
         rs_net_at_gpu_for(c->net, c->gpu[x], c->gpu[y], rs_net_now(c->net) + T(c, q, y)->up_lat, tree_credit, c,
@@ -253,9 +264,11 @@ static void tree_take(rs_coll *c, uint32_t q, uint32_t dir, uint32_t x, uint32_t
         tree_rank *rz = T(c, q, z);
         uint32_t old = rz->dn_base;
         mark(&rz->dn_base, &rz->dn_mask, p);
-        if (rz->dn_base > old && old + c->o.window < c->tree_pieces[q])
+        if (rz->dn_base > old && old + c->o.window < c->tree_pieces[q]) {
+            credits_now(c);
             rs_net_at_gpu_for(net, c->gpu[z], c->gpu[x], rs_net_now(net) + r->dn_lat[s], tree_credit, c,
                               ttag(q, dir, x, rz->dn_base));
+        }
         try_down(c, q, z);
         rs_coll_member_step(c, z);
     }
@@ -526,6 +539,7 @@ int rs_coll_tree_start(rs_coll *c, rs_err *err)
 int rs_coll_tree_join(rs_coll *c, uint32_t x)
 {
     rs_time now = rs_net_now(c->net);
+    credits_now(c);
     for (uint32_t q = 0; q < c->ntree && c->status == RS_OK; q++) {
         tree_rank *r = T(c, q, x);
         for (uint32_t s = 0; s < r->nchild; s++) {

@@ -12,7 +12,7 @@
  *
  * What NCCL reads from its topology search railsim takes from the
  * network: the bandwidth of a GPU's HB (NVLink) port and of its NIC
- * (their payload rates, rs_net_hop_estimate), the HB domains a group
+ * (their payload rates, rs_net_hop_as_built), the HB domains a group
  * spans (NCCL's nodes) and its GPUs per domain (ppn). The channel count
  * is nccl.channels, or RS_TUNE_CHANNELS. Only what railsim simulates is
  * considered: ring, tree (AllReduce) and NVLS (inside one HB domain);
@@ -100,13 +100,15 @@ static int cpu_amd(int gpu) { return gpu == RS_GPU_A100 || gpu == RS_GPU_MI250X_
 
 static int log2i(uint64_t n) { return n ? 63 - __builtin_clzll(n) : -1; }
 
-/* The payload rate of the slowest port between GPUs a and b, GB/s; 0
- * when no path joins them. */
+/* The payload rate of the slowest port between GPUs a and b, GB/s, as
+ * the run started (NCCL tunes on the topology it detected when it created
+ * the communicator: a later degrade is not seen); 0 when no path joins
+ * them. */
 static double port_gbs(const rs_net *net, uint32_t a, uint32_t b)
 {
     rs_time ser, lat;
     const uint64_t probe = 1ull << 30;
-    if (rs_net_hop_estimate(net, a, b, probe, &ser, &lat) != RS_OK || ser == 0)
+    if (rs_net_hop_as_built(net, a, b, probe, &ser, &lat) != RS_OK || ser == 0)
         return 0;
     return (double)probe / ((double)ser * 1e-12) / 1e9;
 }

@@ -181,6 +181,7 @@ static void set_cable_rate(rs_net *net, uint32_t port, uint64_t nominal)
             bps = F->e[h].rate_bps;
     if (bps == l->rate_bps)
         return;
+    net->rate_changes++;
     set_rate(net, port, bps);
     set_rate(net, l->peer_port, bps);
     int rc;
@@ -304,6 +305,8 @@ void rs_fault_free(rs_net *net)
 {
     rs_fault_state_free(net->flt);
     net->flt = NULL;
+    free(net->links0);
+    net->links0 = NULL;
 }
 
 int rs_net_faults_start(rs_net *net, const rs_fault_config *cfg, rs_err *err)
@@ -327,11 +330,22 @@ int rs_net_faults_start(rs_net *net, const rs_fault_config *cfg, rs_err *err)
     rs_time now = rs_sim_now(net->sim);
     /* Entries due now apply at once: an event at the same time would run
      * after the traffic's (equal times run in entity order). */
+    int later_rate = 0;
     for (uint32_t i = 0; i < F->n; i++)
-        if (F->e[i].t <= now)
+        if (F->e[i].t <= now) {
             ev_fault(net->sim, net, i);
-        else
+        } else {
             rs_sim_at(net->sim, F->e[i].t, F->ent, ev_fault, net, i);
+            later_rate |= F->e[i].kind == FK_LINK_DEGRADE || F->e[i].kind == FK_LINK_RESTORE;
+        }
+    /* The rates as the run starts (degrades due now in force), for what
+     * NCCL decided when it created its communicators (rs_net_hop_as_built),
+     * while a later degrade or restore will change them. */
+    if (later_rate) {
+        if (!(net->links0 = malloc((net->nports ? net->nports : 1) * sizeof *net->links0)))
+            return rs_err_set(err, RS_ENOMEM, "faults.schedule: out of memory for the links' starting rates");
+        memcpy(net->links0, net->links, net->nports * sizeof *net->links0);
+    }
     return RS_OK;
 }
 

@@ -99,9 +99,11 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
  * entropy 0xc000 would take (HB domain, the rail, or PXN's two legs):
  * *ser = its wire bytes' serialisation on its slowest port, *lat = the
  * rest (rs_fluid_flow_cost's latency; a PXN relay adds its HB leg whole).
- * Works in either fidelity, without faults in mind. RS_EINVAL (a == b or
- * no such GPU), RS_EUNREACH. */
-int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat);
+ * Works in either fidelity, on the present routes, at the present rates
+ * or (as_built) at the rates of the run's start (net->links0). RS_EINVAL
+ * (a == b or no such GPU), RS_EUNREACH. */
+int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, int as_built, rs_time *ser,
+                       rs_time *lat);
 
 /* Current rate of transport flow f in bit/s of wire bytes: RS_OK and *bps
  * while it is in the fluid, RS_EINVAL otherwise (not started, finished,

@@ -145,16 +145,21 @@ void rs_fluid_flow_wire(const rs_flow *f, int hb, uint64_t *wire, uint32_t *max_
 /* Latency of a transfer whose largest frame is mw wire bytes over ports
  * ports[0..h): every hop's propagation and, after the first, one frame's
  * serialisation (store and forward). */
-rs_time rs_fluid_path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t mw)
+static rs_time path_lat(const rs_net *net, const rs_link *links, const uint32_t *ports, uint32_t h, uint32_t mw)
 {
     rs_time t = 0;
     for (uint32_t i = 0; i < h; i++) {
-        const rs_link *p = link_info(net, ports[i]);
+        const rs_link *p = links ? &links[ports[i]] : link_info(net, ports[i]);
         t += p->prop;
         if (i > 0)
             t += link_ser(p, mw);
     }
     return t;
+}
+
+rs_time rs_fluid_path_lat(const rs_net *net, const uint32_t *ports, uint32_t h, uint32_t mw)
+{
+    return path_lat(net, NULL, ports, h, mw);
 }
 
 /* Wire bytes and latency of a whole relayed message (flow f, path ports
@@ -231,8 +236,10 @@ int rs_fluid_flow_cost(const rs_net *net, uint32_t f, rs_time *lat, uint64_t *wi
 }
 
 /* One leg of rs_fluid_lone_time: a flow from a (its NIC, or its HB port
- * when b shares its domain) to b, as transport.c would frame it. */
-static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+ * when b shares its domain) to b, as transport.c would frame it, at the
+ * rates and latencies of `links` (the present ones, or the start's). */
+static int lone_leg(const rs_net *net, const rs_link *links, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser,
+                    rs_time *lat)
 {
     int hb = a / net->hb_size == b / net->hb_size;
     rs_flow f;
@@ -252,30 +259,32 @@ static int lone_leg(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, r
     uint64_t wire;
     uint32_t mw;
     rs_fluid_flow_wire(&f, hb, &wire, &mw);
-    *lat = rs_fluid_path_lat(net, ports, (uint32_t)h, mw);
+    *lat = path_lat(net, links, ports, (uint32_t)h, mw);
     *ser = 0;
     for (int i = 0; i < h; i++) {
-        rs_time t = link_ser(&net->links[ports[i]], wire);
+        rs_time t = link_ser(&links[ports[i]], wire);
         if (t > *ser)
             *ser = t;
     }
     return RS_OK;
 }
 
-int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+int rs_fluid_lone_time(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, int as_built, rs_time *ser,
+                       rs_time *lat)
 {
     if (a >= net->gpus || b >= net->gpus || a == b)
         return RS_EINVAL;
+    const rs_link *links = as_built && net->links0 ? net->links0 : net->links;
     uint32_t K = net->hb_size;
     if (a / K == b / K || rs_gpu_rail(net, a) == rs_gpu_rail(net, b) || rs_net_cross_rail(&net->cfg) != RS_XRAIL_PXN)
-        return lone_leg(net, a, b, bytes, ser, lat);
+        return lone_leg(net, links, a, b, bytes, ser, lat);
     /* PXN: the HB domain to the GPU on b's rail, then that rail; counted
      * as the whole message over each leg in turn. */
     uint32_t via = rs_rail_member(net, a, rs_gpu_rail(net, b));
     rs_time s0, l0;
-    int rc = lone_leg(net, a, via, bytes, &s0, &l0);
+    int rc = lone_leg(net, links, a, via, bytes, &s0, &l0);
     if (rc == RS_OK)
-        rc = lone_leg(net, via, b, bytes, ser, lat);
+        rc = lone_leg(net, links, via, b, bytes, ser, lat);
     if (rc == RS_OK)
         *lat += l0 + s0;
     return rc;

@@ -186,7 +186,17 @@ int rs_net_streams(const rs_net *net) { return net->be->streams; }
 
 int rs_net_hop_estimate(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
 {
-    return rs_fluid_lone_time(net, a, b, bytes, ser, lat);
+    return rs_fluid_lone_time(net, a, b, bytes, 0, ser, lat);
+}
+
+int rs_net_hop_as_built(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser, rs_time *lat)
+{
+    return rs_fluid_lone_time(net, a, b, bytes, 1, ser, lat);
+}
+
+uint64_t rs_net_rate_changes(const rs_net *net)
+{
+    return net->rate_changes;
 }
 
 /* -- sending ------------------------------------------------------------ */

@@ -43,6 +43,9 @@ struct rs_net {
     uint32_t nnodes, nswitches, first_switch, first_hb;
     rs_port *ports;          /* a split run: this process's own (ports.c); ask rs_part_owns_port */
     rs_link *links;          /* per port, what every process knows of it (fabric_int.h) */
+    uint64_t rate_changes;   /* cables whose rate a degrade or restore changed so far (rs_net_rate_changes) */
+    rs_link *links0;         /* the links as the run started, while a degrade or restore is still to come
+                              * (fault.c); NULL: links is that (rs_net_hop_as_built) */
     uint32_t nports;
     rs_switch *sw;
     uint32_t nleaves;

@@ -21,9 +21,6 @@ int rs_replay_splits(const rs_replay *r, char *why, size_t n)
         w = "its collectives wait for all their members at zero delay across GPUs (workload.sync=rank does not)";
     else if (r->cb_base == RS_NONE)
         w = "the flow level is not split";
-    else if (rs_net_fault_count(r->net) > 2 * rs_net_straggler_count(r->net))
-        w = "faults other than stragglers are scheduled (a collective's credit times are taken from the ports' "
-            "rates when it is built, at different times in different processes)";
     for (uint32_t c = 0; !w && c < r->ncomms; c++) {
         const comm_st *cm = &r->cm[c];
         for (uint32_t j = r->call_base[c]; j < r->call_base[c + 1] && cm->n > 1; j++) {

@@ -270,13 +270,25 @@ RS_API rs_fidelity rs_net_fidelity(const rs_net *net);
  * channel; 0 when every piece is a transfer of its own (packet level). */
 RS_API int rs_net_streams(const rs_net *net);
 /* How long a lone message of `bytes` from GPU a to GPU b takes on an idle
- * network without faults: *ser = its wire bytes' serialisation on the
+ * network, on the present routes and at the ports' present rates: *ser = its wire bytes' serialisation on the
  * slowest port of its path, *lat = the rest (propagation, switch
  * pipelines, store-and-forward of its largest frame; a PXN relay's HB leg
  * whole). For a collective deciding how to pace a stream of pieces
  * (coll_ring.c). RS_EINVAL (a == b, no such GPU), RS_EUNREACH. */
 RS_API int rs_net_hop_estimate(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser,
                                rs_time *lat);
+/* rs_net_hop_estimate at the rates the links had when the run started,
+ * link degrades scheduled after it left out: what NCCL's topology
+ * detection saw when it created its communicators, so what its tuner and
+ * per-hop latencies rest on. Every process of a split run gets the same
+ * answer whenever it asks (a collective is built at different times in
+ * different processes). */
+RS_API int rs_net_hop_as_built(const rs_net *net, uint32_t a, uint32_t b, uint64_t bytes, rs_time *ser,
+                               rs_time *lat);
+/* How many times a degrade or restore has changed a cable's rate so far:
+ * a collective that keeps times computed from the present rates (a
+ * credit's way back) computes them again when this moved. */
+RS_API uint64_t rs_net_rate_changes(const rs_net *net);
 
 /* What a network of configuration c will be like to the layers above,
  * before it is built (estimates, the resource guard): the backend's

@@ -208,6 +208,12 @@ for a in ring tree; do
     split replay-skew-$a --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=$a \
         --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8
 done
+# The first process builds each collective 160 us before the second; the
+# NICs of GPUs 7 and 8 slow down between the two (the ring's credits from
+# 8 back to 7, and 9 back to 8, cross them).
+split replay-skew-degrade --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=ring \
+    --set topology.gpus=16 --set topology.hb_size=1 --set topology.radix=8 \
+    --fault "100us link-degrade=100 gpu8.nic 1ms" --fault "120us link-degrade=200 gpu7.nic 2ms"
 # hierarchical over 4 HB domains of 4: a process builds a phase's
 # sub-collective when a credit for it comes first
 split replay-skew-hier --set workload.trace=$TMP/skew.trace --set workload.sync=rank --set workload.algo=hierarchical \
@@ -301,10 +307,13 @@ PYEOF
 "$RS" trace import chakra "$TMP/six/six" -o "$TMP/six.trace" -q || fail "could not import the 6-rank traces"
 split replay-ring-relay --set workload.trace=$TMP/six.trace --set workload.sync=rank --set workload.algo=ring --set topology.gpus=6 \
     --set topology.hb_size=2 --set topology.radix=8 $NT
-# a link degrade splits other runs, not a replay (its collectives' credit
-# times would be taken at different times in different processes)
-alone replay-degrade "the workload: faults other than stragglers are scheduled" $W --set topology.gpus=32 \
-    --set topology.hb_size=4 --set topology.radix=8 --fault "10us link-degrade=100 leaf0.p4 30us" $NT
+# Link degrades split a replay too (since 2026-12-05): a collective's
+# credits cost what their path costs when they are given (computed again
+# after a rate changed), its tuner and NCCL's per-hop latencies read the
+# rates of the run's start, so it does not matter when each process
+# builds it.
+split replay-degrade $W --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
+    --fault "10us link-degrade=100 leaf0.p4 30us" --fault "40us link-degrade=50 gpu9.nic 2ms" $NT
 # a straggler acts through its GPU's compute (a schedule every process
 # reads alike): the replay splits (since 2026-12-05)
 split replay-straggler $W --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \

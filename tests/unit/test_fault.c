@@ -760,6 +760,40 @@ static void test_fault_overlapping_degrades_keep_the_lowest_active_rate(void)
     }
 }
 
+/* A degrade changes what a lone transfer costs now, not what it cost as
+ * the run started (NCCL's view: rs_net_hop_as_built), but for one due at
+ * the start; every change of a cable's rate is counted. */
+static void test_fault_degrade_leaves_the_as_built_estimate(void)
+{
+    static const struct { const char *sched; uint64_t built_gbps; } cases[] = {
+        { "1us link-degrade=100 gpu0.nic 2us", 400 },
+        { "0 link-degrade=200 gpu0.nic 2us; 1us link-degrade=100 gpu0.nic 2us", 200 },
+    };
+    const uint64_t bytes = 1u << 20;
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rs_net *net = rs_fx_topo(RS_TOPO_FAT_TREE, 16, 1, 8);
+        rs_err err;
+        rs_time s0, l0, s, l, sb, lb;
+        CU_ASSERT_EQUAL_FATAL(rs_net_hop_estimate(net, 0, 5, bytes, &s0, &l0), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(start(net, cases[k].sched, 0, &err), RS_OK);
+        uint64_t at0 = rs_net_rate_changes(net);
+        CU_ASSERT_EQUAL(at0, k); /* the second case's first degrade applies at once */
+        CU_ASSERT_EQUAL(rs_net_run(net, 1500000), RS_OK);
+        CU_ASSERT_EQUAL(rs_net_rate_changes(net), at0 + 1);
+        CU_ASSERT_EQUAL_FATAL(rs_net_hop_estimate(net, 0, 5, bytes, &s, &l), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_hop_as_built(net, 0, 5, bytes, &sb, &lb), RS_OK);
+        CU_ASSERT(s >= 4 * s0 - 4 && s <= 4 * s0 + 4); /* 100 Gb/s on gpu0's NIC */
+        CU_ASSERT(sb >= s0 * 400 / cases[k].built_gbps - 4 && sb <= s0 * 400 / cases[k].built_gbps + 4);
+        CU_ASSERT_EQUAL(l, l0); /* the NIC is the first hop: no store and forward at its rate */
+        CU_ASSERT_EQUAL(lb, l0);
+        CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(rs_net_hop_estimate(net, 0, 5, bytes, &s, &l), RS_OK);
+        CU_ASSERT_EQUAL(s, s0); /* restored */
+        CU_ASSERT_EQUAL(l, l0);
+        rs_net_destroy(net);
+    }
+}
+
 /* n straggler windows of `factor` on gpu1 from 0 for `dur`, all
  * overlapping: a network with that schedule. */
 static rs_net *stragglers(unsigned n, const char *factor, const char *dur)
@@ -879,6 +913,7 @@ static const rs_cu_test fault_tests[] = {
     RS_CU_TEST(test_fault_written_up_cancels_one_down_of_its_kind),
     RS_CU_TEST(test_fault_overlapping_downs_hold_traffic_at_both_fidelities),
     RS_CU_TEST(test_fault_overlapping_degrades_keep_the_lowest_active_rate),
+    RS_CU_TEST(test_fault_degrade_leaves_the_as_built_estimate),
     RS_CU_TEST(test_fault_overlapping_stragglers_saturate),
     RS_CU_TEST(test_fault_compute_end_saturates_at_time_max),
     RS_CU_TEST(test_fault_pfc_check_survives_allocation_failure),
