@@ -18,7 +18,7 @@
 RS_BEGIN_DECLS
 
 #define RS_WIRE_MAGIC 0x57505352u /* "RSPW" in a little-endian dump */
-#define RS_WIRE_VERSION 3u
+#define RS_WIRE_VERSION 4u
 
 typedef enum {
     RS_WIRE_WINDOW = 1, /* a window's frames, sends, timers, reports (models/split.c) */

@@ -73,12 +73,27 @@ int rs_fct_keep(rs_net *net, const rs_net_msg_time *t)
         net->done_fct[net->ndone++] = t->end - t->start;
         return RS_OK;
     }
+    if ((rc = rs_fct_histogram(net)) != RS_OK)
+        return rc;
+    net->fct->hist[rs_fct_bucket(t->end - t->start)]++;
+    return RS_OK;
+}
+
+int rs_fct_histogram(rs_net *net)
+{
     struct rs_fct_acc *a = net->fct;
+    if (!a || a->hist)
+        return RS_OK;
     if (!(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
         return RS_ENOMEM;
     for (size_t i = 0; i < net->ndone; i++)
         a->hist[rs_fct_bucket(net->done_fct[i])]++;
-    a->hist[rs_fct_bucket(t->end - t->start)]++;
+    /* The kept times are read no more (the percentiles come from the
+     * histogram): up to 32 MiB back for the rest of the run. ndone stays
+     * the count of kept records (rs_net_msg_times). */
+    free(net->done_fct);
+    net->done_fct = NULL;
+    net->capfct = 0;
     return RS_OK;
 }
 
@@ -119,9 +134,7 @@ static rs_time select_kth(rs_time *v, size_t n, size_t k)
     return v[k];
 }
 
-/* Nearest rank: the smallest value with at least q of the samples at or
- * below it. */
-static uint64_t rank_of(uint64_t n, double q)
+uint64_t rs_fct_rank(uint64_t n, double q)
 {
     uint64_t r = (uint64_t)(q * (double)n + 0.999999999);
     return r < 1 ? 1 : r > n ? n : r;
@@ -140,17 +153,22 @@ static int net_fct_whole(const rs_net *net, rs_net_fct *out)
     out->mean = (rs_time)((a->sum + a->n / 2) / a->n);
     const double q[2] = { 0.50, 0.99 };
     rs_time *dst[2] = { &out->p50, &out->p99 };
+    if (!a->hist && a->pooled) {
+        out->p50 = a->p50;
+        out->p99 = a->p99;
+        return RS_OK;
+    }
     if (!a->hist) {
         /* The kept times are a multiset for the percentiles alone:
          * selecting reorders them, which nothing else sees. */
         rs_time *v = ((rs_net *)net)->done_fct;
         for (int k = 0; k < 2; k++)
-            *dst[k] = select_kth(v, net->ndone, rank_of(net->ndone, q[k]) - 1);
+            *dst[k] = select_kth(v, net->ndone, rs_fct_rank(net->ndone, q[k]) - 1);
         return RS_OK;
     }
     out->exact = 0;
     for (int k = 0; k < 2; k++) {
-        uint64_t r = rank_of(a->n, q[k]), seen = 0;
+        uint64_t r = rs_fct_rank(a->n, q[k]), seen = 0;
         for (size_t b = 0; b < FCT_BUCKETS; b++)
             if ((seen += a->hist[b]) >= r) {
                 rs_time v = fct_value(b);

@@ -64,9 +64,20 @@ struct rs_fct_acc {
     unsigned __int128 sum;
     rs_time min, max;
     uint64_t *hist;          /* NULL until the kept list is full */
+    /* A split run's rank 0: the median and 99th percentile of every
+     * process's kept times, selected together (split.c); its own kept
+     * times are then only its own. */
+    int pooled;
+    rs_time p50, p99;
 };
 /* The histogram bucket of completion time v. */
 size_t rs_fct_bucket(rs_time v);
+/* Nearest rank (from 1) of quantile q in n samples: the smallest rank
+ * with at least q of them at or below it. */
+uint64_t rs_fct_rank(uint64_t n, double q);
+/* The histogram of every completion so far, made from the kept times if
+ * there is none yet (which then go: nothing reads them after). RS_ENOMEM. */
+int rs_fct_histogram(rs_net *net);
 /* Keep message completion *t: its time, its record (msg_records), past
  * RS_NET_MSG_TIMES_KEEP the histogram. RS_ENOMEM. */
 int rs_fct_keep(rs_net *net, const rs_net_msg_time *t);

@@ -89,6 +89,11 @@ typedef struct rs_split {
     rs_net_part_stats st;
     int own_ids;             /* this process made records of its own (or mirrors): ids differ between processes */
     char why[256];           /* what was wrong with a message another process sent; "": nothing */
+    /* Every process's completions (fct_together): how many each had, and
+     * their median and 99th percentile while they fit the kept list. */
+    uint64_t *fct_count;
+    uint64_t fct_total;
+    rs_time fct_p50, fct_p99;
     rs_time *arr_next;       /* per port: a frame over its link must arrive at or after this (the last + 1) */
 } rs_split;
 
@@ -220,7 +225,8 @@ int rs_net_part_start(rs_net *net, const rs_net_comm *comm, rs_err *err)
         return rs_err_set(err, RS_EINVAL, "a partitioned run: a link between processes has no latency; expected "
                           "topology.link_latency_ns above 0");
     }
-    if (!(P->port_mine = malloc(net->nports ? net->nports : 1))) {
+    if (!(P->port_mine = malloc(net->nports ? net->nports : 1)) ||
+        !(P->fct_count = calloc(comm->ranks, sizeof *P->fct_count))) {
         split_state_free(P);
         return rs_err_set(err, RS_ENOMEM, "out of memory partitioning the run");
     }
@@ -266,6 +272,7 @@ static void split_state_free(rs_split *P)
         free(P->dead[r].v);
     free(P->touched.v);
     free(P->arr_next);
+    free(P->fct_count);
     free(P->out);
     free(P->mir);
     free(P->mmir);
@@ -791,8 +798,10 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
     h.events_shared = rs_sim_events_shared(net->sim);
     h.frames_sent = P->st.frames_sent;
     h.status = status;
-    /* Rank 0's own ports, completion times and histogram stay where they
-     * are: its message to itself carries their counts alone (fct_n). */
+    /* Rank 0's own ports and histogram stay where they are: its message
+     * to itself carries their counts alone (fct_n). No process sends its
+     * completion times: their percentiles were selected together
+     * (fct_together), or they are in the histogram. */
     int ship = P->comm.rank != 0;
     for (uint32_t i = 0; ship && i < net->nports; i++)
         h.nports += P->port_mine[i];
@@ -804,10 +813,9 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         h.fct_sum = a->sum;
         h.fct_hist = ship && a->hist != NULL;
     }
-    h.ndone = ship ? net->ndone : 0;
     h.msgs_relayed = net->msgs_relayed;
     size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port_count)) +
-               h.ndone * sizeof(rs_time) + (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
+               (h.fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0);
     char *b = malloc(n), *w = b;
     if (!b)
         return NULL;
@@ -826,9 +834,6 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         memcpy(w + sizeof id, &c, sizeof c);
         w += sizeof id + sizeof c;
     }
-    if (h.ndone)
-        memcpy(w, net->done_fct, h.ndone * sizeof(rs_time));
-    w += h.ndone * sizeof(rs_time);
     if (h.fct_hist)
         memcpy(w, a->hist, FCT_BUCKETS * sizeof(uint64_t));
     *len = n;
@@ -863,31 +868,109 @@ static void stats_add(rs_net_stats *to, const rs_net_stats *s)
         to->last_activity = s->last_activity;
 }
 
-/* Pool every process's completion times into rank 0's, as the serial run
- * would hold them: the times themselves while they fit the kept list,
- * else the histogram of all of them. */
-static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const *done, const uint64_t *const *hist,
-                    uint32_t R)
+/* The median and 99th percentile of every process's completion times,
+ * found together without moving them: each process sorts its own, and a
+ * bisection over the times, one all-reduce a step (each process's count
+ * at or below the probe in its own slot, the maximum is every count),
+ * narrows both to the smallest time with at least their nearest rank of
+ * all the times at or below it: what the serial run selects from the
+ * same multiset. Past the kept list (more completions in all than a
+ * serial run keeps) the histogram holds them instead: each process makes
+ * its own, and rank 0 adds the others' (fct_pool). Before, every process
+ * sent rank 0 its kept times, up to 32 MiB, and a copy of them in its
+ * message: a 256-GPU llama2-7b replay split at -np 2 took 105 MiB per
+ * rank against 44.5 serially (docs/parallel.md, "Memory"). Collective. */
+static int time_cmp(const void *x, const void *y)
 {
-    uint64_t n = 0, kept = net->ndone; /* rank 0's own are in place (its message has none) */
-    for (uint32_t r = 0; r < R; r++) {
-        n += t[r]->fct_n;
-        kept += r ? t[r]->ndone : 0;
+    rs_time a = *(const rs_time *)x, b = *(const rs_time *)y;
+    return (a > b) - (a < b);
+}
+
+static int fct_together(rs_net *net)
+{
+    rs_split *P = net->pt.state;
+    const rs_net_comm *c = &P->comm;
+    uint32_t R = c->ranks, me = c->rank;
+    struct rs_fct_acc *a = net->fct;
+    uint64_t *v = calloc(2 * (size_t)R + 2, sizeof *v);
+    if (!v)
+        return RS_ENOMEM;
+    /* How many each has, and the latest of them all; then the earliest. */
+    v[me] = a ? a->n : 0;
+    v[R] = a && a->n ? a->max : 0;
+    int rc = c->allreduce(c->ctx, v, R + 1, 1);
+    rs_time hi[2] = { v[R], v[R] };
+    P->fct_total = 0;
+    for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
+        P->fct_count[r] = v[r];
+        P->fct_total += v[r];
     }
-    if (n == 0)
+    v[0] = a && a->n ? a->min : RS_TIME_MAX;
+    if (rc == RS_OK)
+        rc = c->allreduce(c->ctx, v, 1, 0);
+    rs_time lo[2] = { v[0], v[0] };
+    uint64_t N = P->fct_total;
+    if (rc != RS_OK || N == 0 || N > net->msg_times_keep) {
+        free(v);
+        return rc == RS_OK && N > net->msg_times_keep ? rs_fct_histogram(net) : rc;
+    }
+    /* Every process holds all its times here (its own count is at most
+     * the whole's, which fits the kept list). */
+    size_t n = a ? net->ndone : 0;
+    rs_time *t = net->done_fct;
+    if (n)
+        qsort(t, n, sizeof *t, time_cmp);
+    const uint64_t k[2] = { rs_fct_rank(N, 0.50), rs_fct_rank(N, 0.99) };
+    while (rc == RS_OK && (lo[0] < hi[0] || lo[1] < hi[1])) {
+        rs_time mid[2];
+        memset(v, 0, 2 * (size_t)R * sizeof *v);
+        for (int q = 0; q < 2; q++) {
+            mid[q] = lo[q] + (hi[q] - lo[q]) / 2;
+            size_t l = 0, h = n; /* how many of its own are at most mid */
+            while (l < h) {
+                size_t m = l + (h - l) / 2;
+                if (t[m] <= mid[q])
+                    l = m + 1;
+                else
+                    h = m;
+            }
+            v[(size_t)q * R + me] = l;
+        }
+        if ((rc = c->allreduce(c->ctx, v, 2 * (size_t)R, 1)) != RS_OK)
+            break;
+        for (int q = 0; q < 2; q++) {
+            uint64_t at = 0;
+            for (uint32_t r = 0; r < R; r++)
+                at += v[(size_t)q * R + r];
+            if (lo[q] >= hi[q])
+                continue;
+            if (at >= k[q])
+                hi[q] = mid[q];
+            else
+                lo[q] = mid[q] + 1;
+        }
+    }
+    P->fct_p50 = lo[0];
+    P->fct_p99 = lo[1];
+    free(v);
+    return rc;
+}
+
+/* Pool every process's completion statistics into rank 0's, as the
+ * serial run would hold them: count, sum, extremes, and the percentiles
+ * fct_together selected, or the histogram of all of them. Each process's
+ * count is the one it gave fct_together. */
+static int fct_pool(rs_net *net, const part_tail *const *t, const uint64_t *const *hist, uint32_t R)
+{
+    rs_split *P = net->pt.state;
+    if (P->fct_total == 0)
         return RS_OK;
     struct rs_fct_acc *a = net->fct;
     if (!a && !(a = net->fct = calloc(1, sizeof *a)))
         return RS_ENOMEM;
-    int histo = n > net->msg_times_keep;
-    if (histo && !a->hist) {
-        if (!(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
-            return RS_ENOMEM;
-        for (size_t i = 0; i < net->ndone; i++)
-            a->hist[rs_fct_bucket(net->done_fct[i])]++;
-    }
-    if (!histo && rs_array_reserve(&net->done_fct, &net->capfct, kept, sizeof *net->done_fct, 1024) != RS_OK)
-        return RS_ENOMEM;
+    int histo = P->fct_total > net->msg_times_keep;
+    if (histo && !a->hist && !(a->hist = calloc(FCT_BUCKETS, sizeof *a->hist)))
+        return RS_ENOMEM; /* rank 0 completed none itself */
     for (uint32_t r = 1; r < R; r++) {
         const part_tail *h = t[r];
         if (h->fct_n == 0)
@@ -898,17 +981,14 @@ static int fct_pool(rs_net *net, const part_tail *const *t, const rs_time *const
             a->max = h->fct_max;
         a->n += h->fct_n;
         a->sum += h->fct_sum;
-        if (!histo) {
-            if (h->ndone)
-                memcpy(net->done_fct + net->ndone, done[r], h->ndone * sizeof(rs_time));
-            net->ndone += h->ndone;
-        } else if (hist[r]) {
+        if (histo)
             for (size_t b = 0; b < FCT_BUCKETS; b++)
                 a->hist[b] += hist[r][b];
-        } else {
-            for (size_t i = 0; i < h->ndone; i++)
-                a->hist[rs_fct_bucket(done[r][i])]++;
-        }
+    }
+    if (!histo) {
+        a->pooled = 1;
+        a->p50 = P->fct_p50;
+        a->p99 = P->fct_p99;
     }
     return RS_OK;
 }
@@ -944,9 +1024,11 @@ static int tail_check(const rs_net *net, rs_split *P, const char *b, size_t n, u
         memcpy(h, b + sizeof w, sizeof *h);
         size_t per = sizeof(uint64_t) + sizeof(rs_port_count), rest = (size_t)w.len - sizeof *h;
         size_t hist = h->fct_hist ? FCT_BUCKETS * sizeof(uint64_t) : 0;
-        if (h->nports > net->nports || h->ndone > rest / sizeof(rs_time) ||
-            rest != h->nports * per + h->ndone * sizeof(rs_time) + hist || h->fct_hist > 1)
+        if (h->nports > net->nports || rest != h->nports * per + hist || h->fct_hist > 1)
             what = "its counts do not add up to its length";
+        else if (h->fct_n != P->fct_count[r] ||
+                 (r && h->fct_hist != (h->fct_n && P->fct_total > net->msg_times_keep)))
+            what = "its completions are not what it counted before";
         for (uint64_t k = 0; !what && k < h->nports; k++) {
             uint64_t id;
             memcpy(&id, b + sizeof w + sizeof *h + k * per, sizeof id);
@@ -965,9 +1047,8 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
     uint32_t R = P->comm.ranks;
     part_tail *hd = calloc(R, sizeof *hd); /* copied out: the buffer keeps no alignment for it */
     const part_tail **t = calloc(R, sizeof *t);
-    const rs_time **done = calloc(R, sizeof *done);
     const uint64_t **hist = calloc(R, sizeof *hist);
-    int rc = hd && t && done && hist ? RS_OK : RS_ENOMEM;
+    int rc = hd && t && hist ? RS_OK : RS_ENOMEM;
     uint64_t events = 0;
     P->st.frames_all = 0;
     /* The others' ports' counters, beside this process's ports (whose
@@ -992,8 +1073,6 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
             memcpy(&id, b, sizeof id);
             memcpy(&P->merged[id], b + sizeof id, sizeof *P->merged);
         }
-        done[r] = (const rs_time *)(const void *)b;
-        b += h->ndone * sizeof(rs_time);
         hist[r] = h->fct_hist ? (const uint64_t *)(const void *)b : NULL;
         if (r) {
             stats_add(&net->st, &h->st);
@@ -1001,14 +1080,13 @@ static int merge(rs_net *net, char *all, const size_t *len, int *status)
         }
     }
     if (rc == RS_OK)
-        rc = fct_pool(net, t, done, hist, R);
+        rc = fct_pool(net, t, hist, R);
     if (rc == RS_OK)
         net->pt.merged = P->merged;
     if (rc == RS_OK)
         rs_sim_set_events_run(net->sim, events);
     free(hd);
     free(t);
-    free(done);
     free(hist);
     return rc;
 }
@@ -1073,6 +1151,8 @@ static int split_run(rs_net *net, rs_time until)
     if (status == RS_OK && (rs_pool_live(&net->pkts) != 0 || rs_pool_live(&net->timers) != 0))
         status = RS_EINTERNAL;
     rs_pool_trim(&net->pkts); /* before the merge's buffers (docs/parallel.md, "Memory") */
+    if ((rc = fct_together(net)) != RS_OK)
+        return rc; /* the others wait in its all-reduce: MPI aborts them */
     size_t n = 0;
     char *mine = tail_pack(net, status, &n);
     if (!mine)

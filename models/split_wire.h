@@ -67,7 +67,6 @@ typedef struct part_tail {
     uint64_t nports;         /* its ports (each: index, then the port) */
     uint64_t fct_n, fct_min, fct_max, fct_hist;
     unsigned __int128 fct_sum;
-    uint64_t ndone;          /* kept completion times that follow */
     uint64_t msgs_relayed;   /* rs_net_msgs_relayed: counted where the message starts */
     int32_t status;
 } part_tail;

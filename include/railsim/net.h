@@ -640,7 +640,9 @@ RS_API uint64_t rs_net_timeline_events(const rs_net *net);
  * n entries of (start, end). Only the first RS_NET_MSG_TIMES_KEEP
  * completions are kept (so memory does not grow with a long run's
  * messages); rs_net_fct_get summarises all of them. None (n = 0) when the
- * configuration's msg_records is 0. Borrowed; valid until the next send. */
+ * configuration's msg_records is 0. On rank 0 of a split run, rank 0's
+ * own (rs_net_fct_get pools every rank's). Borrowed; valid until the next
+ * send. */
 #define RS_NET_MSG_TIMES_KEEP ((size_t)1 << 22)
 typedef struct rs_net_msg_time {
     rs_time start, end;

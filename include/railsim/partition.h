@@ -31,7 +31,7 @@ RS_BEGIN_DECLS
  * (rs_sim_at_once). Windows are conservative: every process runs the
  * events before min(next event of any process) + the lookahead (the
  * smallest latency of a cut link), then they exchange the frames. At the
- * end the counters, ports and completion times are merged into rank 0's
+ * end the counters, ports and completion times' statistics are merged into rank 0's
  * network, so its statistics and summary are the serial run's. */
 
 /* What the processes do together (MPI or a test's stand-in). Every call

@@ -51,9 +51,9 @@ static void test_header_is_checked(void)
     memcpy(b, &w, sizeof w);
     expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "says rank 2, expected a rank of the run");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 40);
-    w.version = 2; /* before the end-of-run message carried ports' counters, not the ports (2026-12-05) */
+    w.version = 3; /* before the end-of-run message stopped carrying completion times (2026-12-05) */
     memcpy(b, &w, sizeof w);
-    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 2, expected 3");
+    expect_read(b, sizeof w + 40, RS_WIRE_WINDOW, UINT32_MAX, RS_EFORMAT, "wire format version 3, expected 4");
     w.version = RS_WIRE_VERSION;
     w.magic = 0x12345678u;
     memcpy(b, &w, sizeof w);
@@ -138,7 +138,7 @@ static void test_window_garbage_is_refused(void)
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     w.version = 7;
     memcpy(b, &w, sizeof w);
-    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 3");
+    expect_run(b, sizeof w + 100, NULL, 0, "wire format version 7, expected 4");
     w = rs_wire_make(RS_WIRE_WINDOW, 1, 100);
     memcpy(b, &w, sizeof w);
     expect_run(b, sizeof w + 50, NULL, 0, "its header announces 100 bytes, 50 came");
@@ -277,14 +277,79 @@ static void test_tail_is_checked(void)
     w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
     memcpy(b, &w, sizeof w);
     expect_run(NULL, 0, b, n, "it names a port that is not its own");
-    /* Counts that announce more than came. */
+    /* Counts that announce more than came: a histogram, 16 bytes of it. */
     t.nports = 0;
-    t.ndone = 3;
+    t.fct_hist = 1;
     memcpy(b + sizeof w, &t, sizeof t);
-    n = sizeof w + sizeof t + 2 * sizeof(rs_time);
+    n = sizeof w + sizeof t + 2 * sizeof(uint64_t);
     w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
     memcpy(b, &w, sizeof w);
     expect_run(NULL, 0, b, n, "its counts do not add up to its length");
+    /* Completions it did not count when the percentiles were selected
+     * together (rank 1 of the stand-in counts none). */
+    t.fct_hist = 0;
+    t.fct_n = 5;
+    memcpy(b + sizeof w, &t, sizeof t);
+    n = sizeof w + sizeof t;
+    w = rs_wire_make(RS_WIRE_TAIL, 1, n - sizeof w);
+    memcpy(b, &w, sizeof w);
+    expect_run(NULL, 0, b, n, "its completions are not what it counted before");
+}
+
+/* Messages inside rank 0's leaves of the stand-in's network (GPUs 0 and
+ * 1, 2 and 3 share a leaf), of sizes that make distinct completion
+ * times, run serially or split on s with the kept list cut to `keep`:
+ * the completion statistics rank 0 reports. */
+static int leaf_fct(rs_standin *s, size_t keep, rs_net_fct *f)
+{
+    rs_net *net = rs_standin_bare_net();
+    if (!net)
+        return RS_ENOMEM;
+    net->msg_times_keep = keep;
+    int rc = RS_OK;
+    for (uint32_t k = 0; rc == RS_OK && k < 24; k++) {
+        rs_net_msg m;
+        rs_net_msg_init(&m);
+        m.src = k % 4;
+        m.dst = m.src ^ 1;
+        m.bytes = 4096 * (1 + (k * 7) % 13);
+        rc = rs_net_send(net, &m);
+    }
+    if (rc == RS_OK && s)
+        rc = rs_standin_start(net, s);
+    if (rc == RS_OK)
+        rc = rs_net_run(net, RS_TIME_MAX);
+    if (rc == RS_OK)
+        rc = rs_net_fct_get(net, f);
+    rs_net_destroy(net);
+    return rc;
+}
+
+/* A split run's completion percentiles are selected together (every
+ * process's count at or below a probe, bisected: docs/parallel.md,
+ * "Merge"), or come from every process's histogram past the kept list:
+ * either way what the serial run reports. */
+static void test_split_completions_pool_as_serial(void)
+{
+    static const size_t keeps[] = { RS_NET_MSG_TIMES_KEEP, 24, 5 };
+    for (unsigned i = 0; i < sizeof keeps / sizeof keeps[0]; i++) {
+        rs_net_fct serial, split;
+        char tail[RS_STANDIN_TAIL];
+        size_t n = rs_standin_empty_tail(tail);
+        rs_standin s = { NULL, 0, tail, n, 0 };
+        CU_ASSERT_EQUAL_FATAL(leaf_fct(NULL, keeps[i], &serial), RS_OK);
+        CU_ASSERT_EQUAL_FATAL(leaf_fct(&s, keeps[i], &split), RS_OK);
+        CU_ASSERT_EQUAL(serial.n, 24);
+        CU_ASSERT_EQUAL(serial.exact, keeps[i] >= 24);
+        CU_ASSERT(serial.p50 < serial.p99);
+        CU_ASSERT_EQUAL(split.n, serial.n);
+        CU_ASSERT_EQUAL(split.exact, serial.exact);
+        CU_ASSERT_EQUAL(split.min, serial.min);
+        CU_ASSERT_EQUAL(split.max, serial.max);
+        CU_ASSERT_EQUAL(split.mean, serial.mean);
+        CU_ASSERT_EQUAL(split.p50, serial.p50);
+        CU_ASSERT_EQUAL(split.p99, serial.p99);
+    }
 }
 
 /* A split run's memory (docs/parallel.md, "Memory"): rank 0 gives back
@@ -362,6 +427,7 @@ static const rs_cu_test wire_tests[] = {
     RS_CU_TEST(test_window_records_are_checked),
     RS_CU_TEST(test_tail_is_checked),
     RS_CU_TEST(test_split_run_keeps_only_its_ports),
+    RS_CU_TEST(test_split_completions_pool_as_serial),
 };
 
 static void register_suites(void) { RS_CU_SUITE("wire", wire_tests); }
