@@ -94,6 +94,7 @@ typedef struct rs_split {
     uint64_t *fct_count;
     uint64_t fct_total;
     rs_time fct_p50, fct_p99;
+    int fct_hist;            /* fct_check found more completions than the kept list: histograms only */
     rs_time *arr_next;       /* per port: a frame over its link must arrive at or after this (the last + 1) */
 } rs_split;
 
@@ -811,7 +812,7 @@ static char *tail_pack(rs_net *net, int status, size_t *len)
         h.fct_min = a->min;
         h.fct_max = a->max;
         h.fct_sum = a->sum;
-        h.fct_hist = ship && a->hist != NULL;
+        h.fct_hist = ship && a->hist != NULL && a->n > 0;
     }
     h.msgs_relayed = net->msgs_relayed;
     size_t n = sizeof(rs_wire) + sizeof h + h.nports * (sizeof(uint64_t) + sizeof(rs_port_count)) +
@@ -880,6 +881,36 @@ static void stats_add(rs_net_stats *to, const rs_net_stats *s)
  * sent rank 0 its kept times, up to 32 MiB, and a copy of them in its
  * message: a 256-GPU llama2-7b replay split at -np 2 took 105 MiB per
  * rank against 44.5 serially (docs/parallel.md, "Memory"). Collective. */
+/* After windows 1, 2, 4, ..., FCT_CHECK and then every FCT_CHECK
+ * windows the ranks add up their completions: once there
+ * are more than the serial run keeps, its percentiles come from the
+ * histogram, so each rank makes its own and lets its kept times go. A
+ * rank then holds about its share of the kept list until then, not a
+ * whole one of its own (32 MiB). Collective (the window count is every
+ * rank's). */
+#define FCT_CHECK 1024u
+static int fct_check(rs_net *net)
+{
+    rs_split *P = net->pt.state;
+    const rs_net_comm *c = &P->comm;
+    if (P->fct_hist)
+        return RS_OK;
+    uint64_t *v = calloc(c->ranks, sizeof *v), sum = 0;
+    if (!v)
+        return RS_ENOMEM;
+    v[c->rank] = net->fct ? net->fct->n : 0;
+    int rc = c->allreduce(c->ctx, v, c->ranks, 1);
+    for (uint32_t r = 0; rc == RS_OK && r < c->ranks; r++)
+        sum += v[r];
+    free(v);
+    if (rc != RS_OK || sum <= net->msg_times_keep)
+        return rc;
+    P->fct_hist = 1;
+    if (!net->fct && !(net->fct = calloc(1, sizeof *net->fct)))
+        return RS_ENOMEM; /* none here yet: the next goes into the histogram */
+    return rs_fct_histogram(net);
+}
+
 static int time_cmp(const void *x, const void *y)
 {
     rs_time a = *(const rs_time *)x, b = *(const rs_time *)y;
@@ -1128,6 +1159,9 @@ static int split_run(rs_net *net, rs_time until)
             break;
         w0 = wall();
         rc = exchange(net, v);
+        uint64_t w = P->st.windows;
+        if (rc == RS_OK && (w % FCT_CHECK == 0 || (w < FCT_CHECK && (w & (w - 1)) == 0)))
+            rc = fct_check(net);
         P->st.sync_s += wall() - w0;
         rs_time tick = rc == RS_OK ? rs_net_tl_window_end(net, v + 2, v[0]) : RS_TIME_MAX;
         if (tick < v[0])
