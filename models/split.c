@@ -869,18 +869,6 @@ static void stats_add(rs_net_stats *to, const rs_net_stats *s)
         to->last_activity = s->last_activity;
 }
 
-/* The median and 99th percentile of every process's completion times,
- * found together without moving them: each process sorts its own, and a
- * bisection over the times, one all-reduce a step (each process's count
- * at or below the probe in its own slot, the maximum is every count),
- * narrows both to the smallest time with at least their nearest rank of
- * all the times at or below it: what the serial run selects from the
- * same multiset. Past the kept list (more completions in all than a
- * serial run keeps) the histogram holds them instead: each process makes
- * its own, and rank 0 adds the others' (fct_pool). Before, every process
- * sent rank 0 its kept times, up to 32 MiB, and a copy of them in its
- * message: a 256-GPU llama2-7b replay split at -np 2 took 105 MiB per
- * rank against 44.5 serially (docs/parallel.md, "Memory"). Collective. */
 /* After windows 1, 2, 4, ..., FCT_CHECK and then every FCT_CHECK
  * windows the ranks add up their completions: once there
  * are more than the serial run keeps, its percentiles come from the
@@ -917,6 +905,18 @@ static int time_cmp(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* The median and 99th percentile of every process's completion times,
+ * found together without moving them: each process sorts its own, and a
+ * bisection over the times, one all-reduce a step (each process's count
+ * at or below the probe in its own slot, the maximum is every count),
+ * narrows both to the smallest time with at least their nearest rank of
+ * all the times at or below it: what the serial run selects from the
+ * same multiset. Past the kept list (more completions in all than a
+ * serial run keeps) the histogram holds them instead: each process makes
+ * its own, and rank 0 adds the others' (fct_pool). Before, every process
+ * sent rank 0 its kept times, up to 32 MiB, and a copy of them in its
+ * message: a 256-GPU llama2-7b replay split at -np 2 took 105 MiB per
+ * rank against 44.5 serially (docs/parallel.md, "Memory"). Collective. */
 static int fct_together(rs_net *net)
 {
     rs_split *P = net->pt.state;
