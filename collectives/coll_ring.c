@@ -208,6 +208,14 @@ static uint32_t pos_gpu(const rs_coll *c, uint32_t ch, uint32_t pos)
 
 static void credit_latencies(rs_coll *c);
 
+/* The kept credit times, computed again after a degrade or restore
+ * changed a rate (rs_coll_rates_moved). */
+static void credits_now(rs_coll *c)
+{
+    if (RS_UNLIKELY(rs_coll_rates_moved(c)))
+        credit_latencies(c);
+}
+
 /* Piece k of receiver `pos` is usable: it goes on, and once the pieces up
  * to k are all in, it frees their slots (the credit goes back to its
  * predecessor, arriving a path latency later). No credit is sent once the
@@ -220,8 +228,7 @@ static void piece_ready(rs_coll *c, uint32_t ch, uint32_t pos, uint32_t k)
     uint32_t base = r->rcv_base, total = c->steps * c->ch_pieces[ch];
     mark_received(r, k);
     if (r->rcv_base > base && base + c->o.window < total) {
-        if (RS_UNLIKELY(rs_coll_rates_moved(c)))
-            credit_latencies(c);
+        credits_now(c);
         const ring_rank *rp = &c->rr[(size_t)ch * n + prev];
         rs_net_at_gpu_for(c->net, pos_gpu(c, ch, pos), pos_gpu(c, ch, prev), rs_net_now(c->net) + rp->credit_lat,
                           ring_credit, c, ring_tag(ch, prev, r->rcv_base));
@@ -627,8 +634,7 @@ int rs_coll_ring_join(rs_coll *c, uint32_t x)
      * and the pace has run from there. */
     if (c->stream && rs_net_now(c->net) + c->stream_pace > c->stream_hold)
         c->stream_hold = rs_net_now(c->net) + c->stream_pace;
-    if (RS_UNLIKELY(rs_coll_rates_moved(c)))
-        credit_latencies(c);
+    credits_now(c);
     for (uint32_t ch = 0; ch < c->nch && c->status == RS_OK; ch++) {
         uint32_t pos = c->pos_of[(size_t)ch * n + x], prev = pos == 0 ? n - 1 : pos - 1;
         ring_rank *r = &c->rr[(size_t)ch * n + pos];

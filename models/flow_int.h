@@ -53,7 +53,7 @@ typedef struct rs_flow {
     uint32_t lost_end;       /* sender: unacknowledged PSNs below this are lost */
     uint32_t rtx_mark;       /* sender: snd_nxt at the current resend pass's first resend, RS_NONE: no pass */
     rs_time last_progress;   /* sender: last ACK advance or go-back */
-    rs_time rto_due;         /* sender: when its retransmit timer looks at it next (timer_next) */
+    rs_time rto_due;         /* sender: when its retransmit timer looks at it next (transport.c, rto_next) */
     uint16_t entropy;
     uint8_t reliable;        /* RoCE RC (ACK/NAK/GBN/RTO) vs ideal */
     uint8_t active;          /* in its port's round-robin list */

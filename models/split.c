@@ -877,21 +877,30 @@ static void stats_add(rs_net_stats *to, const rs_net_stats *s)
  * whole one of its own (32 MiB). Collective (the window count is every
  * rank's). */
 #define FCT_CHECK 1024u
-static int fct_check(rs_net *net)
+
+/* Every process's completions so far into P->fct_count, their sum into
+ * P->fct_total: one all-reduce (each process's count in its own slot,
+ * zeros elsewhere; the maxima are every count). Collective. */
+static int fct_counts(rs_net *net)
 {
     rs_split *P = net->pt.state;
     const rs_net_comm *c = &P->comm;
+    memset(P->fct_count, 0, c->ranks * sizeof *P->fct_count);
+    P->fct_count[c->rank] = net->fct ? net->fct->n : 0;
+    int rc = c->allreduce(c->ctx, P->fct_count, c->ranks, 1);
+    P->fct_total = 0;
+    for (uint32_t r = 0; rc == RS_OK && r < c->ranks; r++)
+        P->fct_total += P->fct_count[r];
+    return rc;
+}
+
+static int fct_check(rs_net *net)
+{
+    rs_split *P = net->pt.state;
     if (P->fct_hist)
         return RS_OK;
-    uint64_t *v = calloc(c->ranks, sizeof *v), sum = 0;
-    if (!v)
-        return RS_ENOMEM;
-    v[c->rank] = net->fct ? net->fct->n : 0;
-    int rc = c->allreduce(c->ctx, v, c->ranks, 1);
-    for (uint32_t r = 0; rc == RS_OK && r < c->ranks; r++)
-        sum += v[r];
-    free(v);
-    if (rc != RS_OK || sum <= net->msg_times_keep)
+    int rc = fct_counts(net);
+    if (rc != RS_OK || P->fct_total <= net->msg_times_keep)
         return rc;
     P->fct_hist = 1;
     if (!net->fct && !(net->fct = calloc(1, sizeof *net->fct)))
@@ -923,23 +932,17 @@ static int fct_together(rs_net *net)
     const rs_net_comm *c = &P->comm;
     uint32_t R = c->ranks, me = c->rank;
     struct rs_fct_acc *a = net->fct;
-    uint64_t *v = calloc(2 * (size_t)R + 2, sizeof *v);
+    uint64_t *v = calloc(2 * (size_t)R, sizeof *v);
     if (!v)
         return RS_ENOMEM;
-    /* How many each has, and the latest of them all; then the earliest. */
-    v[me] = a ? a->n : 0;
-    v[R] = a && a->n ? a->max : 0;
-    int rc = c->allreduce(c->ctx, v, R + 1, 1);
-    rs_time hi[2] = { v[R], v[R] };
-    P->fct_total = 0;
-    for (uint32_t r = 0; rc == RS_OK && r < R; r++) {
-        P->fct_count[r] = v[r];
-        P->fct_total += v[r];
-    }
+    /* How many each has; then the earliest and (as its complement) the
+     * latest of them all. */
+    int rc = fct_counts(net);
     v[0] = a && a->n ? a->min : RS_TIME_MAX;
+    v[1] = a && a->n ? RS_TIME_MAX - a->max : RS_TIME_MAX;
     if (rc == RS_OK)
-        rc = c->allreduce(c->ctx, v, 1, 0);
-    rs_time lo[2] = { v[0], v[0] };
+        rc = c->allreduce(c->ctx, v, 2, 0);
+    rs_time lo[2] = { v[0], v[0] }, hi[2] = { RS_TIME_MAX - v[1], RS_TIME_MAX - v[1] };
     uint64_t N = P->fct_total;
     if (rc != RS_OK || N == 0 || N > net->msg_times_keep) {
         free(v);
