@@ -123,6 +123,9 @@ void rs_fluid_destroy(rs_fluid *fl)
     free(fl->of_flow);
     free(fl->heap);
     free(fl->batch);
+    free(fl->ghead);
+    free(fl->gnext);
+    free(fl->gused);
     free(fl->park);
     free(fl->tail);
     free(fl);
@@ -428,6 +431,23 @@ static void ev_watch(rs_sim *sim, void *obj, uint64_t arg)
     rs_fault_watchdog_stop(fl->net, fl->still_since);
 }
 
+/* The round-robin groups' lists for a solve of n flows: a head per
+ * solver link (RS_NONE between solves), a next per entry, the links
+ * used. */
+static int groups_reserve(rs_fluid *fl, uint32_t n)
+{
+    uint32_t links = fl->mmf->nlinks, old = fl->capghead;
+    if (rs_array_reserve32((void **)&fl->ghead, &fl->capghead, links, sizeof *fl->ghead, 64) != RS_OK)
+        return RS_ENOMEM;
+    for (uint32_t i = old; i < fl->capghead; i++)
+        fl->ghead[i] = RS_NONE;
+    uint32_t c = fl->capg;
+    if (rs_array_reserve32((void **)&fl->gnext, &c, n + 1, sizeof *fl->gnext, 64) != RS_OK ||
+        rs_array_reserve32((void **)&fl->gused, &fl->capg, n + 1, sizeof *fl->gused, 64) != RS_OK)
+        return RS_ENOMEM;
+    return RS_OK;
+}
+
 /* Solve the components touched since the last solve and move their flows'
  * end and finish times.
  *
@@ -469,8 +489,11 @@ static int solve_now(rs_fluid *fl)
         return rc;
     size_t n;
     const uint32_t *t = rs_mmf_touched(fl->mmf, &n);
-    if (rs_array_reserve32((void **)&fl->batch, &fl->capbatch, 2 * ((uint32_t)n + 1), sizeof *fl->batch, 16) !=
-        RS_OK) /* the second half: fin_sort's */
+    /* The batch's thirds: its entries, a group of them, fin_sort's
+     * scratch. */
+    if (rs_array_reserve32((void **)&fl->batch, &fl->capbatch, 3 * ((uint32_t)n + 1), sizeof *fl->batch, 16) !=
+            RS_OK ||
+        groups_reserve(fl, (uint32_t)n) != RS_OK)
         return RS_ENOMEM;
     uint32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
@@ -494,17 +517,33 @@ static int solve_now(rs_fluid *fl)
         else
             set_finish(fl, r, end);
     }
-    const fin_ent *b = fin_sort(fl->batch, fl->batch + n + 1, ng);
-    /* From the back of each bottleneck's round robin: `early` is the
-     * frames of the flows after this one. */
-    rs_time early = 0;
-    for (uint32_t i = ng; i-- > 0;) {
-        const fin_ent *e = &b[i];
-        if (i + 1 == ng || b[i + 1].bneck != e->bneck)
-            early = 0;
-        fl_rec *r = &fl->rec[e->id];
-        set_finish(fl, r, e->end - now > early ? e->end - early : now);
-        early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
+    /* Bottleneck by bottleneck: the entries grouped through a list per
+     * link (sorting the whole batch by bottleneck first was most of a
+     * solve), each group in its round robin's order, (since, serial). */
+    uint32_t ngroups = 0;
+    for (uint32_t i = 0; i < ng; i++) {
+        uint32_t bl = fl->batch[i].bneck;
+        if (fl->ghead[bl] == RS_NONE)
+            fl->gused[ngroups++] = bl;
+        fl->gnext[i] = fl->ghead[bl];
+        fl->ghead[bl] = i;
+    }
+    fin_ent *grp = fl->batch + n + 1, *tmp = grp + n + 1;
+    for (uint32_t k = 0; k < ngroups; k++) {
+        uint32_t bl = fl->gused[k], g = 0;
+        for (uint32_t i = fl->ghead[bl]; i != RS_NONE; i = fl->gnext[i])
+            grp[g++] = fl->batch[i];
+        fl->ghead[bl] = RS_NONE;
+        const fin_ent *b = g > 1 ? fin_sort(grp, tmp, g) : grp;
+        /* From the back of the round robin: `early` is the frames of the
+         * flows after this one. */
+        rs_time early = 0;
+        for (uint32_t i = g; i-- > 0;) {
+            const fin_ent *e = &b[i];
+            fl_rec *r = &fl->rec[e->id];
+            set_finish(fl, r, e->end - now > early ? e->end - early : now);
+            early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
+        }
     }
     if (RS_UNLIKELY(fl->dq != NULL))
         rs_fluid_dq_solved(fl, t, n, now);

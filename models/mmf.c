@@ -193,46 +193,78 @@ void rs_mmf_remove(rs_mmf *m, uint32_t id)
 
 /* -- lazy min-heap of (share, link) -- */
 
-static inline int hless(heap_ent a, heap_ent b)
+/* One comparison: the pair as a 96-bit key (links and capped flows'
+ * ids are unique in the heap, so the order is total). */
+static inline unsigned __int128 hkey(heap_ent e) { return (unsigned __int128)e.share << 32 | e.link; }
+
+static inline int hless(heap_ent a, heap_ent b) { return hkey(a) < hkey(b); }
+
+static int hreserve(rs_mmf *m, uint32_t more)
 {
-    return a.share < b.share || (a.share == b.share && a.link < b.link);
+    return rs_array_reserve32((void **)&m->heap, &m->capheap, m->nheap + more, sizeof *m->heap, 16);
 }
 
-static int hpush(rs_mmf *m, uint64_t share, uint32_t link)
+/* Entry i moved up to its place. */
+static void hsift_up(rs_mmf *m, uint32_t i)
 {
-    if (rs_array_reserve32((void **)&m->heap, &m->capheap, m->nheap + 1, sizeof *m->heap, 16) != RS_OK)
-        return RS_ENOMEM;
-    heap_ent e = { share, link };
-    uint32_t i = m->nheap++;
+    heap_ent e = m->heap[i];
+    unsigned __int128 k = hkey(e);
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (!hless(e, m->heap[p]))
+        if (k >= hkey(m->heap[p]))
             break;
         m->heap[i] = m->heap[p];
         i = p;
     }
     m->heap[i] = e;
+}
+
+static int hpush(rs_mmf *m, uint64_t share, uint32_t link)
+{
+    if (hreserve(m, 1) != RS_OK)
+        return RS_ENOMEM;
+    m->heap[m->nheap] = (heap_ent){ share, link };
+    hsift_up(m, m->nheap++);
     return RS_OK;
 }
 
-static heap_ent hpop(rs_mmf *m)
+/* Entry i moved down to its place among n. */
+static void hsift_down(heap_ent *h, uint32_t n, uint32_t i)
 {
-    heap_ent top = m->heap[0], e = m->heap[--m->nheap];
-    uint32_t n = m->nheap, i = 0;
+    heap_ent e = h[i];
+    unsigned __int128 k = hkey(e);
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && hless(m->heap[c + 1], m->heap[c]))
+        unsigned __int128 kc = hkey(h[c]);
+        if (c + 1 < n && hkey(h[c + 1]) < kc) {
             c++;
-        if (!hless(m->heap[c], e))
+            kc = hkey(h[c]);
+        }
+        if (kc >= k)
             break;
-        m->heap[i] = m->heap[c];
+        h[i] = h[c];
         i = c;
     }
-    if (n)
-        m->heap[i] = e;
+    h[i] = e;
+}
+
+static heap_ent hpop(rs_mmf *m)
+{
+    heap_ent top = m->heap[0];
+    if (--m->nheap) {
+        m->heap[0] = m->heap[m->nheap];
+        hsift_down(m->heap, m->nheap, 0);
+    }
     return top;
+}
+
+/* The entries appended since nheap = 0, made a heap at once (Floyd's). */
+static void heapify(rs_mmf *m)
+{
+    for (uint32_t i = m->nheap / 2; i-- > 0;)
+        hsift_down(m->heap, m->nheap, i);
 }
 
 /* Filling: flow f reaches its cap before any link it crosses saturates
@@ -274,17 +306,27 @@ static int fill_pass(rs_mmf *m, const uint32_t *links, uint32_t nl, uint64_t *ds
             for (uint32_t j = 0; j < L->n; j++)
                 L->cnt += m->flows[L->fl[j]].cls == cls;
         }
-        if (L->cnt && hpush(m, L->rem / L->cnt, links[i]) != RS_OK)
-            return RS_ENOMEM;
-        /* A capped flow is one more constraint, popped in share order like
-         * a link of its own (id nlinks + f, after real links on ties); a
-         * flow on several of these links is pushed once per link and
-         * skipped once frozen. */
-        for (uint32_t j = 0; m->ncapped && j < L->n; j++)
-            if (m->fcap[L->fl[j]] && (cls < 0 || m->flows[L->fl[j]].cls == cls) &&
-                hpush(m, m->fcap[L->fl[j]], m->nlinks + L->fl[j]) != RS_OK)
+        if (L->cnt) {
+            if (hreserve(m, 1) != RS_OK)
                 return RS_ENOMEM;
+            m->heap[m->nheap++] = (heap_ent){ L->rem / L->cnt, links[i] };
+        }
+        /* A capped flow is one more constraint, popped in share order like
+         * a link of its own (id nlinks + f, after real links on ties),
+         * pushed once however many of these links it crosses (a copy per
+         * link only made the heap deeper: the first copy popped froze it). */
+        for (uint32_t j = 0; m->ncapped && j < L->n; j++) {
+            uint32_t f = L->fl[j];
+            mmf_flow *fl = &m->flows[f];
+            if (!m->fcap[f] || fl->capped == fill || (cls >= 0 && fl->cls != cls))
+                continue;
+            fl->capped = fill;
+            if (hreserve(m, 1) != RS_OK)
+                return RS_ENOMEM;
+            m->heap[m->nheap++] = (heap_ent){ m->fcap[f], m->nlinks + f };
+        }
     }
+    heapify(m);
     while (m->nheap) {
         heap_ent e = hpop(m);
         if (e.link >= m->nlinks) {
@@ -401,6 +443,9 @@ int rs_mmf_solve(rs_mmf *m)
 {
     uint32_t stamp = ++m->stamp;
     m->ncl = m->ncf = 0;
+    /* Room for every flow at once: a component holds each at most once. */
+    if (rs_array_reserve32((void **)&m->comp_flows, &m->capcf, m->nflows + 1, sizeof *m->comp_flows, 16) != RS_OK)
+        return RS_ENOMEM;
     /* Components of the dirty links: depth-first over link -> flows -> links. */
     for (uint32_t d = 0; d < m->ndirty; d++) {
         uint32_t l0 = m->dirty[d];
@@ -419,8 +464,6 @@ int rs_mmf_solve(rs_mmf *m)
                 if (fl->mark == stamp)
                     continue;
                 fl->mark = stamp;
-                if (rs_array_reserve32((void **)&m->comp_flows, &m->capcf, m->ncf + 1, sizeof *m->comp_flows, 16) != RS_OK)
-                    return RS_ENOMEM;
                 m->comp_flows[m->ncf++] = f;
                 for (uint32_t k = 0; k < fl->nhops; k++)
                     if (m->links[fl->link[k]].mark != stamp) {

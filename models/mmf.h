@@ -33,6 +33,7 @@ typedef struct mmf_flow {
     uint32_t pos[RS_MMF_MAX_HOPS];   /* index in each link's flow list */
     uint32_t mark;                   /* component stamp */
     uint32_t frozen;                 /* fill stamp: frozen in the current fill */
+    uint32_t capped;                 /* fill stamp: its cap is in the current fill's heap */
     uint8_t nhops, live;
     uint8_t cls;                     /* priority class (rs_mmf_set_class), 0 until set */
 } mmf_flow;

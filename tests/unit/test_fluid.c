@@ -146,14 +146,75 @@ static void test_mmf_rejects_bad_paths(void)
     rs_mmf_destroy(m);
 }
 
+/* Progressive filling as the definition reads, with none of the
+ * solver's machinery (no heap, no components): repeatedly the least of
+ * every unfrozen link's share floor(rem / unfrozen flows), keyed (share,
+ * link), and every unfrozen capped flow's cap, keyed (cap, links + flow),
+ * is taken; a link freezes its unfrozen flows at its share (their
+ * bottleneck), a cap its flow (bottleneck: its first link). */
+enum { REF_NL = 60, REF_MAXF = 400 };
+typedef struct ref_net {
+    uint64_t cap[REF_NL];
+    uint32_t path[REF_MAXF][RS_MMF_MAX_HOPS], hops[REF_MAXF];
+    uint64_t fcap[REF_MAXF];
+} ref_net;
+
+static void ref_fill(const ref_net *g, const uint32_t *live, uint32_t nlive, uint64_t *rate, uint32_t *bneck)
+{
+    uint64_t rem[REF_NL];
+    uint32_t cnt[REF_NL] = { 0 };
+    uint8_t frozen[REF_MAXF] = { 0 };
+    memcpy(rem, g->cap, sizeof rem);
+    for (uint32_t i = 0; i < nlive; i++)
+        for (uint32_t k = 0; k < g->hops[live[i]]; k++)
+            cnt[g->path[live[i]][k]]++;
+    for (;;) {
+        uint64_t best = UINT64_MAX, key = UINT64_MAX;
+        for (uint32_t l = 0; l < REF_NL; l++)
+            if (cnt[l] && (rem[l] / cnt[l] < best || (rem[l] / cnt[l] == best && l < key))) {
+                best = rem[l] / cnt[l];
+                key = l;
+            }
+        for (uint32_t i = 0; i < nlive; i++) {
+            uint32_t f = live[i];
+            if (!frozen[f] && g->fcap[f] && (g->fcap[f] < best || (g->fcap[f] == best && REF_NL + f < key))) {
+                best = g->fcap[f];
+                key = REF_NL + f;
+            }
+        }
+        if (key == UINT64_MAX)
+            return;
+        for (uint32_t i = 0; i < nlive; i++) {
+            uint32_t f = live[i], on = 0;
+            if (frozen[f])
+                continue;
+            if (key >= REF_NL)
+                on = f == key - REF_NL;
+            for (uint32_t k = 0; !on && k < g->hops[f]; k++)
+                on = g->path[f][k] == key;
+            if (!on)
+                continue;
+            frozen[f] = 1;
+            rate[f] = best;
+            bneck[f] = key >= REF_NL ? g->path[f][0] : (uint32_t)key;
+            for (uint32_t k = 0; k < g->hops[f]; k++) {
+                rem[g->path[f][k]] -= best;
+                cnt[g->path[f][k]]--;
+            }
+        }
+    }
+}
+
 /* Random starts and finishes on a random graph with several components
  * (with caps: a random flow's cap set or cleared at 40% of the steps):
- * after every solve, every live flow's rate equals a from-scratch solve,
- * bit for bit, and the solves visited fewer flows than full ones would. */
+ * after every solve, every live flow's rate equals a from-scratch solve
+ * and the definition's filling (ref_fill), bit for bit, bottlenecks too, and the solves visited fewer flows than full ones would. */
 static void random_events(int caps)
 {
-    enum { NL = 60, STEPS = 3000, MAXF = 400 };
-    uint64_t cap[NL];
+    enum { NL = REF_NL, STEPS = 3000, MAXF = REF_MAXF };
+    static ref_net g;
+    uint64_t *cap = g.cap, *fcap = g.fcap, rrate[MAXF];
+    uint32_t rbn[MAXF];
     rs_rng rng;
     rs_rng_init(&rng, 7, 0, 0);
     for (int l = 0; l < NL; l++)
@@ -161,8 +222,9 @@ static void random_events(int caps)
     rs_mmf *m;
     CU_ASSERT_EQUAL_FATAL(rs_mmf_create(NL, cap, &m), RS_OK);
     uint32_t live[MAXF], nlive = 0;
-    uint64_t *ref = NULL, full_work = 0, fcap[MAXF] = { 0 }; /* by flow id: ids stay below MAXF */
-    int bad = 0, at_cap = 0;
+    uint64_t *ref = NULL, full_work = 0; /* by flow id: ids stay below MAXF */
+    memset(fcap, 0, sizeof g.fcap);
+    int bad = 0, bad_ref = 0, at_cap = 0;
     for (int s = 0; s < STEPS; s++) {
         int ops = 1 + (int)rs_rng_below(&rng, 3);
         for (int o = 0; o < ops; o++) {
@@ -182,6 +244,8 @@ static void random_events(int caps)
                 CU_ASSERT_EQUAL_FATAL(rs_mmf_add(m, links, h, &live[nlive]), RS_OK);
                 CU_ASSERT_FATAL(live[nlive] < MAXF);
                 fcap[live[nlive]] = 0;
+                memcpy(g.path[live[nlive]], links, h * sizeof *links);
+                g.hops[live[nlive]] = h;
                 nlive++;
             } else if (nlive) {
                 uint32_t i = rs_rng_below(&rng, nlive);
@@ -199,14 +263,17 @@ static void random_events(int caps)
         uint32_t nb = rs_mmf_id_bound(m);
         ref = realloc(ref, ((size_t)nb + 1) * sizeof *ref);
         CU_ASSERT_EQUAL_FATAL(rs_mmf_solve_full(m, ref), RS_OK);
+        ref_fill(&g, live, nlive, rrate, rbn);
         for (uint32_t i = 0; i < nlive; i++) {
             if (ref[live[i]] != rs_mmf_rate(m, live[i]))
                 bad++;
+            bad_ref += rrate[live[i]] != rs_mmf_rate(m, live[i]) || rbn[live[i]] != rs_mmf_bottleneck(m, live[i]);
             at_cap += fcap[live[i]] && rs_mmf_rate(m, live[i]) == fcap[live[i]];
         }
         full_work += nlive;
     }
     CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(bad_ref, 0);
     CU_ASSERT(caps ? at_cap > 1000 : at_cap == 0); /* caps did bind */
     uint64_t solves, visited;
     rs_mmf_work(m, &solves, &visited);
