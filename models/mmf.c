@@ -197,8 +197,6 @@ void rs_mmf_remove(rs_mmf *m, uint32_t id)
  * ids are unique in the heap, so the order is total). */
 static inline unsigned __int128 hkey(heap_ent e) { return (unsigned __int128)e.share << 32 | e.link; }
 
-static inline int hless(heap_ent a, heap_ent b) { return hkey(a) < hkey(b); }
-
 static int hreserve(rs_mmf *m, uint32_t more)
 {
     return rs_array_reserve32((void **)&m->heap, &m->capheap, m->nheap + more, sizeof *m->heap, 16);
