@@ -124,8 +124,7 @@ void rs_fluid_destroy(rs_fluid *fl)
     free(fl->heap);
     free(fl->batch);
     free(fl->ghead);
-    free(fl->gnext);
-    free(fl->gused);
+    free(fl->glist);
     free(fl->park);
     free(fl->tail);
     free(fl);
@@ -296,12 +295,10 @@ int rs_fluid_flow_start(rs_net *net, uint32_t fid)
     return rs_fluid_enter(fl, fid, ports, h, lat, wire, mf, (unsigned __int128)wire * 8u * RS_PS_PER_S);
 }
 
-/* Round-robin order: by bottleneck, then joined first, then serial (a
+/* Round-robin order on one bottleneck: joined first, then serial (a
  * total order: serials are unique). */
 static inline int fin_before(const fin_ent *x, const fin_ent *y)
 {
-    if (x->bneck != y->bneck)
-        return x->bneck < y->bneck;
     if (x->since != y->since)
         return x->since < y->since;
     return x->serial < y->serial;
@@ -432,8 +429,8 @@ static void ev_watch(rs_sim *sim, void *obj, uint64_t arg)
 }
 
 /* The round-robin groups' lists for a solve of n flows: a head per
- * solver link (RS_NONE between solves), a next per entry, the links
- * used. */
+ * solver link (RS_NONE between solves); glist's halves, a next per entry
+ * and the links used. */
 static int groups_reserve(rs_fluid *fl, uint32_t n)
 {
     uint32_t links = fl->mmf->nlinks, old = fl->capghead;
@@ -441,11 +438,7 @@ static int groups_reserve(rs_fluid *fl, uint32_t n)
         return RS_ENOMEM;
     for (uint32_t i = old; i < fl->capghead; i++)
         fl->ghead[i] = RS_NONE;
-    uint32_t c = fl->capg;
-    if (rs_array_reserve32((void **)&fl->gnext, &c, n + 1, sizeof *fl->gnext, 64) != RS_OK ||
-        rs_array_reserve32((void **)&fl->gused, &fl->capg, n + 1, sizeof *fl->gused, 64) != RS_OK)
-        return RS_ENOMEM;
-    return RS_OK;
+    return rs_array_reserve32((void **)&fl->glist, &fl->capglist, 2 * (n + 1), sizeof *fl->glist, 64);
 }
 
 /* Solve the components touched since the last solve and move their flows'
@@ -520,18 +513,18 @@ static int solve_now(rs_fluid *fl)
     /* Bottleneck by bottleneck: the entries grouped through a list per
      * link (sorting the whole batch by bottleneck first was most of a
      * solve), each group in its round robin's order, (since, serial). */
-    uint32_t ngroups = 0;
+    uint32_t ngroups = 0, *gnext = fl->glist, *gused = fl->glist + n + 1;
     for (uint32_t i = 0; i < ng; i++) {
         uint32_t bl = fl->batch[i].bneck;
         if (fl->ghead[bl] == RS_NONE)
-            fl->gused[ngroups++] = bl;
-        fl->gnext[i] = fl->ghead[bl];
+            gused[ngroups++] = bl;
+        gnext[i] = fl->ghead[bl];
         fl->ghead[bl] = i;
     }
     fin_ent *grp = fl->batch + n + 1, *tmp = grp + n + 1;
     for (uint32_t k = 0; k < ngroups; k++) {
-        uint32_t bl = fl->gused[k], g = 0;
-        for (uint32_t i = fl->ghead[bl]; i != RS_NONE; i = fl->gnext[i])
+        uint32_t bl = gused[k], g = 0;
+        for (uint32_t i = fl->ghead[bl]; i != RS_NONE; i = gnext[i])
             grp[g++] = fl->batch[i];
         fl->ghead[bl] = RS_NONE;
         const fin_ent *b = g > 1 ? fin_sort(grp, tmp, g) : grp;

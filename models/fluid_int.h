@@ -98,8 +98,9 @@ struct rs_fluid {
     fin_ent *batch;         /* the flows of a solve with an end, for round-robin tails */
     uint32_t capbatch;
     uint32_t *ghead;        /* per solver link: its last batch entry (RS_NONE between solves) */
-    uint32_t *gnext, *gused; /* per batch entry: the one before on its bottleneck; the bottlenecks used */
-    uint32_t capghead, capg;
+    uint32_t *glist;        /* a solve of n: per batch entry the one before on its bottleneck, then
+                               (from n + 1) the bottlenecks used */
+    uint32_t capghead, capglist;
     uint32_t ent;
     uint8_t solve_pending;
     /* Faults (fault.c's hooks, rs_fluid_cable_changed ...): transport
