@@ -619,6 +619,11 @@ static int coll_needs_whole(rs_net *net, const rs_comm *comm, const rs_coll_req 
     r.reserved = NULL;
     rs_coll *c;
     int rc = rs_coll_launch(net, rs_comm_gpus(comm), rs_comm_size(comm), &r, NULL, out, &c, err);
+    if (c) {
+        out->algo = c->algo;
+        out->proto = c->proto;
+        out->predicted_us = c->predicted_us;
+    }
     rs_coll_destroy(c);
     return rc;
 }

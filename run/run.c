@@ -529,7 +529,9 @@ static int run_build(rs_run_ctx *r, rs_err *err)
         if (rc == RS_OK)
             rc = rs_run_replay_start(r, &w, r->trace, 0, NULL, NULL, &r->replay, err);
     } else if (sc->traffic.kind == RS_SYNTH_COLLECTIVE) {
-        rc = rs_collrun_create(&sc->traffic, r->net, &r->coll, err);
+        rs_synth_config tc = sc->traffic;
+        tc.sync = sc->workload.sync; /* how its iterations follow each other (collrun.h) */
+        rc = rs_collrun_create(&tc, r->net, &r->coll, err);
     } else {
         rc = rs_synth_start(&sc->traffic, r->net, sc->net.seed, err);
     }
@@ -618,6 +620,7 @@ static int run_close(rs_run_ctx *r, rs_err *err)
     }
     if (r->coll) {
         info->coll = r->coll;
+        rs_collrun_finish(r->coll);
         rs_collrun_times(r->coll, &r->iters_done);
         if (info->status == RS_OK && rs_collrun_status(r->coll) != RS_OK)
             info->status = rs_collrun_status(r->coll);

@@ -96,6 +96,8 @@ int rs_split_parts_start(rs_run_ctx *r, rs_err *err)
         mine = rs_split_part_open(r, rank, &r->tlp, err);
     if (rank != 0 && r->tlp && r->replay && mine == RS_OK)
         mine = rs_replay_set_timeline_part(r->replay, r->tlp, 0, err);
+    if (rank != 0 && r->tlp && r->coll && mine == RS_OK)
+        mine = rs_collrun_set_timeline_part(r->coll, r->tlp, err);
     return rs_split_agree(r, mine == RS_OK);
 }
 

@@ -1,9 +1,21 @@
 /*
- * collrun.c - the collective driver (see collrun.h). One collective runs at
- * a time: its done callback records the iteration's time, frees it and
- * starts the next one at that same instant, so iterations never overlap and
- * no time passes between them (nccl-tests' back-to-back loop, minus the
- * host's launch overhead, which a network model has no business guessing).
+ * collrun.c - the collective driver (see collrun.h). Two ways to run the
+ * iterations:
+ *  - behind a barrier (workload.sync=collective, and one iteration of a
+ *    flat collective under either sync): one collective runs at a time;
+ *    its done callback records the iteration's time, frees it and starts
+ *    the next one at that same instant, so iterations never overlap and
+ *    no time passes between them;
+ *  - streamed (workload.sync=rank, several iterations or a hierarchical
+ *    collective): each GPU issues iteration i+1 the moment its own part of
+ *    iteration i is done, as nccl-tests' loop launches its ops on each
+ *    rank's stream with no barrier between them. That is a one-op
+ *    training iteration, so the driver hands it to the replay (replay.h):
+ *    a trace of the group's ranks, one communicator and one collective,
+ *    replayed traffic.iters times; the replay also runs it split over MPI
+ *    processes.
+ * Either way no host launch overhead is added, which a network model has
+ * no business guessing.
  */
 #include "collrun.h"
 
@@ -11,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay.h"
 #include "versioned.h"
 
 struct rs_collrun {
@@ -36,6 +49,12 @@ struct rs_collrun {
     void *done_ctx;
     char group[64];       /* communicator name for the timeline */
     char errmsg[512];
+    /* Streamed iterations (the file's comment): the one-op trace and its
+     * replay, else NULL; the late part of a split run's timeline. */
+    rs_trace *trace;
+    rs_replay *rp;
+    rs_timeline *late;
+    rs_time stream_bound;  /* the replay's bound per iteration (rs_collrun_finish) */
 };
 
 /* ---- traffic.group ----------------------------------------------------- */
@@ -273,17 +292,107 @@ static void ev_first(void *ctx, rs_net *net, uint64_t arg)
 }
 
 /* The zero-byte probe completed (at the time rs_collrun_create ran): start
- * iteration 0 now or at traffic.start_ns. */
+ * iteration 0 now or at traffic.start_ns (streamed: the replay starts
+ * itself). */
 static void probe_done(void *ctx, rs_net *net, uint64_t tag)
 {
     (void)tag;
     rs_collrun *r = ctx;
     rs_coll_destroy(r->coll);
     r->coll = NULL;
+    if (r->rp)
+        return;
     if (r->start <= rs_net_now(net))
         iter_start(r);
     else
         rs_net_at(net, r->start, ev_first, r, 0);
+}
+
+/* ---- streamed iterations ------------------------------------------------ */
+
+/* Whether c's iterations stream (the file's comment): under workload.sync
+ * =rank, with several iterations or a hierarchical collective, of an
+ * operation a trace carries (not send/recv, broadcast or reduce, whose
+ * iterations keep the barrier), and not a job's (docs/shared-clusters.md:
+ * jobs keep the barrier). */
+static int streams(const rs_collrun *r, const rs_synth_config *c, const uint32_t *gpus)
+{
+    if (c->sync != RS_SYNC_RANK || gpus || r->op > RS_COLL_ALLTOALL)
+        return 0;
+    if (c->iters > 1)
+        return 1;
+    rs_coll_req req;
+    coll_req(r, &req);
+    rs_coll_algo a;
+    return rs_coll_algo_resolve(r->net, r->comm, &req, &a) == RS_OK && a == RS_ALGO_HIERARCHICAL;
+}
+
+/* The group as a one-op trace (rank i on the group's GPU i, one
+ * communicator of them all, data-parallel as nccl-tests' ranks are, one
+ * collective of traffic.bytes on a communication stream, labelled with
+ * the group), replayed traffic.iters
+ * times from `start` with the driver's algorithm. What the first
+ * iteration runs (algorithm, protocol, NCCL's prediction) is asked of the
+ * collectives layer without making it. */
+static int stream_make(rs_collrun *r, rs_time start, rs_err *err)
+{
+    uint32_t n = rs_comm_size(r->comm);
+    const uint32_t *gpu = rs_comm_gpus(r->comm);
+    uint32_t *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!ranks)
+        return rs_err_set(err, RS_ENOMEM, "out of memory starting the collective");
+    for (uint32_t i = 0; i < n; i++)
+        ranks[i] = i;
+    rs_trace *t = NULL;
+    uint32_t comm = 0, cls = 0, label = 0;
+    int rc = rs_trace_create(n, 1, &t, err);
+    if (rc == RS_OK)
+        rc = rs_trace_add_comm(t, RS_DIM_DP, ranks, n, &comm, err); /* a trace's communicators serve one */
+    free(ranks);
+    if (rc == RS_OK)
+        rc = rs_trace_add_string(t, r->group, &label, err);
+    rs_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = RS_OP_COLL;
+    op.dim = RS_DIM_DP;
+    op.coll = (uint8_t)r->op;
+    op.stream = 1;
+    op.comm = 0; /* the rank's slot 0: the communicator */
+    op.label = label;
+    op.dep[0] = op.dep[1] = RS_NONE;
+    op.bytes = r->bytes;
+    if (rc == RS_OK)
+        rc = rs_trace_add_class(t, &op, 1, &cls, err);
+    for (uint32_t i = 0; rc == RS_OK && i < n; i++)
+        rc = rs_trace_set_rank(t, i, gpu[i], cls, &comm, err);
+    rs_trace_iter it;
+    memset(&it, 0, sizeof it);
+    if (rc == RS_OK)
+        rc = rs_trace_set_info(t, &it, rs_net_gpus(r->net), "collective", err);
+    if (rc == RS_OK)
+        rc = rs_trace_finish(t, err);
+    rs_coll_req req;
+    coll_req(r, &req);
+    rs_coll_needs first;
+    if (rc == RS_OK && (rc = rs_coll_needs_get(r->net, r->comm, &req, &first, err)) == RS_OK) {
+        r->algo_used = first.algo;
+        r->proto_used = first.proto;
+        r->predicted_us = first.predicted_us;
+    }
+    rs_replay_opts o;
+    rs_replay_opts_default(&o);
+    o.iterations = r->iters;
+    o.algo = r->algo_req;
+    o.sync = RS_SYNC_RANK;
+    o.start_ps = start - rs_net_now(r->net);
+    if (rc == RS_OK)
+        rc = rs_replay_create(t, r->net, &o, &r->rp, err);
+    if (rc != RS_OK) {
+        rs_trace_destroy(t);
+        return rc;
+    }
+    r->trace = t;
+    return RS_OK;
 }
 
 /* rs_collrun_create's and rs_collrun_create_job's: the group over the
@@ -353,6 +462,8 @@ static int collrun_make(const rs_synth_config *cfg, rs_net *net, const uint32_t 
     if (rc == RS_EINVAL)
         rekey(err, r->op == RS_COLL_SENDRECV && rs_comm_size(r->comm) < 2 ? "traffic.group"
                                                                            : "traffic.algo");
+    if (rc == RS_OK && streams(r, c, gpus))
+        rc = stream_make(r, start, err);
     if (rc != RS_OK)
         goto fail;
     *out = r;
@@ -381,6 +492,8 @@ void rs_collrun_destroy(rs_collrun *r)
     if (!r)
         return;
     rs_coll_destroy(r->coll);
+    rs_replay_destroy(r->rp);
+    rs_trace_destroy(r->trace);
     rs_comm_destroy(r->comm);
     free(r->times);
     free(r);
@@ -396,8 +509,28 @@ uint32_t rs_collrun_iters(const rs_collrun *r) { return r->iters; }
 
 const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done)
 {
+    if (r->rp)
+        return rs_replay_iter_times(r->rp, n_done);
     *n_done = r->done;
     return r->times;
+}
+
+void rs_collrun_finish(rs_collrun *r)
+{
+    if (!r->rp)
+        return;
+    rs_err e;
+    rs_err_clear(&e);
+    int rc = rs_replay_finish(r->rp, &e);
+    /* Iterations left undone are the run's to explain (the messages left
+     * undelivered, the faults); an error that stopped it is said here. */
+    if (rc != RS_OK && rc != RS_EINCOMPLETE) {
+        r->status = rc;
+        snprintf(r->errmsg, sizeof r->errmsg, "%.500s", e.msg);
+    }
+    rs_replay_stats st;
+    rs_replay_stats_get(r->rp, &st);
+    r->stream_bound = st.bound_valid ? st.bound_ps : 0;
 }
 
 int rs_collrun_status(const rs_collrun *r)
@@ -414,11 +547,21 @@ const char *rs_collrun_errmsg(const rs_collrun *r)
 
 rs_time rs_collrun_end_time(const rs_collrun *r)
 {
+    if (r->rp) { /* the replay's start (r->start) plus E_i - E_{i-1} over the iterations done */
+        uint32_t n;
+        const rs_time *t = rs_replay_iter_times(r->rp, &n);
+        rs_time end = r->start;
+        for (uint32_t i = 0; i < n; i++)
+            end += t[i];
+        return n ? end : 0;
+    }
     return r->t_end;
 }
 
 double rs_collrun_progress(const rs_collrun *r)
 {
+    if (r->rp)
+        return rs_replay_progress(r->rp);
     if (r->iters == 0)
         return 1.0;
     double cur = r->running && r->coll ? rs_coll_progress(r->coll) : 0.0;
@@ -427,15 +570,19 @@ double rs_collrun_progress(const rs_collrun *r)
 
 rs_time rs_collrun_bound(const rs_collrun *r)
 {
+    if (r->rp)
+        return r->stream_bound;
     return r->done ? (rs_time)((r->bound_sum + r->done / 2) / r->done) : 0;
 }
 
 int rs_collrun_splits(const rs_collrun *r, char *why, size_t n)
 {
+    if (r->rp)
+        return rs_replay_splits(r->rp, why, n);
     if (r->iters > 1) {
         if (why)
             snprintf(why, n, "each of traffic.iters=%u iterations starts when the one before has finished on every "
-                     "GPU", r->iters);
+                     "GPU (workload.sync=collective, or traffic.op %s)", r->iters, rs_coll_op_name(r->op));
         return 0;
     }
     rs_coll_req req;
@@ -445,6 +592,8 @@ int rs_collrun_splits(const rs_collrun *r, char *why, size_t n)
 
 int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len)
 {
+    if (r->rp)
+        return rs_replay_part_pack(r->rp, buf, len);
     if (r->running && r->coll)
         return rs_coll_part_pack(r->coll, buf, len);
     *buf = calloc(1, 1);
@@ -454,17 +603,47 @@ int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len)
 
 int rs_collrun_part_finish(rs_collrun *r, const void *const *all, const size_t *len, uint32_t n)
 {
+    if (r->rp)
+        return rs_replay_part_finish(r->rp, all, len, n, r->late);
     if (!r->running || !r->coll)
         return RS_OK;
     return rs_coll_part_finish(r->coll, all, len, n); /* iter_done may run */
 }
 
-void rs_collrun_timeline_move(rs_collrun *r, rs_timeline *tl) { r->tl = tl; }
+void rs_collrun_timeline_move(rs_collrun *r, rs_timeline *tl)
+{
+    if (r->rp)
+        r->late = tl; /* the replay writes its collectives' records there (rs_replay_part_finish) */
+    else
+        r->tl = tl;
+}
+
+int rs_collrun_set_timeline_part(rs_collrun *r, rs_timeline *tl, rs_err *err)
+{
+    if (!r || !tl)
+        return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
+    return r->rp ? rs_replay_set_timeline_part(r->rp, tl, 0, err) : RS_OK;
+}
 
 int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)
 {
     if (!r || !tl)
         return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
+    if (r->rp) {
+        /* The replay's records, under the names a collective run gives:
+         * its ranks as a replay's, the communicator the group spec. */
+        int rc = rs_replay_set_timeline_part(r->rp, tl, 0, err);
+        uint32_t n = rs_comm_size(r->comm);
+        const uint32_t *gpu = rs_comm_gpus(r->comm);
+        char name[64];
+        for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
+            snprintf(name, sizeof name, "rank %u (gpu %u)", i, gpu[i]);
+            rs_timeline_name(tl, RS_TL_NS_RANK, i, name);
+        }
+        if (rc == RS_OK)
+            rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
+        return rc;
+    }
     r->tl = tl;
     rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
     return RS_OK;

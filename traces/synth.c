@@ -25,6 +25,7 @@ static void synth_defaults(rs_synth_config *c)
     c->algo = RS_ALGO_AUTO;
     c->iters = 1;
     strcpy(c->group, "all");
+    c->sync = RS_SYNC_RANK;
 }
 
 void rs_synth_config_init(rs_synth_config *c, size_t size)

@@ -30,6 +30,14 @@ typedef enum {
 } rs_coll_op;
 #define RS_COLL_NOPS 7
 
+/* How a collective's members start and end (workload.sync, docs/replay.md):
+ * a replay's collectives, and the iterations of traffic.kind=collective
+ * (collrun.h). */
+typedef enum rs_replay_sync {
+    RS_SYNC_COLLECTIVE = 0, /* it starts when its last member issues it and ends for all at once */
+    RS_SYNC_RANK = 1,       /* each member's part starts when it issues it and ends when its part is done */
+} rs_replay_sync;
+
 typedef enum {
     RS_ALGO_AUTO = 0,
     RS_ALGO_RING,         /* AllGather, ReduceScatter, AllReduce; Broadcast and Reduce as a chain */
@@ -227,6 +235,13 @@ typedef struct rs_coll_needs {
     uint32_t relayed; /* transfers (ring hops, tree edges, hierarchical rail groups, all-to-all blocks) that
                          would go by a PXN relay (rs_net_relayed); a split run ships their chunks (since
                          2026-12-05; before, it could not send them from a member's event) */
+    /* What it would run (added after the first version): the algorithm
+     * (RS_ALGO_AUTO resolved), the protocol and NCCL's predicted time, as
+     * rs_coll_algo_used, rs_coll_proto_used and rs_coll_predicted_us
+     * would give for it. */
+    rs_coll_algo algo;
+    rs_nccl_proto proto;
+    double predicted_us;
 } rs_coll_needs;
 /* What collective *req (members joining) over comm needs reserved,
  * without making it. RS_EINVAL / RS_ENOMEM as rs_coll_create. */

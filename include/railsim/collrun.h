@@ -2,9 +2,17 @@
  * collrun.h - the collective driver behind `traffic.kind=collective`: one
  * NCCL-style collective (traffic.op, traffic.algo) over a group of GPUs
  * (traffic.group), run traffic.iters times back to back from
- * traffic.start_ns, the way nccl-tests times it. Iteration i+1 starts at
- * the moment iteration i has completed on every rank; each iteration's
- * time is its end minus its start.
+ * traffic.start_ns, the way nccl-tests times it. Under workload.sync=rank
+ * (the default) with several iterations or a hierarchical collective, each
+ * GPU issues iteration i+1 the moment its own part of iteration i is done,
+ * as nccl-tests' ranks launch their ops back to back on their streams, and
+ * iteration i's time is E_i - E_{i-1}, E_i the instant the last GPU
+ * finished it (E_{-1} the start): the iterations run as a one-op replay
+ * (replay.h). Otherwise (workload.sync=collective, one iteration of a flat
+ * collective, send/recv, broadcast, reduce, a job's collective) iteration
+ * i+1 starts at the moment iteration i has completed on every rank, and
+ * each iteration's time is its end minus its start (docs/collectives.md,
+ * "Iterations").
  *
  * An rs_collrun owns its communicator, the running collective and the
  * per-iteration times (traffic.iters entries, allocated at create). All
@@ -82,6 +90,10 @@ RS_API const rs_time *rs_collrun_times(const rs_collrun *r, uint32_t *n_done);
  * is then stopped with that code). rs_collrun_errmsg says what when an
  * iteration could not start; "" otherwise (borrowed). */
 RS_API int rs_collrun_status(const rs_collrun *r);
+/* After the run (rank 0 of a split run: after rs_collrun_part_finish),
+ * before asking for the results: streamed iterations read the replay's
+ * end (rs_replay_finish). May be called more than once. */
+RS_API void rs_collrun_finish(rs_collrun *r);
 RS_API const char *rs_collrun_errmsg(const rs_collrun *r);
 
 /* Completion time of the last completed iteration; 0 before the first. */
@@ -101,9 +113,16 @@ RS_API rs_time rs_collrun_bound(const rs_collrun *r);
  * (RS_TL_NS_COMM), its size, traffic.bytes, from the iteration's start to
  * its completion. The communicator's name record is written here: the
  * group spec ("all", "rail:3", "hb:0", or "group:0,8,16" for a list, cut
- * to ~60 characters). Call before rs_net_run. Write errors stay in tl.
- * RS_EINVAL for NULL. */
+ * to ~60 characters). Streamed iterations write what a replay writes
+ * (rs_replay_set_timeline): an op record per rank and iteration, a coll
+ * record per iteration (in completion order), the ranks named "rank R
+ * (gpu G)", the communicator as above. Call before rs_net_run. Write
+ * errors stay in tl. RS_EINVAL for NULL. */
 RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
+/* A process's part of a split run's timeline other than rank 0's (which
+ * rs_collrun_set_timeline takes): streamed iterations write their ranks'
+ * op records there; the barrier's iterations write nothing there. */
+RS_API int rs_collrun_set_timeline_part(rs_collrun *r, rs_timeline *tl, rs_err *err);
 /* The same for one job of several on the network (docs/shared-clusters.md):
  * its communicator is id `comm`, named with the job ("all (ar)"), and
  * iteration i's coll record has id coll0 + i. */
@@ -111,13 +130,16 @@ RS_API int rs_collrun_set_timeline_job(rs_collrun *r, rs_timeline *tl, const cha
                                        rs_err *err);
 
 /* A partitioned run (docs/parallel.md): can this driver's collective run
- * split over the network's processes? One iteration of a collective that
+ * split over the network's processes? Streamed iterations as their
+ * replay (rs_replay_splits); else one iteration of a collective that
  * rs_coll_splits; 1, or 0 with the reason in why. */
 RS_API int rs_collrun_splits(const rs_collrun *r, char *why, size_t n);
 /* After the run, in every process: this process's part of the running
  * iteration (rs_coll_part_pack; an empty one when none is running), then,
  * on rank 0 with every process's part, the iteration finished as the
- * serial run finishes it (rs_coll_part_finish). */
+ * serial run finishes it (rs_coll_part_finish). Streamed iterations: the
+ * replay's part and merge (rs_replay_part_pack, rs_replay_part_finish,
+ * its records written into the timeline rs_collrun_timeline_move gave). */
 RS_API int rs_collrun_part_pack(const rs_collrun *r, void **buf, size_t *len);
 RS_API int rs_collrun_part_finish(rs_collrun *r, const void *const *all, const size_t *len, uint32_t n);
 /* The coll records from now on go to tl (borrowed), the name record

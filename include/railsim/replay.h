@@ -42,11 +42,8 @@ RS_BEGIN_DECLS
 
 #define RS_WORKLOAD_PATH_MAX 1024
 
-/* How a collective's members start and end (workload.sync, docs/replay.md). */
-typedef enum rs_replay_sync {
-    RS_SYNC_COLLECTIVE = 0, /* it starts when its last member issues it and ends for all at once */
-    RS_SYNC_RANK = 1,       /* each member's part starts when it issues it and ends when its part is done */
-} rs_replay_sync;
+/* rs_replay_sync (workload.sync) is in coll.h: the collective driver
+ * (collrun.h) reads it too. */
 
 /* Every field is a scenario key (docs/scenario-format.md). Versioned: start
  * from rs_workload_config_default (docs/library.md, "Versioned structs"). */

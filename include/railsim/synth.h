@@ -47,6 +47,9 @@ typedef struct rs_synth_config {
     rs_coll_algo algo;  /* traffic.algo; RS_ALGO_AUTO lets the collectives layer pick */
     uint32_t iters;     /* traffic.iters, >= 1 */
     char group[RS_SYNTH_GROUP_MAX]; /* traffic.group */
+    /* workload.sync, for the iterations of a collective (collrun.h; added
+     * after the first version, default RS_SYNC_RANK) */
+    rs_replay_sync sync;
 } rs_synth_config;
 
 RS_API void rs_synth_config_init(rs_synth_config *c, size_t size);

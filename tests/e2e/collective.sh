@@ -68,6 +68,40 @@ check "time_ps is the mean of times_ps" "$s" \
 check "iterations run back to back after start_ns (3x the messages)" "$s" \
     "d['sim_end_ps'] >= 5000 * 1000 + sum(d['collective']['times_ps']) and d['flows']['count'] == 3 * $(json_get "$TMP/ring-ft/summary.json" "d['flows']['count']")"
 
+# Streamed (workload.sync=rank, the default) each GPU issues the next
+# iteration as its own part of the one before is done; behind the barrier
+# (workload.sync=collective) every iteration starts at the previous one's
+# completion. Both: the first iteration runs from start_ns, the times add
+# up to the last iteration's end, the iterations' coll records follow
+# each other in order; streamed, the next iteration's ops of every rank
+# start at or before the previous collective's end (op records).
+for sync in rank collective; do
+    "$RS" run -q $AR --set traffic.iters=3 --set traffic.start_ns=5000 --set workload.sync=$sync -o "$TMP/iters-$sync" \
+        || { fail "iters=3 under $sync: run failed"; continue; }
+    "$RS" export csv "$TMP/iters-$sync/timeline.msgpack" -o "$TMP/iters-$sync/csv" >/dev/null 2>&1
+    "$PY" - "$TMP/iters-$sync" $sync <<'EOF' && ok "iters=3 under workload.sync=$sync: times add up to the coll records' end" \
+        || fail "iters=3 under workload.sync=$sync: times and records disagree"
+import csv, json, sys
+d, sync = sys.argv[1], sys.argv[2]
+c = json.load(open(d + "/summary.json"))["collective"]
+colls = list(csv.DictReader(open(d + "/csv/coll.csv")))
+assert len(colls) == 3 and all(r["comm_name"] == "rail:0" for r in colls), colls
+ends = [int(r["end_ps"]) for r in colls]
+assert ends == sorted(ends) and ends[-1] == 5000 * 1000 + sum(c["times_ps"]), (ends, c)
+ops = list(csv.DictReader(open(d + "/csv/op.csv"))) if sync == "rank" else []
+if sync == "rank":
+    assert len(ops) == 3 * c["ranks"], len(ops)
+    by_rank = {}
+    for o in ops:
+        by_rank.setdefault(o["rank"], []).append((int(o["start_ps"]), int(o["end_ps"])))
+    for spans in by_rank.values():
+        spans.sort()
+        assert all(spans[i + 1][0] == spans[i][1] for i in range(2)), spans  # its next issue at its own end
+else:
+    assert all(int(colls[i + 1]["start_ps"]) == ends[i] for i in range(2)), colls
+EOF
+done
+
 # (5) All-to-all over all 64 GPUs: one message per ordered pair, whatever
 # the algorithm (auto is direct, NCCL's grouped send/receive).
 for algo in auto direct pairwise; do

@@ -33,9 +33,11 @@ n=$(grep -c 'trial . of 3' "$TMP/f4.err")
 [ "$n" -eq 12 ] && ok "mpirun -np 4 faults sweep: each trial named once as it starts ($n)" \
     || fail "mpirun -np 4 faults sweep: $n trial lines"
 
-# a hierarchical AllReduce is not split (a ring or tree is: mpi_part.sh)
-"$RS" run -q $SMALL --set traffic.algo=hierarchical -o "$TMP/r1" 2>"$TMP/r1.err" || fail "serial run failed"
-$MPI -np 2 "$RS" run -q $SMALL --set traffic.algo=hierarchical -o "$TMP/r2" 2>"$TMP/r2.err" \
+# a hierarchical AllReduce behind the barrier is not split (a ring or tree
+# is, and a hierarchical one under workload.sync=rank: mpi_part.sh)
+"$RS" run -q $SMALL --set traffic.algo=hierarchical --set workload.sync=collective -o "$TMP/r1" 2>"$TMP/r1.err" \
+    || fail "serial run failed"
+$MPI -np 2 "$RS" run -q $SMALL --set traffic.algo=hierarchical --set workload.sync=collective -o "$TMP/r2" 2>"$TMP/r2.err" \
     || fail "mpirun -np 2 run failed ($(cat "$TMP/r2.err"))"
 [ "$(strip_host "$TMP/r1/summary.json")" = "$(strip_host "$TMP/r2/summary.json")" ] &&
     grep -q '^railsim: run: not split over the MPI ranks: the collective: ' "$TMP/r2.err" \

@@ -9,10 +9,11 @@
 # cross the ranks in each; and collectives whose transfers all start with
 # them (direct all-to-all, send/recv); and replays under workload.sync=rank
 # (rings, trees, hierarchical, NVLS, direct all-to-alls, pipeline sends).
-# A scenario that cannot be split (faults, a pairwise or hierarchical
-# collective, several iterations of one, a replay under the barrier, with
-# sends by PXN relays) runs on rank 0 alone, says why once, and gives the
-# serial summary.
+# Several iterations of a collective and a hierarchical one stream under
+# workload.sync=rank and split as a one-op replay. A scenario that cannot
+# be split (faults, a pairwise collective, a hierarchical one or
+# iterations behind the barrier, a replay under the barrier) runs on rank
+# 0 alone, says why once, and gives the serial summary.
 RS=$1; E2E=$2; MPIRUN=$3
 . "$E2E/lib.sh"
 MPI="$MPIRUN --allow-run-as-root --oversubscribe"
@@ -154,6 +155,22 @@ split coll-nccl-tree --set system.preset=dgx-h100 --set topology.gpus=32 --set t
 split coll-sendrecv --set topology.gpus=32 --set topology.hb_size=1 --set topology.radix=8 \
     --set traffic.kind=collective --set traffic.op=sendrecv --set traffic.group=3,29 --set traffic.bytes=1048576 \
     --set traffic.start_ns=1500 --capture '*'
+# Collective iterations streamed (workload.sync=rank, the default: each GPU
+# issues the next as its own part of the one before is done) and a
+# hierarchical collective alone run as a one-op replay and split as one:
+# a ring AllReduce three times (fat tree, HB 4), an all-to-all twice on
+# rail-only (PXN relays) with a pcapng of two NICs, the hierarchical
+# AllReduce, and a tree AllReduce twice under NCCL's costs (the DGX H100).
+split coll-iters-ring --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.algo=ring --set traffic.bytes=4194304 \
+    --set traffic.iters=3 --set traffic.start_ns=700
+split coll-iters-a2a-rail --set topology.kind=rail-only --set topology.gpus=32 --set topology.hb_size=4 \
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.bytes=1048576 \
+    --set traffic.iters=2 --set capture.ports=gpu3.nic,gpu27.nic --set capture.format=pcapng
+split coll-hier --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective \
+    --set traffic.op=allreduce --set traffic.algo=hierarchical --set traffic.bytes=1048576
+split coll-iters-dgx --set system.preset=dgx-h100 --set topology.gpus=32 --set topology.radix=16 \
+    --set traffic.kind=collective --set traffic.op=allreduce --set traffic.bytes=4194304 --set traffic.iters=2 $NT
 
 # Link degrades split: every process applies them from their shared
 # events; rank 0's part has their timeline records.
@@ -269,12 +286,15 @@ alone degrade-loss "faults are scheduled with bit errors" $P $NT --set topology.
     --fault "10us link-degrade=100 leaf0.p4 30us"
 alone ideal-relays "PXN relays without ACKs" --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=8 \
     --set traffic.kind=permutation --set transport.kind=ideal $NT
+# behind the barrier (workload.sync=collective): a hierarchical collective's
+# phases and the iterations wait for every GPU
 alone collective "the collective: allreduce hierarchical: a hierarchical collective is not split yet" \
     --set topology.gpus=32 --set topology.hb_size=4 --set topology.radix=16 --set traffic.kind=collective \
-    --set traffic.op=allreduce --set traffic.algo=hierarchical --set traffic.bytes=1048576 $NT
+    --set traffic.op=allreduce --set traffic.algo=hierarchical --set traffic.bytes=1048576 --set workload.sync=collective $NT
 
 alone coll-iters "the collective: each of traffic.iters=2 iterations" --set topology.gpus=32 --set topology.hb_size=4 \
-    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 $NT
+    --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.iters=2 \
+    --set workload.sync=collective $NT
 alone coll-pairwise "the collective: alltoall pairwise: pairwise steps wait" --set topology.gpus=32 --set topology.hb_size=4 \
     --set topology.radix=16 --set traffic.kind=collective --set traffic.op=alltoall --set traffic.algo=pairwise $NT
 alone replay-barrier "the workload: its collectives wait for all their members at zero delay" \
