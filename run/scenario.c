@@ -253,7 +253,8 @@ static const rs_key keys[] = {
     STR("traffic.group", traffic.group,
         "collective group: all, rail:R, hb:H (HB domain) or a comma-separated GPU list in rank order"),
     UINT("traffic.iters", traffic.iters, 1, 1000000,
-         "collective iterations, back to back; summary times each"),
+         "collective iterations, back to back (workload.sync=rank: each GPU issues the next as its part of the "
+         "last is done, as nccl-tests' ranks; collective: after the last has ended everywhere); summary times each"),
     STR("workload.plan", workload.plan,
         "training plan to replay: a plan JSON file or a preset (llama2-7b, llama2-70b, gpt3-175b, gpt-13b, gpt-1t, "
         "mixtral-8x7b, demo-dense, demo-moe), DP set to fill topology.gpus; "
