@@ -147,8 +147,9 @@ static int job_start(rs_run_ctx *r, uint32_t k, rs_err *err)
     j->start_ps = rs_net_now(r->net) + after;
     j->started = 1;
     if (j->cfg->has_traffic && j->cfg->traffic.kind == RS_SYNTH_COLLECTIVE) {
-        rc = rs_collrun_create_job(&j->cfg->traffic, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j, &j->coll,
-                                   err);
+        rs_synth_config tc = j->cfg->traffic;
+        tc.sync = sc->workload.sync; /* its iterations follow the scenario's workload.sync, as a lone run's */
+        rc = rs_collrun_create_job(&tc, r->net, j->gpus, j->n, j->start_ps, job_coll_done, j, &j->coll, err);
         return rc == RS_OK && r->sched ? sched_timeline(r, j, err) : rc;
     }
     if (j->cfg->has_traffic) {
@@ -176,8 +177,12 @@ static int sched_timeline(rs_run_ctx *r, rs_run_job *j, rs_err *err)
     rs_run_sched *q = r->sched;
     if (!r->tl)
         return RS_OK;
-    if (j->coll)
-        return rs_collrun_set_timeline_job(j->coll, r->tl, j->name, q->comm0++, (uint64_t)j->index << 40, err);
+    if (j->coll) {
+        int rc = rs_collrun_set_timeline_job_at(j->coll, r->tl, j->name, q->rank0, q->comm0++,
+                                                (uint64_t)j->index << 40, err);
+        q->rank0 += rs_collrun_tl_ranks(j->coll);
+        return rc;
+    }
     int rc = rs_replay_set_timeline_job(j->replay, r->tl, j->name, q->rank0, q->comm0,
                                         (uint64_t)j->index << 40, err);
     q->rank0 += rs_trace_nranks(j->trace);
@@ -353,10 +358,11 @@ int rs_run_jobs_timeline(rs_run_ctx *r, rs_timeline *tl, rs_err *err)
     uint32_t rank0 = 0, comm0 = 0;
     for (uint32_t k = 0; k < r->nrun_jobs; k++) { /* a scheduler's start later: sched_timeline */
         rs_run_job *j = &r->jobs[k];
-        if (j->coll) { /* a collective: one communicator, its iterations' coll records */
-            int rc = rs_collrun_set_timeline_job(j->coll, tl, j->name, comm0++, (uint64_t)k << 40, err);
+        if (j->coll) { /* a collective: one communicator, its iterations' records (and ranks, streamed) */
+            int rc = rs_collrun_set_timeline_job_at(j->coll, tl, j->name, rank0, comm0++, (uint64_t)k << 40, err);
             if (rc != RS_OK)
                 return rc;
+            rank0 += rs_collrun_tl_ranks(j->coll);
             continue;
         }
         if (!j->replay)
@@ -389,6 +395,11 @@ void rs_run_jobs_finish(rs_run_ctx *r)
         rs_err e;
         rs_err_clear(&e);
         int rc = j->replay ? rs_replay_finish(j->replay, &e) : RS_OK;
+        if (j->coll) {
+            rs_collrun_finish(j->coll); /* streamed iterations read their replay's end */
+            rc = rs_collrun_status(j->coll);
+            rs_err_set(&e, rc, "%s", rs_collrun_errmsg(j->coll)[0] ? rs_collrun_errmsg(j->coll) : rs_strerror(rc));
+        }
         if (rc != RS_OK && r->replay_status == RS_OK) {
             r->replay_status = rc;
             rs_err_set(&r->replay_err, rc, "job %s: %s", j->name, e.msg);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "replay.h"
+#include "replay_int.h"
 #include "versioned.h"
 
 struct rs_collrun {
@@ -313,11 +314,10 @@ static void probe_done(void *ctx, rs_net *net, uint64_t tag)
 /* Whether c's iterations stream (the file's comment): under workload.sync
  * =rank, with several iterations or a hierarchical collective, of an
  * operation a trace carries (not send/recv, broadcast or reduce, whose
- * iterations keep the barrier), and not a job's (docs/shared-clusters.md:
- * jobs keep the barrier). */
-static int streams(const rs_collrun *r, const rs_synth_config *c, const uint32_t *gpus)
+ * iterations keep the barrier). */
+static int streams(const rs_collrun *r, const rs_synth_config *c)
 {
-    if (c->sync != RS_SYNC_RANK || gpus || r->op > RS_COLL_ALLTOALL)
+    if (c->sync != RS_SYNC_RANK || r->op > RS_COLL_ALLTOALL)
         return 0;
     if (c->iters > 1)
         return 1;
@@ -325,6 +325,13 @@ static int streams(const rs_collrun *r, const rs_synth_config *c, const uint32_t
     coll_req(r, &req);
     rs_coll_algo a;
     return rs_coll_algo_resolve(r->net, r->comm, &req, &a) == RS_OK && a == RS_ALGO_HIERARCHICAL;
+}
+
+static void stream_done(void *ctx, rs_net *net, uint64_t tag)
+{
+    (void)tag;
+    rs_collrun *r = ctx;
+    r->done_fn(r->done_ctx, net, r->iters);
 }
 
 /* The group as a one-op trace (rank i on the group's GPU i, one
@@ -385,6 +392,10 @@ static int stream_make(rs_collrun *r, rs_time start, rs_err *err)
     o.algo = r->algo_req;
     o.sync = RS_SYNC_RANK;
     o.start_ps = start - rs_net_now(r->net);
+    if (r->done_fn) { /* a job's: told when every GPU has done every iteration */
+        o.done = stream_done;
+        o.done_ctx = r;
+    }
     if (rc == RS_OK)
         rc = rs_replay_create(t, r->net, &o, &r->rp, err);
     if (rc != RS_OK) {
@@ -462,7 +473,7 @@ static int collrun_make(const rs_synth_config *cfg, rs_net *net, const uint32_t 
     if (rc == RS_EINVAL)
         rekey(err, r->op == RS_COLL_SENDRECV && rs_comm_size(r->comm) < 2 ? "traffic.group"
                                                                            : "traffic.algo");
-    if (rc == RS_OK && streams(r, c, gpus))
+    if (rc == RS_OK && streams(r, c))
         rc = stream_make(r, start, err);
     if (rc != RS_OK)
         goto fail;
@@ -629,36 +640,48 @@ int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err)
 {
     if (!r || !tl)
         return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
-    if (r->rp) {
-        /* The replay's records, under the names a collective run gives:
-         * its ranks as a replay's, the communicator the group spec. */
-        int rc = rs_replay_set_timeline_part(r->rp, tl, 0, err);
-        uint32_t n = rs_comm_size(r->comm);
-        const uint32_t *gpu = rs_comm_gpus(r->comm);
-        char name[64];
-        for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
-            snprintf(name, sizeof name, "rank %u (gpu %u)", i, gpu[i]);
-            rs_timeline_name(tl, RS_TL_NS_RANK, i, name);
-        }
-        if (rc == RS_OK)
-            rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
-        return rc;
-    }
-    r->tl = tl;
-    rs_timeline_name(tl, RS_TL_NS_COMM, 0, r->group);
-    return RS_OK;
+    return rs_collrun_set_timeline_job_at(r, tl, NULL, 0, 0, 0, err);
 }
 
 int rs_collrun_set_timeline_job(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t comm, uint64_t coll0,
                                 rs_err *err)
 {
-    if (!r || !tl || !job)
+    if (!job)
         return rs_err_set(err, RS_EINVAL, "timeline: a collective driver, a timeline writer and a job are required");
-    r->tl = tl;
-    r->tl_comm = comm;
-    r->tl_coll0 = coll0;
-    char name[160];
-    snprintf(name, sizeof name, "%s (%.80s)", r->group, job);
-    rs_timeline_name(tl, RS_TL_NS_COMM, comm, name);
-    return RS_OK;
+    return rs_collrun_set_timeline_job_at(r, tl, job, 0, comm, coll0, err);
 }
+
+/* Streamed, the replay's records, under the names a collective run gives:
+ * its ranks as a replay's, the communicator the group spec. */
+int rs_collrun_set_timeline_job_at(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t rank0, uint32_t comm0,
+                                   uint64_t coll0, rs_err *err)
+{
+    if (!r || !tl)
+        return rs_err_set(err, RS_EINVAL, "timeline: a collective driver and a timeline writer are required");
+    char name[160];
+    if (job)
+        snprintf(name, sizeof name, "%s (%.80s)", r->group, job);
+    else
+        snprintf(name, sizeof name, "%s", r->group);
+    int rc = RS_OK;
+    if (r->rp) {
+        rs_replay_tl_ids(r->rp, job ? job : "", rank0, comm0, coll0);
+        rc = rs_replay_set_timeline_part(r->rp, tl, 0, err);
+        uint32_t n = rs_comm_size(r->comm);
+        const uint32_t *gpu = rs_comm_gpus(r->comm);
+        char rname[160];
+        for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
+            snprintf(rname, sizeof rname, "rank %u (gpu %u%s%.80s)", i, gpu[i], job ? ", job " : "", job ? job : "");
+            rs_timeline_name(tl, RS_TL_NS_RANK, (uint64_t)rank0 + i, rname);
+        }
+    } else {
+        r->tl = tl;
+        r->tl_comm = comm0;
+        r->tl_coll0 = coll0;
+    }
+    if (rc == RS_OK)
+        rs_timeline_name(tl, RS_TL_NS_COMM, comm0, name);
+    return rc;
+}
+
+uint32_t rs_collrun_tl_ranks(const rs_collrun *r) { return r->rp ? rs_comm_size(r->comm) : 0; }

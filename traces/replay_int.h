@@ -278,6 +278,10 @@ void rs_replay_inst_resolve(void *ctx, rs_net *net, uint32_t index);
 
 /* The coll record of instance in, from start to end (rs_timeline_coll). */
 void rs_replay_tl_coll(rs_replay *r, rs_timeline *tl, const inst *in, rs_time start, rs_time end);
+/* The ids a job's replay writes under (rs_replay_set_timeline_job) without
+ * writing anything: the collective driver names its ranks and
+ * communicator itself (collrun.c). */
+void rs_replay_tl_ids(rs_replay *r, const char *job, uint32_t rank0, uint32_t comm0, uint64_t coll0);
 
 /* ---- point-to-point (replay_p2p.c) ---------------------------------------------- */
 

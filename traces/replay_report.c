@@ -280,11 +280,16 @@ int rs_replay_set_timeline_job(rs_replay *r, rs_timeline *tl, const char *job, u
 {
     if (!r || !job)
         return rs_err_set(err, RS_EINVAL, "timeline: a replay and a job name are required");
+    rs_replay_tl_ids(r, job, rank0, comm0, coll0);
+    return rs_replay_set_timeline_part(r, tl, 1, err);
+}
+
+void rs_replay_tl_ids(rs_replay *r, const char *job, uint32_t rank0, uint32_t comm0, uint64_t coll0)
+{
     snprintf(r->tl_job, sizeof r->tl_job, "%s", job);
     r->tl_rank0 = rank0;
     r->tl_comm0 = comm0;
     r->tl_coll0 = coll0;
-    return rs_replay_set_timeline_part(r, tl, 1, err);
 }
 
 uint32_t rs_replay_tl_comms(const rs_replay *r)

@@ -9,7 +9,7 @@
  * iteration i's time is E_i - E_{i-1}, E_i the instant the last GPU
  * finished it (E_{-1} the start): the iterations run as a one-op replay
  * (replay.h). Otherwise (workload.sync=collective, one iteration of a flat
- * collective, send/recv, broadcast, reduce, a job's collective) iteration
+ * collective, send/recv, broadcast, reduce) iteration
  * i+1 starts at the moment iteration i has completed on every rank, and
  * each iteration's time is its end minus its start (docs/collectives.md,
  * "Iterations").
@@ -125,9 +125,17 @@ RS_API int rs_collrun_set_timeline(rs_collrun *r, rs_timeline *tl, rs_err *err);
 RS_API int rs_collrun_set_timeline_part(rs_collrun *r, rs_timeline *tl, rs_err *err);
 /* The same for one job of several on the network (docs/shared-clusters.md):
  * its communicator is id `comm`, named with the job ("all (ar)"), and
- * iteration i's coll record has id coll0 + i. */
+ * iteration i's coll record has id coll0 + i. Streamed iterations name
+ * their ranks from id 0: beside other jobs, rs_collrun_set_timeline_job_at. */
 RS_API int rs_collrun_set_timeline_job(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t comm, uint64_t coll0,
                                        rs_err *err);
+/* The same with the ids of the ranks it names given too: streamed
+ * iterations name the group's ranks rank0 .. rank0 + n - 1 ("rank 2 (gpu
+ * 17, job ar)"), as a job's replay does; rs_collrun_tl_ranks is how many
+ * (0 behind the barrier, which writes no op records). */
+RS_API int rs_collrun_set_timeline_job_at(rs_collrun *r, rs_timeline *tl, const char *job, uint32_t rank0,
+                                          uint32_t comm0, uint64_t coll0, rs_err *err);
+RS_API uint32_t rs_collrun_tl_ranks(const rs_collrun *r);
 
 /* A partitioned run (docs/parallel.md): can this driver's collective run
  * split over the network's processes? Streamed iterations as their

@@ -134,6 +134,18 @@ for f in packet flow; do
         fail "$f: collective job: $(head -1 "$TMP/coll-$f.out")"
     fi
 done
+# Streamed (workload.sync=rank, the default), the collective job's ranks
+# issue each iteration as their part of the last is done: an op record per
+# rank and iteration under its own rank ids, named with the job.
+"$RS" export csv "$TMP/coll-flow/timeline.msgpack" -o "$TMP/coll-flow/csv" >/dev/null 2>&1
+"$PY" - "$TMP/coll-flow/csv" <<'PYEOF' && ok "the collective job's op records: 3 per rank, its ranks named with the job" \
+    || fail "the collective job's op records"
+import csv, sys
+names = {r["id"]: r["name"] for r in csv.DictReader(open(sys.argv[1] + "/name.csv")) if r["space"] == "1"}
+ops = list(csv.DictReader(open(sys.argv[1] + "/op.csv")))
+ranks = {o["rank"] for o in ops}
+assert len(ranks) == 32 and len(ops) == 96 and all(names[k].endswith(", job ar)") for k in ranks), (len(ranks), len(ops))
+PYEOF
 # A job's own nccl.*: its collectives follow it, the other job's the cluster's.
 cat >"$TMP/nccl.json" <<'EOF'
 {"topology": {"kind": "fat-tree", "gpus": 64, "hb_size": 8}, "fidelity": "flow",
