@@ -2,7 +2,8 @@
  * test_replay.c - trace replay (traces/replay.c): the FLOP model through a
  * whole replay, a DP+TP plan against the bandwidth-only closed form,
  * strong scaling under ZeRO-3, point-to-point matching and its accounting,
- * the no-progress diagnosis on broken traces, iterations, determinism.
+ * the no-progress diagnosis on broken traces, iterations, determinism;
+ * the collective driver's iterations streamed as a one-op replay.
  *
  * Figures are printed (docs/replay.md quotes them). Network runs use the
  * ideal transport and small models so the suite stays around a second.
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "collrun.h"
 #include "cu_main.h"
 #include "fixture_net.h"
 #include "compute.h"
@@ -1114,6 +1116,118 @@ static void test_replay_split_part_reads_back_and_refuses_damage(void)
     free(own);
 }
 
+/* ---- the collective driver's iterations (collrun.h) ---------------------- */
+
+typedef struct coll_out {
+    rs_time times[4], end, bound;
+    uint32_t n;
+    rs_coll_algo algo;
+    rs_nccl_proto proto;
+    double predicted_us, progress;
+    int splits;
+    char why[200];
+    uint32_t done_calls;
+    uint64_t done_iters;
+} coll_out;
+
+static void coll_job_done(void *ctx, rs_net *net, uint64_t iters)
+{
+    (void)net;
+    coll_out *o = ctx;
+    o->done_calls++;
+    o->done_iters = iters;
+}
+
+/* c run on a 32-GPU fat tree (HB domains of 4, radix 16, RoCE at packet
+ * level) under sync, as a lone run or (job) a job on every GPU. */
+static coll_out coll_run(const rs_synth_config *c0, rs_replay_sync sync, int job)
+{
+    coll_out o;
+    memset(&o, 0, sizeof o);
+    rs_net_config nc;
+    rs_fx_config(&nc, 32, 4, 16);
+    rs_net *net = rs_fx_net(&nc);
+    rs_synth_config c = *c0;
+    c.sync = sync;
+    uint32_t gpus[32];
+    for (uint32_t i = 0; i < 32; i++)
+        gpus[i] = i;
+    rs_collrun *r = NULL;
+    rs_err err;
+    int rc = job ? rs_collrun_create_job(&c, net, gpus, 32, 0, coll_job_done, &o, &r, &err)
+                 : rs_collrun_create(&c, net, &r, &err);
+    if (rc != RS_OK)
+        fprintf(stderr, "\n  rs_collrun_create: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, RS_OK);
+    o.splits = rs_collrun_splits(r, o.why, sizeof o.why);
+    CU_ASSERT_EQUAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    rs_collrun_finish(r);
+    CU_ASSERT_EQUAL(rs_collrun_status(r), RS_OK);
+    const rs_time *t = rs_collrun_times(r, &o.n);
+    for (uint32_t i = 0; i < o.n && i < 4; i++)
+        o.times[i] = t[i];
+    o.end = rs_collrun_end_time(r);
+    o.bound = rs_collrun_bound(r);
+    o.algo = rs_collrun_algo(r);
+    o.proto = rs_collrun_proto(r);
+    o.predicted_us = rs_collrun_predicted_us(r);
+    o.progress = rs_collrun_progress(r);
+    rs_net_destroy(net);
+    rs_collrun_destroy(r);
+    return o;
+}
+
+/* Under workload.sync=rank, several iterations (or a hierarchical
+ * collective) run as a one-op replay, each GPU issuing the next as its
+ * part of the last is done: the times still add up from the start to the
+ * last iteration's end, the first iteration's algorithm, protocol and
+ * NCCL's prediction and the per-iteration bound are the barrier's, and the
+ * run can split (the barrier's iterations cannot). A job's done comes
+ * once, with the iterations. */
+static void test_collrun_streams_iterations_under_rank_sync(void)
+{
+    rs_synth_config c;
+    rs_synth_config_default(&c);
+    CU_ASSERT_EQUAL(c.sync, RS_SYNC_RANK);
+    c.kind = RS_SYNTH_COLLECTIVE;
+    c.op = RS_COLL_ALLREDUCE;
+    c.algo = RS_ALGO_RING;
+    c.bytes = 4 * MiB;
+    c.iters = 3;
+    c.start_ns = 700;
+    coll_out s = coll_run(&c, RS_SYNC_RANK, 0), b = coll_run(&c, RS_SYNC_COLLECTIVE, 0);
+    printf("\n  ring AllReduce of 4 MiB over 32 GPUs x3: streamed %llu %llu %llu ps, barrier %llu %llu %llu ps\n",
+           (unsigned long long)s.times[0], (unsigned long long)s.times[1], (unsigned long long)s.times[2],
+           (unsigned long long)b.times[0], (unsigned long long)b.times[1], (unsigned long long)b.times[2]);
+    CU_ASSERT(s.n == 3 && b.n == 3);
+    CU_ASSERT_EQUAL(s.end, 700000 + s.times[0] + s.times[1] + s.times[2]);
+    CU_ASSERT_EQUAL(b.end, 700000 + b.times[0] + b.times[1] + b.times[2]);
+    CU_ASSERT(s.algo == RS_ALGO_RING && b.algo == RS_ALGO_RING);
+    CU_ASSERT_EQUAL(s.proto, b.proto);
+    CU_ASSERT_DOUBLE_EQUAL(s.predicted_us, b.predicted_us, 1e-9);
+    CU_ASSERT(s.bound > 0 && (s.bound > b.bound ? s.bound - b.bound : b.bound - s.bound) <= 1);
+    CU_ASSERT(s.progress == 1.0 && b.progress == 1.0);
+    CU_ASSERT(s.splits);
+    CU_ASSERT(!b.splits && strstr(b.why, "traffic.iters=3") != NULL);
+    /* A job's: the same times, told once. */
+    coll_out j = coll_run(&c, RS_SYNC_RANK, 1);
+    CU_ASSERT(j.n == 3 && j.times[2] == s.times[2] && j.done_calls == 1 && j.done_iters == 3);
+    /* One iteration of a hierarchical collective streams its phases too. */
+    c.algo = RS_ALGO_HIERARCHICAL;
+    c.iters = 1;
+    s = coll_run(&c, RS_SYNC_RANK, 0);
+    b = coll_run(&c, RS_SYNC_COLLECTIVE, 0);
+    CU_ASSERT(s.n == 1 && b.n == 1 && s.algo == RS_ALGO_HIERARCHICAL && s.splits);
+    CU_ASSERT(!b.splits && strstr(b.why, "hierarchical") != NULL);
+    /* Send/recv keeps the barrier: it is no collective a trace carries. */
+    c.op = RS_COLL_SENDRECV;
+    c.algo = RS_ALGO_AUTO;
+    c.iters = 2;
+    snprintf(c.group, sizeof c.group, "0,9");
+    s = coll_run(&c, RS_SYNC_RANK, 0);
+    CU_ASSERT(s.n == 2 && !s.splits && strstr(s.why, "traffic.op sendrecv") != NULL);
+}
+
 static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_compute_only_plan_matches_flop_model),
     RS_CU_TEST(test_replay_dp_tp_matches_bandwidth_closed_form),
@@ -1134,6 +1248,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_jitter_is_seeded),
     RS_CU_TEST(test_replay_rank_sync_members_start_and_end_on_their_own),
     RS_CU_TEST(test_replay_split_part_reads_back_and_refuses_damage),
+    RS_CU_TEST(test_collrun_streams_iterations_under_rank_sync),
 };
 
 static void register_suites(void) { RS_CU_SUITE("replay", replay_tests); }
