@@ -337,10 +337,10 @@ static void stream_done(void *ctx, rs_net *net, uint64_t tag)
 /* The group as a one-op trace (rank i on the group's GPU i, one
  * communicator of them all, data-parallel as nccl-tests' ranks are, one
  * collective of traffic.bytes on a communication stream, labelled with
- * the group), replayed traffic.iters
- * times from `start` with the driver's algorithm. What the first
- * iteration runs (algorithm, protocol, NCCL's prediction) is asked of the
- * collectives layer without making it. */
+ * the group), replayed traffic.iters times from `start` with the
+ * driver's algorithm. What the first iteration runs (algorithm, protocol,
+ * NCCL's prediction) is asked of the collectives layer without making
+ * it. */
 static int stream_make(rs_collrun *r, rs_time start, rs_err *err)
 {
     uint32_t n = rs_comm_size(r->comm);

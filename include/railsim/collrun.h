@@ -104,7 +104,9 @@ RS_API double rs_collrun_progress(const rs_collrun *r);
 
 /* The collective's network-only bound (rs_coll_bound), mean over the
  * completed iterations, rounded to nearest (the iterations' times are
- * averaged the same way); 0 before the first. */
+ * averaged the same way); 0 before the first. Streamed iterations: the
+ * replay's bound per iteration (rs_replay_stats.bound_ps), known after
+ * rs_collrun_finish once every iteration completed, 0 before. */
 RS_API rs_time rs_collrun_bound(const rs_collrun *r);
 
 /* From now on write a coll record per completed iteration into tl
