@@ -397,8 +397,8 @@ void rs_run_jobs_finish(rs_run_ctx *r)
         int rc = j->replay ? rs_replay_finish(j->replay, &e) : RS_OK;
         if (j->coll) {
             rs_collrun_finish(j->coll); /* streamed iterations read their replay's end */
-            rc = rs_collrun_status(j->coll);
-            rs_err_set(&e, rc, "%s", rs_collrun_errmsg(j->coll)[0] ? rs_collrun_errmsg(j->coll) : rs_strerror(rc));
+            if ((rc = rs_collrun_status(j->coll)) != RS_OK)
+                rs_err_set(&e, rc, "%s", rs_collrun_errmsg(j->coll)[0] ? rs_collrun_errmsg(j->coll) : rs_strerror(rc));
         }
         if (rc != RS_OK && r->replay_status == RS_OK) {
             r->replay_status = rc;
