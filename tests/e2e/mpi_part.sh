@@ -26,7 +26,8 @@ NT="--set timeline.enabled=false"
 # the cases below: one of each kind of split code (frames, PXN relays
 # with loss and a pcapng, selective repeat, collectives whose transfers
 # start together, ring and tree credits, replays of rings, trees,
-# hierarchical collectives and pipeline sends, a send by a PXN relay from
+# hierarchical collectives and pipeline sends, a collective's iterations
+# streamed as a one-op replay, a send by a PXN relay from
 # a rank's own event (its chunks shipped), a shared cluster's spread,
 # a run rank 0 keeps), in about a third of the sanitizer build's time for
 # the whole script; the release build runs them all.
@@ -35,7 +36,7 @@ NPS="1 2 4"; SPREAD_NPS="2 3"
 san_skip() {
     [ "${RS_SANITIZED:-0}" = 1 ] || return 1
     case $1 in
-    fat-tree | hb-domains | pxn-loss-pcapng | loss-selective | coll-alltoall | coll-ring | coll-tree | \
+    fat-tree | hb-domains | pxn-loss-pcapng | loss-selective | coll-alltoall | coll-ring | coll-tree | coll-iters-ring | \
         pcapng-incast | replay-skew-* | replay-pp-rail | replay-pxn-send | faults | jobs3) return 1 ;;
     esac
     return 0
