@@ -666,14 +666,8 @@ int rs_collrun_set_timeline_job_at(rs_collrun *r, rs_timeline *tl, const char *j
     int rc = RS_OK;
     if (r->rp) {
         rs_replay_tl_ids(r->rp, job ? job : "", rank0, comm0, coll0);
-        rc = rs_replay_set_timeline_part(r->rp, tl, 0, err);
-        uint32_t n = rs_comm_size(r->comm);
-        const uint32_t *gpu = rs_comm_gpus(r->comm);
-        char rname[160];
-        for (uint32_t i = 0; rc == RS_OK && i < n; i++) {
-            snprintf(rname, sizeof rname, "rank %u (gpu %u%s%.80s)", i, gpu[i], job ? ", job " : "", job ? job : "");
-            rs_timeline_name(tl, RS_TL_NS_RANK, (uint64_t)rank0 + i, rname);
-        }
+        if ((rc = rs_replay_set_timeline_part(r->rp, tl, 0, err)) == RS_OK)
+            rs_replay_tl_rank_names(r->rp, tl);
     } else {
         r->tl = tl;
         r->tl_comm = comm0;

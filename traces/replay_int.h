@@ -282,6 +282,9 @@ void rs_replay_tl_coll(rs_replay *r, rs_timeline *tl, const inst *in, rs_time st
  * writing anything: the collective driver names its ranks and
  * communicator itself (collrun.c). */
 void rs_replay_tl_ids(rs_replay *r, const char *job, uint32_t rank0, uint32_t comm0, uint64_t coll0);
+/* The name records of its ranks ("rank 3 (gpu 17, job dense)"), under
+ * those ids. */
+void rs_replay_tl_rank_names(const rs_replay *r, rs_timeline *tl);
 
 /* ---- point-to-point (replay_p2p.c) ---------------------------------------------- */
 

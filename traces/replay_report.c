@@ -292,6 +292,16 @@ void rs_replay_tl_ids(rs_replay *r, const char *job, uint32_t rank0, uint32_t co
     r->tl_coll0 = coll0;
 }
 
+void rs_replay_tl_rank_names(const rs_replay *r, rs_timeline *tl)
+{
+    char name[96];
+    const char *job = r->tl_job;
+    for (uint32_t rank = 0; rank < r->nranks; rank++) {
+        snprintf(name, sizeof name, "rank %u (gpu %u%s%s)", rank, r->gpu[rank], job[0] ? ", job " : "", job);
+        rs_timeline_name(tl, RS_TL_NS_RANK, r->tl_rank0 + rank, name);
+    }
+}
+
 uint32_t rs_replay_tl_comms(const rs_replay *r)
 {
     return r->ncomms + RS_DIM_COUNT;
@@ -316,10 +326,7 @@ int rs_replay_set_timeline_part(rs_replay *r, rs_timeline *tl, int names, rs_err
         return RS_OK;
     char name[96];
     const char *job = r->tl_job;
-    for (uint32_t rank = 0; rank < r->nranks; rank++) {
-        snprintf(name, sizeof name, "rank %u (gpu %u%s%s)", rank, r->gpu[rank], job[0] ? ", job " : "", job);
-        rs_timeline_name(tl, RS_TL_NS_RANK, r->tl_rank0 + rank, name);
-    }
+    rs_replay_tl_rank_names(r, tl);
     /* Communicators by dimension; tlstats derives the dimension from the
      * name up to its first '[' (analysis/tlstats.h). */
     uint32_t nth[RS_DIM_COUNT] = { 0 };
