@@ -10,6 +10,8 @@
  */
 #include "replay_int.h"
 
+#include "array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +71,7 @@ static int cls_build(rs_replay *r, uint32_t ci, rs_err *err)
     return RS_OK;
 }
 
-/* Communicator GPUs, positions of each member's slots, hier_ok. */
+/* Communicator GPUs, positions of each member's slots, hier_ok, one_dom. */
 static int comms_build(rs_replay *r, uint32_t hb, rs_err *err)
 {
     uint32_t gpus = rs_net_gpus(r->net);
@@ -109,6 +111,7 @@ static int comms_build(rs_replay *r, uint32_t hb, rs_err *err)
         for (uint32_t p = 0; p < cm->n; p++)
             cnt[list[p] / hb] = 0;
         cm->hier_ok = ndomains >= 2 && kmin == kmax;
+        cm->one_dom = ndomains == 1 && cm->n >= 2;
     }
 done:
     free(cnt);
@@ -231,6 +234,82 @@ static int names_build(rs_replay *r, rs_err *err)
     return RS_OK;
 }
 
+/* A collective call of one communicator, for calls_check: its op and
+ * size, and the op that first issues it. */
+typedef struct call_key {
+    uint64_t bytes;
+    uint32_t coll;
+    const rs_op *op;
+} call_key;
+
+static int call_cmp(const void *x, const void *y)
+{
+    const call_key *a = x, *b = y;
+    if (a->coll != b->coll)
+        return a->coll < b->coll ? -1 : 1;
+    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+}
+
+/* Every collective call could start: NCCL would run it under the
+ * scenario's forced choices (nccl.algo, nccl.protocol, nccl.nvls,
+ * workload.algo, system.gpu). A packet-level replay under
+ * workload.sync=rank probes each call as it names them (names_build);
+ * every other replay is probed here, once per communicator and (op,
+ * size), so what NCCL would refuse is bad input before the run at both
+ * fidelities and either sync, not a failure in its middle with an
+ * incomplete summary. A communicator's calls are read once per class and
+ * slot of its members (ranks of one class issue the same). */
+static int calls_check(rs_replay *r, rs_err *err)
+{
+    uint32_t C = r->ncomms, S = r->nslots;
+    uint32_t *seen = calloc((size_t)r->nclasses * S + 1, sizeof *seen); /* (class, slot): c + 1 when read for c */
+    call_key *k = NULL;
+    size_t nk = 0, cap = 0;
+    int rc = seen ? RS_OK : RS_ENOMEM;
+    for (uint32_t c = 0; rc == RS_OK && c < C; c++) {
+        const comm_st *cm = &r->cm[c];
+        nk = 0;
+        for (uint32_t p = 0; rc == RS_OK && p < cm->n; p++) {
+            uint32_t m = cm->ranks[p], cls = r->rk[m].cls;
+            const uint32_t *slots = rs_trace_rank_slots(r->t, m);
+            const cls_info *ci = &r->cls[cls];
+            for (uint32_t sl = 0; rc == RS_OK && sl < S; sl++) {
+                if (slots[sl] != c || ci->slot_kind[sl] != SK_COLL || seen[(size_t)cls * S + sl] == c + 1)
+                    continue;
+                seen[(size_t)cls * S + sl] = c + 1;
+                for (uint32_t i = 0; i < ci->nops; i++) {
+                    const rs_op *o = &ci->ops[i];
+                    if (o->kind != RS_OP_COLL || o->comm != sl)
+                        continue;
+                    if ((rc = rs_array_reserve(&k, &cap, nk + 1, sizeof *k, 64)) != RS_OK)
+                        break;
+                    k[nk++] = (call_key){ o->bytes, o->coll, o };
+                }
+            }
+        }
+        if (rc != RS_OK)
+            break;
+        qsort(k, nk, sizeof *k, call_cmp);
+        for (size_t i = 0; i < nk; i++) {
+            if (i && !call_cmp(&k[i], &k[i - 1]))
+                continue;
+            rs_coll_needs need = { .size = sizeof need };
+            rs_coll_req req;
+            rs_err e;
+            rs_replay_coll_req(r, c, (uint8_t)k[i].coll, k[i].bytes, &req);
+            if ((rc = rs_coll_needs_get(r->net, cm->comm, &req, &need, &e)) != RS_OK) {
+                rs_err_set(err, rc, "%scommunicator %u (coll \"%s\", %s of %llu bytes): %.400s",
+                           req.algo != RS_ALGO_AUTO ? "workload.algo: " : "", c, rs_replay_label(r, k[i].op), rs_coll_op_name((rs_coll_op)k[i].coll),
+                           (unsigned long long)k[i].bytes, e.msg);
+                break;
+            }
+        }
+    }
+    free(k);
+    free(seen);
+    return rc == RS_ENOMEM ? rs_err_set(err, rc, "out of memory checking the replay's collectives") : rc;
+}
+
 /* Per rank: no two used slots may name the same communicator or peer (the
  * per-slot call counts would then not be per-communicator counts); the
  * peer's slot pointing back for each p2p slot. */
@@ -295,6 +374,8 @@ int rs_replay_build(rs_replay *r, rs_err *err)
     if ((rc = comms_build(r, hb, err)) != RS_OK)
         return rc;
     if (r->sync == RS_SYNC_RANK && (rc = names_build(r, err)) != RS_OK)
+        return rc;
+    if ((r->sync != RS_SYNC_RANK || rs_net_streams(r->net)) && (rc = calls_check(r, err)) != RS_OK)
         return rc;
     return RS_OK;
 }

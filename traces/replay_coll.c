@@ -29,6 +29,8 @@ static rs_coll_algo pick_algo(const rs_replay *r, uint32_t comm, rs_coll_op op)
         return op == RS_COLL_ALLTOALL ? r->algo : RS_ALGO_AUTO;
     case RS_ALGO_HIERARCHICAL:
         return reduce_like && r->cm[comm].hier_ok ? RS_ALGO_HIERARCHICAL : RS_ALGO_AUTO;
+    case RS_ALGO_NVLS:
+        return reduce_like && r->cm[comm].one_dom ? RS_ALGO_NVLS : RS_ALGO_AUTO;
     default:
         return RS_ALGO_AUTO;
     }

@@ -110,6 +110,7 @@ typedef struct comm_st {
     uint32_t n;
     uint32_t nlocal;       /* members whose GPU this process runs (n but in a split run) */
     uint8_t hier_ok;       /* spans >= 2 HB domains with equal GPUs in each */
+    uint8_t one_dom;       /* inside one HB domain (NVLS applies) */
 } comm_st;
 
 typedef struct recv_wait {

@@ -508,6 +508,60 @@ static void test_replay_mismatched_collective_is_an_error(void)
     rs_trace_destroy(t);
 }
 
+/* A collective NCCL would not run (NVLS forced over two HB domains by
+ * nccl.algo, as NCCL_ALGO=NVLS) is refused when the replay is made, at
+ * both fidelities and either sync, naming the communicator and the op:
+ * not a failure in the middle of the run. workload.algo=nvls applies
+ * where it can (inside one domain) and leaves this one to the tuner. */
+static void test_replay_refuses_collective_nccl_would_not_run(void)
+{
+    rs_trace *t;
+    rs_err err;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_create(4, 1, &t, &err), RS_OK);
+    uint32_t l = str(t, "grads");
+    uint32_t members[4] = { 0, 1, 2, 3 }, comm;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_comm(t, RS_DIM_DP, members, 4, &comm, &err), RS_OK);
+    rs_op a[2] = { op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 1, 0, l, 1024, RS_NONE),
+                   op_comm(RS_OP_COLL, RS_DIM_DP, RS_COLL_ALLREDUCE, 1, 0, l, 1024, RS_NONE) };
+    uint32_t ca;
+    CU_ASSERT_EQUAL_FATAL(rs_trace_add_class(t, a, 2, &ca, &err), RS_OK);
+    for (uint32_t i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL_FATAL(rs_trace_set_rank(t, i, i, ca, &comm, &err), RS_OK);
+    rs_trace_iter it = { 0 };
+    CU_ASSERT_EQUAL_FATAL(rs_trace_set_info(t, &it, 4, "nvls across domains", &err), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_trace_finish(t, &err), RS_OK);
+    for (int k = 0; k < 8; k++) {
+        int flow = k & 1, rank = k >> 1 & 1, forced = !(k >> 2);
+        rs_net_config c;
+        rs_net_config_default(&c);
+        c.gpus = 4;
+        c.hb_size = 2;
+        c.fidelity = flow ? RS_FIDELITY_FLOW : RS_FIDELITY_PACKET;
+        c.nccl.model = RS_NCCL_NCCL;
+        c.nccl.algo = forced ? RS_NCCL_ALGO_NVLS : RS_NCCL_ALGO_AUTO;
+        rs_net *net = rs_fx_net(&c);
+        rs_replay_opts o;
+        rs_replay_opts_default(&o);
+        o.algo = forced ? RS_ALGO_AUTO : RS_ALGO_NVLS;
+        o.sync = rank ? RS_SYNC_RANK : RS_SYNC_COLLECTIVE;
+        rs_replay *r = NULL;
+        int rc = rs_replay_create(t, net, &o, &r, &err);
+        if (forced) {
+            CU_ASSERT_EQUAL(rc, RS_EINVAL);
+            CU_ASSERT(r == NULL);
+            CU_ASSERT(strstr(err.msg, "communicator 0") != NULL && strstr(err.msg, "allreduce of 1024 bytes") != NULL);
+            CU_ASSERT(strstr(err.msg, "NCCL would not run allreduce with nvls") != NULL);
+        } else {
+            CU_ASSERT_EQUAL(rc, RS_OK);
+            rs_net_run(net, RS_TIME_MAX);
+            CU_ASSERT_EQUAL(rs_replay_finish(r, &err), RS_OK);
+        }
+        rs_replay_destroy(r);
+        rs_net_destroy(net);
+    }
+    rs_trace_destroy(t);
+}
+
 /* A trace for more GPUs than the network has is refused at create. */
 static void test_replay_refuses_trace_larger_than_network(void)
 {
@@ -1236,6 +1290,7 @@ static const rs_cu_test replay_tests[] = {
     RS_CU_TEST(test_replay_recv_cycle_is_diagnosed),
     RS_CU_TEST(test_replay_send_recv_pairs_and_charges_pp),
     RS_CU_TEST(test_replay_mismatched_collective_is_an_error),
+    RS_CU_TEST(test_replay_refuses_collective_nccl_would_not_run),
     RS_CU_TEST(test_replay_refuses_trace_larger_than_network),
     RS_CU_TEST(test_replay_workload_load_fills_dp_and_names_keys),
     RS_CU_TEST(test_replay_placement),
