@@ -31,6 +31,9 @@ static int check_routing(const rs_net_config *c, rs_time *flowlet_gap, uint64_t 
 {
     if (!(c->loss_rate >= 0.0 && c->loss_rate <= 0.5))
         return rs_err_set(err, RS_EINVAL, "topology.loss_rate: expected a probability from 0 to 0.5");
+    if (c->loss_rate > 0 && c->transport == RS_TRANSPORT_IDEAL)
+        return rs_err_set(err, RS_EINVAL, "topology.loss_rate: expected 0 with transport.kind=ideal, which sends "
+                          "no ACKs and never resends a lost frame (the run could not finish)");
     /* A frame is lost when a hash of (seed, port, frame count) falls below
      * rate x 2^64 (0.5 x 2^64 still fits). */
     *loss_below = (uint64_t)ldexp(c->loss_rate, 64);

@@ -183,6 +183,10 @@ static void test_routing_recovery_and_loss_keys_are_checked(void)
     c.loss_rate = 0.01;
     c.fidelity = RS_FIDELITY_FLOW; /* no loss at flow level: refused, not ignored */
     rs_fx_refused(&c, "topology.loss_rate");
+    rs_fx_config(&c, 8, 1, 4);
+    c.loss_rate = 0.01;
+    c.transport = RS_TRANSPORT_IDEAL; /* nothing would resend what is lost */
+    rs_fx_refused(&c, "transport.kind=ideal");
 }
 
 static void test_same_seed_same_results(void)
