@@ -299,6 +299,35 @@ static int results_write(const nt_opts *o, uint32_t nranks, const rs_scenario *s
     return *text && *doc ? RS_EXIT_OK : RS_EXIT_RUN_FAILED;
 }
 
+/* nccl-tests runs its own collective over every GPU: a workload
+ * (workload.plan, workload.trace) or a shared cluster's jobs or scheduler
+ * in the scenario would replace it, and no iteration of it would
+ * complete. An exit code. */
+static int own_traffic(const rs_scenario *sc)
+{
+    static const char *const keys[] = { "workload.plan", "workload.trace" };
+    for (unsigned k = 0; k < 2; k++) {
+        json_t *v = rs_cli_key(sc, keys[k]);
+        int set = json_is_string(v) && json_string_value(v)[0];
+        json_decref(v);
+        if (set)
+            return rs_cli_bad_input("nccl-tests: %s: expected it unset (nccl-tests runs its own collective over "
+                                    "every GPU, which a workload would replace)", keys[k]);
+    }
+    char *text = NULL;
+    if (rs_scenario_dump(sc, &text) != RS_OK)
+        return RS_EXIT_RUN_FAILED;
+    json_t *j = json_loads(text, 0, NULL);
+    free(text);
+    const char *what = json_object_get(j, "jobs") ? "jobs" : json_object_get(j, "scheduler") ? "scheduler" : NULL;
+    int code = !j ? RS_EXIT_RUN_FAILED
+                  : what ? rs_cli_bad_input("nccl-tests: %s: expected none in the scenario (nccl-tests runs its own "
+                                            "collective over every GPU, not a shared cluster)", what)
+                         : RS_EXIT_OK;
+    json_decref(j);
+    return code;
+}
+
 static int nccl_tests(const nt_opts *o, const rs_scenario *sc)
 {
     rs_net_config c;
@@ -388,6 +417,8 @@ int rs_cmd_nccl_tests(int argc, char **argv)
     free(sets);
     if (code == RS_EXIT_OK && rs_cli_key_is(sc, "fidelity", "both"))
         code = rs_cli_bad_input("fidelity: nccl-tests runs one level; expected packet or flow, got %s", "both");
+    if (code == RS_EXIT_OK)
+        code = own_traffic(sc);
     if (code == RS_EXIT_OK)
         code = nccl_tests(&o, sc);
     rs_scenario_destroy(sc);

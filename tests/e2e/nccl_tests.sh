@@ -94,5 +94,10 @@ expect_bad "sendrecv over 16 GPUs" "expected a group of two GPUs" nccl-tests sen
 expect_bad "a bad scenario key" "topology.gpuz" nccl-tests all_reduce --set topology.gpuz=8 -o "$TMP/bad"
 expect_bad "GPUs that do not fill HB domains" "topology.gpus" nccl-tests all_gather --gpus 12 -o "$TMP/bad"
 expect_bad "no test" "expected a test" nccl-tests -o "$TMP/bad"
+# A workload or a shared cluster would replace nccl-tests' collective (it
+# ran them, then said no iteration completed, exit 1).
+expect_bad "a workload in the scenario" "workload.plan: expected it unset" \
+    nccl-tests all_reduce --set workload.plan=demo-dense -o "$TMP/bad"
+expect_bad "a shared cluster's jobs" "jobs: expected none" nccl-tests all_reduce "$E2E/../../examples/shared-cluster.json" -o "$TMP/bad"
 
 finish
