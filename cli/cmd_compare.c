@@ -106,6 +106,49 @@ static void faults_text(const json_t *s, char *buf, size_t n)
     }
 }
 
+/* Side k of case p checked as its run will check it (RS_RUN_CHECK_ONLY:
+ * network, faults, workload, captures), nothing run or written. */
+static int side_check(const run_pair *p, int k, const char *path, const char *outdir, rs_err *err)
+{
+    rs_scenario *sc = NULL;
+    char kind[64], *set = kind;
+    snprintf(kind, sizeof kind, "topology.kind=%s", side_kind(p, k));
+    int rc = rs_scenario_clone(&sc, p->sc, err);
+    if (rc == RS_OK && (rc = rs_scenario_set(sc, &set, 1, err)) == RS_OK) {
+        rs_run_opts o;
+        rs_run_opts_default(&o);
+        o.name = path;
+        o.outdir = outdir;
+        o.flags = RS_RUN_FAULTS_ABSENT_OK | RS_RUN_CHECK_ONLY;
+        rs_result *res = NULL;
+        rc = rs_run_with(sc, &o, &res, err);
+        rs_result_destroy(res);
+    }
+    rs_scenario_destroy(sc);
+    return rc;
+}
+
+/* Before any run, a case on both topologies checked as its runs will be,
+ * so that a bad input is said once before anything runs, not by each of
+ * its runs (every case has two, a sweep many): without a side when both
+ * refuse it alike, else with the side that does. An exit code. */
+static int case_check(const run_pair *p, const char *path, const char *outdir)
+{
+    rs_err e[2];
+    int rc[2];
+    for (int k = 0; k < 2; k++)
+        rc[k] = side_check(p, k, path, outdir, &e[k]);
+    if (rc[0] == RS_OK && rc[1] == RS_OK)
+        return RS_EXIT_OK;
+    if (rc[0] != RS_OK && rc[1] != RS_OK && !strcmp(e[0].msg, e[1].msg))
+        fprintf(stderr, "railsim: %s\n", e[0].msg);
+    else
+        for (int k = 0; k < 2; k++)
+            if (rc[k] != RS_OK)
+                fprintf(stderr, "railsim: %s: %s\n", side_kind(p, k), e[k].msg);
+    return rc[0] == RS_ENOMEM || rc[1] == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+}
+
 /* Before any run, for a case with faults: they resolve on both topologies
  * (names exist, classes have enough members), building each network once
  * and throwing it away, as `faults sweep` checks. An entry whose class
@@ -884,6 +927,8 @@ static int cases_load(compare *c)
     for (int w = 0; w < c->nwork && code == RS_EXIT_OK; w++)
         for (int v = 0; v < c->nsweep && code == RS_EXIT_OK; v++)
             code = case_load(c, w, v, &c->cases[w * c->nsweep + v]);
+    for (int i = 0; i < c->ncases && code == RS_EXIT_OK; i++)
+        code = case_check(&c->cases[i], c->path, c->outdir);
     for (int i = 0; i < c->ncases && code == RS_EXIT_OK; i++)
         if (rs_scenario_has_faults(c->cases[i].sc))
             code = faults_precheck(&c->cases[i]);

@@ -364,6 +364,45 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
     return code;
 }
 
+/* Before any run: the fault-free run of every topology swept checked as
+ * it will run (RS_RUN_CHECK_ONLY: network, workload, captures), so a bad
+ * input is said once, without a topology when every one refuses it
+ * alike. Exit code. */
+static int fault_free_check(const sweep_opts *o, const rs_scenario *base)
+{
+    rs_err e[2];
+    int rc[2] = { RS_OK, RS_OK }, bad = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!(o->topo_mask & (1 << k)))
+            continue;
+        char kind[64];
+        snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[k]);
+        char *sets[4] = { kind, "faults.schedule=", "faults.baseline=false", "capture.ports=" };
+        rs_scenario *sc = NULL;
+        rc[k] = rs_scenario_clone(&sc, base, &e[k]);
+        if (rc[k] == RS_OK && (rc[k] = rs_scenario_set(sc, sets, 4, &e[k])) == RS_OK) {
+            rs_run_opts ro;
+            rs_run_opts_default(&ro);
+            ro.name = o->path;
+            ro.flags = RS_RUN_AS_FAULTED | RS_RUN_CHECK_ONLY;
+            rs_result *res = NULL;
+            rc[k] = rs_run_with(sc, &ro, &res, &e[k]);
+            rs_result_destroy(res);
+        }
+        rs_scenario_destroy(sc);
+        bad += rc[k] != RS_OK;
+    }
+    if (!bad)
+        return RS_EXIT_OK;
+    if (bad == 2 && !strcmp(e[0].msg, e[1].msg))
+        fprintf(stderr, "railsim: faults sweep: %s\n", e[0].msg);
+    else
+        for (int k = 0; k < 2; k++)
+            if (rc[k] != RS_OK)
+                fprintf(stderr, "railsim: faults sweep: %s: %s\n", topo_names[k], e[k].msg);
+    return rc[0] == RS_ENOMEM || rc[1] == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+}
+
 /* Before any run: the largest count's schedule must resolve on every
  * topology swept (the class exists there and has enough members). Builds
  * each network once and throws it away. Exit code. */
@@ -516,6 +555,8 @@ static int sweep(const sweep_opts *po, const rs_scenario *sc)
             code = RS_EXIT_BAD_INPUT;
         }
     }
+    if (code == RS_EXIT_OK)
+        code = fault_free_check(&o, sc);
     if (code == RS_EXIT_OK)
         code = precheck(&o, sc);
     if (code != RS_EXIT_OK)

@@ -726,6 +726,10 @@ int rs_run_only(const rs_scenario *sc, const rs_run_opts *opts, int only, rs_res
     int rc, idle;
     if ((rc = run_settle(&r, err)) != RS_OK || (rc = run_build(&r, err)) != RS_OK)
         return rc;
+    if (o.flags & RS_RUN_CHECK_ONLY) {
+        run_free(&r);
+        return RS_OK;
+    }
     /* A run over o->part: split, or run by rank 0 alone (the others idle). */
     if ((rc = rs_split_begin(&r, &idle, err)) != RS_OK)
         return split_failed(&r, o.name, rc, err);

@@ -140,6 +140,12 @@ enum {
      * faults (at flow level, relays as chunk pipelines): the fault-free
      * run that faulted runs are measured against (railsim faults sweep). */
     RS_RUN_AS_FAULTED = 1u << 1,
+    /* Check only: build the network, resolve the faults and start the
+     * workload as the run would (every input checked, RS_EINVAL naming
+     * the key as rs_run_with), then free it all: nothing runs, nothing is
+     * written, *out stays NULL. What a command of several runs asks
+     * before its first (railsim compare), so a bad input is said once. */
+    RS_RUN_CHECK_ONLY = 1u << 2,
 };
 
 /* *o (its first `size` bytes): no output directory, no name, not forced,

@@ -151,7 +151,7 @@ print(a == b)")
 for bad in "--sweep topology.nic_gbps" "--sweep nosuch.key=1,2" "--set topology.gpus=7" "--frob" \
            "--sweep topology.kind=rail-only,fat-tree" "--set fidelity=both" "--sweep fidelity=packet,both" \
            "--sweep seed=1,2 --sweep seed=3" "--sweep seed=1,2,3,4,5,6,7,8 --sweep topology.mtu=1024,2048,3072,4096,5000,6000,7000,8000,9000" \
-           "--sweep topology.mtu=4096,nine"; do
+           "--sweep topology.mtu=4096,nine" "--set pfc.xoff_bytes=1" "--set workload.plan=nosuch"; do
     rm -rf "$TMP/bad"
     "$RS" compare -q $ARGS $bad -o "$TMP/bad" 2>"$TMP/err"; rc=$?
     if [ $rc -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -e "$TMP/bad" ]; then

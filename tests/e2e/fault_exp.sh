@@ -168,6 +168,10 @@ expect_bad "faults sweep: more faults than one schedule holds, before any run" "
     faults sweep $SW --class any-network-link --count 120 --trials 1 -o "$TMP/swbad"
 expect_bad "faults sweep: stragglers without compute, before any run" "--kind straggler slows compute, but this scenario has none" \
     faults sweep $SW --kind straggler --class any-gpu --duration 1us --count 1 -o "$TMP/swbad"
+# A bad input both fault-free runs share is said once, before any run
+# (each run said it, then that the fault-free run failed).
+expect_bad "faults sweep: a bad key, once" "^railsim: faults sweep: pfc.xon_bytes: expected at most pfc.xoff_bytes" \
+    faults sweep $SW --class any-network-link --count 1 --trials 1 --set pfc.xoff_bytes=1 -o "$TMP/swbad"
 BAD_OUT=
 "$RS" faults sweep -q $SW --kind link-flap=10us,0.5 --class any-network-link --duration 40us --count 0,2 --trials 2 -o "$TMP/swf" \
     && json_get "$TMP/swf/sweep.json" "all(len(x['targets']) == 2 and len(x['times_ps']) == 2 for t in d['topologies'] for r in t['rows'] if r['count'] for x in r['trials'])" | grep -q True \
