@@ -535,7 +535,7 @@ static int solve_now(rs_fluid *fl)
             const fin_ent *e = &b[i];
             fl_rec *r = &fl->rec[e->id];
             set_finish(fl, r, e->end - now > early ? e->end - early : now);
-            early += port_ser(&fl->net->ports[e->bneck], r->max_frame);
+            early += link_frame_ser(fl->net, e->bneck, r->max_frame); /* a bundle is no port */
         }
     }
     if (RS_UNLIKELY(fl->dq != NULL))

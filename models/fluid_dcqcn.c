@@ -289,14 +289,14 @@ static rs_time dq_next(rs_fluid *fl, uint32_t id, dq_flow *q, rs_time now, int h
         if (q->cnp_due == RS_TIME_MAX) {
             /* Marks from now: the first CE packet waits out the queue at
              * Kmin, reaches the receiver, and its CNP comes back. */
-            rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
+            rs_time react = port_ser(link_port(net, fl->mmf->flows[id].link[0]), net->cfg.ecn_kmin_bytes) +
                             2 * fl->rec[id].lat;
             q->cnp_due = now + react;
             if (q->last_cnp != RS_TIME_MAX && q->last_cnp + net->cnp_interval > q->cnp_due)
                 q->cnp_due = q->last_cnp + net->cnp_interval;
         }
     } else if (cross != RS_TIME_MAX) {
-        rs_time react = port_ser(&net->ports[fl->mmf->flows[id].link[0]], net->cfg.ecn_kmin_bytes) +
+        rs_time react = port_ser(link_port(net, fl->mmf->flows[id].link[0]), net->cfg.ecn_kmin_bytes) +
                         2 * fl->rec[id].lat;
         q->cnp_due = rs_time_add_sat(cross, react);
     } else {

@@ -165,6 +165,18 @@ static inline rs_time port_ser(const rs_port *p, uint64_t bytes)
     return p->ps_per_byte ? bytes * p->ps_per_byte : rs_ser_time(bytes, p->rate_bps);
 }
 
+/* The time link l takes to carry `bytes`: its port's serialization, or a
+ * bundle's, whose members carry frames side by side (packet spraying
+ * over parallel links), at their sum of rates. */
+static inline rs_time link_frame_ser(const rs_net *net, uint32_t l, uint64_t bytes)
+{
+    if (l < net->nports)
+        return port_ser(&net->ports[l], bytes);
+    uint32_t n;
+    const uint32_t *m = rs_bundle_members(fluid_of(net)->bund, l, &n);
+    return port_ser(&net->ports[m[0]], bytes) / (n ? n : 1);
+}
+
 /* link_port's rs_link: what every process knows of it (a split packet run
  * asks paths' latencies of ports it may not own). */
 static inline const rs_link *link_info(const rs_net *net, uint32_t l)

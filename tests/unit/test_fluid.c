@@ -639,6 +639,52 @@ static void shifted_permutation(rs_ecmp_mode mode, rs_time *lo, rs_time *hi, rs_
         rs_net_destroy(net);
 }
 
+/* Sprayed flows whose bottleneck is a bundle (a leaf's parallel uplinks,
+ * oversubscribed 3:1) leave in a round-robin tail one frame apart at the
+ * bundle's rate: its members carry frames side by side. The tail once
+ * took a bundle's id for a port's (past the ports: a garbage rate, and a
+ * division by zero in a sprayed demo-moe replay on an oversubscribed
+ * fat tree). */
+static void test_fluid_sprayed_tail_at_a_bundle(void)
+{
+    rs_net_config c;
+    rs_fx_config_at(&c, 12, 1, 8, RS_FIDELITY_FLOW);
+    c.ecmp = RS_ECMP_PACKET;
+    c.oversubscription = 3;
+    c.cc = RS_CC_NONE;
+    rs_net *net = rs_fx_net(&c);
+    for (uint32_t i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL_FATAL(rs_fx_send(net, i, i + 6, 1u << 20, NULL, NULL, i), RS_OK);
+    CU_ASSERT_EQUAL_FATAL(rs_net_run(net, RS_TIME_MAX), RS_OK);
+    size_t n;
+    const rs_net_msg_time *t = rs_net_msg_times(net, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 6);
+    rs_time end[6];
+    for (size_t i = 0; i < n; i++) {
+        end[i] = t[i].end;
+        for (size_t k = i; k > 0 && end[k] < end[k - 1]; k--) {
+            rs_time x = end[k];
+            end[k] = end[k - 1];
+            end[k - 1] = x;
+        }
+    }
+    /* Two 400 Gb/s uplinks: 20 ps a byte each, 10 ps a byte side by side;
+     * one frame of 4 KiB of payload and its headers apart. The flows tie
+     * between two bundles of the same rate (the source leaf's uplinks and
+     * the spines' links down to the other leaf), so they leave in two
+     * tails: every gap is 0 or a whole number of that frame time. */
+    rs_time gap = 0;
+    for (int i = 1; i < 6 && !gap; i++)
+        gap = end[i] - end[i - 1];
+    printf("\n  6 sprayed flows through 2 uplinks: ends %.3f .. %.3f us, %llu ps apart\n", end[0] / 1e6,
+           end[5] / 1e6, (unsigned long long)gap);
+    CU_ASSERT(gap >= 4096 * 10 && gap <= 4300 * 10);
+    for (int i = 1; i < 6 && gap; i++)
+        CU_ASSERT_EQUAL((end[i] - end[i - 1]) % gap, 0);
+    CU_ASSERT(end[5] - end[0] <= 5 * gap);
+    rs_net_destroy(net);
+}
+
 static void test_fluid_adaptive_pools_equal_cost_ports(void)
 {
     rs_time lo, hi, flo, fhi;
@@ -1217,6 +1263,7 @@ static const rs_cu_test fluid_tests[] = {
     RS_CU_TEST(test_fluid_reproduces_rail_only_paper_model),
     RS_CU_TEST(test_fluid_relay_as_one_flow_equals_chunk_pipeline),
     RS_CU_TEST(test_fluid_adaptive_pools_equal_cost_ports),
+    RS_CU_TEST(test_fluid_sprayed_tail_at_a_bundle),
     RS_CU_TEST(test_fluid_packet_spraying_pools_too),
     RS_CU_TEST(test_fluid_dcqcn_cuts_twice_at_full_load_then_recovers_by_timer),
     RS_CU_TEST(test_fluid_dcqcn_survivor_keeps_its_cut_rate),
