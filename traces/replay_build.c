@@ -299,8 +299,8 @@ static int calls_check(rs_replay *r, rs_err *err)
             rs_replay_coll_req(r, c, (uint8_t)k[i].coll, k[i].bytes, &req);
             if ((rc = rs_coll_needs_get(r->net, cm->comm, &req, &need, &e)) != RS_OK) {
                 rs_err_set(err, rc, "%scommunicator %u (coll \"%s\", %s of %llu bytes): %.400s",
-                           req.algo != RS_ALGO_AUTO ? "workload.algo: " : "", c, rs_replay_label(r, k[i].op), rs_coll_op_name((rs_coll_op)k[i].coll),
-                           (unsigned long long)k[i].bytes, e.msg);
+                           req.algo != RS_ALGO_AUTO ? "workload.algo: " : "", c, rs_replay_label(r, k[i].op),
+                           rs_coll_op_name((rs_coll_op)k[i].coll), (unsigned long long)k[i].bytes, e.msg);
                 break;
             }
         }
