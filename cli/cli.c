@@ -17,6 +17,19 @@ int rs_cli_bad_input(const char *fmt, const char *a)
     return RS_EXIT_BAD_INPUT;
 }
 
+int rs_cli_sides_said(const char *prefix, const char *const names[2], const int rc[2], const rs_err e[2])
+{
+    if (rc[0] == RS_OK && rc[1] == RS_OK)
+        return RS_EXIT_OK;
+    if (rc[0] != RS_OK && rc[1] != RS_OK && !strcmp(e[0].msg, e[1].msg))
+        fprintf(stderr, "railsim: %s%s\n", prefix, e[0].msg);
+    else
+        for (int k = 0; k < 2; k++)
+            if (rc[k] != RS_OK)
+                fprintf(stderr, "railsim: %s%s: %s\n", prefix, names[k], e[k].msg);
+    return rc[0] == RS_ENOMEM || rc[1] == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+}
+
 json_t *rs_cli_key(const rs_scenario *sc, const char *key)
 {
     char *text;

@@ -15,6 +15,11 @@ enum { RS_EXIT_OK = 0, RS_EXIT_RUN_FAILED = 1, RS_EXIT_BAD_INPUT = 2 };
 /* Print "railsim: " + fmt (with one %s argument a) to stderr; returns
  * RS_EXIT_BAD_INPUT. */
 int rs_cli_bad_input(const char *fmt, const char *a);
+/* A check of one setup on two topologies (names[k], rc[k], e[k]; a side
+ * not checked has RS_OK): say its refusal once after `prefix` (e.g.
+ * "faults sweep: "), without a side when both refuse it alike. An exit
+ * code. */
+int rs_cli_sides_said(const char *prefix, const char *const names[2], const int rc[2], const rs_err e[2]);
 
 /* The scenario file at path (NULL: none) with sets applied over the
  * defaults (rs_scenario_load) into *out, the caller's: an exit code, the

@@ -138,15 +138,8 @@ static int case_check(const run_pair *p, const char *path, const char *outdir)
     int rc[2];
     for (int k = 0; k < 2; k++)
         rc[k] = side_check(p, k, path, outdir, &e[k]);
-    if (rc[0] == RS_OK && rc[1] == RS_OK)
-        return RS_EXIT_OK;
-    if (rc[0] != RS_OK && rc[1] != RS_OK && !strcmp(e[0].msg, e[1].msg))
-        fprintf(stderr, "railsim: %s\n", e[0].msg);
-    else
-        for (int k = 0; k < 2; k++)
-            if (rc[k] != RS_OK)
-                fprintf(stderr, "railsim: %s: %s\n", side_kind(p, k), e[k].msg);
-    return rc[0] == RS_ENOMEM || rc[1] == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    const char *names[2] = { side_kind(p, 0), side_kind(p, 1) };
+    return rs_cli_sides_said("", names, rc, e);
 }
 
 /* Before any run, for a case with faults: they resolve on both topologies

@@ -110,14 +110,21 @@ typedef struct topo_sweep {
  * (ts->sc): its headline time into ts->t0, and the topology's object,
  * with ts->rows, appended to arr. An exit code: a run that fails or has
  * no time to compare fails the sweep. */
+/* *out: base on topology k with what the trials set unset. */
+static int fault_free_scenario(const rs_scenario *base, int k, rs_scenario **out, rs_err *err)
+{
+    char kind[64];
+    snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[k]);
+    char *sets[4] = { kind, "faults.schedule=", "faults.baseline=false", "capture.ports=" };
+    int rc = rs_scenario_clone(out, base, err);
+    return rc == RS_OK ? rs_scenario_set(*out, sets, 4, err) : rc;
+}
+
 static int fault_free(topo_sweep *ts, const rs_scenario *base, json_t *arr)
 {
     const sweep_opts *o = ts->o;
-    char kind[64];
-    snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[ts->k]);
-    char *sets[4] = { kind, "faults.schedule=", "faults.baseline=false", "capture.ports=" };
     rs_err err;
-    if (rs_scenario_clone(&ts->sc, base, &err) != RS_OK || rs_scenario_set(ts->sc, sets, 4, &err) != RS_OK) {
+    if (fault_free_scenario(base, ts->k, &ts->sc, &err) != RS_OK) {
         fprintf(stderr, "railsim: %s\n", err.msg);
         return RS_EXIT_RUN_FAILED;
     }
@@ -371,16 +378,12 @@ static int sweep_topology(const sweep_opts *o, const rs_scenario *base, int k, j
 static int fault_free_check(const sweep_opts *o, const rs_scenario *base)
 {
     rs_err e[2];
-    int rc[2] = { RS_OK, RS_OK }, bad = 0;
+    int rc[2] = { RS_OK, RS_OK };
     for (int k = 0; k < 2; k++) {
         if (!(o->topo_mask & (1 << k)))
             continue;
-        char kind[64];
-        snprintf(kind, sizeof kind, "topology.kind=%s", topo_names[k]);
-        char *sets[4] = { kind, "faults.schedule=", "faults.baseline=false", "capture.ports=" };
         rs_scenario *sc = NULL;
-        rc[k] = rs_scenario_clone(&sc, base, &e[k]);
-        if (rc[k] == RS_OK && (rc[k] = rs_scenario_set(sc, sets, 4, &e[k])) == RS_OK) {
+        if ((rc[k] = fault_free_scenario(base, k, &sc, &e[k])) == RS_OK) {
             rs_run_opts ro;
             rs_run_opts_default(&ro);
             ro.name = o->path;
@@ -390,17 +393,9 @@ static int fault_free_check(const sweep_opts *o, const rs_scenario *base)
             rs_result_destroy(res);
         }
         rs_scenario_destroy(sc);
-        bad += rc[k] != RS_OK;
     }
-    if (!bad)
-        return RS_EXIT_OK;
-    if (bad == 2 && !strcmp(e[0].msg, e[1].msg))
-        fprintf(stderr, "railsim: faults sweep: %s\n", e[0].msg);
-    else
-        for (int k = 0; k < 2; k++)
-            if (rc[k] != RS_OK)
-                fprintf(stderr, "railsim: faults sweep: %s: %s\n", topo_names[k], e[k].msg);
-    return rc[0] == RS_ENOMEM || rc[1] == RS_ENOMEM ? RS_EXIT_RUN_FAILED : RS_EXIT_BAD_INPUT;
+    const char *names[2] = { topo_names[0], topo_names[1] };
+    return rs_cli_sides_said("faults sweep: ", names, rc, e);
 }
 
 /* Before any run: the largest count's schedule must resolve on every
